@@ -1,0 +1,317 @@
+"""The protocol: every fact the worker or a monitor learns is one typed event.
+
+Events travel as JSON lines (one object per line, ``"type"`` names the class).
+All timestamps ``t`` are wall-clock epoch seconds (``time.time()``), the clock
+torch's own chromium events use, so worker phases, monitor samples and the UI
+share one time axis across processes.
+
+Pure standard library: imported by the UI, the worker and the reports alike.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+SCHEMA_VERSION = 1
+
+
+def now() -> float:
+    """The shared clock for every event."""
+    return time.time()
+
+
+@dataclass
+class Event:
+    """Base class; ``type`` on the wire is the class name."""
+
+    t: float = field(default_factory=now, kw_only=True)
+    registry: ClassVar[dict[str, type[Event]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        Event.registry[cls.__name__] = cls
+
+
+# --- worker lifecycle ---------------------------------------------------------
+
+
+@dataclass
+class WorkerReady(Event):
+    """Torch is imported; the worker waits for a RunRequest on stdin."""
+
+    pid: int
+    schema: int
+    torch_version: str
+    python_version: str
+    cuda_available: bool
+    device_name: str  # of the default CUDA device, or the CPU model
+    cpu_count: int
+
+
+@dataclass
+class RunStarted(Event):
+    """The worker accepted a run; echoes the resolved settings."""
+
+    run_id: str
+    target: str
+    workload: str
+    mode: str
+    dynamic: str  # "auto" | "true" | "false"
+    backend: str
+    device: str  # resolved: "cpu" | "cuda"
+    device_name: str
+    dtype: str
+    size: str
+    cache: str  # "warm" | "cold"
+    threads: int
+    iters: int
+    shapes: list[int]
+    torch_version: str
+
+
+@dataclass
+class WorkloadLoaded(Event):
+    run_id: str
+    name: str
+    description: str
+    sizes: list[int]
+    has_inputs_for: bool
+
+
+@dataclass
+class RunFinished(Event):
+    run_id: str
+    status: str  # "ok" | "error" | "cancelled"
+    wall_s: float
+
+
+@dataclass
+class WorkerExited(Event):
+    """Emitted by the parent, not the worker: how the process ended."""
+
+    returncode: int | None
+    signal: str | None  # e.g. "SIGSEGV" when killed by a signal
+    message: str
+
+
+@dataclass
+class ErrorRaised(Event):
+    """A failure the user must see: one-line ``message``, full ``traceback``."""
+
+    run_id: str | None
+    stage: str  # "load" | "compile" | "benchmark" | "sweep" | "worker" | "monitor"
+    message: str
+    traceback: str = ""
+
+
+@dataclass
+class LogEmitted(Event):
+    """Warnings, the workload's own prints, probe notes."""
+
+    run_id: str | None
+    level: str  # "info" | "warning" | "error"
+    source: str  # "stdout" | "stderr" | "torch" | "probe" | "dlcprof"
+    message: str
+
+
+@dataclass
+class ProbeUnavailable(Event):
+    """A torch private API this probe needs is missing: degrade, say why."""
+
+    run_id: str | None
+    probe: str
+    reason: str
+
+
+# --- compilation ----------------------------------------------------------------
+
+
+@dataclass
+class PhaseStarted(Event):
+    run_id: str
+    compile_id: str | None  # None until the End event names it
+    name: str
+    thread: int
+
+
+@dataclass
+class PhaseEnded(Event):
+    run_id: str
+    compile_id: str | None
+    name: str
+    thread: int
+    start_t: float
+    duration_s: float
+    cache_state: str | None = None
+
+
+@dataclass
+class CompileFinished(Event):
+    """One record per frame compile (torch's compilation_metrics)."""
+
+    run_id: str
+    compile_id: str
+    wall_s: float
+    start_t: float
+    is_backward: bool
+    recompile_reason: str | None
+    fail_type: str | None
+    fail_reason: str | None
+    graph_op_count: int | None
+    guard_count: int | None
+    cache: str | None  # "hit" | "miss" | "bypass" | None when unknown
+    metrics: dict[str, Any]  # the selected raw fields, as torch named them
+
+
+@dataclass
+class KernelGenerated(Event):
+    run_id: str
+    compile_id: str
+    name: str
+    kind: str  # "pointwise" | "reduction" | "template" | "extern" | "unknown"
+    fused_ops: list[str]  # aten ops, e.g. ["aten.sin", "aten.mul"]
+    source: str
+    source_lines: list[str]  # user "file:line code" lines it came from
+    order: int  # position in the generated call()
+
+
+@dataclass
+class RecompileTriggered(Event):
+    run_id: str
+    compile_id: str | None
+    reason: str
+
+
+@dataclass
+class RecompileLimitHit(Event):
+    """Dynamo gave up recompiling: new shapes now run EAGER, silently."""
+
+    run_id: str
+    function: str
+    limit: int | None
+    message: str
+
+
+@dataclass
+class DimMadeDynamic(Event):
+    run_id: str
+    compile_id: str | None
+    symbol: str
+    source: str  # e.g. "L['x'].size()[0]"
+
+
+@dataclass
+class GraphBroken(Event):
+    run_id: str
+    compile_id: str | None
+    reason: str
+    location: str  # user "file:line"
+    hints: list[str] = field(default_factory=list)
+
+
+# --- measurement ------------------------------------------------------------------
+
+
+@dataclass
+class BenchmarkMeasured(Event):
+    run_id: str
+    eager_ms: float
+    compiled_ms: float
+    eager_spread_ms: float  # interquartile range over repetitions
+    compiled_spread_ms: float
+    reps: int
+    iters: int
+    warmup: int
+    compile_s: float  # first compiled call, compile included, minus a steady call
+    threads: int
+    load_avg: list[float]
+    timer: str  # "perf_counter" | "cuda_events"
+
+
+@dataclass
+class ShapeStepMeasured(Event):
+    run_id: str
+    size: int
+    recompiled: bool
+    transition_s: float  # first call at this size minus a steady call
+    latency_ms: float
+    reason: str | None
+    ran_eager: bool = False  # recompile limit hit: this size ran eager
+
+
+@dataclass
+class SweepFinished(Event):
+    run_id: str
+    cumulative_transition_s: float
+    compiles: int
+
+
+# --- monitors (parent side) ---------------------------------------------------------
+
+
+@dataclass
+class DeviceSampled(Event):
+    """One utilization sample; a value is None where the probe has none."""
+
+    source: str  # "nvml" | "cpu"
+    values: dict[str, float | None]
+
+
+@dataclass
+class MonitorStatus(Event):
+    monitor: str  # "nvml" | "cpu" | "py-spy"
+    available: bool
+    message: str
+
+
+@dataclass
+class HotFramesSampled(Event):
+    """A rolling py-spy aggregate: rows of frame stats, largest first."""
+
+    samples: int
+    rows: list[dict[str, Any]]  # {function, file, line, thread, own, total, phase}
+
+
+# --- codec ----------------------------------------------------------------------------
+
+
+class ProtocolError(ValueError):
+    """A line that is not a dlcprof event."""
+
+
+def to_dict(event: Event) -> dict[str, Any]:
+    d = dataclasses.asdict(event)
+    d["type"] = type(event).__name__
+    return d
+
+
+def from_dict(d: dict[str, Any]) -> Event:
+    try:
+        cls = Event.registry[d["type"]]
+    except KeyError as e:
+        raise ProtocolError(f"unknown event type {d.get('type')!r}") from e
+    names = {f.name for f in dataclasses.fields(cls)}
+    # Unknown keys are dropped so older readers load newer minor additions.
+    kwargs = {k: v for k, v in d.items() if k in names}
+    try:
+        return cls(**kwargs)
+    except TypeError as e:
+        raise ProtocolError(f"bad {cls.__name__} event: {e}") from e
+
+
+def encode(event: Event) -> bytes:
+    return (json.dumps(to_dict(event), separators=(",", ":"), default=str) + "\n").encode()
+
+
+def decode(line: bytes | str) -> Event:
+    try:
+        d = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise ProtocolError(f"not JSON: {e}") from e
+    if not isinstance(d, dict):
+        raise ProtocolError("event is not a JSON object")
+    return from_dict(d)
