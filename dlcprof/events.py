@@ -95,7 +95,8 @@ class WorkerExited(Event):
 
     returncode: int | None
     signal: str | None  # e.g. "SIGSEGV" when killed by a signal
-    message: str
+    message: str  # one line for the user
+    cancelled: bool = False  # the user (or a hang timeout) stopped it
 
 
 @dataclass
