@@ -277,6 +277,15 @@ class HotFramesSampled(Event):
     rows: list[dict[str, Any]]  # {function, file, line, thread, own, total, phase}
 
 
+@dataclass
+class ProfileSaved(Event):
+    """A profile file written beside the session (e.g. py-spy speedscope)."""
+
+    path: str
+    format: str  # "speedscope"
+    samples: int
+
+
 # --- codec ----------------------------------------------------------------------------
 
 

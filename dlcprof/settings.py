@@ -59,9 +59,7 @@ class RunSettings:
         ):
             value = getattr(self, name)
             if value not in valid:
-                raise SettingsError(
-                    f"invalid --{name} {value!r}: choose one of {', '.join(valid)}"
-                )
+                raise SettingsError(f"invalid --{name} {value!r}: choose one of {', '.join(valid)}")
         for name in ("threads", "iters", "reps"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:

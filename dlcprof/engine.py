@@ -1,0 +1,84 @@
+"""A live run: one worker plus the monitors on its pid, merged into one stream.
+
+``emit`` is called from a background thread for every event (worker and
+monitors alike); callers make it thread-safe (a queue, or Textual's
+``call_from_thread``/``post_message``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from dlcprof import events as ev
+from dlcprof.runner import DEFAULT_IDLE_TIMEOUT_S, WorkerProcess
+from dlcprof.settings import RunSettings
+
+Emit = Callable[[ev.Event], None]
+
+
+class LiveRun:
+    """Run ``settings`` in ``worker`` (or a fresh one) on a background thread."""
+
+    def __init__(
+        self,
+        settings: RunSettings,
+        emit: Emit,
+        worker: WorkerProcess | None = None,
+        idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
+    ) -> None:
+        self.settings = settings
+        self.emit = emit
+        if worker is None or worker.cache != settings.cache:
+            if worker is not None:
+                worker.dismiss()
+            worker = WorkerProcess(cache=settings.cache, idle_timeout_s=idle_timeout_s)
+        self.worker = worker
+        self.run_id: str | None = None
+        self._thread = threading.Thread(target=self._pump, name="dlcprof-run", daemon=True)
+
+    def start(self) -> str:
+        self.run_id = self.worker.start(self.settings)
+        self._thread.start()
+        return self.run_id
+
+    def _pump(self) -> None:
+        for event in self.worker.events():
+            self.emit(event)
+
+    def cancel(self, reason: str = "cancelled by user") -> None:
+        self.worker.cancel(reason)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """True once every event has been emitted."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+
+class Standby:
+    """Keeps one warm worker with torch already imported, so pressing compile
+    starts compiling at once instead of paying the ~1.5 s import."""
+
+    def __init__(self) -> None:
+        self._worker: WorkerProcess | None = None
+
+    def prepare(self) -> None:
+        if self._worker is None or self._worker.proc.poll() is not None:
+            self._worker = WorkerProcess(cache="warm")
+
+    def take(self) -> WorkerProcess | None:
+        """The prepared worker (if alive), handing ownership to the caller."""
+        worker, self._worker = self._worker, None
+        if worker is not None and worker.proc.poll() is not None:
+            return None
+        return worker
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.dismiss()
+            self._worker.cancel("standby closed")
+            self._worker = None
