@@ -14,6 +14,24 @@ from typing import Any
 from dlcprof import events as ev
 
 
+# The compile phases users ask about, in pipeline order: (label, torch's event
+# name). Torch emits many more; these are the stable, meaningful ones.
+KEY_PHASES: list[tuple[str, str]] = [
+    ("Dynamo: trace bytecode", "bytecode_tracing"),
+    ("Dynamo: build guards", "build_guards"),
+    ("AOTAutograd", "create_aot_dispatcher_function"),
+    ("Inductor (total)", "inductor_compile"),
+    ("Inductor: lowering", "GraphLowering.run"),
+    ("Inductor: fusion", "Scheduler.__init__"),
+    ("Inductor: codegen", "Scheduler.codegen"),
+    ("Inductor: wrapper", "PythonWrapperCodegen.generate"),
+    ("C++/Triton compile", "compile_file"),
+    ("Wait for kernel compiles", "async_compile.wait"),
+    ("Load compiled module", "PyCodeCache.load_by_key_path"),
+]
+OUTER_PHASES = ("entire_frame_compile", "dynamo", "compile_fx.<locals>.bw_compiler")
+
+
 @dataclass
 class Phase:
     name: str
@@ -81,6 +99,15 @@ class Compile:
     graph_op_count: int | None = None
     guard_count: int | None = None
     metrics: dict[str, Any] = field(default_factory=dict)
+
+    def phase_seconds(self, name: str) -> float | None:
+        """Total seconds in phases called ``name`` (several g++ calls add up);
+        None when the compile never entered it."""
+        durations = [p.duration_s for p in self.phases if p.name == name]
+        return sum(durations) if durations else None
+
+    def phase_count(self, name: str) -> int:
+        return sum(1 for p in self.phases if p.name == name)
 
 
 @dataclass
