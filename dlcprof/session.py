@@ -13,7 +13,6 @@ from typing import Any
 
 from dlcprof import events as ev
 
-
 # The compile phases users ask about, in pipeline order: (label, torch's event
 # name). Torch emits many more; these are the stable, meaningful ones.
 KEY_PHASES: list[tuple[str, str]] = [
@@ -29,7 +28,6 @@ KEY_PHASES: list[tuple[str, str]] = [
     ("Wait for kernel compiles", "async_compile.wait"),
     ("Load compiled module", "PyCodeCache.load_by_key_path"),
 ]
-OUTER_PHASES = ("entire_frame_compile", "dynamo", "compile_fx.<locals>.bw_compiler")
 
 
 @dataclass
