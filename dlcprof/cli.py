@@ -1,0 +1,326 @@
+"""Command line: ``dlcprof [tui] | run | list | report | replay | compare | doctor``.
+
+Never imports torch: the worker does. Bad input is one line on stderr and
+exit code 2; a failed run exits 1 (130 when cancelled) after writing
+whatever was captured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import queue
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+from rich.console import Console
+
+from dlcprof import __version__
+from dlcprof import events as ev
+from dlcprof.settings import RunSettings, SettingsError, parse_shapes
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
+
+
+class UsageError(Exception):
+    """One-line message; exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see 'dlcprof {self.prog.split()[-1]} --help')")
+
+
+def _settings_args(p: argparse.ArgumentParser) -> None:
+    # Choices are validated by RunSettings so the CLI and the TUI share one message.
+    p.add_argument(
+        "--mode",
+        default="default",
+        help="default | reduce-overhead | max-autotune | max-autotune-no-cudagraphs",
+    )
+    p.add_argument(
+        "--dynamic", default="auto", help="auto (torch's automatic dynamic) | true | false"
+    )
+    p.add_argument(
+        "--backend", default="inductor", help="inductor | aot_eager | eager (for bisecting)"
+    )
+    p.add_argument("--device", default="auto", help="auto (CUDA when available) | cpu | cuda")
+    p.add_argument("--dtype", default="float32", help="float32 | bfloat16 | float16")
+    p.add_argument("--size", default="default", help="small | default: the workload's input size")
+    p.add_argument("--cache", default="warm", help="warm | cold (fresh TMPDIR and Inductor cache)")
+    p.add_argument(
+        "--threads", type=_int("threads"), default=None, help="torch threads (default: cores-1)"
+    )
+    p.add_argument("--iters", type=_int("iters"), default=20, help="timed calls per repetition")
+    p.add_argument("--reps", type=_int("reps"), default=7, help="timed repetitions")
+    p.add_argument("--shapes", type=_shapes, default=None, help="sweep these sizes, e.g. 16,32,64")
+    p.add_argument("--sweep", action="store_true", help="sweep the workload's SIZES")
+    p.add_argument(
+        "--no-benchmark", action="store_true", help="compile only, skip eager vs compiled"
+    )
+
+
+def _int(name: str):
+    def convert(text: str) -> int:
+        try:
+            return int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"invalid --{name} {text!r}: give a whole number"
+            ) from None
+
+    return convert
+
+
+def _shapes(text: str) -> list[int]:
+    try:
+        return parse_shapes(text)
+    except SettingsError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _settings_from(args: argparse.Namespace, target: str) -> RunSettings:
+    s = RunSettings(
+        target=target, mode=args.mode, dynamic=args.dynamic, backend=args.backend,
+        device=args.device, dtype=args.dtype, size=args.size, cache=args.cache,
+        iters=args.iters, reps=args.reps, shapes=args.shapes, sweep=args.sweep,
+        benchmark=not args.no_benchmark,
+    )  # fmt: skip
+    if args.threads is not None:
+        s.threads = args.threads
+    return s.validate()
+
+
+def build_parser() -> _Parser:
+    p = _Parser(prog="dlcprof", description="A terminal profiler for torch.compile.")
+    p.add_argument("--version", action="version", version=f"dlcprof {__version__}")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    tui = sub.add_parser("tui", help="open the TUI (the default command)")
+    tui.add_argument(
+        "target", nargs="?", default=None, help="bundled name, file.py[:func], module:func"
+    )
+    _settings_args(tui)
+
+    run = sub.add_parser("run", help="compile a workload headless and print what happened")
+    run.add_argument("target", help="bundled name (dlcprof list), file.py[:func], module:func")
+    _settings_args(run)
+    run.add_argument("--json", type=Path, default=None, help="write the report JSON here")
+    run.add_argument("--report", type=Path, default=None, help="write a report folder here")
+    run.add_argument("--quiet", action="store_true", help="no live lines, only the tables")
+    run.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="seconds without progress before the worker counts as hung",
+    )
+
+    sub.add_parser("list", help="list the bundled workloads")
+
+    rep = sub.add_parser("report", help="re-render a saved session")
+    rep.add_argument("session", type=Path)
+    fmt = rep.add_mutually_exclusive_group()
+    fmt.add_argument("--html", action="store_true", help="print the HTML report")
+    fmt.add_argument("--md", action="store_true", help="print the Markdown report (default)")
+    rep.add_argument("-o", "--output", type=Path, default=None, help="write to this file instead")
+
+    rp = sub.add_parser("replay", help="open a saved session in the TUI")
+    rp.add_argument("session", type=Path)
+
+    cmp = sub.add_parser("compare", help="compare two saved sessions")
+    cmp.add_argument("a", type=Path)
+    cmp.add_argument("b", type=Path)
+    cmp.add_argument("--html", type=Path, default=None, help="also write the comparison as HTML")
+
+    sub.add_parser("doctor", help="what this machine can do, and what is missing")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # `dlcprof` and `dlcprof TARGET --mode ...` open the TUI.
+    if not argv or (argv[0] not in _COMMANDS and argv[0] not in ("-h", "--help", "--version")):
+        argv = ["tui", *argv]
+    err = Console(stderr=True, highlight=False)
+    try:
+        args = build_parser().parse_args(argv)
+        return _COMMANDS[args.command](args)
+    except (UsageError, SettingsError, _LoadError) as e:
+        err.print(f"dlcprof: error: {e}", markup=False)
+        return EXIT_USAGE
+
+
+class _LoadError(Exception):
+    """A workload or report that cannot be loaded: one line, exit 2."""
+
+
+def _resolve(target: str) -> str:
+    from dlcprof.workloads import WorkloadError, resolve
+
+    try:
+        return resolve(target).name
+    except WorkloadError as e:
+        raise _LoadError(str(e)) from None
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from dlcprof.console import live_line, run_summary
+    from dlcprof.engine import LiveRun
+    from dlcprof.session import Session
+
+    settings = _settings_from(args, args.target)
+    _resolve(settings.target)
+    out = Console(highlight=False)
+    session = Session()
+    inbox: queue.Queue[ev.Event] = queue.Queue()
+    live = LiveRun(settings, inbox.put, idle_timeout_s=args.timeout)
+    live.start()
+    cancelled = done = False
+    while not done:
+        try:
+            event = inbox.get(timeout=0.1)
+            done = isinstance(event, ev.WorkerExited)
+            session.apply(event)
+            line = None if args.quiet else live_line(event, session)
+            if line is not None:
+                out.print(line)
+        except queue.Empty:
+            continue
+        except KeyboardInterrupt:
+            if not cancelled:
+                cancelled = True
+                out.print("[yellow]Ctrl-C: stopping the worker and its compiler children…[/]")
+                live.cancel("cancelled with Ctrl-C")
+    run = session.runs.get(live.run_id or "")
+    if run is not None:
+        out.print(run_summary(run))
+    exit_code = _exit_code(session, live.run_id)
+    if not _write_outputs(session, args, Console(stderr=True, highlight=False)):
+        exit_code = exit_code or EXIT_FAILED
+    return exit_code
+
+
+def _exit_code(session, run_id: str | None) -> int:
+    run = session.runs.get(run_id or "")
+    exited = session.worker_exits[-1] if session.worker_exits else None
+    if exited is not None and exited.cancelled:
+        return EXIT_CANCELLED
+    if run is None or run.status != "ok" or (exited is not None and exited.returncode != 0):
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _write_outputs(session, args: argparse.Namespace, err: Console) -> bool:
+    """Write --json / --report; on failure say so in one line and keep going."""
+    from dlcprof.report.atomic import write_atomic
+    from dlcprof.report.folder import save_session
+    from dlcprof.report.schema import ReportError, build_report
+
+    ok = True
+    if args.json is not None:
+        try:
+            write_atomic(args.json, json.dumps(build_report(session), indent=1))
+            err.print(f"report JSON written to {args.json}", markup=False)
+        except ReportError as e:
+            err.print(f"dlcprof: error: {e}", markup=False)
+            ok = False
+    if args.report is not None:
+        try:
+            path = save_session(session, args.report)
+            err.print(f"report folder written to {path}", markup=False)
+        except ReportError as e:
+            err.print(f"dlcprof: error: {e}", markup=False)
+            ok = False
+    return ok
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from dlcprof.workloads import list_bundled
+
+    out = Console(highlight=False)
+    infos = list_bundled()
+    width = max(len(w.name) for w in infos)
+    for w in infos:
+        out.print(f"[bold]{w.name:<{width}}[/]  {w.description}")
+    return EXIT_OK
+
+
+def cmd_tui(args: argparse.Namespace) -> int:
+    from dlcprof.tui.app import DlcprofApp
+
+    target = args.target
+    if target is not None:
+        _resolve(target)
+    settings = _settings_from(args, target or _default_target())
+    DlcprofApp(target=settings.target, settings=settings).run()
+    return EXIT_OK
+
+
+def _default_target() -> str:
+    from dlcprof.workloads import DEFAULT_WORKLOAD
+
+    return DEFAULT_WORKLOAD
+
+
+def _load(path: Path):
+    from dlcprof.report.schema import ReportError, load_session
+
+    try:
+        return load_session(path)
+    except ReportError as e:
+        raise _LoadError(str(e)) from None
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from dlcprof.report.atomic import write_atomic
+    from dlcprof.report.html import render_html
+    from dlcprof.report.markdown import render_markdown
+
+    session = _load(args.session)
+    text = render_html(session) if args.html else render_markdown(session)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        write_atomic(args.output, text)
+    return EXIT_OK
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from dlcprof.tui.app import DlcprofApp
+
+    session = _load(args.session)
+    DlcprofApp(session=session, replay=True, start_standby=False).run()
+    return EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from dlcprof.report.atomic import write_atomic
+    from dlcprof.report.compare import compare, render_compare_html, render_compare_table
+
+    cmp = compare(_load(args.a), _load(args.b))
+    Console(highlight=False).print(render_compare_table(cmp))
+    if args.html is not None:
+        write_atomic(args.html, render_compare_html(cmp))
+    return EXIT_OK
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from dlcprof.monitors.doctor import checks, render
+
+    Console(highlight=False).print(render(checks()))
+    return EXIT_OK
+
+
+_COMMANDS = {
+    "tui": cmd_tui,
+    "run": cmd_run,
+    "list": cmd_list,
+    "report": cmd_report,
+    "replay": cmd_replay,
+    "compare": cmd_compare,
+    "doctor": cmd_doctor,
+}
+
+if __name__ == "__main__":
+    sys.exit(main())
