@@ -182,7 +182,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             event = inbox.get(timeout=0.1)
             done = isinstance(event, ev.WorkerExited)
             session.apply(event)
-            line = None if args.quiet else live_line(event, session)
+            loud = isinstance(event, (ev.ErrorRaised, ev.WorkerExited, ev.RecompileLimitHit))
+            line = live_line(event, session) if loud or not args.quiet else None
             if line is not None:
                 out.print(line)
         except queue.Empty:
@@ -195,7 +196,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     run = session.runs.get(live.run_id or "")
     if run is not None:
         out.print(run_summary(run))
-    exit_code = _exit_code(session, live.run_id)
+    exit_code = EXIT_CANCELLED if cancelled else _exit_code(session, live.run_id)
     if not _write_outputs(session, args, Console(stderr=True, highlight=False)):
         exit_code = exit_code or EXIT_FAILED
     return exit_code
@@ -204,8 +205,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _exit_code(session, run_id: str | None) -> int:
     run = session.runs.get(run_id or "")
     exited = session.worker_exits[-1] if session.worker_exits else None
-    if exited is not None and exited.cancelled:
-        return EXIT_CANCELLED
     if run is None or run.status != "ok" or (exited is not None and exited.returncode != 0):
         return EXIT_FAILED
     return EXIT_OK
