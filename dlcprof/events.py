@@ -178,6 +178,7 @@ class KernelGenerated(Event):
     source: str
     source_lines: list[str]  # user "file:line code" lines it came from
     order: int  # position in the generated call()
+    graph: str | None = None  # "inference" | "forward" | "backward": names repeat across them
 
 
 @dataclass
