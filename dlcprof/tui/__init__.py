@@ -1,0 +1,1 @@
+"""The Textual UI. Never imports torch: compiles run in a worker process."""

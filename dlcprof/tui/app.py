@@ -1,0 +1,533 @@
+"""The dlcprof TUI: pick a workload, compile it in a worker, watch it live.
+
+Threading: the engine calls ``emit`` from a background thread for every event.
+``emit`` only appends to a deque (thread-safe, never blocks); a 20 Hz timer on
+the UI thread folds what is pending into the Session and repaints only the
+panes those events touch. A flooding worker therefore costs one repaint per
+pane per tick, and key presses are answered between ticks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections import deque
+from collections.abc import Iterable
+
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Static, TabbedContent, TabPane
+
+from dlcprof import events as ev
+from dlcprof import workloads
+from dlcprof.engine import LiveRun, Standby
+from dlcprof.session import Run, Session
+from dlcprof.settings import RunSettings, SettingsError
+from dlcprof.tui.messages import KernelChosen, RunChosen, SettingChanged, WorkloadChosen
+from dlcprof.tui.screens import HelpScreen, KernelSourceScreen
+from dlcprof.tui.view import View, fmt_s
+from dlcprof.tui.widgets.alarm import AlarmBanner
+from dlcprof.tui.widgets.benchmark import BenchmarkPane
+from dlcprof.tui.widgets.device import DevicePane
+from dlcprof.tui.widgets.hotspots import HotspotsPane
+from dlcprof.tui.widgets.kernels import KernelsPane
+from dlcprof.tui.widgets.log import LogPane
+from dlcprof.tui.widgets.phases import PhasesPane
+from dlcprof.tui.widgets.recompiles import RecompilesPane
+from dlcprof.tui.widgets.runs import RunSelector
+from dlcprof.tui.widgets.settings_panel import SettingsPanel
+from dlcprof.tui.widgets.status_bar import StatusBar
+from dlcprof.tui.widgets.workloads import WorkloadPicker
+
+TICK_S = 1 / 20  # panes repaint at most this often
+MAX_BATCH = 5000  # events folded per tick; the rest wait for the next one
+PANES = ("phases", "kernels", "benchmark", "recompiles", "device", "hotspots", "log", "runs")
+
+# Which panes an event can change: everything else stays untouched.
+_AFFECTS: dict[type[ev.Event], set[str]] = {
+    ev.WorkerReady: {"device_note"},
+    ev.RunStarted: set(PANES) | {"device_note", "alarm"},
+    ev.WorkloadLoaded: {"runs", "benchmark"},
+    ev.RunFinished: {"phases", "benchmark", "recompiles", "log", "runs"},
+    ev.WorkerExited: {"phases", "benchmark", "recompiles", "log", "runs"},
+    ev.ErrorRaised: {"log"},
+    ev.LogEmitted: {"log"},
+    ev.ProbeUnavailable: {"log", "phases", "kernels"},
+    ev.PhaseStarted: {"phases"},
+    ev.PhaseEnded: {"phases"},
+    ev.CompileFinished: {"phases", "recompiles"},
+    ev.KernelGenerated: {"kernels", "phases"},
+    ev.RecompileTriggered: {"recompiles", "log"},
+    ev.RecompileLimitHit: {"recompiles", "log", "alarm"},
+    ev.DimMadeDynamic: {"recompiles"},
+    ev.GraphBroken: {"log", "phases"},
+    ev.BenchmarkMeasured: {"benchmark", "runs"},
+    ev.ShapeStepMeasured: {"recompiles"},
+    ev.SweepFinished: {"recompiles", "runs"},
+    ev.DeviceSampled: {"device"},
+    ev.MonitorStatus: {"device", "hotspots", "log"},
+    ev.HotFramesSampled: {"hotspots"},
+    ev.ProfileSaved: {"hotspots", "log"},
+}
+
+# What to do next, per failing stage: the second half of a one-line error.
+_REMEDY = {
+    "load": "fix the workload file or pick another workload",
+    "compile": "try another mode, or backend aot_eager to isolate Inductor; details in Log",
+    "benchmark": "the compile data is kept; details in Log",
+    "sweep": "the steps measured so far are kept; details in Log",
+    "worker": "press r to retry; details in Log",
+    "monitor": "the run goes on without this monitor",
+}
+
+
+class DlcprofApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "dlcprof"
+    BINDINGS = [
+        Binding("r", "compile", "Compile/run", tooltip="Compile and benchmark the workload"),
+        Binding("m", "cycle('mode')", "Mode"),
+        Binding("d", "cycle('dynamic')", "Dynamic"),
+        Binding("s", "sweep", "Shape sweep"),
+        Binding("c", "cancel", "Cancel"),
+        Binding("escape", "cancel(True)", "Cancel", show=False),
+        Binding("ctrl+s", "save", "Save report"),
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(
+        self,
+        target: str | None = None,
+        settings: RunSettings | None = None,
+        session: Session | None = None,
+        replay: bool = False,
+        start_standby: bool = True,
+        deterministic: bool | None = None,
+    ) -> None:
+        super().__init__()
+        self.session = session if session is not None else Session()
+        self.replay = replay
+        if deterministic is None:
+            deterministic = os.environ.get("DLCPROF_DETERMINISTIC") == "1"
+        # Deterministic: no wall-clock text anywhere (tests, snapshots, screenshots).
+        self.deterministic = deterministic
+        latest = self.session.latest_run
+        target = target or (settings.target if settings else None)
+        if target is None and latest is not None and latest.target:
+            target = latest.target
+        self.target = target or workloads.DEFAULT_WORKLOAD
+        self.base_settings = dataclasses.replace(
+            settings or RunSettings(target=self.target), target=self.target
+        )
+        self._pending: deque[ev.Event] = deque()
+        self._live: LiveRun | None = None
+        self._queue: list[RunSettings] = []
+        self._cancelling = False
+        self._standby = Standby() if start_standby and not replay else None
+        self._standby_ready = False
+        self._selected: str | None = latest.run_id if latest else None
+        self._follow = True  # a new run gets selected as it starts
+        self._notes: list[ev.LogEmitted] = []  # UI-side errors (bad path, save): not session data
+        self._message: str | None = None  # the last error, for the status bar
+        self._dirty: set[str] = set(PANES) | {"device_note", "alarm"}
+        self._ticks = 0
+
+    # --- layout -----------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="body"):
+            with Vertical(id="sidebar", classes="-replay" if self.replay else ""):
+                if self.replay:
+                    yield Static(
+                        "Replay of a saved session: read-only. Pick a run below.", id="replay-note"
+                    )
+                else:
+                    yield WorkloadPicker(self.target, id="workloads")
+                    yield SettingsPanel(self.base_settings, id="settings")
+                yield RunSelector(id="runs")
+            with Vertical(id="main"):
+                yield AlarmBanner(id="alarm")
+                with Horizontal(id="top"):
+                    yield PhasesPane(id="phases")
+                    yield BenchmarkPane(id="benchmark")
+                yield KernelsPane(id="kernels")
+                with TabbedContent(id="tabs"):
+                    with TabPane("Recompiles", id="tab-recompiles"):
+                        yield RecompilesPane(id="recompiles")
+                    with TabPane("Log", id="tab-log"):
+                        yield LogPane(id="log")
+                    with TabPane("Device", id="tab-device"):
+                        yield DevicePane(id="device")
+                    with TabPane("Hotspots", id="tab-hotspots"):
+                        yield HotspotsPane(id="hotspots")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.set_interval(TICK_S, self._tick)
+        if self._standby is not None:
+            self.run_worker(self._prepare_standby, thread=True, group="standby")
+        self._repaint()
+        if not self.replay:
+            self.query_one("#workload-list").focus()
+        else:
+            self.query_one("#kernels-table").focus()
+
+    # --- the event pump -----------------------------------------------------------
+
+    def emit(self, event: ev.Event) -> None:
+        """Called from the engine's thread: queue only, the UI thread folds."""
+        self._pending.append(event)
+
+    def _tick(self) -> None:
+        self._ticks += 1
+        n = min(len(self._pending), MAX_BATCH)
+        for _ in range(n):
+            e = self._pending.popleft()
+            self.session.apply(e)
+            self._dirty |= _AFFECTS.get(type(e), set())
+            self._react(e)
+        live_run = self._live_run()
+        if n or (live_run is not None and self._ticks % 2 == 0):
+            # Elapsed figures move while a run is live: 10 Hz is plenty.
+            self._dirty.add("status")
+            if live_run is not None and live_run.open_phases and not self.deterministic:
+                self._dirty.add("phases")
+        if self._dirty:
+            self._repaint()
+
+    def _react(self, e: ev.Event) -> None:
+        """Side effects beyond folding: selection, notifications, the sweep queue."""
+        if isinstance(e, ev.RunStarted) and self._follow:
+            self._select(e.run_id)
+        elif isinstance(e, ev.ErrorRaised):
+            remedy = _REMEDY.get(e.stage, "details in Log")
+            severity = "warning" if e.stage == "monitor" else "error"
+            self._report(f"{e.stage} failed: {e.message} — {remedy}", severity, note=False)
+        elif isinstance(e, ev.RecompileLimitHit):
+            self._report(
+                f"recompile limit hit in {e.function}: new shapes now run eager", "error",
+                note=False,
+            )  # fmt: skip
+        elif isinstance(e, ev.WorkerExited):
+            self._worker_exited(e)
+
+    def _worker_exited(self, e: ev.WorkerExited) -> None:
+        self._live, self._cancelling = None, False
+        crashed = not e.cancelled and (e.signal is not None or (e.returncode or 0) != 0)
+        if e.cancelled:
+            self._queue.clear()
+            self.notify(f"cancelled ({e.message}): what was captured is kept", severity="warning")
+        elif crashed:
+            self._queue.clear()
+            self._report(
+                f"{e.message} — what was captured is kept; press r to retry", "error", note=False
+            )
+        if self._queue:
+            self._launch(self._queue.pop(0))
+        elif self._standby is not None:
+            self.run_worker(self._prepare_standby, thread=True, group="standby")
+
+    def _live_run(self) -> Run | None:
+        if self._live is None or self._live.run_id is None:
+            return None
+        return self.session.runs.get(self._live.run_id)
+
+    # --- painting -------------------------------------------------------------------
+
+    def _view(self) -> View:
+        run = self.session.runs.get(self._selected) if self._selected else None
+        now = None if (self.deterministic or self.replay) else time.time()
+        return View(self.session, run, now, self.replay)
+
+    def _repaint(self) -> None:
+        dirty, self._dirty = self._dirty, set()
+        view = self._view()
+        if "phases" in dirty:
+            self.query_one(PhasesPane).show(view)
+        if "kernels" in dirty:
+            self.query_one(KernelsPane).show(view)
+        if "benchmark" in dirty:
+            self.query_one(BenchmarkPane).show(view)
+        if "recompiles" in dirty:
+            self.query_one(RecompilesPane).show(view)
+            count = len(view.run.recompiles) if view.run else 0
+            self.query_one(TabbedContent).get_tab("tab-recompiles").label = (
+                f"Recompiles ({count})" if count else "Recompiles"
+            )
+        if "device" in dirty:
+            self.query_one(DevicePane).show(view)
+        if "hotspots" in dirty:
+            self.query_one(HotspotsPane).show(view)
+        if "log" in dirty:
+            log = self.query_one(LogPane)
+            log.show(view, self._notes)
+            self.query_one(TabbedContent).get_tab("tab-log").label = (
+                f"Log ⚠ {log.errors}" if log.errors else "Log"
+            )
+        if "runs" in dirty:
+            self.query_one(RunSelector).show(self.session, self._selected)
+        if "alarm" in dirty:
+            self.query_one(AlarmBanner).show(view.run)
+        if "device_note" in dirty and not self.replay:
+            self.query_one(SettingsPanel).show_device(self._on_cpu())
+        self._paint_status(view)
+
+    def _on_cpu(self) -> bool | None:
+        run = self._live_run() or self.session.latest_run
+        if run is not None and run.settings.get("device") in ("cpu", "cuda"):
+            return run.settings["device"] == "cpu"
+        if self.session.worker is not None:
+            return not self.session.worker.cuda_available
+        return None
+
+    def worker_state(self) -> tuple[str, str]:
+        """(state, detail) for the status bar."""
+        now = None if self.deterministic else time.time()
+        if self.replay:
+            return "replay", f"{len(self.session.runs)} run(s) from a saved session"
+        live = self._live
+        if live is not None:
+            run = self._live_run()
+            where = f"run {live.run_id}"
+            if run is not None and run.started_t is not None and now is not None:
+                where += f" {fmt_s(now - run.started_t)}"
+            if self._cancelling:
+                return "cancelling", where
+            if run is None or run.status == "pending":
+                return "starting worker", where
+            phase = run.running_phase
+            if phase is not None:
+                elapsed = f" {fmt_s(now - phase.start_t)}" if now is not None else ""
+                return "compiling", f"{where} · {phase.name}{elapsed}"
+            if live.settings.sweeping:
+                step = f" · size {run.sweep[-1].size} done" if run.sweep else ""
+                return "sweeping shapes", where + step
+            compiled = any(c.finished for c in run.compiles.values())
+            if live.settings.benchmark and compiled and run.benchmark is None:
+                return "benchmarking", where
+            return "running", where
+        last = self.session.latest_run
+        if last is not None and last.status == "crashed":
+            return "crashed", f"run {last.run_id}"
+        if last is not None and last.status == "error":
+            return "failed", f"run {last.run_id}"
+        if self._standby_ready:
+            return "standby ready", "r compiles at once"
+        return "idle", ""
+
+    def _device_text(self) -> str:
+        run = self._live_run() or (self.session.runs.get(self._selected or ""))
+        if run is not None and run.settings:
+            s = run.settings
+            return f"{s.get('device')}: {s.get('device_name')} · torch {s.get('torch_version')}"
+        w = self.session.worker
+        if w is not None:
+            kind = "cuda" if w.cuda_available else "cpu"
+            return f"{kind}: {w.device_name} · torch {w.torch_version}"
+        return "device: known once a worker reports"
+
+    def _paint_status(self, view: View) -> None:
+        state, detail = self.worker_state()
+        self.query_one(StatusBar).show(state, detail, self._device_text(), self._message)
+
+    # --- selection ------------------------------------------------------------------
+
+    def _select(self, run_id: str | None) -> None:
+        if run_id != self._selected:
+            self._selected = run_id
+            self._dirty |= set(PANES) | {"alarm"}
+
+    def on_run_chosen(self, message: RunChosen) -> None:
+        latest = self.session.latest_run
+        self._follow = latest is not None and message.run_id == latest.run_id
+        self._select(message.run_id)
+        self._repaint()
+
+    def on_kernel_chosen(self, message: KernelChosen) -> None:
+        self.push_screen(KernelSourceScreen(message.kernel))
+
+    def on_workload_chosen(self, message: WorkloadChosen) -> None:
+        self.target = message.target
+        self._message = None
+        self._dirty.add("status")
+
+    def on_setting_changed(self, message: SettingChanged) -> None:
+        self._dirty.add("status")
+
+    # --- actions ----------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.replay and action in ("compile", "cycle", "sweep", "cancel"):
+            return False  # a replay has no worker: hide the keys
+        return True
+
+    def action_compile(self) -> None:
+        if self._busy():
+            return
+        settings = self._settings_for_run()
+        if settings is not None:
+            self._start([settings])
+
+    def action_sweep(self) -> None:
+        if self._busy():
+            return
+        static = self._settings_for_run(sweep=True, dynamic="false", benchmark=False)
+        if static is not None:
+            self._start([static, dataclasses.replace(static, dynamic="true")])
+            self.notify("shape sweep: static shapes first, then dynamic")
+
+    def action_cycle(self, name: str) -> None:
+        value = self.query_one(SettingsPanel).cycle(name)
+        note = " (applies to the next run)" if self._live is not None else ""
+        self.notify(f"{name} = {value}{note}", timeout=2)
+
+    def action_cancel(self, quiet: bool = False) -> None:
+        live = self._live
+        if live is None:
+            if not quiet:
+                self.notify("nothing to cancel: no run in progress", timeout=2)
+            return
+        self._queue.clear()
+        if self._cancelling:
+            return
+        self._cancelling = True
+        self._dirty.add("status")
+        # Killing waits up to a second for the process group: off the UI thread.
+        self.run_worker(lambda: live.cancel("cancelled by user"), thread=True, group="cancel")
+
+    def action_save(self) -> None:
+        try:
+            from dlcprof.report import ReportError, default_report_dir, save_session
+        except ImportError as e:
+            self._report(f"save failed: the report writer is missing ({e})", "error")
+            return
+        if not self.session.events:
+            self.notify("nothing to save yet: run a workload first (r)", severity="warning")
+            return
+        events = list(self.session.events)  # a stable copy: the UI thread keeps folding
+
+        def save() -> None:
+            snapshot = Session.from_events(events)
+            try:
+                path = save_session(snapshot, default_report_dir(snapshot))
+            except (ReportError, OSError) as e:
+                self.call_from_thread(self._report, f"save failed: {e}", "error")
+                return
+            self.call_from_thread(self._saved, str(path))
+
+        self.run_worker(save, thread=True, group="save")
+
+    def _saved(self, path: str) -> None:
+        self.last_saved = path
+        self._message = None
+        self.notify(f"report saved: {path}", timeout=8)
+        self._notes.append(
+            ev.LogEmitted(run_id=None, level="info", source="dlcprof", message=f"saved {path}")
+        )
+        self._dirty |= {"log", "status"}
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if not self.replay:
+            yield SystemCommand("Compile and run (r)", "Compile and benchmark", self.action_compile)
+            yield SystemCommand(
+                "Cycle mode (m)", "Next Inductor mode", lambda: self.action_cycle("mode")
+            )
+            yield SystemCommand(
+                "Cycle dynamic (d)", "auto / true / false", lambda: self.action_cycle("dynamic")
+            )
+            yield SystemCommand("Shape sweep (s)", "Static vs dynamic shapes", self.action_sweep)
+            yield SystemCommand("Cancel run (c)", "Kill the worker, keep data", self.action_cancel)
+        yield SystemCommand("Save report (ctrl+s)", "Write the session to disk", self.action_save)
+        yield SystemCommand("Help (?)", "Keys and panes", self.action_help)
+
+    # --- running ------------------------------------------------------------------------
+
+    def _busy(self) -> bool:
+        if self._live is not None:
+            self.notify("a run is in progress: press c to cancel it first", severity="warning")
+            return True
+        return False
+
+    def _settings_for_run(self, **overrides: object) -> RunSettings | None:
+        picker = self.query_one(WorkloadPicker)
+        target = picker.target
+        try:
+            workloads.resolve(target)
+        except workloads.WorkloadError as e:
+            picker.set_error(str(e))
+            self._report(str(e), "error")
+            return None
+        values: dict[str, object] = dict(self.query_one(SettingsPanel).values())
+        values.update(overrides)
+        try:
+            return dataclasses.replace(self.base_settings, target=target, **values).validate()
+        except SettingsError as e:
+            self._report(str(e), "error")
+            return None
+
+    def _start(self, queue: list[RunSettings]) -> None:
+        self._queue = queue[1:]
+        self._launch(queue[0])
+
+    def _launch(self, settings: RunSettings) -> None:
+        worker = self._standby.take() if self._standby is not None else None
+        self._standby_ready = False
+        try:
+            live = LiveRun(settings, self.emit, worker=worker)
+            run_id = live.start()
+        except OSError as e:
+            self._queue.clear()
+            self._report(f"could not start a worker: {e}", "error")
+            return
+        self._live, self._cancelling, self._message = live, False, None
+        self._follow = True
+        self._select(run_id)
+        self._dirty.add("status")
+
+    def _prepare_standby(self) -> None:
+        """Thread: spawn a worker that imports torch now and waits for a request."""
+        assert self._standby is not None
+        try:
+            self._standby.prepare()
+        except OSError as e:
+            self.call_from_thread(self._report, f"no standby worker: {e}", "warning")
+            return
+        self.call_from_thread(self._standby_up)
+
+    def _standby_up(self) -> None:
+        self._standby_ready = self._live is None
+        self._dirty.add("status")
+
+    def _report(self, message: str, severity: str = "error", note: bool = True) -> None:
+        """A one-line problem: a notification, the status bar, and the Log pane.
+
+        ``note`` False when the message came from the session (it is logged there)."""
+        self.notify(message, severity=severity, timeout=10)  # type: ignore[arg-type]
+        if severity == "error":
+            self._message = message
+        if note:
+            self._notes.append(
+                ev.LogEmitted(run_id=None, level=severity, source="dlcprof", message=message)
+            )
+            self._dirty.add("log")
+        self._dirty.add("status")
+
+    def on_unmount(self) -> None:
+        if self._live is not None:
+            self._live.cancel("the app closed")
+        if self._standby is not None:
+            self._standby.close()
+
+
+def main(target: str | None = None) -> None:
+    DlcprofApp(target=target).run()

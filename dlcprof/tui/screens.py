@@ -1,0 +1,109 @@
+"""Screens over the main one: a kernel's generated source, and help."""
+
+from __future__ import annotations
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, Static
+
+from dlcprof.session import Kernel
+from dlcprof.tui.view import NA
+
+
+def source_lexer(source: str) -> str:
+    """C++ for Inductor's CPU kernels, Python for Triton and wrappers."""
+    head = source[:4000]
+    if "#include" in head or 'extern "C"' in head or "cpp_fused" in head and "{" in head:
+        return "cpp"
+    return "python"
+
+
+class KernelSourceScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("q", "app.pop_screen", "Back", show=False),
+    ]
+
+    def __init__(self, kernel: Kernel) -> None:
+        super().__init__()
+        self.kernel = kernel
+
+    def compose(self) -> ComposeResult:
+        k = self.kernel
+        yield Static(
+            Text.assemble(
+                (f" {k.name} ", "bold reverse"),
+                f"  {k.kind} · compile {k.compile_id} · position {k.order} in call() · "
+                f"{len(k.fused_ops)} fused op(s)",
+            ),
+            id="kernel-title",
+        )
+        with Horizontal(id="kernel-body"):
+            with VerticalScroll(id="kernel-source"):
+                if k.source.strip():
+                    yield Static(
+                        Syntax(
+                            k.source,
+                            source_lexer(k.source),
+                            line_numbers=True,
+                            word_wrap=False,
+                            theme="monokai",
+                        )  # fmt: skip
+                    )
+                else:
+                    yield Static(f"source: {NA} (the probe captured none)")
+            with Vertical(id="kernel-side"):
+                with VerticalScroll(id="kernel-ops"):
+                    yield Static(
+                        Text("\n".join(k.fused_ops) if k.fused_ops else f"{NA} (none recorded)")
+                    )
+                with VerticalScroll(id="kernel-lines"):
+                    yield Static(
+                        Text("\n".join(k.source_lines))
+                        if k.source_lines
+                        else Text(f"{NA}: no provenance for this kernel", style="dim")
+                    )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(
+            "#kernel-source"
+        ).border_title = f"generated {source_lexer(self.kernel.source)}"
+        self.query_one("#kernel-ops").border_title = "aten ops fused"
+        self.query_one("#kernel-lines").border_title = "from your source lines"
+
+
+HELP = """\
+[b]dlcprof[/b] — watch torch.compile work, one keystroke per question.
+
+[b]r[/b]  compile and benchmark the workload with the settings on the left
+[b]m[/b]  cycle the Inductor mode      [b]d[/b]  cycle dynamic (auto/true/false)
+[b]s[/b]  shape sweep: the workload's sizes static, then dynamic; compare costs
+[b]c[/b] / [b]esc[/b]  cancel: kill the worker, keep what was captured
+[b]ctrl+s[/b]  save the session as a report      [b]ctrl+p[/b]  command palette
+[b]?[/b]  this help      [b]q[/b]  quit
+
+[b]Phases[/b]: where compile time went, per compile id (bars to scale).
+[b]Kernels[/b]: the fused kernels; Enter shows the generated source.
+[b]Benchmark[/b]: eager vs compiled, speedup, and the runs needed to pay
+back the compile (break-even); every run of the session side by side.
+[b]Recompiles[/b]: guard failures and what each cost; the sweep compares the
+cumulative cost of new shapes with static vs dynamic shapes.
+[b]Device[/b] / [b]Hotspots[/b]: utilization, and the compiler's hot frames (py-spy).
+A figure that is not known shows n/a, with the reason where known.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Close"),
+        Binding("q", "app.pop_screen", "Close", show=False),
+        Binding("question_mark", "app.pop_screen", "Close", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Static(HELP, id="help-body")

@@ -1,0 +1,90 @@
+"""What a pane renders from, and the small text helpers the panes share.
+
+A pane never reads the clock itself: ``View.now`` is None in deterministic
+mode (tests, snapshots) and in replays, so no wall-clock figure can leak in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
+from rich.text import Text
+
+from dlcprof.console import NA, fmt_break_even, fmt_ms, fmt_s
+from dlcprof.session import Run, Session
+
+__all__ = [
+    "NA", "FitBar", "View", "fmt_break_even", "fmt_ms", "fmt_s", "hbar", "run_title", "sparkline",
+]  # fmt: skip
+
+_SPARKS = "▁▂▃▄▅▆▇█"
+_EIGHTHS = " ▏▎▍▌▋▊▉█"
+
+
+@dataclass
+class View:
+    session: Session
+    run: Run | None
+    now: float | None  # wall clock for elapsed figures; None = show none
+    replay: bool = False
+
+
+def sparkline(values: list[float | None], width: int, top: float | None = None) -> Text:
+    """The last ``width`` values as block characters; a gap where a value is missing."""
+    vals = values[-width:] if width > 0 else []
+    known = [v for v in vals if v is not None]
+    hi = top if top is not None else (max(known) if known else 0.0)
+    out = Text()
+    for v in vals:
+        if v is None:
+            out.append("·", "dim")
+        elif hi <= 0:
+            out.append(_SPARKS[0])
+        else:
+            idx = round(min(max(v / hi, 0.0), 1.0) * (len(_SPARKS) - 1))
+            out.append(_SPARKS[idx])
+    return out
+
+
+def hbar(fraction: float, width: int) -> str:
+    """A left-aligned bar ``fraction`` of ``width`` cells long, in eighths."""
+    fraction = min(max(fraction, 0.0), 1.0)
+    eighths = round(fraction * width * 8)
+    full, part = divmod(eighths, 8)
+    bar = "█" * full + (_EIGHTHS[part] if part else "")
+    return bar.ljust(width)
+
+
+def span_bar(start: float, length: float, width: int) -> str:
+    """A bar from fraction ``start`` spanning fraction ``length`` (a Gantt row)."""
+    start = min(max(start, 0.0), 1.0)
+    lead = int(start * width)
+    cells = max(1, round(length * width)) if length > 0 else 1
+    cells = min(cells, width - lead) if width > lead else 0
+    return (" " * lead + "█" * cells).ljust(width)
+
+
+def run_title(run: Run) -> str:
+    s = run.settings
+    if not s:
+        return f"run {run.run_id}"
+    return f"{run.workload or run.target} · {s.get('mode')} · dynamic={s.get('dynamic')}"
+
+
+class FitBar:
+    """A bar that fills whatever width it is given (a table cell), then a label."""
+
+    def __init__(self, fraction: float, style: str = "", label: str = "") -> None:
+        self.fraction, self.style, self.label = fraction, style, label
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(len(self.label) + 2, options.max_width)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = max(1, options.max_width - len(self.label))
+        out = Text(no_wrap=True, overflow="crop")
+        out.append(hbar(self.fraction, width), style=self.style)
+        out.append(self.label)
+        yield out

@@ -1,0 +1,1 @@
+"""One pane a file; each renders from a ``View`` of the Session."""

@@ -1,0 +1,20 @@
+"""The recompile-limit alarm: new shapes silently run eager; say it loudly."""
+
+from __future__ import annotations
+
+from textual.widgets import Static
+
+from dlcprof.session import Run
+
+
+class AlarmBanner(Static):
+    def show(self, run: Run | None) -> None:
+        hit = run.recompile_limit if run is not None else None
+        self.display = hit is not None
+        if hit is None:
+            return
+        limit = f"limit {hit.limit}" if hit.limit is not None else "limit n/a"
+        self.update(
+            f"⚠ RECOMPILE LIMIT HIT in {hit.function} ({limit}): new shapes now run EAGER, "
+            f"not compiled. {hit.message} — try dynamic=true (key d)."
+        )

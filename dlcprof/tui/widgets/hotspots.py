@@ -1,0 +1,77 @@
+"""Hotspots pane: where the compiling worker spends its time, from py-spy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from dlcprof import events as ev
+from dlcprof.tui.view import NA, View
+
+_MAX_ROWS = 40
+
+
+def _share(value: Any, samples: int) -> str:
+    """Counts as a share of all samples; fractions as given."""
+    if value is None:
+        return NA
+    if isinstance(value, int) and samples > 0:
+        return f"{value / samples:.0%}"
+    if isinstance(value, float):
+        return f"{value:.0%}" if value <= 1.0 else f"{value:.1f}"
+    return str(value)
+
+
+def frames_table(hot: ev.HotFramesSampled) -> Table:
+    t = Table(
+        title=f"py-spy on the worker: {hot.samples} samples (own = in the function itself)",
+        title_justify="left",
+        expand=True,
+    )
+    t.add_column("own", width=5, justify="right")
+    t.add_column("total", width=5, justify="right")
+    t.add_column("function", ratio=2, no_wrap=True, overflow="ellipsis")
+    t.add_column("file:line", ratio=3, no_wrap=True, overflow="ellipsis")
+    t.add_column("thread", width=12, no_wrap=True, overflow="ellipsis")
+    has_phase = any(r.get("phase") for r in hot.rows)
+    if has_phase:
+        t.add_column("phase", width=16, no_wrap=True, overflow="ellipsis")
+    for row in hot.rows[:_MAX_ROWS]:
+        where = f"{row.get('file', '?')}:{row.get('line', '?')}"
+        cells = [
+            _share(row.get("own"), hot.samples), _share(row.get("total"), hot.samples),
+            str(row.get("function", "?")), where, str(row.get("thread", "")),
+        ]  # fmt: skip
+        if has_phase:
+            cells.append(str(row.get("phase") or ""))
+        t.add_row(*cells)
+    return t
+
+
+class HotspotsPane(VerticalScroll):
+    def compose(self):  # type: ignore[override]
+        yield Static(id="hotspots-body")
+
+    def show(self, view: View) -> None:
+        session = view.session
+        parts: list[Table | Text] = []
+        status = session.monitors.get("py-spy")
+        if status is not None and not status.available:
+            parts.append(Text(f"py-spy: {NA} — {status.message}", style="yellow"))
+        elif status is not None:
+            parts.append(Text(f"py-spy: {status.message}", style="dim"))
+        if session.hot_frames is not None and session.hot_frames.rows:
+            parts.append(frames_table(session.hot_frames))
+        elif status is None or status.available:
+            parts.append(
+                Text(f"{NA}: no py-spy samples yet (sampling starts with a run)", style="dim")
+            )
+        saved = [e for e in session.events if isinstance(e, ev.ProfileSaved)]
+        for e in saved[-3:]:
+            parts.append(Text(f"{e.format} profile ({e.samples} samples): {e.path}", style="dim"))
+        self.query_one("#hotspots-body", Static).update(Group(*parts))

@@ -1,0 +1,222 @@
+"""Phases pane: a time-scaled timeline per compile id, the running phase lit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from dlcprof.session import Compile, OpenPhase, Phase, Run, nest_phases
+from dlcprof.tui.view import NA, View, fmt_s, span_bar
+
+# Torch's event names -> the compiler stage a user recognises.
+_STAGES: dict[str, str] = {
+    "dynamo": "Dynamo",
+    "entire_frame_compile": "Dynamo",
+    "bytecode_tracing": "Dynamo",
+    "build_guards": "guards",
+    "backend_compile": "backend",
+    "create_aot_dispatcher_function": "AOTAutograd",
+    "aot_collect_metadata": "AOTAutograd",
+    "aot_trace_joint_graph": "AOTAutograd",
+    "min_cut_rematerialization_partition": "AOTAutograd",
+    "inductor_compile": "Inductor",
+    "compile_fx_inner": "Inductor",
+    "fx_codegen_and_compile": "Inductor",
+    "GraphLowering.run": "lowering",
+    "Scheduler.__init__": "fusion",
+    "Scheduler.codegen": "codegen",
+    "PythonWrapperCodegen.generate": "codegen",
+    "GraphLowering.codegen": "codegen",
+    "compile_file": "C++ compile",
+    "async_compile.wait": "C++/Triton",
+    "PyCodeCache.load_by_key_path": "C++/Triton",
+}
+_STYLES = {
+    "Dynamo": "cyan",
+    "guards": "bright_cyan",
+    "backend": "blue",
+    "AOTAutograd": "magenta",
+    "Inductor": "green",
+    "lowering": "green",
+    "fusion": "bright_green",
+    "codegen": "yellow",
+    "C++ compile": "bright_red",
+    "C++/Triton": "red",
+    "other": "bright_black",
+}
+_RUNNING = "bold black on yellow"
+
+
+def stage_of(name: str) -> str:
+    if name in _STAGES:
+        return _STAGES[name]
+    low = name.lower()
+    if "triton" in low:
+        return "C++/Triton"
+    if low.startswith("aot"):
+        return "AOTAutograd"
+    if "guard" in low:
+        return "guards"
+    if "inductor" in low or low.startswith(("scheduler", "graphlowering")):
+        return "Inductor"
+    return "other"
+
+
+@dataclass
+class _Row:
+    name: str
+    depth: int
+    start: float
+    duration: float | None  # None: still running (or was, at save time)
+    thread: int
+
+
+class PhaseTimeline:
+    """Rich renderable: bars laid out against the width it is given."""
+
+    LABEL = 12
+    SECS = 13
+    name_w = 30
+
+    def __init__(self, view: View) -> None:
+        self.view = view
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        run = self.view.run
+        if run is None:
+            yield Text("no run yet: pick a workload and press r to compile", style="dim")
+            return
+        groups = _groups(run)
+        if not groups:
+            yield Text(_empty_reason(run), style="dim")
+            return
+        width = options.max_width
+        self.name_w = min(40, max(24, width // 3))
+        bar_w = max(8, width - self.LABEL - self.name_w - self.SECS - 3)
+        for title, compile_, rows in groups:
+            yield self._header(title, compile_)
+            if not rows:
+                continue
+            end = self._end(rows)
+            t0 = min(r.start for r in rows)
+            span = max(end - t0, 1e-9)
+            for row in rows:
+                yield self._line(row, t0, span, end, bar_w)
+
+    def _end(self, rows: list[_Row]) -> float:
+        ends = [r.start + r.duration for r in rows if r.duration is not None]
+        if self.view.now is not None and any(r.duration is None for r in rows):
+            ends.append(self.view.now)
+        starts = [r.start for r in rows]
+        return max(ends + starts)
+
+    def _header(self, title: str, c: Compile | None) -> Text:
+        out = Text(title, style="bold")
+        if c is None:
+            out.append("  compiling, id not known yet", style="yellow")
+            return out
+        bits: list[str] = []
+        if c.is_backward:
+            bits.append("backward")
+        bits.append(f"wall {fmt_s(c.wall_s)}" if c.finished else "in progress")
+        if c.cache:
+            bits.append(f"cache {c.cache}")
+        if c.graph_op_count is not None:
+            bits.append(f"{c.graph_op_count} ops")
+        if c.guard_count is not None:
+            bits.append(f"{c.guard_count} guards")
+        if c.kernels:
+            bits.append(f"{len(c.kernels)} kernels")
+        out.append("  " + " · ".join(bits), style="dim")
+        if c.fail_type:
+            out.append(f"  failed: {c.fail_type}", style="bold red")
+        if c.recompile_reason:
+            out.append(f"  recompile: {c.recompile_reason}", style="yellow")
+        return out
+
+    def _line(self, row: _Row, t0: float, span: float, end: float, bar_w: int) -> Text:
+        stage = stage_of(row.name)
+        style = _STYLES.get(stage, "white")
+        running = row.duration is None
+        name = ("  " * row.depth + row.name)[: self.name_w].ljust(self.name_w)
+        if running:
+            shown = end - row.start if self.view.now is not None else None
+            secs = "running" if shown is None else f"▶ {fmt_s(shown)}"
+            length = (end - row.start) / span
+        else:
+            assert row.duration is not None
+            secs = fmt_s(row.duration)
+            length = row.duration / span
+        bar = span_bar((row.start - t0) / span, length, bar_w)
+        line = Text(no_wrap=True, overflow="crop")
+        line.append(f"{stage:<{self.LABEL}}", style=style)
+        line.append(" ")
+        line.append(name, style=_RUNNING if running else "")
+        line.append(" ")
+        line.append(f"{secs:>{self.SECS}}", style="bold yellow" if running else "")
+        line.append(" ")
+        line.append(bar, style="yellow" if running else style)
+        return line
+
+
+def _groups(run: Run) -> list[tuple[str, Compile | None, list[_Row]]]:
+    out: list[tuple[str, Compile | None, list[_Row]]] = []
+    open_by_cid: dict[str | None, list[OpenPhase]] = {}
+    for p in run.open_phases.values():
+        open_by_cid.setdefault(p.compile_id, []).append(p)
+    for cid, c in run.compiles.items():
+        rows = _rows(c.phases, open_by_cid.pop(cid, []))
+        out.append((f"compile {cid}", c, rows))
+    # Open phases whose compile id torch has not named yet (it comes with the End).
+    for cid, opened in open_by_cid.items():
+        title = f"compile {cid}" if cid else "compile ?"
+        out.append((title, None, _rows([], opened)))
+    return out
+
+
+def _rows(phases: list[Phase], opened: list[OpenPhase]) -> list[_Row]:
+    rows = [_Row(p.name, d, p.start_t, p.duration_s, p.thread) for p, d in nest_phases(phases)]
+    for p in sorted(opened, key=lambda p: p.start_t):
+        # Depth of a running phase: the finished ones on its thread that enclose it
+        # cannot exist yet, so count the open ones that started before it.
+        depth = sum(1 for q in opened if q.thread == p.thread and q.start_t < p.start_t)
+        rows.append(_Row(p.name, depth, p.start_t, None, p.thread))
+    rows.sort(key=lambda r: r.start)
+    return rows
+
+
+def _empty_reason(run: Run) -> str:
+    if run.status in ("pending", "running"):
+        return "waiting for the first compile phase…"
+    if "phases" in run.unavailable:
+        return f"{NA}: {run.unavailable['phases']}"
+    if run.settings.get("backend") == "eager":
+        return "no compile phases: backend eager does not compile"
+    return f"{NA}: this run recorded no compile phases (status {run.status})"
+
+
+class PhasesPane(VerticalScroll):
+    """Timeline per compile id; follows the newest line while a run is live."""
+
+    def compose(self):  # type: ignore[override]
+        yield Static(id="phases-body")
+
+    def on_mount(self) -> None:
+        self.border_title = "Phases"
+
+    def show(self, view: View) -> None:
+        at_end = self.scroll_y >= self.max_scroll_y - 1
+        self.query_one("#phases-body", Static).update(PhaseTimeline(view))
+        run = view.run
+        if run is not None and run.compiles:
+            self.border_subtitle = (
+                f"{len(run.compiles)} compile(s) · torch wall {fmt_s(run.compile_wall_s)}"
+            )
+        else:
+            self.border_subtitle = ""
+        if at_end and run is not None and run.status == "running":
+            self.call_after_refresh(self.scroll_end, animate=False)

@@ -1,0 +1,64 @@
+"""Run selector: every run of the session, selectable to inspect and compare."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from dlcprof.session import Run, Session
+from dlcprof.tui.messages import RunChosen
+
+_STATUS_STYLE = {
+    "ok": "green",
+    "running": "yellow",
+    "pending": "yellow",
+    "error": "red",
+    "crashed": "bold red",
+    "cancelled": "magenta",
+}
+
+
+def run_prompt(run: Run) -> Text:
+    """Two lines: what ran and how it ended; then the settings that tell runs apart."""
+    s = run.settings
+    out = Text(overflow="ellipsis")
+    out.append("● ", style=_STATUS_STYLE.get(run.status, ""))
+    out.append(run.workload or run.target or run.run_id, style="bold")
+    out.append(f" {run.status}", style=_STATUS_STYLE.get(run.status, "dim"))
+    out.append("\n  ")
+    if s:
+        out.append(f"{s.get('mode')} · dyn={s.get('dynamic')}", style="dim")
+        if s.get("backend") != "inductor":
+            out.append(f" · {s.get('backend')}", style="dim")
+    else:
+        out.append(f"run {run.run_id}", style="dim")
+    if run.sweep or run.sweep_total_s is not None:
+        out.append(" · sweep", style="cyan")
+    return out
+
+
+class RunSelector(OptionList):
+    def __init__(self, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(**kwargs)
+        self._syncing = False
+
+    def on_mount(self) -> None:
+        self.border_title = "Runs"
+
+    def show(self, session: Session, selected: str | None) -> None:
+        self._syncing = True
+        try:
+            self.clear_options()
+            ids = list(session.runs)
+            self.add_options([Option(run_prompt(r), id=r.run_id) for r in session.runs.values()])
+            if selected in ids:
+                self.highlighted = ids.index(selected)
+            self.border_title = f"Runs ({len(ids)})" if ids else "Runs"
+        finally:
+            self._syncing = False
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id is not None:
+            self.post_message(RunChosen(event.option.id))

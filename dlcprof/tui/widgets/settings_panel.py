@@ -1,0 +1,70 @@
+"""Run settings: one compact Select per choice, cycled by keys too."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Grid, Vertical
+from textual.widgets import Label, Select, Static
+
+from dlcprof import settings as st
+from dlcprof.tui.messages import SettingChanged
+
+CHOICES: dict[str, tuple[str, ...]] = {
+    "mode": st.MODES,
+    "dynamic": st.DYNAMIC,
+    "backend": st.BACKENDS,
+    "device": st.DEVICES,
+    "dtype": st.DTYPES,
+    "size": st.SIZES,
+    "cache": st.CACHES,
+}
+CPU_NOTE = (
+    "On CPU the four modes compile the same C++ code: their differences "
+    "(CUDA graphs, Triton autotuning) are a GPU story."
+)
+
+
+class SettingsPanel(Vertical):
+    def __init__(self, initial: st.RunSettings, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(**kwargs)
+        self._initial = initial
+
+    def compose(self) -> ComposeResult:
+        with Grid(id="settings-grid"):
+            for name, options in CHOICES.items():
+                yield Label(name, classes="setting-label")
+                yield Select(
+                    [(o, o) for o in options],
+                    value=getattr(self._initial, name),
+                    allow_blank=False,
+                    compact=True,
+                    id=f"set-{name}",
+                )
+        yield Static(CPU_NOTE, id="cpu-note")
+
+    def on_mount(self) -> None:
+        self.border_title = "Settings"
+        self.query_one("#cpu-note").display = False
+
+    def value(self, name: str) -> str:
+        return str(self.query_one(f"#set-{name}", Select).value)
+
+    def values(self) -> dict[str, str]:
+        return {name: self.value(name) for name in CHOICES}
+
+    def cycle(self, name: str) -> str:
+        options = CHOICES[name]
+        nxt = options[(options.index(self.value(name)) + 1) % len(options)]
+        self.query_one(f"#set-{name}", Select).value = nxt
+        return nxt
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        event.stop()
+        if event.select.id and event.select.id.startswith("set-"):
+            self.post_message(
+                SettingChanged(event.select.id.removeprefix("set-"), str(event.value))
+            )
+
+    def show_device(self, on_cpu: bool | None) -> None:
+        """on_cpu None: not known until a worker reports (no CUDA probe here: no torch)."""
+        self.query_one("#cpu-note").display = bool(on_cpu)

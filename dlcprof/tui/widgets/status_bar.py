@@ -1,0 +1,33 @@
+"""Status bar: worker state, the phase running now, the device."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+STATE_STYLES = {
+    "standby ready": "green",
+    "starting worker": "yellow",
+    "compiling": "bold yellow",
+    "benchmarking": "bold cyan",
+    "sweeping shapes": "bold cyan",
+    "running": "yellow",
+    "cancelling": "magenta",
+    "idle": "",
+    "crashed": "bold white on red",
+    "failed": "bold white on red",
+    "replay": "cyan",
+}
+
+
+class StatusBar(Static):
+    def show(self, state: str, detail: str, device: str, message: str | None = None) -> None:
+        out = Text(no_wrap=True, overflow="ellipsis")
+        out.append(f" ● {state} ", style=STATE_STYLES.get(state, ""))
+        if detail:
+            out.append(f"│ {detail} ")
+        out.append(f"│ {device} ", style="dim")
+        if message:
+            out.append("│ ")
+            out.append(message, style="bold red")
+        self.update(out)

@@ -1,0 +1,92 @@
+"""Workload picker: the bundled workloads, and an input to open your own file."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from dlcprof import workloads
+from dlcprof.tui.messages import WorkloadChosen
+
+
+class WorkloadPicker(Vertical):
+    """Highlighting a bundled workload picks it; a path is checked on Enter."""
+
+    def __init__(self, target: str | None, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(**kwargs)
+        self.infos = workloads.list_bundled()  # reads files with ast: no torch, fast
+        names = {w.name for w in self.infos}
+        self.target = target or workloads.DEFAULT_WORKLOAD
+        self._initial_path = None if self.target in names else self.target
+
+    def compose(self) -> ComposeResult:
+        options = [
+            Option(Text.assemble((w.name, "bold"), "\n", (w.description, "dim")), id=w.name)
+            for w in self.infos
+        ]
+        yield OptionList(*options, id="workload-list")
+        yield Input(
+            value=self._initial_path or "",
+            placeholder="open a file: path.py[:fn] or module:fn",
+            id="workload-path",
+            compact=True,
+        )
+        yield Static(id="workload-error")
+
+    def on_mount(self) -> None:
+        self.border_title = "Workload"
+        self.query_one("#workload-error").display = False
+        names = [w.name for w in self.infos]
+        lst = self.query_one("#workload-list", OptionList)
+        if self.target in names:
+            lst.highlighted = names.index(self.target)
+        elif self._initial_path:
+            self.check_path(self._initial_path)
+        self._show_target()
+
+    def _show_target(self) -> None:
+        self.border_subtitle = self.target
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        if event.option_list.id != "workload-list" or event.option.id is None:
+            return
+        self.choose(event.option.id)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id is not None:
+            self.choose(event.option.id)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.check_path(event.value)
+
+    def check_path(self, text: str) -> bool:
+        """Resolve a user target; a bad one shows its one-line WorkloadError."""
+        text = text.strip()
+        if not text:
+            self.set_error("type a path to a .py file (path.py or path.py:function) first")
+            return False
+        try:
+            workloads.resolve(text)
+        except workloads.WorkloadError as e:
+            self.set_error(str(e))
+            return False
+        self.set_error(None)
+        self.choose(text)
+        return True
+
+    def choose(self, target: str) -> None:
+        if target != self.target:
+            self.target = target
+            self.post_message(WorkloadChosen(target))
+        self._show_target()
+
+    def set_error(self, message: str | None) -> None:
+        err = self.query_one("#workload-error", Static)
+        err.update(Text(message or "", style="bold red"))
+        err.display = bool(message)
