@@ -1,0 +1,133 @@
+"""Timing eager vs compiled calls without letting the harness trigger a recompile.
+
+Rules (TORCH_NOTES §7): never torch.utils.benchmark.Timer (it changes the thread
+count, a guarded global); the caller keeps one grad mode for the compile, the
+warm-up and the timing; warm up at least 5 calls (the first calls after a
+compile are ~2x slower); repetitions alternate eager and compiled so a burst of
+background load hits both; median and IQR over repetitions.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+MIN_WARMUP = 5
+WARMUP_MIN_S = 0.05  # keep warming tiny functions until this much time has passed
+WARMUP_MAX_CALLS = 200
+
+
+class Sink:
+    """Holds the latest output of every call, so no result is ever unused."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value: Any = None
+
+
+@dataclass
+class Timer:
+    """perf_counter on CPU; CUDA events plus a synchronize on CUDA."""
+
+    device: str
+
+    @property
+    def name(self) -> str:
+        return "cuda_events" if self.device == "cuda" else "perf_counter"
+
+    def sync(self) -> None:
+        if self.device == "cuda":
+            import torch
+
+            torch.cuda.synchronize()
+
+    def per_call_ms(self, fn: Callable[..., Any], args: tuple, iters: int, sink: Sink) -> float:
+        """Mean ms per call over ``iters`` back-to-back calls."""
+        if self.device == "cuda":
+            import torch
+
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(iters):
+                sink.value = fn(*args)
+            end.record()
+            end.synchronize()
+            return start.elapsed_time(end) / iters
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            sink.value = fn(*args)
+        return (time.perf_counter() - t0) * 1e3 / iters
+
+    def one_call_s(self, fn: Callable[..., Any], args: tuple, sink: Sink) -> float:
+        """Wall seconds of a single call, device work included."""
+        self.sync()
+        t0 = time.perf_counter()
+        sink.value = fn(*args)
+        self.sync()
+        return time.perf_counter() - t0
+
+
+def warm_up(fn: Callable[..., Any], args: tuple, timer: Timer, sink: Sink) -> int:
+    """At least MIN_WARMUP calls, more for functions that take microseconds."""
+    t0 = time.perf_counter()
+    n = 0
+    while n < MIN_WARMUP or (time.perf_counter() - t0 < WARMUP_MIN_S and n < WARMUP_MAX_CALLS):
+        sink.value = fn(*args)
+        n += 1
+    timer.sync()
+    return n
+
+
+def median_iqr(values: list[float]) -> tuple[float, float]:
+    if not values:
+        return float("nan"), float("nan")
+    med = statistics.median(values)
+    if len(values) < 2:
+        return med, 0.0
+    q = statistics.quantiles(values, n=4, method="inclusive")
+    return med, q[2] - q[0]
+
+
+def steady_call_s(
+    fn: Callable[..., Any], args: tuple, timer: Timer, sink: Sink, n: int = 5
+) -> float:
+    """Median of ``n`` single calls (the caller has warmed ``fn`` up)."""
+    return statistics.median(timer.one_call_s(fn, args, sink) for _ in range(n))
+
+
+@dataclass
+class BenchResult:
+    eager_ms: float
+    compiled_ms: float
+    eager_spread_ms: float
+    compiled_spread_ms: float
+    reps: int
+    iters: int
+    warmup: int
+    timer: str
+
+
+def benchmark(
+    eager: Callable[..., Any],
+    compiled: Callable[..., Any],
+    args: tuple,
+    iters: int,
+    reps: int,
+    timer: Timer,
+) -> BenchResult:
+    sink = Sink()
+    warm = min(warm_up(eager, args, timer, sink), warm_up(compiled, args, timer, sink))
+    eager_ms: list[float] = []
+    compiled_ms: list[float] = []
+    for _ in range(reps):
+        eager_ms.append(timer.per_call_ms(eager, args, iters, sink))
+        compiled_ms.append(timer.per_call_ms(compiled, args, iters, sink))
+    timer.sync()
+    e, e_spread = median_iqr(eager_ms)
+    c, c_spread = median_iqr(compiled_ms)
+    return BenchResult(e, c, e_spread, c_spread, reps, iters, warm, timer.name)

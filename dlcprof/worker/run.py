@@ -1,0 +1,444 @@
+"""One run in the worker: load, compile (probes live), benchmark, sweep.
+
+Every failure ends the same way: ``ErrorRaised(stage, one-line message,
+traceback)``, then ``RunFinished(status="error")`` and exit status 1, with
+everything captured before the failure already emitted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import IO, Any
+
+from dlcprof import events as ev
+from dlcprof.settings import RunSettings
+from dlcprof.worker import bench
+from dlcprof.worker.probes import ProbeNotes, Sink
+from dlcprof.worker.probes import caches as caches_probe
+from dlcprof.worker.probes import dynamo as dynamo_probe
+from dlcprof.worker.probes import kernels as kernels_probe
+from dlcprof.worker.probes import trace as trace_probe
+from dlcprof.worker.probes.trace import CompileCounts, TraceDispatcher
+from dlcprof.worker.sweep import SweepStep, run_sweep
+
+DYNAMIC = {"auto": None, "true": True, "false": False}
+GPU_MODES = ("reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+# Writes the raw structured-trace records the probes consume (fixtures for tests).
+TEE_ENV = "DLCPROF_TRACE_TEE"
+
+
+class StageError(Exception):
+    """A failure to report as ErrorRaised(stage, message, traceback)."""
+
+    def __init__(self, stage: str, message: str, tb: str = "") -> None:
+        super().__init__(message)
+        self.stage = stage
+        self.message = message
+        self.tb = tb
+
+
+def one_line(e: BaseException) -> str:
+    """One line: "ExcType: first line" (plus the next when the first only introduces it)."""
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    text = lines[0] if lines else ""
+    if text.endswith(":") and len(lines) > 1:
+        text = f"{text} {lines[1]}"
+    name = type(e).__name__
+    return f"{name}: {text}" if text else name
+
+
+def cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "cpu"
+
+
+def device_name(torch: Any, device: str) -> str:
+    if device == "cuda":
+        try:
+            return str(torch.cuda.get_device_name(0))
+        except Exception:  # noqa: BLE001
+            return "cuda (name unavailable)"
+    return cpu_name()
+
+
+def worker_ready(torch: Any) -> ev.WorkerReady:
+    cuda = bool(torch.cuda.is_available())
+    return ev.WorkerReady(
+        pid=os.getpid(),
+        schema=ev.SCHEMA_VERSION,
+        torch_version=str(torch.__version__),
+        python_version=platform.python_version(),
+        cuda_available=cuda,
+        device_name=device_name(torch, "cuda" if cuda else "cpu"),
+        cpu_count=os.cpu_count() or 1,
+    )
+
+
+class Run:
+    def __init__(self, sink: Sink, run_id: str, settings: RunSettings) -> None:
+        self.sink = sink
+        self.run_id = run_id
+        self.s = settings
+        self.notes = ProbeNotes(sink, run_id)
+        self.dispatcher: TraceDispatcher | None = None
+        self._uninstall: Callable[[], None] | None = None
+        self._tee: IO[str] | None = None
+
+    # Entry ------------------------------------------------------------------------
+
+    def execute(self) -> int:
+        t0 = time.time()
+        status = "ok"
+        try:
+            self._run()
+        except StageError as e:
+            self._flush_probes()
+            self.emit(ev.ErrorRaised(self.run_id, e.stage, e.message, e.tb))
+            status = "error"
+        except Exception as e:  # noqa: BLE001 - a harness bug still ends the run cleanly
+            self._flush_probes()
+            self.emit(
+                ev.ErrorRaised(
+                    self.run_id, "worker", f"dlcprof worker failed: {one_line(e)}",
+                    traceback.format_exc(),
+                )
+            )  # fmt: skip
+            status = "error"
+        finally:
+            self._flush_probes()
+            if self._uninstall is not None:
+                self._uninstall()
+            if self._tee is not None:
+                self._tee.close()
+        self.emit(ev.RunFinished(run_id=self.run_id, status=status, wall_s=time.time() - t0))
+        return 0 if status == "ok" else 1
+
+    def emit(self, event: ev.Event) -> None:
+        self.sink.emit(event)
+
+    def log(self, message: str, level: str = "info") -> None:
+        self.emit(ev.LogEmitted(run_id=self.run_id, level=level, source="dlcprof", message=message))
+
+    # Stages -----------------------------------------------------------------------
+
+    def _run(self) -> None:
+        import torch
+
+        s = self.s
+        device = s.device
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        # Before anything is compiled or timed: the thread count is a guarded global.
+        torch.set_num_threads(s.threads)
+        self.emit(
+            ev.RunStarted(
+                run_id=self.run_id, target=s.target, workload=_workload_name(s.target),
+                mode=s.mode,
+                dynamic=s.dynamic, backend=s.backend, device=device,
+                device_name=device_name(torch, device), dtype=s.dtype, size=s.size,
+                cache=s.cache, threads=torch.get_num_threads(), iters=s.iters,
+                shapes=list(s.shapes or []), torch_version=str(torch.__version__),
+            )
+        )  # fmt: skip
+        if device == "cuda" and not torch.cuda.is_available():
+            raise StageError(
+                "worker",
+                f"--device cuda: no CUDA device available to torch {torch.__version__}",
+            )
+        self._install_probes()
+
+        workload = self._load()
+        dtype = getattr(torch, s.dtype)
+        fn, args = self._build(workload, device, dtype)
+        timer = bench.Timer(device)
+
+        # Everything below runs under one grad mode, no_grad: it is guarded, so a
+        # change would make the harness itself trigger a recompile; and no_grad
+        # measures inference, not autograd bookkeeping (eager) or a forward that
+        # saves activations for a backward nobody runs (compiled). A training
+        # step turns grad on itself (torch.enable_grad()), as training-step does.
+        with torch.no_grad():
+            # One eager call first: it checks the workload runs at all, and it warms
+            # the runtime (thread pools, allocator), so that "first compiled call
+            # minus a steady call" is the compile and not one-time eager setup.
+            try:
+                timer.one_call_s(fn, args, bench.Sink())
+            except Exception as e:  # noqa: BLE001
+                hint = ""
+                if "requires_grad" in str(e) or "does not require grad" in str(e):
+                    hint = " (dlcprof runs workloads under torch.no_grad(): wrap a training "
+                    hint += "step in torch.enable_grad())"
+                raise StageError(
+                    "load",
+                    f"workload {workload.name} raised when called eagerly: {one_line(e)}{hint}",
+                    traceback.format_exc(),
+                ) from e
+            compiled, first_s = self._compile(torch, fn, args, timer, device)
+            compile_sum = self.dispatcher.snapshot().wall_s if self.dispatcher else None
+            if s.benchmark:
+                self._benchmark(fn, compiled, args, timer, first_s, compile_sum)
+            else:
+                sink = bench.Sink()
+                bench.warm_up(compiled, args, timer, sink)
+                steady_s = bench.steady_call_s(compiled, args, timer, sink)
+                self._log_compile(first_s, steady_s, compile_sum)
+            if s.sweeping:
+                self._sweep(torch, fn, workload, device, dtype, timer)
+
+    def _install_probes(self) -> None:
+        # Without provenance the kernel table still comes from the output code
+        # (fused ops read back from kernel names).
+        kernels_probe.enable_provenance(self.notes)
+        kernels = kernels_probe.KernelCollector(
+            self.sink, self.run_id, kernels_probe.aten_op_exists()
+        )
+        tee_path = os.environ.get(TEE_ENV)
+        if tee_path:
+            self._tee = open(tee_path, "w", encoding="utf-8")  # noqa: SIM115
+        dispatcher = TraceDispatcher(self.sink, self.run_id, kernels, tee=self._tee)
+        self._uninstall = trace_probe.install(dispatcher, self.notes)
+        if self._uninstall is not None:
+            self.dispatcher = dispatcher
+
+    def _flush_probes(self) -> None:
+        if self.dispatcher is not None:
+            self.dispatcher.flush()
+
+    def _load(self) -> Any:
+        from dlcprof import workloads
+
+        s = self.s
+        try:
+            workload = workloads.load(workloads.resolve(s.target))
+        except workloads.WorkloadError as e:
+            raise StageError("load", str(e), e.traceback) from e
+        except Exception as e:  # noqa: BLE001
+            raise StageError(
+                "load", f"cannot load workload {s.target}: {one_line(e)}", traceback.format_exc()
+            ) from e
+        has_inputs_for = workload.inputs_for is not None
+        self.emit(
+            ev.WorkloadLoaded(
+                run_id=self.run_id,
+                name=workload.name,
+                description=workload.description,
+                sizes=workload.sizes(s.size),
+                has_inputs_for=has_inputs_for,
+            )
+        )
+        if s.sweeping:
+            # Say it now, not after a compile and a benchmark the user waited for.
+            if not has_inputs_for:
+                raise StageError(
+                    "sweep",
+                    f"workload {workload.name} has no inputs_for(size, device, dtype): "
+                    "cannot sweep shapes",
+                )
+            if not (s.shapes or workload.sizes(s.size)):
+                raise StageError(
+                    "sweep",
+                    f"workload {workload.name} declares no SIZES: give the sizes with --shapes",
+                )
+        return workload
+
+    def _build(self, workload: Any, device: str, dtype: Any) -> tuple[Any, tuple]:
+        from dlcprof import workloads
+
+        try:
+            return workload.build(device, dtype, self.s.size)
+        except workloads.WorkloadError as e:
+            raise StageError("load", str(e), e.traceback) from e
+        except Exception as e:  # noqa: BLE001
+            raise StageError(
+                "load", f"workload {workload.name} build failed: {one_line(e)}",
+                traceback.format_exc(),
+            ) from e  # fmt: skip
+
+    def _compile_kwargs(self, device: str) -> dict[str, Any]:
+        s = self.s
+        kwargs: dict[str, Any] = {"dynamic": DYNAMIC[s.dynamic], "backend": s.backend}
+        if s.backend == "inductor":
+            kwargs["mode"] = None if s.mode == "default" else s.mode
+        elif s.mode != "default":
+            self.log(
+                f"mode {s.mode!r} applies to the inductor backend only: compiling with "
+                f"backend {s.backend!r} and no mode"
+            )
+        return kwargs
+
+    def _compile(
+        self, torch: Any, fn: Any, args: tuple, timer: bench.Timer, device: str
+    ) -> tuple[Any, float]:
+        s = self.s
+        kwargs = self._compile_kwargs(device)
+        if device == "cpu" and s.backend == "inductor" and s.mode in GPU_MODES:
+            self.log(
+                f"mode {s.mode!r} on CPU: CUDA graphs and Triton autotuning are GPU "
+                "features, so on CPU the modes mostly generate the same code"
+            )
+        try:
+            compiled = torch.compile(fn, **kwargs)
+            # The first call is where Dynamo traces and Inductor compiles; the probes
+            # stream phases, kernels and compile records while it runs.
+            first_s = timer.one_call_s(compiled, args, bench.Sink())
+        except Exception as e:  # noqa: BLE001
+            self._flush_probes()
+            raise StageError(
+                "compile", f"compile failed: {one_line(e)}", traceback.format_exc()
+            ) from e
+        self._flush_probes()
+        return compiled, first_s
+
+    def _benchmark(
+        self,
+        fn: Any,
+        compiled: Any,
+        args: tuple,
+        timer: bench.Timer,
+        first_s: float,
+        compile_sum: float | None,
+    ) -> None:
+        s = self.s
+        try:
+            r = bench.benchmark(fn, compiled, args, s.iters, s.reps, timer)
+        except Exception as e:  # noqa: BLE001
+            raise StageError(
+                "benchmark", f"benchmark failed: {one_line(e)}", traceback.format_exc()
+            ) from e
+        steady_s = r.compiled_ms / 1e3
+        compile_s = max(0.0, first_s - steady_s)
+        try:
+            load = list(os.getloadavg())
+        except OSError:
+            load = []
+        self.emit(
+            ev.BenchmarkMeasured(
+                run_id=self.run_id, eager_ms=r.eager_ms, compiled_ms=r.compiled_ms,
+                eager_spread_ms=r.eager_spread_ms, compiled_spread_ms=r.compiled_spread_ms,
+                reps=r.reps, iters=r.iters, warmup=r.warmup, compile_s=compile_s,
+                threads=_threads(), load_avg=load, timer=r.timer,
+            )
+        )  # fmt: skip
+        self._log_compile(first_s, steady_s, compile_sum)
+
+    def _log_compile(self, first_s: float, steady_s: float, compile_sum: float | None) -> None:
+        msg = (
+            f"compile {max(0.0, first_s - steady_s):.3f} s = first compiled call "
+            f"{first_s:.3f} s - steady call {steady_s * 1e3:.3f} ms"
+        )
+        if compile_sum is not None:
+            msg += f"; torch's compilation_metrics sum to {compile_sum:.3f} s"
+        self.log(msg)
+
+    def _sweep(
+        self, torch: Any, fn: Any, workload: Any, device: str, dtype: Any, timer: bench.Timer
+    ) -> None:
+        s = self.s
+        sizes = list(s.shapes or workload.sizes(s.size))
+        # A fresh Dynamo state: the sweep's function compiles from scratch and owns
+        # the whole recompile budget. torch restarts compile ids at 0/0 after a
+        # reset, so the sweep's ids carry a prefix.
+        dynamo_probe.reset(self.notes)
+        if self.dispatcher is not None:
+            self.dispatcher.new_generation("sweep:")
+        # Every transition pays its real compile (see probes/caches.py).
+        restore_caches = caches_probe.bypass_graph_caches(self.notes)
+        counts = self.dispatcher.snapshot if self.dispatcher is not None else self._fallback_counts
+        inputs_for = workload.inputs_for
+
+        def on_step(step: SweepStep) -> None:
+            self.emit(
+                ev.ShapeStepMeasured(
+                    run_id=self.run_id, size=step.size, recompiled=step.recompiled,
+                    transition_s=step.transition_s, latency_ms=step.latency_ms,
+                    reason=step.reason, ran_eager=step.ran_eager,
+                )
+            )  # fmt: skip
+
+        from dlcprof import workloads
+
+        try:
+            compiled = torch.compile(fn, **self._compile_kwargs(device))
+            total, compiles = run_sweep(
+                compiled, lambda n: inputs_for(n, device, dtype), sizes, timer, counts, on_step
+            )
+        except workloads.WorkloadError as e:
+            self._flush_probes()
+            raise StageError("sweep", str(e), e.traceback) from e
+        except Exception as e:  # noqa: BLE001
+            self._flush_probes()
+            raise StageError(
+                "sweep", f"shape sweep failed: {one_line(e)}", traceback.format_exc()
+            ) from e
+        finally:
+            restore_caches()
+        self._flush_probes()
+        self.emit(
+            ev.SweepFinished(run_id=self.run_id, cumulative_transition_s=total, compiles=compiles)
+        )
+
+    def _fallback_counts(self) -> CompileCounts:
+        n = dynamo_probe.frames_compiled(self.notes)
+        return CompileCounts(compiles=n or 0)
+
+
+def _workload_name(target: str) -> str:
+    """The display name, found without running the workload (load() reports errors)."""
+    from dlcprof import workloads
+
+    try:
+        return workloads.resolve(target).name
+    except Exception:  # noqa: BLE001
+        return target
+
+
+def _threads() -> int:
+    import torch
+
+    return int(torch.get_num_threads())
+
+
+def serve(sink: Sink, stdin: IO[str] | None = None) -> int:
+    """Import torch, say ready, take one request from stdin, run it."""
+    import json
+
+    from dlcprof.settings import SettingsError
+
+    try:
+        import torch
+    except BaseException as e:  # noqa: BLE001 - report even a crash of the import itself
+        sink.emit(
+            ev.ErrorRaised(None, "worker", f"cannot import torch: {one_line(e)}",
+                           traceback.format_exc())
+        )  # fmt: skip
+        return 1
+    sink.emit(worker_ready(torch))
+    line = (stdin or sys.stdin).readline()
+    if not line.strip():
+        return 0  # a standby worker that was not needed
+    run_id = None
+    try:
+        request = json.loads(line)
+        run_id = str(request["run_id"])
+        settings = RunSettings.from_dict(request["settings"]).validate()
+    except (ValueError, KeyError, TypeError, SettingsError) as e:
+        sink.emit(ev.ErrorRaised(run_id, "worker", f"bad run request: {one_line(e)}"))
+        if run_id is not None:
+            sink.emit(ev.RunFinished(run_id=run_id, status="error", wall_s=0.0))
+        return 1
+    with contextlib.suppress(Exception):
+        # The workload may read stdin; it holds nothing more for us.
+        sys.stdin = open(os.devnull)  # noqa: SIM115
+    return Run(sink, run_id, settings).execute()

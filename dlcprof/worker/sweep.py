@@ -1,0 +1,83 @@
+"""Shape sweep: one compiled function fed a sequence of sizes, each transition timed.
+
+What ``transition_s`` includes: the wall time of the first call at a new size
+minus one steady call at that size, i.e. guard evaluation, any recompile
+(Dynamo trace, AOTAutograd, Inductor lowering and codegen, kernel build or
+load) and first-run overheads (allocations). For the first size it is the
+sweep function's initial compile.
+
+Why the numbers are comparable between a static and a dynamic sweep: the sweep
+runs in the same process after the main compile and a ``torch._dynamo.reset()``
+(a fresh compiled function owning the whole recompile budget), so one-time
+process costs (imports, CPU ISA probes, the precompiled header) were already
+paid by the main compile and inflate neither; and Inductor's FX / AOTAutograd
+graph caches are bypassed during the sweep (probes/caches.py), so no step loads
+a graph compiled earlier (in this run or an earlier one) in a fraction of the
+time. Kernel binaries may still come from the code cache.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dlcprof.worker.bench import Sink, Timer, warm_up
+from dlcprof.worker.probes.trace import CompileCounts
+
+STEADY_CALLS = 5
+
+
+@dataclass
+class SweepStep:
+    size: int
+    recompiled: bool
+    transition_s: float
+    latency_ms: float
+    reason: str | None
+    ran_eager: bool
+
+
+def run_sweep(
+    compiled: Callable[..., Any],
+    inputs_for: Callable[[int], tuple],
+    sizes: list[int],
+    timer: Timer,
+    counts: Callable[[], CompileCounts],
+    on_step: Callable[[SweepStep], None],
+) -> tuple[float, int]:
+    """Calls ``on_step`` per size; returns (cumulative transition s, compiles)."""
+    start = counts()
+    total = 0.0
+    for n in sizes:
+        args = inputs_for(n)
+        sink = Sink()
+        before = counts()
+        first_s = timer.one_call_s(compiled, args, sink)
+        after = counts()
+        # A few calls to get past the post-compile slow calls, then the steady one.
+        warm_up(compiled, args, timer, sink)
+        steady_s = statistics.median(
+            timer.one_call_s(compiled, args, sink) for _ in range(STEADY_CALLS)
+        )
+        compiled_now = (after.compiles - before.compiles) + (
+            after.backward_compiles - before.backward_compiles
+        ) > 0
+        reasons = after.reasons[len(before.reasons) :]
+        transition = max(0.0, first_s - steady_s)
+        total += transition
+        on_step(
+            SweepStep(
+                size=n,
+                recompiled=compiled_now,
+                transition_s=transition,
+                latency_ms=steady_s * 1e3,
+                reason="; ".join(reasons) if reasons else None,
+                # Past the recompile limit Dynamo runs the frame eagerly, from the
+                # call that hit it on.
+                ran_eager=after.limit_hits > start.limit_hits,
+            )
+        )
+    end = counts()
+    return total, end.compiles - start.compiles
