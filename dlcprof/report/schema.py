@@ -1,0 +1,381 @@
+"""The JSON report: the raw event stream plus a summary, and its reader.
+
+A report is self-describing (``"schema": "dlcprof.report/1"``). The summary is
+for people and other tools; ``load_session`` ignores it and replays
+``events`` through ``Session.apply``, so a loaded report rebuilds exactly the
+state seen live. JSON only: nothing in a report is ever executed.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import weakref
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import dlcprof
+from dlcprof import events as ev
+from dlcprof.report import summary as sm
+from dlcprof.report.atomic import os_reason
+from dlcprof.report.errors import ReportError
+from dlcprof.session import Run, Session
+
+__all__ = [
+    "MIGRATIONS",
+    "REPORT_SCHEMA",
+    "REPORT_VERSION",
+    "ReportError",
+    "build_report",
+    "dumps_report",
+    "load_report",
+    "load_session",
+    "report_origin",
+]
+
+SCHEMA_PREFIX = "dlcprof.report/"
+REPORT_VERSION = 1
+REPORT_SCHEMA = f"{SCHEMA_PREFIX}{REPORT_VERSION}"
+
+# Upgrades one schema version to the next: MIGRATIONS[n] turns a /n report
+# dict into a /n+1 one. /1 is the first public version, so this is empty; a
+# future /2 adds MIGRATIONS[1] and every older report still loads.
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+# What a loaded report said about where it was recorded (platform, created,
+# extra): the events do not carry it, and re-saving a loaded session on another
+# machine must not claim that machine recorded it.
+_ORIGINS: weakref.WeakKeyDictionary[Session, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def report_origin(session: Session) -> dict[str, Any] | None:
+    """The top-level fields of the report ``session`` was loaded from, if any."""
+    return _ORIGINS.get(session)
+
+
+# --- writing ----------------------------------------------------------------------
+
+
+def _iso(t: float | None) -> str | None:
+    if t is None:
+        return None
+    return (
+        _dt.datetime.fromtimestamp(t, _dt.timezone.utc).astimezone().isoformat(timespec="seconds")
+    )
+
+
+def environment(session: Session) -> dict[str, Any]:
+    """Where the session ran: from the events, else from the loaded report."""
+    origin = (report_origin(session) or {}).get("environment") or {}
+    w = session.worker
+    run = session.latest_run
+    s = run.settings if run else {}
+    bench_run = sm.latest_with(session, lambda r: r.benchmark is not None)
+    env = {
+        "torch": (w.torch_version if w else None) or s.get("torch_version"),
+        "python": w.python_version if w else None,
+        "device": s.get("device"),
+        "device_name": s.get("device_name") or (w.device_name if w else None),
+        "cuda_available": w.cuda_available if w else None,
+        "threads": s.get("threads"),
+        # Measured next to the benchmark: the load that could disturb it.
+        "load_avg": list(bench_run.benchmark.load_avg) if bench_run else None,  # type: ignore[union-attr]
+        "cpu_count": w.cpu_count if w else None,
+        "platform": origin.get("platform") or platform.platform(),
+    }
+    for k, v in env.items():
+        if v is None and origin.get(k) is not None:
+            env[k] = origin[k]
+    return env
+
+
+def _compile_dict(c: Any, origin: float | None) -> dict[str, Any]:
+    return {
+        "compile_id": c.compile_id,
+        "finished": c.finished,
+        "wall_s": c.wall_s,
+        "start_s": (c.start_t - origin) if c.start_t is not None and origin else None,
+        "phases": [
+            {k: row[k] for k in ("name", "start_s", "duration_s", "depth", "thread", "cache_state")}
+            for row in sm.phase_rows(c, origin)
+        ],
+        "kernels": [
+            {
+                "name": k.name,
+                "kind": k.kind,
+                "fused_ops": list(k.fused_ops),
+                "source": k.source,
+                "source_lines": list(k.source_lines),
+                "order": k.order,
+            }
+            for k in sorted(c.kernels, key=lambda k: k.order)
+        ],
+        "recompile_reason": c.recompile_reason,
+        "graph_breaks": [
+            {"reason": g.reason, "location": g.location, "hints": list(g.hints)}
+            for g in c.graph_breaks
+        ],
+        "cache": c.cache,
+        "is_backward": c.is_backward,
+        "fail_type": c.fail_type,
+        "fail_reason": c.fail_reason,
+        "graph_op_count": c.graph_op_count,
+        "guard_count": c.guard_count,
+        "metrics": dict(c.metrics),
+    }
+
+
+def _benchmark_dict(run: Run) -> dict[str, Any] | None:
+    b = run.benchmark
+    if b is None:
+        return None
+    return {
+        "eager_ms": b.eager_ms,
+        "compiled_ms": b.compiled_ms,
+        "speedup": b.speedup,
+        "compile_s": b.compile_s,
+        "break_even_iters": b.break_even_iters,
+        "eager_spread_ms": b.eager_spread_ms,
+        "compiled_spread_ms": b.compiled_spread_ms,
+        "reps": b.reps,
+        "iters": b.iters,
+        "warmup": b.warmup,
+        "threads": b.threads,
+        "load_avg": list(b.load_avg),
+        "timer": b.timer,
+    }
+
+
+def _run_dict(run: Run) -> dict[str, Any]:
+    origin = sm.run_origin(run)
+    s = run.settings
+    limit = run.recompile_limit
+    return {
+        "run_id": run.run_id,
+        "label": run.label,
+        "status": run.status,
+        "workload": run.workload,
+        "target": run.target,
+        "description": run.description,
+        "settings": dict(s),
+        "mode": s.get("mode"),
+        "dynamic": s.get("dynamic"),
+        "backend": s.get("backend"),
+        "started": _iso(run.started_t),
+        "wall_s": run.wall_s,
+        "compile_wall_s": run.compile_wall_s,
+        "compiles": [_compile_dict(c, origin) for c in run.compiles.values()],
+        "recompiles": [
+            {k: row[k] for k in ("compile_id", "reason", "cost_s", "cumulative_s")}
+            for row in sm.recompile_rows(run)
+        ],
+        "graph_breaks": [
+            {"compile_id": g.compile_id, "reason": g.reason, "location": g.location}
+            for g in run.graph_breaks
+        ],
+        "dynamic_dims": list(run.dynamic_dims),
+        "benchmark": _benchmark_dict(run),
+        "shape_sweep": [
+            {
+                "size": st.size,
+                "recompiled": st.recompiled,
+                "transition_s": st.transition_s,
+                "latency_ms": st.latency_ms,
+                "reason": st.reason,
+                "ran_eager": st.ran_eager,
+            }
+            for st in run.sweep
+        ],
+        "sweep_total_s": sm.sweep_total(run),
+        "recompile_limit_hit": (
+            {"function": limit.function, "limit": limit.limit, "message": limit.message}
+            if limit
+            else None
+        ),
+        "errors": [
+            {"stage": e.stage, "message": e.message, "traceback": e.traceback} for e in run.errors
+        ],
+        "warnings": [
+            {"level": lg.level, "source": lg.source, "message": lg.message}
+            for lg in run.logs
+            if lg.level in ("warning", "error")
+        ],
+        "unavailable": dict(run.unavailable),
+    }
+
+
+def build_report(session: Session, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON-ready report for ``session`` (see docs/report-schema.md)."""
+    name, target = sm.workload_of(session)
+    origin = report_origin(session) or {}
+    merged_extra = {**(origin.get("extra") or {}), **(extra or {})}
+    return {
+        "schema": REPORT_SCHEMA,
+        "dlcprof_version": dlcprof.__version__,
+        "created": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "recorded": _iso(sm.session_origin(session)),
+        "environment": environment(session),
+        "workload": {"name": name, "target": target},
+        "runs": [_run_dict(r) for r in session.runs.values()],
+        "device": sm.device_summary(session),
+        "hotspots": {
+            "samples": session.hot_frames.samples if session.hot_frames else 0,
+            "rows": sm.hotspot_rows(session),
+        },
+        "errors": [
+            {"stage": e.stage, "message": e.message, "traceback": e.traceback}
+            for e in session.errors
+        ],
+        "worker_exits": [
+            {"returncode": x.returncode, "signal": x.signal, "message": x.message}
+            for x in session.worker_exits
+        ],
+        "extra": merged_extra,
+        "events": [ev.to_dict(e) for e in session.events],
+    }
+
+
+def dumps_report(report: dict[str, Any]) -> str:
+    # default=str: torch metrics may hold odd values; a report must always write.
+    return json.dumps(report, indent=1, default=str, ensure_ascii=False) + "\n"
+
+
+# --- reading -----------------------------------------------------------------------
+
+
+def _read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ReportError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ReportError(f"{path} is a directory with no session.json") from None
+    except OSError as e:
+        raise ReportError(f"cannot read {path}: {os_reason(e)}") from e
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ReportError(f"{path} is corrupted: not UTF-8 text (byte {e.start})") from None
+
+
+def _looks_like_event_stream(text: str) -> bool:
+    first = text.lstrip().split("\n", 1)[0]
+    try:
+        d = json.loads(first)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(d, dict) and "type" in d and "schema" not in d
+
+
+def _events_from_dicts(path: Path, items: list[Any], where: str) -> list[ev.Event]:
+    out = []
+    for i, d in enumerate(items, 1):
+        if not isinstance(d, dict):
+            raise ReportError(f"{path} is corrupted: {where} {i} is not a JSON object")
+        if d.get("type") not in ev.Event.registry:
+            # A newer dlcprof may add event types within /1: skip what this
+            # version cannot fold rather than refusing the whole report.
+            if isinstance(d.get("type"), str):
+                continue
+            raise ReportError(f"{path} is corrupted: {where} {i} has no event type")
+        try:
+            out.append(ev.from_dict(d))
+        except ev.ProtocolError as e:
+            raise ReportError(f"{path} is corrupted: {where} {i}: {e}") from None
+    return out
+
+
+def _load_event_stream(path: Path, text: str) -> list[ev.Event]:
+    items = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            items.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            raise ReportError(
+                f"{path} is corrupted: {e.msg} at line {lineno} column {e.colno}"
+            ) from None
+    events = _events_from_dicts(path, items, "line")
+    if not events:
+        raise ReportError(f"{path} holds no dlcprof events")
+    return events
+
+
+def _schema_version(path: Path, schema: Any) -> int:
+    if not isinstance(schema, str) or not schema.startswith(SCHEMA_PREFIX):
+        raise ReportError(f"{path} is not a dlcprof report (schema {schema!r})")
+    try:
+        return int(schema[len(SCHEMA_PREFIX) :])
+    except ValueError:
+        raise ReportError(f"{path} is not a dlcprof report (schema {schema!r})") from None
+
+
+def migrate(path: Path, report: dict[str, Any]) -> dict[str, Any]:
+    """Bring a report of any readable schema up to REPORT_SCHEMA."""
+    version = _schema_version(path, report.get("schema"))
+    if version > REPORT_VERSION:
+        raise ReportError(
+            f"{path} was written by a newer dlcprof (schema {report['schema']}); "
+            f"this one reads up to /{REPORT_VERSION}: upgrade dlcprof"
+        )
+    while version < REPORT_VERSION:
+        step = MIGRATIONS.get(version)
+        if step is None:
+            raise ReportError(
+                f"{path} uses schema {SCHEMA_PREFIX}{version}, which this dlcprof cannot read"
+            )
+        report = step(dict(report))
+        version += 1
+        report["schema"] = f"{SCHEMA_PREFIX}{version}"
+    return report
+
+
+def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The report dict at ``path`` (a report file or a saved folder), migrated to
+    the current schema. A bare ``.jsonl`` event stream comes back wrapped as a
+    minimal report with only ``events``."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "session.json"
+    text = _read_text(p)
+    if not text.strip():
+        raise ReportError(f"{p} is empty: not a dlcprof report")
+    if p.suffix == ".jsonl" or _looks_like_event_stream(text):
+        events = _load_event_stream(p, text)
+        return {"schema": REPORT_SCHEMA, "events": [ev.to_dict(e) for e in events]}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ReportError(
+            f"{p} is corrupted: {e.msg} at line {e.lineno} column {e.colno}"
+        ) from None
+    if not isinstance(data, dict):
+        kind = {list: "an array", str: "a string"}.get(type(data), type(data).__name__)
+        raise ReportError(f"{p} is not a dlcprof report (JSON {kind}, not an object)")
+    if "schema" not in data:
+        raise ReportError(f"{p} is not a dlcprof report (no 'schema' key)")
+    data = migrate(p, data)
+    if not isinstance(data.get("events"), list):
+        raise ReportError(f"{p} is corrupted: no 'events' list")
+    return data
+
+
+def load_session(path: str | os.PathLike[str]) -> Session:
+    """Rebuild the Session saved at ``path`` by replaying its events.
+
+    Raises ReportError (one line) for a missing, corrupted, foreign or newer file.
+    """
+    p = Path(path)
+    report = load_report(p)
+    events = _events_from_dicts(p, report["events"], "event")
+    session = Session()
+    for e in events:
+        session.apply(e)
+    _ORIGINS[session] = {
+        k: report[k] for k in ("environment", "created", "extra", "dlcprof_version") if k in report
+    }
+    return session

@@ -1,0 +1,276 @@
+"""Derived figures shared by the JSON report, Markdown, HTML, trace and compare.
+
+Everything here reads a Session and returns plain data; one place decides
+what a number means so the formats never disagree.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from dlcprof import events as ev
+from dlcprof.session import Compile, Phase, Run, Session, nest_phases
+
+# --- time origins -----------------------------------------------------------------
+
+
+def session_origin(session: Session) -> float | None:
+    """The earliest timestamp in the session (phase starts can precede their event)."""
+    ts = [e.t for e in session.events]
+    for r in session.runs.values():
+        for c in r.compiles.values():
+            ts.extend(p.start_t for p in c.phases)
+            if c.start_t is not None:
+                ts.append(c.start_t)
+    return min(ts) if ts else None
+
+
+def run_origin(run: Run) -> float | None:
+    """Run start (RunStarted); else its earliest phase, for a stream cut short."""
+    if run.started_t is not None:
+        return run.started_t
+    starts = [p.start_t for c in run.compiles.values() for p in c.phases]
+    return min(starts) if starts else None
+
+
+# --- phases -----------------------------------------------------------------------
+
+
+def main_thread(phases: list[Phase]) -> int | None:
+    """The thread that compiled: the one holding the longest phase. The others
+    are pool threads (g++ compiles, async work)."""
+    if not phases:
+        return None
+    return max(phases, key=lambda p: (p.duration_s, -p.start_t)).thread
+
+
+def phase_rows(compile_: Compile, origin: float | None) -> list[dict[str, Any]]:
+    """Phases in start order with depth and start relative to ``origin``."""
+    base = origin or 0.0
+    return [
+        {
+            "name": p.name,
+            "start_s": p.start_t - base,
+            "duration_s": p.duration_s,
+            "depth": depth,
+            "thread": p.thread,
+            "cache_state": p.cache_state,
+        }
+        for p, depth in nest_phases(compile_.phases)
+    ]
+
+
+@dataclass
+class PhaseTotal:
+    name: str
+    total_s: float
+    count: int
+    depth: int  # the shallowest depth it was seen at
+    threads: int  # distinct threads it ran on (>1: summed over a pool)
+    pool: bool  # ran off the compiling thread
+
+
+def phase_totals(run: Run) -> list[PhaseTotal]:
+    """Time per phase name over all compiles of a run: the compiling thread's
+    phases in tree order, then pool-thread phases."""
+    acc: dict[tuple[bool, str], PhaseTotal] = {}
+    threads: dict[tuple[bool, str], set[int]] = {}
+    for c in run.compiles.values():
+        main = main_thread(c.phases)
+        for p, depth in nest_phases(c.phases):
+            key = (p.thread != main, p.name)
+            t = acc.get(key)
+            if t is None:
+                t = acc[key] = PhaseTotal(p.name, 0.0, 0, depth, 0, key[0])
+            t.total_s += p.duration_s
+            t.count += 1
+            t.depth = min(t.depth, depth)
+            threads.setdefault(key, set()).add(p.thread)
+    for key, t in acc.items():
+        t.threads = len(threads[key])
+    return sorted(acc.values(), key=lambda t: t.pool)
+
+
+def phase_span(phases: list[Phase]) -> float:
+    if not phases:
+        return 0.0
+    return max(p.end_t for p in phases) - min(p.start_t for p in phases)
+
+
+# --- compiles, recompiles, sweeps ----------------------------------------------------
+
+
+_CID_PREFIX = re.compile(r"^\s*\[?\d+/\d+\]?\s*:\s*")
+
+
+def normalize_reason(reason: str) -> str:
+    """A recompile reason without the leading compile id ("0/1: ...")."""
+    return _CID_PREFIX.sub("", reason.strip())
+
+
+def recompile_rows(run: Run) -> list[dict[str, Any]]:
+    """Recompiles with their cost and the running total of those costs."""
+    rows, total = [], 0.0
+    for rc in run.recompiles:
+        if rc.cost_s is not None:
+            total += rc.cost_s
+        rows.append(
+            {
+                "compile_id": rc.compile_id,
+                "reason": rc.reason,
+                "cost_s": rc.cost_s,
+                "cumulative_s": total if rc.cost_s is not None else None,
+                "t": rc.t,
+            }
+        )
+    return rows
+
+
+def sweep_total(run: Run) -> float | None:
+    if run.sweep_total_s is not None:
+        return run.sweep_total_s
+    if run.sweep:
+        return run.cumulative_transition_s[-1]
+    return None
+
+
+def sweep_runs(session: Session) -> list[Run]:
+    return [r for r in session.runs.values() if r.sweep]
+
+
+@dataclass
+class SweepContrast:
+    """Static vs dynamic shapes over the same workload: the paper's finding 3."""
+
+    workload: str
+    static: Run
+    dynamic: Run
+    static_s: float
+    dynamic_s: float
+
+    @property
+    def reduction(self) -> float | None:
+        """Fraction of the static transition cost that dynamic shapes saved."""
+        if self.static_s <= 0:
+            return None
+        return 1.0 - self.dynamic_s / self.static_s
+
+
+def sweep_contrasts(session: Session) -> list[SweepContrast]:
+    """For each workload swept with dynamic=false and with dynamic true/auto."""
+    out = []
+    by_workload: dict[str, list[Run]] = {}
+    for r in sweep_runs(session):
+        by_workload.setdefault(r.workload, []).append(r)
+    for workload, runs in by_workload.items():
+        static = [r for r in runs if str(r.settings.get("dynamic")) == "false"]
+        dynamic = [r for r in runs if str(r.settings.get("dynamic")) in ("true", "auto")]
+        if not static or not dynamic:
+            continue
+        s, d = static[-1], dynamic[-1]
+        s_total, d_total = sweep_total(s), sweep_total(d)
+        if s_total is None or d_total is None:
+            continue
+        out.append(SweepContrast(workload, s, d, s_total, d_total))
+    return out
+
+
+# --- device, hotspots ------------------------------------------------------------------
+
+
+def finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def device_series(session: Session) -> dict[str, list[tuple[float, float]]]:
+    """metric -> [(t, value)], skipping samples where the probe had no value."""
+    series: dict[str, list[tuple[float, float]]] = {}
+    for s in session.device_samples:
+        for k, v in s.values.items():
+            if finite(v):
+                series.setdefault(k, []).append((s.t, float(v)))
+            else:
+                series.setdefault(k, [])
+    return series
+
+
+def is_percent(metric: str) -> bool:
+    m = metric.lower()
+    return any(w in m for w in ("pct", "percent", "util", "%"))
+
+
+def device_summary(session: Session) -> dict[str, Any]:
+    series = device_series(session)
+    samples = session.device_samples
+    metrics = {}
+    for k, pts in series.items():
+        vals = [v for _, v in pts]
+        metrics[k] = {
+            "count": len(vals),
+            "min": min(vals) if vals else None,
+            "mean": sum(vals) / len(vals) if vals else None,
+            "max": max(vals) if vals else None,
+            "last": vals[-1] if vals else None,
+        }
+    return {
+        "samples": len(samples),
+        "sources": sorted({s.source for s in samples}),
+        "duration_s": (samples[-1].t - samples[0].t) if len(samples) > 1 else 0.0,
+        "metrics": metrics,
+        "monitors": {
+            name: {"available": m.available, "message": m.message}
+            for name, m in session.monitors.items()
+        },
+    }
+
+
+HOTSPOT_KEYS = ("function", "file", "line", "thread", "own", "total", "phase")
+
+
+def hotspot_rows(session: Session, limit: int = 20) -> list[dict[str, Any]]:
+    if session.hot_frames is None:
+        return []
+    rows = []
+    for r in session.hot_frames.rows[:limit]:
+        rows.append({k: r.get(k) for k in HOTSPOT_KEYS})
+    return rows
+
+
+def hotspot_share(value: Any, samples: int) -> float | None:
+    """own/total as a fraction of samples (py-spy rows count samples)."""
+    if not finite(value) or samples <= 0:
+        return None
+    return float(value) / samples
+
+
+# --- environment ------------------------------------------------------------------
+
+
+def latest_with(session: Session, pred: Any) -> Run | None:
+    for r in reversed(list(session.runs.values())):
+        if pred(r):
+            return r
+    return None
+
+
+def profile_event(session: Session) -> ev.ProfileSaved | None:
+    for e in reversed(session.events):
+        if isinstance(e, ev.ProfileSaved):
+            return e
+    return None
+
+
+def workload_title(session: Session) -> str:
+    """Every workload in the session, in run order."""
+    names = list(dict.fromkeys(r.workload or r.run_id for r in session.runs.values()))
+    return ", ".join(names) if names else "empty session"
+
+
+def workload_of(session: Session) -> tuple[str, str]:
+    r = session.latest_run
+    if r is None:
+        return "", ""
+    return r.workload or r.settings.get("workload", ""), r.target

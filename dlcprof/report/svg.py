@@ -1,0 +1,364 @@
+"""Inline SVG charts for the HTML reports: no scripts, no external assets.
+
+Charts are strings of SVG sized by ``viewBox`` (they scale with the page);
+hover text comes from ``<title>`` elements, which browsers show natively.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+
+from dlcprof.report import fmt
+from dlcprof.report import summary as sm
+from dlcprof.session import Phase, Run, nest_phases
+
+FONT = "font-family=\"ui-sans-serif,system-ui,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif\""
+MONO = "font-family=\"'Fira Code',ui-monospace,'SFMono-Regular',Menlo,Consolas,monospace\""
+AXIS = "#8a93a6"
+GRID = "#e6e9ef"
+INK = "#1d2330"
+MUTED = "#5b6478"
+
+# One colour per compiler stage, so the eye finds "where did the time go".
+STAGES = (
+    ("Dynamo", "#3b6fd8", ("dynamo", "entire_frame_compile", "bytecode_tracing", "build_guards", "compile_inner", "_compile")),
+    ("AOTAutograd", "#8a5cd0", ("backend_compile", "create_aot", "aot_", "min_cut", "joint")),
+    ("Inductor", "#1f9e89", ("inductor", "graphlowering", "scheduler", "codegen", "wrapper", "fx_graph", "post_grad", "pre_grad")),
+    ("C++/Triton build", "#e08a1e", ("compile_file", "async_compile", "codecache", "load_by_key", "triton", "cpp_", "autotune")),
+)  # fmt: skip
+OTHER = ("other", "#8b93a5")
+
+
+def stage_of(name: str) -> tuple[str, str]:
+    n = name.lower()
+    # Check specific stages first: "inductor_compile" must not read as Dynamo.
+    for label, color, keys in (STAGES[3], STAGES[2], STAGES[1], STAGES[0]):
+        if any(n.startswith(k) or k in n for k in keys):
+            return label, color
+    return OTHER
+
+
+def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    """Round tick values covering [lo, hi]."""
+    if not math.isfinite(lo) or not math.isfinite(hi) or hi <= lo:
+        hi = lo + 1.0
+    raw = (hi - lo) / max(n, 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    start = math.floor(lo / step) * step
+    ticks, t = [], start
+    while t <= hi + step * 1e-6:
+        ticks.append(round(t, 10))
+        t += step
+    if ticks[-1] < hi:
+        ticks.append(round(t, 10))
+    return ticks
+
+
+def tick_label(v: float, unit: str = "") -> str:
+    if unit == "s":
+        return fmt.secs(v) if v else "0"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:g}"
+
+
+def _text(
+    x: float,
+    y: float,
+    s: str,
+    size: int = 11,
+    anchor: str = "start",
+    fill: str = MUTED,
+    extra: str = "",
+) -> str:
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" fill="{fill}" {extra}>'
+        f"{escape(s)}</text>"
+    )
+
+
+def _svg(width: int, height: int, body: list[str], label: str) -> str:
+    return (
+        f'<svg class="chart" viewBox="0 0 {width} {height}" width="100%" role="img" '
+        f'aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg" {FONT}>'
+        + "".join(body)
+        + "</svg>"
+    )
+
+
+def empty_chart(message: str, width: int = 1100, height: int = 90) -> str:
+    body = [
+        f'<rect x="0.5" y="0.5" width="{width - 1}" height="{height - 1}" rx="6" fill="#fafbfc" stroke="{GRID}" stroke-dasharray="4 3"/>',
+        _text(width / 2, height / 2 + 4, message, 13, "middle", MUTED),
+    ]
+    return _svg(width, height, body, message)
+
+
+# --- phase timeline ------------------------------------------------------------------
+
+
+LANE_H = 15
+LANE_GAP = 2
+
+
+def _lanes(phases: list[Phase]) -> list[tuple[Phase, int]]:
+    """Each phase with its lane: compiling thread's depths first, then one
+    lane per pool thread depth."""
+    main = sm.main_thread(phases)
+    nested = nest_phases(phases)
+    threads = [main] + sorted(
+        {p.thread for p, _ in nested if p.thread != main},
+        key=lambda t: min(p.start_t for p in phases if p.thread == t),
+    )
+    base, offset = {}, 0
+    for t in threads:
+        base[t] = offset
+        offset += 1 + max((d for p, d in nested if p.thread == t), default=0)
+    return [(p, base[p.thread] + d) for p, d in nested]
+
+
+def phase_timeline(run: Run, width: int = 1100, max_compiles: int = 30) -> str:
+    """One band per compile id, phases as bars nested by depth, on a shared
+    scale aligned at each compile's start (so compiles compare by length)."""
+    compiles = [c for c in run.compiles.values() if c.phases]
+    if not compiles:
+        return empty_chart("no compile phases recorded for this run")
+    shown = compiles[:max_compiles]
+    origin = sm.run_origin(run) or 0.0
+    span = max(sm.phase_span(c.phases) for c in shown) or 1e-3
+    left, right, top = 150, 20, 26
+    plot_w = width - left - right
+    ticks = nice_ticks(0, span, 6)
+    scale = plot_w / ticks[-1]
+    body: list[str] = []
+    y = top
+    bands = []
+    for c in shown:
+        lanes = _lanes(c.phases)
+        n_lanes = 1 + max(lane for _, lane in lanes)
+        h = n_lanes * (LANE_H + LANE_GAP) + 10
+        bands.append((c, lanes, y, h))
+        y += h + 8
+    height = y + 24
+    # Grid and axis.
+    for t in ticks:
+        x = left + t * scale
+        body.append(
+            f'<line x1="{x:.1f}" y1="{top - 6}" x2="{x:.1f}" y2="{y - 4}" stroke="{GRID}"/>'
+        )
+        body.append(_text(x, y + 10, tick_label(t, "s"), 10, "middle", AXIS))
+    body.append(_text(left, 14, "time since the compile started →", 11, "start", MUTED))
+    for i, (c, lanes, by, h) in enumerate(bands):
+        if i % 2 == 0:
+            body.append(f'<rect x="0" y="{by - 4}" width="{width}" height="{h}" fill="#f7f8fb"/>')
+        start = min(p.start_t for p in c.phases)
+        body.append(_text(10, by + 12, c.compile_id, 12, "start", INK, f'font-weight="600" {MONO}'))
+        wall = (
+            fmt.secs(c.wall_s, "running")
+            if c.wall_s is not None
+            else fmt.secs(sm.phase_span(c.phases))
+        )
+        body.append(_text(10, by + 27, f"{wall} · at +{start - origin:.2f} s", 10, "start", MUTED))
+        if c.recompile_reason:
+            body.append(_text(10, by + 40, "recompile", 10, "start", "#b4441c"))
+        for p, lane in lanes:
+            x = left + (p.start_t - start) * scale
+            w = max(p.duration_s * scale, 1.0)
+            ly = by + lane * (LANE_H + LANE_GAP)
+            stage, color = stage_of(p.name)
+            tip = f"{p.name}\n{fmt.secs(p.duration_s)} ({stage}), starts +{p.start_t - start:.3f} s"
+            if p.cache_state:
+                tip += f"\ncache: {p.cache_state}"
+            body.append(
+                f'<g><title>{escape(tip)}</title><rect x="{x:.1f}" y="{ly}" width="{w:.1f}" height="{LANE_H}" rx="2" '
+                f'fill="{color}" fill-opacity="{0.95 - min(lane, 6) * 0.08:.2f}"/>'
+            )
+            label = f"{p.name} {fmt.secs(p.duration_s)}"
+            if w > 7 * len(label) * 0.92:
+                body.append(_text(x + 4, ly + 11, label, 10, "start", "#fff"))
+            elif w > 7 * len(p.name) * 0.92:
+                body.append(_text(x + 4, ly + 11, p.name, 10, "start", "#fff"))
+            body.append("</g>")
+    # Legend.
+    lx = left + plot_w
+    for label, color in reversed([(s[0], s[1]) for s in STAGES] + [OTHER]):
+        lx -= 9 * len(label) * 0.75 + 26
+        body.append(f'<rect x="{lx:.1f}" y="5" width="10" height="10" rx="2" fill="{color}"/>')
+        body.append(_text(lx + 14, 14, label, 11, "start", MUTED))
+    if len(compiles) > len(shown):
+        body.append(
+            _text(
+                left,
+                height - 2,
+                f"… {len(compiles) - len(shown)} more compiles in session.json",
+                11,
+                "start",
+                MUTED,
+            )
+        )
+        height += 6
+    return _svg(width, height, body, f"compile phase timeline of {run.label}")
+
+
+# --- line charts ----------------------------------------------------------------------
+
+
+@dataclass
+class Series:
+    label: str
+    color: str
+    points: list[tuple[float, float | None]]  # None breaks the line
+    dashed: bool = False
+
+
+PALETTE = ("#3b6fd8", "#e0641e", "#1f9e89", "#8a5cd0", "#c43d6b", "#7a8599")
+
+
+def line_chart(
+    series: Sequence[Series],
+    *,
+    width: int = 1100,
+    height: int = 260,
+    x_label: str = "",
+    y_label: str = "",
+    y_unit: str = "",
+    y_max: float | None = None,
+    x_ticks: list[tuple[float, str]] | None = None,
+    bands: list[tuple[float, float, str]] | None = None,
+    markers: bool = True,
+    title: str = "chart",
+) -> str:
+    pts = [(x, y) for s in series for x, y in s.points if y is not None]
+    if not pts:
+        return empty_chart("no data", width)
+    left, right, top, bottom = 64, 20, 28, 38
+    xs = [x for x, _ in pts]
+    x0, x1 = min(xs), max(xs)
+    if x1 <= x0:
+        x1 = x0 + 1.0
+    ymax = y_max if y_max is not None else max(y for _, y in pts)
+    yt = nice_ticks(0.0, ymax if ymax > 0 else 1.0, 4)
+    pw, ph = width - left - right, height - top - bottom
+
+    def sx(x: float) -> float:
+        return left + (x - x0) / (x1 - x0) * pw
+
+    def sy(y: float) -> float:
+        return top + ph - y / yt[-1] * ph
+
+    body: list[str] = []
+    for b0, b1, blabel in bands or []:
+        bx0, bx1 = sx(max(b0, x0)), sx(min(b1, x1))
+        if bx1 > bx0:
+            body.append(
+                f'<g><title>{escape(blabel)}</title><rect x="{bx0:.1f}" y="{top}" width="{bx1 - bx0:.1f}" height="{ph}" fill="#eef2fb"/></g>'
+            )
+            body.append(_text(bx0 + 3, top + 11, blabel, 10, "start", "#6b7895"))
+    for t in yt:
+        y = sy(t)
+        body.append(
+            f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="{GRID}"/>'
+        )
+        body.append(_text(left - 6, y + 4, tick_label(t, y_unit), 10, "end", AXIS))
+    if x_ticks is None:
+        x_ticks = [(t, tick_label(t)) for t in nice_ticks(x0, x1, 8) if x0 <= t <= x1]
+    for xv, xl in x_ticks:
+        body.append(
+            f'<line x1="{sx(xv):.1f}" y1="{top + ph}" x2="{sx(xv):.1f}" y2="{top + ph + 4}" stroke="{AXIS}"/>'
+        )
+        body.append(_text(sx(xv), top + ph + 16, xl, 10, "middle", AXIS))
+    body.append(
+        f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="{AXIS}"/>'
+    )
+    if x_label:
+        body.append(_text(left + pw / 2, height - 4, x_label, 11, "middle", MUTED))
+    if y_label:
+        body.append(_text(left - 52, top - 12, y_label, 11, "start", MUTED))
+    for s in series:
+        segs: list[list[tuple[float, float]]] = [[]]
+        for x, y in s.points:
+            if y is None:
+                segs.append([])
+            else:
+                segs[-1].append((sx(x), sy(y)))
+        dash = ' stroke-dasharray="6 4"' if s.dashed else ""
+        for seg in segs:
+            if len(seg) > 1:
+                d = " ".join(f"{x:.1f},{y:.1f}" for x, y in seg)
+                body.append(
+                    f'<polyline points="{d}" fill="none" stroke="{s.color}" stroke-width="2" stroke-linejoin="round"{dash}/>'
+                )
+        if markers:
+            for x, y in s.points:
+                if y is not None:
+                    body.append(
+                        f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3.2" fill="#fff" stroke="{s.color}" stroke-width="2">'
+                        f"<title>{escape(s.label)}: {escape(tick_label(y, y_unit) if y_unit == 's' else f'{y:.4g}')}</title></circle>"
+                    )
+    # Legend, top right.
+    lx = left + pw
+    for s in reversed(series):
+        lx -= 7 * len(s.label) + 30
+        body.append(
+            f'<line x1="{lx:.1f}" y1="10" x2="{lx + 16:.1f}" y2="10" stroke="{s.color}" stroke-width="3"/>'
+        )
+        body.append(_text(lx + 21, 14, s.label, 11, "start", INK))
+    return _svg(width, height, body, title)
+
+
+# --- bars -----------------------------------------------------------------------------
+
+
+def benchmark_bars(
+    eager_ms: float,
+    compiled_ms: float,
+    eager_spread: float,
+    compiled_spread: float,
+    width: int = 1100,
+) -> str:
+    rows = [
+        ("eager", eager_ms, eager_spread, "#7a8599"),
+        ("compiled", compiled_ms, compiled_spread, "#3b6fd8"),
+    ]
+    left, right = 90, 130
+    hi = max(eager_ms + eager_spread / 2, compiled_ms + compiled_spread / 2) or 1.0
+    scale = (width - left - right) / hi
+    body: list[str] = []
+    for i, (label, v, spread, color) in enumerate(rows):
+        y = 8 + i * 34
+        body.append(_text(left - 10, y + 17, label, 12, "end", INK))
+        body.append(
+            f'<rect x="{left}" y="{y}" width="{max(v * scale, 1):.1f}" height="24" rx="3" fill="{color}"><title>{escape(label)}: {escape(fmt.ms(v))} ± {escape(fmt.ms(spread))} (IQR)</title></rect>'
+        )
+        if spread > 0:
+            a, b = left + (v - spread / 2) * scale, left + (v + spread / 2) * scale
+            body.append(
+                f'<path d="M{a:.1f},{y + 12} H{b:.1f} M{a:.1f},{y + 6} V{y + 18} M{b:.1f},{y + 6} V{y + 18}" stroke="{INK}" stroke-width="1.2" fill="none"/>'
+            )
+        body.append(
+            _text(
+                left + max(v + spread / 2, v) * scale + 8,
+                y + 17,
+                f"{fmt.ms(v)}/call",
+                12,
+                "start",
+                INK,
+                f"{MONO}",
+            )
+        )
+    return _svg(width, 78, body, "eager vs compiled time per call")
+
+
+def share_bar(fraction: float | None, color: str = "#3b6fd8") -> str:
+    """A small inline bar for a table cell."""
+    if fraction is None:
+        return ""
+    w = max(0.0, min(fraction, 1.0)) * 100
+    return (
+        f'<svg class="sharebar" viewBox="0 0 100 8" width="100" height="8" aria-hidden="true">'
+        f'<rect width="100" height="8" rx="2" fill="{GRID}"/><rect width="{w:.1f}" height="8" rx="2" fill="{color}"/></svg>'
+    )

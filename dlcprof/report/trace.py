@@ -1,0 +1,226 @@
+"""The session in Chrome trace format (opens in Perfetto and chrome://tracing).
+
+Layout: one process per run (pid = run number), one track per thread that
+ran compile phases (X events, properly nested), plus synthetic tracks for the
+run itself, compiles, and benchmark/sweep steps; pid 0 carries the device
+monitor's counters (C events). ``ts``/``dur`` are µs since the session start.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dlcprof
+from dlcprof.report import summary as sm
+from dlcprof.report import svg
+from dlcprof.session import Session
+
+# Synthetic track ids: small ints never collide with real thread idents.
+TID_RUN, TID_COMPILES, TID_STEPS, TID_MARKS = 1, 2, 3, 4
+PID_DEVICE = 0
+ALLOWED_PH = frozenset("XBEiICM")
+
+
+def _us(t: float, origin: float) -> float:
+    return round((t - origin) * 1e6, 3)
+
+
+def _meta(
+    pid: int, tid: int, what: str, name: str, sort: int | None = None
+) -> list[dict[str, Any]]:
+    out = [{"name": what, "ph": "M", "ts": 0, "pid": pid, "tid": tid, "args": {"name": name}}]
+    if sort is not None:
+        key = "process_sort_index" if what == "process_name" else "thread_sort_index"
+        out.append(
+            {"name": key, "ph": "M", "ts": 0, "pid": pid, "tid": tid, "args": {"sort_index": sort}}
+        )
+    return out
+
+
+def _nest(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """X events of one track sorted, each clamped inside its parent: the
+    viewers require proper nesting, and µs rounding or two clocks can leave a
+    child a hair past its parent's end."""
+    events.sort(key=lambda x: (x["ts"], -x["dur"]))
+    stack: list[float] = []  # end times of open parents
+    for x in events:
+        while stack and stack[-1] <= x["ts"]:
+            stack.pop()
+        end = x["ts"] + x["dur"]
+        if stack and end > stack[-1]:
+            x["dur"] = round(stack[-1] - x["ts"], 3)
+            end = stack[-1]
+        stack.append(end)
+    return events
+
+
+def render_chrome_trace(session: Session) -> dict[str, Any]:
+    """A JSON-ready Chrome trace ({"traceEvents": [...]}) for ``session``."""
+    origin = sm.session_origin(session) or 0.0
+    meta: list[dict[str, Any]] = []
+    tracks: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    others: list[dict[str, Any]] = []
+
+    def x_event(
+        pid: int, tid: int, name: str, cat: str, start: float, dur_s: float, args: dict[str, Any]
+    ) -> None:
+        tracks.setdefault((pid, tid), []).append(
+            {"name": name, "cat": cat, "ph": "X", "ts": _us(start, origin), "dur": round(max(dur_s, 0.0) * 1e6, 3),
+             "pid": pid, "tid": tid, "args": args}
+        )  # fmt: skip
+
+    def instant(pid: int, tid: int, name: str, cat: str, t: float, args: dict[str, Any]) -> None:
+        others.append(
+            {
+                "name": name,
+                "cat": cat,
+                "ph": "i",
+                "s": "t",
+                "ts": _us(t, origin),
+                "pid": pid,
+                "tid": tid,
+                "args": args,
+            }
+        )
+
+    for n, run in enumerate(session.runs.values(), 1):
+        pid = n
+        meta += _meta(pid, 0, "process_name", f"run {n}: {run.label}", n)
+        meta += _meta(pid, TID_RUN, "thread_name", "run", 0)
+        if run.started_t is not None and run.finished_t is not None:
+            x_event(
+                pid,
+                TID_RUN,
+                f"run {run.run_id} ({run.status})",
+                "run",
+                run.started_t,
+                run.finished_t - run.started_t,
+                {"settings": run.settings},
+            )
+
+        threads: dict[int, str] = {}
+        for c in run.compiles.values():
+            main = sm.main_thread(c.phases)
+            for p in c.phases:
+                threads.setdefault(
+                    p.thread,
+                    "compile (main thread)" if p.thread == main else f"pool thread {p.thread}",
+                )
+                stage, _ = svg.stage_of(p.name)
+                args = {"compile_id": c.compile_id, "stage": stage}
+                if p.cache_state:
+                    args["cache_state"] = p.cache_state
+                x_event(pid, p.thread, p.name, stage, p.start_t, p.duration_s, args)
+            if c.start_t is not None and c.wall_s is not None:
+                args = {
+                    "cache": c.cache,
+                    "recompile_reason": c.recompile_reason,
+                    "kernels": [k.name for k in c.kernels],
+                }
+                if c.fail_type:
+                    args["fail"] = f"{c.fail_type}: {c.fail_reason}"
+                x_event(
+                    pid,
+                    TID_COMPILES,
+                    f"compile {c.compile_id}",
+                    "compile",
+                    c.start_t,
+                    c.wall_s,
+                    args,
+                )
+        meta += _meta(pid, TID_COMPILES, "thread_name", "compiles", 1)
+        for i, (tid, name) in enumerate(
+            sorted(threads.items(), key=lambda kv: not kv[1].startswith("compile")), 2
+        ):
+            meta += _meta(pid, tid, "thread_name", name, i)
+
+        if run.benchmark is not None:
+            b = run.benchmark
+            t = next(
+                (
+                    e.t
+                    for e in session.events
+                    if type(e).__name__ == "BenchmarkMeasured"
+                    and getattr(e, "run_id", None) == run.run_id
+                ),
+                None,
+            )
+            if t is not None:
+                # Only the end time is recorded: a marker, not an invented span.
+                instant(pid, TID_STEPS, "benchmark", "benchmark", t, {
+                    "eager_ms": b.eager_ms, "compiled_ms": b.compiled_ms, "speedup": b.speedup,
+                    "compile_s": b.compile_s, "break_even_iters": b.break_even_iters,
+                })  # fmt: skip
+        step_ts = [
+            e.t
+            for e in session.events
+            if type(e).__name__ == "ShapeStepMeasured" and getattr(e, "run_id", None) == run.run_id
+        ]
+        prev: float | None = None
+        for st, t in zip(run.sweep, step_ts):
+            args = {"size": st.size, "recompiled": st.recompiled, "transition_s": st.transition_s,
+                    "latency_ms": st.latency_ms, "reason": st.reason, "ran_eager": st.ran_eager}  # fmt: skip
+            if prev is None:
+                instant(pid, TID_STEPS, f"size {st.size}", "sweep", t, args)
+            else:
+                # A step runs from the end of the one before to its own event.
+                x_event(pid, TID_STEPS, f"size {st.size}", "sweep", prev, t - prev, args)
+            prev = t
+        if run.benchmark is not None or run.sweep:
+            meta += _meta(pid, TID_STEPS, "thread_name", "benchmark & sweep", 90)
+        for rc in run.recompiles:
+            instant(
+                pid,
+                TID_MARKS,
+                "recompile",
+                "recompile",
+                rc.t,
+                {"reason": rc.reason, "compile_id": rc.compile_id},
+            )
+        for g in run.graph_breaks:
+            instant(
+                pid,
+                TID_MARKS,
+                "graph break",
+                "graph_break",
+                g.t,
+                {"reason": g.reason, "location": g.location},
+            )
+        for err in run.errors:
+            instant(
+                pid,
+                TID_MARKS,
+                "error",
+                "error",
+                err.t,
+                {"stage": err.stage, "message": err.message},
+            )
+        if run.recompiles or run.graph_breaks or run.errors:
+            meta += _meta(pid, TID_MARKS, "thread_name", "recompiles & graph breaks", 91)
+
+    if session.device_samples:
+        meta += _meta(PID_DEVICE, 0, "process_name", "device monitor", 10_000)
+        for s in session.device_samples:
+            for k, v in s.values.items():
+                if sm.finite(v):
+                    others.append(
+                        {
+                            "name": k,
+                            "cat": s.source,
+                            "ph": "C",
+                            "ts": _us(s.t, origin),
+                            "pid": PID_DEVICE,
+                            "tid": 0,
+                            "args": {k: v},
+                        }
+                    )
+
+    events = list(meta)
+    for key in sorted(tracks):
+        events += _nest(tracks[key])
+    events += sorted(others, key=lambda x: (x["pid"], x["tid"], x["ts"]))
+    return {
+        "traceEvents": events,
+        "displayTimeUnit": "ms",
+        "otherData": {"generator": f"dlcprof {dlcprof.__version__}", "origin_epoch_s": origin},
+    }

@@ -1,0 +1,156 @@
+"""compare(): two sessions side by side."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from rich.console import Console
+
+from dlcprof import events as ev
+from dlcprof.report.compare import compare, render_compare_html, render_compare_table
+from dlcprof.report.errors import ReportError
+from dlcprof.session import Session
+
+try:
+    from test_report_support import (
+        benchmark_session,
+        graph_break_session,
+        sweep_sessions,
+        synthetic_events,
+    )
+except ImportError:  # tests/ collected as a package
+    from tests.test_report_support import (
+        benchmark_session,
+        graph_break_session,
+        sweep_sessions,
+        synthetic_events,
+    )
+
+
+def _text(renderable) -> str:
+    console = Console(width=160, record=True, color_system=None)
+    console.print(renderable)
+    return console.export_text()
+
+
+def test_static_vs_dynamic_sweeps() -> None:
+    static, dynamic = sweep_sessions()
+    cmp = compare(static, dynamic)
+    assert ("dynamic", "false", cmp.b_run.settings["dynamic"]) in cmp.settings
+    # Static recompiled per shape; dynamic did not (or less): those are gone.
+    assert cmp.recompiles_gone
+    assert len(cmp.recompiles_gone) > len(cmp.recompiles_added)
+    assert all(not re.match(r"^\d+/\d+:", r) for r in cmp.recompiles_gone)
+    # Phase deltas for the phases both ran.
+    names = {p.name for p in cmp.phases}
+    assert names and any(p.a_s and p.b_s for p in cmp.phases)
+    total = cmp.metric("compile wall")
+    assert total.a is not None and total.b is not None and total.delta is not None
+    sweep = cmp.metric("sweep transition cost")
+    assert sweep.a is not None and sweep.b is not None and sweep.b < sweep.a
+    assert sweep.verdict == "better"
+
+    text = _text(render_compare_table(cmp))
+    assert "recompile" in text and "gone" in text and "compile time by phase" in text
+    html = render_compare_html(cmp)
+    assert html.startswith("<!DOCTYPE html>") and "Cumulative shape-transition cost" in html
+    assert "<script" not in html and "http://" not in html.replace("http://www.w3.org/2000/svg", "")
+
+
+def test_same_session_has_no_changes() -> None:
+    s = benchmark_session()
+    cmp = compare(s, s)
+    assert not (cmp.kernels_added or cmp.kernels_removed or cmp.kernels_changed)
+    assert cmp.kernels_same == len(
+        {(k.name, tuple(sorted(k.fused_ops))) for k in s.latest_run.kernels}
+    )  # type: ignore[union-attr]
+    assert not (cmp.recompiles_added or cmp.recompiles_gone or cmp.graph_breaks_added)
+    assert all(p.delta == 0 for p in cmp.phases)
+    assert cmp.settings == []
+    assert cmp.metric("speedup").verdict == "same"
+
+
+def test_kernels_and_graph_breaks_differences() -> None:
+    a, b = benchmark_session(), graph_break_session()
+    cmp = compare(a, b)
+    assert cmp.graph_breaks_added and not cmp.graph_breaks_gone
+    reason, location = cmp.graph_breaks_added[0]
+    assert reason and location
+    assert cmp.kernels_added or cmp.kernels_changed
+    text = _text(render_compare_table(cmp))
+    assert "graph break" in text
+
+
+def _kernel_session(kernels: list[tuple[str, list[str]]], breaks: list[tuple[str, str]]) -> Session:
+    events: list[ev.Event] = [
+        ev.RunStarted(
+            "r",
+            "w",
+            "w",
+            "default",
+            "auto",
+            "inductor",
+            "cpu",
+            "cpu",
+            "float32",
+            "default",
+            "warm",
+            1,
+            1,
+            [],
+            "2.13",
+        ),  # fmt: skip
+    ]
+    for i, (name, ops) in enumerate(kernels):
+        events.append(ev.KernelGenerated("r", "0/0", name, "pointwise", ops, "", [], i))
+    for reason, loc in breaks:
+        events.append(ev.GraphBroken("r", "0/0", reason, loc))
+    return Session.from_events(events)
+
+
+def test_kernel_matching_by_name_then_by_fused_ops() -> None:
+    a = _kernel_session(
+        [("k_same", ["aten.sin"]), ("k_changed", ["aten.add"]), ("k_old", ["aten.mul", "aten.relu"]),
+         ("k_gone", ["aten.exp"])],
+        [("Data-dependent branching", "m.py:3"), ("Tensor.item()", "m.py:9")],
+    )  # fmt: skip
+    b = _kernel_session(
+        [("k_same", ["aten.sin"]), ("k_changed", ["aten.add", "aten.mul"]), ("k_new", ["aten.relu", "aten.mul"]),
+         ("k_added", ["aten.tanh"])],
+        [("Tensor.item()", "m.py:9"), ("print()", "m.py:12")],
+    )  # fmt: skip
+    cmp = compare(a, b)
+    assert cmp.kernels_same == 1
+    changed = {(c.a.name, c.b.name, c.how) for c in cmp.kernels_changed}
+    assert changed == {
+        ("k_changed", "k_changed", "fused ops changed"),
+        ("k_old", "k_new", "renamed"),
+    }
+    assert [k.name for k in cmp.kernels_added] == ["k_added"]
+    assert [k.name for k in cmp.kernels_removed] == ["k_gone"]
+    assert cmp.graph_breaks_added == [("print()", "m.py:12")]
+    assert cmp.graph_breaks_gone == [("Data-dependent branching", "m.py:3")]
+    html = render_compare_html(cmp)
+    assert "k_old" in html and "renamed" in html
+
+
+def test_runs_chosen_by_index_and_id() -> None:
+    s = Session.from_events(synthetic_events())
+    ids = list(s.runs)
+    assert compare(s, s, 1, 2).a_run.run_id == ids[0]
+    assert compare(s, s, -1, ids[2]).b_run.run_id == ids[2]
+    with pytest.raises(ReportError) as e:
+        compare(s, s, 99, 1)
+    assert "no run 99" in str(e.value)
+    with pytest.raises(ReportError):
+        compare(Session(), s)
+
+
+def test_break_even_never_when_not_faster() -> None:
+    a, b = benchmark_session(), graph_break_session()
+    cmp = compare(a, b)
+    be = cmp.metric("break-even")
+    if b.latest_run.benchmark is None or b.latest_run.benchmark.break_even_iters is not None:  # type: ignore[union-attr]
+        pytest.skip("the graph-break recording is faster compiled")
+    assert be.b is None and "never" in _text(render_compare_table(cmp))

@@ -1,0 +1,379 @@
+"""JSON report: round trip through a saved folder, and every way a load fails."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dlcprof import events as ev
+from dlcprof.report import schema
+from dlcprof.report.errors import ReportError
+from dlcprof.report.folder import PROFILE_NAME, default_report_dir, save_session
+from dlcprof.report.schema import REPORT_SCHEMA, build_report, load_session
+from dlcprof.session import Session
+
+try:
+    from test_report_support import (
+        benchmark_session,
+        full_session,
+        graph_break_session,
+        synthetic_events,
+        synthetic_session,
+    )
+except ImportError:  # tests/ collected as a package
+    from tests.test_report_support import (
+        benchmark_session,
+        full_session,
+        graph_break_session,
+        synthetic_events,
+        synthetic_session,
+    )
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _without_created(report: dict) -> dict:
+    return {k: v for k, v in report.items() if k != "created"}
+
+
+def _one_line(e: pytest.ExceptionInfo[ReportError]) -> str:
+    msg = str(e.value)
+    assert "\n" not in msg and msg.strip() == msg and msg
+    return msg
+
+
+# --- round trip ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [benchmark_session, graph_break_session, full_session])
+def test_round_trip_through_folder(tmp_path: Path, make) -> None:
+    session = make()
+    before = _without_created(build_report(session))
+    folder = save_session(session, tmp_path / "rep")
+    assert folder == tmp_path / "rep"
+    for name in ("session.json", "report.html", "report.md", "trace.json"):
+        assert (folder / name).stat().st_size > 0, name
+
+    loaded = load_session(folder / "session.json")
+    # Events identical, field for field.
+    assert [ev.to_dict(e) for e in loaded.events] == [ev.to_dict(e) for e in session.events]
+    # Same state: the report rebuilt from the replayed session matches the file...
+    on_disk = json.loads((folder / "session.json").read_text())
+    assert _without_created(build_report(loaded)) == _without_created(on_disk)
+    # ...and the original session's report (the file adds only the files note).
+    after = _without_created(build_report(loaded))
+    assert after.pop("extra")["files"]["profile"] is None
+    before.pop("extra")
+    assert after == before
+    # The session object itself was not touched by saving.
+    assert _without_created(build_report(session))["runs"] == before["runs"]
+
+
+def test_load_folder_and_bare_jsonl(tmp_path: Path) -> None:
+    session = synthetic_session()
+    folder = save_session(session, tmp_path / "rep")
+    assert len(load_session(folder).events) == len(session.events)
+    stream = tmp_path / "stream.jsonl"
+    stream.write_bytes(b"".join(ev.encode(e) for e in session.events))
+    replayed = load_session(stream)
+    assert [ev.to_dict(e) for e in replayed.events] == [ev.to_dict(e) for e in session.events]
+    # A .json name holding an event stream is recognised too.
+    renamed = tmp_path / "stream.json"
+    renamed.write_bytes(stream.read_bytes())
+    assert len(load_session(renamed).runs) == len(session.runs)
+
+
+def test_report_fields(tmp_path: Path) -> None:
+    report = build_report(full_session(), extra={"command": "dlcprof run x"})
+    assert report["schema"] == REPORT_SCHEMA
+    assert report["extra"]["command"] == "dlcprof run x"
+    for key in (
+        "torch",
+        "python",
+        "device",
+        "device_name",
+        "threads",
+        "load_avg",
+        "platform",
+        "cpu_count",
+    ):
+        assert key in report["environment"]
+    assert set(report["workload"]) == {"name", "target"}
+    run = next(r for r in report["runs"] if r["benchmark"])
+    for key in ("run_id", "status", "settings", "mode", "dynamic", "backend", "compiles", "benchmark",
+                "shape_sweep", "recompile_limit_hit", "errors"):  # fmt: skip
+        assert key in run
+    b = run["benchmark"]
+    for key in (
+        "eager_ms",
+        "compiled_ms",
+        "speedup",
+        "compile_s",
+        "break_even_iters",
+        "reps",
+        "threads",
+        "load_avg",
+    ):
+        assert key in b
+    c = run["compiles"][0]
+    for key in (
+        "compile_id",
+        "wall_s",
+        "phases",
+        "kernels",
+        "recompile_reason",
+        "graph_breaks",
+        "cache",
+        "is_backward",
+        "fail_type",
+    ):
+        assert key in c
+    assert all({"name", "start_s", "duration_s", "depth"} <= set(p) for p in c["phases"])
+    assert min(p["start_s"] for p in c["phases"]) >= 0  # relative to the run start
+    assert any(p["depth"] > 0 for p in c["phases"])
+    assert all(
+        {"name", "kind", "fused_ops", "source", "source_lines"} <= set(k) for k in c["kernels"]
+    )
+    json.dumps(report)  # plain JSON all the way down
+
+
+def test_break_even_null_when_compiled_is_slower() -> None:
+    s = graph_break_session()
+    report = build_report(s)
+    slow = [
+        r["benchmark"] for r in report["runs"] if r["benchmark"] and r["benchmark"]["speedup"] < 1
+    ]
+    if not slow:
+        pytest.skip("no run here where compiled is slower")
+    assert all(b["break_even_iters"] is None for b in slow)
+
+
+def test_loaded_report_keeps_recording_platform(tmp_path: Path) -> None:
+    folder = save_session(synthetic_session(), tmp_path / "rep")
+    data = json.loads((folder / "session.json").read_text())
+    data["environment"]["platform"] = "Linux-recorded-elsewhere"
+    (folder / "session.json").write_text(json.dumps(data))
+    assert (
+        build_report(load_session(folder))["environment"]["platform"] == "Linux-recorded-elsewhere"
+    )
+
+
+# --- failures -----------------------------------------------------------------------------
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ReportError) as e:
+        load_session(tmp_path / "nope.json")
+    assert "no such file" in _one_line(e)
+
+
+def test_truncated_json_is_corrupted(tmp_path: Path) -> None:
+    folder = save_session(synthetic_session(), tmp_path / "rep")
+    text = (folder / "session.json").read_text()
+    bad = tmp_path / "cut.json"
+    bad.write_text(text[: len(text) // 2])
+    with pytest.raises(ReportError) as e:
+        load_session(bad)
+    msg = _one_line(e)
+    assert msg.startswith(f"{bad} is corrupted: ") and " at line " in msg
+
+
+def test_truncated_jsonl_names_the_line(tmp_path: Path) -> None:
+    lines = [ev.encode(e) for e in synthetic_events(sweeps=False, graph_breaks=False)]
+    bad = tmp_path / "cut.jsonl"
+    bad.write_bytes(b"".join(lines[:5]) + lines[5][:20])
+    with pytest.raises(ReportError) as e:
+        load_session(bad)
+    assert "is corrupted" in _one_line(e) and "at line 6" in str(e.value)
+
+
+def test_not_utf8(tmp_path: Path) -> None:
+    bad = tmp_path / "bin.json"
+    bad.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(ReportError) as e:
+        load_session(bad)
+    assert "is corrupted" in _one_line(e)
+
+
+@pytest.mark.parametrize(
+    "payload, expected",
+    [
+        ({"foo": 1}, "is not a dlcprof report (no 'schema' key)"),
+        ([1, 2, 3], "is not a dlcprof report (JSON an array, not an object)"),
+        ({"schema": "other.tool/3"}, "is not a dlcprof report (schema 'other.tool/3')"),
+        ("hello", "is not a dlcprof report"),
+    ],
+)
+def test_foreign_json(tmp_path: Path, payload, expected: str) -> None:
+    p = tmp_path / "foreign.json"
+    p.write_text(json.dumps(payload))
+    with pytest.raises(ReportError) as e:
+        load_session(p)
+    assert expected in _one_line(e)
+
+
+def test_newer_schema(tmp_path: Path) -> None:
+    p = tmp_path / "new.json"
+    p.write_text(json.dumps({"schema": "dlcprof.report/2", "events": []}))
+    with pytest.raises(ReportError) as e:
+        load_session(p)
+    assert _one_line(e) == (
+        f"{p} was written by a newer dlcprof (schema dlcprof.report/2); "
+        "this one reads up to /1: upgrade dlcprof"
+    )
+
+
+def test_older_schema_goes_through_migration(tmp_path: Path, monkeypatch) -> None:
+    session = synthetic_session(sweeps=False)
+    old = {"schema": "dlcprof.report/0", "stream": [ev.to_dict(e) for e in session.events]}
+    p = tmp_path / "old.json"
+    p.write_text(json.dumps(old))
+    # Without a migration for /0 the reader says so, on one line.
+    with pytest.raises(ReportError) as e:
+        load_session(p)
+    assert "dlcprof.report/0" in _one_line(e) and "cannot read" in str(e.value)
+
+    def v0_to_v1(report: dict) -> dict:
+        report["events"] = report.pop("stream")
+        return report
+
+    monkeypatch.setitem(schema.MIGRATIONS, 0, v0_to_v1)
+    loaded = load_session(p)
+    assert [ev.to_dict(x) for x in loaded.events] == old["stream"]
+
+
+def test_report_without_events_list(tmp_path: Path) -> None:
+    p = tmp_path / "r.json"
+    p.write_text(json.dumps({"schema": REPORT_SCHEMA, "events": {"a": 1}}))
+    with pytest.raises(ReportError) as e:
+        load_session(p)
+    assert "no 'events' list" in _one_line(e)
+
+
+def test_bad_event_inside_report(tmp_path: Path) -> None:
+    p = tmp_path / "r.json"
+    good = ev.to_dict(ev.RunFinished("r1", "ok", 1.0))
+    bad = {"type": "RunFinished", "run_id": "r1"}  # fields missing
+    p.write_text(json.dumps({"schema": REPORT_SCHEMA, "events": [good, bad]}))
+    with pytest.raises(ReportError) as e:
+        load_session(p)
+    assert "is corrupted: event 2" in _one_line(e)
+
+
+def test_unknown_event_types_are_skipped(tmp_path: Path) -> None:
+    # A newer minor version may add event types within /1.
+    p = tmp_path / "r.json"
+    events = [ev.to_dict(e) for e in synthetic_events(sweeps=False, graph_breaks=False)]
+    events.insert(3, {"type": "SomethingNew", "t": 1.0, "x": 1})
+    p.write_text(json.dumps({"schema": REPORT_SCHEMA, "events": events}))
+    assert len(load_session(p).events) == len(events) - 1
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    p = tmp_path / "empty.json"
+    p.write_text("")
+    with pytest.raises(ReportError) as e:
+        load_session(p)
+    assert "is empty" in _one_line(e)
+
+
+# --- saving -------------------------------------------------------------------------------
+
+
+def test_save_never_overwrites(tmp_path: Path) -> None:
+    s = synthetic_session(sweeps=False)
+    first = save_session(s, tmp_path / "rep")
+    second = save_session(s, tmp_path / "rep")
+    third = save_session(s, tmp_path / "rep")
+    assert (first, second, third) == (tmp_path / "rep", tmp_path / "rep-2", tmp_path / "rep-3")
+    assert all((p / "session.json").exists() for p in (first, second, third))
+
+
+def test_save_uses_an_existing_empty_dir(tmp_path: Path) -> None:
+    (tmp_path / "rep").mkdir()
+    assert save_session(synthetic_session(sweeps=False), tmp_path / "rep") == tmp_path / "rep"
+
+
+def test_save_next_to_a_file_of_that_name(tmp_path: Path) -> None:
+    (tmp_path / "rep").write_text("not a folder")
+    assert save_session(synthetic_session(sweeps=False), tmp_path / "rep") == tmp_path / "rep-2"
+
+
+def test_save_copies_the_pyspy_profile(tmp_path: Path) -> None:
+    prof = tmp_path / "profile.speedscope.json"
+    prof.write_text('{"$schema": "https://www.speedscope.app/file-format-schema.json"}')
+    events = synthetic_events(sweeps=False, graph_breaks=False)
+    events.append(ev.ProfileSaved(str(prof), "speedscope", 412))
+    folder = save_session(Session.from_events(events), tmp_path / "rep")
+    assert (folder / PROFILE_NAME).read_bytes() == prof.read_bytes()
+    # An explicit path wins; a missing profile is noted, not fatal.
+    folder2 = save_session(
+        synthetic_session(sweeps=False), tmp_path / "rep", profile_path=str(prof)
+    )
+    assert (folder2 / PROFILE_NAME).exists()
+    gone = tmp_path / "gone.json"
+    folder3 = save_session(
+        synthetic_session(sweeps=False), tmp_path / "rep", profile_path=str(gone)
+    )
+    assert not (folder3 / PROFILE_NAME).exists()
+    note = json.loads((folder3 / "session.json").read_text())["extra"]["files"]["profile_note"]
+    assert "not copied" in note
+
+
+def test_failed_save_leaves_nothing_and_can_retry(tmp_path: Path, monkeypatch) -> None:
+    session = synthetic_session(sweeps=False)
+    before = build_report(session)["events"]
+    from dlcprof.report import atomic
+
+    real_replace = atomic.os.replace
+    calls = {"n": 0}
+
+    def flaky_replace(src, dst):
+        calls["n"] += 1
+        if calls["n"] == 3:  # the third file fails
+            raise OSError(28, "No space left on device")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(atomic.os, "replace", flaky_replace)
+    with pytest.raises(ReportError) as e:
+        save_session(session, tmp_path / "rep")
+    assert "disk full" in _one_line(e)
+    assert not (tmp_path / "rep").exists()  # the half-written folder is gone
+    monkeypatch.setattr(atomic.os, "replace", real_replace)
+    assert save_session(session, tmp_path / "rep") == tmp_path / "rep"
+    assert build_report(session)["events"] == before
+
+
+def test_save_into_unwritable_place(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(ReportError) as e:
+        save_session(synthetic_session(sweeps=False), blocker / "sub" / "rep")
+    assert "cannot create" in _one_line(e)
+
+
+def test_default_report_dir() -> None:
+    s = benchmark_session()
+    d = default_report_dir(s)
+    assert d.parent == Path("dlcprof-reports")
+    name = s.latest_run.workload  # type: ignore[union-attr]
+    assert d.name.startswith(f"{name}-") and len(d.name) == len(name) + 16
+
+
+# --- import rule --------------------------------------------------------------------------
+
+
+def test_report_never_imports_torch_or_textual() -> None:
+    code = (
+        "import sys\n"
+        "import dlcprof.report, dlcprof.report.schema, dlcprof.report.folder, dlcprof.report.html\n"
+        "import dlcprof.report.markdown, dlcprof.report.trace, dlcprof.report.compare, dlcprof.report.atomic\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'textual'))\n"
+        "assert not bad, bad\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

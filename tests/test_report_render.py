@@ -1,0 +1,137 @@
+"""Markdown and HTML content: what a reader must find, and nothing guessed."""
+
+from __future__ import annotations
+
+import re
+
+from dlcprof import events as ev
+from dlcprof.report.html import render_html
+from dlcprof.report.markdown import render_markdown
+from dlcprof.session import Session
+
+try:
+    from test_report_support import (
+        benchmark_session,
+        full_session,
+        graph_break_session,
+        synthetic_events,
+    )
+except ImportError:  # tests/ collected as a package
+    from tests.test_report_support import (
+        benchmark_session,
+        full_session,
+        graph_break_session,
+        synthetic_events,
+    )
+
+
+def test_markdown_sections() -> None:
+    s = full_session()
+    md = render_markdown(s)
+    for heading in ("## Environment", "## Summary", "### Compile time", "### Fused kernels",
+                    "### Recompiles", "### Graph breaks", "### Benchmark", "## Device",
+                    "## Compiler hotspots"):  # fmt: skip
+        assert heading in md, heading
+    run = next(r for r in s.runs.values() if r.benchmark)
+    assert f"mode={run.settings['mode']}" in md
+    assert "break-even" in md and "speedup" in md
+    for k in run.kernels:
+        assert k.name in md
+
+
+def test_markdown_graph_breaks_with_location() -> None:
+    s = graph_break_session()
+    md = render_markdown(s)
+    g = next(g for r in s.runs.values() for g in r.graph_breaks)
+    assert g.location in md and g.reason.split("\n")[0][:30] in md
+
+
+def test_markdown_says_never_and_na() -> None:
+    md = render_markdown(Session.from_events(synthetic_events()))
+    assert "never (compiled is not faster)" in md
+    assert "n/a (a shape-sweep run" in md
+    # A session with nothing but a started run: every missing number says why.
+    empty = Session.from_events(
+        synthetic_events(benchmark=False, sweeps=False, graph_breaks=False, monitors=False)
+    )
+    assert "n/a (no device samples" in render_markdown(empty)
+    assert "n/a (no py-spy samples" in render_markdown(empty)
+
+
+def test_markdown_tables_are_well_formed() -> None:
+    md = render_markdown(full_session())
+    in_code = False
+    for line in md.splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+        if in_code or not line.startswith("|"):
+            continue
+        # Escaped pipes aside, every row of a table ends with a pipe.
+        assert line.rstrip().endswith("|"), line
+
+
+def test_html_is_self_contained_and_escaped() -> None:
+    s = full_session()
+    html = render_html(s)
+    assert html.startswith("<!DOCTYPE html>")
+    assert "<script" not in html
+    # No external loads: the only URL is the SVG namespace.
+    urls = set(re.findall(r"https?://[^\s\"'<>]+", html))
+    assert urls <= {"http://www.w3.org/2000/svg"}, urls
+    assert not re.search(r"<(link|img|iframe)\b", html)
+    # Kernel sources are shown escaped inside <details>.
+    k = next(k for r in s.runs.values() for k in r.kernels if "<" in k.source)
+    assert "<details>" in html
+    first_lt = next(line for line in k.source.splitlines() if "<" in line).strip()
+    assert (
+        first_lt.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        in html
+    )
+
+
+def test_html_sections() -> None:
+    s = full_session()
+    html = render_html(s)
+    for text in ("Compile phase timeline", "Fused kernels", "Recompiles", "Graph breaks",
+                 "Benchmark", "Device utilization", "Compiler hotspots"):  # fmt: skip
+        assert text in html, text
+    assert html.count("<svg") >= 3
+
+
+def test_html_static_vs_dynamic_chart() -> None:
+    html = render_html(Session.from_events(synthetic_events()))
+    assert "Shape transitions: static vs dynamic" in html and "dynamic shapes cut it by" in html
+
+
+def test_html_no_samples_state() -> None:
+    s = Session.from_events(synthetic_events(sweeps=False, graph_breaks=False, monitors=False))
+    html = render_html(s)
+    assert "no samples" in html
+
+
+def test_html_escapes_hostile_strings() -> None:
+    events = synthetic_events(sweeps=False, graph_breaks=False)
+    evil = "<img src=x onerror=alert(1)>"
+    events.append(
+        ev.GraphBroken(
+            next(iter(Session.from_events(events).runs)), "0/0", evil, f"{evil}.py:1", [evil]
+        )
+    )
+    html = render_html(Session.from_events(events))
+    assert evil not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    # In Markdown, code spans show HTML literally; elsewhere it must be escaped.
+    md = re.sub(r"`[^`]*`", "", render_markdown(Session.from_events(events)))
+    assert "<img" not in md
+
+
+def test_benchmark_break_even() -> None:
+    s = benchmark_session()
+    b = next(r.benchmark for r in s.runs.values() if r.benchmark)
+    html = render_html(s)
+    if b.break_even_iters is None:
+        assert "never pays for itself" in html
+    else:
+        assert "pays for itself after" in html

@@ -1,0 +1,390 @@
+"""Sessions for the report tests.
+
+Real recorded streams (``tests/fixtures/*.jsonl``, written by the worker) are
+found by what they contain, not by file name. ``synthetic_events`` is a small
+hand-made stream shaped like a real one, for edge cases the recordings lack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from dlcprof import events as ev
+from dlcprof.session import Run, Session
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+# --- real recordings ------------------------------------------------------------------
+
+
+def fixture_paths() -> list[Path]:
+    return sorted(FIXTURES.glob("*.jsonl")) if FIXTURES.is_dir() else []
+
+
+def load_fixture(path: Path) -> Session:
+    return Session.from_events([ev.decode(line) for line in path.read_text().splitlines() if line])
+
+
+def find_fixture(pred: Callable[[Session], bool]) -> tuple[Path, Session] | None:
+    for p in fixture_paths():
+        s = load_fixture(p)
+        if pred(s):
+            return p, s
+    return None
+
+
+def has_benchmark(s: Session) -> bool:
+    return any(r.benchmark is not None for r in s.runs.values())
+
+
+def sweep_run(s: Session, dynamic: str) -> Run | None:
+    for r in s.runs.values():
+        if r.sweep and str(r.settings.get("dynamic")) == dynamic:
+            return r
+    return None
+
+
+def has_graph_breaks(s: Session) -> bool:
+    return any(r.graph_breaks for r in s.runs.values())
+
+
+# --- a hand-made stream -------------------------------------------------------------
+
+MAIN, POOL = 140245011, 140244977  # thread idents, as Python reports them
+T0 = 1_764_500_000.0
+
+KERNEL_SRC = """\
+#include <ATen/native/cpu/vec_reduce_ops.h>
+#include "/tmp/torchinductor_root/pi/cpicxudqmdsjh5cm4klbtbrvy2cxwr7whxl3md2zzdjdf3orvfdf.h"
+extern "C"  void kernel(const float* in_ptr0, float* out_ptr0)
+{
+    #pragma omp parallel num_threads(1)
+    {
+        for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(ks0*1024L); x0+=static_cast<int64_t>(16L))
+        {
+            auto tmp0 = at::vec::Vectorized<float>::loadu(in_ptr0 + static_cast<int64_t>(x0), static_cast<int64_t>(16));
+            auto tmp1 = tmp0.sin();
+            auto tmp2 = tmp0.cos();
+            auto tmp3 = tmp1 * tmp2;
+            tmp3.store(out_ptr0 + static_cast<int64_t>(x0));
+        }
+    }
+}
+"""
+
+CHAIN_OPS = [
+    "aten.sin", "aten.cos", "aten.mul", "aten.relu", "aten.add", "aten.abs",
+    "aten.neg", "aten.exp", "aten.tanh", "aten.sigmoid", "aten.div",
+]  # fmt: skip
+
+
+class _Stream:
+    def __init__(self, t: float = T0) -> None:
+        self.t = t
+        self.events: list[ev.Event] = []
+
+    def add(self, e: ev.Event, at: float | None = None) -> None:
+        e.t = self.t if at is None else at
+        self.events.append(e)
+
+    def tick(self, dt: float) -> None:
+        self.t += dt
+
+
+def _phases(
+    s: _Stream, run_id: str, cid: str, scale: float, cache: str = "miss"
+) -> list[ev.PhaseEnded]:
+    """A compile's phase tree, as torch's chromium events nest it."""
+    t = s.t
+    tree = [  # name, start offset, duration, thread, cache_state
+        ("dynamo", 0.0, 1.90, MAIN, None),
+        ("entire_frame_compile", 0.01, 1.88, MAIN, None),
+        ("bytecode_tracing", 0.02, 0.12, MAIN, None),
+        ("backend_compile", 0.15, 1.65, MAIN, None),
+        ("create_aot_dispatcher_function", 0.16, 1.62, MAIN, None),
+        ("aot_trace_joint_graph", 0.17, 0.10, MAIN, None),
+        ("inductor_compile", 0.30, 1.45, MAIN, cache),
+        ("GraphLowering.run", 0.32, 0.05, MAIN, None),
+        ("Scheduler.__init__", 0.38, 0.03, MAIN, None),
+        ("Scheduler.codegen", 0.42, 0.06, MAIN, None),
+        ("PythonWrapperCodegen.generate", 0.49, 0.02, MAIN, None),
+        ("async_compile.wait", 0.52, 1.10, MAIN, None),
+        ("compile_file", 0.53, 1.05, POOL, None),
+        ("PyCodeCache.load_by_key_path", 1.64, 0.06, MAIN, None),
+        ("build_guards", 1.82, 0.04, MAIN, None),
+    ]
+    ends = []
+    for name, off, dur, thread, cache_state in tree:
+        s.add(ev.PhaseStarted(run_id, None, name, thread), at=t + off * scale)
+        ends.append(
+            ev.PhaseEnded(
+                run_id,
+                None if thread == POOL else cid,  # pool threads carry no id
+                name,
+                thread,
+                start_t=t + off * scale,
+                duration_s=dur * scale,
+                cache_state=cache_state,
+            )
+        )
+        ends[-1].t = t + (off + dur) * scale
+    # End events arrive in end order, as they do live.
+    for e in sorted(ends, key=lambda e: e.t):
+        s.add(e, at=e.t)
+    s.t = t + 1.92 * scale
+    return ends
+
+
+def _compile(
+    s: _Stream,
+    run_id: str,
+    cid: str,
+    scale: float = 1.0,
+    reason: str | None = None,
+    kernels: list[tuple[str, str, list[str]]] | None = None,
+    cache: str = "miss",
+) -> None:
+    start = s.t
+    _phases(s, run_id, cid, scale, cache)
+    for order, (name, kind, ops) in enumerate(kernels or []):
+        src = KERNEL_SRC if kind != "extern" else ""
+        lines = [f"workloads/pointwise_chain.py:{12 + order} y = torch.sin(x) * torch.cos(x)"]
+        s.add(ev.KernelGenerated(run_id, cid, name, kind, ops, src, lines, order))
+    s.add(
+        ev.CompileFinished(
+            run_id, cid, wall_s=s.t - start, start_t=start, is_backward=False,
+            recompile_reason=reason, fail_type=None, fail_reason=None,
+            graph_op_count=11, guard_count=9, cache=cache,
+            metrics={"entire_frame_compile_time_s": 1.88 * scale, "ir_count": 40},
+        )
+    )  # fmt: skip
+
+
+def _start(s: _Stream, run_id: str, workload: str, target: str, **kw: object) -> None:
+    s.add(ev.WorkerReady(4242, ev.SCHEMA_VERSION, "2.13.0+cpu", "3.11.9", False, "AMD EPYC", 2))
+    s.tick(0.05)
+    settings = dict(
+        mode="default", dynamic="auto", backend="inductor", device="cpu",
+        device_name="AMD EPYC 7B13", dtype="float32", size="default", cache="warm",
+        threads=1, iters=20, shapes=[], torch_version="2.13.0+cpu",
+    )  # fmt: skip
+    settings.update(kw)
+    s.add(ev.RunStarted(run_id, target, workload, **settings))  # type: ignore[arg-type]
+    s.tick(0.02)
+    s.add(ev.WorkloadLoaded(run_id, workload, "A chain of pointwise ops", [64, 128], True))
+    s.tick(0.05)
+
+
+def _finish(s: _Stream, run_id: str, started: float) -> None:
+    s.tick(0.01)
+    s.add(ev.RunFinished(run_id, "ok", s.t - started))
+    s.tick(0.05)
+    s.add(ev.WorkerExited(0, None, "worker exited normally"))
+
+
+def _benchmark_run(s: _Stream, run_id: str = "a1b2c3d4") -> None:
+    started = s.t
+    _start(s, run_id, "pointwise_chain", "pointwise_chain")
+    name = "cpp_fused_abs_add_cos_div_exp_mul_neg_relu_sigmoid_sin_tanh_0"
+    _compile(s, run_id, "0/0", kernels=[(name, "pointwise", CHAIN_OPS)])
+    s.tick(0.3)
+    s.add(
+        ev.BenchmarkMeasured(
+            run_id, eager_ms=11.8, compiled_ms=1.9, eager_spread_ms=0.4, compiled_spread_ms=0.05,
+            reps=7, iters=20, warmup=5, compile_s=1.93, threads=1, load_avg=[0.41, 0.3, 0.2],
+            timer="perf_counter",
+        )
+    )  # fmt: skip
+    _finish(s, run_id, started)
+
+
+def _sweep_run(s: _Stream, run_id: str, dynamic: str) -> None:
+    started = s.t
+    sizes = [64, 128, 256, 512, 1024]
+    _start(s, run_id, "pointwise_chain", "pointwise_chain", dynamic=dynamic, shapes=sizes)
+    name = "cpp_fused_abs_add_cos_div_exp_mul_neg_relu_sigmoid_sin_tanh_0"
+    prev = None
+    for i, size in enumerate(sizes):
+        recompiled, reason = i == 0, None
+        if dynamic == "false" and i > 0:
+            reason = (
+                f"0/{i - 1}: tensor 'x' size mismatch at index 0. expected {prev}, actual {size}"
+            )
+            s.add(ev.RecompileTriggered(run_id, None, reason))
+            recompiled = True
+        elif dynamic == "true" and i == 1:
+            recompiled = False
+        step_start = s.t
+        if recompiled:
+            cid = f"0/{i}"
+            _compile(
+                s, run_id, cid, scale=0.6, reason=reason, kernels=[(name, "pointwise", CHAIN_OPS)]
+            )
+            if dynamic == "true" and i == 0:
+                s.add(ev.DimMadeDynamic(run_id, cid, "s0", "L['x'].size()[0]"))
+        else:
+            s.tick(0.01)
+        transition = s.t - step_start
+        latency = size * 0.0115 * (1.15 if dynamic == "true" else 1.0)
+        s.tick(latency * 7 / 1000)
+        s.add(ev.ShapeStepMeasured(run_id, size, recompiled, transition, latency, reason))
+        prev = size
+    total = sum(
+        e.transition_s
+        for e in s.events
+        if isinstance(e, ev.ShapeStepMeasured) and e.run_id == run_id
+    )
+    s.add(
+        ev.SweepFinished(
+            run_id,
+            total,
+            sum(1 for e in s.events if isinstance(e, ev.CompileFinished) and e.run_id == run_id),
+        )
+    )
+    _finish(s, run_id, started)
+
+
+def _graph_break_run(s: _Stream, run_id: str = "9f8e7d6c") -> None:
+    started = s.t
+    _start(s, run_id, "branchy", "examples/branchy.py:forward")
+    s.add(
+        ev.GraphBroken(
+            run_id, "0/0", "Data-dependent branching", "examples/branchy.py:14",
+            ["Use torch.cond to express dynamic control flow."],
+        )
+    )  # fmt: skip
+    _compile(
+        s,
+        run_id,
+        "0/0",
+        0.5,
+        kernels=[("cpp_fused_add_mul_0", "pointwise", ["aten.add", "aten.mul"])],
+    )
+    _compile(
+        s,
+        run_id,
+        "1/0",
+        0.4,
+        kernels=[
+            ("cpp_fused_relu_sum_0", "reduction", ["aten.relu", "aten.sum"]),
+            ("extern_kernels.mm", "extern", ["aten.mm"]),
+        ],
+    )
+    s.add(ev.LogEmitted(run_id, "warning", "torch", "Graph break from `Tensor.item()`"))
+    s.tick(0.2)
+    s.add(
+        ev.BenchmarkMeasured(
+            run_id, eager_ms=0.21, compiled_ms=0.34, eager_spread_ms=0.01, compiled_spread_ms=0.02,
+            reps=7, iters=20, warmup=5, compile_s=1.7, threads=1, load_avg=[0.6, 0.4, 0.3],
+            timer="perf_counter",
+        )
+    )  # fmt: skip
+    _finish(s, run_id, started)
+
+
+def synthetic_events(
+    benchmark: bool = True, sweeps: bool = True, graph_breaks: bool = True, monitors: bool = True
+) -> list[ev.Event]:
+    s = _Stream()
+    if monitors:
+        s.add(ev.MonitorStatus("nvml", False, "no NVIDIA GPU (NVMLError_LibraryNotFound)"))
+        s.add(ev.MonitorStatus("cpu", True, "CPU utilization via psutil"))
+        s.add(ev.MonitorStatus("py-spy", True, "py-spy 0.4.0 attached"))
+    if benchmark:
+        _benchmark_run(s)
+    if sweeps:
+        _sweep_run(s, "5a5a0001", "false")
+        _sweep_run(s, "5a5a0002", "true")
+    if graph_breaks:
+        _graph_break_run(s)
+    if monitors:
+        end = s.t
+        t, i = T0, 0
+        samples = []
+        while t < end:
+            busy = 92.0 if i % 7 else 35.0
+            samples.append(
+                ev.DeviceSampled(
+                    "cpu",
+                    {"cpu_util_pct": busy, "mem_used_mb": 900.0 + 3 * i, "gpu_util_pct": None},
+                )
+            )
+            samples[-1].t = t
+            t += 0.25
+            i += 1
+        s.events.extend(samples)
+        s.events.sort(key=lambda e: e.t)
+        s.add(
+            ev.HotFramesSampled(
+                412,
+                [
+                    {"function": "_compile_file", "file": "torch/_inductor/cpp_builder.py", "line": 334, "thread": "MainThread", "own": 160, "total": 175, "phase": "async_compile.wait"},
+                    {"function": "run_node", "file": "torch/_inductor/graph.py", "line": 1123, "thread": "MainThread", "own": 41, "total": 95, "phase": "GraphLowering.run"},
+                    {"function": "<lambda>", "file": "torch/_dynamo/symbolic_convert.py", "line": 870, "thread": "MainThread", "own": 22, "total": 60, "phase": "bytecode_tracing"},
+                ],
+            )
+        )  # fmt: skip
+    return s.events
+
+
+def synthetic_session(**kw: bool) -> Session:
+    return Session.from_events(synthetic_events(**kw))
+
+
+# --- sanity of the helpers themselves -------------------------------------------------
+
+
+def test_synthetic_stream_folds() -> None:
+    s = synthetic_session()
+    assert len(s.runs) == 4
+    assert all(r.status == "ok" for r in s.runs.values())
+    static = sweep_run(s, "false")
+    assert static is not None and len(static.recompiles) == 4
+    assert all(rc.cost_s for rc in static.recompiles)
+    assert has_benchmark(s) and has_graph_breaks(s)
+
+
+def test_fixtures_decode() -> None:
+    for p in fixture_paths():
+        s = load_fixture(p)
+        assert s.runs, f"{p.name} has no run"
+
+
+# --- what the report tests run on ------------------------------------------------------
+
+
+def benchmark_session() -> Session:
+    found = find_fixture(has_benchmark)
+    return found[1] if found else synthetic_session(sweeps=False, graph_breaks=False)
+
+
+def sweep_sessions() -> tuple[Session, Session]:
+    """(static, dynamic) sessions that swept the same workload over shapes."""
+    static = find_fixture(lambda s: sweep_run(s, "false") is not None)
+    dynamic = find_fixture(
+        lambda s: sweep_run(s, "true") is not None or sweep_run(s, "auto") is not None
+    )
+    if static and dynamic:
+        return static[1], dynamic[1]
+    s = synthetic_events(benchmark=False, graph_breaks=False)
+    runs = [e for e in s if isinstance(e, ev.RunStarted)]
+    cut = s.index(runs[1]) - 1  # the second run's WorkerReady
+    return Session.from_events(s[:cut]), Session.from_events(s[cut:])
+
+
+def graph_break_session() -> Session:
+    found = find_fixture(has_graph_breaks)
+    return found[1] if found else synthetic_session(benchmark=False, sweeps=False)
+
+
+def full_session() -> Session:
+    """Every recording in one session (several runs, as in a TUI session)."""
+    paths = fixture_paths()
+    if not paths:
+        return synthetic_session()
+    events: list[ev.Event] = []
+    for p in paths:
+        events += load_fixture(p).events
+    return Session.from_events(events)

@@ -1,0 +1,132 @@
+"""trace.json is a valid Chrome trace that Perfetto opens."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+import pytest
+
+from dlcprof import events as ev
+from dlcprof.report.trace import render_chrome_trace
+from dlcprof.session import Session
+
+try:
+    from test_report_support import full_session, synthetic_events
+except ImportError:  # tests/ collected as a package
+    from tests.test_report_support import full_session, synthetic_events
+
+ALLOWED_PH = {"X", "B", "E", "i", "I", "C", "M"}
+
+
+def check_trace(trace: dict) -> list[dict]:
+    """Assert the structure viewers rely on; the events, for more checks."""
+    assert isinstance(trace, dict) and isinstance(trace["traceEvents"], list)
+    json.loads(json.dumps(trace, allow_nan=False))  # strict JSON: no NaN/Infinity
+    events = trace["traceEvents"]
+    for x in events:
+        for key in ("name", "ph", "ts", "pid", "tid"):
+            assert key in x, (key, x)
+        assert x["ph"] in ALLOWED_PH, x
+        assert isinstance(x["pid"], int) and isinstance(x["tid"], int)
+        assert isinstance(x["ts"], (int, float)) and x["ts"] >= 0, x
+        if x["ph"] == "X":
+            assert isinstance(x["dur"], (int, float)) and x["dur"] >= 0, x
+        if x["ph"] == "C":
+            assert x["args"] and all(isinstance(v, (int, float)) for v in x["args"].values())
+    # Per track, as written: timestamps never go back.
+    tracks: dict[tuple[int, int, str], list[dict]] = defaultdict(list)
+    for x in events:
+        if x["ph"] != "M":
+            kind = "C" if x["ph"] == "C" else "X" if x["ph"] == "X" else "i"
+            tracks[(x["pid"], x["tid"], kind + (x["name"] if kind == "C" else ""))].append(x)
+    for key, xs in tracks.items():
+        ts = [x["ts"] for x in xs]
+        assert ts == sorted(ts), f"track {key} not monotonic"
+    # X events of a thread are nested or disjoint, never partly overlapping.
+    for (pid, tid, kind), xs in tracks.items():
+        if kind != "X":
+            continue
+        stack: list[float] = []
+        for x in xs:
+            start, end = x["ts"], x["ts"] + x["dur"]
+            while stack and stack[-1] <= start + 1e-6:
+                stack.pop()
+            if stack:
+                assert end <= stack[-1] + 1e-6, f"{x['name']} overlaps its parent on {pid}/{tid}"
+            stack.append(end)
+    return events
+
+
+def test_full_session_trace_is_valid() -> None:
+    session = full_session()
+    trace = render_chrome_trace(session)
+    events = check_trace(trace)
+    names = {x["name"] for x in events if x["ph"] == "X"}
+    assert "inductor_compile" in names or "dynamo" in names
+    meta = [x for x in events if x["ph"] == "M"]
+    assert any(x["name"] == "process_name" for x in meta)
+    assert any(x["name"] == "thread_name" for x in meta)
+    # One process per run, named.
+    pids = {x["pid"] for x in events if x["ph"] == "X"}
+    assert pids <= {x["pid"] for x in meta if x["name"] == "process_name"}
+    assert len(pids) == len(session.runs)
+    if session.device_samples:
+        counters = [x for x in events if x["ph"] == "C"]
+        assert counters and all(x["pid"] == 0 for x in counters)
+    if any(r.sweep for r in session.runs.values()):
+        assert any(x.get("cat") == "sweep" for x in events)
+
+
+def test_phases_relative_to_session_start() -> None:
+    session = full_session()
+    events = render_chrome_trace(session)["traceEvents"]
+    assert min(x["ts"] for x in events if x["ph"] != "M") == pytest.approx(0.0, abs=1.0)
+    # A compile phase keeps its own duration (µs).
+    phase = next(p for r in session.runs.values() for c in r.compiles.values() for p in c.phases)
+    match = [x for x in events if x["ph"] == "X" and x["name"] == phase.name]
+    assert any(abs(x["dur"] - phase.duration_s * 1e6) < 1.0 for x in match)
+
+
+def test_overlapping_phases_are_clamped() -> None:
+    # Two clocks or µs rounding can push a child past its parent's end.
+    t = 1000.0
+    events: list[ev.Event] = [
+        ev.RunStarted(
+            "r",
+            "w",
+            "w",
+            "default",
+            "auto",
+            "inductor",
+            "cpu",
+            "cpu",
+            "float32",
+            "default",
+            "warm",
+            1,
+            1,
+            [],
+            "2.13",
+        ),  # fmt: skip
+        ev.PhaseEnded("r", "0/0", "child", 7, start_t=t + 0.5, duration_s=0.6),
+        ev.PhaseEnded("r", "0/0", "parent", 7, start_t=t, duration_s=1.0),
+        ev.PhaseEnded("r", "0/0", "later", 7, start_t=t + 2, duration_s=0.1),
+    ]
+    for e in events:
+        e.t = t
+    trace = render_chrome_trace(Session.from_events(events))
+    xs = check_trace(trace)
+    child = next(x for x in xs if x["name"] == "child")
+    assert child["ts"] + child["dur"] <= 1_000_000 + 1e-6
+
+
+def test_empty_session() -> None:
+    trace = render_chrome_trace(Session())
+    assert check_trace(trace) == []
+
+
+def test_nan_samples_are_dropped() -> None:
+    events = synthetic_events(sweeps=False, graph_breaks=False)
+    events.append(ev.DeviceSampled("cpu", {"cpu_util_pct": float("nan"), "x": None}))
+    check_trace(render_chrome_trace(Session.from_events(events)))
