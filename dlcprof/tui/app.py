@@ -95,6 +95,7 @@ class DlcprofApp(App[None]):
         Binding("c", "cancel", "Cancel"),
         Binding("escape", "cancel(True)", "Cancel", show=False),
         Binding("ctrl+s", "save", "Save report"),
+        Binding("p", "toggle_phases", "All phases", show=False),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
     ]
@@ -431,6 +432,11 @@ class DlcprofApp(App[None]):
         )
         self._dirty |= {"log", "status"}
 
+    def action_toggle_phases(self) -> None:
+        pane = self.query_one(PhasesPane)
+        pane.action_toggle_all()
+        self.notify("phases: all" if pane.show_all else "phases: short ones folded", timeout=2)
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -448,6 +454,9 @@ class DlcprofApp(App[None]):
             yield SystemCommand("Shape sweep (s)", "Static vs dynamic shapes", self.action_sweep)
             yield SystemCommand("Cancel run (c)", "Kill the worker, keep data", self.action_cancel)
         yield SystemCommand("Save report (ctrl+s)", "Write the session to disk", self.action_save)
+        yield SystemCommand(
+            "Show all phases (p)", "Unfold the short FX-pass phases", self.action_toggle_phases
+        )
         yield SystemCommand("Help (?)", "Keys and panes", self.action_help)
 
     # --- running ------------------------------------------------------------------------

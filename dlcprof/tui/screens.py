@@ -85,6 +85,7 @@ HELP = """\
 [b]s[/b]  shape sweep: the workload's sizes static, then dynamic; compare costs
 [b]c[/b] / [b]esc[/b]  cancel: kill the worker, keep what was captured
 [b]ctrl+s[/b]  save the session as a report      [b]ctrl+p[/b]  command palette
+[b]p[/b]  show every phase (short FX passes are folded by default)
 [b]?[/b]  this help      [b]q[/b]  quit
 
 [b]Phases[/b]: where compile time went, per compile id (bars to scale).

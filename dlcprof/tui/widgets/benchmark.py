@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from rich import box
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -54,38 +53,41 @@ def selected_table(run: Run) -> Table | Text:
     b = run.benchmark
     if b is None:
         return Text(f"eager vs compiled: {NA} ({missing_reason(run)})", style="dim")
-    t = Table(show_header=False, box=None, padding=(0, 1), expand=False)
-    t.add_column(style="bold", width=11, no_wrap=True)
-    t.add_column(no_wrap=True)
+    t = Table(show_header=False, box=None, padding=(0, 1), expand=True)
+    t.add_column(style="bold", min_width=10, no_wrap=True)
+    t.add_column(ratio=1)
     t.add_row("eager", f"{fmt_ms(b.eager_ms)} ± {b.eager_spread_ms:.3f} IQR")
     t.add_row("compiled", f"{fmt_ms(b.compiled_ms)} ± {b.compiled_spread_ms:.3f} IQR")
     t.add_row("speedup", _speedup(run))
     t.add_row("compile", f"{fmt_s(b.compile_s)} (first call minus a steady call)")
     be = b.break_even_iters
     t.add_row("break-even", Text(fmt_break_even(be), style="red" if be is None else "bold"))
-    load = " ".join(f"{x:.2f}" for x in b.load_avg) or NA
-    t.add_row(
-        "measured",
-        Text(
-            f"{b.reps} reps × {b.iters} calls, {b.warmup} warm-up, {b.threads} thread(s), "
-            f"{b.timer}, load {load}",
-            style="dim",
-        ),
-    )
     return t
+
+
+def measured_with(run: Run) -> Text | None:
+    """How the selected run's numbers were taken: the caveat that goes with them."""
+    b = run.benchmark
+    if b is None:
+        return None
+    load = " ".join(f"{x:.2f}" for x in b.load_avg) or NA
+    return Text(
+        f"measured: median of {b.reps} reps × {b.iters} calls after {b.warmup} warm-up, "
+        f"{b.threads} thread(s), {b.timer}, load avg {load}",
+        style="dim",
+    )
 
 
 def runs_table(view: View) -> Table:
     """Every run of the session, one column each: modes and dynamic settings side by side."""
-    t = Table(
-        title="Runs side by side", title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1),
-    )  # fmt: skip
-    t.add_column("", style="bold", width=10, no_wrap=True)
     runs = list(view.session.runs.values())
+    names = {r.workload or r.target or r.run_id for r in runs}
+    t = Table(box=None, padding=(0, 1), header_style="bold underline")
+    t.add_column("runs", style="bold", width=10, no_wrap=True)
     selected = view.run.run_id if view.run else None
     for i, r in enumerate(runs, 1):
         mark = "▶" if r.run_id == selected else " "
-        t.add_column(f"{mark}#{i}", justify="right", width=11, no_wrap=True, overflow="ellipsis")
+        t.add_column(f"{mark}#{i}", justify="right", width=12, no_wrap=True, overflow="ellipsis")
 
     def row(label: str, cell) -> None:  # type: ignore[no-untyped-def]
         t.add_row(label, *(cell(r) for r in runs))
@@ -93,16 +95,22 @@ def runs_table(view: View) -> Table:
     def bench(fn):  # type: ignore[no-untyped-def]
         return lambda r: fn(r.benchmark) if r.benchmark is not None else Text(NA, style="dim")
 
-    row("workload", lambda r: r.workload or r.target or r.run_id)
+    # Rows that would repeat one value across all runs are left out: the title says it.
+    if len(names) > 1:
+        row("workload", lambda r: r.workload or r.target or r.run_id)
+    else:
+        t.columns[0].header = next(iter(names))[:10]
     row("mode", lambda r: _MODE_SHORT.get(r.settings.get("mode", ""), r.settings.get("mode", NA)))
     row("dynamic", lambda r: r.settings.get("dynamic", NA))
-    row("backend", lambda r: r.settings.get("backend", NA))
+    if {r.settings.get("backend") for r in runs} != {"inductor"}:
+        row("backend", lambda r: r.settings.get("backend", NA))
     row("eager", bench(lambda b: fmt_ms(b.eager_ms)))
     row("compiled", bench(lambda b: fmt_ms(b.compiled_ms)))
     row("speedup", _speedup)
     row("compile", bench(lambda b: fmt_s(b.compile_s)))
     row("break-even", bench(_break_even_cell))
-    row("note", lambda r: Text("" if r.benchmark else _short_reason(r), style="dim"))
+    if any(r.benchmark is None for r in runs):
+        row("note", lambda r: Text("" if r.benchmark else _short_reason(r), style="dim"))
     return t
 
 
@@ -128,4 +136,8 @@ class BenchmarkPane(VerticalScroll):
         if view.session.runs:
             parts.append(Text())
             parts.append(runs_table(view))
+        caveat = measured_with(run) if run is not None else None
+        if caveat is not None:
+            parts.append(Text())
+            parts.append(caveat)
         self.query_one("#benchmark-body", Static).update(Group(*parts))

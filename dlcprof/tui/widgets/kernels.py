@@ -23,9 +23,24 @@ _COLUMNS: list[tuple[str, str, int]] = [
 ]
 
 
+_GRAPH_SHORT = {"forward": "fwd", "backward": "bwd", "inference": ""}
+
+
+def kernel_graph(k: Kernel) -> str | None:
+    # The session may not carry the graph yet (KernelGenerated.graph is newer).
+    return getattr(k, "graph", None)
+
+
 def kernel_key(k: Kernel) -> str:
-    # CPU kernel names repeat across graphs: key by compile id too (TORCH_NOTES §2).
-    return f"{k.compile_id}|{k.name}|{k.order}"
+    # Kernel names repeat across compiles and across a compile's forward and
+    # backward graphs (TORCH_NOTES §2): key by all three.
+    return f"{k.compile_id}|{kernel_graph(k)}|{k.name}|{k.order}"
+
+
+def compile_label(k: Kernel) -> str:
+    graph = kernel_graph(k)
+    short = _GRAPH_SHORT.get(graph, graph) if graph else ""
+    return f"{k.compile_id} {short}".strip()
 
 
 class KernelsPane(Vertical):
@@ -63,7 +78,14 @@ class KernelsPane(Vertical):
             self._kernels[key] = k
             ops = ", ".join(op.removeprefix("aten.") for op in k.fused_ops) or NA
             table.add_row(
-                str(k.order), k.compile_id, k.name, k.kind, str(len(k.fused_ops)), ops, NA, key=key
+                str(k.order),
+                compile_label(k),
+                k.name,
+                k.kind,
+                str(len(k.fused_ops)),
+                ops,
+                NA,
+                key=key,
             )
         self.border_title = f"Kernels ({len(kernels)})" if kernels else "Kernels"
         hint = self.query_one("#kernels-hint", Static)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.table import Table
 from rich.text import Text
 from textual.widgets import RichLog
 
@@ -12,11 +13,11 @@ _MAX_PER_REFRESH = 400  # a flooding workload must not stall a repaint
 _LEVEL_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
 
 
-def log_line(e: ev.Event, t0: float | None) -> Text | None:
+def log_line(e: ev.Event, t0: float | None) -> tuple[Text, Text] | None:
     """One log line for an event, or None when the event is not a log matter.
 
     ``t0`` None: no time stamp (UI notes carry wall-clock times)."""
-    stamp = Text(f"{max(e.t - t0, 0.0):8.2f}s " if t0 is not None else "       ui ", style="dim")
+    stamp = Text(f"{max(e.t - t0, 0.0):8.2f}s" if t0 is not None else "       ui", style="dim")
     match e:
         case ev.GraphBroken():
             body = Text.assemble(
@@ -63,7 +64,16 @@ def log_line(e: ev.Event, t0: float | None) -> Text | None:
             body = Text(f"{e.format} profile saved: {e.path}", style="dim")
         case _:
             return None
-    return stamp + body
+    return stamp, body
+
+
+def _hanging(stamp: Text, body: Text) -> Table:
+    """Stamp in its own column, so wrapped lines stay indented under the message."""
+    grid = Table.grid(padding=(0, 1), expand=True)
+    grid.add_column(width=9, no_wrap=True)
+    grid.add_column(ratio=1)
+    grid.add_row(stamp, body)
+    return grid
 
 
 class LogPane(RichLog):
@@ -84,10 +94,12 @@ class LogPane(RichLog):
             self.clear()
             self._run_id, self._seen, self._notes_seen, self.errors = run_id, 0, 0, 0
             self._last_rid = None
-        t0 = events[0].t if events else 0.0
+        # Times count from the selected run's start (else the session's first event).
+        t0 = view.run.started_t if view.run and view.run.started_t else None
+        t0 = t0 if t0 is not None else (events[0].t if events else 0.0)
         new = events[self._seen :]
         self._seen = len(events)
-        lines: list[Text] = []
+        lines: list[tuple[Text, Text]] = []
         for e in new:
             rid = getattr(e, "run_id", None)
             if rid is not None:
@@ -113,5 +125,5 @@ class LogPane(RichLog):
             skipped = len(lines) - _MAX_PER_REFRESH
             self.write(Text(f"… {skipped} lines not shown (kept in the session)", style="dim"))
             lines = lines[-_MAX_PER_REFRESH:]
-        for line in lines:
-            self.write(line)
+        for stamp, body in lines:
+            self.write(_hanging(stamp, body), expand=True)

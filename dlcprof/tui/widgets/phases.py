@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 from textual.containers import VerticalScroll
+from textual.reactive import reactive
 from textual.widgets import Static
 
-from dlcprof.session import Compile, OpenPhase, Phase, Run, nest_phases
+from dlcprof.session import KEY_PHASES, Compile, OpenPhase, Phase, Run, nest_phases
 from dlcprof.tui.view import NA, View, fmt_s, span_bar
 
 # Torch's event names -> the compiler stage a user recognises.
@@ -17,6 +18,7 @@ _STAGES: dict[str, str] = {
     "dynamo": "Dynamo",
     "entire_frame_compile": "Dynamo",
     "bytecode_tracing": "Dynamo",
+    "insert_deferred_runtime_asserts": "Dynamo",
     "build_guards": "guards",
     "backend_compile": "backend",
     "create_aot_dispatcher_function": "AOTAutograd",
@@ -26,14 +28,18 @@ _STAGES: dict[str, str] = {
     "inductor_compile": "Inductor",
     "compile_fx_inner": "Inductor",
     "fx_codegen_and_compile": "Inductor",
+    "additional_fake_tensor_prop": "Inductor",
     "GraphLowering.run": "lowering",
     "Scheduler.__init__": "fusion",
+    "Scheduler.fused_nodes": "fusion",
     "Scheduler.codegen": "codegen",
     "PythonWrapperCodegen.generate": "codegen",
     "GraphLowering.codegen": "codegen",
+    "GraphLowering.compile_to_fn": "codegen",
+    "code_gen": "codegen",
     "compile_file": "C++ compile",
     "async_compile.wait": "C++/Triton",
-    "PyCodeCache.load_by_key_path": "C++/Triton",
+    "PyCodeCache.load_by_key_path": "load module",
 }
 _STYLES = {
     "Dynamo": "cyan",
@@ -41,20 +47,35 @@ _STYLES = {
     "backend": "blue",
     "AOTAutograd": "magenta",
     "Inductor": "green",
+    "FX passes": "dark_sea_green4",
     "lowering": "green",
     "fusion": "bright_green",
     "codegen": "yellow",
     "C++ compile": "bright_red",
     "C++/Triton": "red",
+    "load module": "red",
+    "cache": "bright_blue",
     "other": "bright_black",
 }
 _RUNNING = "bold black on yellow"
+# Phases shorter than this share of their compile are folded into one line
+# (torch emits ~40 tiny FX-pass phases per compile); key phases always show.
+MIN_SHARE = 0.005
+_ALWAYS = {name for _, name in KEY_PHASES} | {"dynamo", "entire_frame_compile", "backend_compile"}
 
 
 def stage_of(name: str) -> str:
     if name in _STAGES:
         return _STAGES[name]
     low = name.lower()
+    if low.startswith(("pass.", "_recursive_")):
+        return "FX passes"
+    if "cache" in low or low.endswith("_key"):
+        return "cache"
+    if low.startswith("compile_attempt"):
+        return "Dynamo"
+    if low.startswith("compile_fx"):
+        return "Inductor"
     if "triton" in low:
         return "C++/Triton"
     if low.startswith("aot"):
@@ -82,8 +103,9 @@ class PhaseTimeline:
     SECS = 13
     name_w = 30
 
-    def __init__(self, view: View) -> None:
+    def __init__(self, view: View, show_all: bool = False) -> None:
         self.view = view
+        self.show_all = show_all
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         run = self.view.run
@@ -95,7 +117,7 @@ class PhaseTimeline:
             yield Text(_empty_reason(run), style="dim")
             return
         width = options.max_width
-        self.name_w = min(40, max(24, width // 3))
+        self.name_w = min(44, max(24, width * 2 // 5))
         bar_w = max(8, width - self.LABEL - self.name_w - self.SECS - 3)
         for title, compile_, rows in groups:
             yield self._header(title, compile_)
@@ -104,8 +126,23 @@ class PhaseTimeline:
             end = self._end(rows)
             t0 = min(r.start for r in rows)
             span = max(end - t0, 1e-9)
+            hidden: list[_Row] = []
             for row in rows:
-                yield self._line(row, t0, span, end, bar_w)
+                if self._shown(row, span):
+                    yield self._line(row, t0, span, end, bar_w)
+                else:
+                    hidden.append(row)
+            if hidden:
+                yield Text(
+                    f"{'':<{self.LABEL}} + {len(hidden)} phases under {MIN_SHARE:.1%} of this "
+                    "compile each, folded (key p shows all)",
+                    style="dim",
+                )
+
+    def _shown(self, row: _Row, span: float) -> bool:
+        if self.show_all or row.duration is None or row.name in _ALWAYS:
+            return True
+        return row.duration >= MIN_SHARE * span
 
     def _end(self, rows: list[_Row]) -> float:
         ends = [r.start + r.duration for r in rows if r.duration is not None]
@@ -142,7 +179,7 @@ class PhaseTimeline:
         stage = stage_of(row.name)
         style = _STYLES.get(stage, "white")
         running = row.duration is None
-        name = ("  " * row.depth + row.name)[: self.name_w].ljust(self.name_w)
+        name = (" " * row.depth + row.name)[: self.name_w].ljust(self.name_w)
         if running:
             shown = end - row.start if self.view.now is not None else None
             secs = "running" if shown is None else f"▶ {fmt_s(shown)}"
@@ -202,6 +239,19 @@ def _empty_reason(run: Run) -> str:
 class PhasesPane(VerticalScroll):
     """Timeline per compile id; follows the newest line while a run is live."""
 
+    show_all: reactive[bool] = reactive(False)
+
+    def __init__(self, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(**kwargs)
+        self._view: View | None = None
+
+    def action_toggle_all(self) -> None:
+        self.show_all = not self.show_all
+
+    def watch_show_all(self) -> None:
+        if self._view is not None:
+            self.show(self._view)
+
     def compose(self):  # type: ignore[override]
         yield Static(id="phases-body")
 
@@ -209,8 +259,9 @@ class PhasesPane(VerticalScroll):
         self.border_title = "Phases"
 
     def show(self, view: View) -> None:
+        self._view = view
         at_end = self.scroll_y >= self.max_scroll_y - 1
-        self.query_one("#phases-body", Static).update(PhaseTimeline(view))
+        self.query_one("#phases-body", Static).update(PhaseTimeline(view, self.show_all))
         run = view.run
         if run is not None and run.compiles:
             self.border_subtitle = (

@@ -44,7 +44,8 @@ class RecompileReport:
             return
         yield self._recompiles(run)
         if run.dynamic_dims:
-            yield Text("dims made dynamic: " + ", ".join(run.dynamic_dims), style="cyan")
+            dims = list(dict.fromkeys(run.dynamic_dims))  # each recompile re-announces them
+            yield Text("dims made dynamic: " + ", ".join(dims), style="cyan")
         if run.sweep:
             yield Text()
             yield self._sweep(run, width)
