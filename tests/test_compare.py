@@ -100,7 +100,7 @@ def _kernel_session(kernels: list[tuple[str, list[str]]], breaks: list[tuple[str
             1,
             [],
             "2.13",
-        ),  # fmt: skip
+        ),
     ]
     for i, (name, ops) in enumerate(kernels):
         events.append(ev.KernelGenerated("r", "0/0", name, "pointwise", ops, "", [], i))
@@ -111,15 +111,23 @@ def _kernel_session(kernels: list[tuple[str, list[str]]], breaks: list[tuple[str
 
 def test_kernel_matching_by_name_then_by_fused_ops() -> None:
     a = _kernel_session(
-        [("k_same", ["aten.sin"]), ("k_changed", ["aten.add"]), ("k_old", ["aten.mul", "aten.relu"]),
-         ("k_gone", ["aten.exp"])],
+        [
+            ("k_same", ["aten.sin"]),
+            ("k_changed", ["aten.add"]),
+            ("k_old", ["aten.mul", "aten.relu"]),
+            ("k_gone", ["aten.exp"]),
+        ],
         [("Data-dependent branching", "m.py:3"), ("Tensor.item()", "m.py:9")],
-    )  # fmt: skip
+    )
     b = _kernel_session(
-        [("k_same", ["aten.sin"]), ("k_changed", ["aten.add", "aten.mul"]), ("k_new", ["aten.relu", "aten.mul"]),
-         ("k_added", ["aten.tanh"])],
+        [
+            ("k_same", ["aten.sin"]),
+            ("k_changed", ["aten.add", "aten.mul"]),
+            ("k_new", ["aten.relu", "aten.mul"]),
+            ("k_added", ["aten.tanh"]),
+        ],
         [("Tensor.item()", "m.py:9"), ("print()", "m.py:12")],
-    )  # fmt: skip
+    )
     cmp = compare(a, b)
     assert cmp.kernels_same == 1
     changed = {(c.a.name, c.b.name, c.how) for c in cmp.kernels_changed}

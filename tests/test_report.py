@@ -104,8 +104,19 @@ def test_report_fields(tmp_path: Path) -> None:
         assert key in report["environment"]
     assert set(report["workload"]) == {"name", "target"}
     run = next(r for r in report["runs"] if r["benchmark"])
-    for key in ("run_id", "status", "settings", "mode", "dynamic", "backend", "compiles", "benchmark",
-                "shape_sweep", "recompile_limit_hit", "errors"):  # fmt: skip
+    for key in (
+        "run_id",
+        "status",
+        "settings",
+        "mode",
+        "dynamic",
+        "backend",
+        "compiles",
+        "benchmark",
+        "shape_sweep",
+        "recompile_limit_hit",
+        "errors",
+    ):
         assert key in run
     b = run["benchmark"]
     for key in (
@@ -371,7 +382,8 @@ def test_report_never_imports_torch_or_textual() -> None:
     code = (
         "import sys\n"
         "import dlcprof.report, dlcprof.report.schema, dlcprof.report.folder, dlcprof.report.html\n"
-        "import dlcprof.report.markdown, dlcprof.report.trace, dlcprof.report.compare, dlcprof.report.atomic\n"
+        "import dlcprof.report.markdown, dlcprof.report.trace, dlcprof.report.compare\n"
+        "import dlcprof.report.atomic, dlcprof.report.svg, dlcprof.report.summary\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'textual'))\n"
         "assert not bad, bad\n"
     )

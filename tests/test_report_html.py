@@ -41,8 +41,11 @@ def test_pages_render_in_chromium(tmp_path: Path) -> None:
     if not fixture_paths():
         static, dynamic = sweep_sessions()
         cmd += ["--session", str(_write_stream(tmp_path / "all.jsonl", full_session()))]
-        cmd += ["--compare", str(_write_stream(tmp_path / "a.jsonl", static)),
-                str(_write_stream(tmp_path / "b.jsonl", dynamic))]  # fmt: skip
+        cmd += [
+            "--compare",
+            str(_write_stream(tmp_path / "a.jsonl", static)),
+            str(_write_stream(tmp_path / "b.jsonl", dynamic)),
+        ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for name in ("report", "compare"):

@@ -28,9 +28,17 @@ except ImportError:  # tests/ collected as a package
 def test_markdown_sections() -> None:
     s = full_session()
     md = render_markdown(s)
-    for heading in ("## Environment", "## Summary", "### Compile time", "### Fused kernels",
-                    "### Recompiles", "### Graph breaks", "### Benchmark", "## Device",
-                    "## Compiler hotspots"):  # fmt: skip
+    for heading in (
+        "## Environment",
+        "## Summary",
+        "### Compile time",
+        "### Fused kernels",
+        "### Recompiles",
+        "### Graph breaks",
+        "### Benchmark",
+        "## Device",
+        "## Compiler hotspots",
+    ):
         assert heading in md, heading
     run = next(r for r in s.runs.values() if r.benchmark)
     assert f"mode={run.settings['mode']}" in md
@@ -95,8 +103,15 @@ def test_html_is_self_contained_and_escaped() -> None:
 def test_html_sections() -> None:
     s = full_session()
     html = render_html(s)
-    for text in ("Compile phase timeline", "Fused kernels", "Recompiles", "Graph breaks",
-                 "Benchmark", "Device utilization", "Compiler hotspots"):  # fmt: skip
+    for text in (
+        "Compile phase timeline",
+        "Fused kernels",
+        "Recompiles",
+        "Graph breaks",
+        "Benchmark",
+        "Device utilization",
+        "Compiler hotspots",
+    ):
         assert text in html, text
     assert html.count("<svg") >= 3
 

@@ -62,9 +62,9 @@ extern "C"  void kernel(const float* in_ptr0, float* out_ptr0)
 {
     #pragma omp parallel num_threads(1)
     {
-        for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(ks0*1024L); x0+=static_cast<int64_t>(16L))
+        for(int64_t x0=0L; x0<static_cast<int64_t>(ks0*1024L); x0+=16L)
         {
-            auto tmp0 = at::vec::Vectorized<float>::loadu(in_ptr0 + static_cast<int64_t>(x0), static_cast<int64_t>(16));
+            auto tmp0 = at::vec::Vectorized<float>::loadu(in_ptr0 + x0, 16L);
             auto tmp1 = tmp0.sin();
             auto tmp2 = tmp0.cos();
             auto tmp3 = tmp1 * tmp2;
@@ -75,9 +75,18 @@ extern "C"  void kernel(const float* in_ptr0, float* out_ptr0)
 """
 
 CHAIN_OPS = [
-    "aten.sin", "aten.cos", "aten.mul", "aten.relu", "aten.add", "aten.abs",
-    "aten.neg", "aten.exp", "aten.tanh", "aten.sigmoid", "aten.div",
-]  # fmt: skip
+    "aten.sin",
+    "aten.cos",
+    "aten.mul",
+    "aten.relu",
+    "aten.add",
+    "aten.abs",
+    "aten.neg",
+    "aten.exp",
+    "aten.tanh",
+    "aten.sigmoid",
+    "aten.div",
+]
 
 
 class _Stream:
@@ -154,22 +163,39 @@ def _compile(
         s.add(ev.KernelGenerated(run_id, cid, name, kind, ops, src, lines, order))
     s.add(
         ev.CompileFinished(
-            run_id, cid, wall_s=s.t - start, start_t=start, is_backward=False,
-            recompile_reason=reason, fail_type=None, fail_reason=None,
-            graph_op_count=11, guard_count=9, cache=cache,
+            run_id,
+            cid,
+            wall_s=s.t - start,
+            start_t=start,
+            is_backward=False,
+            recompile_reason=reason,
+            fail_type=None,
+            fail_reason=None,
+            graph_op_count=11,
+            guard_count=9,
+            cache=cache,
             metrics={"entire_frame_compile_time_s": 1.88 * scale, "ir_count": 40},
         )
-    )  # fmt: skip
+    )
 
 
 def _start(s: _Stream, run_id: str, workload: str, target: str, **kw: object) -> None:
     s.add(ev.WorkerReady(4242, ev.SCHEMA_VERSION, "2.13.0+cpu", "3.11.9", False, "AMD EPYC", 2))
     s.tick(0.05)
     settings = dict(
-        mode="default", dynamic="auto", backend="inductor", device="cpu",
-        device_name="AMD EPYC 7B13", dtype="float32", size="default", cache="warm",
-        threads=1, iters=20, shapes=[], torch_version="2.13.0+cpu",
-    )  # fmt: skip
+        mode="default",
+        dynamic="auto",
+        backend="inductor",
+        device="cpu",
+        device_name="AMD EPYC 7B13",
+        dtype="float32",
+        size="default",
+        cache="warm",
+        threads=1,
+        iters=20,
+        shapes=[],
+        torch_version="2.13.0+cpu",
+    )
     settings.update(kw)
     s.add(ev.RunStarted(run_id, target, workload, **settings))  # type: ignore[arg-type]
     s.tick(0.02)
@@ -192,11 +218,20 @@ def _benchmark_run(s: _Stream, run_id: str = "a1b2c3d4") -> None:
     s.tick(0.3)
     s.add(
         ev.BenchmarkMeasured(
-            run_id, eager_ms=11.8, compiled_ms=1.9, eager_spread_ms=0.4, compiled_spread_ms=0.05,
-            reps=7, iters=20, warmup=5, compile_s=1.93, threads=1, load_avg=[0.41, 0.3, 0.2],
+            run_id,
+            eager_ms=11.8,
+            compiled_ms=1.9,
+            eager_spread_ms=0.4,
+            compiled_spread_ms=0.05,
+            reps=7,
+            iters=20,
+            warmup=5,
+            compile_s=1.93,
+            threads=1,
+            load_avg=[0.41, 0.3, 0.2],
             timer="perf_counter",
         )
-    )  # fmt: skip
+    )
     _finish(s, run_id, started)
 
 
@@ -251,10 +286,13 @@ def _graph_break_run(s: _Stream, run_id: str = "9f8e7d6c") -> None:
     _start(s, run_id, "branchy", "examples/branchy.py:forward")
     s.add(
         ev.GraphBroken(
-            run_id, "0/0", "Data-dependent branching", "examples/branchy.py:14",
+            run_id,
+            "0/0",
+            "Data-dependent branching",
+            "examples/branchy.py:14",
             ["Use torch.cond to express dynamic control flow."],
         )
-    )  # fmt: skip
+    )
     _compile(
         s,
         run_id,
@@ -276,11 +314,20 @@ def _graph_break_run(s: _Stream, run_id: str = "9f8e7d6c") -> None:
     s.tick(0.2)
     s.add(
         ev.BenchmarkMeasured(
-            run_id, eager_ms=0.21, compiled_ms=0.34, eager_spread_ms=0.01, compiled_spread_ms=0.02,
-            reps=7, iters=20, warmup=5, compile_s=1.7, threads=1, load_avg=[0.6, 0.4, 0.3],
+            run_id,
+            eager_ms=0.21,
+            compiled_ms=0.34,
+            eager_spread_ms=0.01,
+            compiled_spread_ms=0.02,
+            reps=7,
+            iters=20,
+            warmup=5,
+            compile_s=1.7,
+            threads=1,
+            load_avg=[0.6, 0.4, 0.3],
             timer="perf_counter",
         )
-    )  # fmt: skip
+    )
     _finish(s, run_id, started)
 
 
@@ -304,13 +351,16 @@ def synthetic_events(
         t, i = T0, 0
         samples = []
         while t < end:
-            busy = 92.0 if i % 7 else 35.0
-            samples.append(
-                ev.DeviceSampled(
-                    "cpu",
-                    {"cpu_util_pct": busy, "mem_used_mb": 900.0 + 3 * i, "gpu_util_pct": None},
-                )
-            )
+            # Shaped like dlcprof.monitors.device on a CPU machine.
+            compiling = i % 9 < 5
+            values: dict[str, float | None] = {
+                "worker_cpu_pct": 98.0 if compiling else 100.0 - 40 * (i % 2),
+                "worker_rss_mb": 610.0 + 2.5 * i,
+                "cxx_compilers": 1.0 if compiling and i % 3 else 0.0,
+                "children_cpu_pct": 95.0 if compiling and i % 3 else 0.0,
+                "system_cpu_pct": 97.0 if compiling else 55.0,
+            }
+            samples.append(ev.DeviceSampled("cpu", values))
             samples[-1].t = t
             t += 0.25
             i += 1
@@ -320,12 +370,36 @@ def synthetic_events(
             ev.HotFramesSampled(
                 412,
                 [
-                    {"function": "_compile_file", "file": "torch/_inductor/cpp_builder.py", "line": 334, "thread": "MainThread", "own": 160, "total": 175, "phase": "async_compile.wait"},
-                    {"function": "run_node", "file": "torch/_inductor/graph.py", "line": 1123, "thread": "MainThread", "own": 41, "total": 95, "phase": "GraphLowering.run"},
-                    {"function": "<lambda>", "file": "torch/_dynamo/symbolic_convert.py", "line": 870, "thread": "MainThread", "own": 22, "total": 60, "phase": "bytecode_tracing"},
+                    {
+                        "function": "_compile_file",
+                        "file": "torch/_inductor/cpp_builder.py",
+                        "line": 334,
+                        "thread": "MainThread",
+                        "own": 160,
+                        "total": 175,
+                        "phase": "async_compile.wait",
+                    },
+                    {
+                        "function": "run_node",
+                        "file": "torch/_inductor/graph.py",
+                        "line": 1123,
+                        "thread": "MainThread",
+                        "own": 41,
+                        "total": 95,
+                        "phase": "GraphLowering.run",
+                    },
+                    {
+                        "function": "<lambda>",
+                        "file": "torch/_dynamo/symbolic_convert.py",
+                        "line": 870,
+                        "thread": "MainThread",
+                        "own": 22,
+                        "total": 60,
+                        "phase": "bytecode_tracing",
+                    },
                 ],
             )
-        )  # fmt: skip
+        )
     return s.events
 
 

@@ -108,7 +108,7 @@ def test_overlapping_phases_are_clamped() -> None:
             1,
             [],
             "2.13",
-        ),  # fmt: skip
+        ),
         ev.PhaseEnded("r", "0/0", "child", 7, start_t=t + 0.5, duration_s=0.6),
         ev.PhaseEnded("r", "0/0", "parent", 7, start_t=t, duration_s=1.0),
         ev.PhaseEnded("r", "0/0", "later", 7, start_t=t + 2, duration_s=0.1),

@@ -187,29 +187,61 @@ def _metrics(a: Run, b: Run) -> list[MetricDelta]:
 
     note = " / ".join(x for x in (why(a) and f"A: {why(a)}", why(b) and f"B: {why(b)}") if x)
     out = [
-        MetricDelta("compile wall", a.compile_wall_s if a.compiles else None, b.compile_wall_s if b.compiles else None, "s"),
+        MetricDelta(
+            "compile wall",
+            a.compile_wall_s if a.compiles else None,
+            b.compile_wall_s if b.compiles else None,
+            "s",
+        ),
         MetricDelta("compiles", len(a.compiles), len(b.compiles), "count"),
         MetricDelta("fused kernels", len(a.kernels), len(b.kernels), "count", neutral=True),
         MetricDelta("recompiles", len(a.recompiles), len(b.recompiles), "count"),
         MetricDelta("graph breaks", len(a.graph_breaks), len(b.graph_breaks), "count"),
-    ]  # fmt: skip
+    ]
     if a.benchmark is not None or b.benchmark is not None:
         out += [
             MetricDelta("eager", bench(a, "eager_ms"), bench(b, "eager_ms"), "ms", note=note),
-            MetricDelta("compiled", bench(a, "compiled_ms"), bench(b, "compiled_ms"), "ms", note=note),
-            MetricDelta("speedup", bench(a, "speedup"), bench(b, "speedup"), "x", lower_is_better=False, note=note),
-            MetricDelta("compile_s (benchmark)", bench(a, "compile_s"), bench(b, "compile_s"), "s", note=note),
-            MetricDelta("break-even", bench(a, "break_even_iters"), bench(b, "break_even_iters"), "calls", note=note),
-        ]  # fmt: skip
+            MetricDelta(
+                "compiled", bench(a, "compiled_ms"), bench(b, "compiled_ms"), "ms", note=note
+            ),
+            MetricDelta(
+                "speedup",
+                bench(a, "speedup"),
+                bench(b, "speedup"),
+                "x",
+                lower_is_better=False,
+                note=note,
+            ),
+            MetricDelta(
+                "compile_s (benchmark)",
+                bench(a, "compile_s"),
+                bench(b, "compile_s"),
+                "s",
+                note=note,
+            ),
+            MetricDelta(
+                "break-even",
+                bench(a, "break_even_iters"),
+                bench(b, "break_even_iters"),
+                "calls",
+                note=note,
+            ),
+        ]
     if a.sweep or b.sweep:
 
         def mean_latency(r: Run) -> float | None:
             return sum(s.latency_ms for s in r.sweep) / len(r.sweep) if r.sweep else None
 
         out += [
-            MetricDelta("sweep transition cost", sm.sweep_total(a), sm.sweep_total(b), "s", note="no sweep" if not (a.sweep and b.sweep) else ""),
+            MetricDelta(
+                "sweep transition cost",
+                sm.sweep_total(a),
+                sm.sweep_total(b),
+                "s",
+                note="no sweep" if not (a.sweep and b.sweep) else "",
+            ),
             MetricDelta("sweep mean latency", mean_latency(a), mean_latency(b), "ms"),
-        ]  # fmt: skip
+        ]
     return out
 
 
@@ -233,9 +265,14 @@ def compare(
         for pool, name in dict.fromkeys([*ta, *tb])
     ]
     cmp = Comparison(
-        a_label=ra.label, b_label=rb.label, a_run=ra, b_run=rb,
-        settings=settings, metrics=_metrics(ra, rb), phases=phases,
-    )  # fmt: skip
+        a_label=ra.label,
+        b_label=rb.label,
+        a_run=ra,
+        b_run=rb,
+        settings=settings,
+        metrics=_metrics(ra, rb),
+        phases=phases,
+    )
     _diff_kernels(cmp, ra.kernels, rb.kernels)
     gb_a = [(g.reason, g.location) for g in ra.graph_breaks]
     gb_b = [(g.reason, g.location) for g in rb.graph_breaks]
@@ -429,7 +466,7 @@ def render_compare_html(cmp: Comparison) -> str:
             + (' <span class="muted">(pool)</span>' if p.pool else ""),
             e(fmt.secs(p.a_s)) if p.a_s is not None else "—",
             e(fmt.secs(p.b_s)) if p.b_s is not None else "—",
-            f'<span style="color:{"var(--bad)" if p.delta > 0.005 else "var(--good)" if p.delta < -0.005 else "var(--muted)"}">{e(fmt.signed_secs(p.delta))}</span>',
+            f'<span style="color:{_delta_color(p.delta)}">{e(fmt.signed_secs(p.delta))}</span>',
         ]
         for p in cmp.phases
     ]
@@ -444,9 +481,18 @@ def render_compare_html(cmp: Comparison) -> str:
     a, b = cmp.a_run, cmp.b_run
     if a.sweep and b.sweep:
         series = [
-            svg.Series(f"A: dynamic={a.settings.get('dynamic')}", svg.PALETTE[0], [(float(i), c) for i, c in enumerate(a.cumulative_transition_s)]),
-            svg.Series(f"B: dynamic={b.settings.get('dynamic')}", svg.PALETTE[1], [(float(i), c) for i, c in enumerate(b.cumulative_transition_s)], dashed=True),
-        ]  # fmt: skip
+            svg.Series(
+                f"A: dynamic={a.settings.get('dynamic')}",
+                svg.PALETTE[0],
+                [(float(i), c) for i, c in enumerate(a.cumulative_transition_s)],
+            ),
+            svg.Series(
+                f"B: dynamic={b.settings.get('dynamic')}",
+                svg.PALETTE[1],
+                [(float(i), c) for i, c in enumerate(b.cumulative_transition_s)],
+                dashed=True,
+            ),
+        ]
         longest = a if len(a.sweep) >= len(b.sweep) else b
         ticks = [(float(i), str(s.size)) for i, s in enumerate(longest.sweep)]
         body.append(
@@ -489,7 +535,8 @@ def render_compare_html(cmp: Comparison) -> str:
             [
                 f'<span class="pill cancelled">{e(c.how)}</span>',
                 f'<span class="kname">{name}</span>',
-                f'<span class="ops">{e(", ".join(c.a.fused_ops))} → {e(", ".join(c.b.fused_ops))}</span>',
+                f'<span class="ops">{e(", ".join(c.a.fused_ops))} → '
+                f"{e(', '.join(c.b.fused_ops))}</span>",
             ]
         )
     out.append(
@@ -546,6 +593,10 @@ def render_compare_html(cmp: Comparison) -> str:
     return page(title, subtitle, body)
 
 
+def _delta_color(d: float) -> str:
+    return "var(--bad)" if d > 0.005 else "var(--good)" if d < -0.005 else "var(--muted)"
+
+
 def _phase_pairs_svg(phases: list[PhaseDelta], width: int = 1100) -> str:
     left, right, row_h = 300, 150, 30
     hi = max(max(p.a_s or 0.0, p.b_s or 0.0) for p in phases) or 1.0
@@ -569,7 +620,8 @@ def _phase_pairs_svg(phases: list[PhaseDelta], width: int = 1100) -> str:
                 continue
             w = max(v * scale, 1.0)
             body.append(
-                f'<rect x="{left}" y="{y + j * 11}" width="{w:.1f}" height="10" rx="2" fill="{color}"><title>{side}: {escape(fmt.secs(v))}</title></rect>'
+                f'<rect x="{left}" y="{y + j * 11}" width="{w:.1f}" height="10" rx="2" '
+                f'fill="{color}"><title>{side}: {escape(fmt.secs(v))}</title></rect>'
             )
         end = max(p.a_s or 0.0, p.b_s or 0.0) * scale + left + 8
         body.append(
@@ -582,8 +634,8 @@ def _phase_pairs_svg(phases: list[PhaseDelta], width: int = 1100) -> str:
                 "#b4441c" if p.delta > 0.005 else "#18864b" if p.delta < -0.005 else svg.MUTED,
             )
         )
-    body.append('<rect x="%d" y="6" width="10" height="10" rx="2" fill="#9aa3b5"/>' % left)
+    body.append(f'<rect x="{left}" y="6" width="10" height="10" rx="2" fill="#9aa3b5"/>')
     body.append(svg._text(left + 14, 15, "A (before)", 11))
-    body.append('<rect x="%d" y="6" width="10" height="10" rx="2" fill="#3b6fd8"/>' % (left + 100))
+    body.append(f'<rect x="{left + 100}" y="6" width="10" height="10" rx="2" fill="#3b6fd8"/>')
     body.append(svg._text(left + 114, 15, "B (after)", 11))
     return svg._svg(width, 30 + len(phases) * row_h, body, "compile time by phase, A vs B")

@@ -91,9 +91,19 @@ def value(x: Any) -> str:
 
 
 SETTING_KEYS = (
-    "mode", "dynamic", "backend", "device", "device_name", "dtype", "size", "cache",
-    "threads", "iters", "shapes", "torch_version",
-)  # fmt: skip
+    "mode",
+    "dynamic",
+    "backend",
+    "device",
+    "device_name",
+    "dtype",
+    "size",
+    "cache",
+    "threads",
+    "iters",
+    "shapes",
+    "torch_version",
+)
 
 
 def settings_items(settings: dict[str, Any]) -> list[tuple[str, str]]:

@@ -23,7 +23,8 @@ CSS = """
 --mono:'Fira Code',ui-monospace,'SFMono-Regular',Menlo,Consolas,'Liberation Mono',monospace}
 *{box-sizing:border-box}
 html{background:var(--bg)}
-body{margin:0;color:var(--ink);font:14px/1.5 ui-sans-serif,system-ui,-apple-system,'Segoe UI',Roboto,
+body{margin:0;color:var(--ink);
+font:14px/1.5 ui-sans-serif,system-ui,-apple-system,'Segoe UI',Roboto,
 'Helvetica Neue',Arial,sans-serif;-webkit-font-smoothing:antialiased}
 main{max-width:1180px;margin:0 auto;padding:0 24px 48px}
 header.top{background:#1d2330;color:#e9ecf3;padding:22px 0 20px;margin-bottom:22px}
@@ -34,8 +35,8 @@ header.top .meta{color:#aab3c5;font-size:13px;margin-top:4px}
 h2{font-size:18px;margin:0 0 12px;font-weight:650;letter-spacing:-.01em}
 h3{font-size:14px;margin:22px 0 8px;font-weight:650;color:#2a3142;text-transform:uppercase;
 letter-spacing:.04em}
-section.card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:20px 22px;
-margin:0 0 18px;box-shadow:0 1px 2px rgba(20,30,50,.04)}
+section.card{background:var(--card);border:1px solid var(--line);border-radius:10px;
+padding:20px 22px;margin:0 0 18px;box-shadow:0 1px 2px rgba(20,30,50,.04)}
 .run-head{display:flex;align-items:baseline;gap:12px;flex-wrap:wrap}
 .run-head h2{margin:0}
 .sub{color:var(--muted);font-size:13px}
@@ -48,22 +49,24 @@ background:#e8edf7;color:#33415c}
 .chip{font-family:var(--mono);font-size:12px;background:#f1f3f7;border:1px solid var(--line);
 border-radius:6px;padding:1px 7px;color:#2a3142}
 .chip b{font-weight:500;color:var(--muted)}
-.kpis{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:10px;margin:16px 0 4px}
+.kpis{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:10px;
+margin:16px 0 4px}
 .kpi{border:1px solid var(--line);border-radius:8px;padding:10px 12px;background:#fbfcfd}
 .kpi .v{font-size:20px;font-weight:650;font-variant-numeric:tabular-nums;letter-spacing:-.01em}
 .kpi .l{font-size:12px;color:var(--muted)}
 .kpi.good .v{color:var(--good)} .kpi.bad .v{color:var(--bad)}
 table{border-collapse:collapse;width:100%;font-size:13px;font-variant-numeric:tabular-nums}
-th{text-align:left;font-weight:600;color:var(--muted);font-size:12px;border-bottom:1px solid var(--line);
-padding:6px 10px 6px 0;white-space:nowrap}
+th{text-align:left;font-weight:600;color:var(--muted);font-size:12px;
+border-bottom:1px solid var(--line);padding:6px 10px 6px 0;white-space:nowrap}
 td{border-bottom:1px solid #f0f2f5;padding:6px 10px 6px 0;vertical-align:top}
 td.n,th.n{text-align:right}
 tr:last-child td{border-bottom:0}
 table.kv td:first-child{color:var(--muted);width:210px}
 code,.mono{font-family:var(--mono);font-size:12.5px}
 code{background:#f1f3f7;border-radius:4px;padding:0 4px}
-pre{font-family:var(--mono);font-size:12px;line-height:1.45;background:var(--code);border:1px solid var(--line);
-border-radius:6px;padding:10px 12px;overflow:auto;max-height:480px;margin:6px 0 4px;tab-size:4}
+pre{font-family:var(--mono);font-size:12px;line-height:1.45;background:var(--code);
+border:1px solid var(--line);border-radius:6px;padding:10px 12px;overflow:auto;
+max-height:480px;margin:6px 0 4px;tab-size:4}
 details>summary{cursor:pointer;color:var(--accent);font-size:12.5px;user-select:none}
 details[open]>summary{margin-bottom:2px}
 .alert{border-radius:8px;padding:10px 14px;margin:12px 0;border:1px solid}
@@ -85,6 +88,14 @@ footer{color:var(--muted);font-size:12px;text-align:center;margin-top:26px}
 .headline{font-size:15px;margin:4px 0 8px}
 .headline b{font-size:18px}
 """
+
+
+# No network, ever: a policy that forbids every external load (and scripts).
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+
+def pool_count(threads: int) -> str:
+    return f"s ×{threads}" if threads > 1 else ""
 
 
 def e(x: Any) -> str:
@@ -132,13 +143,13 @@ def page(title: str, subtitle: str, body: list[str]) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        # No network, ever: a CSP that forbids every external load.
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         f"<title>{e(title)}</title><style>{CSS}</style></head><body>"
         f'<header class="top"><div class="in"><h1><span class="brand">dlcprof</span>{e(title)}</h1>'
         f'<div class="meta">{subtitle}</div></div></header><main>'
         + "\n".join(body)
-        + f"<footer>dlcprof {e(dlcprof.__version__)} · self-contained report: no scripts, no network</footer>"
+        + f"<footer>dlcprof {e(dlcprof.__version__)} · self-contained report: "
+        "no scripts, no network</footer>"
         "</main></body></html>\n"
     )
 
@@ -164,7 +175,10 @@ def _environment(session: Session) -> str:
         ("platform", f'<span class="mono">{e(fmt.value(env.get("platform")))}</span>'),
         ("recorded", e(_iso(sm.session_origin(session)) or fmt.NA)),
     ]
-    return f'<section class="card" id="environment"><h2>Environment</h2><div class="grid2">{kv_table(left)}{kv_table(right)}</div></section>'
+    return (
+        '<section class="card" id="environment"><h2>Environment</h2>'
+        f'<div class="grid2">{kv_table(left)}{kv_table(right)}</div></section>'
+    )
 
 
 def _summary(session: Session) -> str:
@@ -200,7 +214,8 @@ def _summary(session: Session) -> str:
         "speedup",
         "break-even",
     ]
-    return f'<section class="card" id="summary"><h2>Runs</h2>{table(head, rows, {5, 6, 7, 8, 9, 10})}</section>'
+    numeric = {5, 6, 7, 8, 9, 10}
+    return f'<section class="card" id="summary"><h2>Runs</h2>{table(head, rows, numeric)}</section>'
 
 
 def _sweep_series(run: Run, color: str, label: str) -> svg.Series:
@@ -216,7 +231,8 @@ def _sweep_contrast(session: Session) -> str:
         return ""
     series = []
     for i, r in enumerate(runs):
-        label = f"run {list(session.runs).index(r.run_id) + 1}: {r.workload} dynamic={r.settings.get('dynamic')}"
+        n = list(session.runs).index(r.run_id) + 1
+        label = f"run {n}: {r.workload} dynamic={r.settings.get('dynamic')}"
         s = _sweep_series(r, svg.PALETTE[i % len(svg.PALETTE)], label)
         s.dashed = str(r.settings.get("dynamic")) != "false"
         series.append(s)
@@ -226,24 +242,30 @@ def _sweep_contrast(session: Session) -> str:
     for c in sm.sweep_contrasts(session):
         red = c.reduction
         verdict = (
-            f"dynamic shapes cut it by <b>{e(fmt.pct(red))}</b>" if red is not None and red > 0
+            f"dynamic shapes cut it by <b>{e(fmt.pct(red))}</b>"
+            if red is not None and red > 0
             else "dynamic shapes did not reduce it"
-        )  # fmt: skip
+        )
         lines.append(
             f'<p class="headline">{e(c.workload)}: cumulative transition cost '
             f"<b>{e(fmt.secs(c.static_s))}</b> static vs <b>{e(fmt.secs(c.dynamic_s))}</b> with "
             f"dynamic={e(c.dynamic.settings.get('dynamic'))}: {verdict}.</p>"
         )
     chart = svg.line_chart(
-        series, x_label="input size (sweep step)", y_label="cumulative transition cost", y_unit="s",
-        x_ticks=ticks, title="cumulative shape-transition cost, static vs dynamic",
-    )  # fmt: skip
+        series,
+        x_label="input size (sweep step)",
+        y_label="cumulative transition cost",
+        y_unit="s",
+        x_ticks=ticks,
+        title="cumulative shape-transition cost, static vs dynamic",
+    )
     return (
         '<section class="card" id="sweeps"><h2>Shape transitions: static vs dynamic</h2>'
         + "".join(lines)
         + chart
         + '<p class="sub">Each step is the first call at a new input size minus a steady call: the '
-        "recompile (or guard check) a new shape costs. Solid: dynamic=false; dashed: dynamic shapes.</p></section>"
+        "recompile (or guard check) a new shape costs. Solid: dynamic=false; "
+        "dashed: dynamic shapes.</p></section>"
     )
 
 
@@ -265,9 +287,7 @@ def _phase_table(run: Run) -> str:
         share = t.total_s / total if total > 0 else None
         indent = 14 * t.depth if not t.pool else 0
         name = e(t.name) + (
-            f' <span class="muted">(pool thread{"s ×" + str(t.threads) if t.threads > 1 else ""})</span>'
-            if t.pool
-            else ""
+            f' <span class="muted">(pool thread{pool_count(t.threads)})</span>' if t.pool else ""
         )
         _, color = svg.stage_of(t.name)
         rows.append(
@@ -294,7 +314,8 @@ def _compiles_table(run: Run) -> str:
                 str(len(c.kernels)),
                 e(fmt.short_reason(c.recompile_reason, 120)) or "—",
                 (
-                    f'<span style="color:var(--bad)">{e(c.fail_type)}: {e(fmt.short_reason(c.fail_reason, 100))}</span>'
+                    f'<span style="color:var(--bad)">{e(c.fail_type)}: '
+                    f"{e(fmt.short_reason(c.fail_reason, 100))}</span>"
                     if c.fail_type
                     else "—"
                 ),
@@ -317,7 +338,10 @@ def _kernels(run: Run) -> str:
         src = ""
         if k.source.strip():
             n = len(k.source.splitlines())
-            src = f"<details><summary>source ({n} lines)</summary><pre><code>{e(k.source)}</code></pre></details>"
+            src = (
+                f"<details><summary>source ({n} lines)</summary>"
+                f"<pre><code>{e(k.source)}</code></pre></details>"
+            )
         origin = "<br>".join(f'<span class="mono">{e(s)}</span>' for s in k.source_lines[:4]) or "—"
         if len(k.source_lines) > 4:
             origin += f'<br><span class="muted">… {len(k.source_lines) - 4} more</span>'
@@ -362,12 +386,21 @@ def _recompiles(run: Run) -> str:
         out.append("<h3>Shape sweep</h3>")
         out.append(
             svg.line_chart(
-                [_sweep_series(run, svg.PALETTE[0], f"cumulative transition cost (dynamic={run.settings.get('dynamic')})")],
+                [
+                    _sweep_series(
+                        run,
+                        svg.PALETTE[0],
+                        f"cumulative transition cost (dynamic={run.settings.get('dynamic')})",
+                    )
+                ],
                 x_ticks=[(float(i), str(st.size)) for i, st in enumerate(run.sweep)],
-                x_label="input size", y_unit="s", y_label="seconds", height=220,
+                x_label="input size",
+                y_unit="s",
+                y_label="seconds",
+                height=220,
                 title="cumulative transition cost",
             )
-        )  # fmt: skip
+        )
         rows = [
             [
                 str(st.size),
@@ -378,7 +411,7 @@ def _recompiles(run: Run) -> str:
                 e(fmt.ms(st.latency_ms)),
                 e(fmt.short_reason(st.reason, 120)) or "—",
             ]
-            for st, c in zip(run.sweep, cum)
+            for st, c in zip(run.sweep, cum, strict=True)
         ]
         out.append(
             table(
@@ -388,7 +421,8 @@ def _recompiles(run: Run) -> str:
             )
         )
         out.append(
-            f'<p class="sub">Cumulative transition cost: <b>{e(fmt.secs(sm.sweep_total(run)))}</b> over {len(run.sweep)} shapes.</p>'
+            '<p class="sub">Cumulative transition cost: '
+            f"<b>{e(fmt.secs(sm.sweep_total(run)))}</b> over {len(run.sweep)} shapes.</p>"
         )
     _ = limit
     return "".join(out)
@@ -417,8 +451,10 @@ def _benchmark(run: Run) -> str:
     be = b.break_even_iters
     if be is None:
         verdict = (
-            f'<div class="alert warn">Compiled is <b>not faster</b> here ({e(fmt.ms(b.compiled_ms))} vs '
-            f"{e(fmt.ms(b.eager_ms))} eager): the {e(fmt.secs(b.compile_s))} compile never pays for itself.</div>"
+            '<div class="alert warn">Compiled is <b>not faster</b> here '
+            f"({e(fmt.ms(b.compiled_ms))} vs "
+            f"{e(fmt.ms(b.eager_ms))} eager): the {e(fmt.secs(b.compile_s))} compile "
+            "never pays for itself.</div>"
         )
     else:
         verdict = (
@@ -428,8 +464,10 @@ def _benchmark(run: Run) -> str:
         )
     chart = svg.benchmark_bars(b.eager_ms, b.compiled_ms, b.eager_spread_ms, b.compiled_spread_ms)
     details = (
-        f'<p class="sub">Median of {b.reps} repetitions × {b.iters} calls after {b.warmup} warm-up calls; '
-        f"spread is the interquartile range; {b.threads} thread(s); timer <code>{e(b.timer)}</code>; "
+        f'<p class="sub">Median of {b.reps} repetitions × {b.iters} calls '
+        f"after {b.warmup} warm-up calls; "
+        f"spread is the interquartile range; {b.threads} thread(s); "
+        f"timer <code>{e(b.timer)}</code>; "
         f"load average {e(', '.join(f'{x:.2f}' for x in b.load_avg))}.</p>"
     )
     return chart + verdict + details
@@ -484,13 +522,15 @@ def _run_section(i: int, run: Run) -> str:
     out.append(_settings_chips(run))
     if run.settings:
         out.append(
-            f"<details><summary>command to reproduce</summary><pre><code>{e(repro_command(run))}</code></pre></details>"
+            "<details><summary>command to reproduce</summary>"
+            f"<pre><code>{e(repro_command(run))}</code></pre></details>"
         )
     limit = run.recompile_limit
     if limit is not None:
         out.append(
             f'<div class="alert bad"><b>Recompile limit hit</b> ({e(fmt.value(limit.limit))}) in '
-            f"<code>{e(limit.function)}</code>: new shapes now run <b>EAGER</b>, uncompiled, silently. "
+            f"<code>{e(limit.function)}</code>: new shapes now run <b>EAGER</b>, "
+            "uncompiled, silently. "
             f'<span class="mono">{e(fmt.short_reason(limit.message, 240))}</span></div>'
         )
     for err in run.errors:
@@ -507,7 +547,8 @@ def _run_section(i: int, run: Run) -> str:
         out.append("<h3>Compile time by phase</h3>")
         out.append(_phase_table(run))
         out.append(
-            '<p class="sub">Phases nest (indented); pool-thread phases such as g++ builds overlap the compiling thread and are summed over threads.</p>'
+            '<p class="sub">Phases nest (indented); pool-thread phases such as g++ builds '
+            "overlap the compiling thread and are summed over threads.</p>"
         )
         out.append("<h3>Compiles</h3>")
         out.append(_compiles_table(run))
@@ -523,7 +564,8 @@ def _run_section(i: int, run: Run) -> str:
     if warnings or run.unavailable:
         out.append("<h3>Notes</h3><ul>")
         out += [
-            f"<li><b>{e(lg.level)}</b> ({e(lg.source)}): {e(fmt.short_reason(lg.message, 300))}</li>"
+            f"<li><b>{e(lg.level)}</b> ({e(lg.source)}): "
+            f"{e(fmt.short_reason(lg.message, 300))}</li>"
             for lg in warnings[:30]
         ]
         out += [
@@ -544,7 +586,8 @@ def _device(session: Session) -> str:
         out.append(svg.empty_chart("no samples: the device monitor did not run in this session"))
     else:
         out.append(
-            f'<p class="sub">{dev["samples"]} samples over {e(fmt.secs(dev["duration_s"]))} from {e(", ".join(dev["sources"]))}; shaded: runs.</p>'
+            f'<p class="sub">{dev["samples"]} samples over {e(fmt.secs(dev["duration_s"]))} '
+            f"from {e(', '.join(dev['sources']))}; shaded: runs.</p>"
         )
         bands = []
         for i, r in enumerate(session.runs.values(), 1):
@@ -552,24 +595,51 @@ def _device(session: Session) -> str:
                 end = r.finished_t if r.finished_t is not None else r.started_t
                 bands.append((r.started_t - origin, end - origin, f"run {i}"))
         charts = []
-        for j, (metric, pts) in enumerate(series.items()):
-            if not pts:
-                charts.append(
-                    f"<div><h3>{e(metric)}</h3>{svg.empty_chart('the probe gave no value for this metric', 540, 80)}</div>"
-                )
+        color = 0
+        for title, metrics in sm.device_groups(series):
+            have = [m for m in metrics if series[m]]
+            if not have:
                 continue
-            pct = sm.is_percent(metric)
+            lines = []
+            for m in have:
+                lines.append(
+                    svg.Series(
+                        m,
+                        svg.PALETTE[color % len(svg.PALETTE)],
+                        [(t - origin, v) for t, v in series[m]],
+                    )
+                )
+                color += 1
+            top = max(v for m in have for _, v in series[m])
+            wide = len(charts) == 0  # the first group (utilization) gets the full width
             chart = svg.line_chart(
-                [svg.Series(metric, svg.PALETTE[j % len(svg.PALETTE)], [(t - origin, v) for t, v in pts])],
-                width=540, height=200, y_max=100.0 if pct else None, x_label="seconds since session start",
-                bands=bands, markers=len(pts) <= 40, title=f"{metric} over time",
-            )  # fmt: skip
-            m = dev["metrics"][metric]
-            stats = f"min {m['min']:.4g} · mean {m['mean']:.4g} · max {m['max']:.4g}"
-            charts.append(
-                f'<div><h3>{e(metric)}</h3>{chart}<div class="sub">{e(stats)}</div></div>'
+                lines,
+                width=1100 if wide else 540,
+                height=240 if wide else 200,
+                y_max=max(100.0, top) if title.endswith("(%)") else None,
+                x_label="seconds since session start",
+                bands=bands,
+                markers=sum(len(series[m]) for m in have) <= 60,
+                title=f"{title} over time",
             )
-        out.append('<div class="grid2">' + "".join(charts) + "</div>")
+            charts.append((wide, f"<div><h3>{e(title)}</h3>{chart}</div>"))
+        out += [html for wide, html in charts if wide]
+        narrow = [html for wide, html in charts if not wide]
+        if narrow:
+            out.append('<div class="grid2">' + "".join(narrow) + "</div>")
+        rows = []
+        for metric, m in dev["metrics"].items():
+            unit = sm.metric_unit(metric)
+            if m["count"]:
+                cells = [
+                    f"{m[k]:.4g}" + (f" {unit}" if unit else "") for k in ("min", "mean", "max")
+                ]
+                rows.append([f"<code>{e(metric)}</code>", *map(e, cells), str(m["count"])])
+            else:
+                rows.append(
+                    [f"<code>{e(metric)}</code>", na("the probe gave no value"), "", "", "0"]
+                )
+        out.append(table(["metric", "min", "mean", "max", "samples"], rows, {1, 2, 3, 4}))
     if dev["monitors"]:
         rows = [
             [
@@ -596,7 +666,8 @@ def _hotspots(session: Session) -> str:
     else:
         n = session.hot_frames.samples if session.hot_frames else 0
         out.append(
-            f'<p class="sub">Python frames of the compiling worker sampled by py-spy ({n} samples). Own: in the function itself; total: with callees.</p>'
+            '<p class="sub">Python frames of the compiling worker sampled by py-spy '
+            f"({n} samples). Own: in the function itself; total: with callees.</p>"
         )
         trs = []
         for r in rows:

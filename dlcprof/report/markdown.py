@@ -124,9 +124,10 @@ def _run_section(index: int, run: Run) -> list[str]:
     else:
         finished = [c for c in run.compiles.values() if c.wall_s is not None]
         total = run.compile_wall_s
+        wall = fmt.secs(total) if finished else fmt.na("no compile finished")
         out += [
-            f"{len(run.compiles)} compile(s); total wall {fmt.secs(total) if finished else fmt.na('no compile finished')}"
-            " (torch's per-frame compile times). Phases nest; pool-thread phases are summed over threads.",
+            f"{len(run.compiles)} compile(s); total wall {wall} (torch's per-frame compile "
+            "times). Phases nest; pool-thread phases are summed over threads.",
             "",
         ]
         rows = []
@@ -233,14 +234,15 @@ def _run_section(index: int, run: Run) -> list[str]:
                 fmt.ms(st.latency_ms),
                 fmt.short_reason(st.reason, 100) or "—",
             ]
-            for st, c in zip(run.sweep, cum)
+            for st, c in zip(run.sweep, cum, strict=True)
         ]
         out += table(
             ["size", "recompiled", "transition", "cumulative", "latency", "reason"], rows, "rlrrrl"
         )
         out += [
             "",
-            f"Cumulative transition cost: **{fmt.secs(sm.sweep_total(run))}** over {len(run.sweep)} shapes.",
+            f"Cumulative transition cost: **{fmt.secs(sm.sweep_total(run))}** "
+            f"over {len(run.sweep)} shapes.",
             "",
         ]
 
@@ -269,16 +271,19 @@ def _run_section(index: int, run: Run) -> list[str]:
     else:
         out += table(
             ["", "median per call", "spread (IQR)"],
-            [["eager", fmt.ms(b.eager_ms), fmt.ms(b.eager_spread_ms)],
-             ["compiled", fmt.ms(b.compiled_ms), fmt.ms(b.compiled_spread_ms)]],
+            [
+                ["eager", fmt.ms(b.eager_ms), fmt.ms(b.eager_spread_ms)],
+                ["compiled", fmt.ms(b.compiled_ms), fmt.ms(b.compiled_spread_ms)],
+            ],
             "lrr",
-        )  # fmt: skip
+        )
         out += [
             "",
             f"- speedup: **{fmt.speedup(b.speedup)}**",
             f"- compile cost: {fmt.secs(b.compile_s)} (first compiled call minus a steady one)",
             f"- break-even: **{fmt.break_even(b.break_even_iters)}**",
-            f"- {b.reps} reps × {b.iters} calls, {b.warmup} warm-up; {b.threads} thread(s); timer {b.timer}; "
+            f"- {b.reps} reps × {b.iters} calls, {b.warmup} warm-up; {b.threads} thread(s); "
+            f"timer {b.timer}; "
             f"load avg {fmt.value([round(x, 2) for x in b.load_avg])}",
             "",
         ]
@@ -323,14 +328,27 @@ def render_markdown(session: Session) -> str:
     if session.runs:
         out += ["## Summary", ""]
         out += table(
-            ["#", "workload", "mode", "dynamic", "status", "compile", "kernels", "recompiles", "graph breaks", "speedup", "break-even"],
+            [
+                "#",
+                "workload",
+                "mode",
+                "dynamic",
+                "status",
+                "compile",
+                "kernels",
+                "recompiles",
+                "graph breaks",
+                "speedup",
+                "break-even",
+            ],
             _summary_rows(session),
             "rllllrrrrrr",
-        ) + [""]  # fmt: skip
+        ) + [""]
     for c in sm.sweep_contrasts(session):
         red = c.reduction
         out += [
-            f"**Shape transitions, {c.workload}**: static (dynamic=false) {fmt.secs(c.static_s)} vs "
+            f"**Shape transitions, {c.workload}**: static (dynamic=false) "
+            f"{fmt.secs(c.static_s)} vs "
             f"dynamic={c.dynamic.settings.get('dynamic')} {fmt.secs(c.dynamic_s)}"
             + (
                 f": dynamic shapes cut the cumulative cost by **{fmt.pct(red)}**."
@@ -348,7 +366,8 @@ def render_markdown(session: Session) -> str:
         out += [fmt.na("no device samples: the monitor did not run or had no probe"), ""]
     else:
         out += [
-            f"{dev['samples']} samples over {fmt.secs(dev['duration_s'])} from {', '.join(dev['sources'])}.",
+            f"{dev['samples']} samples over {fmt.secs(dev['duration_s'])} "
+            f"from {', '.join(dev['sources'])}.",
             "",
         ]
         rows = []
@@ -383,10 +402,18 @@ def render_markdown(session: Session) -> str:
         ]
         out += table(
             ["function", "location", "own", "total", "phase"],
-            [[code(r["function"]), f"{r['file']}:{r['line']}", fmt.pct(sm.hotspot_share(r["own"], n)),
-              fmt.pct(sm.hotspot_share(r["total"], n)), r.get("phase") or "—"] for r in rows],
+            [
+                [
+                    code(r["function"]),
+                    f"{r['file']}:{r['line']}",
+                    fmt.pct(sm.hotspot_share(r["own"], n)),
+                    fmt.pct(sm.hotspot_share(r["total"], n)),
+                    r.get("phase") or "—",
+                ]
+                for r in rows
+            ],
             "llrrl",
-        ) + [""]  # fmt: skip
+        ) + [""]
 
     errs = session.errors
     bad_exits = [x for x in session.worker_exits if x.returncode not in (0, None) or x.signal]

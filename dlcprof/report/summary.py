@@ -202,6 +202,36 @@ def is_percent(metric: str) -> bool:
     return any(w in m for w in ("pct", "percent", "util", "%"))
 
 
+# Display names and units of the device monitor's values.
+METRIC_UNITS = (("_pct", "%"), ("_mb", "MB"), ("_w", "W"), ("_c", "°C"), ("_mhz", "MHz"))
+
+
+def metric_unit(metric: str) -> str:
+    if is_percent(metric):
+        return "%"
+    return next((u for suffix, u in METRIC_UNITS if metric.endswith(suffix)), "")
+
+
+METRIC_TITLES = {
+    "cxx_compilers": "backend compiles in flight (g++, ptxas)",
+    "power_w": "GPU power (W)",
+    "temp_c": "GPU temperature (°C)",
+    "sm_clock_mhz": "SM clock (MHz)",
+}
+
+
+def device_groups(series: dict[str, list[tuple[float, float]]]) -> list[tuple[str, list[str]]]:
+    """Metrics that share a unit share a chart: (title, metric names)."""
+    groups: dict[str, list[str]] = {}
+    for metric in series:
+        unit = metric_unit(metric)
+        key = {"%": "utilization (%)", "MB": "memory (MB)"}.get(unit) or METRIC_TITLES.get(
+            metric, metric
+        )
+        groups.setdefault(key, []).append(metric)
+    return list(groups.items())
+
+
 def device_summary(session: Session) -> dict[str, Any]:
     series = device_series(session)
     samples = session.device_samples
@@ -233,10 +263,10 @@ HOTSPOT_KEYS = ("function", "file", "line", "thread", "own", "total", "phase")
 def hotspot_rows(session: Session, limit: int = 20) -> list[dict[str, Any]]:
     if session.hot_frames is None:
         return []
-    rows = []
-    for r in session.hot_frames.rows[:limit]:
-        rows.append({k: r.get(k) for k in HOTSPOT_KEYS})
-    return rows
+    # Rows come grouped by phase; the table wants the heaviest frames overall.
+    rows = [{k: r.get(k) for k in HOTSPOT_KEYS} for r in session.hot_frames.rows]
+    rows.sort(key=lambda r: (-(r["own"] or 0), -(r["total"] or 0)))
+    return rows[:limit]
 
 
 def hotspot_share(value: Any, samples: int) -> float | None:

@@ -24,11 +24,39 @@ MUTED = "#5b6478"
 
 # One colour per compiler stage, so the eye finds "where did the time go".
 STAGES = (
-    ("Dynamo", "#3b6fd8", ("dynamo", "entire_frame_compile", "bytecode_tracing", "build_guards", "compile_inner", "_compile")),
+    (
+        "Dynamo",
+        "#3b6fd8",
+        (
+            "dynamo",
+            "entire_frame_compile",
+            "bytecode_tracing",
+            "build_guards",
+            "compile_inner",
+            "_compile",
+        ),
+    ),
     ("AOTAutograd", "#8a5cd0", ("backend_compile", "create_aot", "aot_", "min_cut", "joint")),
-    ("Inductor", "#1f9e89", ("inductor", "graphlowering", "scheduler", "codegen", "wrapper", "fx_graph", "post_grad", "pre_grad")),
-    ("C++/Triton build", "#e08a1e", ("compile_file", "async_compile", "codecache", "load_by_key", "triton", "cpp_", "autotune")),
-)  # fmt: skip
+    (
+        "Inductor",
+        "#1f9e89",
+        (
+            "inductor",
+            "graphlowering",
+            "scheduler",
+            "codegen",
+            "wrapper",
+            "fx_graph",
+            "post_grad",
+            "pre_grad",
+        ),
+    ),
+    (
+        "C++/Triton build",
+        "#e08a1e",
+        ("compile_file", "async_compile", "codecache", "load_by_key", "triton", "cpp_", "autotune"),
+    ),
+)
 OTHER = ("other", "#8b93a5")
 
 
@@ -66,6 +94,23 @@ def tick_label(v: float, unit: str = "") -> str:
     return f"{v:g}"
 
 
+def el(tag: str, body: str = "", **attrs: object) -> str:
+    """An SVG element; ``stroke_width=2`` becomes ``stroke-width="2"``, floats
+    get one decimal. ``body`` is inserted as is (escape text before)."""
+    parts = []
+    for k, v in attrs.items():
+        if v is None:
+            continue
+        val = f"{v:.1f}" if isinstance(v, float) else str(v)
+        parts.append(f'{k.rstrip("_").replace("_", "-")}="{escape(val)}"')
+    head = f"<{tag} {' '.join(parts)}"
+    return f"{head}>{body}</{tag}>" if body else f"{head}/>"
+
+
+def svg_title(text: str) -> str:
+    return f"<title>{escape(text)}</title>"
+
+
 def _text(
     x: float,
     y: float,
@@ -76,7 +121,8 @@ def _text(
     extra: str = "",
 ) -> str:
     return (
-        f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" fill="{fill}" {extra}>'
+        f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" '
+        f'fill="{fill}" {extra}>'
         f"{escape(s)}</text>"
     )
 
@@ -92,7 +138,17 @@ def _svg(width: int, height: int, body: list[str], label: str) -> str:
 
 def empty_chart(message: str, width: int = 1100, height: int = 90) -> str:
     body = [
-        f'<rect x="0.5" y="0.5" width="{width - 1}" height="{height - 1}" rx="6" fill="#fafbfc" stroke="{GRID}" stroke-dasharray="4 3"/>',
+        el(
+            "rect",
+            x=0.5,
+            y=0.5,
+            width=width - 1,
+            height=height - 1,
+            rx=6,
+            fill="#fafbfc",
+            stroke=GRID,
+            stroke_dasharray="4 3",
+        ),
         _text(width / 2, height / 2 + 4, message, 13, "middle", MUTED),
     ]
     return _svg(width, height, body, message)
@@ -173,9 +229,20 @@ def phase_timeline(run: Run, width: int = 1100, max_compiles: int = 30) -> str:
             tip = f"{p.name}\n{fmt.secs(p.duration_s)} ({stage}), starts +{p.start_t - start:.3f} s"
             if p.cache_state:
                 tip += f"\ncache: {p.cache_state}"
+            opacity = f"{0.95 - min(lane, 6) * 0.08:.2f}"
             body.append(
-                f'<g><title>{escape(tip)}</title><rect x="{x:.1f}" y="{ly}" width="{w:.1f}" height="{LANE_H}" rx="2" '
-                f'fill="{color}" fill-opacity="{0.95 - min(lane, 6) * 0.08:.2f}"/>'
+                "<g>"
+                + svg_title(tip)
+                + el(
+                    "rect",
+                    x=x,
+                    y=ly,
+                    width=w,
+                    height=LANE_H,
+                    rx=2,
+                    fill=color,
+                    fill_opacity=opacity,
+                )
             )
             label = f"{p.name} {fmt.secs(p.duration_s)}"
             if w > 7 * len(label) * 0.92:
@@ -254,9 +321,8 @@ def line_chart(
     for b0, b1, blabel in bands or []:
         bx0, bx1 = sx(max(b0, x0)), sx(min(b1, x1))
         if bx1 > bx0:
-            body.append(
-                f'<g><title>{escape(blabel)}</title><rect x="{bx0:.1f}" y="{top}" width="{bx1 - bx0:.1f}" height="{ph}" fill="#eef2fb"/></g>'
-            )
+            rect = el("rect", x=bx0, y=top, width=bx1 - bx0, height=ph, fill="#eef2fb")
+            body.append(f"<g>{svg_title(blabel)}{rect}</g>")
             body.append(_text(bx0 + 3, top + 11, blabel, 10, "start", "#6b7895"))
     for t in yt:
         y = sy(t)
@@ -267,9 +333,7 @@ def line_chart(
     if x_ticks is None:
         x_ticks = [(t, tick_label(t)) for t in nice_ticks(x0, x1, 8) if x0 <= t <= x1]
     for xv, xl in x_ticks:
-        body.append(
-            f'<line x1="{sx(xv):.1f}" y1="{top + ph}" x2="{sx(xv):.1f}" y2="{top + ph + 4}" stroke="{AXIS}"/>'
-        )
+        body.append(el("line", x1=sx(xv), y1=top + ph, x2=sx(xv), y2=top + ph + 4, stroke=AXIS))
         body.append(_text(sx(xv), top + ph + 16, xl, 10, "middle", AXIS))
     body.append(
         f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="{AXIS}"/>'
@@ -285,27 +349,43 @@ def line_chart(
                 segs.append([])
             else:
                 segs[-1].append((sx(x), sy(y)))
-        dash = ' stroke-dasharray="6 4"' if s.dashed else ""
+        dash = "6 4" if s.dashed else None
         for seg in segs:
             if len(seg) > 1:
                 d = " ".join(f"{x:.1f},{y:.1f}" for x, y in seg)
                 body.append(
-                    f'<polyline points="{d}" fill="none" stroke="{s.color}" stroke-width="2" stroke-linejoin="round"{dash}/>'
+                    el(
+                        "polyline",
+                        points=d,
+                        fill="none",
+                        stroke=s.color,
+                        stroke_width=2,
+                        stroke_linejoin="round",
+                        stroke_dasharray=dash,
+                    )
                 )
         if markers:
             for x, y in s.points:
                 if y is not None:
+                    shown = tick_label(y, y_unit) if y_unit == "s" else f"{y:.4g}"
+                    tip = svg_title(f"{s.label}: {shown}")
                     body.append(
-                        f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3.2" fill="#fff" stroke="{s.color}" stroke-width="2">'
-                        f"<title>{escape(s.label)}: {escape(tick_label(y, y_unit) if y_unit == 's' else f'{y:.4g}')}</title></circle>"
+                        el(
+                            "circle",
+                            tip,
+                            cx=sx(x),
+                            cy=sy(y),
+                            r=3.2,
+                            fill="#fff",
+                            stroke=s.color,
+                            stroke_width=2,
+                        )
                     )
     # Legend, top right.
     lx = left + pw
     for s in reversed(series):
         lx -= 7 * len(s.label) + 30
-        body.append(
-            f'<line x1="{lx:.1f}" y1="10" x2="{lx + 16:.1f}" y2="10" stroke="{s.color}" stroke-width="3"/>'
-        )
+        body.append(el("line", x1=lx, y1=10, x2=lx + 16, y2=10, stroke=s.color, stroke_width=3))
         body.append(_text(lx + 21, 14, s.label, 11, "start", INK))
     return _svg(width, height, body, title)
 
@@ -331,14 +411,14 @@ def benchmark_bars(
     for i, (label, v, spread, color) in enumerate(rows):
         y = 8 + i * 34
         body.append(_text(left - 10, y + 17, label, 12, "end", INK))
+        tip = svg_title(f"{label}: {fmt.ms(v)} ± {fmt.ms(spread)} (IQR)")
         body.append(
-            f'<rect x="{left}" y="{y}" width="{max(v * scale, 1):.1f}" height="24" rx="3" fill="{color}"><title>{escape(label)}: {escape(fmt.ms(v))} ± {escape(fmt.ms(spread))} (IQR)</title></rect>'
+            el("rect", tip, x=left, y=y, width=max(v * scale, 1.0), height=24, rx=3, fill=color)
         )
         if spread > 0:
             a, b = left + (v - spread / 2) * scale, left + (v + spread / 2) * scale
-            body.append(
-                f'<path d="M{a:.1f},{y + 12} H{b:.1f} M{a:.1f},{y + 6} V{y + 18} M{b:.1f},{y + 6} V{y + 18}" stroke="{INK}" stroke-width="1.2" fill="none"/>'
-            )
+            d = f"M{a:.1f},{y + 12} H{b:.1f} M{a:.1f},{y + 6} V{y + 18} M{b:.1f},{y + 6} V{y + 18}"
+            body.append(el("path", d=d, stroke=INK, stroke_width=1.2, fill="none"))
         body.append(
             _text(
                 left + max(v + spread / 2, v) * scale + 8,
@@ -359,6 +439,8 @@ def share_bar(fraction: float | None, color: str = "#3b6fd8") -> str:
         return ""
     w = max(0.0, min(fraction, 1.0)) * 100
     return (
-        f'<svg class="sharebar" viewBox="0 0 100 8" width="100" height="8" aria-hidden="true">'
-        f'<rect width="100" height="8" rx="2" fill="{GRID}"/><rect width="{w:.1f}" height="8" rx="2" fill="{color}"/></svg>'
+        '<svg class="sharebar" viewBox="0 0 100 8" width="100" height="8" aria-hidden="true">'
+        + el("rect", width=100, height=8, rx=2, fill=GRID)
+        + el("rect", width=w, height=8, rx=2, fill=color)
+        + "</svg>"
     )

@@ -65,9 +65,17 @@ def render_chrome_trace(session: Session) -> dict[str, Any]:
         pid: int, tid: int, name: str, cat: str, start: float, dur_s: float, args: dict[str, Any]
     ) -> None:
         tracks.setdefault((pid, tid), []).append(
-            {"name": name, "cat": cat, "ph": "X", "ts": _us(start, origin), "dur": round(max(dur_s, 0.0) * 1e6, 3),
-             "pid": pid, "tid": tid, "args": args}
-        )  # fmt: skip
+            {
+                "name": name,
+                "cat": cat,
+                "ph": "X",
+                "ts": _us(start, origin),
+                "dur": round(max(dur_s, 0.0) * 1e6, 3),
+                "pid": pid,
+                "tid": tid,
+                "args": args,
+            }
+        )
 
     def instant(pid: int, tid: int, name: str, cat: str, t: float, args: dict[str, Any]) -> None:
         others.append(
@@ -147,19 +155,35 @@ def render_chrome_trace(session: Session) -> dict[str, Any]:
             )
             if t is not None:
                 # Only the end time is recorded: a marker, not an invented span.
-                instant(pid, TID_STEPS, "benchmark", "benchmark", t, {
-                    "eager_ms": b.eager_ms, "compiled_ms": b.compiled_ms, "speedup": b.speedup,
-                    "compile_s": b.compile_s, "break_even_iters": b.break_even_iters,
-                })  # fmt: skip
+                instant(
+                    pid,
+                    TID_STEPS,
+                    "benchmark",
+                    "benchmark",
+                    t,
+                    {
+                        "eager_ms": b.eager_ms,
+                        "compiled_ms": b.compiled_ms,
+                        "speedup": b.speedup,
+                        "compile_s": b.compile_s,
+                        "break_even_iters": b.break_even_iters,
+                    },
+                )
         step_ts = [
             e.t
             for e in session.events
             if type(e).__name__ == "ShapeStepMeasured" and getattr(e, "run_id", None) == run.run_id
         ]
         prev: float | None = None
-        for st, t in zip(run.sweep, step_ts):
-            args = {"size": st.size, "recompiled": st.recompiled, "transition_s": st.transition_s,
-                    "latency_ms": st.latency_ms, "reason": st.reason, "ran_eager": st.ran_eager}  # fmt: skip
+        for st, t in zip(run.sweep, step_ts, strict=False):
+            args = {
+                "size": st.size,
+                "recompiled": st.recompiled,
+                "transition_s": st.transition_s,
+                "latency_ms": st.latency_ms,
+                "reason": st.reason,
+                "ran_eager": st.ran_eager,
+            }
             if prev is None:
                 instant(pid, TID_STEPS, f"size {st.size}", "sweep", t, args)
             else:
