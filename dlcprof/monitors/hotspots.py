@@ -467,11 +467,11 @@ class PySpySampler:
                 cur = None
             if not attached:
                 nxt.finish()
-                if self._stop.is_set() or not self._worker_alive():
-                    return
                 err = nxt.error()
                 if _DENIED_RE.search(err):
                     self._status(False, DENIED_MESSAGE)
+                    return
+                if self._stop.is_set() or not self._worker_alive():
                     return
                 failures += 1
                 if failures >= 50:  # ~10 s of retries: not a start-up race
