@@ -454,12 +454,13 @@ class TraceDispatcher:
 
 
 def _first_line(text: Any) -> str | None:
-    if not text:
+    """The first line, plus the next when the first only introduces it ("... raised:")."""
+    lines = [ln.strip() for ln in str(text or "").splitlines() if ln.strip()]
+    if not lines:
         return None
-    for line in str(text).splitlines():
-        if line.strip():
-            return line.strip()
-    return None
+    if lines[0].endswith(":") and len(lines) > 1:
+        return f"{lines[0]} {lines[1]}"
+    return lines[0]
 
 
 # --- torch adapter -----------------------------------------------------------------
