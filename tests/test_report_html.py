@@ -11,9 +11,9 @@ import pytest
 from dlcprof import events as ev
 
 try:
-    from test_report_support import fixture_paths, full_session, sweep_sessions
+    from test_report_support import full_session, sweep_sessions
 except ImportError:  # tests/ collected as a package
-    from tests.test_report_support import fixture_paths, full_session, sweep_sessions
+    from tests.test_report_support import full_session, sweep_sessions
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -38,14 +38,14 @@ def test_pages_render_in_chromium(tmp_path: Path) -> None:
         "--height",
         "1200",
     ]
-    if not fixture_paths():
-        static, dynamic = sweep_sessions()
-        cmd += ["--session", str(_write_stream(tmp_path / "all.jsonl", full_session()))]
-        cmd += [
-            "--compare",
-            str(_write_stream(tmp_path / "a.jsonl", static)),
-            str(_write_stream(tmp_path / "b.jsonl", dynamic)),
-        ]
+    # Every recording in one page, and the static/dynamic pair compared.
+    static, dynamic = sweep_sessions()
+    cmd += ["--session", str(_write_stream(tmp_path / "all.jsonl", full_session()))]
+    cmd += [
+        "--compare",
+        str(_write_stream(tmp_path / "a.jsonl", static)),
+        str(_write_stream(tmp_path / "b.jsonl", dynamic)),
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for name in ("report", "compare"):

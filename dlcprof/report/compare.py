@@ -362,7 +362,8 @@ def render_compare_table(cmp: Comparison) -> Group:
     t.add_column("A", justify="right")
     t.add_column("B", justify="right")
     t.add_column("delta", justify="right")
-    for p in cmp.phases:
+    major, minor = split_phases(cmp.phases)
+    for p in major:
         d = p.delta
         style = "red" if d > 0.005 else "green" if d < -0.005 else "dim"
         t.add_row(
@@ -370,6 +371,15 @@ def render_compare_table(cmp: Comparison) -> Group:
             fmt.secs(p.a_s, "not run") if p.a_s is not None else "—",
             fmt.secs(p.b_s, "not run") if p.b_s is not None else "—",
             Text(fmt.signed_secs(d), style=style),
+        )
+    if minor:
+        a_sum = sum(p.a_s or 0.0 for p in minor)
+        b_sum = sum(p.b_s or 0.0 for p in minor)
+        t.add_row(
+            Text(f"… {len(minor)} shorter phases", style="dim"),
+            Text(fmt.secs(a_sum), style="dim"),
+            Text(fmt.secs(b_sum), style="dim"),
+            Text(fmt.signed_secs(b_sum - a_sum), style="dim"),
         )
     parts.append(t)
 
@@ -388,6 +398,12 @@ def render_compare_table(cmp: Comparison) -> Group:
             name,
             f"{', '.join(c.a.fused_ops)} → {', '.join(c.b.fused_ops)}",
         )
+    for name, n_a, n_b in cmp.kernels_recompiled:
+        t.add_row(
+            Text("compiled", style="dim"),
+            name,
+            f"generated {n_a}× in A, {n_b}× in B (once a compile)",
+        )
     if t.row_count:
         parts.append(t)
     else:
@@ -405,9 +421,19 @@ def render_compare_table(cmp: Comparison) -> Group:
     for reason, loc in cmp.graph_breaks_gone:
         t.add_row(Text("gone", style="green"), "graph break", reason, loc)
     for reason in cmp.recompiles_added:
-        t.add_row(Text("added", style="red"), "recompile", fmt.short_reason(reason, 100), "")
+        t.add_row(
+            Text("added", style="red"),
+            "recompile",
+            fmt.short_reason(sm.first_reason(reason), 100),
+            "",
+        )
     for reason in cmp.recompiles_gone:
-        t.add_row(Text("gone", style="green"), "recompile", fmt.short_reason(reason, 100), "")
+        t.add_row(
+            Text("gone", style="green"),
+            "recompile",
+            fmt.short_reason(sm.first_reason(reason), 100),
+            "",
+        )
     if t.row_count:
         parts.append(t)
     else:
@@ -460,21 +486,30 @@ def render_compare_html(cmp: Comparison) -> str:
     top = sorted(cmp.phases, key=lambda p: -max(p.a_s or 0.0, p.b_s or 0.0))[:14]
     if top:
         out.append(_phase_pairs_svg(top))
-    rows = [
-        [
-            f'<span class="mono">{e(p.name)}</span>'
-            + (' <span class="muted">(pool)</span>' if p.pool else ""),
-            e(fmt.secs(p.a_s)) if p.a_s is not None else "—",
-            e(fmt.secs(p.b_s)) if p.b_s is not None else "—",
-            f'<span style="color:{_delta_color(p.delta)}">{e(fmt.signed_secs(p.delta))}</span>',
+
+    def phase_rows(phases: list[PhaseDelta]) -> list[list[str]]:
+        return [
+            [
+                f'<span class="mono">{e(p.name)}</span>'
+                + (' <span class="muted">(pool)</span>' if p.pool else ""),
+                e(fmt.secs(p.a_s)) if p.a_s is not None else "—",
+                e(fmt.secs(p.b_s)) if p.b_s is not None else "—",
+                f'<span style="color:{_delta_color(p.delta)}">{e(fmt.signed_secs(p.delta))}</span>',
+            ]
+            for p in phases
         ]
-        for p in cmp.phases
-    ]
-    out.append(
-        table(["phase", "A", "B", "delta"], rows, {1, 2, 3})
-        if rows
-        else '<p class="na">n/a (no compile phases on either side)</p>'
-    )
+
+    major, minor = split_phases(cmp.phases)
+    if not cmp.phases:
+        out.append('<p class="na">n/a (no compile phases on either side)</p>')
+    else:
+        out.append(table(["phase", "A", "B", "delta"], phase_rows(major), {1, 2, 3}))
+    if minor:
+        out.append(
+            f"<details><summary>{len(minor)} shorter phases</summary>"
+            + table(["phase", "A", "B", "delta"], phase_rows(minor), {1, 2, 3})
+            + "</details>"
+        )
     out.append("</section>")
     body.append("".join(out))
 
@@ -539,6 +574,14 @@ def render_compare_html(cmp: Comparison) -> str:
                 f"{e(', '.join(c.b.fused_ops))}</span>",
             ]
         )
+    for name, n_a, n_b in cmp.kernels_recompiled:
+        rows.append(
+            [
+                '<span class="pill">compiled</span>',
+                f'<span class="kname">{e(name)}</span>',
+                f"generated {n_a}× in A, {n_b}× in B (once a compile)",
+            ]
+        )
     out.append(
         table(["change", "kernel", "fused ops"], rows)
         if rows
@@ -571,13 +614,18 @@ def render_compare_html(cmp: Comparison) -> str:
             [
                 '<span class="pill error">added</span>',
                 "recompile",
-                e(fmt.short_reason(reason, 200)),
+                e(fmt.short_reason(sm.first_reason(reason), 200)),
                 "",
             ]
         )
     for reason in cmp.recompiles_gone:
         rows.append(
-            ['<span class="pill ok">gone</span>', "recompile", e(fmt.short_reason(reason, 200)), ""]
+            [
+                '<span class="pill ok">gone</span>',
+                "recompile",
+                e(fmt.short_reason(sm.first_reason(reason), 200)),
+                "",
+            ]
         )
     body.append(
         '<section class="card"><h2>Graph breaks and recompiles</h2>'
@@ -591,6 +639,18 @@ def render_compare_html(cmp: Comparison) -> str:
     title = f"compare: {cmp.a_run.workload or 'A'} vs {cmp.b_run.workload or 'B'}"
     subtitle = escape(f"A {cmp.a_label}  ·  B {cmp.b_label}")
     return page(title, subtitle, body)
+
+
+def split_phases(
+    phases: list[PhaseDelta], min_s: float = 0.01, min_share: float = 0.005
+) -> tuple[list[PhaseDelta], list[PhaseDelta]]:
+    """(phases worth a row, the many short passes): a real compile has ~60
+    phases, most of them a millisecond."""
+    top = max((max(p.a_s or 0.0, p.b_s or 0.0) for p in phases), default=0.0)
+    cut = max(min_s, top * min_share)
+    major = [p for p in phases if max(p.a_s or 0.0, p.b_s or 0.0) >= cut]
+    minor = [p for p in phases if p not in major]
+    return major, minor
 
 
 def _delta_color(d: float) -> str:

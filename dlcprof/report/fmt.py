@@ -74,7 +74,11 @@ def break_even(iters: float | None, have_benchmark: bool = True) -> str:
 
 
 def pct(x: float | None) -> str:
-    return NA if x is None else f"{x * 100:.0f}%"
+    if x is None:
+        return NA
+    if 0 < x < 0.005:
+        return "<1%"
+    return f"{x * 100:.0f}%"
 
 
 def value(x: Any) -> str:

@@ -94,6 +94,14 @@ footer{color:var(--muted);font-size:12px;text-align:center;margin-top:26px}
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
+def reason_html(reason: str | None, limit: int) -> str:
+    """The newest failed guard; every guard in the hover text."""
+    if not reason:
+        return "—"
+    shown = e(fmt.short_reason(sm.first_reason(reason), limit))
+    return f'<span title="{e(reason)}">{shown}</span>'
+
+
 def pool_count(threads: int) -> str:
     return f"s ×{threads}" if threads > 1 else ""
 
@@ -282,8 +290,20 @@ def _settings_chips(run: Run) -> str:
 
 def _phase_table(run: Run) -> str:
     total = run.compile_wall_s
+    major, minor = sm.split_totals(sm.phase_totals(run), total)
+    head = ["phase", "calls", "total", "of compile wall"]
+    html = table(head, _phase_rows(major, total), {1, 2, 3})
+    if minor:
+        html += (
+            f"<details><summary>{len(minor)} shorter phases (each under 1% of the compile)"
+            f"</summary>{table(head, _phase_rows(minor, total), {1, 2, 3})}</details>"
+        )
+    return html
+
+
+def _phase_rows(totals: list[sm.PhaseTotal], total: float) -> list[list[str]]:
     rows = []
-    for t in sm.phase_totals(run):
+    for t in totals:
         share = t.total_s / total if total > 0 else None
         indent = 14 * t.depth if not t.pool else 0
         name = e(t.name) + (
@@ -298,7 +318,7 @@ def _phase_table(run: Run) -> str:
                 (e(fmt.pct(share)) if share is not None else fmt.NA) + svg.share_bar(share, color),
             ]
         )
-    return table(["phase", "calls", "total", "of compile wall"], rows, {1, 2, 3})
+    return rows
 
 
 def _compiles_table(run: Run) -> str:
@@ -312,7 +332,7 @@ def _compiles_table(run: Run) -> str:
                 e(fmt.value(c.graph_op_count)),
                 e(fmt.value(c.guard_count)),
                 str(len(c.kernels)),
-                e(fmt.short_reason(c.recompile_reason, 120)) or "—",
+                reason_html(c.recompile_reason, 120),
                 (
                     f'<span style="color:var(--bad)">{e(c.fail_type)}: '
                     f"{e(fmt.short_reason(c.fail_reason, 100))}</span>"
@@ -368,7 +388,7 @@ def _recompiles(run: Run) -> str:
             [
                 str(i),
                 f"<code>{e(r['compile_id'] or fmt.NA)}</code>",
-                e(fmt.short_reason(r["reason"], 200)),
+                reason_html(r["reason"], 200),
                 e(fmt.secs(r["cost_s"])) if r["cost_s"] is not None else na("compile not finished"),
                 e(fmt.secs(r["cumulative_s"])) if r["cumulative_s"] is not None else "—",
             ]
@@ -409,7 +429,7 @@ def _recompiles(run: Run) -> str:
                 e(fmt.secs(st.transition_s)),
                 e(fmt.secs(c)),
                 e(fmt.ms(st.latency_ms)),
-                e(fmt.short_reason(st.reason, 120)) or "—",
+                reason_html(st.reason, 120),
             ]
             for st, c in zip(run.sweep, cum, strict=True)
         ]

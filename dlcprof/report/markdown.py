@@ -131,12 +131,15 @@ def _run_section(index: int, run: Run) -> list[str]:
             "",
         ]
         rows = []
-        for t in sm.phase_totals(run):
+        major, minor = sm.split_totals(sm.phase_totals(run), total)
+        for t in major:
             share = fmt.pct(t.total_s / total) if total > 0 else fmt.NA
             name = "· " * t.depth + t.name
             if t.pool:
                 name = f"{t.name} (pool thread{f's ×{t.threads}' if t.threads > 1 else ''})"
             rows.append([name, t.count, fmt.secs(t.total_s), share])
+        if minor:
+            rows.append([f"… {len(minor)} shorter phases (each under 1%)", "", "", ""])
         out += table(["phase", "calls", "total", "of compile wall"], rows, "lrrr") + [""]
         rows = []
         for c in run.compiles.values():
@@ -149,7 +152,7 @@ def _run_section(index: int, run: Run) -> list[str]:
                     fmt.value(c.graph_op_count),
                     fmt.value(c.guard_count),
                     len(c.kernels),
-                    fmt.short_reason(c.recompile_reason) or "—",
+                    fmt.short_reason(sm.first_reason(c.recompile_reason)) or "—",
                     (
                         f"{c.fail_type}: {fmt.short_reason(c.fail_reason, 80)}"
                         if c.fail_type
@@ -211,7 +214,7 @@ def _run_section(index: int, run: Run) -> list[str]:
             [
                 i,
                 r["compile_id"] or fmt.NA,
-                fmt.short_reason(r["reason"], 160),
+                fmt.short_reason(sm.first_reason(r["reason"]), 160),
                 fmt.secs(r["cost_s"], "compile not finished"),
                 fmt.secs(r["cumulative_s"], "compile not finished"),
             ]
@@ -232,7 +235,7 @@ def _run_section(index: int, run: Run) -> list[str]:
                 fmt.secs(st.transition_s),
                 fmt.secs(c),
                 fmt.ms(st.latency_ms),
-                fmt.short_reason(st.reason, 100) or "—",
+                fmt.short_reason(sm.first_reason(st.reason), 100) or "—",
             ]
             for st, c in zip(run.sweep, cum, strict=True)
         ]

@@ -106,9 +106,35 @@ def phase_span(phases: list[Phase]) -> float:
 _CID_PREFIX = re.compile(r"^\s*\[?\d+/\d+\]?\s*:\s*")
 
 
+def reason_parts(reason: str) -> list[str]:
+    """Dynamo lists one failed guard per cached entry, newest first, joined by
+    "; " ("0/1: size mismatch ...; 0/0: size mismatch ...")."""
+    parts = [p.strip() for p in re.split(r";\s+(?=\[?\d+/\d+\]?\s*:)", reason.strip())]
+    return [p for p in parts if p]
+
+
 def normalize_reason(reason: str) -> str:
-    """A recompile reason without the leading compile id ("0/1: ...")."""
-    return _CID_PREFIX.sub("", reason.strip())
+    """A recompile reason without compile ids ("0/1: ..."), for matching."""
+    return "; ".join(_CID_PREFIX.sub("", p) for p in reason_parts(reason))
+
+
+def first_reason(reason: str | None) -> str:
+    """The guard that failed against the newest cache entry, plus a count."""
+    if not reason:
+        return ""
+    parts = reason_parts(reason)
+    more = f" (+{len(parts) - 1} older entries)" if len(parts) > 1 else ""
+    return (parts[0] if parts else reason) + more
+
+
+def split_totals(
+    totals: list[PhaseTotal], wall_s: float, share: float = 0.01
+) -> tuple[list[PhaseTotal], list[PhaseTotal]]:
+    """(phases worth a row, the short passes): a real compile has ~60 phases,
+    most of them a millisecond or two."""
+    cut = max(0.005, wall_s * share)
+    major = [t for t in totals if t.total_s >= cut or t.depth == 0]
+    return major, [t for t in totals if t not in major]
 
 
 def recompile_rows(run: Run) -> list[dict[str, Any]]:
