@@ -15,16 +15,16 @@ from dlcprof.session import Session
 try:
     from test_report_support import (
         benchmark_session,
+        full_session,
         graph_break_session,
         sweep_sessions,
-        synthetic_events,
     )
 except ImportError:  # tests/ collected as a package
     from tests.test_report_support import (
         benchmark_session,
+        full_session,
         graph_break_session,
         sweep_sessions,
-        synthetic_events,
     )
 
 
@@ -144,7 +144,7 @@ def test_kernel_matching_by_name_then_by_fused_ops() -> None:
 
 
 def test_runs_chosen_by_index_and_id() -> None:
-    s = Session.from_events(synthetic_events())
+    s = full_session()
     ids = list(s.runs)
     assert compare(s, s, 1, 2).a_run.run_id == ids[0]
     assert compare(s, s, -1, ids[2]).b_run.run_id == ids[2]

@@ -21,16 +21,14 @@ try:
         benchmark_session,
         full_session,
         graph_break_session,
-        synthetic_events,
-        synthetic_session,
+        with_monitors,
     )
 except ImportError:  # tests/ collected as a package
     from tests.test_report_support import (
         benchmark_session,
         full_session,
         graph_break_session,
-        synthetic_events,
-        synthetic_session,
+        with_monitors,
     )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,7 +47,11 @@ def _one_line(e: pytest.ExceptionInfo[ReportError]) -> str:
 # --- round trip ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("make", [benchmark_session, graph_break_session, full_session])
+@pytest.mark.parametrize(
+    "make",
+    [benchmark_session, graph_break_session, full_session, lambda: with_monitors(full_session())],
+    ids=["benchmark", "graph_breaks", "all_fixtures", "with_monitors"],
+)
 def test_round_trip_through_folder(tmp_path: Path, make) -> None:
     session = make()
     before = _without_created(build_report(session))
@@ -74,7 +76,7 @@ def test_round_trip_through_folder(tmp_path: Path, make) -> None:
 
 
 def test_load_folder_and_bare_jsonl(tmp_path: Path) -> None:
-    session = synthetic_session()
+    session = full_session()
     folder = save_session(session, tmp_path / "rep")
     assert len(load_session(folder).events) == len(session.events)
     stream = tmp_path / "stream.jsonl"
@@ -164,7 +166,7 @@ def test_break_even_null_when_compiled_is_slower() -> None:
 
 
 def test_loaded_report_keeps_recording_platform(tmp_path: Path) -> None:
-    folder = save_session(synthetic_session(), tmp_path / "rep")
+    folder = save_session(full_session(), tmp_path / "rep")
     data = json.loads((folder / "session.json").read_text())
     data["environment"]["platform"] = "Linux-recorded-elsewhere"
     (folder / "session.json").write_text(json.dumps(data))
@@ -183,7 +185,7 @@ def test_missing_file(tmp_path: Path) -> None:
 
 
 def test_truncated_json_is_corrupted(tmp_path: Path) -> None:
-    folder = save_session(synthetic_session(), tmp_path / "rep")
+    folder = save_session(full_session(), tmp_path / "rep")
     text = (folder / "session.json").read_text()
     bad = tmp_path / "cut.json"
     bad.write_text(text[: len(text) // 2])
@@ -194,7 +196,7 @@ def test_truncated_json_is_corrupted(tmp_path: Path) -> None:
 
 
 def test_truncated_jsonl_names_the_line(tmp_path: Path) -> None:
-    lines = [ev.encode(e) for e in synthetic_events(sweeps=False, graph_breaks=False)]
+    lines = [ev.encode(e) for e in benchmark_session().events]
     bad = tmp_path / "cut.jsonl"
     bad.write_bytes(b"".join(lines[:5]) + lines[5][:20])
     with pytest.raises(ReportError) as e:
@@ -239,7 +241,7 @@ def test_newer_schema(tmp_path: Path) -> None:
 
 
 def test_older_schema_goes_through_migration(tmp_path: Path, monkeypatch) -> None:
-    session = synthetic_session(sweeps=False)
+    session = benchmark_session()
     old = {"schema": "dlcprof.report/0", "stream": [ev.to_dict(e) for e in session.events]}
     p = tmp_path / "old.json"
     p.write_text(json.dumps(old))
@@ -278,7 +280,7 @@ def test_bad_event_inside_report(tmp_path: Path) -> None:
 def test_unknown_event_types_are_skipped(tmp_path: Path) -> None:
     # A newer minor version may add event types within /1.
     p = tmp_path / "r.json"
-    events = [ev.to_dict(e) for e in synthetic_events(sweeps=False, graph_breaks=False)]
+    events = [ev.to_dict(e) for e in benchmark_session().events]
     events.insert(3, {"type": "SomethingNew", "t": 1.0, "x": 1})
     p.write_text(json.dumps({"schema": REPORT_SCHEMA, "events": events}))
     assert len(load_session(p).events) == len(events) - 1
@@ -296,7 +298,7 @@ def test_empty_file(tmp_path: Path) -> None:
 
 
 def test_save_never_overwrites(tmp_path: Path) -> None:
-    s = synthetic_session(sweeps=False)
+    s = benchmark_session()
     first = save_session(s, tmp_path / "rep")
     second = save_session(s, tmp_path / "rep")
     third = save_session(s, tmp_path / "rep")
@@ -306,37 +308,33 @@ def test_save_never_overwrites(tmp_path: Path) -> None:
 
 def test_save_uses_an_existing_empty_dir(tmp_path: Path) -> None:
     (tmp_path / "rep").mkdir()
-    assert save_session(synthetic_session(sweeps=False), tmp_path / "rep") == tmp_path / "rep"
+    assert save_session(benchmark_session(), tmp_path / "rep") == tmp_path / "rep"
 
 
 def test_save_next_to_a_file_of_that_name(tmp_path: Path) -> None:
     (tmp_path / "rep").write_text("not a folder")
-    assert save_session(synthetic_session(sweeps=False), tmp_path / "rep") == tmp_path / "rep-2"
+    assert save_session(benchmark_session(), tmp_path / "rep") == tmp_path / "rep-2"
 
 
 def test_save_copies_the_pyspy_profile(tmp_path: Path) -> None:
     prof = tmp_path / "profile.speedscope.json"
     prof.write_text('{"$schema": "https://www.speedscope.app/file-format-schema.json"}')
-    events = synthetic_events(sweeps=False, graph_breaks=False)
+    events = benchmark_session().events
     events.append(ev.ProfileSaved(str(prof), "speedscope", 412))
     folder = save_session(Session.from_events(events), tmp_path / "rep")
     assert (folder / PROFILE_NAME).read_bytes() == prof.read_bytes()
     # An explicit path wins; a missing profile is noted, not fatal.
-    folder2 = save_session(
-        synthetic_session(sweeps=False), tmp_path / "rep", profile_path=str(prof)
-    )
+    folder2 = save_session(benchmark_session(), tmp_path / "rep", profile_path=str(prof))
     assert (folder2 / PROFILE_NAME).exists()
     gone = tmp_path / "gone.json"
-    folder3 = save_session(
-        synthetic_session(sweeps=False), tmp_path / "rep", profile_path=str(gone)
-    )
+    folder3 = save_session(benchmark_session(), tmp_path / "rep", profile_path=str(gone))
     assert not (folder3 / PROFILE_NAME).exists()
     note = json.loads((folder3 / "session.json").read_text())["extra"]["files"]["profile_note"]
     assert "not copied" in note
 
 
 def test_failed_save_leaves_nothing_and_can_retry(tmp_path: Path, monkeypatch) -> None:
-    session = synthetic_session(sweeps=False)
+    session = benchmark_session()
     before = build_report(session)["events"]
     from dlcprof.report import atomic
 
@@ -363,7 +361,7 @@ def test_save_into_unwritable_place(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
     with pytest.raises(ReportError) as e:
-        save_session(synthetic_session(sweeps=False), blocker / "sub" / "rep")
+        save_session(benchmark_session(), blocker / "sub" / "rep")
     assert "cannot create" in _one_line(e)
 
 

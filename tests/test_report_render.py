@@ -15,6 +15,7 @@ try:
         full_session,
         graph_break_session,
         synthetic_events,
+        with_monitors,
     )
 except ImportError:  # tests/ collected as a package
     from tests.test_report_support import (
@@ -22,6 +23,7 @@ except ImportError:  # tests/ collected as a package
         full_session,
         graph_break_session,
         synthetic_events,
+        with_monitors,
     )
 
 
@@ -55,15 +57,18 @@ def test_markdown_graph_breaks_with_location() -> None:
 
 
 def test_markdown_says_never_and_na() -> None:
-    md = render_markdown(Session.from_events(synthetic_events()))
+    # Recorded: the static sweep's compiled call is not faster; no monitor ran.
+    md = render_markdown(full_session())
     assert "never (compiled is not faster)" in md
-    assert "n/a (a shape-sweep run" in md
-    # A session with nothing but a started run: every missing number says why.
-    empty = Session.from_events(
-        synthetic_events(benchmark=False, sweeps=False, graph_breaks=False, monitors=False)
+    assert "n/a (no device samples" in md
+    assert "n/a (no py-spy samples" in md
+    # Edge case: a sweep-only run has no benchmark, and says why.
+    sweep_only = Session.from_events(
+        synthetic_events(benchmark=False, graph_breaks=False, monitors=False)
     )
-    assert "n/a (no device samples" in render_markdown(empty)
-    assert "n/a (no py-spy samples" in render_markdown(empty)
+    assert "n/a (a shape-sweep run" in render_markdown(sweep_only)
+    # An empty session still renders.
+    assert "n/a (no device samples" in render_markdown(Session())
 
 
 def test_markdown_tables_are_well_formed() -> None:
@@ -117,14 +122,22 @@ def test_html_sections() -> None:
 
 
 def test_html_static_vs_dynamic_chart() -> None:
-    html = render_html(Session.from_events(synthetic_events()))
-    assert "Shape transitions: static vs dynamic" in html and "dynamic shapes cut it by" in html
+    html = render_html(full_session())
+    assert "Shape transitions: static vs dynamic" in html
+    assert "cumulative transition cost" in html and "<polyline" in html
 
 
 def test_html_no_samples_state() -> None:
-    s = Session.from_events(synthetic_events(sweeps=False, graph_breaks=False, monitors=False))
-    html = render_html(s)
+    html = render_html(benchmark_session())
     assert "no samples" in html
+    assert render_html(Session()).startswith("<!DOCTYPE html>")
+
+
+def test_html_device_charts() -> None:
+    html = render_html(with_monitors(full_session()))
+    assert "utilization (%)" in html and "memory (MB)" in html
+    assert "worker_cpu_pct" in html and "the probe gave no value" in html  # gpu_util_pct: None
+    assert "Compiler hotspots" in html and "_compile_file" in html
 
 
 def test_html_escapes_hostile_strings() -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from dlcprof import events as ev
 from dlcprof.session import Run, Session
 
@@ -429,36 +431,71 @@ def test_fixtures_decode() -> None:
 # --- what the report tests run on ------------------------------------------------------
 
 
+def _require(pred: Callable[[Session], bool], what: str) -> Session:
+    found = find_fixture(pred)
+    if found is None:
+        # Real recordings are the ground truth for these tests: never stand in for them.
+        pytest.fail(f"no recorded fixture in {FIXTURES} with {what} (scripts/record_fixtures.py)")
+    return found[1]
+
+
 def benchmark_session() -> Session:
-    found = find_fixture(has_benchmark)
-    return found[1] if found else synthetic_session(sweeps=False, graph_breaks=False)
+    """A plain recorded run: one compile, a benchmark, no sweep, no graph break."""
+    return _require(
+        lambda s: (
+            has_benchmark(s)
+            and not has_graph_breaks(s)
+            and not any(r.sweep for r in s.runs.values())
+        ),
+        "a benchmark and no sweep",
+    )
 
 
 def sweep_sessions() -> tuple[Session, Session]:
-    """(static, dynamic) sessions that swept the same workload over shapes."""
-    static = find_fixture(lambda s: sweep_run(s, "false") is not None)
-    dynamic = find_fixture(
-        lambda s: sweep_run(s, "true") is not None or sweep_run(s, "auto") is not None
+    """(static, dynamic) recorded sessions that swept the same workload over shapes."""
+    static = _require(lambda s: sweep_run(s, "false") is not None, "a dynamic=false sweep")
+    dynamic = _require(
+        lambda s: sweep_run(s, "true") is not None or sweep_run(s, "auto") is not None,
+        "a dynamic=true sweep",
     )
-    if static and dynamic:
-        return static[1], dynamic[1]
-    s = synthetic_events(benchmark=False, graph_breaks=False)
-    runs = [e for e in s if isinstance(e, ev.RunStarted)]
-    cut = s.index(runs[1]) - 1  # the second run's WorkerReady
-    return Session.from_events(s[:cut]), Session.from_events(s[cut:])
+    return static, dynamic
 
 
 def graph_break_session() -> Session:
-    found = find_fixture(has_graph_breaks)
-    return found[1] if found else synthetic_session(benchmark=False, sweeps=False)
+    return _require(has_graph_breaks, "graph breaks")
 
 
 def full_session() -> Session:
     """Every recording in one session (several runs, as in a TUI session)."""
     paths = fixture_paths()
     if not paths:
-        return synthetic_session()
+        pytest.fail(f"no recorded fixtures in {FIXTURES}")
     events: list[ev.Event] = []
     for p in paths:
         events += load_fixture(p).events
     return Session.from_events(events)
+
+
+def with_monitors(session: Session) -> Session:
+    """A recorded session plus monitor events shaped like dlcprof.monitors emits
+    (the worker recordings carry none): device samples over the session,
+    monitor statuses, a hot-frames aggregate."""
+    events = list(session.events)
+    t0, t1 = min(e.t for e in events), max(e.t for e in events)
+    monitor = synthetic_events(benchmark=False, sweeps=False, graph_breaks=False)
+    extra = [e for e in monitor if isinstance(e, (ev.MonitorStatus, ev.HotFramesSampled))]
+    for e in extra:
+        e.t = t0
+    i, t = 0, t0
+    while t <= t1:
+        compiling = i % 9 < 5
+        values: dict[str, float | None] = {
+            "worker_cpu_pct": 98.0 if compiling else 60.0,
+            "worker_rss_mb": 610.0 + 2.5 * i,
+            "cxx_compilers": 1.0 if compiling and i % 3 else 0.0,
+            "system_cpu_pct": 97.0 if compiling else 55.0,
+            "gpu_util_pct": None,
+        }
+        extra.append(ev.DeviceSampled("cpu", values, t=t))
+        i, t = i + 1, t + 0.25
+    return Session.from_events(sorted(events + extra, key=lambda e: e.t))

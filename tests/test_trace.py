@@ -12,9 +12,9 @@ from dlcprof.report.trace import render_chrome_trace
 from dlcprof.session import Session
 
 try:
-    from test_report_support import full_session, synthetic_events
+    from test_report_support import full_session, with_monitors
 except ImportError:  # tests/ collected as a package
-    from tests.test_report_support import full_session, synthetic_events
+    from tests.test_report_support import full_session, with_monitors
 
 ALLOWED_PH = {"X", "B", "E", "i", "I", "C", "M"}
 
@@ -58,8 +58,9 @@ def check_trace(trace: dict) -> list[dict]:
     return events
 
 
-def test_full_session_trace_is_valid() -> None:
-    session = full_session()
+@pytest.mark.parametrize("monitors", [False, True])
+def test_full_session_trace_is_valid(monitors: bool) -> None:
+    session = with_monitors(full_session()) if monitors else full_session()
     trace = render_chrome_trace(session)
     events = check_trace(trace)
     names = {x["name"] for x in events if x["ph"] == "X"}
@@ -131,6 +132,6 @@ def test_empty_session() -> None:
 
 
 def test_nan_samples_are_dropped() -> None:
-    events = synthetic_events(sweeps=False, graph_breaks=False)
+    events = list(with_monitors(full_session()).events)
     events.append(ev.DeviceSampled("cpu", {"cpu_util_pct": float("nan"), "x": None}))
     check_trace(render_chrome_trace(Session.from_events(events)))

@@ -80,7 +80,12 @@ details[open]>summary{margin-bottom:2px}
 svg.chart{display:block;margin:6px 0 2px;max-width:100%;height:auto}
 svg.sharebar{vertical-align:middle;margin-left:8px}
 .ops{font-family:var(--mono);font-size:12px;color:#2a3142}
-.kname{font-family:var(--mono);font-size:12.5px;word-break:break-all}
+.kname{font-family:var(--mono);font-size:12.5px;word-break:break-all;min-width:240px}
+.src{font-size:12px;line-height:1.35;margin-bottom:3px}
+.src .loc{color:var(--muted);font-family:var(--mono);font-size:11.5px;white-space:nowrap}
+.src code{background:none;padding:0;font-size:11.5px}
+table.kernels td:nth-child(3){white-space:nowrap}
+table.kernels td:nth-child(4){min-width:180px}
 a{color:var(--accent);text-decoration:none} a:hover{text-decoration:underline}
 nav.toc{font-size:13px;margin:-8px 0 16px;color:var(--muted)}
 nav.toc a{margin-right:14px}
@@ -290,7 +295,7 @@ def _settings_chips(run: Run) -> str:
 
 def _phase_table(run: Run) -> str:
     total = run.compile_wall_s
-    major, minor = sm.split_totals(sm.phase_totals(run), total)
+    major, minor = sm.split_totals(sm.phase_tree(run), total)
     head = ["phase", "calls", "total", "of compile wall"]
     html = table(head, _phase_rows(major, total), {1, 2, 3})
     if minor:
@@ -348,13 +353,27 @@ def _compiles_table(run: Run) -> str:
     )
 
 
+def _source_lines(lines: list[str], limit: int = 4) -> str:
+    out = []
+    for text in lines[:limit]:
+        loc, code = sm.source_line(text)
+        out.append(
+            f'<div class="src" title="{e(text)}"><span class="loc">{e(loc)}</span> '
+            f"<code>{e(code)}</code></div>"
+        )
+    if len(lines) > limit:
+        out.append(f'<div class="muted">… {len(lines) - limit} more</div>')
+    return "".join(out) or "—"
+
+
 def _kernels(run: Run) -> str:
-    kernels = sorted(run.kernels, key=lambda k: (k.compile_id, k.order))
-    if not kernels:
+    groups = sm.kernel_groups(run)
+    if not groups:
         why = run.unavailable.get("kernels") or "none generated, or the kernel probe did not run"
         return f"<p>{na(why)}</p>"
     rows = []
-    for i, k in enumerate(kernels, 1):
+    for i, g in enumerate(groups, 1):
+        k = g.kernel
         src = ""
         if k.source.strip():
             n = len(k.source.splitlines())
@@ -362,20 +381,21 @@ def _kernels(run: Run) -> str:
                 f"<details><summary>source ({n} lines)</summary>"
                 f"<pre><code>{e(k.source)}</code></pre></details>"
             )
-        origin = "<br>".join(f'<span class="mono">{e(s)}</span>' for s in k.source_lines[:4]) or "—"
-        if len(k.source_lines) > 4:
-            origin += f'<br><span class="muted">… {len(k.source_lines) - 4} more</span>'
+        compiles = " ".join(f"<code>{e(c)}</code>" for c in g.compile_ids[:6])
+        if len(g.compile_ids) > 6:
+            compiles += f' <span class="muted">+{len(g.compile_ids) - 6}</span>'
         rows.append(
             [
                 str(i),
-                f"<code>{e(k.compile_id)}</code>",
                 f'<div class="kname">{e(k.name)}</div>{src}',
                 e(k.kind),
                 f'<span class="ops">{e(", ".join(k.fused_ops)) or "—"}</span>',
-                origin,
+                _source_lines(k.source_lines),
+                compiles,
             ]
         )
-    return table(["#", "compile", "kernel", "kind", "fused ops", "from (user source)"], rows, {0})
+    head = ["#", "kernel", "kind", "fused ops", "from (user source)", "compiles"]
+    return table(head, rows, {0}, cls="kernels")
 
 
 def _recompiles(run: Run) -> str:

@@ -131,7 +131,7 @@ def _run_section(index: int, run: Run) -> list[str]:
             "",
         ]
         rows = []
-        major, minor = sm.split_totals(sm.phase_totals(run), total)
+        major, minor = sm.split_totals(sm.phase_tree(run), total)
         for t in major:
             share = fmt.pct(t.total_s / total) if total > 0 else fmt.NA
             name = "· " * t.depth + t.name
@@ -167,37 +167,42 @@ def _run_section(index: int, run: Run) -> list[str]:
         ) + [""]
 
     # Kernels.
-    kernels = sorted(run.kernels, key=lambda k: (k.compile_id, k.order))
+    groups = sm.kernel_groups(run)
     out += ["### Fused kernels", ""]
-    if not kernels:
+    if not groups:
         why = run.unavailable.get("kernels") or "none generated (or the kernel probe did not run)"
         out += [fmt.na(why), ""]
     else:
-        rows = [
-            [
-                i,
-                k.compile_id,
-                code(k.name),
-                k.kind,
-                ", ".join(k.fused_ops) or "—",
-                "; ".join(k.source_lines[:2]) or "—",
-            ]
-            for i, k in enumerate(kernels, 1)
-        ]
+        rows = []
+        for i, g in enumerate(groups, 1):
+            k = g.kernel
+            origin = "; ".join(" ".join(sm.source_line(x)).strip() for x in k.source_lines[:2])
+            rows.append(
+                [
+                    i,
+                    code(k.name),
+                    k.kind,
+                    ", ".join(k.fused_ops) or "—",
+                    origin or "—",
+                    sm.compile_list(g.compile_ids),
+                ]
+            )
         out += table(
-            ["#", "compile", "kernel", "kind", "fused ops", "from (user source)"], rows, "rlllll"
+            ["#", "kernel", "kind", "fused ops", "from (user source)", "compiles"], rows, "rlllll"
         ) + [""]
-        for k in kernels:
+        for g in groups:
+            k = g.kernel
             if not k.source.strip():
                 continue
             lines = k.source.rstrip("\n").splitlines()
             more = len(lines) - KERNEL_SOURCE_LINES
             body = "\n".join(lines[:KERNEL_SOURCE_LINES])
             fence = "````" if "```" in body else "```"
+            lang = "cpp" if 'extern "C"' in body or "#include" in body else "python"
             out += [
-                f"<details><summary>{cell(k.name)} ({k.compile_id}, {len(lines)} lines)</summary>",
+                f"<details><summary>{cell(k.name)} ({len(lines)} lines)</summary>",
                 "",
-                f"{fence}cpp" if 'extern "C"' in body or "#include" in body else f"{fence}python",
+                f"{fence}{lang}",
                 body,
                 fence,
             ]

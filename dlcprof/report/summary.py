@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dlcprof import events as ev
-from dlcprof.session import Compile, Phase, Run, Session, nest_phases
+from dlcprof.session import Compile, Kernel, Phase, Run, Session, nest_phases
 
 # --- time origins -----------------------------------------------------------------
 
@@ -94,10 +94,102 @@ def phase_totals(run: Run) -> list[PhaseTotal]:
     return sorted(acc.values(), key=lambda t: t.pool)
 
 
+def phase_tree(run: Run) -> list[PhaseTotal]:
+    """Time per phase *path* over all compiles of a run, merged into one tree
+    and listed depth-first: a cache-hit compile and a full compile nest the
+    same phase names differently, and a flat by-name table would interleave
+    the two trees. Pool-thread phases come last, by name."""
+    acc: dict[tuple[str, ...], PhaseTotal] = {}
+    threads: dict[tuple[str, ...], set[int]] = {}
+    children: dict[tuple[str, ...], list[tuple[str, ...]]] = {(): []}
+    pool_acc: dict[str, PhaseTotal] = {}
+    pool_threads: dict[str, set[int]] = {}
+    for c in run.compiles.values():
+        main = main_thread(c.phases)
+        stack: list[tuple[Phase, tuple[str, ...]]] = []
+        for p in sorted(c.phases, key=lambda p: (p.start_t, -p.duration_s)):
+            if p.thread != main:
+                t = pool_acc.get(p.name) or pool_acc.setdefault(
+                    p.name, PhaseTotal(p.name, 0.0, 0, 0, 0, True)
+                )
+                t.total_s += p.duration_s
+                t.count += 1
+                pool_threads.setdefault(p.name, set()).add(p.thread)
+                continue
+            while stack and stack[-1][0].end_t < p.end_t - 1e-9:
+                stack.pop()
+            parent = stack[-1][1] if stack else ()
+            path = (*parent, p.name)
+            if path not in acc:
+                acc[path] = PhaseTotal(p.name, 0.0, 0, len(parent), 0, False)
+                children.setdefault(parent, []).append(path)
+                children.setdefault(path, [])
+            acc[path].total_s += p.duration_s
+            acc[path].count += 1
+            threads.setdefault(path, set()).add(p.thread)
+            stack.append((p, path))
+    out: list[PhaseTotal] = []
+
+    def walk(node: tuple[str, ...]) -> None:
+        for child in children.get(node, []):
+            acc[child].threads = len(threads[child])
+            out.append(acc[child])
+            walk(child)
+
+    walk(())
+    for name, t in pool_acc.items():
+        t.threads = len(pool_threads[name])
+        out.append(t)
+    return out
+
+
 def phase_span(phases: list[Phase]) -> float:
     if not phases:
         return 0.0
     return max(p.end_t for p in phases) - min(p.start_t for p in phases)
+
+
+# --- kernels ----------------------------------------------------------------------------
+
+
+@dataclass
+class KernelGroup:
+    """One generated kernel and every compile that generated it identically
+    (a static-shape sweep regenerates the same kernel once per shape)."""
+
+    kernel: Kernel
+    compile_ids: list[str]
+
+
+def kernel_groups(run: Run) -> list[KernelGroup]:
+    groups: dict[tuple[str, tuple[str, ...], str], KernelGroup] = {}
+    for c in run.compiles.values():
+        for k in sorted(c.kernels, key=lambda k: k.order):
+            key = (k.name, tuple(k.fused_ops), k.source)
+            g = groups.get(key)
+            if g is None:
+                groups[key] = KernelGroup(k, [k.compile_id])
+            elif k.compile_id not in g.compile_ids:
+                g.compile_ids.append(k.compile_id)
+    return list(groups.values())
+
+
+_SOURCE_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?:\s+(?P<code>.*))?$")
+
+
+def source_line(text: str) -> tuple[str, str]:
+    """("file.py:13", "y = torch.sin(x)") from a "path/file.py:13 code" line;
+    the path shortened to its file name (the full one is in the report)."""
+    m = _SOURCE_LINE.match(text.strip())
+    if not m:
+        return "", text.strip()
+    name = m["path"].replace("\\", "/").rsplit("/", 1)[-1]
+    return f"{name}:{m['line']}", (m["code"] or "").strip()
+
+
+def compile_list(ids: list[str], limit: int = 4) -> str:
+    shown = ", ".join(ids[:limit])
+    return shown + (f" +{len(ids) - limit}" if len(ids) > limit else "")
 
 
 # --- compiles, recompiles, sweeps ----------------------------------------------------

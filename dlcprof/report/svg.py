@@ -23,48 +23,42 @@ INK = "#1d2330"
 MUTED = "#5b6478"
 
 # One colour per compiler stage, so the eye finds "where did the time go".
+# (label, colour, name fragments), matched in this order: the first stage
+# with a fragment in the lower-cased phase name wins, so the specific build
+# and cache phases are claimed before the broad "inductor"/"compile" words.
 STAGES = (
-    (
-        "Dynamo",
-        "#3b6fd8",
-        (
-            "dynamo",
-            "entire_frame_compile",
-            "bytecode_tracing",
-            "build_guards",
-            "compile_inner",
-            "_compile",
-        ),
-    ),
-    ("AOTAutograd", "#8a5cd0", ("backend_compile", "create_aot", "aot_", "min_cut", "joint")),
-    (
-        "Inductor",
-        "#1f9e89",
-        (
-            "inductor",
-            "graphlowering",
-            "scheduler",
-            "codegen",
-            "wrapper",
-            "fx_graph",
-            "post_grad",
-            "pre_grad",
-        ),
-    ),
     (
         "C++/Triton build",
         "#e08a1e",
         ("compile_file", "async_compile", "codecache", "load_by_key", "triton", "cpp_", "autotune"),
     ),
-)
+    ("AOTAutograd", "#8a5cd0", ("aotautograd", "backend_compile", "create_aot", "aot_", "min_cut")),
+    (
+        "Inductor",
+        "#1f9e89",
+        (
+            "inductor", "graphlowering", "scheduler", "codegen", "code_gen", "wrapper", "fx_graph",
+            "compile_fx", "_compiler_base", "grad_passes", "graph_passes", "pass.",
+            "fake_tensor_prop",
+        ),
+    ),
+    (
+        "Dynamo",
+        "#3b6fd8",
+        (
+            "dynamo", "entire_frame_compile", "compile_attempt", "bytecode_tracing", "build_guards",
+            "compile_inner", "deferred_runtime_asserts", "guard",
+        ),
+    ),
+)  # fmt: skip
 OTHER = ("other", "#8b93a5")
+LEGEND = ("Dynamo", "AOTAutograd", "Inductor", "C++/Triton build")
 
 
 def stage_of(name: str) -> tuple[str, str]:
     n = name.lower()
-    # Check specific stages first: "inductor_compile" must not read as Dynamo.
-    for label, color, keys in (STAGES[3], STAGES[2], STAGES[1], STAGES[0]):
-        if any(n.startswith(k) or k in n for k in keys):
+    for label, color, keys in STAGES:
+        if any(k in n for k in keys):
             return label, color
     return OTHER
 
@@ -157,7 +151,7 @@ def empty_chart(message: str, width: int = 1100, height: int = 90) -> str:
 # --- phase timeline ------------------------------------------------------------------
 
 
-LANE_H = 15
+LANE_H = 13
 LANE_GAP = 2
 
 
@@ -252,7 +246,8 @@ def phase_timeline(run: Run, width: int = 1100, max_compiles: int = 30) -> str:
             body.append("</g>")
     # Legend.
     lx = left + plot_w
-    for label, color in reversed([(s[0], s[1]) for s in STAGES] + [OTHER]):
+    colors = {label: color for label, color, _ in STAGES}
+    for label, color in reversed([(x, colors[x]) for x in LEGEND] + [OTHER]):
         lx -= 9 * len(label) * 0.75 + 26
         body.append(f'<rect x="{lx:.1f}" y="5" width="10" height="10" rx="2" fill="{color}"/>')
         body.append(_text(lx + 14, 14, label, 11, "start", MUTED))
