@@ -3,8 +3,8 @@
 
     python scripts/check_html.py [--session PATH] [--compare A B] [--out DIR] [--height PX]
 
-Without --session it renders the recorded fixtures in tests/fixtures (the
-first one with a benchmark, and a static/dynamic pair for the compare page).
+Without --session it renders the recorded fixtures in tests/fixtures (all
+of them as one session, and the static/dynamic sweep pair on the compare page).
 Writes report.html, compare.html and a PNG screenshot of each into --out
 (default: a fresh temp dir) and exits non-zero when Chromium logs any console
 message (the pages carry no script, so any message is a failure: a CSP
@@ -70,8 +70,8 @@ def pick_sessions(args: argparse.Namespace) -> tuple[Session, tuple[Session, Ses
         fixtures = _fixture_sessions()
         if not fixtures:
             raise SystemExit("no --session given and no tests/fixtures/*.jsonl to render")
-        with_bench = [s for _, s in fixtures if any(r.benchmark for r in s.runs.values())]
-        main = (with_bench or [fixtures[0][1]])[0]
+        # Every recording in one session, as a TUI session with several runs.
+        main = Session.from_events([e for _, s in fixtures for e in s.events])
     pair = None
     if args.compare:
         pair = (load_session(args.compare[0]), load_session(args.compare[1]))

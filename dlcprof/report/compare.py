@@ -72,6 +72,10 @@ class MetricDelta:
     def verdict(self) -> str:
         """ "better" | "worse" | "same" | "" (not comparable)."""
         d = self.delta
+        if d is None and self.unit == "calls" and not self.note:
+            # Break-even: None is "never", so a side turning to never is worse.
+            if (self.a is None) != (self.b is None):
+                return "worse" if self.b is None else "better"
         if d is None or self.neutral:
             return "" if d is None or d else "same"
         base = max(abs(self.a or 0.0), abs(self.b or 0.0), 1e-12)
@@ -200,7 +204,9 @@ def _metrics(a: Run, b: Run) -> list[MetricDelta]:
     ]
     if a.benchmark is not None or b.benchmark is not None:
         out += [
-            MetricDelta("eager", bench(a, "eager_ms"), bench(b, "eager_ms"), "ms", note=note),
+            MetricDelta(
+                "eager", bench(a, "eager_ms"), bench(b, "eager_ms"), "ms", note=note, neutral=True
+            ),
             MetricDelta(
                 "compiled", bench(a, "compiled_ms"), bench(b, "compiled_ms"), "ms", note=note
             ),
@@ -298,7 +304,7 @@ def metric_text(value: float | None, unit: str, note: str = "") -> str:
     if unit == "x":
         return fmt.speedup(value)
     if unit == "calls":
-        return fmt.count(max(value, 1.0))
+        return f"{fmt.count(max(value, 1.0))} calls"
     return f"{value:g}"
 
 
@@ -311,6 +317,8 @@ def _side_note(m: MetricDelta, side: str) -> str:
 
 def delta_text(m: MetricDelta) -> str:
     d = m.delta
+    if d is None and m.verdict in ("better", "worse"):
+        return "now pays off" if m.verdict == "better" else "now never"
     if d is None:
         return "—"
     if m.unit == "count":

@@ -294,9 +294,10 @@ def _settings_chips(run: Run) -> str:
 
 
 def _phase_table(run: Run) -> str:
-    total = run.compile_wall_s
-    major, minor = sm.split_totals(sm.phase_tree(run), total)
-    head = ["phase", "calls", "total", "of compile wall"]
+    tree = sm.phase_tree(run)
+    total = sm.share_base(run, tree)
+    major, minor = sm.split_totals(tree, total)
+    head = ["phase", "calls", "total", "share of compile"]
     html = table(head, _phase_rows(major, total), {1, 2, 3})
     if minor:
         html += (
@@ -502,6 +503,8 @@ def _benchmark(run: Run) -> str:
             f"<b>{e(fmt.count(max(be, 1)))} calls</b> (compile seconds ÷ time saved per call, "
             f"{e(fmt.ms(b.eager_ms - b.compiled_ms))}).</div>"
         )
+    if sm.within_noise(b):
+        verdict += f'<div class="alert warn">Careful: {e(sm.NOISE_NOTE)}.</div>'
     chart = svg.benchmark_bars(b.eager_ms, b.compiled_ms, b.eager_spread_ms, b.compiled_spread_ms)
     details = (
         f'<p class="sub">Median of {b.reps} repetitions × {b.iters} calls '
@@ -537,7 +540,7 @@ def _kpis(run: Run) -> str:
         items.append(
             kpi(
                 e(fmt.count(max(be, 1))) if be is not None else "never",
-                "break-even (calls)",
+                "break-even (calls)" + (", within noise" if sm.within_noise(b) else ""),
                 "" if be is not None else "bad",
             )
         )
@@ -602,17 +605,21 @@ def _run_section(i: int, run: Run) -> str:
     out.append(_benchmark(run))
     warnings = [lg for lg in run.logs if lg.level in ("warning", "error")]
     if warnings or run.unavailable:
-        out.append("<h3>Notes</h3><ul>")
-        out += [
-            f"<li><b>{e(lg.level)}</b> ({e(lg.source)}): "
-            f"{e(fmt.short_reason(lg.message, 300))}</li>"
-            for lg in warnings[:30]
-        ]
-        out += [
-            f"<li>probe <code>{e(p)}</code> unavailable: {e(r)}</li>"
-            for p, r in run.unavailable.items()
-        ]
-        out.append("</ul>")
+        out.append("<h3>Notes</h3>")
+        if run.unavailable:
+            items = [
+                f"<li>probe <code>{e(p)}</code> unavailable: {e(r)}</li>"
+                for p, r in run.unavailable.items()
+            ]
+            out.append("<ul>" + "".join(items) + "</ul>")
+        if warnings:
+            # Torch warnings arrive a line at a time: show them as the log they are.
+            log = "\n".join(f"[{lg.level} · {lg.source}] {lg.message}" for lg in warnings[:200])
+            more = f" (first 200 of {len(warnings)})" if len(warnings) > 200 else ""
+            out.append(
+                f"<details><summary>{len(warnings)} warning line(s) from the worker{more}"
+                f"</summary><pre>{e(log)}</pre></details>"
+            )
     out.append("</section>")
     return "".join(out)
 

@@ -131,16 +131,18 @@ def _run_section(index: int, run: Run) -> list[str]:
             "",
         ]
         rows = []
-        major, minor = sm.split_totals(sm.phase_tree(run), total)
+        tree = sm.phase_tree(run)
+        base = sm.share_base(run, tree)
+        major, minor = sm.split_totals(tree, base)
         for t in major:
-            share = fmt.pct(t.total_s / total) if total > 0 else fmt.NA
+            share = fmt.pct(t.total_s / base) if base > 0 else fmt.NA
             name = "· " * t.depth + t.name
             if t.pool:
                 name = f"{t.name} (pool thread{f's ×{t.threads}' if t.threads > 1 else ''})"
             rows.append([name, t.count, fmt.secs(t.total_s), share])
         if minor:
             rows.append([f"… {len(minor)} shorter phases (each under 1%)", "", "", ""])
-        out += table(["phase", "calls", "total", "of compile wall"], rows, "lrrr") + [""]
+        out += table(["phase", "calls", "total", "share of compile"], rows, "lrrr") + [""]
         rows = []
         for c in run.compiles.values():
             rows.append(
@@ -289,7 +291,8 @@ def _run_section(index: int, run: Run) -> list[str]:
             "",
             f"- speedup: **{fmt.speedup(b.speedup)}**",
             f"- compile cost: {fmt.secs(b.compile_s)} (first compiled call minus a steady one)",
-            f"- break-even: **{fmt.break_even(b.break_even_iters)}**",
+            f"- break-even: **{fmt.break_even(b.break_even_iters)}**"
+            + (f" ({sm.NOISE_NOTE})" if sm.within_noise(b) else ""),
             f"- {b.reps} reps × {b.iters} calls, {b.warmup} warm-up; {b.threads} thread(s); "
             f"timer {b.timer}; "
             f"load avg {fmt.value([round(x, 2) for x in b.load_avg])}",
@@ -298,12 +301,25 @@ def _run_section(index: int, run: Run) -> list[str]:
     warnings = [lg for lg in run.logs if lg.level in ("warning", "error")]
     if warnings or run.unavailable:
         out += ["### Notes", ""]
-        out += [
-            f"- {lg.level} ({lg.source}): {cell(fmt.short_reason(lg.message, 200))}"
-            for lg in warnings[:20]
-        ]
         out += [f"- probe `{p}` unavailable: {cell(r)}" for p, r in run.unavailable.items()]
-        out += [""]
+        if run.unavailable:
+            out += [""]
+        if warnings:
+            # Torch warnings arrive a line at a time: quote them as the log they are.
+            log = [f"[{lg.level} · {lg.source}] {lg.message}" for lg in warnings[:100]]
+            fence = "````" if any("```" in x for x in log) else "```"
+            more = f", first 100 of {len(warnings)}" if len(warnings) > 100 else ""
+            out += [
+                f"<details><summary>{len(warnings)} warning line(s) from the worker{more}"
+                "</summary>",
+                "",
+                f"{fence}text",
+                *log,
+                fence,
+                "",
+                "</details>",
+                "",
+            ]
     return out
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dlcprof import events as ev
-from dlcprof.session import Compile, Kernel, Phase, Run, Session, nest_phases
+from dlcprof.session import Benchmark, Compile, Kernel, Phase, Run, Session, nest_phases
 
 # --- time origins -----------------------------------------------------------------
 
@@ -149,6 +149,18 @@ def phase_span(phases: list[Phase]) -> float:
     return max(p.end_t for p in phases) - min(p.start_t for p in phases)
 
 
+# --- benchmark -------------------------------------------------------------------------
+
+
+def within_noise(b: Benchmark) -> bool:
+    """Eager and compiled differ by less than their measured spread: the
+    speedup (and so the break-even) is not a reliable number."""
+    return abs(b.eager_ms - b.compiled_ms) <= max(b.eager_spread_ms, b.compiled_spread_ms)
+
+
+NOISE_NOTE = "eager and compiled differ by less than their spread: within noise"
+
+
 # --- kernels ----------------------------------------------------------------------------
 
 
@@ -217,6 +229,14 @@ def first_reason(reason: str | None) -> str:
     parts = reason_parts(reason)
     more = f" (+{len(parts) - 1} older entries)" if len(parts) > 1 else ""
     return (parts[0] if parts else reason) + more
+
+
+def share_base(run: Run, tree: list[PhaseTotal]) -> float:
+    """What phase shares are a share of: the compile wall time, or the
+    outermost phases when they ran longer (torch's wall excludes a few ms of
+    the outer dynamo phase)."""
+    roots = sum(t.total_s for t in tree if t.depth == 0 and not t.pool)
+    return max(run.compile_wall_s, roots)
 
 
 def split_totals(
