@@ -437,7 +437,15 @@ class TraceDispatcher:
         """Record what the dispatcher reads, minus bulk it never looks at."""
         name = record_name(md)
         if name == "chromium_event" and payload:
-            payload = json.dumps(parse_chromium(payload), separators=(",", ":"))
+            d = parse_chromium(payload) or {}
+            # End events of `dynamo` carry the whole compile record (configs included).
+            args = d.get("args") or {}
+            d["args"] = {
+                k: v
+                for k, v in args.items()
+                if v is None or isinstance(v, (int, float, bool)) or len(str(v)) <= 200
+            }
+            payload = json.dumps(d, separators=(",", ":"))
         elif name.startswith("fx_graph_cache_"):
             payload = None  # the cache key's components: kilobytes, unused
         elif name in ("compilation_metrics", "bwd_compilation_metrics"):

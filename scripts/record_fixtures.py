@@ -1,0 +1,159 @@
+#!/usr/bin/env python
+"""Record real worker event streams as test fixtures.
+
+    .venv/bin/python scripts/record_fixtures.py [--only NAME ...]
+
+Writes ``tests/fixtures/<name>.jsonl`` (one event per line, as the UI receives
+them: through ``dlcprof.runner`` when it is there, so the workload's output
+lines and the final WorkerExited are included) for the Session, report and UI
+tests, and ``tests/fixtures/trace/<name>.jsonl``: the raw structured-trace
+records the worker's probes read during the run, for the probe unit tests.
+
+Uses the shared test cache (TORCHINDUCTOR_CACHE_DIR, default
+/tmp/dlcprof-test-cache), so compiles are mostly warm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from dlcprof import events as ev  # noqa: E402
+from dlcprof.settings import RunSettings  # noqa: E402
+
+FIXTURES = ROOT / "tests" / "fixtures"
+TRACES = FIXTURES / "trace"
+LIMIT_KB = 300
+
+# A tiny workload that hits a lowered recompile limit (for the raw trace only).
+LIMIT_WORKLOAD = '''
+"""A pointwise op whose length changes every call; the recompile limit is lowered to 2."""
+import torch
+import torch._dynamo
+
+torch._dynamo.config.recompile_limit = 2
+SIZES = SMALL_SIZES = [3, 5, 7, 9]
+
+
+def scale(x):
+    return x * 2 + 1
+
+
+def inputs_for(n, device, dtype):
+    return (torch.randn(n, device=device, dtype=dtype),)
+
+
+def build(device, dtype):
+    return scale, inputs_for(2, device, dtype)
+'''
+
+
+def runs(tmp: Path) -> list[tuple[str, RunSettings, bool, bool, dict[str, str]]]:
+    """(name, settings, write the event stream?, write the raw trace?, extra env)."""
+    limit = tmp / "recompile_limit.py"
+    limit.write_text(textwrap.dedent(LIMIT_WORKLOAD).lstrip())
+    small = {"size": "small"}
+    return [
+        # Graph caches off: the stream shows Inductor's whole pipeline (lowering,
+        # scheduler, codegen, the C++ build), not a cache load.
+        (
+            "pointwise_chain",
+            RunSettings(target="pointwise-chain", **small),
+            True,
+            True,
+            {"TORCHINDUCTOR_FX_GRAPH_CACHE": "0", "TORCHINDUCTOR_AUTOGRAD_CACHE": "0"},
+        ),
+        (
+            "variable_length_static",
+            RunSettings(target="variable-length", sweep=True, dynamic="false", **small),
+            True,
+            False,
+            {},
+        ),
+        (
+            "variable_length_dynamic",
+            RunSettings(target="variable-length", sweep=True, dynamic="true", **small),
+            True,
+            False,
+            {},
+        ),
+        ("graph_breaks", RunSettings(target="graph-breaks", **small), True, True, {}),
+        # Raw traces only: a cold compile (so the backward compiles lazily, with
+        # its own bwd_compilation_metrics) and a recompile-limit hit.
+        (
+            "training_step",
+            RunSettings(target="training-step", iters=5, reps=3, **small),
+            False,
+            True,
+            {"TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"},
+        ),
+        (
+            "recompile_limit",
+            RunSettings(target=str(limit), sweep=True, dynamic="false", benchmark=False, **small),
+            False,
+            True,
+            {},
+        ),
+    ]
+
+
+def record(settings: RunSettings, env: dict[str, str]) -> list[ev.Event]:
+    try:
+        from dlcprof.runner import WorkerProcess
+    except ImportError:
+        WorkerProcess = None  # noqa: N806
+    if WorkerProcess is None:
+        from worker_helpers import run_worker
+
+        return run_worker(settings, run_id="fixture", env=env).events
+    worker = WorkerProcess(cache="warm", env={**os.environ, **env})
+    worker.start(settings)
+    return list(worker.events())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", help="record just these fixtures")
+    args = parser.parse_args()
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", "/tmp/dlcprof-test-cache")
+    FIXTURES.mkdir(parents=True, exist_ok=True)
+    TRACES.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="dlcprof-fixtures-") as tmp:
+        for name, settings, keep_events, keep_trace, extra_env in runs(Path(tmp)):
+            if args.only and name not in args.only:
+                continue
+            trace_path = TRACES / f"{name}.jsonl"
+            env = {"DLCPROF_TRACE_TEE": str(trace_path), **extra_env} if keep_trace else extra_env
+            t0 = time.monotonic()
+            events = record(settings, env)
+            finished = [e for e in events if isinstance(e, ev.RunFinished)]
+            status = finished[-1].status if finished else "no RunFinished"
+            line = f"{name}: {len(events)} events, {status}, {time.monotonic() - t0:.1f} s"
+            if keep_events:
+                path = FIXTURES / f"{name}.jsonl"
+                path.write_bytes(b"".join(ev.encode(e) for e in events))
+                kb = path.stat().st_size / 1024
+                line += f", {path.relative_to(ROOT)} {kb:.0f} KB"
+                if kb > LIMIT_KB:
+                    line += f" (over {LIMIT_KB} KB)"
+            if keep_trace:
+                kb = trace_path.stat().st_size / 1024
+                line += f", {trace_path.relative_to(ROOT)} {kb:.0f} KB"
+            print(line, flush=True)
+            if status != "ok":
+                errors = [e for e in events if isinstance(e, ev.ErrorRaised)]
+                print(f"  {errors[-1].message if errors else 'see the stream'}", file=sys.stderr)
+                return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
