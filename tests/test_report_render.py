@@ -163,3 +163,42 @@ def test_benchmark_break_even() -> None:
         assert "never pays for itself" in html
     else:
         assert "pays for itself after" in html
+
+
+def test_every_format_renders_a_session_cut_short() -> None:
+    """Saving mid-run (Ctrl+S while compiling) or after a crash: open phases,
+    compiles without a wall time, no benchmark. Nothing may raise."""
+    from dlcprof.report.compare import compare, render_compare_html, render_compare_table
+    from dlcprof.report.schema import build_report
+    from dlcprof.report.trace import render_chrome_trace
+
+    full = full_session()
+    events = full.events
+    for cut in (1, 3, len(events) // 7, len(events) // 3, len(events) // 2, len(events) - 2):
+        part = list(events[:cut])
+        if cut % 2:
+            part.append(ev.WorkerExited(-11, "SIGSEGV", "worker crashed (SIGSEGV)"))
+        s = Session.from_events(part)
+        build_report(s)
+        assert "dlcprof report" in render_markdown(s)
+        assert render_html(s).endswith("</html>\n")
+        render_chrome_trace(s)
+        if s.runs:
+            cmp = compare(s, full)
+            render_compare_html(cmp)
+            render_compare_table(cmp)
+
+
+def test_markdown_fits_a_github_paste() -> None:
+    # Four copies of every recorded run: kernel sources must give way.
+    dicts = []
+    for k in range(4):
+        for e in full_session().events:
+            d = ev.to_dict(e)
+            if d.get("run_id"):
+                d["run_id"] = f"{d['run_id']}-{k}"
+            dicts.append(d)
+    md = render_markdown(Session.from_events([ev.from_dict(d) for d in dicts]))
+    assert len(md) <= 65_536
+    assert "Kernel sources left out to fit a paste" in md
+    assert "```cpp" not in md

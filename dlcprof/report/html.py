@@ -419,7 +419,7 @@ def _recompiles(run: Run) -> str:
     if run.dynamic_dims:
         out.append(
             '<p class="sub">Dims made dynamic: '
-            + ", ".join(f"<code>{e(d)}</code>" for d in run.dynamic_dims)
+            + ", ".join(f"<code>{e(d)}</code>" for d in sm.unique(run.dynamic_dims))
             + "</p>"
         )
     if run.sweep:

@@ -11,7 +11,9 @@ from dlcprof.report import summary as sm
 from dlcprof.report.schema import _iso, environment
 from dlcprof.session import Run, Session
 
-KERNEL_SOURCE_LINES = 80  # per kernel; a paste must stay readable
+KERNEL_SOURCE_LINES = 60  # per kernel; a paste must stay readable
+# GitHub refuses issue and comment bodies over 65,536 characters.
+PASTE_LIMIT = 60_000
 
 
 def cell(x: Any) -> str:
@@ -90,7 +92,7 @@ def _summary_rows(session: Session) -> list[list[Any]]:
     return rows
 
 
-def _run_section(index: int, run: Run) -> list[str]:
+def _run_section(index: int, run: Run, sources: bool = True) -> list[str]:
     out = [f"## Run {index}: {run.label}", ""]
     out.append(
         f"Run id `{run.run_id}` · status **{run.status}** · target `{run.target}`"
@@ -192,7 +194,9 @@ def _run_section(index: int, run: Run) -> list[str]:
         out += table(
             ["#", "kernel", "kind", "fused ops", "from (user source)", "compiles"], rows, "rlllll"
         ) + [""]
-        for g in groups:
+        if not sources:
+            out += ["Kernel sources left out to fit a paste: see report.html.", ""]
+        for g in groups if sources else []:
             k = g.kernel
             if not k.source.strip():
                 continue
@@ -229,7 +233,8 @@ def _run_section(index: int, run: Run) -> list[str]:
         ]
         out += table(["#", "compile", "reason", "cost", "cumulative"], rows, "rllrr") + [""]
     if run.dynamic_dims:
-        out += ["Dims made dynamic: " + ", ".join(code(d) for d in run.dynamic_dims), ""]
+        dims = sm.unique(run.dynamic_dims)
+        out += ["Dims made dynamic: " + ", ".join(code(d) for d in dims), ""]
 
     # Sweep.
     if run.sweep:
@@ -324,7 +329,15 @@ def _run_section(index: int, run: Run) -> list[str]:
 
 
 def render_markdown(session: Session) -> str:
-    """The whole session as Markdown (GitHub flavour)."""
+    """The whole session as Markdown (GitHub flavour), short enough to paste:
+    kernel sources are left out when they would push it past GitHub's limit."""
+    text = _render(session, sources=True)
+    if len(text) > PASTE_LIMIT:
+        text = _render(session, sources=False)
+    return text
+
+
+def _render(session: Session, sources: bool) -> str:
     env = environment(session)
     out = [f"# dlcprof report: {sm.workload_title(session)}", ""]
     out += [
@@ -382,7 +395,7 @@ def render_markdown(session: Session) -> str:
             "",
         ]
     for i, r in enumerate(session.runs.values(), 1):
-        out += _run_section(i, r)
+        out += _run_section(i, r, sources)
 
     out += ["## Device", ""]
     dev = sm.device_summary(session)

@@ -176,7 +176,8 @@ def _run_dict(run: Run) -> dict[str, Any]:
             {"compile_id": g.compile_id, "reason": g.reason, "location": g.location}
             for g in run.graph_breaks
         ],
-        "dynamic_dims": list(run.dynamic_dims),
+        # Each compile attempt re-announces its symbols: list each once.
+        "dynamic_dims": sm.unique(run.dynamic_dims),
         "benchmark": _benchmark_dict(run),
         "shape_sweep": [
             {

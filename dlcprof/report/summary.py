@@ -319,6 +319,10 @@ def sweep_contrasts(session: Session) -> list[SweepContrast]:
 # --- device, hotspots ------------------------------------------------------------------
 
 
+def unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
 def finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
