@@ -387,3 +387,17 @@ def test_small_helpers():
     assert one_line(RuntimeError("backend='inductor' raised:\nAssertionError: x")) == (
         "RuntimeError: backend='inductor' raised: AssertionError: x"
     )
+
+
+def test_a_symbol_made_twice_in_one_compile_is_reported_once():
+    sink = ListEmitter()
+    d = T.TraceDispatcher(sink, "r")
+    md = {
+        "create_symbol": {"symbol": "s77", "source": "L['x'].size()[0]"},
+        "frame_id": 0,
+        "frame_compile_id": 1,
+    }
+    d.feed(md, None, 1)
+    d.feed(md, None, 1)  # the restarted trace of the same frame
+    (dim,) = of(sink.events, ev.DimMadeDynamic)
+    assert (dim.compile_id, dim.symbol, dim.source) == ("0/1", "s77", "L['x'].size()[0]")

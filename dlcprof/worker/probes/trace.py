@@ -230,6 +230,7 @@ class TraceDispatcher:
         self._cache: dict[str, list[str]] = {}
         self._frame_names: dict[str, str] = {}
         self._limit_functions: set[str] = set()
+        self._symbols: set[tuple[str | None, str, str]] = set()
         self._last_cid: str | None = None
         self._errors: set[str] = set()
 
@@ -326,12 +327,14 @@ class TraceDispatcher:
             )
         elif name == "create_symbol":
             d = md.get("create_symbol") or {}
+            symbol, source = str(d.get("symbol", "?")), str(d.get("source", ""))
+            # Dynamo creates each symbol again when it restarts the trace of a frame.
+            if (md_cid, symbol, source) in self._symbols:
+                return
+            self._symbols.add((md_cid, symbol, source))
             self.sink.emit(
                 ev.DimMadeDynamic(
-                    run_id=self.run_id,
-                    compile_id=md_cid,
-                    symbol=str(d.get("symbol", "?")),
-                    source=str(d.get("source", "")),
+                    run_id=self.run_id, compile_id=md_cid, symbol=symbol, source=source
                 )
             )
         elif name.startswith("fx_graph_cache_"):
