@@ -14,6 +14,7 @@ from dlcprof.session import Run, Session
 KERNEL_SOURCE_LINES = 60  # per kernel; a paste must stay readable
 # GitHub refuses issue and comment bodies over 65,536 characters.
 PASTE_LIMIT = 60_000
+FULL, NO_SOURCES, COMPACT = 2, 1, 0  # how much detail fits
 
 
 def cell(x: Any) -> str:
@@ -92,7 +93,8 @@ def _summary_rows(session: Session) -> list[list[Any]]:
     return rows
 
 
-def _run_section(index: int, run: Run, sources: bool = True) -> list[str]:
+def _run_section(index: int, run: Run, detail: int = FULL) -> list[str]:
+    sources = detail >= FULL
     out = [f"## Run {index}: {run.label}", ""]
     out.append(
         f"Run id `{run.run_id}` · status **{run.status}** · target `{run.target}`"
@@ -136,6 +138,9 @@ def _run_section(index: int, run: Run, sources: bool = True) -> list[str]:
         tree = sm.phase_tree(run)
         base = sm.share_base(run, tree)
         major, minor = sm.split_totals(tree, base)
+        if detail < NO_SOURCES:
+            minor = minor + [t for t in major if t.depth > 2]
+            major = [t for t in major if t.depth <= 2]
         for t in major:
             share = fmt.pct(t.total_s / base) if base > 0 else fmt.NA
             name = "· " * t.depth + t.name
@@ -143,7 +148,8 @@ def _run_section(index: int, run: Run, sources: bool = True) -> list[str]:
                 name = f"{t.name} (pool thread{f's ×{t.threads}' if t.threads > 1 else ''})"
             rows.append([name, t.count, fmt.secs(t.total_s), share])
         if minor:
-            rows.append([f"… {len(minor)} shorter phases (each under 1%)", "", "", ""])
+            what = "shorter" if detail >= NO_SOURCES else "shorter or deeper"
+            rows.append([f"… {len(minor)} {what} phases: see report.html", "", "", ""])
         out += table(["phase", "calls", "total", "share of compile"], rows, "lrrr") + [""]
         rows = []
         for c in run.compiles.values():
@@ -309,7 +315,9 @@ def _run_section(index: int, run: Run, sources: bool = True) -> list[str]:
         out += [f"- probe `{p}` unavailable: {cell(r)}" for p, r in run.unavailable.items()]
         if run.unavailable:
             out += [""]
-        if warnings:
+        if warnings and detail < NO_SOURCES:
+            out += [f"{len(warnings)} warning line(s) from the worker: see report.html.", ""]
+        elif warnings:
             # Torch warnings arrive a line at a time: quote them as the log they are.
             log = [f"[{lg.level} · {lg.source}] {lg.message}" for lg in warnings[:100]]
             fence = "````" if any("```" in x for x in log) else "```"
@@ -331,15 +339,18 @@ def _run_section(index: int, run: Run, sources: bool = True) -> list[str]:
 def render_markdown(session: Session) -> str:
     """The whole session as Markdown (GitHub flavour), short enough to paste:
     kernel sources are left out when they would push it past GitHub's limit."""
-    text = _render(session, sources=True)
-    if len(text) > PASTE_LIMIT:
-        text = _render(session, sources=False)
+    for detail in (FULL, NO_SOURCES, COMPACT):
+        text = _render(session, detail)
+        if len(text) <= PASTE_LIMIT:
+            break
     return text
 
 
-def _render(session: Session, sources: bool) -> str:
+def _render(session: Session, detail: int) -> str:
     env = environment(session)
     out = [f"# dlcprof report: {sm.workload_title(session)}", ""]
+    if detail < FULL:
+        out += ["> Shortened to fit a GitHub paste: report.html has every detail.", ""]
     out += [
         f"dlcprof {dlcprof.__version__} · recorded {_iso(sm.session_origin(session)) or fmt.NA} · "
         f"{len(session.runs)} run(s)",
@@ -395,7 +406,7 @@ def _render(session: Session, sources: bool) -> str:
             "",
         ]
     for i, r in enumerate(session.runs.values(), 1):
-        out += _run_section(i, r, sources)
+        out += _run_section(i, r, detail)
 
     out += ["## Device", ""]
     dev = sm.device_summary(session)
