@@ -1,0 +1,169 @@
+"""How much does py-spy sampling slow the compile it watches?
+
+Runs the same torch.compile in a fresh child process several times, with the
+sampler off and on, alternating (rotated each repetition, so machine-load
+drift hits every variant alike), and prints the compile time side by side.
+
+Variants:
+  off     no sampler
+  live    PySpySampler as dlcprof runs it: 100 Hz, --idle, 1 s record windows
+  single  one py-spy record for the whole run (no live rows): the cost of chaining
+
+Caches (--cache):
+  fresh   a new TORCHINDUCTOR_CACHE_DIR per run: every compile is fully real
+          (also the one-time CPU ISA probes; TMPDIR and its header stay warm)
+  shapes  one warm cache dir, new static shapes per run: only the per-graph
+          work (Dynamo, Inductor, g++) is redone; shorter, Python-heavier
+
+Usage: .venv/bin/python benchmarks/pyspy_overhead.py [--reps 3] [--cache fresh]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from dlcprof.monitors.hotspots import PySpySampler  # noqa: E402
+
+CHILD = textwrap.dedent(
+    """
+    import json, os, sys, time
+    t_import = time.time()
+    import torch
+    torch.set_num_threads(1)
+    t_import = time.time() - t_import
+
+    def f(x):
+        y = torch.sin(x) * 2 + torch.cos(x)
+        y = torch.relu(y) - x.exp() / (1 + x * x)
+        return y.tanh() + y.sigmoid()
+
+    cf = torch.compile(f, dynamic=False)
+    base = int(sys.argv[2])
+    t = time.time()
+    for i in range(int(sys.argv[1])):
+        cf(torch.randn(8 + i, base + i))
+    print(json.dumps({"compile_s": time.time() - t, "import_s": t_import}), flush=True)
+    """
+)
+
+VARIANTS = ("off", "live", "single")
+
+
+def run_once(
+    variant: str, shapes: int, base: int, cache_dir: str, script: Path
+) -> dict[str, float]:
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache_dir, PYTHONWARNINGS="ignore")
+    t0 = time.time()
+    child = subprocess.Popen(
+        [sys.executable, str(script), str(shapes), str(base)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    sampler = None
+    if variant != "off":
+        interval = 1.0 if variant == "live" else 0.0
+        sampler = PySpySampler(child.pid, lambda e: None, None, live_interval_s=interval)
+        sampler.start()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert child.stdout is not None
+    out = child.stdout.read()
+    _, status, usage = os.wait4(child.pid, 0)  # the child's CPU, its g++ included
+    child.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.time() - t0
+    if sampler is not None:
+        sampler.wait(30)  # every py-spy process reaped
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if child.returncode != 0:
+        raise SystemExit(f"the compile child failed ({child.returncode})")
+    result = json.loads(out.strip().splitlines()[-1])
+    result["wall_s"] = wall
+    # What py-spy itself burned: all reaped children's CPU minus the compile child's.
+    children_cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    result["pyspy_cpu_s"] = max(0.0, children_cpu - (usage.ru_utime + usage.ru_stime))
+    if sampler is not None:
+        result["ticks"] = sampler.ticks
+        result["windows"] = len(sampler.windows)
+        covered = sum(b - a for a, b, _ in sampler.windows)
+        result["coverage"] = covered / wall if wall > 0 else 0.0
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--shapes", type=int, default=4, help="compiles per run (static shapes)")
+    ap.add_argument("--cache", choices=("fresh", "shapes"), default="fresh")
+    ap.add_argument("--variants", default=",".join(VARIANTS))
+    args = ap.parse_args()
+    variants = [v for v in args.variants.split(",") if v]
+
+    work = Path(tempfile.mkdtemp(prefix="dlcprof-pyspy-bench-"))
+    script = work / "child.py"
+    script.write_text(CHILD)
+    shared_cache = str(work / "shared-cache")
+    results: dict[str, list[dict[str, float]]] = {v: [] for v in variants}
+    base = 64 + (os.getpid() % 1000) * 7
+    try:
+        if args.cache == "shapes":  # pay the one-time ISA probes before measuring
+            run_once("off", 1, 17, shared_cache, script)
+        print(f"cache={args.cache} shapes/run={args.shapes} reps={args.reps} cpus={os.cpu_count()}")
+        print(
+            f"{'rep':>3} {'variant':>7} {'compile_s':>9} {'wall_s':>7} {'ticks':>6}"
+            f" {'cover':>6} {'spy_cpu_s':>9}"
+        )
+        for rep in range(args.reps):
+            order = variants[rep % len(variants) :] + variants[: rep % len(variants)]
+            for v in order:
+                base += 2 * args.shapes  # new shapes: never a cache hit
+                cache = str(work / f"cache-{rep}-{v}") if args.cache == "fresh" else shared_cache
+                r = run_once(v, args.shapes, base, cache, script)
+                results[v].append(r)
+                ticks = f"{r['ticks']:6.0f}" if "ticks" in r else f"{'-':>6}"
+                cover = f"{r['coverage']:6.0%}" if "coverage" in r else f"{'-':>6}"
+                print(
+                    f"{rep:>3} {v:>7} {r['compile_s']:9.2f} {r['wall_s']:7.2f} {ticks} {cover}"
+                    f" {r['pyspy_cpu_s']:9.2f}"
+                )
+                if args.cache == "fresh":
+                    shutil.rmtree(cache, ignore_errors=True)
+        print()
+        ref = statistics.median(r["compile_s"] for r in results[variants[0]])
+        ref_min = min(r["compile_s"] for r in results[variants[0]])
+        print(
+            f"{'variant':>7} {'median compile_s':>16} {'ratio':>6} {'min':>6} {'ratio':>6}"
+            f" {'ticks/s':>8} {'py-spy CPU %':>12}"
+        )
+        for v in variants:
+            cs = [r["compile_s"] for r in results[v]]
+            med = statistics.median(cs)
+            rate = [r["ticks"] / r["wall_s"] for r in results[v] if "ticks" in r]
+            rate_s = f"{statistics.median(rate):8.1f}" if rate else f"{'-':>8}"
+            # py-spy's own CPU as a share of one core over the sampled wall time.
+            cpu = statistics.median(r["pyspy_cpu_s"] / r["wall_s"] for r in results[v])
+            print(
+                f"{v:>7} {med:16.2f} {med / ref:6.3f} {min(cs):6.2f} {min(cs) / ref_min:6.3f}"
+                f" {rate_s} {cpu:12.1%}"
+            )
+        load = os.getloadavg()
+        print(f"load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
