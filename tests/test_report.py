@@ -382,6 +382,7 @@ def test_report_never_imports_torch_or_textual() -> None:
         "import dlcprof.report, dlcprof.report.schema, dlcprof.report.folder, dlcprof.report.html\n"
         "import dlcprof.report.markdown, dlcprof.report.trace, dlcprof.report.compare\n"
         "import dlcprof.report.atomic, dlcprof.report.svg, dlcprof.report.summary\n"
+        "from dlcprof.report import ReportError, default_report_dir, save_session, load_session\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'textual'))\n"
         "assert not bad, bad\n"
     )

@@ -1,6 +1,33 @@
 """Reports: the JSON report (schema "dlcprof.report/1"), HTML, Markdown,
-Chrome trace and comparisons. Never imports torch or Textual."""
+Chrome trace and comparisons. Never imports torch or Textual.
 
+The names below are the public API. Comparisons live in
+``dlcprof.report.compare`` (``compare()``, ``render_compare_table()``,
+``render_compare_html()``): the submodule shares the function's name, so the
+package does not re-export it, and it is only imported when used (it pulls in
+Rich, which saving a session does not need).
+"""
+
+from __future__ import annotations
+
+from dlcprof.report.atomic import write_atomic
 from dlcprof.report.errors import ReportError
+from dlcprof.report.folder import default_report_dir, save_session
+from dlcprof.report.html import render_html
+from dlcprof.report.markdown import render_markdown
+from dlcprof.report.schema import REPORT_SCHEMA, build_report, dumps_report, load_session
+from dlcprof.report.trace import render_chrome_trace
 
-__all__ = ["ReportError"]
+__all__ = [
+    "REPORT_SCHEMA",
+    "ReportError",
+    "build_report",
+    "default_report_dir",
+    "dumps_report",
+    "load_session",
+    "render_chrome_trace",
+    "render_html",
+    "render_markdown",
+    "save_session",
+    "write_atomic",
+]
