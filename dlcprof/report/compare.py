@@ -432,14 +432,14 @@ def render_compare_table(cmp: Comparison) -> Group:
         t.add_row(
             Text("added", style="red"),
             "recompile",
-            fmt.short_reason(sm.first_reason(reason), 100),
+            fmt.short_reason(_newest(reason), 100),
             "",
         )
     for reason in cmp.recompiles_gone:
         t.add_row(
             Text("gone", style="green"),
             "recompile",
-            fmt.short_reason(sm.first_reason(reason), 100),
+            fmt.short_reason(_newest(reason), 100),
             "",
         )
     if t.row_count:
@@ -622,7 +622,7 @@ def render_compare_html(cmp: Comparison) -> str:
             [
                 '<span class="pill error">added</span>',
                 "recompile",
-                e(fmt.short_reason(sm.first_reason(reason), 200)),
+                e(fmt.short_reason(_newest(reason), 200)),
                 "",
             ]
         )
@@ -631,7 +631,7 @@ def render_compare_html(cmp: Comparison) -> str:
             [
                 '<span class="pill ok">gone</span>',
                 "recompile",
-                e(fmt.short_reason(sm.first_reason(reason), 200)),
+                e(fmt.short_reason(_newest(reason), 200)),
                 "",
             ]
         )
@@ -659,6 +659,12 @@ def split_phases(
     major = [p for p in phases if max(p.a_s or 0.0, p.b_s or 0.0) >= cut]
     minor = [p for p in phases if p not in major]
     return major, minor
+
+
+def _newest(reason: str) -> str:
+    """The first (newest) failed guard of a normalized reason, plus a count."""
+    parts = reason.split("; ")
+    return parts[0] + (f" (+{len(parts) - 1} older entries)" if len(parts) > 1 else "")
 
 
 def _delta_color(d: float) -> str:

@@ -411,7 +411,8 @@ def benchmark_bars(
             el("rect", tip, x=left, y=y, width=max(v * scale, 1.0), height=24, rx=3, fill=color)
         )
         if spread > 0:
-            a, b = left + (v - spread / 2) * scale, left + (v + spread / 2) * scale
+            # The IQR drawn as its width around the median, clipped at zero.
+            a, b = left + max(v - spread / 2, 0.0) * scale, left + (v + spread / 2) * scale
             d = f"M{a:.1f},{y + 12} H{b:.1f} M{a:.1f},{y + 6} V{y + 18} M{b:.1f},{y + 6} V{y + 18}"
             body.append(el("path", d=d, stroke=INK, stroke_width=1.2, fill="none"))
         body.append(
