@@ -7,10 +7,14 @@ monitors alike); callers make it thread-safe (a queue, or Textual's
 
 from __future__ import annotations
 
+import tempfile
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 from dlcprof import events as ev
+from dlcprof.monitors.device import DeviceSampler
+from dlcprof.monitors.hotspots import PySpySampler
 from dlcprof.runner import DEFAULT_IDLE_TIMEOUT_S, WorkerProcess
 from dlcprof.settings import RunSettings
 
@@ -26,6 +30,8 @@ class LiveRun:
         emit: Emit,
         worker: WorkerProcess | None = None,
         idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
+        monitors: bool = True,
+        profile: bool = True,
     ) -> None:
         self.settings = settings
         self.emit = emit
@@ -35,15 +41,27 @@ class LiveRun:
             worker = WorkerProcess(cache=settings.cache, idle_timeout_s=idle_timeout_s)
         self.worker = worker
         self.run_id: str | None = None
+        self._monitors: list[DeviceSampler | PySpySampler] = []
+        if monitors:
+            self._monitors.append(DeviceSampler(worker.pid, emit))
+        if profile:
+            out = Path(tempfile.mkdtemp(prefix="dlcprof-pyspy-")) / "pyspy.speedscope.json"
+            self._monitors.append(PySpySampler(worker.pid, emit, out))
         self._thread = threading.Thread(target=self._pump, name="dlcprof-run", daemon=True)
 
     def start(self) -> str:
         self.run_id = self.worker.start(self.settings)
+        for monitor in self._monitors:
+            monitor.start()
         self._thread.start()
         return self.run_id
 
     def _pump(self) -> None:
         for event in self.worker.events():
+            if isinstance(event, ev.WorkerExited):
+                # Monitors report last (the saved profile), before the end marker.
+                for monitor in self._monitors:
+                    monitor.stop()
             self.emit(event)
 
     def cancel(self, reason: str = "cancelled by user") -> None:
