@@ -43,7 +43,8 @@ class LiveRun:
         self.run_id: str | None = None
         self._monitors: list[DeviceSampler | PySpySampler] = []
         if monitors:
-            self._monitors.append(DeviceSampler(worker.pid, emit))
+            cuda_index = None if settings.device == "cpu" else 0
+            self._monitors.append(DeviceSampler(worker.pid, emit, cuda_index=cuda_index))
         if profile:
             out = Path(tempfile.mkdtemp(prefix="dlcprof-pyspy-")) / "pyspy.speedscope.json"
             self._monitors.append(PySpySampler(worker.pid, emit, out))
