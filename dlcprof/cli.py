@@ -142,13 +142,17 @@ def main(argv: list[str] | None = None) -> int:
     # `dlcprof` and `dlcprof TARGET --mode ...` open the TUI.
     if not argv or (argv[0] not in _COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv = ["tui", *argv]
-    err = Console(stderr=True, highlight=False)
     try:
         args = build_parser().parse_args(argv)
         return _COMMANDS[args.command](args)
     except (UsageError, SettingsError, _LoadError) as e:
-        err.print(f"dlcprof: error: {e}", markup=False)
+        _error(str(e))
         return EXIT_USAGE
+
+
+def _error(message: str) -> None:
+    # Plain write: a Rich console would wrap the one line at the terminal width.
+    print(f"dlcprof: error: {message}", file=sys.stderr)
 
 
 class _LoadError(Exception):
@@ -197,7 +201,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if run is not None:
         out.print(run_summary(run))
     exit_code = EXIT_CANCELLED if cancelled else _exit_code(session, live.run_id)
-    if not _write_outputs(session, args, Console(stderr=True, highlight=False)):
+    if not _write_outputs(session, args):
         exit_code = exit_code or EXIT_FAILED
     return exit_code
 
@@ -210,7 +214,7 @@ def _exit_code(session, run_id: str | None) -> int:
     return EXIT_OK
 
 
-def _write_outputs(session, args: argparse.Namespace, err: Console) -> bool:
+def _write_outputs(session, args: argparse.Namespace) -> bool:
     """Write --json / --report; on failure say so in one line and keep going."""
     from dlcprof.report.atomic import write_atomic
     from dlcprof.report.folder import save_session
@@ -220,16 +224,16 @@ def _write_outputs(session, args: argparse.Namespace, err: Console) -> bool:
     if args.json is not None:
         try:
             write_atomic(args.json, json.dumps(build_report(session), indent=1))
-            err.print(f"report JSON written to {args.json}", markup=False)
+            print(f"report JSON written to {args.json}", file=sys.stderr)
         except ReportError as e:
-            err.print(f"dlcprof: error: {e}", markup=False)
+            _error(str(e))
             ok = False
     if args.report is not None:
         try:
             path = save_session(session, args.report)
-            err.print(f"report folder written to {path}", markup=False)
+            print(f"report folder written to {path}", file=sys.stderr)
         except ReportError as e:
-            err.print(f"dlcprof: error: {e}", markup=False)
+            _error(str(e))
             ok = False
     return ok
 
