@@ -8,7 +8,7 @@ from collections import defaultdict
 import pytest
 
 from dlcprof import events as ev
-from dlcprof.report.trace import render_chrome_trace
+from dlcprof.report.trace import PID_DEVICE, render_chrome_trace
 from dlcprof.session import Session
 
 try:
@@ -28,7 +28,9 @@ def check_trace(trace: dict) -> list[dict]:
         for key in ("name", "ph", "ts", "pid", "tid"):
             assert key in x, (key, x)
         assert x["ph"] in ALLOWED_PH, x
-        assert isinstance(x["pid"], int) and isinstance(x["tid"], int)
+        # Perfetto reads pid/tid as uint32: a Python thread ident would not fit.
+        assert isinstance(x["pid"], int) and 0 <= x["pid"] < 2**32, x
+        assert isinstance(x["tid"], int) and 0 <= x["tid"] < 2**32, x
         assert isinstance(x["ts"], (int, float)) and x["ts"] >= 0, x
         if x["ph"] == "X":
             assert isinstance(x["dur"], (int, float)) and x["dur"] >= 0, x
@@ -69,12 +71,19 @@ def test_full_session_trace_is_valid(monitors: bool) -> None:
     assert any(x["name"] == "process_name" for x in meta)
     assert any(x["name"] == "thread_name" for x in meta)
     # One process per run, named.
+    # Each compile thread has its own named track.
+    threads = {(p.thread, i) for i, r in enumerate(session.runs.values(), 1)
+               for c in r.compiles.values() for p in c.phases}  # fmt: skip
+    tracks = {(x["pid"], x["tid"]) for x in events if x["ph"] == "X" and x["tid"] >= 10}
+    assert len(tracks) == len(threads)
+    named = {(x["pid"], x["tid"]) for x in meta if x["name"] == "thread_name"}
+    assert tracks <= named
     pids = {x["pid"] for x in events if x["ph"] == "X"}
     assert pids <= {x["pid"] for x in meta if x["name"] == "process_name"}
     assert len(pids) == len(session.runs)
     if session.device_samples:
         counters = [x for x in events if x["ph"] == "C"]
-        assert counters and all(x["pid"] == 0 for x in counters)
+        assert counters and all(x["pid"] == PID_DEVICE for x in counters)
     if any(r.sweep for r in session.runs.values()):
         assert any(x.get("cat") == "sweep" for x in events)
 

@@ -2,7 +2,7 @@
 
 Layout: one process per run (pid = run number), one track per thread that
 ran compile phases (X events, properly nested), plus synthetic tracks for the
-run itself, compiles, and benchmark/sweep steps; pid 0 carries the device
+run itself, compiles, and benchmark/sweep steps; pid 10000 carries the device
 monitor's counters (C events). ``ts``/``dur`` are µs since the session start.
 """
 
@@ -17,7 +17,9 @@ from dlcprof.session import Session
 
 # Synthetic track ids: small ints never collide with real thread idents.
 TID_RUN, TID_COMPILES, TID_STEPS, TID_MARKS = 1, 2, 3, 4
-PID_DEVICE = 0
+TID_THREADS = 10  # compile threads: 10, 11, ... in order of first phase
+# The device monitor's process: not 0, which Perfetto keeps for the idle task.
+PID_DEVICE = 10_000
 ALLOWED_PH = frozenset("XBEiICM")
 
 
@@ -106,19 +108,21 @@ def render_chrome_trace(session: Session) -> dict[str, Any]:
                 {"settings": run.settings},
             )
 
-        threads: dict[int, str] = {}
+        # Python thread idents are pointers (~1.4e14): Perfetto reads tids as
+        # uint32 and would fold every thread onto one track. Number them.
+        threads: dict[int, tuple[int, str]] = {}
         for c in run.compiles.values():
             main = sm.main_thread(c.phases)
             for p in c.phases:
-                threads.setdefault(
-                    p.thread,
-                    "compile (main thread)" if p.thread == main else f"pool thread {p.thread}",
-                )
+                if p.thread not in threads:
+                    role = "compile (main thread)" if p.thread == main else "pool thread"
+                    threads[p.thread] = (TID_THREADS + len(threads), f"{role} {p.thread}")
                 stage, _ = svg.stage_of(p.name)
-                args = {"compile_id": c.compile_id, "stage": stage}
+                args = {"compile_id": c.compile_id, "stage": stage, "thread": p.thread}
                 if p.cache_state:
                     args["cache_state"] = p.cache_state
-                x_event(pid, p.thread, p.name, stage, p.start_t, p.duration_s, args)
+                tid = threads[p.thread][0]
+                x_event(pid, tid, p.name, stage, p.start_t, p.duration_s, args)
             if c.start_t is not None and c.wall_s is not None:
                 args = {
                     "cache": c.cache,
@@ -137,9 +141,8 @@ def render_chrome_trace(session: Session) -> dict[str, Any]:
                     args,
                 )
         meta += _meta(pid, TID_COMPILES, "thread_name", "compiles", 1)
-        for i, (tid, name) in enumerate(
-            sorted(threads.items(), key=lambda kv: not kv[1].startswith("compile")), 2
-        ):
+        named = sorted(threads.values(), key=lambda tn: (not tn[1].startswith("compile"), tn[0]))
+        for i, (tid, name) in enumerate(named, 2):
             meta += _meta(pid, tid, "thread_name", name, i)
 
         if run.benchmark is not None:
@@ -223,7 +226,7 @@ def render_chrome_trace(session: Session) -> dict[str, Any]:
             meta += _meta(pid, TID_MARKS, "thread_name", "recompiles & graph breaks", 91)
 
     if session.device_samples:
-        meta += _meta(PID_DEVICE, 0, "process_name", "device monitor", 10_000)
+        meta += _meta(PID_DEVICE, PID_DEVICE, "process_name", "device monitor", PID_DEVICE)
         for s in session.device_samples:
             for k, v in s.values.items():
                 if sm.finite(v):
@@ -234,7 +237,7 @@ def render_chrome_trace(session: Session) -> dict[str, Any]:
                             "ph": "C",
                             "ts": _us(s.t, origin),
                             "pid": PID_DEVICE,
-                            "tid": 0,
+                            "tid": PID_DEVICE,
                             "args": {k: v},
                         }
                     )
