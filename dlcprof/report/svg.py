@@ -215,6 +215,12 @@ def phase_timeline(run: Run, width: int = 1100, max_compiles: int = 30) -> str:
         body.append(_text(10, by + 27, f"{wall} · at +{start - origin:.2f} s", 10, "start", MUTED))
         if c.recompile_reason:
             body.append(_text(10, by + 40, "recompile", 10, "start", "#b4441c"))
+        main = sm.main_thread(c.phases)
+        pool_lanes = sorted({lane for p, lane in lanes if p.thread != main})
+        for lane in pool_lanes[:1]:
+            # Pool threads (g++ builds) get their own lanes below the compiling thread.
+            ly = by + lane * (LANE_H + LANE_GAP)
+            body.append(_text(left - 8, ly + 10, "pool threads", 9, "end", AXIS))
         for p, lane in lanes:
             x = left + (p.start_t - start) * scale
             w = max(p.duration_s * scale, 1.0)
@@ -239,9 +245,9 @@ def phase_timeline(run: Run, width: int = 1100, max_compiles: int = 30) -> str:
                 )
             )
             label = f"{p.name} {fmt.secs(p.duration_s)}"
-            if w > 7 * len(label) * 0.92:
+            if w > 6.3 * len(label) + 8:
                 body.append(_text(x + 4, ly + 11, label, 10, "start", "#fff"))
-            elif w > 7 * len(p.name) * 0.92:
+            elif w > 6.3 * len(p.name) + 8:
                 body.append(_text(x + 4, ly + 11, p.name, 10, "start", "#fff"))
             body.append("</g>")
     # Legend.
