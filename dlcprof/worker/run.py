@@ -145,8 +145,7 @@ class Run:
         self.emit(
             ev.RunStarted(
                 run_id=self.run_id, target=s.target, workload=_workload_name(s.target),
-                mode=s.mode,
-                dynamic=s.dynamic, backend=s.backend, device=device,
+                mode=s.mode, dynamic=s.dynamic, backend=s.backend, device=device,
                 device_name=device_name(torch, device), dtype=s.dtype, size=s.size,
                 cache=s.cache, threads=torch.get_num_threads(), iters=s.iters,
                 shapes=list(s.shapes or []), torch_version=str(torch.__version__),
@@ -185,8 +184,11 @@ class Run:
                     f"workload {workload.name} raised when called eagerly: {one_line(e)}{hint}",
                     traceback.format_exc(),
                 ) from e
+            before = self.dispatcher.snapshot().wall_s if self.dispatcher else 0.0
             compiled, first_s = self._compile(torch, fn, args, timer, device)
-            compile_sum = self.dispatcher.snapshot().wall_s if self.dispatcher else None
+            # torch's own account of the first call's compiles, to cross-check.
+            compile_sum = self.dispatcher.snapshot().wall_s - before if self.dispatcher else None
+            settled = self._compiles()
             if s.benchmark:
                 self._benchmark(fn, compiled, args, timer, first_s, compile_sum)
             else:
@@ -194,6 +196,13 @@ class Run:
                 bench.warm_up(compiled, args, timer, sink)
                 steady_s = bench.steady_call_s(compiled, args, timer, sink)
                 self._log_compile(first_s, steady_s, compile_sum)
+            if self._compiles() != settled:
+                # Same args, same grad mode, same threads: this should never happen.
+                self.log(
+                    f"{self._compiles() - settled} compile(s) happened after the first call "
+                    "(a guard the workload changes between calls?): timings include them",
+                    level="warning",
+                )
             if s.sweeping:
                 self._sweep(torch, fn, workload, device, dtype, timer)
 
@@ -388,6 +397,12 @@ class Run:
         self.emit(
             ev.SweepFinished(run_id=self.run_id, cumulative_transition_s=total, compiles=compiles)
         )
+
+    def _compiles(self) -> int:
+        if self.dispatcher is None:
+            return 0
+        c = self.dispatcher.snapshot()
+        return c.compiles + c.backward_compiles + c.failures
 
     def _fallback_counts(self) -> CompileCounts:
         n = dynamo_probe.frames_compiled(self.notes)
