@@ -8,7 +8,6 @@ whatever was captured.
 from __future__ import annotations
 
 import argparse
-import json
 import queue
 import sys
 from pathlib import Path
@@ -218,12 +217,12 @@ def _write_outputs(session, args: argparse.Namespace) -> bool:
     """Write --json / --report; on failure say so in one line and keep going."""
     from dlcprof.report.atomic import write_atomic
     from dlcprof.report.folder import save_session
-    from dlcprof.report.schema import ReportError, build_report
+    from dlcprof.report.schema import ReportError, build_report, dumps_report
 
     ok = True
     if args.json is not None:
         try:
-            write_atomic(args.json, json.dumps(build_report(session), indent=1))
+            write_atomic(args.json, dumps_report(build_report(session)))
             print(f"report JSON written to {args.json}", file=sys.stderr)
         except ReportError as e:
             _error(str(e))
@@ -300,8 +299,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from dlcprof.report.atomic import write_atomic
     from dlcprof.report.compare import compare, render_compare_html, render_compare_table
+    from dlcprof.report.schema import ReportError
 
-    cmp = compare(_load(args.a), _load(args.b))
+    try:
+        cmp = compare(_load(args.a), _load(args.b))
+    except ReportError as e:
+        raise _LoadError(str(e)) from None
     Console(highlight=False).print(render_compare_table(cmp))
     if args.html is not None:
         write_atomic(args.html, render_compare_html(cmp))
