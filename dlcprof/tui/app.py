@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
@@ -51,8 +52,8 @@ _AFFECTS: dict[type[ev.Event], set[str]] = {
     ev.WorkerReady: {"device_note"},
     ev.RunStarted: set(PANES) | {"device_note", "alarm"},
     ev.WorkloadLoaded: {"runs", "benchmark"},
-    ev.RunFinished: {"phases", "benchmark", "recompiles", "log", "runs"},
-    ev.WorkerExited: {"phases", "benchmark", "recompiles", "log", "runs"},
+    ev.RunFinished: {"phases", "kernels", "benchmark", "recompiles", "log", "runs"},
+    ev.WorkerExited: {"phases", "kernels", "benchmark", "recompiles", "log", "runs"},
     ev.ErrorRaised: {"log"},
     ev.LogEmitted: {"log"},
     ev.ProbeUnavailable: {"log", "phases", "kernels"},
@@ -174,9 +175,14 @@ class DlcprofApp(App[None]):
             self.run_worker(self._prepare_standby, thread=True, group="standby")
         self._repaint()
         if not self.replay:
-            self.query_one("#workload-list").focus()
+            self._home.query_one("#workload-list").focus()
         else:
-            self.query_one("#kernels-table").focus()
+            self._home.query_one("#kernels-table").focus()
+
+    @property
+    def _home(self) -> Screen:
+        """The main screen: panes repaint under a kernel or help screen too."""
+        return self.screen_stack[0]
 
     # --- the event pump -----------------------------------------------------------
 
@@ -185,6 +191,14 @@ class DlcprofApp(App[None]):
         self._pending.append(event)
 
     def _tick(self) -> None:
+        if not self.screen_stack:
+            return  # closing: the screens are gone
+        try:
+            self._fold_and_paint()
+        except NoMatches:
+            pass  # the app is closing and its panes are gone: nothing left to paint
+
+    def _fold_and_paint(self) -> None:
         self._ticks += 1
         n = min(len(self._pending), MAX_BATCH)
         for _ in range(n):
@@ -200,6 +214,7 @@ class DlcprofApp(App[None]):
                 self._dirty.add("phases")
         if self._dirty:
             self._repaint()
+        self._flush_log()
 
     def _react(self, e: ev.Event) -> None:
         """Side effects beyond folding: selection, notifications, the sweep queue."""
@@ -249,34 +264,44 @@ class DlcprofApp(App[None]):
         dirty, self._dirty = self._dirty, set()
         view = self._view()
         if "phases" in dirty:
-            self.query_one(PhasesPane).show(view)
+            self._home.query_one(PhasesPane).show(view)
         if "kernels" in dirty:
-            self.query_one(KernelsPane).show(view)
+            self._home.query_one(KernelsPane).show(view)
         if "benchmark" in dirty:
-            self.query_one(BenchmarkPane).show(view)
+            self._home.query_one(BenchmarkPane).show(view)
         if "recompiles" in dirty:
-            self.query_one(RecompilesPane).show(view)
+            self._home.query_one(RecompilesPane).show(view)
             count = len(view.run.recompiles) if view.run else 0
-            self.query_one(TabbedContent).get_tab("tab-recompiles").label = (
+            self._home.query_one(TabbedContent).get_tab("tab-recompiles").label = (
                 f"Recompiles ({count})" if count else "Recompiles"
             )
         if "device" in dirty:
-            self.query_one(DevicePane).show(view)
+            self._home.query_one(DevicePane).show(view)
         if "hotspots" in dirty:
-            self.query_one(HotspotsPane).show(view)
+            self._home.query_one(HotspotsPane).show(view)
         if "log" in dirty:
-            log = self.query_one(LogPane)
-            log.show(view, self._notes)
-            self.query_one(TabbedContent).get_tab("tab-log").label = (
+            log = self._home.query_one(LogPane)
+            log.collect(view, self._notes)
+            self._home.query_one(TabbedContent).get_tab("tab-log").label = (
                 f"Log ⚠ {log.errors}" if log.errors else "Log"
             )
         if "runs" in dirty:
-            self.query_one(RunSelector).show(self.session, self._selected)
+            self._home.query_one(RunSelector).show(self.session, self._selected)
         if "alarm" in dirty:
-            self.query_one(AlarmBanner).show(view.run)
+            self._home.query_one(AlarmBanner).show(view.run)
         if "device_note" in dirty and not self.replay:
-            self.query_one(SettingsPanel).show_device(self._on_cpu())
+            self._home.query_one(SettingsPanel).show_device(self._on_cpu())
         self._paint_status(view)
+
+    def _flush_log(self) -> None:
+        """Draw queued log lines while the Log tab shows (time-boxed per tick)."""
+        log = self._home.query_one(LogPane)
+        if log.has_pending and self._home.query_one(TabbedContent).active == "tab-log":
+            log.flush()
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "tab-log":
+            self._flush_log()
 
     def _on_cpu(self) -> bool | None:
         run = self._live_run() or self.session.latest_run
@@ -334,7 +359,7 @@ class DlcprofApp(App[None]):
 
     def _paint_status(self, view: View) -> None:
         state, detail = self.worker_state()
-        self.query_one(StatusBar).show(state, detail, self._device_text(), self._message)
+        self._home.query_one(StatusBar).show(state, detail, self._device_text(), self._message)
 
     # --- selection ------------------------------------------------------------------
 
@@ -383,7 +408,7 @@ class DlcprofApp(App[None]):
             self.notify("shape sweep: static shapes first, then dynamic")
 
     def action_cycle(self, name: str) -> None:
-        value = self.query_one(SettingsPanel).cycle(name)
+        value = self._home.query_one(SettingsPanel).cycle(name)
         note = " (applies to the next run)" if self._live is not None else ""
         self.notify(f"{name} = {value}{note}", timeout=2)
 
@@ -433,7 +458,7 @@ class DlcprofApp(App[None]):
         self._dirty |= {"log", "status"}
 
     def action_toggle_phases(self) -> None:
-        pane = self.query_one(PhasesPane)
+        pane = self._home.query_one(PhasesPane)
         pane.action_toggle_all()
         self.notify("phases: all" if pane.show_all else "phases: short ones folded", timeout=2)
 
@@ -468,7 +493,7 @@ class DlcprofApp(App[None]):
         return False
 
     def _settings_for_run(self, **overrides: object) -> RunSettings | None:
-        picker = self.query_one(WorkloadPicker)
+        picker = self._home.query_one(WorkloadPicker)
         target = picker.target
         try:
             workloads.resolve(target)
@@ -476,7 +501,7 @@ class DlcprofApp(App[None]):
             picker.set_error(str(e))
             self._report(str(e), "error")
             return None
-        values: dict[str, object] = dict(self.query_one(SettingsPanel).values())
+        values: dict[str, object] = dict(self._home.query_one(SettingsPanel).values())
         values.update(overrides)
         try:
             return dataclasses.replace(self.base_settings, target=target, **values).validate()

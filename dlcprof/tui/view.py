@@ -16,9 +16,16 @@ from dlcprof.console import NA, fmt_break_even, fmt_ms, fmt_s
 from dlcprof.session import Run, Session
 
 __all__ = [
-    "NA", "FitBar", "View", "fmt_break_even", "fmt_ms", "fmt_s", "hbar", "run_title", "sparkline",
+    "MODE_SHORT", "NA", "FitBar", "View", "fmt_break_even", "fmt_ms", "fmt_s", "hbar",
+    "run_title", "sparkline",
 ]  # fmt: skip
 
+MODE_SHORT = {
+    "default": "default",
+    "reduce-overhead": "red-ovh",
+    "max-autotune": "max-at",
+    "max-autotune-no-cudagraphs": "max-at-nocg",
+}
 _SPARKS = "▁▂▃▄▅▆▇█"
 _EIGHTHS = " ▏▎▍▌▋▊▉█"
 

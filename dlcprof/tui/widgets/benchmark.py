@@ -9,14 +9,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from dlcprof.session import Benchmark, Run
-from dlcprof.tui.view import NA, View, fmt_break_even, fmt_ms, fmt_s
-
-_MODE_SHORT = {
-    "default": "default",
-    "reduce-overhead": "red-ovh",
-    "max-autotune": "max-at",
-    "max-autotune-no-cudagraphs": "max-at-nocg",
-}
+from dlcprof.tui.view import MODE_SHORT, NA, View, fmt_break_even, fmt_ms, fmt_s
 
 
 def missing_reason(run: Run) -> str:
@@ -100,7 +93,7 @@ def runs_table(view: View) -> Table:
         row("workload", lambda r: r.workload or r.target or r.run_id)
     else:
         t.columns[0].header = next(iter(names))[:10]
-    row("mode", lambda r: _MODE_SHORT.get(r.settings.get("mode", ""), r.settings.get("mode", NA)))
+    row("mode", lambda r: MODE_SHORT.get(r.settings.get("mode", ""), r.settings.get("mode", NA)))
     row("dynamic", lambda r: r.settings.get("dynamic", NA))
     if {r.settings.get("backend") for r in runs} != {"inductor"}:
         row("backend", lambda r: r.settings.get("backend", NA))

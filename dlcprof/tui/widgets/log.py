@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from collections import deque
+
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import RichLog
@@ -9,7 +12,8 @@ from textual.widgets import RichLog
 from dlcprof import events as ev
 from dlcprof.tui.view import NA, View
 
-_MAX_PER_REFRESH = 400  # a flooding workload must not stall a repaint
+_MAX_QUEUED = 200  # newest lines kept for drawing; older ones are counted, not drawn
+FLUSH_BUDGET_S = 0.008  # drawing time per UI tick, so keys stay answered
 _LEVEL_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
 
 
@@ -67,6 +71,13 @@ def log_line(e: ev.Event, t0: float | None) -> tuple[Text, Text] | None:
     return stamp, body
 
 
+_LOGGED = (
+    ev.GraphBroken, ev.LogEmitted, ev.ErrorRaised, ev.ProbeUnavailable, ev.WorkerExited,
+    ev.RunStarted, ev.RunFinished, ev.RecompileTriggered, ev.RecompileLimitHit,
+    ev.MonitorStatus, ev.ProfileSaved,
+)  # fmt: skip
+
+
 def _hanging(stamp: Text, body: Text) -> Table:
     """Stamp in its own column, so wrapped lines stay indented under the message."""
     grid = Table.grid(padding=(0, 1), expand=True)
@@ -77,7 +88,14 @@ def _hanging(stamp: Text, body: Text) -> Table:
 
 
 class LogPane(RichLog):
-    """Appends what is new since the last refresh; rebuilds when the run changes."""
+    """Collects what is new cheaply on every change; renders it only when shown.
+
+    Drawing a line costs 1-2 ms in RichLog: a flooding workload (20k lines)
+    would stall the UI if every line were drawn. So at most the newest
+    ``_MAX_QUEUED`` lines wait to be drawn (the pane says how many it left
+    out; they stay in the session), and each UI tick draws for at most
+    ``FLUSH_BUDGET_S`` while the pane is visible.
+    """
 
     def __init__(self, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(max_lines=5000, wrap=True, markup=False, highlight=False, **kwargs)
@@ -85,45 +103,64 @@ class LogPane(RichLog):
         self._seen = 0
         self._notes_seen = 0
         self._last_rid: str | None = None
+        self._pending: deque[tuple[ev.Event, float | None]] = deque(maxlen=_MAX_QUEUED)
+        self._dropped = 0
         self.errors = 0
 
-    def show(self, view: View, notes: list[ev.LogEmitted]) -> None:
+    @property
+    def has_pending(self) -> bool:
+        return bool(self._pending) or self._dropped > 0
+
+    def collect(self, view: View, notes: list[ev.LogEmitted]) -> None:
+        """Queue the new log-worthy events of the selected run (no rendering)."""
         run_id = view.run.run_id if view.run else None
         events = view.session.events
         if run_id != self._run_id:
             self.clear()
             self._run_id, self._seen, self._notes_seen, self.errors = run_id, 0, 0, 0
-            self._last_rid = None
+            self._last_rid, self._dropped = None, 0
+            self._pending.clear()
         # Times count from the selected run's start (else the session's first event).
         t0 = view.run.started_t if view.run and view.run.started_t else None
         t0 = t0 if t0 is not None else (events[0].t if events else 0.0)
-        new = events[self._seen :]
-        self._seen = len(events)
-        lines: list[tuple[Text, Text]] = []
-        for e in new:
+        for i in range(self._seen, len(events)):
+            e = events[i]
             rid = getattr(e, "run_id", None)
             if rid is not None:
                 self._last_rid = rid
                 if rid != run_id:
                     continue
-            # A worker's exit carries no run id: it belongs to the run it ended.
-            if isinstance(e, ev.WorkerExited) and self._last_rid not in (None, run_id):
+            if not isinstance(e, _LOGGED):
                 continue
+            # A worker's exit carries no run id: it belongs to the run it ended.
+            if isinstance(e, ev.WorkerExited):
+                if self._last_rid not in (None, run_id):
+                    continue
+                if e.signal and not e.cancelled:
+                    self.errors += 1
+            elif isinstance(e, ev.ErrorRaised):
+                self.errors += 1
+            self._queue(e, t0)
+        self._seen = len(events)
+        for note in notes[self._notes_seen :]:
+            self._queue(note, None)
+        self._notes_seen = len(notes)
+
+    def _queue(self, e: ev.Event, t0: float | None) -> None:
+        if len(self._pending) == self._pending.maxlen:
+            self._dropped += 1
+        self._pending.append((e, t0))
+
+    def flush(self, budget_s: float = FLUSH_BUDGET_S) -> None:
+        """Draw queued lines for at most ``budget_s``; the rest wait for the next tick."""
+        deadline = time.perf_counter() + budget_s
+        if self._dropped:
+            self.write(
+                Text(f"… {self._dropped} lines not shown here (kept in the session)", style="dim")
+            )
+            self._dropped = 0
+        while self._pending and time.perf_counter() < deadline:
+            e, t0 = self._pending.popleft()
             line = log_line(e, t0)
             if line is not None:
-                lines.append(line)
-                if isinstance(e, ev.ErrorRaised) or (
-                    isinstance(e, ev.WorkerExited) and e.signal and not e.cancelled
-                ):
-                    self.errors += 1
-        for note in notes[self._notes_seen :]:
-            line = log_line(note, None)
-            if line is not None:
-                lines.append(line)
-        self._notes_seen = len(notes)
-        if len(lines) > _MAX_PER_REFRESH:
-            skipped = len(lines) - _MAX_PER_REFRESH
-            self.write(Text(f"… {skipped} lines not shown (kept in the session)", style="dim"))
-            lines = lines[-_MAX_PER_REFRESH:]
-        for stamp, body in lines:
-            self.write(_hanging(stamp, body), expand=True)
+                self.write(_hanging(*line), expand=True)

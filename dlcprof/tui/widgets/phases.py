@@ -233,6 +233,8 @@ def _empty_reason(run: Run) -> str:
         return f"{NA}: {run.unavailable['phases']}"
     if run.settings.get("backend") == "eager":
         return "no compile phases: backend eager does not compile"
+    if run.status in ("cancelled", "crashed"):
+        return f"no compile phase finished before the run was {run.status}"
     return f"{NA}: this run recorded no compile phases (status {run.status})"
 
 

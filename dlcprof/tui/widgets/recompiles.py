@@ -31,6 +31,16 @@ def sweep_pair(session: Session, run: Run | None) -> tuple[Run | None, Run | Non
     return static, dynamic
 
 
+def latest_reason(reason: str) -> Text:
+    """Torch lists every cached entry's failed guard, newest first: keep the newest."""
+    parts = [p.strip() for p in reason.split("; ") if p.strip()]
+    if len(parts) <= 1:
+        return Text(reason)
+    out = Text(parts[0])
+    out.append(f" (+{len(parts) - 1} older entries failed too)", style="dim")
+    return out
+
+
 class RecompileReport:
     """Rich renderable sized to the pane width (bars scale to it)."""
 
@@ -75,7 +85,7 @@ class RecompileReport:
                 cost = f"{NA} (compiling)"
             else:
                 cost = f"{NA} (no compile record)"
-            t.add_row(str(i), rc.compile_id or "?", rc.reason, cost)
+            t.add_row(str(i), rc.compile_id or "?", latest_reason(rc.reason), cost)
         return t
 
     def _cumulative(self, run: Run, width: int) -> Group:

@@ -8,6 +8,7 @@ from textual.widgets.option_list import Option
 
 from dlcprof.session import Run, Session
 from dlcprof.tui.messages import RunChosen
+from dlcprof.tui.view import MODE_SHORT
 
 _STATUS_STYLE = {
     "ok": "green",
@@ -28,7 +29,8 @@ def run_prompt(run: Run) -> Text:
     out.append(f" {run.status}", style=_STATUS_STYLE.get(run.status, "dim"))
     out.append("\n  ")
     if s:
-        out.append(f"{s.get('mode')} · dyn={s.get('dynamic')}", style="dim")
+        mode = MODE_SHORT.get(s.get("mode", ""), s.get("mode"))
+        out.append(f"{mode} · dyn={s.get('dynamic')}", style="dim")
         if s.get("backend") != "inductor":
             out.append(f" · {s.get('backend')}", style="dim")
     else:
@@ -55,6 +57,8 @@ class RunSelector(OptionList):
             if selected in ids:
                 self.highlighted = ids.index(selected)
             self.border_title = f"Runs ({len(ids)})" if ids else "Runs"
+            if not ids:
+                self.add_option(Option(Text("no runs yet: r compiles", style="dim"), disabled=True))
         finally:
             self._syncing = False
 

@@ -21,6 +21,7 @@ class WorkloadPicker(Vertical):
         names = {w.name for w in self.infos}
         self.target = target or workloads.DEFAULT_WORKLOAD
         self._initial_path = None if self.target in names else self.target
+        self.error: str | None = None  # the one-line WorkloadError shown, if any
 
     def compose(self) -> ComposeResult:
         options = [
@@ -87,6 +88,7 @@ class WorkloadPicker(Vertical):
         self._show_target()
 
     def set_error(self, message: str | None) -> None:
+        self.error = message
         err = self.query_one("#workload-error", Static)
         err.update(Text(message or "", style="bold red"))
         err.display = bool(message)

@@ -1,0 +1,618 @@
+"""Pilot tests of the TUI flows, with a scripted engine in place of a worker.
+
+The scripted ``LiveRun`` emits events from a background thread exactly like the
+real one, so batching, selection and error paths are exercised as they run
+live; test_tui_live.py drives a real compile end to end.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import types
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.geometry import Region
+from textual.widget import Widget
+from textual.widgets import DataTable, Input, OptionList, Select, TabbedContent
+
+from dlcprof import events as ev
+from dlcprof.settings import RunSettings
+from dlcprof.tui import app as app_mod
+from dlcprof.tui.app import DlcprofApp
+from dlcprof.tui.screens import HelpScreen, KernelSourceScreen
+from dlcprof.tui.widgets.alarm import AlarmBanner
+from dlcprof.tui.widgets.log import LogPane
+from dlcprof.tui.widgets.status_bar import StatusBar
+from dlcprof.tui.widgets.workloads import WorkloadPicker
+
+SIZE = (160, 48)
+KERNEL_SRC = (
+    '#include "prefix.h"\nextern "C" void kernel(const float* in_ptr0, float* out_ptr0)\n{\n}\n'
+)
+
+
+def scripted_run(run_id: str, s: RunSettings, t: float = 1000.0) -> list[ev.Event]:
+    """A plausible compile + benchmark (or sweep) of one run, in event order."""
+    out: list[ev.Event] = [
+        ev.WorkerReady(pid=1, schema=1, torch_version="2.13.0+cpu", python_version="3.11",
+                       cuda_available=False, device_name="Test CPU", cpu_count=4, t=t),
+        ev.RunStarted(run_id=run_id, target=s.target, workload=s.target, mode=s.mode,
+                      dynamic=s.dynamic, backend=s.backend, device="cpu", device_name="Test CPU",
+                      dtype=s.dtype, size=s.size, cache=s.cache, threads=1, iters=20, shapes=[],
+                      torch_version="2.13.0+cpu", t=t + 0.1),
+        ev.WorkloadLoaded(run_id=run_id, name=s.target, description="test", sizes=[4, 8],
+                          has_inputs_for=True, t=t + 0.2),
+        ev.PhaseStarted(run_id=run_id, compile_id=None, name="dynamo", thread=1, t=t + 0.3),
+    ]  # fmt: skip
+    for i, (name, start, dur) in enumerate(
+        [("bytecode_tracing", 0.31, 0.1), ("inductor_compile", 0.45, 0.4),
+         ("GraphLowering.run", 0.46, 0.05), ("Scheduler.__init__", 0.52, 0.02),
+         ("Scheduler.codegen", 0.55, 0.1), ("compile_file", 0.7, 0.12)]
+    ):  # fmt: skip
+        out.append(
+            ev.PhaseEnded(run_id=run_id, compile_id="0/0", name=name, thread=1 + (i == 5),
+                          start_t=t + start, duration_s=dur, t=t + start + dur)
+        )  # fmt: skip
+    out += [
+        ev.PhaseEnded(run_id=run_id, compile_id="0/0", name="dynamo", thread=1, start_t=t + 0.3,
+                      duration_s=0.6, t=t + 0.9),
+        ev.KernelGenerated(run_id=run_id, compile_id="0/0", name="cpp_fused_cos_mul_sin_0",
+                           kind="pointwise", fused_ops=["aten.sin", "aten.cos", "aten.mul"],
+                           source=KERNEL_SRC, source_lines=["chain.py:3 y = x.sin() * x.cos()"],
+                           order=0, t=t + 0.85),
+        ev.CompileFinished(run_id=run_id, compile_id="0/0", wall_s=0.6, start_t=t + 0.3,
+                           is_backward=False, recompile_reason=None, fail_type=None,
+                           fail_reason=None, graph_op_count=3, guard_count=2, cache="miss",
+                           metrics={}, t=t + 0.9),
+    ]  # fmt: skip
+    if s.sweep:
+        for i, size in enumerate([4, 8]):
+            out.append(
+                ev.ShapeStepMeasured(run_id=run_id, size=size, recompiled=True,
+                                     transition_s=0.5 if s.dynamic == "false" else 0.5 - 0.4 * i,
+                                     latency_ms=1.0, reason=None, t=t + 1 + i)
+            )  # fmt: skip
+        out.append(
+            ev.SweepFinished(run_id=run_id, cumulative_transition_s=1.0, compiles=2, t=t + 3)
+        )
+    if s.benchmark:
+        out.append(
+            ev.BenchmarkMeasured(run_id=run_id, eager_ms=2.0, compiled_ms=0.5, eager_spread_ms=0.1,
+                                 compiled_spread_ms=0.05, reps=7, iters=20, warmup=5, compile_s=0.6,
+                                 threads=1, load_avg=[0.1, 0.1, 0.1], timer="perf_counter",
+                                 t=t + 2)
+        )  # fmt: skip
+    out.append(ev.RunFinished(run_id=run_id, status="ok", wall_s=3.0, t=t + 3))
+    return out
+
+
+class ScriptedLiveRun:
+    """Stands in for dlcprof.engine.LiveRun: same interface, events from a script."""
+
+    instances: list[ScriptedLiveRun] = []
+    script: Callable[[str, RunSettings], list[ev.Event]] = staticmethod(scripted_run)
+    hold = False  # stop before the run finishes, until cancelled
+    exit_event: ev.WorkerExited | None = None  # how the worker ends (default: clean)
+    pause_s = 0.002  # between events; 0 floods
+
+    def __init__(self, settings: RunSettings, emit, worker=None, **_: object) -> None:  # type: ignore[no-untyped-def]
+        self.settings, self.emit, self.worker = settings, emit, worker
+        self.run_id: str | None = None
+        self.reason = ""
+        self._cancelled = threading.Event()
+        self._thread = threading.Thread(target=self._pump, daemon=True)
+        type(self).instances.append(self)
+
+    def start(self) -> str:
+        self.run_id = f"run{len(type(self).instances)}"
+        self._thread.start()
+        return self.run_id
+
+    def _pump(self) -> None:
+        assert self.run_id is not None
+        for e in type(self).script(self.run_id, self.settings):
+            if self._cancelled.is_set() or (type(self).hold and isinstance(e, ev.RunFinished)):
+                break
+            self.emit(e)
+            if type(self).pause_s:
+                time.sleep(type(self).pause_s)
+        if type(self).hold:
+            self._cancelled.wait(10)
+        if self._cancelled.is_set():
+            self.emit(ev.WorkerExited(returncode=-15, signal="SIGTERM", message=self.reason,
+                                      cancelled=True))  # fmt: skip
+        else:
+            self.emit(type(self).exit_event or ev.WorkerExited(0, None, "worker finished"))
+
+    def cancel(self, reason: str = "cancelled by user") -> None:
+        self.reason = reason
+        self._cancelled.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+
+@pytest.fixture
+def engine(monkeypatch: pytest.MonkeyPatch) -> type[ScriptedLiveRun]:
+    cls = type("Engine", (ScriptedLiveRun,), {"instances": []})
+    monkeypatch.setattr(app_mod, "LiveRun", cls)
+    return cls
+
+
+async def wait_for(pilot, cond: Callable[[], object], timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.05)
+
+
+def make_app(**kwargs) -> DlcprofApp:  # type: ignore[no-untyped-def]
+    kwargs.setdefault("start_standby", False)
+    kwargs.setdefault("deterministic", True)
+    return DlcprofApp(**kwargs)
+
+
+def text(widget: Widget) -> str:
+    """What a widget shows, as plain lines (all of it, scrolled out of view or not)."""
+    region = Region(0, 0, widget.size.width, widget.size.height)
+    return "\n".join(strip.text for strip in widget.render_lines(region))
+
+
+def status_text(app: DlcprofApp) -> str:
+    return text(app.query_one(StatusBar))
+
+
+def notes(app: DlcprofApp) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+# --- opening, picking, settings ------------------------------------------------------------
+
+
+async def test_opens_on_default_workload_with_main_panes_visible() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.target == "pointwise-chain"
+        lst = app.query_one("#workload-list", OptionList)
+        assert lst.option_count >= 5
+        for pane in ("#phases", "#kernels", "#benchmark"):
+            assert app.query_one(pane).region.area > 0, pane
+        assert "no run yet" in text(app.query_one("#phases-body"))
+
+
+async def test_select_workload_then_cycle_mode_and_dynamic() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.query_one("#workload-list").focus()
+        await pilot.press("down")
+        await pilot.pause()
+        assert app.target != "pointwise-chain"
+        chosen = app.target
+        await pilot.press("m")
+        assert app.query_one("#set-mode", Select).value == "reduce-overhead"
+        await pilot.press("m", "m", "m")
+        assert app.query_one("#set-mode", Select).value == "default"
+        await pilot.press("d")
+        assert app.query_one("#set-dynamic", Select).value == "true"
+        settings = app._settings_for_run()
+        assert settings is not None
+        assert (settings.target, settings.mode, settings.dynamic) == (chosen, "default", "true")
+
+
+async def test_cli_settings_are_the_initial_choices() -> None:
+    s = RunSettings(target="gelu-mlp", mode="max-autotune", dynamic="false", size="small")
+    app = make_app(target="gelu-mlp", settings=s)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.query_one("#set-mode", Select).value == "max-autotune"
+        assert app.query_one("#set-size", Select).value == "small"
+        lst = app.query_one("#workload-list", OptionList)
+        assert lst.get_option_at_index(lst.highlighted or 0).id == "gelu-mlp"
+
+
+async def test_bad_file_shows_one_line_error_and_runs_nothing(engine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        inp = app.query_one("#workload-path", Input)
+        inp.focus()
+        inp.value = str(tmp_path / "nope.py")
+        await pilot.press("enter")
+        await pilot.pause()
+        err = app.query_one("#workload-error")
+        assert err.display
+        assert "workload file not found" in text(err)
+        assert "\n" not in (app.query_one(WorkloadPicker).error or "\n")
+        assert app.target == "pointwise-chain"  # the bad path was not taken
+        # A file without build(): named, with what to add.
+        bad = tmp_path / "mine.py"
+        bad.write_text("def model(x):\n    return x\n")
+        inp.value = str(bad)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "defines no build(device, dtype) function" in " ".join(text(err).split())
+        # A good file is taken; if it vanishes, r reports instead of starting a run.
+        bad.write_text("def build(device, dtype):\n    return (lambda x: x), (1,)\n")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not err.display and app.target == str(bad)
+        bad.unlink()
+        app.query_one("#kernels-table").focus()
+        await pilot.press("r")
+        await pilot.pause()
+        assert engine.instances == []
+        assert any("not found" in n for n in notes(app))
+        assert "not found" in status_text(app)
+        assert app.is_running
+
+
+# --- a run, live ---------------------------------------------------------------------------
+
+
+async def test_compile_fills_panes_live_and_kernel_source_opens(engine) -> None:  # type: ignore[no-untyped-def]
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app._live is None and app.session.runs)
+        run = app.session.latest_run
+        assert run is not None and run.status == "ok"
+        assert engine.instances[0].settings.target == "pointwise-chain"
+        table = app.query_one("#kernels-table", DataTable)
+        assert table.row_count == 1
+        assert "cpp_fused_cos_mul_sin_0" in str(table.get_row_at(0))
+        bench = text(app.query_one("#benchmark-body"))
+        assert "4.00x" in bench and "break-even" in bench
+        assert "compile 0/0" in text(app.query_one("#phases-body"))
+        assert "Runs (1)" in str(app.query_one("#runs").border_title)
+        table.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, KernelSourceScreen)
+        assert app.screen.query_one("#kernel-source").border_title == "generated cpp"
+        side = text(app.screen.query_one("#kernel-ops").query_one("Static"))
+        assert "aten.sin" in side
+        await pilot.press("escape")
+        assert not isinstance(app.screen, KernelSourceScreen)
+
+
+async def test_runs_are_kept_selectable_and_compared(engine) -> None:  # type: ignore[no-untyped-def]
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app._live is None and app.session.runs)
+        await pilot.press("m", "r")
+        await wait_for(pilot, lambda: app._live is None and len(app.session.runs) == 2)
+        first, second = app.session.runs
+        assert app._selected == second
+        assert app.session.runs[second].settings["mode"] == "reduce-overhead"
+        bench = text(app.query_one("#benchmark-body"))
+        assert "#1" in bench and "#2" in bench and "red-ovh" in bench
+        runs = app.query_one("#runs", OptionList)
+        runs.focus()
+        runs.highlighted = 0
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app._selected == first and not app._follow
+
+
+async def test_cancel_kills_the_run_and_keeps_what_was_captured(engine) -> None:  # type: ignore[no-untyped-def]
+    engine.hold = True
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.session.latest_run and app.session.latest_run.kernels)
+        await pilot.press("c")
+        await wait_for(pilot, lambda: app._live is None)
+        run = app.session.latest_run
+        assert run is not None and run.status == "cancelled"
+        assert run.kernels and run.compiles  # captured data stays
+        assert app.query_one("#kernels-table", DataTable).row_count == 1
+        assert engine.instances[0].reason == "cancelled by user"
+        assert any("cancelled" in n for n in notes(app))
+        assert app.is_running
+        await pilot.press("c")  # nothing left to cancel: says so, stays up
+        assert any("nothing to cancel" in n for n in notes(app))
+
+
+async def test_escape_cancels_too(engine) -> None:  # type: ignore[no-untyped-def]
+    engine.hold = True
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.session.runs)
+        app.query_one("#kernels-table").focus()
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app._live is None)
+        assert app.session.latest_run.status == "cancelled"  # type: ignore[union-attr]
+
+
+async def test_worker_crash_is_one_line_error_and_data_stays(engine) -> None:  # type: ignore[no-untyped-def]
+    engine.exit_event = ev.WorkerExited(
+        returncode=-11, signal="SIGSEGV", message="worker died with SIGSEGV: the compile crashed"
+    )
+    engine.script = staticmethod(lambda rid, s: scripted_run(rid, s)[:-2])  # no RunFinished
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app._live is None and app.session.runs)
+        run = app.session.latest_run
+        assert run is not None and run.status == "crashed" and run.kernels
+        assert "crashed" in status_text(app) and "SIGSEGV" in status_text(app)
+        assert any("SIGSEGV" in n and "press r to retry" in n for n in notes(app))
+        app.query_one("#tabs", TabbedContent).active = "tab-log"
+        await pilot.pause()
+        log = app.query_one(LogPane)
+        assert any("SIGSEGV" in line.text for line in log.lines)
+        assert app.query_one("#kernels-table", DataTable).row_count == 1
+        assert app.is_running
+
+
+async def test_compile_error_is_reported_with_what_to_do(engine) -> None:  # type: ignore[no-untyped-def]
+    def failing(rid: str, s: RunSettings) -> list[ev.Event]:
+        events = scripted_run(rid, s)[:4]
+        return events + [
+            ev.ErrorRaised(run_id=rid, stage="compile", message="InductorError: boom",
+                           traceback="Traceback...\nInductorError: boom"),
+            ev.RunFinished(run_id=rid, status="error", wall_s=1.0),
+        ]  # fmt: skip
+
+    engine.script = staticmethod(failing)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app._live is None and app.session.runs)
+        assert any("compile failed: InductorError: boom" in n for n in notes(app))
+        assert any("aot_eager" in n for n in notes(app))
+        assert "failed" in status_text(app)
+        assert "Log ⚠ 1" in str(app.query_one("#tabs").get_tab("tab-log").label)
+
+
+async def test_recompile_limit_is_a_red_banner(engine) -> None:  # type: ignore[no-untyped-def]
+    def limited(rid: str, s: RunSettings) -> list[ev.Event]:
+        events = scripted_run(rid, s)
+        hit = ev.RecompileLimitHit(
+            run_id=rid, function="forward", limit=8, message="hit config.recompile_limit (8)"
+        )
+        return events[:-1] + [hit, events[-1]]
+
+    engine.script = staticmethod(limited)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        banner = app.query_one(AlarmBanner)
+        assert not banner.display
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app._live is None and app.session.runs)
+        assert banner.display
+        assert "RECOMPILE LIMIT HIT" in text(banner)
+        assert "EAGER" in text(banner)
+
+
+async def test_shape_sweep_runs_static_then_dynamic_and_compares(engine) -> None:  # type: ignore[no-untyped-def]
+    app = make_app(target="variable-length")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("s")
+        await wait_for(pilot, lambda: len(engine.instances) == 2 and app._live is None)
+        first, second = (i.settings for i in engine.instances)
+        assert (first.sweep, first.dynamic, first.benchmark) == (True, "false", False)
+        assert (second.sweep, second.dynamic, second.benchmark) == (True, "true", False)
+        body = text(app.query_one("#recompiles-body"))
+        assert "Static vs dynamic" in body
+        assert "dynamic cut the cost by 40%" in body  # 1.0 s static vs 0.6 s dynamic
+
+
+async def test_a_second_run_waits_for_the_first(engine) -> None:  # type: ignore[no-untyped-def]
+    engine.hold = True
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.session.runs)
+        await pilot.press("r")
+        assert len(engine.instances) == 1
+        assert any("press c to cancel" in n for n in notes(app))
+        await pilot.press("c")
+        await wait_for(pilot, lambda: app._live is None)
+
+
+# --- saving -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_report(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> types.SimpleNamespace:
+    """A dlcprof.report stand-in: the TUI only needs its three names."""
+    mod = types.ModuleType("dlcprof.report")
+
+    class ReportError(Exception):
+        pass
+
+    calls: list[tuple[object, Path]] = []
+
+    def save_session(session, directory):  # type: ignore[no-untyped-def]
+        calls.append((session, directory))
+        if getattr(mod, "fail", False):
+            raise ReportError(f"cannot write {directory}: disk full")
+        return Path(directory) / "report.json"
+
+    mod.ReportError = ReportError  # type: ignore[attr-defined]
+    mod.save_session = save_session  # type: ignore[attr-defined]
+    mod.default_report_dir = lambda session: tmp_path / "dlcprof-report"  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "dlcprof.report", mod)
+    return types.SimpleNamespace(module=mod, calls=calls, dir=tmp_path / "dlcprof-report")
+
+
+async def test_save_writes_the_session_and_shows_the_path(engine, fake_report) -> None:  # type: ignore[no-untyped-def]
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+s")
+        assert any("nothing to save yet" in n for n in notes(app))
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app._live is None and app.session.runs)
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: getattr(app, "last_saved", None))
+        saved, directory = fake_report.calls[0]
+        assert directory == fake_report.dir
+        assert len(saved.events) == len(app.session.events)  # type: ignore[attr-defined]
+        assert any(str(fake_report.dir / "report.json") in n for n in notes(app))
+
+
+async def test_save_failure_is_one_line_and_session_kept(engine, fake_report) -> None:  # type: ignore[no-untyped-def]
+    fake_report.module.fail = True
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app._live is None and app.session.runs)
+        before = len(app.session.events)
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: any("save failed" in n for n in notes(app)))
+        assert "disk full" in status_text(app)
+        assert len(app.session.events) == before and app.is_running
+
+
+# --- keys, help, replay, determinism --------------------------------------------------------
+
+
+async def test_help_screen_and_palette_commands() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for key in ("(r)", "(m)", "(d)", "(s)", "(c)", "(ctrl+s)", "(?)"):
+            assert any(key in t for t in titles), key
+        footer_keys = {b.key for _, b, enabled, _ in app.active_bindings.values() if b.show}
+        assert {"r", "m", "d", "s", "c", "ctrl+s", "question_mark", "q"} <= footer_keys
+
+
+async def test_replay_shows_a_saved_session_without_compile_keys(engine) -> None:  # type: ignore[no-untyped-def]
+    from dlcprof.session import Session
+
+    events = scripted_run("r1", RunSettings(target="pointwise-chain"))
+    app = make_app(session=Session.from_events(events), replay=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r", "s", "m")
+        await pilot.pause()
+        assert engine.instances == []
+        assert app.query_one("#kernels-table", DataTable).row_count == 1
+        assert "replay" in status_text(app)
+        assert not app.query("#workload-list")
+        shown = {b.key for _, b, enabled, _ in app.active_bindings.values() if b.show}
+        assert "r" not in shown and "ctrl+s" in shown
+
+
+async def test_deterministic_mode_prints_no_elapsed_time(engine) -> None:  # type: ignore[no-untyped-def]
+    engine.hold = True
+    engine.script = staticmethod(lambda rid, s: scripted_run(rid, s)[:4])  # dynamo left open
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")
+        await wait_for(pilot, lambda: "compiling" in status_text(app))
+        assert " s" not in status_text(app).split("│")[1]  # "run run1 · dynamo", no seconds
+        assert "running" in text(app.query_one("#phases-body"))
+        await pilot.press("c")
+        await wait_for(pilot, lambda: app._live is None)
+
+
+async def test_standby_worker_is_prepared_on_open(monkeypatch: pytest.MonkeyPatch) -> None:
+    prepared = threading.Event()
+
+    class FakeStandby:
+        def prepare(self) -> None:
+            prepared.set()
+
+        def take(self) -> None:
+            return None
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(app_mod, "Standby", FakeStandby)
+    app = make_app(start_standby=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, prepared.is_set)
+        await wait_for(pilot, lambda: "standby ready" in status_text(app))
+
+
+async def test_events_are_batched_and_keys_answered_during_a_flood(engine) -> None:  # type: ignore[no-untyped-def]
+    def flood(rid: str, s: RunSettings) -> list[ev.Event]:
+        events = scripted_run(rid, s)
+        logs = [ev.LogEmitted(run_id=rid, level="info", source="stdout", message=f"line {i}")
+                for i in range(20000)]  # fmt: skip
+        return events[:3] + logs + events[3:]
+
+    engine.script = staticmethod(flood)
+    engine.pause_s = 0.0
+    engine.hold = True  # keys are pressed while the run is still live
+    app = make_app()
+    repaints = 0
+    original_repaint, original_cycle = app._repaint, app.action_cycle
+    handled: list[float] = []
+
+    def counting() -> None:
+        nonlocal repaints
+        repaints += 1
+        original_repaint()
+
+    def cycle(name: str) -> None:
+        handled.append(time.perf_counter())
+        original_cycle(name)
+
+    app._repaint = counting  # type: ignore[method-assign]
+    app.action_cycle = cycle  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        app.query_one("#tabs", TabbedContent).active = "tab-log"  # the costly pane, shown
+        await pilot.press("r")
+        await wait_for(pilot, lambda: len(app.session.events) > 500)
+        # Key latency: from the key press to its action running (Pilot's press
+        # itself also waits for the screen to settle, which is not latency).
+        latencies = []
+        for _ in range(4):
+            t0 = time.perf_counter()
+            await pilot.press("m")
+            latencies.append(handled[-1] - t0)
+        assert app.query_one("#set-mode", Select).value == "default"  # cycled all the way round
+        assert max(latencies) < 0.25, latencies  # ~10 ms unloaded; CI boxes are busy
+        await wait_for(pilot, lambda: not app._pending, timeout=30)
+        assert repaints < 20000 / 20  # folded in batches, not one repaint per event
+        assert app.query_one(LogPane).lines  # and the log did draw
+        await pilot.press("c")
+        await wait_for(pilot, lambda: app._live is None)
+
+
+def test_the_ui_process_never_imports_torch(tmp_path: Path) -> None:
+    """Run the app under Pilot (standby on, keys pressed) and look at sys.modules."""
+    script = textwrap.dedent(
+        """
+        import asyncio, sys
+        from dlcprof.tui.app import DlcprofApp
+
+        async def main():
+            app = DlcprofApp(deterministic=True)
+            async with app.run_test(size=(160, 48)) as pilot:
+                await pilot.press("m", "d", "question_mark", "escape", "down")
+                await pilot.pause(0.5)
+            assert "torch" not in sys.modules, "torch imported"
+            print("ok")
+
+        asyncio.run(main())
+        """
+    )
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120,
+        env={**__import__("os").environ, "PYTHONPATH": str(root)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "ok" in done.stdout
