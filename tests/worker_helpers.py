@@ -101,3 +101,55 @@ def run_worker(
         stderr=b"".join(chunks["stderr"]).decode(errors="replace"),
         raw_lines=lines,
     )
+
+
+def phase_intervals(events: list[ev.Event]) -> list[ev.PhaseEnded]:
+    return [e for e in events if isinstance(e, ev.PhaseEnded)]
+
+
+def nesting_problems(phases: list[ev.PhaseEnded], slack_s: float = 2e-6) -> list[str]:
+    """Phases on one thread must nest: each lies inside the one open around it.
+
+    Returns a description per violation (empty when all nest). ``slack_s``
+    absorbs the µs rounding of torch's timestamps.
+    """
+    problems: list[str] = []
+    by_thread: dict[int, list[ev.PhaseEnded]] = {}
+    for p in phases:
+        by_thread.setdefault(p.thread, []).append(p)
+    for thread, items in by_thread.items():
+        # Parents first on equal starts: the longer interval opened first.
+        items.sort(key=lambda p: (p.start_t, -p.duration_s))
+        stack: list[ev.PhaseEnded] = []
+        for p in items:
+            end = p.start_t + p.duration_s
+            while stack and stack[-1].start_t + stack[-1].duration_s <= p.start_t + slack_s:
+                stack.pop()
+            if stack:
+                parent = stack[-1]
+                parent_end = parent.start_t + parent.duration_s
+                if end > parent_end + slack_s:
+                    problems.append(
+                        f"thread {thread}: {p.name} [{p.start_t:.6f}, {end:.6f}] overlaps "
+                        f"{parent.name} [{parent.start_t:.6f}, {parent_end:.6f}]"
+                    )
+                    continue
+            stack.append(p)
+    return problems
+
+
+def outermost(phases: list[ev.PhaseEnded]) -> list[ev.PhaseEnded]:
+    """Phases not inside any other phase of the same thread."""
+    out = []
+    for p in phases:
+        inside = any(
+            q is not p
+            and q.thread == p.thread
+            and q.start_t <= p.start_t
+            and q.start_t + q.duration_s >= p.start_t + p.duration_s
+            and q.duration_s > p.duration_s
+            for q in phases
+        )
+        if not inside:
+            out.append(p)
+    return out
