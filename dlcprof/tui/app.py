@@ -368,6 +368,14 @@ class DlcprofApp(App[None]):
             self._selected = run_id
             self._dirty |= set(PANES) | {"alarm"}
 
+    def select_run(self, run_id: str) -> None:
+        """Show ``run_id`` in the panes (as picking it in the Runs list does)."""
+        self.post_message(RunChosen(run_id))
+
+    def show_tab(self, name: str) -> None:
+        """Bring a bottom tab forward: recompiles, log, device or hotspots."""
+        self._home.query_one(TabbedContent).active = f"tab-{name}"
+
     def on_run_chosen(self, message: RunChosen) -> None:
         latest = self.session.latest_run
         self._follow = latest is not None and message.run_id == latest.run_id

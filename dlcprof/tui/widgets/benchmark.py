@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rich.console import Group
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 from textual.containers import VerticalScroll
@@ -71,16 +71,37 @@ def measured_with(run: Run) -> Text | None:
     )
 
 
-def runs_table(view: View) -> Table:
-    """Every run of the session, one column each: modes and dynamic settings side by side."""
+_LABEL_W = 10
+_RUN_W = 10
+
+
+def runs_to_show(view: View, width: int) -> list[Run]:
+    """As many of the newest runs as fit in ``width``, the selected one always among them."""
     runs = list(view.session.runs.values())
+    fit = max(1, (width - _LABEL_W - 1) // (_RUN_W + 1))
+    if len(runs) <= fit:
+        return runs
+    shown = runs[-fit:]
+    if view.run is not None and view.run not in shown:
+        shown = [view.run, *runs[-(fit - 1) :]] if fit > 1 else [view.run]
+    return shown
+
+
+def runs_table(view: View, width: int = 200) -> Table:
+    """Runs of the session, one column each: modes and dynamic settings side by side."""
+    all_runs = list(view.session.runs.values())
+    runs = runs_to_show(view, width)
     names = {r.workload or r.target or r.run_id for r in runs}
-    t = Table(box=None, padding=(0, 1), header_style="bold underline")
-    t.add_column("runs", style="bold", width=10, no_wrap=True)
+    t = Table(box=None, padding=(0, 1, 0, 0), header_style="bold underline")
+    t.add_column("runs", style="bold", width=_LABEL_W, no_wrap=True, overflow="crop")
     selected = view.run.run_id if view.run else None
-    for i, r in enumerate(runs, 1):
+    for r in runs:
         mark = "▶" if r.run_id == selected else " "
-        t.add_column(f"{mark}#{i}", justify="right", width=12, no_wrap=True, overflow="ellipsis")
+        t.add_column(f"{mark}#{all_runs.index(r) + 1}", justify="right", width=_RUN_W,
+                     no_wrap=True, overflow="ellipsis")  # fmt: skip
+    if len(runs) < len(all_runs):
+        t.caption = f"{len(all_runs) - len(runs)} more run(s) do not fit: pick one in Runs"
+        t.caption_justify = "left"
 
     def row(label: str, cell) -> None:  # type: ignore[no-untyped-def]
         t.add_row(label, *(cell(r) for r in runs))
@@ -88,11 +109,11 @@ def runs_table(view: View) -> Table:
     def bench(fn):  # type: ignore[no-untyped-def]
         return lambda r: fn(r.benchmark) if r.benchmark is not None else Text(NA, style="dim")
 
-    # Rows that would repeat one value across all runs are left out: the title says it.
+    # A row that would repeat one value across all runs goes in the header.
     if len(names) > 1:
         row("workload", lambda r: r.workload or r.target or r.run_id)
     else:
-        t.columns[0].header = next(iter(names))[:10]
+        t.columns[0].header = next(iter(names))
     row("mode", lambda r: MODE_SHORT.get(r.settings.get("mode", ""), r.settings.get("mode", NA)))
     row("dynamic", lambda r: r.settings.get("dynamic", NA))
     if {r.settings.get("backend") for r in runs} != {"inductor"}:
@@ -107,9 +128,30 @@ def runs_table(view: View) -> Table:
     return t
 
 
+class BenchmarkReport:
+    """Rich renderable: the comparison table fits the columns to the pane width."""
+
+    def __init__(self, view: View) -> None:
+        self.view = view
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        run = self.view.run
+        if run is None:
+            yield Text("no run yet: press r to compile and benchmark", style="dim")
+        else:
+            yield selected_table(run)
+        if self.view.session.runs:
+            yield Text()
+            yield runs_table(self.view, options.max_width)
+        caveat = measured_with(run) if run is not None else None
+        if caveat is not None:
+            yield Text()
+            yield caveat
+
+
 def _break_even_cell(b: Benchmark) -> Text:
     be = b.break_even_iters
-    return Text("never", style="red") if be is None else Text(f"{be:,.0f} runs")
+    return Text("never", style="red") if be is None else Text(f"{be:,.0f}")
 
 
 class BenchmarkPane(VerticalScroll):
@@ -120,17 +162,4 @@ class BenchmarkPane(VerticalScroll):
         self.border_title = "Benchmark"
 
     def show(self, view: View) -> None:
-        run = view.run
-        parts: list[Table | Text] = []
-        if run is None:
-            parts.append(Text("no run yet: press r to compile and benchmark", style="dim"))
-        else:
-            parts.append(selected_table(run))
-        if view.session.runs:
-            parts.append(Text())
-            parts.append(runs_table(view))
-        caveat = measured_with(run) if run is not None else None
-        if caveat is not None:
-            parts.append(Text())
-            parts.append(caveat)
-        self.query_one("#benchmark-body", Static).update(Group(*parts))
+        self.query_one("#benchmark-body", Static).update(BenchmarkReport(view))

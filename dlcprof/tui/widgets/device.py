@@ -55,9 +55,12 @@ class DeviceCharts:
         samples = session.device_samples
         if not samples:
             if not session.monitors:
-                yield Text(
-                    f"{NA}: no device samples yet (the monitors start with a run)", style="dim"
+                why = (
+                    "this session holds no device samples"
+                    if self.view.replay
+                    else "no device samples yet (the monitors start with a run)"
                 )
+                yield Text(f"{NA}: {why}", style="dim")
             return
         by_source: dict[str, list[ev.DeviceSampled]] = {}
         for s in samples:

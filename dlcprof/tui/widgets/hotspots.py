@@ -68,9 +68,12 @@ class HotspotsPane(VerticalScroll):
         if session.hot_frames is not None and session.hot_frames.rows:
             parts.append(frames_table(session.hot_frames))
         elif status is None or status.available:
-            parts.append(
-                Text(f"{NA}: no py-spy samples yet (sampling starts with a run)", style="dim")
+            why = (
+                "this session holds no py-spy samples"
+                if view.replay
+                else "no py-spy samples yet (sampling starts with a run)"
             )
+            parts.append(Text(f"{NA}: {why}", style="dim"))
         saved = [e for e in session.events if isinstance(e, ev.ProfileSaved)]
         for e in saved[-3:]:
             parts.append(Text(f"{e.format} profile ({e.samples} samples): {e.path}", style="dim"))

@@ -13,13 +13,13 @@ from dlcprof.tui.view import NA, View
 # Fixed widths: auto-sized columns reflow as rows stream in and make
 # snapshots flaky (DESIGN.md).
 _COLUMNS: list[tuple[str, str, int]] = [
-    ("#", "order", 3),
-    ("compile", "compile", 9),
-    ("kernel", "name", 40),
+    ("#", "order", 2),
+    ("compile", "compile", 12),
+    ("kernel", "name", 36),
     ("kind", "kind", 9),
-    ("ops", "nops", 4),
-    ("fused aten ops", "ops", 50),
-    ("time", "time", 5),
+    ("ops", "nops", 3),
+    ("fused aten ops", "ops", 38),
+    ("time", "time", 4),
 ]
 
 

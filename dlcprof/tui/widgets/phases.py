@@ -136,8 +136,8 @@ class PhaseTimeline:
                 yield Text(
                     f"{'':<{self.LABEL}} + {len(hidden)} phases under {MIN_SHARE:.1%} of this "
                     "compile each, folded (key p shows all)",
-                    style="dim",
-                )
+                    style="dim", no_wrap=True, overflow="ellipsis",
+                )  # fmt: skip
 
     def _shown(self, row: _Row, span: float) -> bool:
         if self.show_all or row.duration is None or row.name in _ALWAYS:
@@ -152,7 +152,7 @@ class PhaseTimeline:
         return max(ends + starts)
 
     def _header(self, title: str, c: Compile | None) -> Text:
-        out = Text(title, style="bold")
+        out = Text(title, style="bold", no_wrap=True, overflow="ellipsis")
         if c is None:
             out.append("  compiling, id not known yet", style="yellow")
             return out

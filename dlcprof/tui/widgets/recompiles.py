@@ -52,18 +52,19 @@ class RecompileReport:
         if run is None:
             yield Text("no run yet: press r to compile, or s to sweep shapes", style="dim")
             return
+        # The headline first: what new shapes cost, static vs dynamic.
+        yield self._comparison(width)
+        yield Text()
+        if run.sweep:
+            yield self._sweep(run, width)
+            yield Text()
         yield self._recompiles(run)
+        if run.recompiles and not run.sweep:
+            yield Text()
+            yield self._cumulative(run, width)
         if run.dynamic_dims:
             dims = list(dict.fromkeys(run.dynamic_dims))  # each recompile re-announces them
             yield Text("dims made dynamic: " + ", ".join(dims), style="cyan")
-        if run.sweep:
-            yield Text()
-            yield self._sweep(run, width)
-        elif run.recompiles:
-            yield Text()
-            yield self._cumulative(run, width)
-        yield Text()
-        yield self._comparison(width)
 
     def _recompiles(self, run: Run) -> Group | Text:
         if not run.recompiles:
@@ -120,11 +121,12 @@ class RecompileReport:
         t.add_column("steady", width=10, justify="right")
         cums = run.cumulative_transition_s
         top = max(cums) if cums else 0.0
-        for step, cum in zip(run.sweep, cums, strict=True):
+        for i, (step, cum) in enumerate(zip(run.sweep, cums, strict=True)):
             if step.ran_eager:
                 flag = Text("EAGER", style="bold white on red")
             elif step.recompiled:
-                flag = Text("recompiled", style="yellow")
+                # The first size pays the first compile: not a *re*compile.
+                flag = Text("compiled" if i == 0 else "recompiled", style="yellow")
             else:
                 flag = Text("reused", style="green")
             t.add_row(
@@ -139,8 +141,13 @@ class RecompileReport:
     def _comparison(self, width: int) -> Group | Text:
         static, dynamic = sweep_pair(self.view.session, self.view.run)
         if static is None and dynamic is None:
+            if self.view.replay:
+                return Text(
+                    f"static vs dynamic: {NA} — no shape sweep of this workload in this session",
+                    style="dim",
+                )
             return Text(
-                "static vs dynamic: n/a — press s to sweep the workload's sizes "
+                f"static vs dynamic: {NA} — press s to sweep the workload's sizes "
                 "(static, then dynamic) and compare their cumulative costs",
                 style="dim",
             )

@@ -1,0 +1,90 @@
+"""Snapshots of the main screens, replayed from sessions recorded from real runs.
+
+Deterministic: replay mode (no worker, no wall clock), fixed terminal size,
+DataTable columns of fixed width. Update with ``pytest --snapshot-update``
+after checking the new SVGs by eye.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dlcprof import events as ev
+from dlcprof.session import Session
+from dlcprof.tui.app import DlcprofApp
+
+FIXTURES = Path(__file__).parent / "fixtures"
+# One session holding four real runs: fusion, graph breaks, and the two sweeps.
+RECORDED = ["pointwise_chain", "graph_breaks", "variable_length_static", "variable_length_dynamic"]
+SIZE = (160, 48)
+
+
+def recorded_session() -> Session:
+    events: list[ev.Event] = []
+    for name in RECORDED:
+        path = FIXTURES / f"{name}.jsonl"
+        if not path.exists():
+            pytest.skip(f"recorded fixture {path.name} missing (scripts/record_fixtures.py)")
+        events += [ev.decode(line) for line in path.read_text().splitlines() if line.strip()]
+    return Session.from_events(events)
+
+
+def replay_app() -> DlcprofApp:
+    return DlcprofApp(session=recorded_session(), replay=True, deterministic=True)
+
+
+def run_of(app: DlcprofApp, workload: str, dynamic: str | None = None) -> str:
+    for run in app.session.runs.values():
+        if run.workload == workload and dynamic in (None, run.settings.get("dynamic")):
+            return run.run_id
+    raise AssertionError(f"no {workload} run in the recorded session")
+
+
+def showing(workload: str, tab: str = "recompiles", dynamic: str | None = None, keys=()):  # type: ignore[no-untyped-def]
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        app = pilot.app
+        app.select_run(run_of(app, workload, dynamic))
+        app.show_tab(tab)
+        await pilot.pause()
+        for key in keys:
+            await pilot.press(key)
+        await pilot.pause()
+
+    return run_before
+
+
+def test_main_screen_fusion_run(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(replay_app(), terminal_size=SIZE, run_before=showing("pointwise-chain"))
+
+
+def test_kernel_source_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    before = showing("pointwise-chain", keys=["enter"])
+    assert snap_compare(replay_app(), terminal_size=SIZE, run_before=before)
+
+
+def test_recompiles_static_vs_dynamic(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    before = showing("variable-length", dynamic="false")
+    assert snap_compare(replay_app(), terminal_size=SIZE, run_before=before)
+
+
+def test_log_with_graph_breaks(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    before = showing("graph-breaks", tab="log")
+    assert snap_compare(replay_app(), terminal_size=SIZE, run_before=before)
+
+
+def test_device_and_hotspots_without_samples(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(
+        replay_app(), terminal_size=SIZE, run_before=showing("graph-breaks", "device")
+    )
+
+
+def test_help_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    before = showing("pointwise-chain", keys=["question_mark"])
+    assert snap_compare(replay_app(), terminal_size=SIZE, run_before=before)
+
+
+def test_live_screen_before_any_run(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    app = DlcprofApp(start_standby=False, deterministic=True)
+    assert snap_compare(app, terminal_size=SIZE)
