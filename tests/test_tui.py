@@ -12,7 +12,6 @@ import sys
 import textwrap
 import threading
 import time
-import types
 from collections.abc import Callable
 from pathlib import Path
 
@@ -428,30 +427,10 @@ async def test_a_second_run_waits_for_the_first(engine) -> None:  # type: ignore
 # --- saving -------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def fake_report(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> types.SimpleNamespace:
-    """A dlcprof.report stand-in: the TUI only needs its three names."""
-    mod = types.ModuleType("dlcprof.report")
-
-    class ReportError(Exception):
-        pass
-
-    calls: list[tuple[object, Path]] = []
-
-    def save_session(session, directory):  # type: ignore[no-untyped-def]
-        calls.append((session, directory))
-        if getattr(mod, "fail", False):
-            raise ReportError(f"cannot write {directory}: disk full")
-        return Path(directory) / "report.json"
-
-    mod.ReportError = ReportError  # type: ignore[attr-defined]
-    mod.save_session = save_session  # type: ignore[attr-defined]
-    mod.default_report_dir = lambda session: tmp_path / "dlcprof-report"  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "dlcprof.report", mod)
-    return types.SimpleNamespace(module=mod, calls=calls, dir=tmp_path / "dlcprof-report")
-
-
-async def test_save_writes_the_session_and_shows_the_path(engine, fake_report) -> None:  # type: ignore[no-untyped-def]
+async def test_save_writes_the_report_folder_and_shows_the_path(
+    engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)  # reports go to ./dlcprof-reports/<workload>-<stamp>
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+s")
@@ -459,15 +438,25 @@ async def test_save_writes_the_session_and_shows_the_path(engine, fake_report) -
         await pilot.press("r")
         await wait_for(pilot, lambda: app._live is None and app.session.runs)
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: getattr(app, "last_saved", None))
-        saved, directory = fake_report.calls[0]
-        assert directory == fake_report.dir
-        assert len(saved.events) == len(app.session.events)  # type: ignore[attr-defined]
-        assert any(str(fake_report.dir / "report.json") in n for n in notes(app))
+        await wait_for(pilot, lambda: getattr(app, "last_saved", None), timeout=20)
+        folder = Path(app.last_saved)
+        assert folder.is_relative_to(tmp_path / "dlcprof-reports")
+        assert (folder / "session.json").exists() and (folder / "report.html").exists()
+        assert any(str(folder) in n for n in notes(app))
+        from dlcprof.report import load_session
+
+        assert len(load_session(folder / "session.json").runs) == 1
 
 
-async def test_save_failure_is_one_line_and_session_kept(engine, fake_report) -> None:  # type: ignore[no-untyped-def]
-    fake_report.module.fail = True
+async def test_save_failure_is_one_line_and_session_kept(
+    engine, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    import dlcprof.report as report
+
+    def refuse(session, directory):  # type: ignore[no-untyped-def]
+        raise report.ReportError(f"cannot create {directory}: No space left on device")
+
+    monkeypatch.setattr(report, "save_session", refuse)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")
@@ -475,7 +464,7 @@ async def test_save_failure_is_one_line_and_session_kept(engine, fake_report) ->
         before = len(app.session.events)
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: any("save failed" in n for n in notes(app)))
-        assert "disk full" in status_text(app)
+        assert "No space left" in status_text(app)
         assert len(app.session.events) == before and app.is_running
 
 

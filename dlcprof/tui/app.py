@@ -14,6 +14,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Iterable
+from pathlib import Path
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
@@ -97,6 +98,10 @@ class DlcprofApp(App[None]):
         Binding("escape", "cancel(True)", "Cancel", show=False),
         Binding("ctrl+s", "save", "Save report"),
         Binding("p", "toggle_phases", "All phases", show=False),
+        Binding("1", "show_tab('recompiles')", "Recompiles", show=False),
+        Binding("2", "show_tab('log')", "Log", show=False),
+        Binding("3", "show_tab('device')", "Device", show=False),
+        Binding("4", "show_tab('hotspots')", "Hotspots", show=False),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
     ]
@@ -372,9 +377,11 @@ class DlcprofApp(App[None]):
         """Show ``run_id`` in the panes (as picking it in the Runs list does)."""
         self.post_message(RunChosen(run_id))
 
-    def show_tab(self, name: str) -> None:
+    def action_show_tab(self, name: str) -> None:
         """Bring a bottom tab forward: recompiles, log, device or hotspots."""
         self._home.query_one(TabbedContent).active = f"tab-{name}"
+
+    show_tab = action_show_tab
 
     def on_run_chosen(self, message: RunChosen) -> None:
         latest = self.session.latest_run
@@ -452,7 +459,7 @@ class DlcprofApp(App[None]):
             except (ReportError, OSError) as e:
                 self.call_from_thread(self._report, f"save failed: {e}", "error")
                 return
-            self.call_from_thread(self._saved, str(path))
+            self.call_from_thread(self._saved, str(Path(path).resolve()))
 
         self.run_worker(save, thread=True, group="save")
 

@@ -13,13 +13,17 @@ from dlcprof.tui.view import NA, View, sparkline
 # Known keys in display order, with a label; other keys follow as named.
 _LABELS: dict[str, str] = {
     "gpu_util_pct": "GPU util",
-    "mem_util_pct": "GPU mem bandwidth",
+    "proc_util_pct": "worker GPU util",
+    "mem_util_pct": "GPU mem busy",
     "mem_used_mb": "GPU memory",
+    "proc_mem_mb": "worker GPU mem",
     "power_w": "GPU power",
     "temp_c": "GPU temp",
+    "sm_clock_mhz": "SM clock",
     "worker_cpu_pct": "worker CPU",
     "worker_rss_mb": "worker RSS",
-    "cxx_compilers": "g++ in flight",
+    "cxx_compilers": "compilers running",
+    "children_cpu_pct": "compilers CPU",
     "system_cpu_pct": "system CPU",
 }
 _TOTALS = {"mem_used_mb": "mem_total_mb"}
@@ -38,6 +42,8 @@ def _fmt(key: str, v: float | None) -> str:
         return f"{v:.0f} W"
     if key.endswith("_c"):
         return f"{v:.0f} °C"
+    if key.endswith("_mhz"):
+        return f"{v:.0f} MHz"
     return f"{v:g}"
 
 
@@ -53,6 +59,11 @@ class DeviceCharts:
                 style = "" if status.available else "yellow"
                 yield Text(f"{name}: {status.message}", style=style)
         samples = session.device_samples
+        run = self.view.run
+        if run is not None and run.started_t is not None:
+            # The samples taken while the selected run ran (monitors sample per run).
+            end = run.finished_t if run.finished_t is not None else float("inf")
+            samples = [s for s in samples if run.started_t - 2 <= s.t <= end + 2]
         if not samples:
             if not session.monitors:
                 why = (

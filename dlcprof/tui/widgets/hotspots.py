@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+from rich import box
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -27,12 +29,20 @@ def _share(value: Any, samples: int) -> str:
     return str(value)
 
 
+def short_path(path: str) -> str:
+    """site-packages/torch/x.py -> torch/x.py; a path under the cwd -> relative."""
+    marker = "site-packages/"
+    if marker in path:
+        return path.split(marker, 1)[1]
+    cwd = os.getcwd().rstrip("/") + "/"
+    return path.removeprefix(cwd)
+
+
 def frames_table(hot: ev.HotFramesSampled) -> Table:
     t = Table(
         title=f"py-spy on the worker: {hot.samples} samples (own = in the function itself)",
-        title_justify="left",
-        expand=True,
-    )
+        title_justify="left", expand=True, box=box.SIMPLE_HEAD,
+    )  # fmt: skip
     t.add_column("own", width=5, justify="right")
     t.add_column("total", width=5, justify="right")
     t.add_column("function", ratio=2, no_wrap=True, overflow="ellipsis")
@@ -42,7 +52,7 @@ def frames_table(hot: ev.HotFramesSampled) -> Table:
     if has_phase:
         t.add_column("phase", width=16, no_wrap=True, overflow="ellipsis")
     for row in hot.rows[:_MAX_ROWS]:
-        where = f"{row.get('file', '?')}:{row.get('line', '?')}"
+        where = f"{short_path(str(row.get('file', '?')))}:{row.get('line', '?')}"
         cells = [
             _share(row.get("own"), hot.samples), _share(row.get("total"), hot.samples),
             str(row.get("function", "?")), where, str(row.get("thread", "")),
@@ -61,12 +71,24 @@ class HotspotsPane(VerticalScroll):
         session = view.session
         parts: list[Table | Text] = []
         status = session.monitors.get("py-spy")
-        if status is not None and not status.available:
-            parts.append(Text(f"py-spy: {NA} — {status.message}", style="yellow"))
-        elif status is not None:
-            parts.append(Text(f"py-spy: {status.message}", style="dim"))
-        if session.hot_frames is not None and session.hot_frames.rows:
-            parts.append(frames_table(session.hot_frames))
+        if status is not None:
+            msg = (
+                status.message
+                if status.message.startswith("py-spy")
+                else f"py-spy: {status.message}"
+            )
+            if status.available:
+                parts.append(Text(msg, style="dim"))
+            else:
+                parts.append(Text(f"{NA} — {msg}", style="yellow"))
+        hot = session.hot_frames
+        if hot is not None and hot.rows:
+            latest = session.latest_run
+            if view.run is not None and latest is not None and view.run is not latest:
+                # The session keeps the newest aggregate only.
+                parts.append(Text(f"from the newest run ({latest.run_id}), not the selected one",
+                                  style="yellow"))  # fmt: skip
+            parts.append(frames_table(hot))
         elif status is None or status.available:
             why = (
                 "this session holds no py-spy samples"
