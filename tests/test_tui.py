@@ -605,3 +605,23 @@ def test_the_ui_process_never_imports_torch(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert "ok" in done.stdout
+
+
+def test_running_phases_nest_with_finished_ones() -> None:
+    from dlcprof.session import OpenPhase, Phase
+    from dlcprof.tui.widgets.phases import _rows
+
+    opened = [OpenPhase("dynamo", 10.0, 1, None), OpenPhase("entire_frame_compile", 10.1, 1, None),
+              OpenPhase("inductor_compile", 10.5, 1, None)]  # fmt: skip
+    done = [
+        Phase("bytecode_tracing", 10.2, 0.1, 1, "0/0"),
+        Phase("compile_file", 10.6, 0.2, 2, None),
+    ]
+    rows = {r.name: r for r in _rows(done, opened)}
+    assert [rows[n].depth for n in ("dynamo", "entire_frame_compile", "bytecode_tracing")] == [
+        0,
+        1,
+        2,
+    ]
+    assert rows["inductor_compile"].depth == 2 and rows["inductor_compile"].duration is None
+    assert rows["compile_file"].depth == 0  # another thread (the g++ pool)

@@ -91,7 +91,6 @@ def runs_table(view: View, width: int = 200) -> Table:
     """Runs of the session, one column each: modes and dynamic settings side by side."""
     all_runs = list(view.session.runs.values())
     runs = runs_to_show(view, width)
-    names = {r.workload or r.target or r.run_id for r in runs}
     t = Table(box=None, padding=(0, 1, 0, 0), header_style="bold underline")
     t.add_column("runs", style="bold", width=_LABEL_W, no_wrap=True, overflow="crop")
     selected = view.run.run_id if view.run else None
@@ -109,11 +108,7 @@ def runs_table(view: View, width: int = 200) -> Table:
     def bench(fn):  # type: ignore[no-untyped-def]
         return lambda r: fn(r.benchmark) if r.benchmark is not None else Text(NA, style="dim")
 
-    # A row that would repeat one value across all runs goes in the header.
-    if len(names) > 1:
-        row("workload", lambda r: r.workload or r.target or r.run_id)
-    else:
-        t.columns[0].header = next(iter(names))
+    row("workload", lambda r: r.workload or r.target or r.run_id)
     row("mode", lambda r: MODE_SHORT.get(r.settings.get("mode", ""), r.settings.get("mode", NA)))
     row("dynamic", lambda r: r.settings.get("dynamic", NA))
     if {r.settings.get("backend") for r in runs} != {"inductor"}:

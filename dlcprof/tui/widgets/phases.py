@@ -58,6 +58,7 @@ _STYLES = {
     "other": "bright_black",
 }
 _RUNNING = "bold black on yellow"
+_MAX_INDENT = 8  # torch nests ~12 deep; deeper rows keep this indent
 # Phases shorter than this share of their compile are folded into one line
 # (torch emits ~40 tiny FX-pass phases per compile); key phases always show.
 MIN_SHARE = 0.005
@@ -99,8 +100,8 @@ class _Row:
 class PhaseTimeline:
     """Rich renderable: bars laid out against the width it is given."""
 
-    LABEL = 12
-    SECS = 13
+    LABEL = 11
+    SECS = 10
     name_w = 30
 
     def __init__(self, view: View, show_all: bool = False) -> None:
@@ -179,7 +180,9 @@ class PhaseTimeline:
         stage = stage_of(row.name)
         style = _STYLES.get(stage, "white")
         running = row.duration is None
-        name = (" " * row.depth + row.name)[: self.name_w].ljust(self.name_w)
+        indent = " " * min(row.depth, _MAX_INDENT)
+        name = row.name[: max(1, self.name_w - len(indent))]
+        pad = " " * (self.name_w - len(indent) - len(name))
         if running:
             shown = end - row.start if self.view.now is not None else None
             secs = "running" if shown is None else f"▶ {fmt_s(shown)}"
@@ -192,8 +195,9 @@ class PhaseTimeline:
         line = Text(no_wrap=True, overflow="crop")
         line.append(f"{stage:<{self.LABEL}}", style=style)
         line.append(" ")
+        line.append(indent)
         line.append(name, style=_RUNNING if running else "")
-        line.append(" ")
+        line.append(pad + " ")
         line.append(f"{secs:>{self.SECS}}", style="bold yellow" if running else "")
         line.append(" ")
         line.append(bar, style="yellow" if running else style)
@@ -202,28 +206,39 @@ class PhaseTimeline:
 
 def _groups(run: Run) -> list[tuple[str, Compile | None, list[_Row]]]:
     out: list[tuple[str, Compile | None, list[_Row]]] = []
+    # Begin events often carry no compile id (torch names it at the End): an
+    # open phase belongs to the compile in progress, if one is.
+    current = run.last_compile_id
+    if current is not None and run.compiles.get(current, Compile(current)).finished:
+        current = None
     open_by_cid: dict[str | None, list[OpenPhase]] = {}
     for p in run.open_phases.values():
-        open_by_cid.setdefault(p.compile_id, []).append(p)
+        open_by_cid.setdefault(p.compile_id or current, []).append(p)
     for cid, c in run.compiles.items():
         rows = _rows(c.phases, open_by_cid.pop(cid, []))
         out.append((f"compile {cid}", c, rows))
-    # Open phases whose compile id torch has not named yet (it comes with the End).
     for cid, opened in open_by_cid.items():
         title = f"compile {cid}" if cid else "compile ?"
         out.append((title, None, _rows([], opened)))
     return out
 
 
+# Open phases all "end" at this far epoch time, so each encloses everything
+# that started after it on its thread (and the open ones nest in each other).
+_STILL_OPEN_END = 1e12
+
+
 def _rows(phases: list[Phase], opened: list[OpenPhase]) -> list[_Row]:
-    rows = [_Row(p.name, d, p.start_t, p.duration_s, p.thread) for p, d in nest_phases(phases)]
-    for p in sorted(opened, key=lambda p: p.start_t):
-        # Depth of a running phase: the finished ones on its thread that enclose it
-        # cannot exist yet, so count the open ones that started before it.
-        depth = sum(1 for q in opened if q.thread == p.thread and q.start_t < p.start_t)
-        rows.append(_Row(p.name, depth, p.start_t, None, p.thread))
-    rows.sort(key=lambda r: r.start)
-    return rows
+    """Finished and running phases nested together (depth = enclosing phases)."""
+    running = [
+        Phase(p.name, p.start_t, _STILL_OPEN_END - p.start_t, p.thread, p.compile_id)
+        for p in opened
+    ]
+    open_ids = {id(p) for p in running}
+    return [
+        _Row(p.name, d, p.start_t, None if id(p) in open_ids else p.duration_s, p.thread)
+        for p, d in nest_phases([*phases, *running])
+    ]
 
 
 def _empty_reason(run: Run) -> str:
@@ -265,10 +280,11 @@ class PhasesPane(VerticalScroll):
         at_end = self.scroll_y >= self.max_scroll_y - 1
         self.query_one("#phases-body", Static).update(PhaseTimeline(view, self.show_all))
         run = view.run
-        if run is not None and run.compiles:
-            self.border_subtitle = (
-                f"{len(run.compiles)} compile(s) · torch wall {fmt_s(run.compile_wall_s)}"
-            )
+        done = [c for c in run.compiles.values() if c.finished] if run is not None else []
+        if done:
+            # Only finished compiles carry torch's wall time.
+            wall = fmt_s(sum(c.wall_s or 0.0 for c in done))
+            self.border_subtitle = f"{len(done)} compile(s) done · torch wall {wall}"
         else:
             self.border_subtitle = ""
         if at_end and run is not None and run.status == "running":

@@ -31,7 +31,7 @@ class WorkloadPicker(Vertical):
         yield OptionList(*options, id="workload-list")
         yield Input(
             value=self._initial_path or "",
-            placeholder="open a file: path.py[:fn] or module:fn",
+            placeholder="your file: path.py[:fn] or mod:fn",
             id="workload-path",
             compact=True,
         )

@@ -1,0 +1,164 @@
+"""Screenshots of the TUI's main screens, as SVG and PNG, into screenshots/.
+
+    .venv/bin/python scripts/screenshots.py            # from the recorded sessions
+    .venv/bin/python scripts/screenshots.py --live     # also a real compile, caught mid-way
+
+The recorded sessions are tests/fixtures/*.jsonl (real runs, recorded by
+scripts/record_fixtures.py), replayed deterministically. SVGs come from
+Textual's ``save_screenshot`` under ``run_test``; PNGs from headless Chromium
+(with fonts-firacode: rsvg shifts cells and cairosvg loses the font).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from dlcprof import events as ev  # noqa: E402
+from dlcprof.session import Session  # noqa: E402
+from dlcprof.settings import RunSettings  # noqa: E402
+from dlcprof.tui.app import DlcprofApp  # noqa: E402
+
+FIXTURES = ROOT / "tests" / "fixtures"
+RECORDED = ["pointwise_chain", "graph_breaks", "variable_length_static", "variable_length_dynamic"]
+SIZE = (160, 48)
+CHROMIUM = "/usr/bin/chromium"
+
+Step = Callable[[DlcprofApp, object], Awaitable[None]]
+
+
+def recorded_session() -> Session:
+    events: list[ev.Event] = []
+    for name in RECORDED:
+        path = FIXTURES / f"{name}.jsonl"
+        events += [ev.decode(line) for line in path.read_text().splitlines() if line.strip()]
+    return Session.from_events(events)
+
+
+def run_id(app: DlcprofApp, workload: str, dynamic: str | None = None) -> str:
+    for run in app.session.runs.values():
+        if run.workload == workload and dynamic in (None, run.settings.get("dynamic")):
+            return run.run_id
+    raise SystemExit(f"no {workload} run in the recorded sessions")
+
+
+def showing(workload: str, tab: str, dynamic: str | None = None, keys: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
+    async def step(app: DlcprofApp, pilot) -> None:  # type: ignore[no-untyped-def]
+        app.select_run(run_id(app, workload, dynamic))
+        app.show_tab(tab)
+        await pilot.pause()
+        for key in keys:
+            await pilot.press(key)
+        await pilot.pause(0.3)
+
+    return step
+
+
+# name -> (how to get there, what it shows)
+REPLAYED: dict[str, tuple[Step, str]] = {
+    "main": (showing("pointwise-chain", "recompiles"), "fusion run: phases, kernel, benchmark"),
+    "kernel-source": (showing("pointwise-chain", "recompiles", keys=("enter",)), "kernel source"),
+    "recompiles": (showing("variable-length", "recompiles", "false"), "static vs dynamic sweep"),
+    "graph-breaks": (showing("graph-breaks", "log"), "graph breaks in the log"),
+    "help": (showing("pointwise-chain", "recompiles", keys=("question_mark",)), "keys"),
+}
+
+
+async def shoot_replayed(out: Path) -> list[Path]:
+    svgs = []
+    for name, (step, _) in REPLAYED.items():
+        app = DlcprofApp(session=recorded_session(), replay=True, deterministic=True)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await step(app, pilot)
+            svgs.append(Path(app.save_screenshot(str(out / f"{name}.svg"))))
+    app = DlcprofApp(start_standby=False, deterministic=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.3)
+        svgs.append(Path(app.save_screenshot(str(out / "start.svg"))))
+    return svgs
+
+
+async def shoot_live(out: Path) -> list[Path]:
+    """A real compile of a small workload, caught while it compiles, then its
+    Device and Hotspots tabs once done (monitor samples only exist live)."""
+    settings = RunSettings(target="layernorm-residual", size="small", reps=3, iters=5)
+    app = DlcprofApp(target=settings.target, settings=settings)
+    svgs = []
+    async with app.run_test(size=SIZE) as pilot:
+        deadline = time.monotonic() + 60
+        while not app._standby_ready and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+        await pilot.press("r")
+        deadline = time.monotonic() + 180
+        while app.worker_state()[0] != "compiling" and time.monotonic() < deadline:
+            await pilot.pause(0.05)
+        await pilot.pause(1.0)  # let a few phases land
+        svgs.append(Path(app.save_screenshot(str(out / "live-compiling.svg"))))
+        while app._live is not None and time.monotonic() < deadline:
+            await pilot.pause(0.2)
+        for tab in ("device", "hotspots"):
+            app.show_tab(tab)
+            await pilot.pause(0.5)
+            svgs.append(Path(app.save_screenshot(str(out / f"live-{tab}.svg"))))
+    return svgs
+
+
+def svg_size(svg: Path) -> tuple[int, int]:
+    m = re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"', svg.read_text()[:2000])
+    if m is None:
+        raise SystemExit(f"{svg}: no viewBox")
+    return int(float(m.group(1)) + 0.5), int(float(m.group(2)) + 0.5)
+
+
+def to_png(svg: Path) -> Path:
+    png = svg.with_suffix(".png")
+    w, h = svg_size(svg)
+    profile = tempfile.mkdtemp(prefix="dlcprof-chromium-")
+    try:
+        subprocess.run(
+            [
+                CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}",
+                f"--screenshot={png}", f"--window-size={w},{h}", svg.resolve().as_uri(),
+            ],
+            check=True, capture_output=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    return png
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "screenshots")
+    parser.add_argument("--live", action="store_true", help="also screenshot a real compile")
+    parser.add_argument("--no-png", action="store_true", help="SVG only (no Chromium)")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    svgs = asyncio.run(shoot_replayed(args.out))
+    if args.live:
+        svgs += asyncio.run(shoot_live(args.out))
+    for svg in svgs:
+        print(svg.relative_to(ROOT) if svg.is_relative_to(ROOT) else svg)
+        if not args.no_png:
+            if not Path(CHROMIUM).exists():
+                raise SystemExit(f"{CHROMIUM} missing: apt-get install -y chromium fonts-firacode")
+            print(to_png(svg).relative_to(ROOT) if svg.is_relative_to(ROOT) else svg)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
