@@ -87,7 +87,7 @@ _REMEDY = {
 
 
 class DlcprofApp(App[None]):
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "dlcprof"
     BINDINGS = [
         Binding("r", "compile", "Compile/run", tooltip="Compile and benchmark the workload"),
