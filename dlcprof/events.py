@@ -71,6 +71,9 @@ class RunStarted(Event):
     iters: int
     shapes: list[int]
     torch_version: str
+    reps: int = 7
+    sweep: bool = False  # a shape sweep runs (over `shapes`, else the workload's SIZES)
+    benchmark: bool = True
 
 
 @dataclass

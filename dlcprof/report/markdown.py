@@ -55,11 +55,16 @@ def repro_command(run: Run) -> str:
         "cache",
         "threads",
         "iters",
+        "reps",
     ):
         if s.get(key) not in (None, ""):
             parts += [f"--{key}", str(s[key])]
     if s.get("shapes"):
         parts += ["--shapes", ",".join(str(x) for x in s["shapes"])]
+    elif s.get("sweep"):
+        parts.append("--sweep")
+    if s.get("benchmark") is False:
+        parts.append("--no-benchmark")
     return shlex.join(parts)
 
 

@@ -149,6 +149,7 @@ class Run:
                 device_name=device_name(torch, device), dtype=s.dtype, size=s.size,
                 cache=s.cache, threads=torch.get_num_threads(), iters=s.iters,
                 shapes=list(s.shapes or []), torch_version=str(torch.__version__),
+                reps=s.reps, sweep=s.sweeping, benchmark=s.benchmark,
             )
         )  # fmt: skip
         if device == "cuda" and not torch.cuda.is_available():
