@@ -32,6 +32,7 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -59,7 +60,15 @@ CHILD = textwrap.dedent(
     """
 )
 
-VARIANTS = ("off", "live", "single")
+# Sampler settings per variant (PySpySampler keyword arguments).
+VARIANTS: dict[str, dict[str, Any]] = {
+    "off": {},
+    "live": {"live_interval_s": 1.0},  # what dlcprof runs
+    "single": {"live_interval_s": 0.0},
+    "live3": {"live_interval_s": 3.0},
+    "nonblock": {"live_interval_s": 1.0, "nonblocking": True},
+}
+DEFAULT_VARIANTS = "off,live,single"
 
 
 def run_once(
@@ -67,6 +76,7 @@ def run_once(
 ) -> dict[str, float]:
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache_dir, PYTHONWARNINGS="ignore")
     t0 = time.time()
+    cpu0 = time.process_time()  # this process: the sampler thread's parsing and aggregation
     child = subprocess.Popen(
         [sys.executable, str(script), str(shapes), str(base)],
         stdout=subprocess.PIPE,
@@ -76,8 +86,7 @@ def run_once(
     )
     sampler = None
     if variant != "off":
-        interval = 1.0 if variant == "live" else 0.0
-        sampler = PySpySampler(child.pid, lambda e: None, None, live_interval_s=interval)
+        sampler = PySpySampler(child.pid, lambda e: None, None, **VARIANTS[variant])
         sampler.start()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert child.stdout is not None
@@ -95,6 +104,8 @@ def run_once(
     # What py-spy itself burned: all reaped children's CPU minus the compile child's.
     children_cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     result["pyspy_cpu_s"] = max(0.0, children_cpu - (usage.ru_utime + usage.ru_stime))
+    result["parent_cpu_s"] = time.process_time() - cpu0
+    result["child_cpu_s"] = usage.ru_utime + usage.ru_stime
     if sampler is not None:
         result["ticks"] = sampler.ticks
         result["windows"] = len(sampler.windows)
@@ -108,7 +119,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--shapes", type=int, default=4, help="compiles per run (static shapes)")
     ap.add_argument("--cache", choices=("fresh", "shapes"), default="fresh")
-    ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--variants", default=DEFAULT_VARIANTS, help=f"of {', '.join(VARIANTS)}")
     args = ap.parse_args()
     variants = [v for v in args.variants.split(",") if v]
 
@@ -123,8 +134,8 @@ def main() -> None:
             run_once("off", 1, 17, shared_cache, script)
         print(f"cache={args.cache} shapes/run={args.shapes} reps={args.reps} cpus={os.cpu_count()}")
         print(
-            f"{'rep':>3} {'variant':>7} {'compile_s':>9} {'wall_s':>7} {'ticks':>6}"
-            f" {'cover':>6} {'spy_cpu_s':>9}"
+            f"{'rep':>3} {'variant':>8} {'compile_s':>9} {'wall_s':>7} {'ticks':>6}"
+            f" {'cover':>6} {'child_cpu_s':>11} {'spy_cpu_s':>9} {'parent_cpu_s':>12}"
         )
         for rep in range(args.reps):
             order = variants[rep % len(variants) :] + variants[: rep % len(variants)]
@@ -136,8 +147,8 @@ def main() -> None:
                 ticks = f"{r['ticks']:6.0f}" if "ticks" in r else f"{'-':>6}"
                 cover = f"{r['coverage']:6.0%}" if "coverage" in r else f"{'-':>6}"
                 print(
-                    f"{rep:>3} {v:>7} {r['compile_s']:9.2f} {r['wall_s']:7.2f} {ticks} {cover}"
-                    f" {r['pyspy_cpu_s']:9.2f}"
+                    f"{rep:>3} {v:>8} {r['compile_s']:9.2f} {r['wall_s']:7.2f} {ticks} {cover}"
+                    f" {r['child_cpu_s']:11.2f} {r['pyspy_cpu_s']:9.2f} {r['parent_cpu_s']:12.2f}"
                 )
                 if args.cache == "fresh":
                     shutil.rmtree(cache, ignore_errors=True)
@@ -145,8 +156,8 @@ def main() -> None:
         ref = statistics.median(r["compile_s"] for r in results[variants[0]])
         ref_min = min(r["compile_s"] for r in results[variants[0]])
         print(
-            f"{'variant':>7} {'median compile_s':>16} {'ratio':>6} {'min':>6} {'ratio':>6}"
-            f" {'ticks/s':>8} {'py-spy CPU %':>12}"
+            f"{'variant':>8} {'median compile_s':>16} {'ratio':>6} {'min':>6} {'ratio':>6}"
+            f" {'ticks/s':>8} {'py-spy CPU %':>12} {'parent CPU %':>12}"
         )
         for v in variants:
             cs = [r["compile_s"] for r in results[v]]
@@ -155,9 +166,10 @@ def main() -> None:
             rate_s = f"{statistics.median(rate):8.1f}" if rate else f"{'-':>8}"
             # py-spy's own CPU as a share of one core over the sampled wall time.
             cpu = statistics.median(r["pyspy_cpu_s"] / r["wall_s"] for r in results[v])
+            parent = statistics.median(r["parent_cpu_s"] / r["wall_s"] for r in results[v])
             print(
-                f"{v:>7} {med:16.2f} {med / ref:6.3f} {min(cs):6.2f} {min(cs) / ref_min:6.3f}"
-                f" {rate_s} {cpu:12.1%}"
+                f"{v:>8} {med:16.2f} {med / ref:6.3f} {min(cs):6.2f} {min(cs) / ref_min:6.3f}"
+                f" {rate_s} {cpu:12.1%} {parent:12.1%}"
             )
         load = os.getloadavg()
         print(f"load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")

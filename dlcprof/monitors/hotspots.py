@@ -172,6 +172,46 @@ def short_path(path: str) -> str:
     return path
 
 
+class FrameStats:
+    """Own/total counts per frame, built incrementally (the live view adds each
+    window's samples once instead of re-walking every stack each second)."""
+
+    def __init__(self) -> None:
+        self.own: Counter[tuple[str, str, str]] = Counter()
+        self.total: Counter[tuple[str, str, str]] = Counter()
+        self.lines: dict[tuple[str, str, str], Counter[int]] = defaultdict(Counter)
+
+    def add(self, s: Sample) -> None:
+        if not s.frames:
+            return
+        seen: set[tuple[str, str, str]] = set()
+        for func, file, line in s.frames:
+            key = (func, file, s.thread)
+            self.lines[key][line] += s.count
+            if key not in seen:
+                seen.add(key)
+                self.total[key] += s.count
+        func, file, _ = s.frames[-1]
+        self.own[(func, file, s.thread)] += s.count
+
+    def rows(self, top: int = 15) -> list[dict[str, Any]]:
+        own, total = self.own, self.total
+        chosen = {k for k, _ in own.most_common(top)} | {k for k, _ in total.most_common(top)}
+        ordered = sorted(chosen, key=lambda k: (-own[k], -total[k], k))
+        return [
+            {
+                "function": func,
+                "file": short_path(file),
+                "line": self.lines[(func, file, thread)].most_common(1)[0][0],
+                "thread": thread,
+                "own": own[(func, file, thread)],
+                "total": total[(func, file, thread)],
+                "phase": None,
+            }
+            for func, file, thread in ordered
+        ]
+
+
 def aggregate(stacks: Iterable[Sample], top: int = 15) -> list[dict[str, Any]]:
     """Top frames by own and by total sample count, per thread.
 
@@ -181,35 +221,10 @@ def aggregate(stacks: Iterable[Sample], top: int = 15) -> list[dict[str, Any]]:
     (once per sample, also under recursion). Rows are the union of the top
     ``top`` by own and by total, own-heaviest first, then total.
     """
-    own: Counter[tuple[str, str, str]] = Counter()
-    total: Counter[tuple[str, str, str]] = Counter()
-    lines: dict[tuple[str, str, str], Counter[int]] = defaultdict(Counter)
+    stats = FrameStats()
     for s in stacks:
-        if not s.frames:
-            continue
-        seen: set[tuple[str, str, str]] = set()
-        for func, file, line in s.frames:
-            key = (func, file, s.thread)
-            lines[key][line] += s.count
-            if key not in seen:
-                seen.add(key)
-                total[key] += s.count
-        func, file, _ = s.frames[-1]
-        own[(func, file, s.thread)] += s.count
-    chosen = {k for k, _ in own.most_common(top)} | {k for k, _ in total.most_common(top)}
-    ordered = sorted(chosen, key=lambda k: (-own[k], -total[k], k))
-    return [
-        {
-            "function": func,
-            "file": short_path(file),
-            "line": lines[(func, file, thread)].most_common(1)[0][0],
-            "thread": thread,
-            "own": own[(func, file, thread)],
-            "total": total[(func, file, thread)],
-            "phase": None,
-        }
-        for func, file, thread in ordered
-    ]
+        stats.add(s)
+    return stats.rows(top)
 
 
 def attribute_phases(
@@ -398,7 +413,7 @@ class PySpySampler:
         self.nonblocking = nonblocking
         self.ticks = 0  # sampling ticks so far (each samples every thread)
         self.windows: list[tuple[float, float, int]] = []  # (attached, stopped, ticks)
-        self._stacks: Counter[tuple[str, tuple[Frame, ...]]] = Counter()
+        self._stats = FrameStats()
         # (profile name, t, weight, frames): the timeline for the merged speedscope.
         self._timeline: list[tuple[str, float, float, tuple[Frame, ...]]] = []
         self._frames: dict[tuple[Frame, ...], tuple[Frame, ...]] = {}  # interning
@@ -521,9 +536,10 @@ class PySpySampler:
                 name = main
             label = thread_label(name)
             start = w.t_end - len(stacks) * step  # threads born mid-window end with it
+            for stack, n in Counter(stacks).items():  # one walk per distinct stack
+                self._stats.add(Sample(label, stack, count=n))
             for i, stack in enumerate(stacks):
                 frames = self._frames.setdefault(stack, stack)
-                self._stacks[(label, frames)] += 1
                 self._timeline.append((name, start + i * step, step, frames))
         self.ticks += ticks
         self.windows.append((w.t_attached, w.t_end, ticks))
@@ -531,8 +547,7 @@ class PySpySampler:
             self._emit_rows()
 
     def _emit_rows(self) -> None:
-        stacks = (Sample(th, fr, count=c) for (th, fr), c in self._stacks.items())
-        self.emit(HotFramesSampled(samples=self.ticks, rows=aggregate(stacks, self.top)))
+        self.emit(HotFramesSampled(samples=self.ticks, rows=self._stats.rows(self.top)))
 
     def _finish(self) -> None:
         if self.ticks == 0:
