@@ -211,6 +211,37 @@ async def test_select_workload_then_cycle_mode_and_dynamic() -> None:
         assert (settings.target, settings.mode, settings.dynamic) == (chosen, "default", "true")
 
 
+async def test_mouse_picks_workload_and_setting() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        lst = app.query_one("#workload-list", OptionList)
+        second = lst.get_option_at_index(1).id
+        # The first option spans a few wrapped lines; click well inside the second.
+        first_lines = sum(1 for line in lst._lines if line[0] == 0)  # (option, line) pairs
+        await pilot.click("#workload-list", offset=(3, first_lines + 1))
+        await pilot.pause()
+        assert app.target == second
+        await pilot.click("#set-cache")
+        await pilot.pause()
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert app.query_one("#set-cache", Select).value == "cold"
+
+
+async def test_a_file_target_given_at_start_is_kept(engine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    mine = tmp_path / "mine.py"
+    mine.write_text("def build(device, dtype):\n    return (lambda x: x), (1,)\n")
+    app = make_app(target=str(mine))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.2)
+        assert app.query_one(WorkloadPicker).target == str(mine)
+        assert app.query_one("#workload-path", Input).value == str(mine)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: engine.instances)
+        assert engine.instances[0].settings.target == str(mine)
+        await wait_for(pilot, lambda: app._live is None)
+
+
 async def test_cli_settings_are_the_initial_choices() -> None:
     s = RunSettings(target="gelu-mlp", mode="max-autotune", dynamic="false", size="small")
     app = make_app(target="gelu-mlp", settings=s)
@@ -235,6 +266,11 @@ async def test_bad_file_shows_one_line_error_and_runs_nothing(engine, tmp_path: 
         assert "workload file not found" in text(err)
         assert "\n" not in (app.query_one(WorkloadPicker).error or "\n")
         assert app.target == "pointwise-chain"  # the bad path was not taken
+        assert any("workload file not found" in n for n in notes(app))
+        assert "workload file not found" in status_text(app)
+        app.show_tab("log")
+        await pilot.pause()
+        assert any("not found" in line.text for line in app.query_one(LogPane).lines)
         # A file without build(): named, with what to add.
         bad = tmp_path / "mine.py"
         bad.write_text("def model(x):\n    return x\n")

@@ -28,7 +28,13 @@ from dlcprof import workloads
 from dlcprof.engine import LiveRun, Standby
 from dlcprof.session import Run, Session
 from dlcprof.settings import RunSettings, SettingsError
-from dlcprof.tui.messages import KernelChosen, RunChosen, SettingChanged, WorkloadChosen
+from dlcprof.tui.messages import (
+    KernelChosen,
+    RunChosen,
+    SettingChanged,
+    WorkloadChosen,
+    WorkloadRejected,
+)
 from dlcprof.tui.screens import HelpScreen, KernelSourceScreen
 from dlcprof.tui.view import View, fmt_s
 from dlcprof.tui.widgets.alarm import AlarmBanner
@@ -179,7 +185,7 @@ class DlcprofApp(App[None]):
         if self._standby is not None:
             self.run_worker(self._prepare_standby, thread=True, group="standby")
         self._repaint()
-        if not self.replay:
+        if not self.replay and self._home.query_one(WorkloadPicker).bundled_target:
             self._home.query_one("#workload-list").focus()
         else:
             self._home.query_one("#kernels-table").focus()
@@ -397,6 +403,9 @@ class DlcprofApp(App[None]):
         self._message = None
         self._dirty.add("status")
 
+    def on_workload_rejected(self, message: WorkloadRejected) -> None:
+        self._report(message.message, "error")
+
     def on_setting_changed(self, message: SettingChanged) -> None:
         self._dirty.add("status")
 
@@ -514,7 +523,7 @@ class DlcprofApp(App[None]):
             workloads.resolve(target)
         except workloads.WorkloadError as e:
             picker.set_error(str(e))
-            self._report(str(e), "error")
+            self._report(f"{e} — fix the path, or pick a bundled workload", "error")
             return None
         values: dict[str, object] = dict(self._home.query_one(SettingsPanel).values())
         values.update(overrides)

@@ -38,3 +38,11 @@ class RunChosen(Message):
     def __init__(self, run_id: str) -> None:
         super().__init__()
         self.run_id = run_id
+
+
+class WorkloadRejected(Message):
+    """A target the user typed could not be resolved; ``message`` is one line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__()
+        self.message = message

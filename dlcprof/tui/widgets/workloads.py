@@ -9,7 +9,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from dlcprof import workloads
-from dlcprof.tui.messages import WorkloadChosen
+from dlcprof.tui.messages import WorkloadChosen, WorkloadRejected
 
 
 class WorkloadPicker(Vertical):
@@ -44,16 +44,25 @@ class WorkloadPicker(Vertical):
         lst = self.query_one("#workload-list", OptionList)
         if self.target in names:
             lst.highlighted = names.index(self.target)
-        elif self._initial_path:
-            self.check_path(self._initial_path)
+        else:
+            lst.highlighted = None  # OptionList highlights its first option by itself
+            if self._initial_path:
+                self.check_path(self._initial_path)
         self._show_target()
+
+    @property
+    def bundled_target(self) -> bool:
+        return self.target in {w.name for w in self.infos}
 
     def _show_target(self) -> None:
         self.border_subtitle = self.target
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
-        if event.option_list.id != "workload-list" or event.option.id is None:
+        # Only the user's own moves pick: OptionList also highlights by itself
+        # while it mounts, which must not replace a file target given at start.
+        lst = event.option_list
+        if lst.id != "workload-list" or event.option.id is None or not lst.has_focus:
             return
         self.choose(event.option.id)
 
@@ -64,7 +73,8 @@ class WorkloadPicker(Vertical):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.check_path(event.value)
+        if self.check_path(event.value):
+            self.app.set_focus(None)  # so r compiles it straight away
 
     def check_path(self, text: str) -> bool:
         """Resolve a user target; a bad one shows its one-line WorkloadError."""
@@ -76,6 +86,7 @@ class WorkloadPicker(Vertical):
             workloads.resolve(text)
         except workloads.WorkloadError as e:
             self.set_error(str(e))
+            self.post_message(WorkloadRejected(str(e)))
             return False
         self.set_error(None)
         self.choose(text)
