@@ -93,6 +93,7 @@ _REMEDY = {
 
 
 class DlcprofApp(App[None]):
+    AUTO_FOCUS = None  # on_mount picks the focus (the workload list only for a bundled target)
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "dlcprof"
     BINDINGS = [
@@ -244,8 +245,15 @@ class DlcprofApp(App[None]):
             self._worker_exited(e)
 
     def _worker_exited(self, e: ev.WorkerExited) -> None:
+        run = self._live_run()
         self._live, self._cancelling = None, False
-        crashed = not e.cancelled and (e.signal is not None or (e.returncode or 0) != 0)
+        # A run that already failed and said why (ErrorRaised) exits non-zero
+        # too: only an exit that cut the run short is a crash.
+        crashed = (
+            not e.cancelled
+            and (e.signal is not None or (e.returncode or 0) != 0)
+            and (run is None or run.status == "crashed")
+        )
         if e.cancelled:
             self._queue.clear()
             self.notify(f"cancelled ({e.message}): what was captured is kept", severity="warning")

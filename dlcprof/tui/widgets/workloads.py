@@ -64,6 +64,8 @@ class WorkloadPicker(Vertical):
         lst = event.option_list
         if lst.id != "workload-list" or event.option.id is None or not lst.has_focus:
             return
+        if event.option_index != lst.highlighted:
+            return  # stale: posted before the highlight moved on (or was cleared)
         self.choose(event.option.id)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
