@@ -209,8 +209,11 @@ def test_live_hot_frames_of_a_real_compile(tmp_path: Path) -> None:
     assert len(saved) == 1 and kinds[-1] is ProfileSaved
     assert saved[0].path == str(out) and saved[0].format == "speedscope"
     assert saved[0].samples == sampler.ticks == live[-1][1].samples
-    wall = child_exit - t0
-    assert sampler.ticks > 0.5 * wall * 100  # ~100 Hz, windows hand over without gaps
+    # Windows hand over without gaps, and py-spy keeps near its 100 Hz (~97/s measured
+    # here; the bound is loose for a loaded machine).
+    first, last = sampler.windows[0][0], sampler.windows[-1][1]
+    assert sum(b - a for a, b, _ in sampler.windows) >= 0.95 * (last - first)
+    assert sampler.ticks > 0.3 * (child_exit - t0) * 100
 
     # The hot frames include the compiler's own functions.
     rows = live[-1][1].rows
