@@ -14,11 +14,15 @@ from pathlib import Path
 
 from dlcprof import events as ev
 from dlcprof.monitors.device import DeviceSampler
-from dlcprof.monitors.hotspots import PySpySampler
+from dlcprof.monitors.hotspots import PySpySampler, attribute_phases
 from dlcprof.runner import DEFAULT_IDLE_TIMEOUT_S, WorkerProcess
+from dlcprof.session import KEY_PHASES
 from dlcprof.settings import RunSettings
 
 Emit = Callable[[ev.Event], None]
+
+# Compile phases py-spy samples are attributed to (each to the innermost).
+_HOTSPOT_PHASES = {name for _, name in KEY_PHASES} | {"entire_frame_compile"}
 
 
 class LiveRun:
@@ -42,12 +46,15 @@ class LiveRun:
         self.worker = worker
         self.run_id: str | None = None
         self._monitors: list[DeviceSampler | PySpySampler] = []
+        self._profiler: PySpySampler | None = None
+        self._phases: list[tuple[str, float, float]] = []
         if monitors:
             cuda_index = None if settings.device == "cpu" else 0
             self._monitors.append(DeviceSampler(worker.pid, emit, cuda_index=cuda_index))
         if profile:
             out = Path(tempfile.mkdtemp(prefix="dlcprof-pyspy-")) / "pyspy.speedscope.json"
-            self._monitors.append(PySpySampler(worker.pid, emit, out))
+            self._profiler = PySpySampler(worker.pid, emit, out)
+            self._monitors.append(self._profiler)
         self._thread = threading.Thread(target=self._pump, name="dlcprof-run", daemon=True)
 
     def start(self) -> str:
@@ -59,11 +66,23 @@ class LiveRun:
 
     def _pump(self) -> None:
         for event in self.worker.events():
+            if isinstance(event, ev.PhaseEnded) and event.name in _HOTSPOT_PHASES:
+                self._phases.append((event.name, event.start_t, event.start_t + event.duration_s))
             if isinstance(event, ev.WorkerExited):
                 # Monitors report last (the saved profile), before the end marker.
                 for monitor in self._monitors:
                     monitor.stop()
+                self._emit_hotspots_by_phase()
             self.emit(event)
+
+    def _emit_hotspots_by_phase(self) -> None:
+        """The final hot frames, each sample in the compile phase it fell in
+        (None: outside any compile, e.g. the benchmark)."""
+        p = self._profiler
+        if p is None or not p.samples:
+            return
+        rows = attribute_phases(p.samples, self._phases)
+        self.emit(ev.HotFramesSampled(samples=p.ticks, rows=rows))
 
     def cancel(self, reason: str = "cancelled by user") -> None:
         self.worker.cancel(reason)

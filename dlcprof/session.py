@@ -61,6 +61,7 @@ class Kernel:
     source: str
     source_lines: list[str]
     order: int
+    graph: str | None = None  # "inference" | "forward" | "backward"
 
 
 @dataclass
@@ -341,7 +342,16 @@ class Session:
     def _on_KernelGenerated(self, e: ev.KernelGenerated) -> None:
         c = self.run(e.run_id).compile(e.compile_id)
         c.kernels.append(
-            Kernel(e.compile_id, e.name, e.kind, e.fused_ops, e.source, e.source_lines, e.order)
+            Kernel(
+                e.compile_id,
+                e.name,
+                e.kind,
+                e.fused_ops,
+                e.source,
+                e.source_lines,
+                e.order,
+                e.graph,
+            )  # fmt: skip
         )
 
     def _on_RecompileTriggered(self, e: ev.RecompileTriggered) -> None:

@@ -26,19 +26,14 @@ _COLUMNS: list[tuple[str, str, int]] = [
 _GRAPH_SHORT = {"forward": "fwd", "backward": "bwd", "inference": ""}
 
 
-def kernel_graph(k: Kernel) -> str | None:
-    # The session may not carry the graph yet (KernelGenerated.graph is newer).
-    return getattr(k, "graph", None)
-
-
 def kernel_key(k: Kernel) -> str:
     # Kernel names repeat across compiles and across a compile's forward and
     # backward graphs (TORCH_NOTES §2): key by all three.
-    return f"{k.compile_id}|{kernel_graph(k)}|{k.name}|{k.order}"
+    return f"{k.compile_id}|{k.graph}|{k.name}|{k.order}"
 
 
 def compile_label(k: Kernel) -> str:
-    graph = kernel_graph(k)
+    graph = k.graph
     short = _GRAPH_SHORT.get(graph, graph) if graph else ""
     return f"{k.compile_id} {short}".strip()
 
