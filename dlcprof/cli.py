@@ -198,7 +198,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 live.cancel("cancelled with Ctrl-C")
     run = session.runs.get(live.run_id or "")
     if run is not None:
-        out.print(run_summary(run))
+        out.print(run_summary(run, session))
     exit_code = EXIT_CANCELLED if cancelled else _exit_code(session, live.run_id)
     if not _write_outputs(session, args):
         exit_code = exit_code or EXIT_FAILED

@@ -7,6 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from dlcprof import events as ev
+from dlcprof.monitors.device import summarize
 from dlcprof.session import KEY_PHASES, Run, Session
 
 NA = "n/a"
@@ -153,7 +154,53 @@ def graph_breaks_table(run: Run) -> Table:
     return t
 
 
-def run_summary(run: Run) -> RenderableType:
+# What the headless summary shows of the device samples, by source.
+_DEVICE_KEYS = {
+    "nvml": ("gpu_util_pct", "mem_used_mb", "proc_mem_mb", "power_w"),
+    "cpu": ("worker_cpu_pct", "children_cpu_pct", "cxx_compilers", "worker_rss_mb"),
+}
+
+
+def device_table(session: Session, run: Run) -> Table | None:
+    """Mean / max of the device samples during compiles vs after them."""
+    samples = [s for s in session.device_samples if run.started_t and s.t >= run.started_t]
+    spans = run.activity_spans
+    if not samples or not spans:
+        return None
+    source = samples[-1].source
+    by_span = summarize(samples, spans)
+    t = Table(title=f"Device ({source}) — mean / max per span", title_justify="left")
+    t.add_column("metric")
+    for name in by_span:
+        t.add_column(f"{name} ({by_span[name]['samples']:.0f} samples)", justify="right")
+    for key in _DEVICE_KEYS.get(source, ()):
+        cells = []
+        for row in by_span.values():
+            mean, peak = row.get(f"{key}.mean"), row.get(f"{key}.max")
+            cells.append(NA if mean is None else f"{mean:.1f} / {peak:.1f}")
+        t.add_row(key, *cells)
+    return t
+
+
+def hotspots_table(session: Session, limit: int = 10) -> Table | None:
+    hot = session.hot_frames
+    if hot is None or not hot.rows:
+        return None
+    t = Table(title=f"Compiler hot frames (py-spy, {hot.samples} samples)", title_justify="left")
+    for col in ("own", "total", "function", "where", "thread", "phase"):
+        t.add_column(col)
+    rows = sorted(hot.rows, key=lambda r: -(r.get("own") or 0))[:limit]
+    for r in rows:
+        share = lambda v: NA if not hot.samples else f"{100 * (v or 0) / hot.samples:.0f}%"  # noqa: E731
+        t.add_row(
+            share(r.get("own")), share(r.get("total")), str(r.get("function")),
+            f"{r.get('file')}:{r.get('line')}", str(r.get("thread")),
+            str(r.get("phase") or "(not compiling)"),
+        )  # fmt: skip
+    return t
+
+
+def run_summary(run: Run, session: Session) -> RenderableType:
     parts: list[RenderableType] = [Text(f"\n{run.label} — {run.status}", style="bold")]
     if run.compiles:
         parts.append(phases_table(run))
@@ -169,4 +216,10 @@ def run_summary(run: Run) -> RenderableType:
         parts.append(benchmark_table(run))
     if run.sweep:
         parts.append(sweep_table(run))
+    for extra in (device_table(session, run), hotspots_table(session)):
+        if extra is not None:
+            parts.append(extra)
+    for name, status in session.monitors.items():
+        if not status.available:
+            parts.append(Text(f"{name}: n/a — {status.message}", style="yellow"))
     return Group(*parts)

@@ -209,6 +209,19 @@ class Run:
             out.append(total)
         return out
 
+    @property
+    def activity_spans(self) -> list[tuple[str, float, float]]:
+        """(name, start, end) on the event clock: each compile, then everything
+        after the last compile (benchmark, sweep) until the run finished."""
+        spans = [
+            ("compile", c.start_t, c.start_t + c.wall_s)
+            for c in self.compiles.values()
+            if c.start_t is not None and c.wall_s is not None
+        ]
+        if spans and self.finished_t is not None:
+            spans.append(("after compile", max(end for _, _, end in spans), self.finished_t))
+        return spans
+
     def compile(self, compile_id: str) -> Compile:
         c = self.compiles.get(compile_id)
         if c is None:
