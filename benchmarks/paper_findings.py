@@ -1,0 +1,120 @@
+"""Reproduce the paper's three findings (arXiv 2611.04273) on this machine, side by side.
+
+1. Fusion: speedup per bundled workload (fusion-friendly vs GEMM-bound ...).
+2. Compile cost: compile seconds and break-even runs per workload.
+3. Dynamic shapes: cumulative shape-transition cost of a sweep under
+   dynamic=false vs true vs auto, and the steady-state latency ratio.
+
+Every number comes from a real `dlcprof` run (worker subprocess, warm cache):
+
+    python benchmarks/paper_findings.py [--size small|default] [--workloads a,b] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import queue
+import statistics
+import sys
+
+from rich.console import Console
+from rich.table import Table
+
+from dlcprof import events as ev
+from dlcprof.console import fmt_break_even
+from dlcprof.engine import LiveRun
+from dlcprof.session import Run, Session
+from dlcprof.settings import RunSettings
+from dlcprof.workloads import list_bundled
+
+
+def run(settings: RunSettings) -> Run:
+    inbox: queue.Queue[ev.Event] = queue.Queue()
+    live = LiveRun(settings.validate(), inbox.put, monitors=False, profile=False)
+    live.start()
+    session = Session()
+    while True:
+        event = inbox.get()
+        session.apply(event)
+        if isinstance(event, ev.WorkerExited):
+            return session.runs[live.run_id]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--size", default="default")
+    p.add_argument("--workloads", default=None, help="comma-separated (default: all bundled)")
+    p.add_argument("--sweep-workload", default="variable-length")
+    p.add_argument("--json", default=None)
+    args = p.parse_args(argv)
+    out = Console(highlight=False)
+    names = args.workloads.split(",") if args.workloads else [w.name for w in list_bundled()]
+    results: dict[str, dict] = {"benchmark": {}, "sweep": {}}
+
+    t = Table(title=f"Findings 1-2: eager vs compiled (size={args.size}, warm cache)")
+    for col in ("workload", "eager ms", "compiled ms", "speedup", "compile s", "break-even"):
+        t.add_column(col, justify="right" if col != "workload" else "left")
+    for name in names:
+        r = run(RunSettings(target=name, size=args.size))
+        b = r.benchmark
+        if b is None:
+            t.add_row(name, "n/a", "n/a", "n/a", "n/a", f"run {r.status}")
+            continue
+        results["benchmark"][name] = {
+            "eager_ms": b.eager_ms, "compiled_ms": b.compiled_ms, "speedup": b.speedup,
+            "compile_s": b.compile_s, "break_even_iters": b.break_even_iters,
+        }  # fmt: skip
+        t.add_row(
+            name, f"{b.eager_ms:.3f}", f"{b.compiled_ms:.3f}", f"{b.speedup:.2f}x",
+            f"{b.compile_s:.2f}", fmt_break_even(b.break_even_iters),
+        )  # fmt: skip
+        out.print(f"  {name}: {b.speedup:.2f}x", style="dim")
+    out.print(t)
+
+    sweeps: dict[str, Run] = {}
+    for dynamic in ("false", "true", "auto"):
+        sweeps[dynamic] = run(
+            RunSettings(target=args.sweep_workload, size=args.size, dynamic=dynamic,
+                        sweep=True, benchmark=False)
+        )  # fmt: skip
+    static = sweeps["false"]
+    s = Table(
+        title=f"Finding 3: shape transitions, {args.sweep_workload} ({len(static.sweep)} sizes)"
+    )
+    for col in (
+        "dynamic",
+        "compiles",
+        "cumulative transition s",
+        "vs static",
+        "steady latency vs static",
+    ):
+        s.add_column(col, justify="right")
+    for dynamic, r in sweeps.items():
+        total = r.sweep_total_s or 0.0
+        cut = 1 - total / static.sweep_total_s if static.sweep_total_s else None
+        ratios = [
+            a.latency_ms / b.latency_ms
+            for a, b in zip(r.sweep, static.sweep, strict=True)
+            if b.latency_ms > 0
+        ]
+        slow = statistics.median(ratios) if ratios else None
+        compiles = sum(st.recompiled for st in r.sweep)
+        results["sweep"][dynamic] = {
+            "cumulative_transition_s": total, "compiles": compiles,
+            "reduction_vs_static": cut, "median_latency_ratio_vs_static": slow,
+        }  # fmt: skip
+        s.add_row(
+            dynamic, str(compiles), f"{total:.2f}",
+            "—" if dynamic == "false" or cut is None else f"{-cut:+.0%}",
+            "—" if dynamic == "false" or slow is None else f"{slow:.2f}x",
+        )  # fmt: skip
+    out.print(s)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
