@@ -24,9 +24,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path.insert(0, str(ROOT))
 
 from dlcprof import events as ev  # noqa: E402
+from dlcprof.runner import WorkerProcess  # noqa: E402
 from dlcprof.settings import RunSettings  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -106,14 +107,6 @@ def runs(tmp: Path) -> list[tuple[str, RunSettings, bool, bool, dict[str, str]]]
 
 
 def record(settings: RunSettings, env: dict[str, str]) -> list[ev.Event]:
-    try:
-        from dlcprof.runner import WorkerProcess
-    except ImportError:
-        WorkerProcess = None  # noqa: N806
-    if WorkerProcess is None:
-        from worker_helpers import run_worker
-
-        return run_worker(settings, run_id="fixture", env=env).events
     worker = WorkerProcess(cache="warm", env={**os.environ, **env})
     worker.start(settings)
     return list(worker.events())

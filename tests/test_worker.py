@@ -279,8 +279,8 @@ def test_workload_prints_never_corrupt_the_event_stream(tmp_path):
     assert len(r.of(ev.RunFinished)) == 1 and r.events[-1].run_id == "test"
     assert "noise 2999" in r.stdout and "written straight to fd 1" in r.stdout
     assert "and to stderr" in r.stderr
-    # Every line on the events fd decoded (run_worker decodes them all).
-    assert len(r.raw_lines) == len(r.events)
+    # Every line on the events fd decoded.
+    assert not r.malformed
     notes = [e.message for e in r.of(ev.LogEmitted)]
     assert any("inductor backend only" in m for m in notes)
     assert r.one(ev.BenchmarkMeasured).compiled_ms > 0
