@@ -214,21 +214,8 @@ def _summary(session: Session) -> str:
                 e(fmt.break_even(b.break_even_iters)) if b else '<span class="na">—</span>',
             ]
         )
-    head = [
-        "run",
-        "workload",
-        "mode",
-        "dynamic",
-        "status",
-        "compile",
-        "kernels",
-        "recompiles",
-        "graph breaks",
-        "speedup",
-        "break-even",
-    ]
-    numeric = {5, 6, 7, 8, 9, 10}
-    return f'<section class="card" id="summary"><h2>Runs</h2>{table(head, rows, numeric)}</section>'
+    body = table(list(sm.SUMMARY_COLUMNS), rows, numeric={5, 6, 7, 8, 9, 10})
+    return f'<section class="card" id="summary"><h2>Runs</h2>{body}</section>'
 
 
 def _sweep_series(run: Run, color: str, label: str) -> svg.Series:

@@ -381,19 +381,7 @@ def _render(session: Session, detail: int) -> str:
     if session.runs:
         out += ["## Summary", ""]
         out += table(
-            [
-                "#",
-                "workload",
-                "mode",
-                "dynamic",
-                "status",
-                "compile",
-                "kernels",
-                "recompiles",
-                "graph breaks",
-                "speedup",
-                "break-even",
-            ],
+            list(sm.SUMMARY_COLUMNS),
             _summary_rows(session),
             "rllllrrrrrr",
         ) + [""]

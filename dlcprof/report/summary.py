@@ -16,6 +16,21 @@ from dlcprof.session import Benchmark, Compile, Kernel, Phase, Run, Session, nes
 
 # --- time origins -----------------------------------------------------------------
 
+# The runs table of the HTML and Markdown reports.
+SUMMARY_COLUMNS = (
+    "#",
+    "workload",
+    "mode",
+    "dynamic",
+    "status",
+    "compile",
+    "kernels",
+    "recompiles",
+    "graph breaks",
+    "speedup",
+    "break-even",
+)
+
 
 def session_origin(session: Session) -> float | None:
     """The earliest timestamp in the session (phase starts can precede their event)."""
