@@ -104,9 +104,13 @@ class Standby:
     def __init__(self) -> None:
         self._worker: WorkerProcess | None = None
 
-    def prepare(self) -> None:
+    def prepare(self) -> ev.WorkerReady | None:
+        """Spawn a worker and block until torch is imported there: its
+        WorkerReady (device, torch version) is the caller's to show."""
         if self._worker is None or self._worker.proc.poll() is not None:
             self._worker = WorkerProcess(cache="warm")
+            return self._worker.wait_ready()
+        return None
 
     def take(self) -> WorkerProcess | None:
         """The prepared worker (if alive), handing ownership to the caller."""

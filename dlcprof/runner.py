@@ -77,6 +77,8 @@ class WorkerProcess:
         )
         os.close(write_fd)
         self._events_fd = read_fd
+        self._stream = self._read_events()
+        self._early: list[ev.Event] = []  # read by wait_ready, still to be yielded
 
     @property
     def pid(self) -> int:
@@ -108,8 +110,26 @@ class WorkerProcess:
             self._cancel_reason = reason
         _kill_group(self.proc)
 
+    def wait_ready(self) -> ev.WorkerReady | None:
+        """Block until torch is imported in the worker; None if it died first.
+
+        The WorkerReady returned here is the caller's: events() will not
+        yield it again (anything read before it, it still yields)."""
+        for event in self._stream:
+            if isinstance(event, ev.WorkerReady):
+                return event
+            self._early.append(event)
+            if isinstance(event, ev.WorkerExited):
+                return None
+        return None
+
     def events(self) -> Iterator[ev.Event]:
         """Every event until the worker exits, ending with WorkerExited."""
+        while self._early:
+            yield self._early.pop(0)
+        yield from self._stream
+
+    def _read_events(self) -> Iterator[ev.Event]:
         sel = selectors.DefaultSelector()
         assert self.proc.stdout is not None and self.proc.stderr is not None
         streams = {

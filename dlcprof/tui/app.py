@@ -564,10 +564,12 @@ class DlcprofApp(App[None]):
         """Thread: spawn a worker that imports torch now and waits for a request."""
         assert self._standby is not None
         try:
-            self._standby.prepare()
+            ready = self._standby.prepare()
         except OSError as e:
             self.call_from_thread(self._report, f"no standby worker: {e}", "warning")
             return
+        if ready is not None:
+            self.emit(ready)  # the device and torch version, before any run
         self.call_from_thread(self._standby_up)
 
     def _standby_up(self) -> None:

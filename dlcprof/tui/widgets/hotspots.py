@@ -51,7 +51,9 @@ def frames_table(hot: ev.HotFramesSampled) -> Table:
     has_phase = any(r.get("phase") for r in hot.rows)
     if has_phase:
         t.add_column("phase", width=16, no_wrap=True, overflow="ellipsis")
-    for row in hot.rows[:_MAX_ROWS]:
+    # Final rows come grouped by compile phase: show the heaviest first.
+    rows = sorted(hot.rows, key=lambda r: (-(r.get("own") or 0), -(r.get("total") or 0)))
+    for row in rows[:_MAX_ROWS]:
         where = f"{short_path(str(row.get('file', '?')))}:{row.get('line', '?')}"
         cells = [
             _share(row.get("own"), hot.samples), _share(row.get("total"), hot.samples),
