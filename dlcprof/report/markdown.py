@@ -76,6 +76,11 @@ def no_benchmark_reason(run: Run) -> str:
     return "no benchmark in this run"
 
 
+def _mean_max(row: dict[str, Any], key: str) -> str:
+    mean, peak = row.get(f"{key}.mean"), row.get(f"{key}.max")
+    return fmt.NA if mean is None else f"{fmt.value(mean)} / {fmt.value(peak)}"
+
+
 def _summary_rows(session: Session) -> list[list[Any]]:
     rows = []
     for i, r in enumerate(session.runs.values(), 1):
@@ -418,6 +423,15 @@ def _render(session: Session, detail: int) -> str:
             else:
                 rows.append([k, fmt.na("the probe gave no value"), "", ""])
         out += table(["metric", "min", "mean", "max"], rows, "lrrr") + [""]
+        spans = dev["by_span"]
+        if spans:
+            out += ["Mean / max during the compiles vs after them (benchmark, sweep):", ""]
+            rows = [[k, *(_mean_max(row, k) for row in spans.values())] for k in dev["metrics"]]
+            head = [
+                "metric",
+                *(f"{name} ({row['samples']:.0f} samples)" for name, row in spans.items()),
+            ]
+            out += table(head, rows, "l" + "r" * len(spans)) + [""]
     for mname, m in dev["monitors"].items():
         out.append(
             f"- {mname}: {'available' if m['available'] else 'unavailable'}: {cell(m['message'])}"

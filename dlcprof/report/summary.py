@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dlcprof import events as ev
+from dlcprof.monitors.device import summarize
 from dlcprof.session import Benchmark, Compile, Kernel, Phase, Run, Session, nest_phases
 
 # --- time origins -----------------------------------------------------------------
@@ -402,7 +403,11 @@ def device_summary(session: Session) -> dict[str, Any]:
             "max": max(vals) if vals else None,
             "last": vals[-1] if vals else None,
         }
+    # Samples share the event clock with the compile phases: split them into
+    # "compile" vs "after compile" (benchmark, sweep), pooled over runs.
+    spans = [span for run in session.runs.values() for span in run.activity_spans]
     return {
+        "by_span": summarize(samples, spans) if samples and spans else {},
         "samples": len(samples),
         "sources": sorted({s.source for s in samples}),
         "duration_s": (samples[-1].t - samples[0].t) if len(samples) > 1 else 0.0,
