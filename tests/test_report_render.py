@@ -202,3 +202,18 @@ def test_markdown_fits_a_github_paste() -> None:
     assert len(md) <= 65_536
     assert "Kernel sources left out to fit a paste" in md
     assert "```cpp" not in md
+
+
+def test_device_samples_split_into_compile_and_after():
+    from dlcprof.report import summary as sm
+
+    session = with_monitors(benchmark_session())
+    by_span = sm.device_summary(session)["by_span"]
+    assert set(by_span) == {"compile", "after compile"}
+    run = session.latest_run
+    for name, start, end in run.activity_spans:
+        inside = [s for s in session.device_samples if start <= s.t <= end]
+        assert by_span[name]["samples"] == len(inside)
+        cpu = [s.values["worker_cpu_pct"] for s in inside]
+        assert by_span[name]["worker_cpu_pct.max"] == (max(cpu) if cpu else None)
+    assert by_span["compile"]["samples"] > 0

@@ -103,3 +103,18 @@ def test_nest_phases_depth_per_thread():
         "dynamo": 0, "inductor_compile": 1, "Scheduler.codegen": 2, "build_guards": 1,
         "compile_file": 0,
     }  # fmt: skip
+
+
+def test_activity_spans_split_compiles_from_what_follows(fixture_events):
+    run = Session.from_events(fixture_events("pointwise_chain")).latest_run
+    (compile_span, after) = run.activity_spans
+    c = run.compiles["0/0"]
+    assert compile_span == ("compile", c.start_t, c.start_t + c.wall_s)
+    assert after == ("after compile", c.start_t + c.wall_s, run.finished_t)
+    # The benchmark happened after the compile.
+    bench = next(e for e in run_events(fixture_events("pointwise_chain"), ev.BenchmarkMeasured))
+    assert after[1] < bench.t <= after[2]
+
+
+def run_events(events, cls):
+    return (e for e in events if isinstance(e, cls))
