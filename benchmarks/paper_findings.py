@@ -3,20 +3,25 @@
 1. Fusion: speedup per bundled workload (fusion-friendly vs GEMM-bound ...).
 2. Compile cost: compile seconds and break-even runs per workload.
 3. Dynamic shapes: cumulative shape-transition cost of a sweep under
-   dynamic=false vs true vs auto, and the steady-state latency ratio.
+   dynamic=false vs true vs auto, and the steady-state latency ratio. Each
+   setting gets a fresh Inductor cache dir, so every (re)compile builds its
+   kernels for real (a warm kernel cache hides most of a static recompile);
+   the one-time precompiled header under $TMPDIR stays warm for all three.
 
 Every number comes from a real `dlcprof` run (worker subprocess, warm cache):
 
-    python benchmarks/paper_findings.py [--size small|default] [--workloads a,b] [--json out.json]
+    python benchmarks/paper_findings.py [--size small|default] [--workloads a,b|none] [--json out.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import queue
 import statistics
 import sys
+import tempfile
 
 from rich.console import Console
 from rich.table import Table
@@ -24,14 +29,15 @@ from rich.table import Table
 from dlcprof import events as ev
 from dlcprof.console import fmt_break_even
 from dlcprof.engine import LiveRun
+from dlcprof.runner import WorkerProcess
 from dlcprof.session import Run, Session
 from dlcprof.settings import RunSettings
 from dlcprof.workloads import list_bundled
 
 
-def run(settings: RunSettings) -> Run:
+def run(settings: RunSettings, worker: WorkerProcess | None = None) -> Run:
     inbox: queue.Queue[ev.Event] = queue.Queue()
-    live = LiveRun(settings.validate(), inbox.put, monitors=False, profile=False)
+    live = LiveRun(settings.validate(), inbox.put, worker=worker, monitors=False, profile=False)
     live.start()
     session = Session()
     while True:
@@ -49,7 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
     out = Console(highlight=False)
-    names = args.workloads.split(",") if args.workloads else [w.name for w in list_bundled()]
+    if args.workloads == "none":
+        names = []
+    elif args.workloads:
+        names = args.workloads.split(",")
+    else:
+        names = [w.name for w in list_bundled()]
     results: dict[str, dict] = {"benchmark": {}, "sweep": {}}
 
     t = Table(title=f"Findings 1-2: eager vs compiled (size={args.size}, warm cache)")
@@ -70,13 +81,16 @@ def main(argv: list[str] | None = None) -> int:
             f"{b.compile_s:.2f}", fmt_break_even(b.break_even_iters),
         )  # fmt: skip
         out.print(f"  {name}: {b.speedup:.2f}x", style="dim")
-    out.print(t)
+    if names:
+        out.print(t)
 
     sweeps: dict[str, Run] = {}
     for dynamic in ("false", "true", "auto"):
+        fresh = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp(prefix="dlcprof-bench-")}
         sweeps[dynamic] = run(
             RunSettings(target=args.sweep_workload, size=args.size, dynamic=dynamic,
-                        sweep=True, benchmark=False)
+                        sweep=True, benchmark=False),
+            worker=WorkerProcess(env=fresh),
         )  # fmt: skip
     static = sweeps["false"]
     s = Table(

@@ -33,6 +33,9 @@ from dlcprof.settings import RunSettings  # noqa: E402
 FIXTURES = ROOT / "tests" / "fixtures"
 TRACES = FIXTURES / "trace"
 LIMIT_KB = 300
+# Five real sequence lengths (default size): enough shapes for the static vs
+# dynamic transition costs to separate, few enough for the size limit.
+SWEEP = [32, 64, 128, 192, 256]
 
 # A tiny workload that hits a lowered recompile limit (for the raw trace only).
 LIMIT_WORKLOAD = '''
@@ -74,14 +77,14 @@ def runs(tmp: Path) -> list[tuple[str, RunSettings, bool, bool, dict[str, str]]]
         ),
         (
             "variable_length_static",
-            RunSettings(target="variable-length", sweep=True, dynamic="false", **small),
+            RunSettings(target="variable-length", shapes=SWEEP, dynamic="false"),
             True,
             False,
             {},
         ),
         (
             "variable_length_dynamic",
-            RunSettings(target="variable-length", sweep=True, dynamic="true", **small),
+            RunSettings(target="variable-length", shapes=SWEEP, dynamic="true"),
             True,
             False,
             {},

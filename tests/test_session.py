@@ -29,10 +29,11 @@ def test_static_sweep_recompiles_and_prices_each_recompile(fixture_events):
     s = Session.from_events(fixture_events("variable_length_static"))
     run = s.latest_run
     assert run.settings["dynamic"] == "false"
-    assert len(run.recompiles) == 2
+    # Every new length after the first recompiles, each for its size guard.
+    assert len(run.recompiles) == len(run.sweep) - 1 >= 2
     assert all("size mismatch" in r.reason for r in run.recompiles)
     assert all(r.cost_s is not None and r.cost_s > 0 for r in run.recompiles)
-    assert [st.recompiled for st in run.sweep][1:] == [True, True]
+    assert all(st.recompiled for st in run.sweep)
     assert run.cumulative_transition_s[-1] == pytest.approx(run.sweep_total_s)
 
 

@@ -7,6 +7,7 @@ from collections import deque
 
 from rich.table import Table
 from rich.text import Text
+from textual.events import Resize
 from textual.widgets import RichLog
 
 from dlcprof import events as ev
@@ -151,8 +152,18 @@ class LogPane(RichLog):
             self._dropped += 1
         self._pending.append((e, t0))
 
+    def on_show(self) -> None:
+        self._ensure_sized()
+
+    def _ensure_sized(self) -> None:
+        # Textual 8.2 can skip the first Resize of a pane shown right after a
+        # scroll elsewhere, and RichLog draws nothing until it has one.
+        if not self._size_known and self.size.width:
+            self.on_resize(Resize(self.size, self.virtual_size))
+
     def flush(self, budget_s: float = FLUSH_BUDGET_S) -> None:
         """Draw queued lines for at most ``budget_s``; the rest wait for the next tick."""
+        self._ensure_sized()
         deadline = time.perf_counter() + budget_s
         if self._dropped:
             self.write(
