@@ -10,7 +10,8 @@
 
 Every number comes from a real `dlcprof` run (worker subprocess, warm cache):
 
-    python benchmarks/paper_findings.py [--size small|default] [--workloads a,b|none] [--json out.json]
+    python benchmarks/paper_findings.py [--size small|default] [--workloads a,b|none]
+        [--json out.json]
 """
 
 from __future__ import annotations
