@@ -25,7 +25,7 @@ from dlcprof.worker.probes import dynamo as dynamo_probe
 from dlcprof.worker.probes import kernels as kernels_probe
 from dlcprof.worker.probes import trace as trace_probe
 from dlcprof.worker.probes.trace import CompileCounts, TraceDispatcher
-from dlcprof.worker.sweep import SweepStep, run_sweep
+from dlcprof.worker.sweep import run_sweep
 
 DYNAMIC = {"auto": None, "true": True, "false": False}
 GPU_MODES = ("reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
@@ -368,14 +368,8 @@ class Run:
         counts = self.dispatcher.snapshot if self.dispatcher is not None else self._fallback_counts
         inputs_for = workload.inputs_for
 
-        def on_step(step: SweepStep) -> None:
-            self.emit(
-                ev.ShapeStepMeasured(
-                    run_id=self.run_id, size=step.size, recompiled=step.recompiled,
-                    transition_s=step.transition_s, latency_ms=step.latency_ms,
-                    reason=step.reason, ran_eager=step.ran_eager,
-                )
-            )  # fmt: skip
+        def on_step(**step: Any) -> None:
+            self.emit(ev.ShapeStepMeasured(run_id=self.run_id, **step))
 
         from dlcprof import workloads
 

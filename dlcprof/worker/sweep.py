@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from dlcprof.worker.bench import Sink, Timer, warm_up
@@ -29,25 +28,16 @@ from dlcprof.worker.probes.trace import CompileCounts
 STEADY_CALLS = 5
 
 
-@dataclass
-class SweepStep:
-    size: int
-    recompiled: bool
-    transition_s: float
-    latency_ms: float
-    reason: str | None
-    ran_eager: bool
-
-
 def run_sweep(
     compiled: Callable[..., Any],
     inputs_for: Callable[[int], tuple],
     sizes: list[int],
     timer: Timer,
     counts: Callable[[], CompileCounts],
-    on_step: Callable[[SweepStep], None],
+    on_step: Callable[..., None],
 ) -> tuple[float, int]:
-    """Calls ``on_step`` per size; returns (cumulative transition s, compiles)."""
+    """Calls ``on_step`` per size with ShapeStepMeasured's fields (but run_id);
+    returns (cumulative transition s, compiles)."""
     start = counts()
     total = 0.0
     for n in sizes:
@@ -68,16 +58,14 @@ def run_sweep(
         transition = max(0.0, first_s - steady_s)
         total += transition
         on_step(
-            SweepStep(
-                size=n,
-                recompiled=compiled_now,
-                transition_s=transition,
-                latency_ms=steady_s * 1e3,
-                reason="; ".join(reasons) if reasons else None,
-                # Past the recompile limit Dynamo runs the frame eagerly, from the
-                # call that hit it on.
-                ran_eager=after.limit_hits > start.limit_hits,
-            )
+            size=n,
+            recompiled=compiled_now,
+            transition_s=transition,
+            latency_ms=steady_s * 1e3,
+            reason="; ".join(reasons) if reasons else None,
+            # Past the recompile limit Dynamo runs the frame eagerly, from the
+            # call that hit it on.
+            ran_eager=after.limit_hits > start.limit_hits,
         )
     end = counts()
     return total, end.compiles - start.compiles
