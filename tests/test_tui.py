@@ -584,7 +584,7 @@ async def test_events_are_batched_and_keys_answered_during_a_flood(engine) -> No
     app = make_app()
     repaints = 0
     original_repaint, original_cycle = app._repaint, app.action_cycle
-    handled: list[float] = []
+    handled: list[bool] = []  # per key: was the run still streaming when it was handled?
 
     def counting() -> None:
         nonlocal repaints
@@ -592,7 +592,7 @@ async def test_events_are_batched_and_keys_answered_during_a_flood(engine) -> No
         original_repaint()
 
     def cycle(name: str) -> None:
-        handled.append(time.perf_counter())
+        handled.append(app._live is not None)
         original_cycle(name)
 
     app._repaint = counting  # type: ignore[method-assign]
@@ -601,15 +601,12 @@ async def test_events_are_batched_and_keys_answered_during_a_flood(engine) -> No
         app.query_one("#tabs", TabbedContent).active = "tab-log"  # the costly pane, shown
         await pilot.press("r")
         await wait_for(pilot, lambda: len(app.session.events) > 500)
-        # Key latency: from the key press to its action running (Pilot's press
-        # itself also waits for the screen to settle, which is not latency).
-        latencies = []
+        # Keys are answered mid-flood, not after it: (benchmarks/tui_latency.py
+        # measures how fast).
         for _ in range(4):
-            t0 = time.perf_counter()
             await pilot.press("m")
-            latencies.append(handled[-1] - t0)
         assert app.query_one("#set-mode", Select).value == "default"  # cycled all the way round
-        assert max(latencies) < 0.25, latencies  # ~10 ms unloaded; CI boxes are busy
+        assert handled == [True] * 4
         await wait_for(pilot, lambda: not app._pending, timeout=30)
         assert repaints < 20000 / 20  # folded in batches, not one repaint per event
         assert app.query_one(LogPane).lines  # and the log did draw
@@ -662,42 +659,6 @@ def test_running_phases_nest_with_finished_ones() -> None:
     ]
     assert rows["inductor_compile"].depth == 2 and rows["inductor_compile"].duration is None
     assert rows["compile_file"].depth == 0  # another thread (the g++ pool)
-
-
-FIRST_FRAME = """
-import sys
-from dlcprof.tui.app import DlcprofApp
-
-class Timed(DlcprofApp):
-    def on_ready(self) -> None:  # sent once the first frame is on screen
-        print("READY", flush=True)
-        self.exit()
-
-Timed(start_standby=%s).run(headless=True, size=(160, 48))
-assert "torch" not in sys.modules
-"""
-
-
-@pytest.mark.parametrize("standby", [False, True])
-def test_first_frame_in_well_under_a_second(standby: bool) -> None:
-    """Process start to first frame, measured from outside (imports included)."""
-    root = Path(__file__).resolve().parent.parent
-    env = {**__import__("os").environ, "PYTHONPATH": str(root)}
-    best = float("inf")
-    for _ in range(3):  # the best of three: a busy test box adds noise, not the app
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(
-            [sys.executable, "-c", FIRST_FRAME % standby], cwd=root, env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        elapsed = time.perf_counter() - t0
-        _, err = proc.communicate(timeout=60)
-        assert line.strip() == "READY" and proc.returncode == 0, err[-2000:]
-        best = min(best, elapsed)
-    print(f"\nfirst frame (standby={standby}): {best * 1e3:.0f} ms", file=sys.stderr)
-    assert best < 1.0
 
 
 async def test_log_draws_when_shown_after_scrolling_another_pane(engine) -> None:  # type: ignore[no-untyped-def]

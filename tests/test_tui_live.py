@@ -7,8 +7,6 @@ worker compiles.
 
 from __future__ import annotations
 
-import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -36,11 +34,11 @@ async def test_real_compile_end_to_end(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.chdir(tmp_path)  # the saved report lands here
     settings = RunSettings(target="pointwise-chain", size="small", reps=3, iters=5)
     app = DlcprofApp(target="pointwise-chain", settings=settings, deterministic=True)
-    handled: list[float] = []
+    handled: list[bool] = []  # per key: was the worker still compiling when it was handled?
     cycle = app.action_cycle
 
     def timed_cycle(name: str) -> None:
-        handled.append(time.perf_counter())
+        handled.append(app.worker_state()[0] == "compiling")
         cycle(name)
 
     app.action_cycle = timed_cycle  # type: ignore[method-assign]
@@ -50,20 +48,12 @@ async def test_real_compile_end_to_end(tmp_path: Path, monkeypatch: pytest.Monke
         await pilot.press("r")
         await wait_for(pilot, lambda: app._live_run() is not None, timeout=60)
 
-        # Key latency while the worker compiles: press to action.
-        latencies: list[float] = []
+        # Keys are answered while the worker compiles (benchmarks/tui_latency.py
+        # measures how fast).
         await wait_for(pilot, lambda: app.worker_state()[0] == "compiling", timeout=120)
         for _ in range(4):
-            t0 = time.perf_counter()
             await pilot.press("d")
-            latencies.append(handled[-1] - t0)
-            await pilot.pause(0.1)
-        print(
-            f"\nkey latency during a real compile: median {1e3 * statistics.median(latencies):.1f}"
-            f" ms, max {1e3 * max(latencies):.1f} ms",
-            file=sys.stderr,
-        )
-        assert max(latencies) < 0.25
+        assert handled and handled[0], handled  # answered mid-compile, not after it
 
         await wait_for(pilot, lambda: app._live is None, timeout=300)
         run = app.session.latest_run
