@@ -99,28 +99,47 @@ class LiveRun:
 
 class Standby:
     """Keeps one warm worker with torch already imported, so pressing compile
-    starts compiling at once instead of paying the ~1.5 s import."""
+    starts compiling at once instead of paying the ~1.5 s import.
+
+    ``prepare`` (a thread) and ``take`` (the UI) may race: a worker is handed
+    out only once it is ready, so its event stream has a single reader."""
 
     def __init__(self) -> None:
         self._worker: WorkerProcess | None = None
+        self._lock = threading.Lock()
+        self._preparing = self._closed = False
 
     def prepare(self) -> ev.WorkerReady | None:
         """Spawn a worker and block until torch is imported there: its
-        WorkerReady (device, torch version) is the caller's to show."""
-        if self._worker is None or self._worker.proc.poll() is not None:
-            self._worker = WorkerProcess(cache="warm")
-            return self._worker.wait_ready()
+        WorkerReady (device, torch version) is the caller's to show. None when
+        one is ready or being prepared already, or the worker died."""
+        with self._lock:
+            alive = self._worker is not None and self._worker.proc.poll() is None
+            if self._closed or self._preparing or alive:
+                return None
+            self._preparing = True
+        worker = WorkerProcess(cache="warm")
+        ready = worker.wait_ready()
+        with self._lock:
+            self._preparing = False
+            if ready is not None and not self._closed:
+                self._worker = worker
+                return ready
+        worker.cancel("standby closed")
         return None
 
     def take(self) -> WorkerProcess | None:
-        """The prepared worker (if alive), handing ownership to the caller."""
-        worker, self._worker = self._worker, None
+        """The ready worker (if alive), handing ownership to the caller."""
+        with self._lock:
+            worker, self._worker = self._worker, None
         if worker is not None and worker.proc.poll() is not None:
             return None
         return worker
 
     def close(self) -> None:
-        if self._worker is not None:
-            self._worker.dismiss()
-            self._worker.cancel("standby closed")
-            self._worker = None
+        with self._lock:
+            self._closed = True
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.dismiss()
+            worker.cancel("standby closed")
