@@ -244,7 +244,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     infos = list_bundled()
     width = max(len(w.name) for w in infos)
     for w in infos:
-        out.print(f"[bold]{w.name:<{width}}[/]  {w.description}")
+        out.print(f"[bold]{w.name:<{width}}[/]  {w.description}", soft_wrap=True)
     return EXIT_OK
 
 
