@@ -8,6 +8,7 @@ state seen live. JSON only: nothing in a report is ever executed.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import os
@@ -179,17 +180,7 @@ def _run_dict(run: Run) -> dict[str, Any]:
         # Each compile attempt re-announces its symbols: list each once.
         "dynamic_dims": sm.unique(run.dynamic_dims),
         "benchmark": _benchmark_dict(run),
-        "shape_sweep": [
-            {
-                "size": st.size,
-                "recompiled": st.recompiled,
-                "transition_s": st.transition_s,
-                "latency_ms": st.latency_ms,
-                "reason": st.reason,
-                "ran_eager": st.ran_eager,
-            }
-            for st in run.sweep
-        ],
+        "shape_sweep": [dataclasses.asdict(st) for st in run.sweep],
         "sweep_total_s": sm.sweep_total(run),
         "recompile_limit_hit": (
             {"function": limit.function, "limit": limit.limit, "message": limit.message}

@@ -8,9 +8,11 @@ monitor's counters (C events). ``ts``/``dur`` are µs since the session start.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import dlcprof
+from dlcprof import events as ev
 from dlcprof.report import summary as sm
 from dlcprof.report import svg
 from dlcprof.session import Session
@@ -151,8 +153,7 @@ def render_chrome_trace(session: Session) -> dict[str, Any]:
                 (
                     e.t
                     for e in session.events
-                    if type(e).__name__ == "BenchmarkMeasured"
-                    and getattr(e, "run_id", None) == run.run_id
+                    if isinstance(e, ev.BenchmarkMeasured) and e.run_id == run.run_id
                 ),
                 None,
             )
@@ -175,18 +176,11 @@ def render_chrome_trace(session: Session) -> dict[str, Any]:
         step_ts = [
             e.t
             for e in session.events
-            if type(e).__name__ == "ShapeStepMeasured" and getattr(e, "run_id", None) == run.run_id
+            if isinstance(e, ev.ShapeStepMeasured) and e.run_id == run.run_id
         ]
         prev: float | None = None
         for st, t in zip(run.sweep, step_ts, strict=False):
-            args = {
-                "size": st.size,
-                "recompiled": st.recompiled,
-                "transition_s": st.transition_s,
-                "latency_ms": st.latency_ms,
-                "reason": st.reason,
-                "ran_eager": st.ran_eager,
-            }
+            args = dataclasses.asdict(st)
             if prev is None:
                 instant(pid, TID_STEPS, f"size {st.size}", "sweep", t, args)
             else:

@@ -28,6 +28,7 @@ original aten ops (``cpp_fused_expand_gelu_gelu_backward_0``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import threading
@@ -397,17 +398,7 @@ class KernelCollector:
                 return
             for k in build_kernels(payloads, self.is_op):
                 self.sink.emit(
-                    ev.KernelGenerated(
-                        run_id=self.run_id,
-                        compile_id=cid,
-                        name=k.name,
-                        kind=k.kind,
-                        fused_ops=k.fused_ops,
-                        source=k.source,
-                        source_lines=k.source_lines,
-                        order=k.order,
-                        graph=k.graph,
-                    )
+                    ev.KernelGenerated(run_id=self.run_id, compile_id=cid, **dataclasses.asdict(k))
                 )
                 self.emitted += 1
 
