@@ -8,9 +8,11 @@ from rich.text import Text
 
 from dlcprof import events as ev
 from dlcprof.monitors.device import summarize
+from dlcprof.report import fmt
+from dlcprof.report import summary as sm
 from dlcprof.session import KEY_PHASES, Run, Session
 
-NA = "n/a"
+NA = fmt.NA
 
 
 def fmt_s(x: float | None) -> str:
@@ -189,13 +191,12 @@ def hotspots_table(session: Session, limit: int = 10) -> Table | None:
     t = Table(title=f"Compiler hot frames (py-spy, {hot.samples} samples)", title_justify="left")
     for col in ("own", "total", "function", "where", "thread", "phase"):
         t.add_column(col)
-    rows = sorted(hot.rows, key=lambda r: -(r.get("own") or 0))[:limit]
-    for r in rows:
-        share = lambda v: NA if not hot.samples else f"{100 * (v or 0) / hot.samples:.0f}%"  # noqa: E731
+    for r in sm.hotspot_rows(session, limit):
         t.add_row(
-            share(r.get("own")), share(r.get("total")), str(r.get("function")),
-            f"{r.get('file')}:{r.get('line')}", str(r.get("thread")),
-            str(r.get("phase") or "(not compiling)"),
+            fmt.pct(sm.hotspot_share(r["own"], hot.samples)),
+            fmt.pct(sm.hotspot_share(r["total"], hot.samples)),
+            str(r["function"]), f"{r['file']}:{r['line']}", str(r["thread"]),
+            str(r["phase"] or "(not compiling)"),
         )  # fmt: skip
     return t
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from rich import box
 from rich.console import Group
@@ -13,32 +12,21 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from dlcprof import events as ev
+from dlcprof.report import fmt
+from dlcprof.report import summary as sm
+from dlcprof.session import Session
 from dlcprof.tui.view import NA, View
 
 _MAX_ROWS = 40
 
 
-def _share(value: Any, samples: int) -> str:
-    """Counts as a share of all samples; fractions as given."""
-    if value is None:
-        return NA
-    if isinstance(value, int) and samples > 0:
-        return f"{value / samples:.0%}"
-    if isinstance(value, float):
-        return f"{value:.0%}" if value <= 1.0 else f"{value:.1f}"
-    return str(value)
+def _relative(path: str) -> str:
+    """A user file under the cwd, relative (the sampler already shortened
+    installed files to 'torch/...')."""
+    return path.removeprefix(os.getcwd().rstrip("/") + "/")
 
 
-def short_path(path: str) -> str:
-    """site-packages/torch/x.py -> torch/x.py; a path under the cwd -> relative."""
-    marker = "site-packages/"
-    if marker in path:
-        return path.split(marker, 1)[1]
-    cwd = os.getcwd().rstrip("/") + "/"
-    return path.removeprefix(cwd)
-
-
-def frames_table(hot: ev.HotFramesSampled) -> Table:
+def frames_table(session: Session, hot: ev.HotFramesSampled) -> Table:
     t = Table(
         title=f"py-spy on the worker: {hot.samples} samples (own = in the function itself)",
         title_justify="left", expand=True, box=box.SIMPLE_HEAD,
@@ -48,15 +36,15 @@ def frames_table(hot: ev.HotFramesSampled) -> Table:
     t.add_column("function", ratio=2, no_wrap=True, overflow="ellipsis")
     t.add_column("file:line", ratio=3, no_wrap=True, overflow="ellipsis")
     t.add_column("thread", width=12, no_wrap=True, overflow="ellipsis")
-    has_phase = any(r.get("phase") for r in hot.rows)
+    rows = sm.hotspot_rows(session, _MAX_ROWS)  # heaviest first
+    has_phase = any(r["phase"] for r in rows)
     if has_phase:
         t.add_column("phase", width=16, no_wrap=True, overflow="ellipsis")
-    # Final rows come grouped by compile phase: show the heaviest first.
-    rows = sorted(hot.rows, key=lambda r: (-(r.get("own") or 0), -(r.get("total") or 0)))
-    for row in rows[:_MAX_ROWS]:
-        where = f"{short_path(str(row.get('file', '?')))}:{row.get('line', '?')}"
+    for row in rows:
+        where = f"{_relative(str(row.get('file', '?')))}:{row.get('line', '?')}"
         cells = [
-            _share(row.get("own"), hot.samples), _share(row.get("total"), hot.samples),
+            fmt.pct(sm.hotspot_share(row.get("own"), hot.samples)),
+            fmt.pct(sm.hotspot_share(row.get("total"), hot.samples)),
             str(row.get("function", "?")), where, str(row.get("thread", "")),
         ]  # fmt: skip
         if has_phase:
@@ -90,7 +78,7 @@ class HotspotsPane(VerticalScroll):
                 # The session keeps the newest aggregate only.
                 parts.append(Text(f"from the newest run ({latest.run_id}), not the selected one",
                                   style="yellow"))  # fmt: skip
-            parts.append(frames_table(hot))
+            parts.append(frames_table(session, hot))
         elif status is None or status.available:
             why = (
                 "this session holds no py-spy samples"
