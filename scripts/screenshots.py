@@ -14,10 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -30,10 +27,13 @@ from dlcprof.session import Session  # noqa: E402
 from dlcprof.settings import RunSettings  # noqa: E402
 from dlcprof.tui.app import DlcprofApp  # noqa: E402
 
+# One way to drive headless Chromium, shared with the HTML report check.
+sys.path.insert(0, str(ROOT / "scripts"))
+from check_html import check_page, find_chromium  # noqa: E402
+
 FIXTURES = ROOT / "tests" / "fixtures"
 RECORDED = ["pointwise_chain", "graph_breaks", "variable_length_static", "variable_length_dynamic"]
 SIZE = (160, 48)
-CHROMIUM = "/usr/bin/chromium"
 
 Step = Callable[[DlcprofApp, object], Awaitable[None]]
 
@@ -122,22 +122,12 @@ def svg_size(svg: Path) -> tuple[int, int]:
     return int(float(m.group(1)) + 0.5), int(float(m.group(2)) + 0.5)
 
 
-def to_png(svg: Path) -> Path:
+def to_png(svg: Path, chromium: str) -> Path:
     png = svg.with_suffix(".png")
     w, h = svg_size(svg)
-    profile = tempfile.mkdtemp(prefix="dlcprof-chromium-")
-    try:
-        subprocess.run(
-            [
-                CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                "--no-first-run", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}",
-                f"--screenshot={png}", f"--window-size={w},{h}", svg.resolve().as_uri(),
-            ],
-            check=True, capture_output=True, timeout=120,
-        )  # fmt: skip
-    finally:
-        shutil.rmtree(profile, ignore_errors=True)
+    problems = check_page(chromium, svg.resolve(), png, w, h)
+    if problems:
+        raise SystemExit(f"{svg}: " + "; ".join(problems))
     return png
 
 
@@ -148,15 +138,16 @@ def main() -> int:
     parser.add_argument("--no-png", action="store_true", help="SVG only (no Chromium)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    chromium = find_chromium()
     svgs = asyncio.run(shoot_replayed(args.out))
     if args.live:
         svgs += asyncio.run(shoot_live(args.out))
     for svg in svgs:
         print(svg.relative_to(ROOT) if svg.is_relative_to(ROOT) else svg)
         if not args.no_png:
-            if not Path(CHROMIUM).exists():
-                raise SystemExit(f"{CHROMIUM} missing: apt-get install -y chromium fonts-firacode")
-            print(to_png(svg).relative_to(ROOT) if svg.is_relative_to(ROOT) else svg)
+            if chromium is None:
+                raise SystemExit("chromium missing: apt-get install -y chromium fonts-firacode")
+            print(to_png(svg, chromium).relative_to(ROOT) if svg.is_relative_to(ROOT) else svg)
     return 0
 
 
