@@ -28,8 +28,10 @@ from rich.console import Console
 from rich.table import Table
 
 from dlcprof import events as ev
-from dlcprof.console import fmt_break_even
+from dlcprof import text
 from dlcprof.engine import LiveRun
+from dlcprof.figures.benchmark import speed
+from dlcprof.figures.recompiles import sweep_total
 from dlcprof.runner import WorkerProcess
 from dlcprof.session import Run, Session
 from dlcprof.settings import RunSettings
@@ -73,15 +75,17 @@ def main(argv: list[str] | None = None) -> int:
         if b is None:
             t.add_row(name, "n/a", "n/a", "n/a", "n/a", f"run {r.status}")
             continue
+        sp = speed(b)
         results["benchmark"][name] = {
-            "eager_ms": b.eager_ms, "compiled_ms": b.compiled_ms, "speedup": b.speedup,
-            "compile_s": b.compile_s, "break_even_iters": b.break_even_iters,
+            "eager_ms": b.eager_ms, "compiled_ms": b.compiled_ms, "speedup": sp.speedup,
+            "compile_s": b.compile_s, "break_even_runs": sp.break_even,
         }  # fmt: skip
         t.add_row(
-            name, f"{b.eager_ms:.3f}", f"{b.compiled_ms:.3f}", f"{b.speedup:.2f}x",
-            f"{b.compile_s:.2f}", fmt_break_even(b.break_even_iters),
+            name, text.ms(b.eager_ms), text.ms(b.compiled_ms),
+            text.speedup_verdict(sp.speedup, sp.measurable), text.secs(b.compile_s),
+            text.break_even(sp.break_even, sp.measurable),
         )  # fmt: skip
-        out.print(f"  {name}: {b.speedup:.2f}x", style="dim")
+        out.print(f"  {name}: {text.speedup(sp.speedup)}", style="dim")
     if names:
         out.print(t)
 
@@ -106,8 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     ):
         s.add_column(col, justify="right")
     for dynamic, r in sweeps.items():
-        total = r.sweep_total_s or 0.0
-        cut = 1 - total / static.sweep_total_s if static.sweep_total_s else None
+        total = sweep_total(r) or 0.0
+        cut = 1 - total / sweep_total(static) if sweep_total(static) else None
         ratios = [
             a.latency_ms / b.latency_ms
             for a, b in zip(r.sweep, static.sweep, strict=True)

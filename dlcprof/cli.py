@@ -17,7 +17,7 @@ from rich.console import Console
 
 from dlcprof import __version__
 from dlcprof import events as ev
-from dlcprof.settings import RunSettings, SettingsError, parse_shapes
+from dlcprof.settings import OPTIONS, Option, RunSettings, SettingsError, parse_shapes
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -32,32 +32,23 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _settings_args(p: argparse.ArgumentParser) -> None:
-    # Choices are validated by RunSettings so the CLI and the TUI share one message.
-    p.add_argument(
-        "--mode",
-        default="default",
-        help="default | reduce-overhead | max-autotune | max-autotune-no-cudagraphs",
-    )
-    p.add_argument(
-        "--dynamic", default="auto", help="auto (torch's automatic dynamic) | true | false"
-    )
-    p.add_argument(
-        "--backend", default="inductor", help="inductor | aot_eager | eager (for bisecting)"
-    )
-    p.add_argument("--device", default="auto", help="auto (CUDA when available) | cpu | cuda")
-    p.add_argument("--dtype", default="float32", help="float32 | bfloat16 | float16")
-    p.add_argument("--size", default="default", help="small | default: the workload's input size")
-    p.add_argument("--cache", default="warm", help="warm | cold (fresh TMPDIR and Inductor cache)")
-    p.add_argument(
-        "--threads", type=_int("threads"), default=None, help="torch threads (default: cores-1)"
-    )
-    p.add_argument("--iters", type=_int("iters"), default=20, help="timed calls per repetition")
-    p.add_argument("--reps", type=_int("reps"), default=7, help="timed repetitions")
-    p.add_argument("--shapes", type=_shapes, default=None, help="sweep these sizes, e.g. 16,32,64")
-    p.add_argument("--sweep", action="store_true", help="sweep the workload's SIZES")
-    p.add_argument(
-        "--no-benchmark", action="store_true", help="compile only, skip eager vs compiled"
-    )
+    """One flag per run option (dlcprof.settings.OPTIONS). Choices are checked
+    by RunSettings.validate, so the CLI and the TUI share one message."""
+    defaults = RunSettings(target="-")
+    for o in OPTIONS:
+        if o.kind == "choice":
+            p.add_argument(o.flag, default=getattr(defaults, o.name), help=_help(o))
+        elif o.kind == "int":
+            default = None if o.name == "threads" else getattr(defaults, o.name)
+            p.add_argument(o.flag, type=_int(o.name), default=default, help=_help(o))
+        elif o.kind == "sizes":
+            p.add_argument(o.flag, type=_shapes, default=None, help=_help(o))
+        else:  # a switch: --sweep, --no-benchmark
+            p.add_argument(o.flag, action="store_true", dest=o.name, help=o.help)
+
+
+def _help(o: Option) -> str:
+    return f"{' | '.join(o.choices)}: {o.help}" if o.choices else o.help
 
 
 def _int(name: str):
@@ -80,14 +71,13 @@ def _shapes(text: str) -> list[int]:
 
 
 def _settings_from(args: argparse.Namespace, target: str) -> RunSettings:
-    s = RunSettings(
-        target=target, mode=args.mode, dynamic=args.dynamic, backend=args.backend,
-        device=args.device, dtype=args.dtype, size=args.size, cache=args.cache,
-        iters=args.iters, reps=args.reps, shapes=args.shapes, sweep=args.sweep,
-        benchmark=not args.no_benchmark,
-    )  # fmt: skip
-    if args.threads is not None:
-        s.threads = args.threads
+    s = RunSettings(target=target)
+    for o in OPTIONS:
+        value = getattr(args, o.name)
+        if o.kind == "off-switch":
+            value = not value
+        if value is not None:
+            setattr(s, o.name, value)
     return s.validate()
 
 
@@ -312,7 +302,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from dlcprof.monitors.doctor import checks, render
+    from dlcprof.doctor import checks, render
 
     Console(highlight=False).print(render(checks()))
     return EXIT_OK

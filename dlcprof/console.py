@@ -1,4 +1,8 @@
-"""Rich renderings of a Session for the headless CLI: live lines and tables."""
+"""Rich renderings of a Session for the headless CLI: live lines and tables.
+
+Every figure comes from ``dlcprof.figures`` and every word from
+``dlcprof.text``: this module only lays them out.
+"""
 
 from __future__ import annotations
 
@@ -7,24 +11,17 @@ from rich.table import Table
 from rich.text import Text
 
 from dlcprof import events as ev
-from dlcprof.monitors.device import summarize
-from dlcprof.report import fmt
-from dlcprof.report import summary as sm
-from dlcprof.session import KEY_PHASES, Run, Session
+from dlcprof import text
+from dlcprof.figures import benchmark as fb
+from dlcprof.figures import device as fd
+from dlcprof.figures import hotspots as fh
+from dlcprof.figures import kernels as fk
+from dlcprof.figures import phases as fp
+from dlcprof.figures import recompiles as fr
+from dlcprof.figures.runs import run_label
+from dlcprof.session import Run, Session
 
-NA = fmt.NA
-
-
-def fmt_s(x: float | None) -> str:
-    return NA if x is None else f"{x:.3f} s" if x < 10 else f"{x:.1f} s"
-
-
-def fmt_ms(x: float | None) -> str:
-    return NA if x is None else f"{x:.3f} ms" if x < 10 else f"{x:.1f} ms"
-
-
-def fmt_break_even(runs: float | None) -> str:
-    return "never (compiled is not faster)" if runs is None else f"{runs:,.0f} runs"
+_LIVE_PHASES = (fp.KEY_NAMES - {"compile_file"}) | {"entire_frame_compile"}
 
 
 def live_line(event: ev.Event, session: Session) -> Text | None:
@@ -43,17 +40,19 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
                 ("  ", ""),
                 (f"[{cid}] ", "cyan"),
                 f"{event.name:<32}",
-                (fmt_s(event.duration_s), "bold"),
+                (text.secs(event.duration_s), "bold"),
             )
         case ev.CompileFinished():
             what = "backward compile" if event.is_backward else "compile"
             extra = f" · cache {event.cache}" if event.cache else ""
             return Text.assemble(
                 ("  ✓ ", "green"), (f"[{event.compile_id}] ", "cyan"),
-                f"{what} done in {fmt_s(event.wall_s)}{extra}",
+                f"{what} done in {text.secs(event.wall_s)}{extra}",
             )  # fmt: skip
         case ev.RecompileTriggered():
-            return Text.assemble(("  ↻ recompile: ", "bold yellow"), event.reason)
+            return Text.assemble(
+                ("  ↻ recompile: ", "bold yellow"), str(fr.newest_reason(event.reason))
+            )
         case ev.RecompileLimitHit():
             return Text.assemble(("  ⚠ RECOMPILE LIMIT HIT: ", "bold white on red"), event.message)
         case ev.GraphBroken():
@@ -61,12 +60,11 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
                 ("  ✂ graph break: ", "bold magenta"), f"{event.reason} at {event.location}"
             )
         case ev.ShapeStepMeasured():
-            flag = (
-                "recompiled" if event.recompiled else ("ran eager" if event.ran_eager else "reused")
-            )
+            run = session.run(event.run_id)
+            flag = fr.step_flag(len(run.sweep) - 1, event)
             return Text(
-                f"  size {event.size:>6}: {flag:<10} transition {fmt_s(event.transition_s)}, "
-                f"steady {fmt_ms(event.latency_ms)}"
+                f"  size {event.size:>6}: {flag:<10} transition {text.secs(event.transition_s)}, "
+                f"steady {text.ms(event.latency_ms)}"
             )
         case ev.ErrorRaised():
             return Text.assemble(("✗ ", "bold red"), event.message)
@@ -81,26 +79,25 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
     return None
 
 
-_LIVE_PHASES = {name for _, name in KEY_PHASES if name != "compile_file"} | {"entire_frame_compile"}
-
-
 def phases_table(run: Run) -> Table:
-    t = Table(title="Compile phases (seconds) per compile id", title_justify="left")
+    t = Table(title="Compile phases per compile id", title_justify="left")
     t.add_column("phase")
-    ids = list(run.compiles)
-    for cid in ids:
-        c = run.compiles[cid]
-        t.add_column(cid, justify="right")
-    t.add_row("wall (torch compilation_metrics)", *(fmt_s(run.compiles[c].wall_s) for c in ids))
-    for label, name in KEY_PHASES:
+    compiles = list(run.compiles.values())
+    for c in compiles:
+        t.add_column(c.compile_id, justify="right")
+    t.add_row("wall (torch compilation_metrics)", *(text.secs(c.wall_s) for c in compiles))
+    rows = [fp.key_phases(c) for c in compiles]
+    for i, (label, _) in enumerate(fp.KEY_PHASES):
         cells = []
-        for cid in ids:
-            c = run.compiles[cid]
-            secs = c.phase_seconds(name)
-            n = c.phase_count(name)
-            cells.append(NA if secs is None else fmt_s(secs) + (f" ×{n}" if n > 1 else ""))
+        for keys in rows:
+            k = keys[i]
+            cells.append(
+                text.NA
+                if k.seconds is None
+                else text.secs(k.seconds) + (f" ×{k.count}" if k.count > 1 else "")
+            )
         t.add_row(label, *cells)
-    t.add_row("cache", *((run.compiles[c].cache or NA) for c in ids))
+    t.add_row("cache", *((c.cache or text.NA) for c in compiles))
     return t
 
 
@@ -109,7 +106,10 @@ def kernels_table(run: Run) -> Table:
     for col in ("compile", "kernel", "kind", "#ops", "fused ops"):
         t.add_column(col)
     for k in run.kernels:
-        t.add_row(k.compile_id, k.name, k.kind, str(len(k.fused_ops)), ", ".join(k.fused_ops) or NA)
+        t.add_row(
+            fk.compile_label(k), k.name, k.kind, str(len(k.fused_ops)),
+            ", ".join(k.fused_ops) or text.NA,
+        )  # fmt: skip
     return t
 
 
@@ -117,34 +117,40 @@ def benchmark_table(run: Run) -> Table:
     t = Table(title="Eager vs compiled", title_justify="left", show_header=False)
     t.add_column(style="bold")
     t.add_column(justify="right")
-    b = run.benchmark
-    if b is None:
-        t.add_row("benchmark", "n/a (not measured in this run)")
+    s = fb.run_speed(run)
+    if s is None:
+        t.add_row("benchmark", text.na(fb.why_none(run)))
         return t
-    t.add_row("eager", f"{fmt_ms(b.eager_ms)} ± {b.eager_spread_ms:.3f} (IQR)")
-    t.add_row("compiled", f"{fmt_ms(b.compiled_ms)} ± {b.compiled_spread_ms:.3f} (IQR)")
-    t.add_row("speedup", NA if b.speedup is None else f"{b.speedup:.2f}x")
-    t.add_row("compile time", fmt_s(b.compile_s))
-    t.add_row("break-even", fmt_break_even(b.break_even_iters))
-    t.add_row(
-        "measured with",
-        f"{b.reps} reps × {b.iters} calls, {b.warmup} warm-up, {b.threads} thread(s), "
-        f"{b.timer}, load avg {' '.join(f'{x:.2f}' for x in b.load_avg)}",
-    )
+    assert run.benchmark is not None
+    t.add_row("eager", f"{text.ms(s.eager_ms)} {text.spread(s.eager_spread_ms)}")
+    t.add_row("compiled", f"{text.ms(s.compiled_ms)} {text.spread(s.compiled_spread_ms)}")
+    t.add_row("speedup", text.speedup_verdict(s.speedup, s.measurable))
+    t.add_row("compile", text.secs(s.compile_s))
+    t.add_row("break-even", text.break_even(s.break_even, s.measurable))
+    t.add_row("measured", fb.measured_with(run.benchmark))
     return t
 
 
 def sweep_table(run: Run) -> Table:
-    t = Table(title="Shape sweep", title_justify="left")
-    for col in ("size", "recompiled", "transition", "cumulative", "steady latency", "reason"):
+    t = Table(title=f"Shape sweep, {run_label(run)}", title_justify="left")
+    for col in ("size", "step", "transition", "cumulative", "steady latency", "reason"):
         t.add_column(col)
-    for step, cum in zip(run.sweep, run.cumulative_transition_s, strict=True):
-        flag = "yes" if step.recompiled else ("EAGER" if step.ran_eager else "no")
+    for i, (step, cum) in enumerate(zip(run.sweep, fr.cumulative(run), strict=True)):
         t.add_row(
-            str(step.size), flag, fmt_s(step.transition_s), fmt_s(cum), fmt_ms(step.latency_ms),
-            step.reason or "",
+            str(step.size), fr.step_flag(i, step), text.secs(step.transition_s), text.secs(cum),
+            text.ms(step.latency_ms), str(fr.newest_reason(step.reason) or ""),
         )  # fmt: skip
     return t
+
+
+def sweep_verdict(session: Session, run: Run) -> Text | None:
+    pair = fr.sweep_pair(session, run)
+    if pair is None or not pair.complete:
+        return None
+    return Text(
+        text.sweep_verdict(pair.static_s, pair.dynamic_s, pair.reduction, pair.steady),
+        style="bold",
+    )
 
 
 def graph_breaks_table(run: Run) -> Table:
@@ -156,71 +162,77 @@ def graph_breaks_table(run: Run) -> Table:
     return t
 
 
-# What the headless summary shows of the device samples, by source.
-_DEVICE_KEYS = {
-    "nvml": ("gpu_util_pct", "mem_used_mb", "proc_mem_mb", "power_w"),
-    "cpu": ("worker_cpu_pct", "children_cpu_pct", "cxx_compilers", "worker_rss_mb"),
-}
-
-
-def device_table(session: Session, run: Run) -> Table | None:
-    """Mean / max of the device samples during compiles vs after them."""
-    samples = [s for s in session.device_samples if run.started_t and s.t >= run.started_t]
-    spans = run.activity_spans
-    if not samples or not spans:
-        return None
-    source = samples[-1].source
-    by_span = summarize(samples, spans)
-    t = Table(title=f"Device ({source}) — mean / max per span", title_justify="left")
-    t.add_column("metric")
-    for name in by_span:
-        t.add_column(f"{name} ({by_span[name]['samples']:.0f} samples)", justify="right")
-    for key in _DEVICE_KEYS.get(source, ()):
-        cells = []
-        for row in by_span.values():
-            mean, peak = row.get(f"{key}.mean"), row.get(f"{key}.max")
-            cells.append(NA if mean is None else f"{mean:.1f} / {peak:.1f}")
-        t.add_row(key, *cells)
+def recompiles_table(run: Run) -> Table:
+    t = Table(title="Recompiles (guard failures)", title_justify="left")
+    for col in ("compile", "newest guard failure", "cost", "cumulative"):
+        t.add_column(col)
+    for row in fr.recompile_rows(run):
+        t.add_row(
+            row.compile_id or "?", str(fr.newest_reason(row.reason)),
+            text.secs(row.cost_s, text.NOT_FINISHED), text.secs(row.cumulative_s),
+        )  # fmt: skip
     return t
 
 
-def hotspots_table(session: Session, limit: int = 10) -> Table | None:
-    hot = session.hot_frames
-    if hot is None or not hot.rows:
+def device_table(run: Run) -> Table | None:
+    """Mean / max of the device samples during compiles vs after them."""
+    st = fd.span_table(run)
+    if st is None:
         return None
-    t = Table(title=f"Compiler hot frames (py-spy, {hot.samples} samples)", title_justify="left")
+    t = Table(title=f"Device ({st.source}) — mean / max per span", title_justify="left")
+    t.add_column("metric")
+    for name, row in st.spans.items():
+        t.add_column(f"{name} ({row['samples']:.0f} samples)", justify="right")
+    for key in st.keys:
+        cells = []
+        for row in st.spans.values():
+            mean, peak = row.get(f"{key}.mean"), row.get(f"{key}.max")
+            cells.append(text.NA if mean is None else f"{mean:.1f} / {peak:.1f}")
+        t.add_row(text.metric_label(key), *cells)
+    return t
+
+
+def hotspots_table(run: Run, limit: int = 10) -> Table | None:
+    rows = fh.hot_rows(run, limit)
+    if not rows:
+        return None
+    samples = run.hot_frames.samples if run.hot_frames else 0
+    t = Table(title=f"Compiler hot frames (py-spy, {samples} samples)", title_justify="left")
     for col in ("own", "total", "function", "where", "thread", "phase"):
         t.add_column(col)
-    for r in sm.hotspot_rows(session, limit):
+    for r in rows:
         t.add_row(
-            fmt.pct(sm.hotspot_share(r["own"], hot.samples)),
-            fmt.pct(sm.hotspot_share(r["total"], hot.samples)),
-            str(r["function"]), f"{r['file']}:{r['line']}", str(r["thread"]),
-            str(r["phase"] or "(not compiling)"),
+            text.pct(r.own), text.pct(r.total), r.function, f"{r.file}:{r.line}", r.thread,
+            r.phase or "(not compiling)",
         )  # fmt: skip
     return t
 
 
 def run_summary(run: Run, session: Session) -> RenderableType:
-    parts: list[RenderableType] = [Text(f"\n{run.label} — {run.status}", style="bold")]
+    parts: list[RenderableType] = [Text(f"\n{run_label(run)} — {run.status}", style="bold")]
     if run.compiles:
         parts.append(phases_table(run))
     if run.kernels:
         parts.append(kernels_table(run))
     if run.graph_breaks:
         parts.append(graph_breaks_table(run))
+    if run.recompiles:
+        parts.append(recompiles_table(run))
     if run.recompile_limit:
         parts.append(
             Text(f"RECOMPILE LIMIT HIT: {run.recompile_limit.message}", style="bold white on red")
         )
-    if run.benchmark or run.settings.get("iters"):
+    if run.benchmark is not None or not run.sweep:
         parts.append(benchmark_table(run))
     if run.sweep:
         parts.append(sweep_table(run))
-    for extra in (device_table(session, run), hotspots_table(session)):
+        verdict = sweep_verdict(session, run)
+        if verdict is not None:
+            parts.append(verdict)
+    for extra in (device_table(run), hotspots_table(run)):
         if extra is not None:
             parts.append(extra)
-    for name, status in session.monitors.items():
+    for name, status in fd.monitors(session, run).items():
         if not status.available:
-            parts.append(Text(f"{name}: n/a — {status.message}", style="yellow"))
+            parts.append(Text(f"{name}: {text.na(status.message)}", style="yellow"))
     return Group(*parts)

@@ -10,19 +10,22 @@ from __future__ import annotations
 import tempfile
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from dlcprof import events as ev
+from dlcprof.figures.phases import KEY_NAMES
 from dlcprof.monitors.device import DeviceSampler
 from dlcprof.monitors.hotspots import PySpySampler, attribute_phases
 from dlcprof.runner import DEFAULT_IDLE_TIMEOUT_S, WorkerProcess
-from dlcprof.session import KEY_PHASES
+from dlcprof.session import Session
 from dlcprof.settings import RunSettings
 
 Emit = Callable[[ev.Event], None]
+Monitored = ev.DeviceSampled | ev.MonitorStatus | ev.HotFramesSampled | ev.ProfileSaved
 
 # Compile phases py-spy samples are attributed to (each to the innermost).
-_HOTSPOT_PHASES = {name for _, name in KEY_PHASES} | {"entire_frame_compile"}
+_HOTSPOT_PHASES = KEY_NAMES | {"entire_frame_compile"}
 
 
 class LiveRun:
@@ -50,10 +53,10 @@ class LiveRun:
         self._phases: list[tuple[str, float, float]] = []
         if monitors:
             cuda_index = None if settings.device == "cpu" else 0
-            self._monitors.append(DeviceSampler(worker.pid, emit, cuda_index=cuda_index))
+            self._monitors.append(DeviceSampler(worker.pid, self._stamp, cuda_index=cuda_index))
         if profile:
             out = Path(tempfile.mkdtemp(prefix="dlcprof-pyspy-")) / "pyspy.speedscope.json"
-            self._profiler = PySpySampler(worker.pid, emit, out)
+            self._profiler = PySpySampler(worker.pid, self._stamp, out)
             self._monitors.append(self._profiler)
         self._thread = threading.Thread(target=self._pump, name="dlcprof-run", daemon=True)
 
@@ -63,6 +66,12 @@ class LiveRun:
             monitor.start()
         self._thread.start()
         return self.run_id
+
+    def _stamp(self, event: Monitored) -> None:
+        """Monitors watch this run's worker: their events belong to this run."""
+        if event.run_id is None:
+            event.run_id = self.run_id
+        self.emit(event)
 
     def _pump(self) -> None:
         for event in self.worker.events():
@@ -82,7 +91,7 @@ class LiveRun:
         if p is None or not p.samples:
             return
         rows = attribute_phases(p.samples, self._phases)
-        self.emit(ev.HotFramesSampled(samples=p.ticks, rows=rows))
+        self.emit(ev.HotFramesSampled(samples=p.ticks, rows=rows, run_id=self.run_id))
 
     def cancel(self, reason: str = "cancelled by user") -> None:
         self.worker.cancel(reason)
@@ -143,3 +152,20 @@ class Standby:
         if worker is not None:
             worker.dismiss()
             worker.cancel("standby closed")
+
+
+def save_report(session: Session, directory: Path | None = None) -> Path:
+    """Write ``session`` as a report folder (default: dlcprof-reports/<workload>-<time>).
+    ReportError (one line) when it cannot be written; the session is untouched."""
+    from dlcprof.report import default_report_dir, save_session
+
+    return save_session(session, directory or default_report_dir(session))
+
+
+@dataclass
+class Engine:
+    """What a run controller works with: real ones by default, scripted in tests."""
+
+    live_run: Callable[..., LiveRun] = LiveRun
+    standby: Callable[[], Standby] = Standby
+    save: Callable[[Session, Path | None], Path] = save_report

@@ -152,6 +152,10 @@ class PhaseEnded(Event):
     duration_s: float
     cache_state: str | None = None
 
+    @property
+    def end_t(self) -> float:
+        return self.start_t + self.duration_s
+
 
 @dataclass
 class CompileFinished(Event):
@@ -258,12 +262,17 @@ class SweepFinished(Event):
 # --- monitors (parent side) ---------------------------------------------------------
 
 
+# Monitors watch one run's worker: their events carry that run's id (None in
+# reports written before they did; the Session then places them by time).
+
+
 @dataclass
 class DeviceSampled(Event):
     """One utilization sample; a value is None where the probe has none."""
 
     source: str  # "nvml" | "cpu"
     values: dict[str, float | None]
+    run_id: str | None = None
 
 
 @dataclass
@@ -271,6 +280,7 @@ class MonitorStatus(Event):
     monitor: str  # "nvml" | "cpu" | "py-spy"
     available: bool
     message: str
+    run_id: str | None = None
 
 
 @dataclass
@@ -279,6 +289,7 @@ class HotFramesSampled(Event):
 
     samples: int
     rows: list[dict[str, Any]]  # {function, file, line, thread, own, total, phase}
+    run_id: str | None = None
 
 
 @dataclass
@@ -288,6 +299,7 @@ class ProfileSaved(Event):
     path: str
     format: str  # "speedscope"
     samples: int
+    run_id: str | None = None
 
 
 # --- codec ----------------------------------------------------------------------------

@@ -1,4 +1,6 @@
-"""Run settings shared by the CLI, the TUI and the worker, with validation.
+"""Run settings, declared once: ``OPTIONS`` makes the CLI flags and their help,
+the TUI's selects, the short labels, the command that repeats a run and the
+README's table of options.
 
 Every invalid value raises SettingsError whose message is one line naming the
 bad value and the valid ones.
@@ -8,8 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 DYNAMIC = ("auto", "true", "false")
@@ -25,9 +28,54 @@ class SettingsError(ValueError):
 
 
 def default_threads() -> int:
-    # On small boxes OpenMP threads stall under background load (TORCH_NOTES §7):
-    # leave one core for the UI and monitors.
+    # On small boxes OpenMP threads stall under background load: leave one
+    # core for the UI and the monitors.
     return max(1, (os.cpu_count() or 2) - 1)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One run setting as the CLI, the TUI, the repro line and the README show it."""
+
+    name: str  # the RunSettings field
+    help: str  # what it means (the README's "meaning" column)
+    choices: tuple[str, ...] = ()  # a closed set; empty for numbers, sizes and switches
+    kind: str = "choice"  # "choice" | "int" | "sizes" | "switch" | "off-switch"
+    values: str = ""  # the README's "values" column, when not the choices
+    short: dict[str, str] = field(default_factory=dict)  # narrow labels of long values
+    tui: bool = False  # a select in the TUI's settings panel
+
+    @property
+    def flag(self) -> str:
+        if self.kind == "off-switch":
+            return f"--no-{self.name}"
+        return f"--{self.name}"
+
+    def label(self, value: Any) -> str:
+        return self.short.get(str(value), str(value))
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("mode", "Inductor mode: CUDA graphs (reduce-overhead) and autotuning (max-autotune)",
+           MODES, tui=True, short={"reduce-overhead": "red-ovh", "max-autotune": "max-at",
+                                   "max-autotune-no-cudagraphs": "max-at-nocg"}),
+    Option("dynamic", "`auto` is torch's automatic dynamic (static first, dynamic after a size "
+           "changes)", DYNAMIC, tui=True),
+    Option("backend", "bisect: is it Dynamo, AOTAutograd or Inductor?", BACKENDS, tui=True),
+    Option("device", "`auto`: CUDA when available", DEVICES, tui=True),
+    Option("dtype", "the dtype the workload builds its model and inputs in", DTYPES, tui=True),
+    Option("size", "the workload's input size (`small` is for tests)", SIZES, tui=True),
+    Option("cache", "`cold`: a fresh `TMPDIR` and Inductor cache dir, so the compile time is "
+           "reproducible", CACHES, tui=True),
+    Option("threads", "torch threads for compile and timing (default: cores − 1)", kind="int",
+           values="N"),
+    Option("iters", "timed calls per repetition", kind="int", values="N"),
+    Option("reps", "repetitions (median and spread are over reps)", kind="int", values="N"),
+    Option("shapes", "shape sweep over these sizes", kind="sizes", values="16,32,64"),
+    Option("sweep", "shape sweep over the workload's `SIZES`", kind="switch"),
+    Option("benchmark", "compile only: no eager-vs-compiled timing", kind="off-switch"),
+)  # fmt: skip
+OPTION = {o.name: o for o in OPTIONS}
 
 
 @dataclass
@@ -48,22 +96,14 @@ class RunSettings:
     benchmark: bool = True
 
     def validate(self) -> RunSettings:
-        for name, valid in (
-            ("mode", MODES),
-            ("dynamic", DYNAMIC),
-            ("backend", BACKENDS),
-            ("device", DEVICES),
-            ("dtype", DTYPES),
-            ("size", SIZES),
-            ("cache", CACHES),
-        ):
-            value = getattr(self, name)
-            if value not in valid:
-                raise SettingsError(f"invalid --{name} {value!r}: choose one of {', '.join(valid)}")
-        for name in ("threads", "iters", "reps"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise SettingsError(f"invalid --{name} {value!r}: give a whole number >= 1")
+        for o in OPTIONS:
+            value = getattr(self, o.name)
+            if o.kind == "choice" and value not in o.choices:
+                raise SettingsError(
+                    f"invalid {o.flag} {value!r}: choose one of {', '.join(o.choices)}"
+                )
+            if o.kind == "int" and (not isinstance(value, int) or value < 1):
+                raise SettingsError(f"invalid {o.flag} {value!r}: give a whole number >= 1")
         if self.shapes is not None:
             if not self.shapes or any(not isinstance(s, int) or s < 1 for s in self.shapes):
                 raise SettingsError(
@@ -91,11 +131,44 @@ def parse_shapes(text: str) -> list[int]:
     try:
         shapes = [int(p) for p in text.split(",") if p.strip()]
     except ValueError:
-        raise SettingsError(
-            f"invalid --shapes {text!r}: give comma-separated positive integers, e.g. 16,32,64"
-        ) from None
+        shapes = []
     if not shapes or min(shapes) < 1:
         raise SettingsError(
             f"invalid --shapes {text!r}: give comma-separated positive integers, e.g. 16,32,64"
         )
     return shapes
+
+
+class _Settled(Protocol):
+    """RunSettings, or a run's RunStarted event (the settings as the worker resolved them)."""
+
+    target: str
+    shapes: list[int] | None
+    sweep: bool
+    benchmark: bool
+
+
+def repro_command(s: _Settled, target: str | None = None) -> str:
+    """The CLI line that repeats a run."""
+    parts = ["dlcprof", "run", target or s.target]
+    for o in OPTIONS:
+        value = getattr(s, o.name, None)
+        if o.kind in ("choice", "int") and value not in (None, ""):
+            parts += [o.flag, str(value)]
+    if s.shapes:
+        parts += ["--shapes", ",".join(str(x) for x in s.shapes)]
+    elif s.sweep:
+        parts.append("--sweep")
+    if not s.benchmark:
+        parts.append("--no-benchmark")
+    return shlex.join(parts)
+
+
+def markdown_table() -> str:
+    """The README's table of options (a test keeps the README in step)."""
+    rows = ["| option | values | meaning |", "|---|---|---|"]
+    for o in OPTIONS:
+        flag = f"{o.flag} {o.values}".strip() if o.kind in ("int", "sizes") else o.flag
+        values = ", ".join(f"`{c}`" for c in o.choices) if o.choices else ""
+        rows.append(f"| `{flag}` | {values} | {o.help} |")
+    return "\n".join(rows)

@@ -80,7 +80,7 @@ def pick_sessions(args: argparse.Namespace) -> tuple[Session, tuple[Session, Ses
         for _, s in _fixture_sessions():
             for r in s.runs.values():
                 if r.sweep:
-                    by_dyn.setdefault(str(r.settings.get("dynamic")), s)
+                    by_dyn.setdefault(str(r.settings.dynamic if r.settings else None), s)
         dyn = by_dyn.get("true") or by_dyn.get("auto")
         if "false" in by_dyn and dyn is not None:
             pair = (by_dyn["false"], dyn)

@@ -48,7 +48,7 @@ def recorded_session() -> Session:
 
 def run_id(app: DlcprofApp, workload: str, dynamic: str | None = None) -> str:
     for run in app.session.runs.values():
-        if run.workload == workload and dynamic in (None, run.settings.get("dynamic")):
+        if run.workload == workload and dynamic in (None, getattr(run.settings, "dynamic", None)):
             return run.run_id
     raise SystemExit(f"no {workload} run in the recorded sessions")
 

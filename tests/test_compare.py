@@ -8,6 +8,8 @@ import pytest
 from rich.console import Console
 
 from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.figures import benchmark as fb
 from dlcprof.report.compare import compare, render_compare_html, render_compare_table
 from dlcprof.report.errors import ReportError
 from dlcprof.session import Session
@@ -37,7 +39,7 @@ def _text(renderable) -> str:
 def test_static_vs_dynamic_sweeps() -> None:
     static, dynamic = sweep_sessions()
     cmp = compare(static, dynamic)
-    assert ("dynamic", "false", cmp.b_run.settings["dynamic"]) in cmp.settings
+    assert ("dynamic", "false", cmp.b_run.settings.dynamic) in cmp.settings
     # Static recompiled per shape; dynamic did not (or less): those are gone.
     assert cmp.recompiles_gone
     assert len(cmp.recompiles_gone) > len(cmp.recompiles_added)
@@ -159,10 +161,45 @@ def test_runs_chosen_by_index_and_id() -> None:
         compare(Session(), s)
 
 
-def test_break_even_never_when_not_faster() -> None:
+def test_break_even_never_when_slower() -> None:
     a, b = benchmark_session(), graph_break_session()
     cmp = compare(a, b)
     be = cmp.metric("break-even")
-    if b.latest_run.benchmark is None or b.latest_run.benchmark.break_even_iters is not None:  # type: ignore[union-attr]
-        pytest.skip("the graph-break recording is faster compiled")
-    assert be.b is None and "never" in _text(render_compare_table(cmp))
+    speed = fb.run_speed(b.latest_run)  # type: ignore[arg-type]
+    assert speed is not None and speed.verdict == fb.SLOWER  # as recorded
+    assert be.b is None and be.b_text == text.NEVER
+    assert be.a_text.endswith(" runs") and be.verdict == "worse"
+    table = _text(render_compare_table(cmp))
+    assert text.NEVER in table and "now never" in table and " calls" not in table
+
+
+def test_break_even_not_a_number_without_a_measurable_difference() -> None:
+    static, dynamic = sweep_sessions()
+    cmp = compare(static, dynamic)
+    sa = fb.run_speed(cmp.a_run)
+    assert sa is not None and not sa.measurable  # the static recording is within its spread
+    be = cmp.metric("break-even")
+    assert be.a is None and be.a_text == f"n/a ({text.NO_DIFFERENCE})"
+    assert be.verdict == "" and be.delta_text == "—"
+    assert cmp.metric("speedup").a_text == text.speedup_verdict(sa.speedup, False)
+    verdicts = next(r for r in cmp.headline() if r.name == "compiled vs eager")
+    assert verdicts.a == text.NO_DIFFERENCE
+    table = _text(render_compare_table(cmp))
+    html = render_compare_html(cmp)
+    for page in (table, html):
+        assert f"n/a ({text.NO_DIFFERENCE})" in page
+    # The newest failed guard, worded as every view words it.
+    rc = cmp.a_run.recompiles[-1]
+    from dlcprof.figures.recompiles import newest_reason
+
+    assert str(newest_reason(rc.reason)) in table.replace("\n", " ") or any(
+        str(newest_reason(rc.reason)) == newest for _, newest in cmp.recompile_changes
+    )
+
+
+def test_compare_html_escapes_session_strings() -> None:
+    evil = "<script>alert(1)</script>"
+    a = _kernel_session([(f"k{evil}", ["aten.sin"])], [(evil, f"{evil}.py:1")])
+    b = _kernel_session([], [])
+    html = render_compare_html(compare(a, b))
+    assert "<script" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html

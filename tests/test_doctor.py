@@ -8,8 +8,8 @@ import shutil
 import pytest
 from rich.console import Console
 
-from dlcprof.monitors import doctor
-from dlcprof.monitors.doctor import Check, checks, render
+from dlcprof import doctor
+from dlcprof.doctor import Check, checks, render
 
 
 @pytest.fixture(scope="module")

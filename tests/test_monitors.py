@@ -292,7 +292,7 @@ def test_summarize_splits_by_named_spans() -> None:
 def test_monitors_never_import_torch_or_textual() -> None:
     code = (
         "import sys; import dlcprof.monitors.device, dlcprof.monitors.hotspots, "
-        "dlcprof.monitors.doctor, dlcprof.monitors.nvml; "
+        "dlcprof.doctor, dlcprof.monitors.nvml; "
         "bad = [m for m in ('torch', 'textual') if m in sys.modules]; "
         "sys.exit(f'imported {bad}' if bad else 0)"
     )

@@ -2,26 +2,37 @@
 
 from __future__ import annotations
 
+import html as _html
 import re
 
+import pytest
+
 from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.figures import benchmark as fb
+from dlcprof.figures import recompiles as fr
+from dlcprof.report import model as rm
 from dlcprof.report.html import render_html
 from dlcprof.report.markdown import render_markdown
 from dlcprof.session import Session
 
 try:
     from test_report_support import (
+        FIXTURES,
         benchmark_session,
         full_session,
         graph_break_session,
+        load_fixture,
         synthetic_events,
         with_monitors,
     )
 except ImportError:  # tests/ collected as a package
     from tests.test_report_support import (
+        FIXTURES,
         benchmark_session,
         full_session,
         graph_break_session,
+        load_fixture,
         synthetic_events,
         with_monitors,
     )
@@ -43,7 +54,7 @@ def test_markdown_sections() -> None:
     ):
         assert heading in md, heading
     run = next(r for r in s.runs.values() if r.benchmark)
-    assert f"mode={run.settings['mode']}" in md
+    assert f"mode={run.settings.mode}" in md
     assert "break-even" in md and "speedup" in md
     for k in run.kernels:
         assert k.name in md
@@ -57,16 +68,17 @@ def test_markdown_graph_breaks_with_location() -> None:
 
 
 def test_markdown_says_never_and_na() -> None:
-    # Recorded: the static sweep's compiled call is not faster; no monitor ran.
+    # Recorded: the graph-break run's compiled call is slower; no monitor ran.
     md = render_markdown(full_session())
-    assert "never (compiled is not faster)" in md
+    assert "never (compiled is slower)" in md
+    assert "n/a (no measurable difference)" in md
     assert "n/a (no device samples" in md
     assert "n/a (no py-spy samples" in md
     # Edge case: a sweep-only run has no benchmark, and says why.
     sweep_only = Session.from_events(
         synthetic_events(benchmark=False, graph_breaks=False, monitors=False)
     )
-    assert "n/a (a shape-sweep run" in render_markdown(sweep_only)
+    assert "n/a (a shape-sweep run is not benchmarked)" in render_markdown(sweep_only)
     # An empty session still renders.
     assert "n/a (no device samples" in render_markdown(Session())
 
@@ -108,7 +120,7 @@ def test_html_is_self_contained_and_escaped() -> None:
 def test_html_sections() -> None:
     s = full_session()
     html = render_html(s)
-    for text in (
+    for section in (
         "Compile phase timeline",
         "Fused kernels",
         "Recompiles",
@@ -117,7 +129,7 @@ def test_html_sections() -> None:
         "Device utilization",
         "Compiler hotspots",
     ):
-        assert text in html, text
+        assert section in html, section
     assert html.count("<svg") >= 3
 
 
@@ -137,6 +149,7 @@ def test_html_device_charts() -> None:
     html = render_html(with_monitors(full_session()))
     assert "utilization (%)" in html and "memory (MB)" in html
     assert "worker_cpu_pct" in html and "the probe gave no value" in html  # gpu_util_pct: None
+    assert "During the compiles vs after them" in html
     assert "Compiler hotspots" in html and "_compile_file" in html
 
 
@@ -158,11 +171,14 @@ def test_html_escapes_hostile_strings() -> None:
 def test_benchmark_break_even() -> None:
     s = benchmark_session()
     b = next(r.benchmark for r in s.runs.values() if r.benchmark)
-    html = render_html(s)
-    if b.break_even_iters is None:
+    speed = fb.speed(b)
+    html = _html.unescape(render_html(s))
+    if speed.verdict == fb.FASTER:
+        assert f"pays for itself after {text.break_even(speed.break_even)}" in html
+    elif speed.verdict == fb.SLOWER:
         assert "never pays for itself" in html
     else:
-        assert "pays for itself after" in html
+        assert text.NO_DIFFERENCE in html
 
 
 def test_every_format_renders_a_session_cut_short() -> None:
@@ -205,15 +221,81 @@ def test_markdown_fits_a_github_paste() -> None:
 
 
 def test_device_samples_split_into_compile_and_after():
-    from dlcprof.report import summary as sm
+    from dlcprof.figures.device import activity_spans
 
     session = with_monitors(benchmark_session())
-    by_span = sm.device_summary(session)["by_span"]
+    by_span = rm.build(session).device.by_span
     assert set(by_span) == {"compile", "after compile"}
     run = session.latest_run
-    for name, start, end in run.activity_spans:
-        inside = [s for s in session.device_samples if start <= s.t <= end]
+    for name, start, end in activity_spans(run):
+        inside = [s for s in session.all_device_samples() if start <= s.t <= end]
         assert by_span[name]["samples"] == len(inside)
         cpu = [s.values["worker_cpu_pct"] for s in inside]
         assert by_span[name]["worker_cpu_pct.max"] == (max(cpu) if cpu else None)
     assert by_span["compile"]["samples"] > 0
+
+
+def test_html_escapes_hostile_session_strings_through_the_templates() -> None:
+    """A workload, a kernel and its source are the user's: the page shows them
+    as text, never as markup."""
+    evil = "<script>alert('x')</script>"
+    events = synthetic_events(sweeps=False, graph_breaks=False, monitors=False)
+    for e in events:
+        if isinstance(e, ev.WorkloadLoaded):
+            e.name = f"w{evil}"
+            e.description = evil
+        if isinstance(e, ev.KernelGenerated):
+            e.name = f"k{evil}"
+            e.source = f"// {evil}\n{e.source}"
+            e.source_lines = [f"m.py:1 {evil}"]
+    session = Session.from_events(events)
+    page = render_html(session)
+    assert "<script" not in page
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in page
+    # Unescaped, the page says exactly what the session holds.
+    shown = _html.unescape(page)
+    assert f"w{evil}" in shown and f"k{evil}" in shown and f"// {evil}" in shown
+    md = re.sub(r"`[^`]*`", "", render_markdown(session))
+    assert "<script" not in md
+
+
+# The recorded fixtures, and what every view must state about each.
+PARITY = ["pointwise_chain", "graph_breaks", "variable_length_static", "variable_length_dynamic"]
+
+
+def _stated(session: Session) -> list[str]:
+    """The strings the TUI and the console state (dlcprof.text over dlcprof.figures)."""
+    out = []
+    for run in session.runs.values():
+        s = fb.run_speed(run)
+        if s is None:
+            out.append(text.na(fb.why_none(run)))
+        else:
+            out += [text.speedup_verdict(s.speedup, s.measurable),
+                    text.break_even(s.break_even, s.measurable),
+                    f"compiled vs eager: {s.verdict}"]  # fmt: skip
+        out += [str(fr.newest_reason(rc.reason)) for rc in run.recompiles]
+    for pair in fr.sweep_pairs(session):
+        if pair.complete:
+            verdict = text.sweep_verdict(pair.static_s, pair.dynamic_s, pair.reduction, pair.steady)
+            out.append(verdict)
+    return out
+
+
+@pytest.mark.parametrize("names", [[n] for n in PARITY] + [PARITY[2:]], ids=lambda n: "+".join(n))
+def test_html_and_markdown_state_the_same_words(names: list[str]) -> None:
+    events: list[ev.Event] = []
+    for n in names:
+        events += load_fixture(FIXTURES / f"{n}.jsonl").events
+    session = Session.from_events(events)
+    page = _html.unescape(render_html(session))
+    md = render_markdown(session)
+    stated = _stated(session)
+    assert stated
+    # HTML places "compiled vs eager" and its verdict in two cells of one row.
+    page = re.sub(r"</td>\s*<td>", ": ", page)
+    for words in stated:
+        assert words in page, words
+        assert words in md, words
+    if len(names) > 1:
+        assert any(w.startswith("cumulative transition cost: static") for w in stated)

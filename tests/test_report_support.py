@@ -43,7 +43,7 @@ def has_benchmark(s: Session) -> bool:
 
 def sweep_run(s: Session, dynamic: str) -> Run | None:
     for r in s.runs.values():
-        if r.sweep and str(r.settings.get("dynamic")) == dynamic:
+        if r.sweep and r.settings is not None and r.settings.dynamic == dynamic:
             return r
     return None
 
@@ -479,13 +479,22 @@ def full_session() -> Session:
 def with_monitors(session: Session) -> Session:
     """A recorded session plus monitor events shaped like dlcprof.monitors emits
     (the worker recordings carry none): device samples over the session,
-    monitor statuses, a hot-frames aggregate."""
+    monitor statuses, a hot-frames aggregate of the latest run.
+
+    The samples and statuses carry no run id, as in reports written before
+    monitor events did: the Session places them by time."""
     events = list(session.events)
     t0, t1 = min(e.t for e in events), max(e.t for e in events)
     monitor = synthetic_events(benchmark=False, sweeps=False, graph_breaks=False)
-    extra = [e for e in monitor if isinstance(e, (ev.MonitorStatus, ev.HotFramesSampled))]
+    extra: list[ev.Event] = [e for e in monitor if isinstance(e, ev.MonitorStatus)]
     for e in extra:
         e.t = t0
+    # The run started last (the stream is replayed in time order).
+    started = sorted((e for e in events if isinstance(e, ev.RunStarted)), key=lambda e: e.t)
+    for e in monitor:
+        if isinstance(e, ev.HotFramesSampled):
+            e.t, e.run_id = t1, started[-1].run_id if started else None
+            extra.append(e)
     i, t = 0, t0
     while t <= t1:
         compiling = i % 9 < 5

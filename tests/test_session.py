@@ -6,7 +6,18 @@ from __future__ import annotations
 import pytest
 
 from dlcprof import events as ev
-from dlcprof.session import Phase, Session, break_even, nest_phases
+from dlcprof.figures.benchmark import break_even, speed
+from dlcprof.figures.device import activity_spans
+from dlcprof.figures.phases import nest_phases
+from dlcprof.figures.recompiles import cumulative, sweep_total
+from dlcprof.session import Session
+
+
+def Phase(name, start_t, duration_s, thread, compile_id):  # noqa: N802 - reads like the old class
+    return ev.PhaseEnded(
+        run_id="r", compile_id=compile_id, name=name, thread=thread, start_t=start_t,
+        duration_s=duration_s,
+    )  # fmt: skip
 
 
 def test_pointwise_chain_folds_into_one_compile_with_a_fused_kernel(fixture_events):
@@ -22,19 +33,19 @@ def test_pointwise_chain_folds_into_one_compile_with_a_fused_kernel(fixture_even
     assert len(kernel.fused_ops) >= 5 and kernel.kind == "pointwise"
     assert not run.open_phases  # every Begin met its End
     b = run.benchmark
-    assert b.speedup == pytest.approx(b.eager_ms / b.compiled_ms)
+    assert speed(b).speedup == pytest.approx(b.eager_ms / b.compiled_ms)
 
 
 def test_static_sweep_recompiles_and_prices_each_recompile(fixture_events):
     s = Session.from_events(fixture_events("variable_length_static"))
     run = s.latest_run
-    assert run.settings["dynamic"] == "false"
+    assert run.settings.dynamic == "false"
     # Every new length after the first recompiles, each for its size guard.
     assert len(run.recompiles) == len(run.sweep) - 1 >= 2
     assert all("size mismatch" in r.reason for r in run.recompiles)
     assert all(r.cost_s is not None and r.cost_s > 0 for r in run.recompiles)
     assert all(st.recompiled for st in run.sweep)
-    assert run.cumulative_transition_s[-1] == pytest.approx(run.sweep_total_s)
+    assert cumulative(run)[-1] == pytest.approx(sweep_total(run))
 
 
 def test_dynamic_sweep_compiles_less_than_static(fixture_events):
@@ -108,7 +119,7 @@ def test_nest_phases_depth_per_thread():
 
 def test_activity_spans_split_compiles_from_what_follows(fixture_events):
     run = Session.from_events(fixture_events("pointwise_chain")).latest_run
-    (compile_span, after) = run.activity_spans
+    (compile_span, after) = activity_spans(run)
     c = run.compiles["0/0"]
     assert compile_span == ("compile", c.start_t, c.start_t + c.wall_s)
     assert after == ("after compile", c.start_t + c.wall_s, run.finished_t)

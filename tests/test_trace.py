@@ -81,7 +81,7 @@ def test_full_session_trace_is_valid(monitors: bool) -> None:
     pids = {x["pid"] for x in events if x["ph"] == "X"}
     assert pids <= {x["pid"] for x in meta if x["name"] == "process_name"}
     assert len(pids) == len(session.runs)
-    if session.device_samples:
+    if session.all_device_samples():
         counters = [x for x in events if x["ph"] == "C"]
         assert counters and all(x["pid"] == PID_DEVICE for x in counters)
     if any(r.sweep for r in session.runs.values()):

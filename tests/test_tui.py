@@ -22,8 +22,8 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Input, OptionList, Select, TabbedContent
 
 from dlcprof import events as ev
+from dlcprof.engine import Engine
 from dlcprof.settings import RunSettings
-from dlcprof.tui import app as app_mod
 from dlcprof.tui.app import DlcprofApp
 from dlcprof.tui.screens import HelpScreen, KernelSourceScreen
 from dlcprof.tui.widgets.alarm import AlarmBanner
@@ -72,14 +72,15 @@ def scripted_run(run_id: str, s: RunSettings, t: float = 1000.0) -> list[ev.Even
                            metrics={}, t=t + 0.9),
     ]  # fmt: skip
     if s.sweep:
-        for i, size in enumerate([4, 8]):
+        steps = [0.5, 0.5] if s.dynamic == "false" else [0.5, 0.1]
+        for i, (size, cost) in enumerate(zip([4, 8], steps, strict=True)):
             out.append(
                 ev.ShapeStepMeasured(run_id=run_id, size=size, recompiled=True,
-                                     transition_s=0.5 if s.dynamic == "false" else 0.5 - 0.4 * i,
-                                     latency_ms=1.0, reason=None, t=t + 1 + i)
+                                     transition_s=cost, latency_ms=1.0, reason=None, t=t + 1 + i)
             )  # fmt: skip
         out.append(
-            ev.SweepFinished(run_id=run_id, cumulative_transition_s=1.0, compiles=2, t=t + 3)
+            ev.SweepFinished(run_id=run_id, cumulative_transition_s=sum(steps), compiles=2,
+                             t=t + 3)
         )
     if s.benchmark:
         out.append(
@@ -144,10 +145,9 @@ class ScriptedLiveRun:
 
 
 @pytest.fixture
-def engine(monkeypatch: pytest.MonkeyPatch) -> type[ScriptedLiveRun]:
-    cls = type("Engine", (ScriptedLiveRun,), {"instances": []})
-    monkeypatch.setattr(app_mod, "LiveRun", cls)
-    return cls
+def engine() -> type[ScriptedLiveRun]:
+    """A scripted LiveRun class of this test's own (its instances, its script)."""
+    return type("ScriptedRun", (ScriptedLiveRun,), {"instances": []})
 
 
 async def wait_for(pilot, cond: Callable[[], object], timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
@@ -158,10 +158,13 @@ async def wait_for(pilot, cond: Callable[[], object], timeout: float = 5.0) -> N
         await pilot.pause(0.05)
 
 
-def make_app(**kwargs) -> DlcprofApp:  # type: ignore[no-untyped-def]
+def make_app(engine=None, **kwargs) -> DlcprofApp:  # type: ignore[no-untyped-def]
+    """An app on a scripted engine: ``engine`` is a ScriptedLiveRun class or an Engine."""
     kwargs.setdefault("start_standby", False)
     kwargs.setdefault("deterministic", True)
-    return DlcprofApp(**kwargs)
+    if isinstance(engine, type):
+        engine = Engine(live_run=engine)
+    return DlcprofApp(engine=engine, **kwargs)
 
 
 def text(widget: Widget) -> str:
@@ -207,7 +210,7 @@ async def test_select_workload_then_cycle_mode_and_dynamic() -> None:
         assert app.query_one("#set-mode", Select).value == "default"
         await pilot.press("d")
         assert app.query_one("#set-dynamic", Select).value == "true"
-        settings = app._settings_for_run()
+        settings = app.settings_for_run()
         assert settings is not None
         assert (settings.target, settings.mode, settings.dynamic) == (chosen, "default", "true")
 
@@ -232,7 +235,7 @@ async def test_mouse_picks_workload_and_setting() -> None:
 async def test_a_file_target_given_at_start_is_kept(engine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     mine = tmp_path / "mine.py"
     mine.write_text("def build(device, dtype):\n    return (lambda x: x), (1,)\n")
-    app = make_app(target=str(mine))
+    app = make_app(engine=engine, target=str(mine))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause(0.2)
         assert app.query_one(WorkloadPicker).target == str(mine)
@@ -240,7 +243,7 @@ async def test_a_file_target_given_at_start_is_kept(engine, tmp_path: Path) -> N
         await pilot.press("r")
         await wait_for(pilot, lambda: engine.instances)
         assert engine.instances[0].settings.target == str(mine)
-        await wait_for(pilot, lambda: app._live is None)
+        await wait_for(pilot, lambda: not app.runs.busy)
 
 
 async def test_cli_settings_are_the_initial_choices() -> None:
@@ -255,7 +258,7 @@ async def test_cli_settings_are_the_initial_choices() -> None:
 
 
 async def test_bad_file_shows_one_line_error_and_runs_nothing(engine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    app = make_app()
+    app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
         inp = app.query_one("#workload-path", Input)
         inp.focus()
@@ -298,10 +301,10 @@ async def test_bad_file_shows_one_line_error_and_runs_nothing(engine, tmp_path: 
 
 
 async def test_compile_fills_panes_live_and_kernel_source_opens(engine) -> None:  # type: ignore[no-untyped-def]
-    app = make_app()
+    app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")
-        await wait_for(pilot, lambda: app._live is None and app.session.runs)
+        await wait_for(pilot, lambda: not app.runs.busy and app.session.runs)
         run = app.session.latest_run
         assert run is not None and run.status == "ok"
         assert engine.instances[0].settings.target == "pointwise-chain"
@@ -324,15 +327,15 @@ async def test_compile_fills_panes_live_and_kernel_source_opens(engine) -> None:
 
 
 async def test_runs_are_kept_selectable_and_compared(engine) -> None:  # type: ignore[no-untyped-def]
-    app = make_app()
+    app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")
-        await wait_for(pilot, lambda: app._live is None and app.session.runs)
+        await wait_for(pilot, lambda: not app.runs.busy and app.session.runs)
         await pilot.press("m", "r")
-        await wait_for(pilot, lambda: app._live is None and len(app.session.runs) == 2)
+        await wait_for(pilot, lambda: not app.runs.busy and len(app.session.runs) == 2)
         first, second = app.session.runs
-        assert app._selected == second
-        assert app.session.runs[second].settings["mode"] == "reduce-overhead"
+        assert app.selected_run_id == second
+        assert app.session.runs[second].settings.mode == "reduce-overhead"
         bench = text(app.query_one("#benchmark-body"))
         assert "#1" in bench and "#2" in bench and "red-ovh" in bench
         runs = app.query_one("#runs", OptionList)
@@ -340,17 +343,17 @@ async def test_runs_are_kept_selectable_and_compared(engine) -> None:  # type: i
         runs.highlighted = 0
         await pilot.press("enter")
         await pilot.pause()
-        assert app._selected == first and not app._follow
+        assert app.selected_run_id == first and not app._follow
 
 
 async def test_cancel_kills_the_run_and_keeps_what_was_captured(engine) -> None:  # type: ignore[no-untyped-def]
     engine.hold = True
-    app = make_app()
+    app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")
         await wait_for(pilot, lambda: app.session.latest_run and app.session.latest_run.kernels)
         await pilot.press("c")
-        await wait_for(pilot, lambda: app._live is None)
+        await wait_for(pilot, lambda: not app.runs.busy)
         run = app.session.latest_run
         assert run is not None and run.status == "cancelled"
         assert run.kernels and run.compiles  # captured data stays
@@ -364,13 +367,13 @@ async def test_cancel_kills_the_run_and_keeps_what_was_captured(engine) -> None:
 
 async def test_escape_cancels_too(engine) -> None:  # type: ignore[no-untyped-def]
     engine.hold = True
-    app = make_app()
+    app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")
         await wait_for(pilot, lambda: app.session.runs)
         app.query_one("#kernels-table").focus()
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app._live is None)
+        await wait_for(pilot, lambda: not app.runs.busy)
         assert app.session.latest_run.status == "cancelled"  # type: ignore[union-attr]
 
 
@@ -379,10 +382,10 @@ async def test_worker_crash_is_one_line_error_and_data_stays(engine) -> None:  #
         returncode=-11, signal="SIGSEGV", message="worker died with SIGSEGV: the compile crashed"
     )
     engine.script = staticmethod(lambda rid, s: scripted_run(rid, s)[:-2])  # no RunFinished
-    app = make_app()
+    app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")
-        await wait_for(pilot, lambda: app._live is None and app.session.runs)
+        await wait_for(pilot, lambda: not app.runs.busy and app.session.runs)
         run = app.session.latest_run
         assert run is not None and run.status == "crashed" and run.kernels
         assert "crashed" in status_text(app) and "SIGSEGV" in status_text(app)
@@ -405,10 +408,10 @@ async def test_compile_error_is_reported_with_what_to_do(engine) -> None:  # typ
         ]  # fmt: skip
 
     engine.script = staticmethod(failing)
-    app = make_app()
+    app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")
-        await wait_for(pilot, lambda: app._live is None and app.session.runs)
+        await wait_for(pilot, lambda: not app.runs.busy and app.session.runs)
         assert any("compile failed: InductorError: boom" in n for n in notes(app))
         assert any("aot_eager" in n for n in notes(app))
         assert "failed" in status_text(app)
@@ -424,33 +427,33 @@ async def test_recompile_limit_is_a_red_banner(engine) -> None:  # type: ignore[
         return events[:-1] + [hit, events[-1]]
 
     engine.script = staticmethod(limited)
-    app = make_app()
+    app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
         banner = app.query_one(AlarmBanner)
         assert not banner.display
         await pilot.press("r")
-        await wait_for(pilot, lambda: app._live is None and app.session.runs)
+        await wait_for(pilot, lambda: not app.runs.busy and app.session.runs)
         assert banner.display
         assert "RECOMPILE LIMIT HIT" in text(banner)
         assert "EAGER" in text(banner)
 
 
 async def test_shape_sweep_runs_static_then_dynamic_and_compares(engine) -> None:  # type: ignore[no-untyped-def]
-    app = make_app(target="variable-length")
+    app = make_app(engine=engine, target="variable-length")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("s")
-        await wait_for(pilot, lambda: len(engine.instances) == 2 and app._live is None)
+        await wait_for(pilot, lambda: len(engine.instances) == 2 and not app.runs.busy)
         first, second = (i.settings for i in engine.instances)
         assert (first.sweep, first.dynamic, first.benchmark) == (True, "false", False)
         assert (second.sweep, second.dynamic, second.benchmark) == (True, "true", False)
         body = text(app.query_one("#recompiles-body"))
         assert "Static vs dynamic" in body
-        assert "dynamic cut the cost by 40%" in body  # 1.0 s static vs 0.6 s dynamic
+        assert "dynamic shapes cut it by 40%" in body  # 1.0 s static vs 0.6 s dynamic
 
 
 async def test_a_second_run_waits_for_the_first(engine) -> None:  # type: ignore[no-untyped-def]
     engine.hold = True
-    app = make_app()
+    app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")
         await wait_for(pilot, lambda: app.session.runs)
@@ -458,7 +461,7 @@ async def test_a_second_run_waits_for_the_first(engine) -> None:  # type: ignore
         assert len(engine.instances) == 1
         assert any("press c to cancel" in n for n in notes(app))
         await pilot.press("c")
-        await wait_for(pilot, lambda: app._live is None)
+        await wait_for(pilot, lambda: not app.runs.busy)
 
 
 # --- saving -------------------------------------------------------------------------------
@@ -468,15 +471,15 @@ async def test_save_writes_the_report_folder_and_shows_the_path(
     engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.chdir(tmp_path)  # reports go to ./dlcprof-reports/<workload>-<stamp>
-    app = make_app()
+    app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+s")
         assert any("nothing to save yet" in n for n in notes(app))
         await pilot.press("r")
-        await wait_for(pilot, lambda: app._live is None and app.session.runs)
+        await wait_for(pilot, lambda: not app.runs.busy and app.session.runs)
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: getattr(app, "last_saved", None), timeout=20)
-        folder = Path(app.last_saved)
+        await wait_for(pilot, lambda: app.runs.last_saved, timeout=20)
+        folder = app.runs.last_saved
         assert folder.is_relative_to(tmp_path / "dlcprof-reports")
         assert (folder / "session.json").exists() and (folder / "report.html").exists()
         assert any(str(folder) in n for n in notes(app))
@@ -485,19 +488,16 @@ async def test_save_writes_the_report_folder_and_shows_the_path(
         assert len(load_session(folder / "session.json").runs) == 1
 
 
-async def test_save_failure_is_one_line_and_session_kept(
-    engine, monkeypatch: pytest.MonkeyPatch
-) -> None:  # type: ignore[no-untyped-def]
-    import dlcprof.report as report
+async def test_save_failure_is_one_line_and_session_kept(engine) -> None:  # type: ignore[no-untyped-def]
+    from dlcprof.report import ReportError
 
     def refuse(session, directory):  # type: ignore[no-untyped-def]
-        raise report.ReportError(f"cannot create {directory}: No space left on device")
+        raise ReportError(f"cannot create {directory}: No space left on device")
 
-    monkeypatch.setattr(report, "save_session", refuse)
-    app = make_app()
+    app = make_app(engine=Engine(live_run=engine, save=refuse))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")
-        await wait_for(pilot, lambda: app._live is None and app.session.runs)
+        await wait_for(pilot, lambda: not app.runs.busy and app.session.runs)
         before = len(app.session.events)
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: any("save failed" in n for n in notes(app)))
@@ -526,7 +526,7 @@ async def test_replay_shows_a_saved_session_without_compile_keys(engine) -> None
     from dlcprof.session import Session
 
     events = scripted_run("r1", RunSettings(target="pointwise-chain"))
-    app = make_app(session=Session.from_events(events), replay=True)
+    app = make_app(engine=engine, session=Session.from_events(events), replay=True)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r", "s", "m")
         await pilot.pause()
@@ -541,17 +541,17 @@ async def test_replay_shows_a_saved_session_without_compile_keys(engine) -> None
 async def test_deterministic_mode_prints_no_elapsed_time(engine) -> None:  # type: ignore[no-untyped-def]
     engine.hold = True
     engine.script = staticmethod(lambda rid, s: scripted_run(rid, s)[:4])  # dynamo left open
-    app = make_app()
+    app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")
         await wait_for(pilot, lambda: "compiling" in status_text(app))
         assert " s" not in status_text(app).split("│")[1]  # "run run1 · dynamo", no seconds
         assert "running" in text(app.query_one("#phases-body"))
         await pilot.press("c")
-        await wait_for(pilot, lambda: app._live is None)
+        await wait_for(pilot, lambda: not app.runs.busy)
 
 
-async def test_standby_worker_is_prepared_on_open(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_standby_worker_is_prepared_on_open() -> None:
     prepared = threading.Event()
 
     class FakeStandby:
@@ -564,8 +564,7 @@ async def test_standby_worker_is_prepared_on_open(monkeypatch: pytest.MonkeyPatc
         def close(self) -> None:
             pass
 
-    monkeypatch.setattr(app_mod, "Standby", FakeStandby)
-    app = make_app(start_standby=True)
+    app = make_app(engine=Engine(standby=FakeStandby), start_standby=True)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, prepared.is_set)
         await wait_for(pilot, lambda: "standby ready" in status_text(app))
@@ -581,7 +580,7 @@ async def test_events_are_batched_and_keys_answered_during_a_flood(engine) -> No
     engine.script = staticmethod(flood)
     engine.pause_s = 0.0
     engine.hold = True  # keys are pressed while the run is still live
-    app = make_app()
+    app = make_app(engine=engine)
     repaints = 0
     original_repaint, original_cycle = app._repaint, app.action_cycle
     handled: list[bool] = []  # per key: was the run still streaming when it was handled?
@@ -592,7 +591,7 @@ async def test_events_are_batched_and_keys_answered_during_a_flood(engine) -> No
         original_repaint()
 
     def cycle(name: str) -> None:
-        handled.append(app._live is not None)
+        handled.append(app.runs.busy)
         original_cycle(name)
 
     app._repaint = counting  # type: ignore[method-assign]
@@ -607,11 +606,11 @@ async def test_events_are_batched_and_keys_answered_during_a_flood(engine) -> No
             await pilot.press("m")
         assert app.query_one("#set-mode", Select).value == "default"  # cycled all the way round
         assert handled == [True] * 4
-        await wait_for(pilot, lambda: not app._pending, timeout=30)
+        await wait_for(pilot, lambda: not app.pending_events, timeout=30)
         assert repaints < 20000 / 20  # folded in batches, not one repaint per event
         assert app.query_one(LogPane).lines  # and the log did draw
         await pilot.press("c")
-        await wait_for(pilot, lambda: app._live is None)
+        await wait_for(pilot, lambda: not app.runs.busy)
 
 
 def test_the_ui_process_never_imports_torch(tmp_path: Path) -> None:
@@ -642,16 +641,22 @@ def test_the_ui_process_never_imports_torch(tmp_path: Path) -> None:
 
 
 def test_running_phases_nest_with_finished_ones() -> None:
-    from dlcprof.session import OpenPhase, Phase
     from dlcprof.tui.widgets.phases import _rows
 
-    opened = [OpenPhase("dynamo", 10.0, 1, None), OpenPhase("entire_frame_compile", 10.1, 1, None),
-              OpenPhase("inductor_compile", 10.5, 1, None)]  # fmt: skip
-    done = [
-        Phase("bytecode_tracing", 10.2, 0.1, 1, "0/0"),
-        Phase("compile_file", 10.6, 0.2, 2, None),
+    def opened_at(name: str, t: float) -> ev.PhaseStarted:
+        return ev.PhaseStarted(run_id="r", compile_id=None, name=name, thread=1, t=t)
+
+    def done(name: str, start: float, dur: float, thread: int, cid: str | None) -> ev.PhaseEnded:
+        return ev.PhaseEnded(run_id="r", compile_id=cid, name=name, thread=thread,
+                             start_t=start, duration_s=dur)  # fmt: skip
+
+    opened = [opened_at("dynamo", 10.0), opened_at("entire_frame_compile", 10.1),
+              opened_at("inductor_compile", 10.5)]  # fmt: skip
+    finished = [
+        done("bytecode_tracing", 10.2, 0.1, 1, "0/0"),
+        done("compile_file", 10.6, 0.2, 2, None),
     ]
-    rows = {r.name: r for r in _rows(done, opened)}
+    rows = {r.name: r for r in _rows(finished, opened)}
     assert [rows[n].depth for n in ("dynamo", "entire_frame_compile", "bytecode_tracing")] == [
         0,
         1,
@@ -672,10 +677,10 @@ async def test_log_draws_when_shown_after_scrolling_another_pane(engine) -> None
             for e in recorded
         ]
     )
-    app = make_app()
+    app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")
-        await wait_for(pilot, lambda: app._live is None and app.session.runs)
+        await wait_for(pilot, lambda: not app.runs.busy and app.session.runs)
         app.query_one("#phases").focus()
         await pilot.press("down", "down", "up")
         await pilot.pause()

@@ -44,9 +44,9 @@ async def test_real_compile_end_to_end(tmp_path: Path, monkeypatch: pytest.Monke
     app.action_cycle = timed_cycle  # type: ignore[method-assign]
     async with app.run_test(size=SIZE) as pilot:
         # The standby worker is spawned on open, so r starts compiling at once.
-        await wait_for(pilot, lambda: app._standby_ready, timeout=30)
+        await wait_for(pilot, lambda: app.runs.standby_ready, timeout=30)
         await pilot.press("r")
-        await wait_for(pilot, lambda: app._live_run() is not None, timeout=60)
+        await wait_for(pilot, lambda: app.runs.live_run() is not None, timeout=60)
 
         # Keys are answered while the worker compiles (benchmarks/tui_latency.py
         # measures how fast).
@@ -55,7 +55,7 @@ async def test_real_compile_end_to_end(tmp_path: Path, monkeypatch: pytest.Monke
             await pilot.press("d")
         assert handled and handled[0], handled  # answered mid-compile, not after it
 
-        await wait_for(pilot, lambda: app._live is None, timeout=300)
+        await wait_for(pilot, lambda: not app.runs.busy, timeout=300)
         run = app.session.latest_run
         assert run is not None and run.status == "ok", run and run.errors
         assert run.kernels and run.benchmark is not None and run.compiles
@@ -71,11 +71,11 @@ async def test_real_compile_end_to_end(tmp_path: Path, monkeypatch: pytest.Monke
         await pilot.press("m", "r")
         await wait_for(pilot, lambda: len(app.session.runs) == 2, timeout=60)
         await pilot.press("c")
-        await wait_for(pilot, lambda: app._live is None, timeout=60)
+        await wait_for(pilot, lambda: not app.runs.busy, timeout=60)
         first, second = app.session.runs.values()
         assert first.status == "ok" and second.status == "cancelled"
         assert app.is_running
 
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: getattr(app, "last_saved", None), timeout=60)
-        assert (Path(app.last_saved) / "session.json").exists()
+        await wait_for(pilot, lambda: app.runs.last_saved, timeout=60)
+        assert (app.runs.last_saved / "session.json").exists()

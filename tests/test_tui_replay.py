@@ -19,7 +19,6 @@ from test_tui import SIZE, ScriptedLiveRun, make_app, wait_for
 from dlcprof import events as ev
 from dlcprof.report import load_session, save_session
 from dlcprof.settings import RunSettings
-from dlcprof.tui import app as app_mod
 from dlcprof.tui.app import DlcprofApp
 from dlcprof.tui.widgets.log import LogPane
 
@@ -37,10 +36,8 @@ Shots = dict[tuple[str, str], list[list[str]]]  # (run id, pane) -> pages of scr
 
 
 @pytest.fixture
-def engine(monkeypatch: pytest.MonkeyPatch) -> type[ScriptedLiveRun]:
-    cls = type("Engine", (ScriptedLiveRun,), {"instances": []})
-    monkeypatch.setattr(app_mod, "LiveRun", cls)
-    return cls
+def engine() -> type[ScriptedLiveRun]:
+    return type("ScriptedRun", (ScriptedLiveRun,), {"instances": []})
 
 
 def screen_rows(app: DlcprofApp) -> list[str]:
@@ -154,11 +151,11 @@ async def test_replay_renders_the_same_panes_as_live(engine, tmp_path: Path) -> 
 
     engine.script = staticmethod(script)
     engine.pause_s = 0.0005  # ~470 events: many per UI tick, so batching is exercised
-    live = make_app()
+    live = make_app(engine=engine)
     async with live.run_test(size=SIZE) as pilot:
         for n in range(1, len(recorded) + 1):
             await pilot.press("r")
-            await wait_for(pilot, lambda n=n: live._live is None and len(live.session.runs) == n)
+            await wait_for(pilot, lambda n=n: not live.runs.busy and len(live.session.runs) == n)
         assert [r.status for r in live.session.runs.values()] == ["ok"] * len(recorded)
         live_shots = await capture(pilot)
     folder = save_session(live.session, tmp_path / "rep")

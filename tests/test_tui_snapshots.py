@@ -37,7 +37,7 @@ def replay_app() -> DlcprofApp:
 
 def run_of(app: DlcprofApp, workload: str, dynamic: str | None = None) -> str:
     for run in app.session.runs.values():
-        if run.workload == workload and dynamic in (None, run.settings.get("dynamic")):
+        if run.workload == workload and dynamic in (None, getattr(run.settings, "dynamic", None)):
             return run.run_id
     raise AssertionError(f"no {workload} run in the recorded session")
 

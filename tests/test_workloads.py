@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from dlcprof import workloads as w
+from dlcprof.worker.load import load
 from dlcprof.workloads import WorkloadError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -174,7 +175,7 @@ def test_syntax_error_file(tmp_path, monkeypatch):
     # load() of such a spec says the same.
     spec = w.WorkloadSpec("bad", "./bad.py", path=str(tmp_path / "bad.py"))
     with pytest.raises(WorkloadError) as e2:
-        w.load(spec)
+        load(spec)
     assert one_line(e2).startswith("workload ./bad.py has a syntax error: ")
     assert "bad.py" in e2.value.traceback
 
@@ -200,7 +201,7 @@ def test_load_raising_at_import(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     spec = w.resolve("./m.py")  # resolve does not execute it
     with pytest.raises(WorkloadError) as e:
-        w.load(spec)
+        load(spec)
     assert one_line(e) == "workload ./m.py raised ZeroDivisionError: division by zero (line 3)"
     tb = e.value.traceback
     assert str(tmp_path / "m.py") in tb and "ZeroDivisionError" in tb
@@ -211,7 +212,7 @@ def test_load_import_error_in_user_file(tmp_path, monkeypatch):
     write(tmp_path / "m.py", "import not_a_real_module_xyz\ndef build(device, dtype): pass\n")
     monkeypatch.chdir(tmp_path)
     with pytest.raises(WorkloadError) as e:
-        w.load(w.resolve("./m.py"))
+        load(w.resolve("./m.py"))
     assert one_line(e) == (
         "workload ./m.py raised ModuleNotFoundError: "
         "No module named 'not_a_real_module_xyz' (line 1)"
@@ -235,14 +236,14 @@ def test_load_file_imports_sibling_and_passes_size_only_when_accepted(tmp_path):
             return n
         ''',
     )
-    lw = w.load(w.resolve(str(f)))
+    lw = load(w.resolve(str(f)))
     assert lw.name == "user" and lw.description == "Doubles things."
     fn, args = lw.build("cpu", "f32", "small")
     assert fn(3) == 6 and args == ("cpu", "f32")
     assert lw.inputs_for is not None and lw.inputs_for(5, "cpu", "f32") == (5,)
     assert lw.sizes("default") == [1, 2, 3, 4] and lw.sizes("small") == [1, 2, 3]
 
-    lw2 = w.load(w.resolve(f"{f}:sized"))
+    lw2 = load(w.resolve(f"{f}:sized"))
     assert lw2.description == "Sized variant."
     assert lw2.build("cpu", "f32", "small") == (lw2.module.double, ("small",))
     assert lw2.inputs_for is None  # inputs_for pairs with build() only
@@ -256,7 +257,7 @@ def test_load_module_function(tmp_path, monkeypatch):
     )
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))
-    lw = w.load(w.resolve("wlpkg.mod:make"))
+    lw = load(w.resolve("wlpkg.mod:make"))
     fn, args = lw.build("cpu", None)
     assert fn(*args) == 2 and lw.description == "Module doc."
     for name in ("wlpkg", "wlpkg.mod"):
@@ -275,23 +276,23 @@ def test_build_errors_are_one_line(tmp_path):
             return len, ()
         """,
     )
-    lw = w.load(w.resolve(str(f)))
+    lw = load(w.resolve(str(f)))
     with pytest.raises(WorkloadError) as e:
         lw.build("cpu", None)
     assert one_line(e) == f"workload {f} raised ValueError: bad dtype (line 2, in build)"
     assert "b.py" in e.value.traceback
     with pytest.raises(WorkloadError) as e:
-        w.load(w.resolve(f"{f}:nothing")).build("cpu", None)
+        load(w.resolve(f"{f}:nothing")).build("cpu", None)
     assert one_line(e) == f"nothing() in {f} must return (fn, args), got an int"
     with pytest.raises(WorkloadError) as e:
-        w.load(w.resolve(f"{f}:noargs"))
+        load(w.resolve(f"{f}:noargs"))
     assert one_line(e).startswith(f"noargs() in {f} must accept (device, dtype)")
 
 
 def test_bad_sizes(tmp_path):
     f = write(tmp_path / "s.py", "SIZES = [8, 'x']\ndef build(device, dtype): pass\n")
     with pytest.raises(WorkloadError) as e:
-        w.load(w.resolve(str(f)))
+        load(w.resolve(str(f)))
     assert one_line(e).startswith(f"SIZES in {f} must be a list of positive integers")
 
 
@@ -301,7 +302,7 @@ def test_bad_sizes(tmp_path):
 @pytest.mark.parametrize("name", sorted(BUNDLED))
 def test_bundled_loads_builds_and_runs_small(name):
     torch = pytest.importorskip("torch")
-    lw = w.load(w.resolve(name))
+    lw = load(w.resolve(name))
     assert lw.name == name and lw.description
     fn, args = lw.build("cpu", torch.float32, "small")
     assert callable(fn) and isinstance(args, tuple) and args

@@ -1,5 +1,10 @@
 """Reports: the JSON report (schema "dlcprof.report/1"), HTML, Markdown,
-Chrome trace and comparisons. Never imports torch or Textual.
+Chrome trace and comparisons. Never imports torch, Textual or the monitors.
+
+A session is built once into one model (``dlcprof.report.model``: figures
+from ``dlcprof.figures``, words from ``dlcprof.text``) and rendered as JSON
+(``schema``), HTML (Jinja2 templates with auto-escaping, ``html``) and
+Markdown (``markdown``), so the three state the same numbers in the same words.
 
 The names below are the public API. Comparisons live in
 ``dlcprof.report.compare`` (``compare()``, ``render_compare_table()``,

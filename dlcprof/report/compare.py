@@ -1,29 +1,39 @@
 """Two sessions side by side: what changed between two runs.
 
 ``compare`` diffs the latest run of each session (or runs chosen by index or
-run id): compile time per phase, kernels added / removed / changed, graph
-breaks and recompiles added or gone, and the headline numbers. Renderers turn
-the Comparison into Rich tables for the terminal and a self-contained page.
+run id) into one model, the ``Comparison``: compile time per phase, kernels
+added / removed / changed, graph breaks and recompiles added or gone, and the
+headline numbers. Every figure comes from ``dlcprof.figures`` (speedup,
+break-even and the noise verdict from ``figures.benchmark``) and every word
+from ``dlcprof.text``; ``render_compare_table`` (Rich, for the terminal) and
+``render_compare_html`` (the report's Jinja2 templates) only place them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
-from html import escape
 from typing import Any
 
+from markupsafe import Markup
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from dlcprof.report import fmt, svg
-from dlcprof.report import summary as sm
+from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.figures import benchmark as fb
+from dlcprof.figures import phases as fp
+from dlcprof.figures import recompiles as fr
+from dlcprof.figures.runs import run_label
+from dlcprof.report import svg
 from dlcprof.report.errors import ReportError
-from dlcprof.session import Kernel, Run, Session
+from dlcprof.session import Run, Session
 
 __all__ = [
     "Comparison",
+    "HeadlineRow",
     "KernelChange",
     "MetricDelta",
     "PhaseDelta",
@@ -44,12 +54,42 @@ class PhaseDelta:
     def delta(self) -> float:
         return (self.b_s or 0.0) - (self.a_s or 0.0)
 
+    @property
+    def label(self) -> str:
+        return self.name + (" (pool)" if self.pool else "")
+
+    @property
+    def a_text(self) -> str:
+        return text.secs(self.a_s) if self.a_s is not None else "—"
+
+    @property
+    def b_text(self) -> str:
+        return text.secs(self.b_s) if self.b_s is not None else "—"
+
+    @property
+    def delta_text(self) -> str:
+        return text.signed_secs(self.delta)
+
+    @property
+    def verdict(self) -> str:
+        """ "worse" (slower), "better" or "same", beyond a few milliseconds."""
+        d = self.delta
+        return "worse" if d > 0.005 else "better" if d < -0.005 else "same"
+
 
 @dataclass
 class KernelChange:
-    a: Kernel
-    b: Kernel
+    a: ev.KernelGenerated
+    b: ev.KernelGenerated
     how: str  # "fused ops changed" | "renamed"
+
+    @property
+    def name(self) -> str:
+        return self.b.name if self.a.name == self.b.name else f"{self.a.name} → {self.b.name}"
+
+    @property
+    def ops(self) -> str:
+        return f"{', '.join(self.a.fused_ops)} → {', '.join(self.b.fused_ops)}"
 
 
 @dataclass
@@ -57,10 +97,13 @@ class MetricDelta:
     name: str
     a: float | None
     b: float | None
-    unit: str  # "s" | "ms" | "x" | "calls" | "count"
+    unit: str  # "s" | "ms" | "x" | "runs" | "count"
     lower_is_better: bool = True
-    note: str = ""  # why a side is missing
+    a_why: str = ""  # why side A has no figure ("" when it has one, or break-even is "never")
+    b_why: str = ""
     neutral: bool = False  # a change, but neither better nor worse (kernel count)
+    a_measurable: bool = True  # False: eager and compiled within their spread on that side
+    b_measurable: bool = True
 
     @property
     def delta(self) -> float | None:
@@ -72,9 +115,13 @@ class MetricDelta:
     def verdict(self) -> str:
         """ "better" | "worse" | "same" | "" (not comparable)."""
         d = self.delta
-        if d is None and self.unit == "calls" and not self.note:
+        if self.unit == "runs":
+            if self.a_why or self.b_why:
+                return ""
             # Break-even: None is "never", so a side turning to never is worse.
-            if (self.a is None) != (self.b is None):
+            if self.a is None and self.b is None:
+                return "same"
+            if self.a is None or self.b is None:
                 return "worse" if self.b is None else "better"
         if d is None or self.neutral:
             return "" if d is None or d else "same"
@@ -82,6 +129,64 @@ class MetricDelta:
         if abs(d) / base < 0.02:  # within 2%: noise for timings
             return "same"
         return "better" if (d < 0) == self.lower_is_better else "worse"
+
+    def side_text(self, side: str) -> str:
+        """One side's figure in the words every view uses."""
+        value, why, measurable = (
+            (self.a, self.a_why, self.a_measurable)
+            if side == "A"
+            else (self.b, self.b_why, self.b_measurable)
+        )
+        if why:
+            return text.na(why)
+        if self.unit == "runs":
+            return text.break_even(value, measurable)
+        if value is None:
+            return text.NA
+        if self.unit == "s":
+            return text.secs(value)
+        if self.unit == "ms":
+            return text.ms(value)
+        if self.unit == "x":
+            return text.speedup_verdict(value, measurable)
+        return f"{value:g}"
+
+    @property
+    def a_text(self) -> str:
+        return self.side_text("A")
+
+    @property
+    def b_text(self) -> str:
+        return self.side_text("B")
+
+    @property
+    def delta_text(self) -> str:
+        d = self.delta
+        if d is None and self.unit == "runs" and self.verdict in ("better", "worse"):
+            return "now pays off" if self.verdict == "better" else "now never"
+        if d is None:
+            return "—"
+        if self.unit == "count":
+            return f"{d:+g}"
+        rel = f" ({text.signed_pct(d / self.a)})" if self.a else ""
+        if self.unit == "s":
+            return text.signed_secs(d) + rel
+        if self.unit == "ms":
+            return text.signed_ms(d) + rel
+        if self.unit == "x":
+            return f"{d:+.2f}x"
+        return f"{d:+,.0f} runs" + rel
+
+
+@dataclass(frozen=True)
+class HeadlineRow:
+    """A row of the headline table, worded: what both renderers place."""
+
+    name: str
+    a: str
+    b: str
+    delta: str
+    verdict: str  # "better" | "worse" | "same" | ""
 
 
 @dataclass
@@ -93,19 +198,61 @@ class Comparison:
     settings: list[tuple[str, Any, Any]]  # only the keys that differ
     metrics: list[MetricDelta]
     phases: list[PhaseDelta]
-    kernels_added: list[Kernel] = field(default_factory=list)
-    kernels_removed: list[Kernel] = field(default_factory=list)
+    kernels_added: list[ev.KernelGenerated] = field(default_factory=list)
+    kernels_removed: list[ev.KernelGenerated] = field(default_factory=list)
     kernels_changed: list[KernelChange] = field(default_factory=list)
     kernels_same: int = 0
     # Same kernel, compiled a different number of times (e.g. once per shape).
     kernels_recompiled: list[tuple[str, int, int]] = field(default_factory=list)
     graph_breaks_added: list[tuple[str, str]] = field(default_factory=list)  # (reason, location)
     graph_breaks_gone: list[tuple[str, str]] = field(default_factory=list)
-    recompiles_added: list[str] = field(default_factory=list)  # reasons, compile id stripped
+    recompiles_added: list[str] = field(default_factory=list)  # reasons, compile ids stripped
     recompiles_gone: list[str] = field(default_factory=list)
+    # A normalized reason -> the reason as recorded (first seen), to word its newest guard.
+    reasons: dict[str, str] = field(default_factory=dict)
 
     def metric(self, name: str) -> MetricDelta:
         return next(m for m in self.metrics if m.name == name)
+
+    @property
+    def speed_a(self) -> fb.Speed | None:
+        return fb.run_speed(self.a_run)
+
+    @property
+    def speed_b(self) -> fb.Speed | None:
+        return fb.run_speed(self.b_run)
+
+    def newest(self, reason: str) -> str:
+        """A recompile reason as every view words it: the newest failed guard."""
+        return str(fr.newest_reason(self.reasons.get(reason, reason)) or reason)
+
+    def headline(self) -> list[HeadlineRow]:
+        rows = []
+        for m in self.metrics:
+            rows.append(HeadlineRow(m.name, m.a_text, m.b_text, m.delta_text, m.verdict))
+            if m.name == "speedup":
+                rows.append(self._verdict_row())
+        return rows
+
+    def _verdict_row(self) -> HeadlineRow:
+        """Eager vs compiled on each side: faster, slower, or no measurable difference."""
+        sides = []
+        for run, s in ((self.a_run, self.speed_a), (self.b_run, self.speed_b)):
+            sides.append(s.verdict if s is not None else text.na(fb.why_none_short(run)))
+        same = sides[0] == sides[1]
+        return HeadlineRow("compiled vs eager", sides[0], sides[1], "—" if same else "changed",
+                           "same" if same else "")  # fmt: skip
+
+    def split_phases(self) -> tuple[list[PhaseDelta], list[PhaseDelta]]:
+        base = max(self.a_run.compile_wall_s, self.b_run.compile_wall_s)
+        return split_phases(self.phases, base)
+
+    @property
+    def recompile_changes(self) -> list[tuple[str, str]]:
+        """("added" | "gone", newest guard failure)."""
+        return [("added", self.newest(r)) for r in self.recompiles_added] + [
+            ("gone", self.newest(r)) for r in self.recompiles_gone
+        ]
 
 
 # --- comparing ----------------------------------------------------------------------
@@ -138,11 +285,16 @@ def _multiset_diff(a: list[Any], b: list[Any]) -> tuple[list[Any], list[Any]]:
     return added, gone
 
 
-def _unique(kernels: list[Kernel]) -> tuple[list[Kernel], Counter[tuple[str, tuple[str, ...]]]]:
+KernelKey = tuple[str, tuple[str, ...]]
+
+
+def _unique(
+    kernels: list[ev.KernelGenerated],
+) -> tuple[list[ev.KernelGenerated], Counter[KernelKey]]:
     """One kernel per (name, fused ops), with how many compiles generated it:
     a recompile per shape regenerates the same kernel, which is not a change."""
-    seen: dict[tuple[str, tuple[str, ...]], Kernel] = {}
-    counts: Counter[tuple[str, tuple[str, ...]]] = Counter()
+    seen: dict[KernelKey, ev.KernelGenerated] = {}
+    counts: Counter[KernelKey] = Counter()
     for k in kernels:
         key = (k.name, tuple(sorted(k.fused_ops)))
         seen.setdefault(key, k)
@@ -150,7 +302,9 @@ def _unique(kernels: list[Kernel]) -> tuple[list[Kernel], Counter[tuple[str, tup
     return list(seen.values()), counts
 
 
-def _diff_kernels(cmp: Comparison, a_all: list[Kernel], b_all: list[Kernel]) -> None:
+def _diff_kernels(
+    cmp: Comparison, a_all: list[ev.KernelGenerated], b_all: list[ev.KernelGenerated]
+) -> None:
     a, count_a = _unique(a_all)
     b, count_b = _unique(b_all)
     for key in count_a.keys() & count_b.keys():
@@ -182,73 +336,72 @@ def _diff_kernels(cmp: Comparison, a_all: list[Kernel], b_all: list[Kernel]) -> 
     cmp.kernels_removed = unmatched_a
 
 
+def _bench_metrics(a: Run, b: Run) -> list[MetricDelta]:
+    sa, sb = fb.run_speed(a), fb.run_speed(b)
+    why_a = "" if sa else fb.why_none_short(a)
+    why_b = "" if sb else fb.why_none_short(b)
+
+    def get(s: fb.Speed | None, attr: str) -> float | None:
+        return getattr(s, attr) if s is not None else None
+
+    def pair(name: str, attr: str, unit: str, **kw: Any) -> MetricDelta:
+        return MetricDelta(name, get(sa, attr), get(sb, attr), unit, a_why=why_a, b_why=why_b, **kw)
+
+    measurable = {
+        "a_measurable": sa is None or sa.measurable,
+        "b_measurable": sb is None or sb.measurable,
+    }
+    be = pair("break-even", "break_even", "runs")
+    # No measurable difference: there is no break-even to state, never a number.
+    if sa is not None and not sa.measurable:
+        be.a, be.a_why = None, text.NO_DIFFERENCE
+    if sb is not None and not sb.measurable:
+        be.b, be.b_why = None, text.NO_DIFFERENCE
+    return [
+        pair("eager", "eager_ms", "ms", neutral=True),
+        pair("compiled", "compiled_ms", "ms"),
+        pair("speedup", "speedup", "x", lower_is_better=False, **measurable),
+        pair("compile_s (benchmark)", "compile_s", "s"),
+        be,
+    ]
+
+
 def _metrics(a: Run, b: Run) -> list[MetricDelta]:
-    def bench(r: Run, attr: str) -> float | None:
-        return getattr(r.benchmark, attr) if r.benchmark is not None else None
+    def wall(r: Run) -> tuple[float | None, str]:
+        if not r.compiles:
+            return None, "no compile"
+        return r.compile_wall_s, ""
 
-    def why(r: Run) -> str:
-        return "" if r.benchmark is not None else "no benchmark"
-
-    note = " / ".join(x for x in (why(a) and f"A: {why(a)}", why(b) and f"B: {why(b)}") if x)
+    (wa, why_a), (wb, why_b) = wall(a), wall(b)
     out = [
-        MetricDelta(
-            "compile wall",
-            a.compile_wall_s if a.compiles else None,
-            b.compile_wall_s if b.compiles else None,
-            "s",
-        ),
+        MetricDelta("compile wall", wa, wb, "s", a_why=why_a, b_why=why_b),
         MetricDelta("compiles", len(a.compiles), len(b.compiles), "count"),
         MetricDelta("fused kernels", len(a.kernels), len(b.kernels), "count", neutral=True),
         MetricDelta("recompiles", len(a.recompiles), len(b.recompiles), "count"),
         MetricDelta("graph breaks", len(a.graph_breaks), len(b.graph_breaks), "count"),
     ]
     if a.benchmark is not None or b.benchmark is not None:
-        out += [
-            MetricDelta(
-                "eager", bench(a, "eager_ms"), bench(b, "eager_ms"), "ms", note=note, neutral=True
-            ),
-            MetricDelta(
-                "compiled", bench(a, "compiled_ms"), bench(b, "compiled_ms"), "ms", note=note
-            ),
-            MetricDelta(
-                "speedup",
-                bench(a, "speedup"),
-                bench(b, "speedup"),
-                "x",
-                lower_is_better=False,
-                note=note,
-            ),
-            MetricDelta(
-                "compile_s (benchmark)",
-                bench(a, "compile_s"),
-                bench(b, "compile_s"),
-                "s",
-                note=note,
-            ),
-            MetricDelta(
-                "break-even",
-                bench(a, "break_even_iters"),
-                bench(b, "break_even_iters"),
-                "calls",
-                note=note,
-            ),
-        ]
+        out += _bench_metrics(a, b)
     if a.sweep or b.sweep:
 
         def mean_latency(r: Run) -> float | None:
             return sum(s.latency_ms for s in r.sweep) / len(r.sweep) if r.sweep else None
 
+        no_a = "" if a.sweep else "no sweep"
+        no_b = "" if b.sweep else "no sweep"
         out += [
-            MetricDelta(
-                "sweep transition cost",
-                sm.sweep_total(a),
-                sm.sweep_total(b),
-                "s",
-                note="no sweep" if not (a.sweep and b.sweep) else "",
-            ),
-            MetricDelta("sweep mean latency", mean_latency(a), mean_latency(b), "ms"),
-        ]
+            MetricDelta("sweep transition cost", fr.sweep_total(a), fr.sweep_total(b), "s",
+                        a_why=no_a, b_why=no_b),
+            MetricDelta("sweep mean latency", mean_latency(a), mean_latency(b), "ms",
+                        a_why=no_a, b_why=no_b),
+        ]  # fmt: skip
     return out
+
+
+def _settings(r: Run) -> dict[str, Any]:
+    if r.settings is None:
+        return {}
+    return {k: v for k, v in dataclasses.asdict(r.settings).items() if k not in ("t", "run_id")}
 
 
 def compare(
@@ -258,21 +411,18 @@ def compare(
     latest of each; an int is 1-based as in the reports, negative from the end,
     a str is a run id). B is "after": deltas are B - A."""
     ra, rb = pick_run(a, run_a, "A"), pick_run(b, run_b, "B")
-    keys = list(dict.fromkeys([*ra.settings, *rb.settings]))
-    settings = [
-        (k, ra.settings.get(k), rb.settings.get(k))
-        for k in keys
-        if ra.settings.get(k) != rb.settings.get(k)
-    ]
-    ta = {(t.pool, t.name): t.total_s for t in sm.phase_totals(ra)}
-    tb = {(t.pool, t.name): t.total_s for t in sm.phase_totals(rb)}
+    sa, sb = _settings(ra), _settings(rb)
+    keys = list(dict.fromkeys([*sa, *sb]))
+    settings = [(k, sa.get(k), sb.get(k)) for k in keys if sa.get(k) != sb.get(k)]
+    ta = {(t.pool, t.name): t.total_s for t in fp.phase_totals(ra)}
+    tb = {(t.pool, t.name): t.total_s for t in fp.phase_totals(rb)}
     phases = [
         PhaseDelta(name, ta.get((pool, name)), tb.get((pool, name)), pool)
         for pool, name in dict.fromkeys([*ta, *tb])
     ]
     cmp = Comparison(
-        a_label=ra.label,
-        b_label=rb.label,
+        a_label=run_label(ra),
+        b_label=run_label(rb),
         a_run=ra,
         b_run=rb,
         settings=settings,
@@ -283,55 +433,28 @@ def compare(
     gb_a = [(g.reason, g.location) for g in ra.graph_breaks]
     gb_b = [(g.reason, g.location) for g in rb.graph_breaks]
     cmp.graph_breaks_added, cmp.graph_breaks_gone = _multiset_diff(gb_a, gb_b)
-    rc_a = [sm.normalize_reason(r.reason) for r in ra.recompiles]
-    rc_b = [sm.normalize_reason(r.reason) for r in rb.recompiles]
+    for rc in [*ra.recompiles, *rb.recompiles]:
+        cmp.reasons.setdefault(fr.normalize_reason(rc.reason), rc.reason)
+    rc_a = [fr.normalize_reason(r.reason) for r in ra.recompiles]
+    rc_b = [fr.normalize_reason(r.reason) for r in rb.recompiles]
     cmp.recompiles_added, cmp.recompiles_gone = _multiset_diff(rc_a, rc_b)
     return cmp
 
 
-# --- formatting -----------------------------------------------------------------------
+def split_phases(
+    phases: list[PhaseDelta], base: float
+) -> tuple[list[PhaseDelta], list[PhaseDelta]]:
+    """(phases worth a row, the many short passes), folded as the reports
+    fold them: a phase short on both sides of a ``base``-second compile."""
+    major = [
+        p
+        for p in phases
+        if p.name in fp.ALWAYS_SHOWN or not fp.is_minor(max(p.a_s or 0.0, p.b_s or 0.0), base)
+    ]
+    return major, [p for p in phases if p not in major]
 
 
-def metric_text(value: float | None, unit: str, note: str = "") -> str:
-    if value is None:
-        if unit == "calls" and not note:
-            return "never"
-        return fmt.na(note) if note else fmt.NA
-    if unit == "s":
-        return fmt.secs(value)
-    if unit == "ms":
-        return fmt.ms(value)
-    if unit == "x":
-        return fmt.speedup(value)
-    if unit == "calls":
-        return f"{fmt.count(max(value, 1.0))} calls"
-    return f"{value:g}"
-
-
-def _side_note(m: MetricDelta, side: str) -> str:
-    for part in m.note.split(" / "):
-        if part.startswith(f"{side}: "):
-            return part[3:]
-    return "" if m.unit == "calls" else m.note
-
-
-def delta_text(m: MetricDelta) -> str:
-    d = m.delta
-    if d is None and m.verdict in ("better", "worse"):
-        return "now pays off" if m.verdict == "better" else "now never"
-    if d is None:
-        return "—"
-    if m.unit == "count":
-        return f"{d:+g}"
-    rel = f" ({d / m.a * 100:+.0f}%)" if m.a else ""
-    if m.unit == "s":
-        return fmt.signed_secs(d) + rel
-    if m.unit == "ms":
-        return ("+" if d > 0 else "-") + fmt.ms(abs(d)) + rel
-    if m.unit == "x":
-        return f"{d:+.2f}x"
-    return f"{d:+,.0f}" + rel
-
+# --- the terminal -------------------------------------------------------------------------
 
 VERDICT_STYLE = {"better": "green", "worse": "red", "same": "dim", "": ""}
 
@@ -347,7 +470,7 @@ def render_compare_table(cmp: Comparison) -> Group:
         t.add_column("A")
         t.add_column("B")
         for k, va, vb in cmp.settings:
-            t.add_row(k, fmt.value(va), fmt.value(vb))
+            t.add_row(k, text.value(va), text.value(vb))
         parts.append(t)
 
     t = Table(title="headline (delta = B - A)", title_justify="left")
@@ -355,14 +478,8 @@ def render_compare_table(cmp: Comparison) -> Group:
     t.add_column("A", justify="right")
     t.add_column("B", justify="right")
     t.add_column("delta", justify="right")
-    for m in cmp.metrics:
-        style = VERDICT_STYLE[m.verdict]
-        t.add_row(
-            m.name,
-            metric_text(m.a, m.unit, _side_note(m, "A")),
-            metric_text(m.b, m.unit, _side_note(m, "B")),
-            Text(delta_text(m), style=style),
-        )
+    for row in cmp.headline():
+        t.add_row(row.name, row.a, row.b, Text(row.delta, style=VERDICT_STYLE[row.verdict]))
     parts.append(t)
 
     t = Table(title="compile time by phase", title_justify="left")
@@ -370,24 +487,18 @@ def render_compare_table(cmp: Comparison) -> Group:
     t.add_column("A", justify="right")
     t.add_column("B", justify="right")
     t.add_column("delta", justify="right")
-    major, minor = split_phases(cmp.phases)
+    major, minor = cmp.split_phases()
+    phase_style = {"worse": "red", "better": "green", "same": "dim"}
     for p in major:
-        d = p.delta
-        style = "red" if d > 0.005 else "green" if d < -0.005 else "dim"
-        t.add_row(
-            p.name + (" (pool)" if p.pool else ""),
-            fmt.secs(p.a_s, "not run") if p.a_s is not None else "—",
-            fmt.secs(p.b_s, "not run") if p.b_s is not None else "—",
-            Text(fmt.signed_secs(d), style=style),
-        )
+        t.add_row(p.label, p.a_text, p.b_text, Text(p.delta_text, style=phase_style[p.verdict]))
     if minor:
         a_sum = sum(p.a_s or 0.0 for p in minor)
         b_sum = sum(p.b_s or 0.0 for p in minor)
         t.add_row(
-            Text(f"… {len(minor)} shorter phases", style="dim"),
-            Text(fmt.secs(a_sum), style="dim"),
-            Text(fmt.secs(b_sum), style="dim"),
-            Text(fmt.signed_secs(b_sum - a_sum), style="dim"),
+            Text(f"… {text.plural(len(minor), 'shorter phase')}", style="dim"),
+            Text(text.secs(a_sum), style="dim"),
+            Text(text.secs(b_sum), style="dim"),
+            Text(text.signed_secs(b_sum - a_sum), style="dim"),
         )
     parts.append(t)
 
@@ -400,12 +511,7 @@ def render_compare_table(cmp: Comparison) -> Group:
     for k in cmp.kernels_removed:
         t.add_row(Text("removed", style="red"), k.name, ", ".join(k.fused_ops))
     for c in cmp.kernels_changed:
-        name = c.b.name if c.a.name == c.b.name else f"{c.a.name} → {c.b.name}"
-        t.add_row(
-            Text(c.how, style="yellow"),
-            name,
-            f"{', '.join(c.a.fused_ops)} → {', '.join(c.b.fused_ops)}",
-        )
+        t.add_row(Text(c.how, style="yellow"), c.name, c.ops)
     for name, n_a, n_b in cmp.kernels_recompiled:
         t.add_row(
             Text("compiled", style="dim"),
@@ -428,20 +534,9 @@ def render_compare_table(cmp: Comparison) -> Group:
         t.add_row(Text("added", style="red"), "graph break", reason, loc)
     for reason, loc in cmp.graph_breaks_gone:
         t.add_row(Text("gone", style="green"), "graph break", reason, loc)
-    for reason in cmp.recompiles_added:
-        t.add_row(
-            Text("added", style="red"),
-            "recompile",
-            fmt.short_reason(_newest(reason), 100),
-            "",
-        )
-    for reason in cmp.recompiles_gone:
-        t.add_row(
-            Text("gone", style="green"),
-            "recompile",
-            fmt.short_reason(_newest(reason), 100),
-            "",
-        )
+    for how, newest in cmp.recompile_changes:
+        style = "red" if how == "added" else "green"
+        t.add_row(Text(how, style=style), "recompile", newest, "")
     if t.row_count:
         parts.append(t)
     else:
@@ -449,267 +544,75 @@ def render_compare_table(cmp: Comparison) -> Group:
     return Group(*parts)
 
 
-def render_compare_html(cmp: Comparison) -> str:
-    """The comparison as one self-contained HTML page."""
-    from dlcprof.report.html import e, page, table  # the page chrome lives there
-
-    body = []
-    body.append(
-        '<section class="card"><h2>Runs compared</h2><table class="kv"><tbody>'
-        f"<tr><td>A (before)</td><td>{e(cmp.a_label)} <code>{e(cmp.a_run.run_id)}</code></td></tr>"
-        f"<tr><td>B (after)</td><td>{e(cmp.b_label)} <code>{e(cmp.b_run.run_id)}</code></td></tr>"
-        "</tbody></table>"
-    )
-    if cmp.settings:
-        rows = [
-            [f"<code>{e(k)}</code>", e(fmt.value(va)), e(fmt.value(vb))]
-            for k, va, vb in cmp.settings
-        ]
-        body.append("<h3>Settings that differ</h3>" + table(["setting", "A", "B"], rows))
-    body.append("</section>")
-
-    colors = {
-        "better": "var(--good)",
-        "worse": "var(--bad)",
-        "same": "var(--muted)",
-        "": "var(--muted)",
-    }
-    rows = [
-        [
-            e(m.name),
-            e(metric_text(m.a, m.unit, _side_note(m, "A"))),
-            e(metric_text(m.b, m.unit, _side_note(m, "B"))),
-            f'<span style="color:{colors[m.verdict]};font-weight:600">{e(delta_text(m))}</span>',
-        ]
-        for m in cmp.metrics
-    ]
-    body.append(
-        '<section class="card"><h2>Headline</h2>'
-        + table(["metric", "A", "B", "delta (B − A)"], rows, {1, 2, 3})
-        + "</section>"
-    )
-
-    # Phases: paired bars, A grey and B blue, on one scale.
-    out = ['<section class="card"><h2>Compile time by phase</h2>']
-    top = sorted(cmp.phases, key=lambda p: -max(p.a_s or 0.0, p.b_s or 0.0))[:14]
-    if top:
-        out.append(_phase_pairs_svg(top))
-
-    def phase_rows(phases: list[PhaseDelta]) -> list[list[str]]:
-        return [
-            [
-                f'<span class="mono">{e(p.name)}</span>'
-                + (' <span class="muted">(pool)</span>' if p.pool else ""),
-                e(fmt.secs(p.a_s)) if p.a_s is not None else "—",
-                e(fmt.secs(p.b_s)) if p.b_s is not None else "—",
-                f'<span style="color:{_delta_color(p.delta)}">{e(fmt.signed_secs(p.delta))}</span>',
-            ]
-            for p in phases
-        ]
-
-    major, minor = split_phases(cmp.phases)
-    if not cmp.phases:
-        out.append('<p class="na">n/a (no compile phases on either side)</p>')
-    else:
-        out.append(table(["phase", "A", "B", "delta"], phase_rows(major), {1, 2, 3}))
-    if minor:
-        out.append(
-            f"<details><summary>{len(minor)} shorter phases</summary>"
-            + table(["phase", "A", "B", "delta"], phase_rows(minor), {1, 2, 3})
-            + "</details>"
-        )
-    out.append("</section>")
-    body.append("".join(out))
-
-    a, b = cmp.a_run, cmp.b_run
-    if a.sweep and b.sweep:
-        series = [
-            svg.Series(
-                f"A: dynamic={a.settings.get('dynamic')}",
-                svg.PALETTE[0],
-                [(float(i), c) for i, c in enumerate(a.cumulative_transition_s)],
-            ),
-            svg.Series(
-                f"B: dynamic={b.settings.get('dynamic')}",
-                svg.PALETTE[1],
-                [(float(i), c) for i, c in enumerate(b.cumulative_transition_s)],
-                dashed=True,
-            ),
-        ]
-        longest = a if len(a.sweep) >= len(b.sweep) else b
-        ticks = [(float(i), str(s.size)) for i, s in enumerate(longest.sweep)]
-        body.append(
-            '<section class="card"><h2>Cumulative shape-transition cost</h2>'
-            + svg.line_chart(
-                series,
-                x_ticks=ticks,
-                x_label="input size (sweep step)",
-                y_unit="s",
-                y_label="seconds",
-                title="cumulative transition cost",
-            )
-            + "</section>"
-        )
-
-    out = [
-        '<section class="card"><h2>Kernels</h2>',
-        f'<p class="sub">{cmp.kernels_same} unchanged.</p>',
-    ]
-    rows = []
-    for k in cmp.kernels_added:
-        rows.append(
-            [
-                '<span class="pill ok">added</span>',
-                f'<span class="kname">{e(k.name)}</span>',
-                f'<span class="ops">{e(", ".join(k.fused_ops))}</span>',
-            ]
-        )
-    for k in cmp.kernels_removed:
-        rows.append(
-            [
-                '<span class="pill error">removed</span>',
-                f'<span class="kname">{e(k.name)}</span>',
-                f'<span class="ops">{e(", ".join(k.fused_ops))}</span>',
-            ]
-        )
-    for c in cmp.kernels_changed:
-        name = e(c.b.name) if c.a.name == c.b.name else f"{e(c.a.name)} → {e(c.b.name)}"
-        rows.append(
-            [
-                f'<span class="pill cancelled">{e(c.how)}</span>',
-                f'<span class="kname">{name}</span>',
-                f'<span class="ops">{e(", ".join(c.a.fused_ops))} → '
-                f"{e(', '.join(c.b.fused_ops))}</span>",
-            ]
-        )
-    for name, n_a, n_b in cmp.kernels_recompiled:
-        rows.append(
-            [
-                '<span class="pill">compiled</span>',
-                f'<span class="kname">{e(name)}</span>',
-                f"generated {n_a}× in A, {n_b}× in B (once a compile)",
-            ]
-        )
-    out.append(
-        table(["change", "kernel", "fused ops"], rows)
-        if rows
-        else '<p class="muted">No kernel added, removed or changed.</p>'
-    )
-    out.append("</section>")
-    body.append("".join(out))
-
-    rows = []
-    for reason, loc in cmp.graph_breaks_added:
-        rows.append(
-            [
-                '<span class="pill error">added</span>',
-                "graph break",
-                e(reason),
-                f"<code>{e(loc)}</code>",
-            ]
-        )
-    for reason, loc in cmp.graph_breaks_gone:
-        rows.append(
-            [
-                '<span class="pill ok">gone</span>',
-                "graph break",
-                e(reason),
-                f"<code>{e(loc)}</code>",
-            ]
-        )
-    for reason in cmp.recompiles_added:
-        rows.append(
-            [
-                '<span class="pill error">added</span>',
-                "recompile",
-                e(fmt.short_reason(_newest(reason), 200)),
-                "",
-            ]
-        )
-    for reason in cmp.recompiles_gone:
-        rows.append(
-            [
-                '<span class="pill ok">gone</span>',
-                "recompile",
-                e(fmt.short_reason(_newest(reason), 200)),
-                "",
-            ]
-        )
-    body.append(
-        '<section class="card"><h2>Graph breaks and recompiles</h2>'
-        + (
-            table(["change", "kind", "reason", "location"], rows)
-            if rows
-            else '<p class="muted">No change.</p>'
-        )
-        + "</section>"
-    )
-    title = f"compare: {cmp.a_run.workload or 'A'} vs {cmp.b_run.workload or 'B'}"
-    subtitle = escape(f"A {cmp.a_label}  ·  B {cmp.b_label}")
-    return page(title, subtitle, body)
+# --- the page -------------------------------------------------------------------------------
 
 
-def split_phases(
-    phases: list[PhaseDelta], min_s: float = 0.01, min_share: float = 0.005
-) -> tuple[list[PhaseDelta], list[PhaseDelta]]:
-    """(phases worth a row, the many short passes): a real compile has ~60
-    phases, most of them a millisecond."""
-    top = max((max(p.a_s or 0.0, p.b_s or 0.0) for p in phases), default=0.0)
-    cut = max(min_s, top * min_share)
-    major = [p for p in phases if max(p.a_s or 0.0, p.b_s or 0.0) >= cut]
-    minor = [p for p in phases if p not in major]
-    return major, minor
-
-
-def _newest(reason: str) -> str:
-    """The first (newest) failed guard of a normalized reason, plus a count."""
-    parts = reason.split("; ")
-    return parts[0] + (f" (+{len(parts) - 1} older entries)" if len(parts) > 1 else "")
-
-
-def _delta_color(d: float) -> str:
-    return "var(--bad)" if d > 0.005 else "var(--good)" if d < -0.005 else "var(--muted)"
-
-
-def _phase_pairs_svg(phases: list[PhaseDelta], width: int = 1100) -> str:
+def _phase_pairs_svg(phases: list[PhaseDelta], width: int = 1100) -> Markup:
+    """Paired bars, A grey and B blue, on one scale."""
     left, right, row_h = 300, 150, 30
     hi = max(max(p.a_s or 0.0, p.b_s or 0.0) for p in phases) or 1.0
     scale = (width - left - right) / hi
+    colors = {"worse": "#b4441c", "better": "#18864b", "same": svg.MUTED}
     body = []
     for i, p in enumerate(phases):
         y = 24 + i * row_h
-        body.append(
-            svg._text(
-                left - 10,
-                y + 13,
-                p.name + (" (pool)" if p.pool else ""),
-                11,
-                "end",
-                svg.INK,
-                svg.MONO,
-            )
-        )
+        body.append(svg._text(left - 10, y + 13, p.label, 11, "end", svg.INK, svg.MONO))
         for j, (v, color, side) in enumerate(((p.a_s, "#9aa3b5", "A"), (p.b_s, "#3b6fd8", "B"))):
             if v is None:
                 continue
-            w = max(v * scale, 1.0)
+            tip = svg.svg_title(f"{side}: {text.secs(v)}")
             body.append(
-                f'<rect x="{left}" y="{y + j * 11}" width="{w:.1f}" height="10" rx="2" '
-                f'fill="{color}"><title>{side}: {escape(fmt.secs(v))}</title></rect>'
-            )
+                svg.el("rect", tip, x=left, y=y + j * 11, width=max(v * scale, 1.0), height=10,
+                       rx=2, fill=color)
+            )  # fmt: skip
         end = max(p.a_s or 0.0, p.b_s or 0.0) * scale + left + 8
-        body.append(
-            svg._text(
-                end,
-                y + 14,
-                fmt.signed_secs(p.delta),
-                11,
-                "start",
-                "#b4441c" if p.delta > 0.005 else "#18864b" if p.delta < -0.005 else svg.MUTED,
-            )
-        )
-    body.append(f'<rect x="{left}" y="6" width="10" height="10" rx="2" fill="#9aa3b5"/>')
+        body.append(svg._text(end, y + 14, p.delta_text, 11, "start", colors[p.verdict]))
+    body.append(svg.el("rect", x=left, y=6, width=10, height=10, rx=2, fill="#9aa3b5"))
     body.append(svg._text(left + 14, 15, "A (before)", 11))
-    body.append(f'<rect x="{left + 100}" y="6" width="10" height="10" rx="2" fill="#3b6fd8"/>')
+    body.append(svg.el("rect", x=left + 100, y=6, width=10, height=10, rx=2, fill="#3b6fd8"))
     body.append(svg._text(left + 114, 15, "B (after)", 11))
     return svg._svg(width, 30 + len(phases) * row_h, body, "compile time by phase, A vs B")
+
+
+def _sweep_svg(cmp: Comparison) -> Markup | None:
+    a, b = cmp.a_run, cmp.b_run
+    if not (a.sweep and b.sweep):
+        return None
+
+    def dynamic(r: Run) -> str:
+        return r.settings.dynamic if r.settings else text.NA
+
+    series = [
+        svg.Series(f"A: dynamic={dynamic(a)}", svg.PALETTE[0],
+                   [(float(i), c) for i, c in enumerate(fr.cumulative(a))]),
+        svg.Series(f"B: dynamic={dynamic(b)}", svg.PALETTE[1],
+                   [(float(i), c) for i, c in enumerate(fr.cumulative(b))], dashed=True),
+    ]  # fmt: skip
+    longest = a if len(a.sweep) >= len(b.sweep) else b
+    ticks = [(float(i), str(s.size)) for i, s in enumerate(longest.sweep)]
+    return svg.line_chart(
+        series,
+        x_ticks=ticks,
+        x_label="input size (sweep step)",
+        y_unit="s",
+        y_label="seconds",
+        title="cumulative transition cost",
+    )
+
+
+def render_compare_html(cmp: Comparison) -> str:
+    """The comparison as one self-contained HTML page."""
+    from dlcprof.report.html import render  # the page chrome and the template engine
+
+    major, minor = cmp.split_phases()
+    top = sorted(cmp.phases, key=lambda p: -max(p.a_s or 0.0, p.b_s or 0.0))[:14]
+    return render(
+        "compare.html.j2",
+        title=f"compare: {cmp.a_run.workload or 'A'} vs {cmp.b_run.workload or 'B'}",
+        subtitle=f"A {cmp.a_label}  ·  B {cmp.b_label}",
+        cmp=cmp,
+        major=major,
+        minor=minor,
+        phase_chart=_phase_pairs_svg(top) if top else None,
+        sweep_chart=_sweep_svg(cmp),
+    )

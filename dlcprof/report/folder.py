@@ -20,7 +20,7 @@ import re
 import shutil
 from pathlib import Path
 
-from dlcprof.report import summary as sm
+from dlcprof.figures.runs import session_origin
 from dlcprof.report.atomic import os_reason, write_atomic
 from dlcprof.report.errors import ReportError
 from dlcprof.report.html import render_html
@@ -43,11 +43,12 @@ def _slug(name: str) -> str:
 
 def default_report_dir(session: Session, root: str | os.PathLike[str] = REPORTS_ROOT) -> Path:
     """``dlcprof-reports/<workload>-<YYYYmmdd-HHMMSS>``, stamped with the session start."""
-    t = sm.session_origin(session)
+    t = session_origin(session)
     stamp = (_dt.datetime.fromtimestamp(t) if t is not None else _dt.datetime.now()).strftime(
         "%Y%m%d-%H%M%S"
     )
-    name, _ = sm.workload_of(session)
+    run = session.latest_run
+    name = run.workload if run else ""
     return Path(root) / f"{_slug(name or 'session')}-{stamp}"
 
 
@@ -72,7 +73,8 @@ def _claim_dir(directory: Path) -> tuple[Path, bool]:
 def _profile_source(session: Session, profile_path: str | None) -> Path | None:
     if profile_path:
         return Path(profile_path)
-    e = sm.profile_event(session)
+    # The latest run's py-spy profile (each run's monitors save their own).
+    e = next((r.profile for r in reversed(session.runs.values()) if r.profile), None)
     return Path(e.path) if e is not None else None
 
 

@@ -12,18 +12,21 @@ import dataclasses
 import datetime as _dt
 import json
 import os
-import platform
-import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import dlcprof
 from dlcprof import events as ev
-from dlcprof.report import summary as sm
+from dlcprof.figures import phases as fp
+from dlcprof.figures import recompiles as fr
+from dlcprof.figures import runs as fruns
+from dlcprof.report import model as rm
 from dlcprof.report.atomic import os_reason
 from dlcprof.report.errors import ReportError
-from dlcprof.session import Run, Session
+from dlcprof.report.model import iso as _iso
+from dlcprof.report.model import report_origin
+from dlcprof.session import Session
 
 __all__ = [
     "MIGRATIONS",
@@ -46,67 +49,41 @@ REPORT_SCHEMA = f"{SCHEMA_PREFIX}{REPORT_VERSION}"
 # future /2 adds MIGRATIONS[1] and every older report still loads.
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
-# What a loaded report said about where it was recorded (platform, created,
-# extra): the events do not carry it, and re-saving a loaded session on another
-# machine must not claim that machine recorded it.
-_ORIGINS: weakref.WeakKeyDictionary[Session, dict[str, Any]] = weakref.WeakKeyDictionary()
-
-
-def report_origin(session: Session) -> dict[str, Any] | None:
-    """The top-level fields of the report ``session`` was loaded from, if any."""
-    return _ORIGINS.get(session)
-
 
 # --- writing ----------------------------------------------------------------------
 
 
-def _iso(t: float | None) -> str | None:
-    if t is None:
-        return None
-    return (
-        _dt.datetime.fromtimestamp(t, _dt.timezone.utc).astimezone().isoformat(timespec="seconds")
-    )
+def _settings(s: ev.RunStarted | None) -> dict[str, Any]:
+    """The settings the worker echoed, as they travelled (no event bookkeeping)."""
+    if s is None:
+        return {}
+    return {k: v for k, v in dataclasses.asdict(s).items() if k not in ("t", "run_id")}
 
 
-def environment(session: Session) -> dict[str, Any]:
-    """Where the session ran: from the events, else from the loaded report."""
-    origin = (report_origin(session) or {}).get("environment") or {}
-    w = session.worker
-    run = session.latest_run
-    s = run.settings if run else {}
-    bench_run = sm.latest_with(session, lambda r: r.benchmark is not None)
-    env = {
-        "torch": (w.torch_version if w else None) or s.get("torch_version"),
-        "python": w.python_version if w else None,
-        "device": s.get("device"),
-        "device_name": s.get("device_name") or (w.device_name if w else None),
-        "cuda_available": w.cuda_available if w else None,
-        "threads": s.get("threads"),
-        # Measured next to the benchmark: the load that could disturb it.
-        "load_avg": list(bench_run.benchmark.load_avg) if bench_run else None,  # type: ignore[union-attr]
-        "cpu_count": w.cpu_count if w else None,
-        "platform": origin.get("platform") or platform.platform(),
-    }
-    for k, v in env.items():
-        if v is None and origin.get(k) is not None:
-            env[k] = origin[k]
-    return env
-
-
-def _compile_dict(c: Any, origin: float | None) -> dict[str, Any]:
+def _compile_dict(row: rm.CompileRow, origin: float | None) -> dict[str, Any]:
+    c, rec = row.compile, row.record
+    base = origin or 0.0
     return {
         "compile_id": c.compile_id,
         "finished": c.finished,
         "wall_s": c.wall_s,
         "start_s": (c.start_t - origin) if c.start_t is not None and origin else None,
         "phases": [
-            {k: row[k] for k in ("name", "start_s", "duration_s", "depth", "thread", "cache_state")}
-            for row in sm.phase_rows(c, origin)
+            {
+                "name": p.name,
+                "start_s": p.start_t - base,
+                "duration_s": p.duration_s,
+                "depth": depth,
+                "thread": p.thread,
+                "cache_state": p.cache_state,
+            }
+            for p, depth in fp.nest_phases(c.phases)
         ],
         "kernels": [
             {
                 "name": k.name,
                 "kind": k.kind,
+                "graph": k.graph,
                 "fused_ops": list(k.fused_ops),
                 "source": k.source,
                 "source_lines": list(k.source_lines),
@@ -114,31 +91,32 @@ def _compile_dict(c: Any, origin: float | None) -> dict[str, Any]:
             }
             for k in sorted(c.kernels, key=lambda k: k.order)
         ],
-        "recompile_reason": c.recompile_reason,
+        "recompile_reason": rec.recompile_reason if rec else None,
         "graph_breaks": [
             {"reason": g.reason, "location": g.location, "hints": list(g.hints)}
             for g in c.graph_breaks
         ],
         "cache": c.cache,
         "is_backward": c.is_backward,
-        "fail_type": c.fail_type,
-        "fail_reason": c.fail_reason,
-        "graph_op_count": c.graph_op_count,
-        "guard_count": c.guard_count,
-        "metrics": dict(c.metrics),
+        "fail_type": rec.fail_type if rec else None,
+        "fail_reason": rec.fail_reason if rec else None,
+        "graph_op_count": rec.graph_op_count if rec else None,
+        "guard_count": rec.guard_count if rec else None,
+        "metrics": dict(rec.metrics) if rec else {},
     }
 
 
-def _benchmark_dict(run: Run) -> dict[str, Any] | None:
-    b = run.benchmark
-    if b is None:
+def _benchmark_dict(block: rm.BenchmarkBlock | None) -> dict[str, Any] | None:
+    if block is None:
         return None
+    b, s = block.event, block.speed
     return {
         "eager_ms": b.eager_ms,
         "compiled_ms": b.compiled_ms,
-        "speedup": b.speedup,
+        "speedup": s.speedup,
+        "verdict": s.verdict,
         "compile_s": b.compile_s,
-        "break_even_iters": b.break_even_iters,
+        "break_even_runs": s.break_even,
         "eager_spread_ms": b.eager_spread_ms,
         "compiled_spread_ms": b.compiled_spread_ms,
         "reps": b.reps,
@@ -150,38 +128,49 @@ def _benchmark_dict(run: Run) -> dict[str, Any] | None:
     }
 
 
-def _run_dict(run: Run) -> dict[str, Any]:
-    origin = sm.run_origin(run)
+def _run_dict(m: rm.RunModel) -> dict[str, Any]:
+    run = m.run
+    origin = fruns.run_origin(run)
     s = run.settings
     limit = run.recompile_limit
     return {
         "run_id": run.run_id,
-        "label": run.label,
+        "label": m.label,
         "status": run.status,
         "workload": run.workload,
         "target": run.target,
         "description": run.description,
-        "settings": dict(s),
-        "mode": s.get("mode"),
-        "dynamic": s.get("dynamic"),
-        "backend": s.get("backend"),
+        "settings": _settings(s),
+        "mode": s.mode if s else None,
+        "dynamic": s.dynamic if s else None,
+        "backend": s.backend if s else None,
         "started": _iso(run.started_t),
         "wall_s": run.wall_s,
         "compile_wall_s": run.compile_wall_s,
-        "compiles": [_compile_dict(c, origin) for c in run.compiles.values()],
+        "compiles": [_compile_dict(c, origin) for c in m.compiles],
         "recompiles": [
-            {k: row[k] for k in ("compile_id", "reason", "cost_s", "cumulative_s")}
-            for row in sm.recompile_rows(run)
+            {
+                "compile_id": r.row.compile_id,
+                "reason": r.row.reason,
+                "newest_reason": r.reason.newest,
+                "cost_s": r.row.cost_s,
+                "cumulative_s": r.row.cumulative_s,
+            }
+            for r in m.recompiles
         ],
         "graph_breaks": [
             {"compile_id": g.compile_id, "reason": g.reason, "location": g.location}
             for g in run.graph_breaks
         ],
         # Each compile attempt re-announces its symbols: list each once.
-        "dynamic_dims": sm.unique(run.dynamic_dims),
-        "benchmark": _benchmark_dict(run),
-        "shape_sweep": [dataclasses.asdict(st) for st in run.sweep],
-        "sweep_total_s": sm.sweep_total(run),
+        "dynamic_dims": list(m.dims),
+        "benchmark": _benchmark_dict(m.benchmark),
+        "shape_sweep": [
+            {k: v for k, v in dataclasses.asdict(st).items() if k not in ("t", "run_id")}
+            | {"step": step.flag}
+            for st, step in zip(run.sweep, m.sweep.steps if m.sweep else [], strict=True)
+        ],
+        "sweep_total_s": fr.sweep_total(run),
         "recompile_limit_hit": (
             {"function": limit.function, "limit": limit.limit, "message": limit.message}
             if limit
@@ -191,32 +180,38 @@ def _run_dict(run: Run) -> dict[str, Any]:
             {"stage": e.stage, "message": e.message, "traceback": e.traceback} for e in run.errors
         ],
         "warnings": [
-            {"level": lg.level, "source": lg.source, "message": lg.message}
-            for lg in run.logs
-            if lg.level in ("warning", "error")
+            {"level": lg.level, "source": lg.source, "message": lg.message} for lg in m.warnings
         ],
         "unavailable": dict(run.unavailable),
+        "device": m.device.to_json(),
+        "hotspots": m.hotspots.to_json(),
     }
 
 
 def build_report(session: Session, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """The JSON-ready report for ``session`` (see docs/report-schema.md)."""
-    name, target = sm.workload_of(session)
+    model = rm.build(session)
+    latest = session.latest_run
     origin = report_origin(session) or {}
     merged_extra = {**(origin.get("extra") or {}), **(extra or {})}
+    hot = next((r for r in reversed(model.runs) if r.hotspots.rows), None)
     return {
         "schema": REPORT_SCHEMA,
         "dlcprof_version": dlcprof.__version__,
         "created": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "recorded": _iso(sm.session_origin(session)),
-        "environment": environment(session),
-        "workload": {"name": name, "target": target},
-        "runs": [_run_dict(r) for r in session.runs.values()],
-        "device": sm.device_summary(session),
-        "hotspots": {
-            "samples": session.hot_frames.samples if session.hot_frames else 0,
-            "rows": sm.hotspot_rows(session),
+        "recorded": model.recorded,
+        "environment": model.environment.values,
+        "workload": {
+            "name": latest.workload if latest else "",
+            "target": latest.target if latest else "",
         },
+        "runs": [_run_dict(r) for r in model.runs],
+        "sweeps": [c.to_json() for c in model.sweeps],
+        "device": model.device.to_json(),
+        # The latest run's hot frames (each run carries its own under runs[].hotspots).
+        "hotspots": hot.hotspots.to_json(hot.run_id)
+        if hot
+        else {"samples": 0, "rows": [], "run_id": None},
         "errors": [
             {"stage": e.stage, "message": e.message, "traceback": e.traceback}
             for e in session.errors
@@ -367,7 +362,12 @@ def load_session(path: str | os.PathLike[str]) -> Session:
     session = Session()
     for e in events:
         session.apply(e)
-    _ORIGINS[session] = {
-        k: report[k] for k in ("environment", "created", "extra", "dlcprof_version") if k in report
-    }
+    rm.remember_origin(
+        session,
+        {
+            k: report[k]
+            for k in ("environment", "created", "extra", "dlcprof_version")
+            if k in report
+        },
+    )
     return session

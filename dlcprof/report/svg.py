@@ -2,6 +2,9 @@
 
 Charts are strings of SVG sized by ``viewBox`` (they scale with the page);
 hover text comes from ``<title>`` elements, which browsers show natively.
+Every string from the session is escaped here; a finished chart is returned
+as ``Markup`` so the templates embed it as is (and only what this module
+built). Phase colours are the compiler stages of ``dlcprof.figures.phases``.
 """
 
 from __future__ import annotations
@@ -11,9 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from dlcprof.report import fmt
-from dlcprof.report import summary as sm
-from dlcprof.session import Phase, Run, nest_phases
+from markupsafe import Markup
+
+from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.figures import phases as fp
+from dlcprof.figures.runs import run_label, run_origin
+from dlcprof.session import Run
 
 FONT = "font-family=\"ui-sans-serif,system-ui,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif\""
 MONO = "font-family=\"'Fira Code',ui-monospace,'SFMono-Regular',Menlo,Consolas,monospace\""
@@ -21,46 +28,6 @@ AXIS = "#8a93a6"
 GRID = "#e6e9ef"
 INK = "#1d2330"
 MUTED = "#5b6478"
-
-# One colour per compiler stage, so the eye finds "where did the time go".
-# (label, colour, name fragments), matched in this order: the first stage
-# with a fragment in the lower-cased phase name wins, so the specific build
-# and cache phases are claimed before the broad "inductor"/"compile" words.
-STAGES = (
-    (
-        "C++/Triton build",
-        "#e08a1e",
-        ("compile_file", "async_compile", "codecache", "load_by_key", "triton", "cpp_", "autotune"),
-    ),
-    ("AOTAutograd", "#8a5cd0", ("aotautograd", "backend_compile", "create_aot", "aot_", "min_cut")),
-    (
-        "Inductor",
-        "#1f9e89",
-        (
-            "inductor", "graphlowering", "scheduler", "codegen", "code_gen", "wrapper", "fx_graph",
-            "compile_fx", "_compiler_base", "grad_passes", "graph_passes", "pass.",
-            "fake_tensor_prop",
-        ),
-    ),
-    (
-        "Dynamo",
-        "#3b6fd8",
-        (
-            "dynamo", "entire_frame_compile", "compile_attempt", "bytecode_tracing", "build_guards",
-            "compile_inner", "deferred_runtime_asserts", "guard",
-        ),
-    ),
-)  # fmt: skip
-OTHER = ("other", "#8b93a5")
-LEGEND = ("Dynamo", "AOTAutograd", "Inductor", "C++/Triton build")
-
-
-def stage_of(name: str) -> tuple[str, str]:
-    n = name.lower()
-    for label, color, keys in STAGES:
-        if any(k in n for k in keys):
-            return label, color
-    return OTHER
 
 
 def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
@@ -82,7 +49,7 @@ def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
 
 def tick_label(v: float, unit: str = "") -> str:
     if unit == "s":
-        return fmt.secs(v) if v else "0"
+        return text.secs(v) if v else "0"
     if abs(v) >= 1000:
         return f"{v:,.0f}"
     return f"{v:g}"
@@ -121,8 +88,8 @@ def _text(
     )
 
 
-def _svg(width: int, height: int, body: list[str], label: str) -> str:
-    return (
+def _svg(width: int, height: int, body: list[str], label: str) -> Markup:
+    return Markup(
         f'<svg class="chart" viewBox="0 0 {width} {height}" width="100%" role="img" '
         f'aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg" {FONT}>'
         + "".join(body)
@@ -130,7 +97,7 @@ def _svg(width: int, height: int, body: list[str], label: str) -> str:
     )
 
 
-def empty_chart(message: str, width: int = 1100, height: int = 90) -> str:
+def empty_chart(message: str, width: int = 1100, height: int = 90) -> Markup:
     body = [
         el(
             "rect",
@@ -155,11 +122,11 @@ LANE_H = 13
 LANE_GAP = 2
 
 
-def _lanes(phases: list[Phase]) -> list[tuple[Phase, int]]:
+def _lanes(phases: list[ev.PhaseEnded]) -> list[tuple[ev.PhaseEnded, int]]:
     """Each phase with its lane: compiling thread's depths first, then one
     lane per pool thread depth."""
-    main = sm.main_thread(phases)
-    nested = nest_phases(phases)
+    main = fp.main_thread(phases)
+    nested = fp.nest_phases(phases)
     threads = [main] + sorted(
         {p.thread for p, _ in nested if p.thread != main},
         key=lambda t: min(p.start_t for p in phases if p.thread == t),
@@ -171,15 +138,15 @@ def _lanes(phases: list[Phase]) -> list[tuple[Phase, int]]:
     return [(p, base[p.thread] + d) for p, d in nested]
 
 
-def phase_timeline(run: Run, width: int = 1100, max_compiles: int = 30) -> str:
+def phase_timeline(run: Run, width: int = 1100, max_compiles: int = 30) -> Markup:
     """One band per compile id, phases as bars nested by depth, on a shared
     scale aligned at each compile's start (so compiles compare by length)."""
     compiles = [c for c in run.compiles.values() if c.phases]
     if not compiles:
         return empty_chart("no compile phases recorded for this run")
     shown = compiles[:max_compiles]
-    origin = sm.run_origin(run) or 0.0
-    span = max(sm.phase_span(c.phases) for c in shown) or 1e-3
+    origin = run_origin(run) or 0.0
+    span = max(fp.phase_span(c.phases) for c in shown) or 1e-3
     left, right, top = 150, 20, 26
     plot_w = width - left - right
     ticks = nice_ticks(0, span, 6)
@@ -207,15 +174,11 @@ def phase_timeline(run: Run, width: int = 1100, max_compiles: int = 30) -> str:
             body.append(f'<rect x="0" y="{by - 4}" width="{width}" height="{h}" fill="#f7f8fb"/>')
         start = min(p.start_t for p in c.phases)
         body.append(_text(10, by + 12, c.compile_id, 12, "start", INK, f'font-weight="600" {MONO}'))
-        wall = (
-            fmt.secs(c.wall_s, "running")
-            if c.wall_s is not None
-            else fmt.secs(sm.phase_span(c.phases))
-        )
+        wall = text.secs(c.wall_s if c.wall_s is not None else fp.phase_span(c.phases))
         body.append(_text(10, by + 27, f"{wall} · at +{start - origin:.2f} s", 10, "start", MUTED))
-        if c.recompile_reason:
+        if c.record is not None and c.record.recompile_reason:
             body.append(_text(10, by + 40, "recompile", 10, "start", "#b4441c"))
-        main = sm.main_thread(c.phases)
+        main = fp.main_thread(c.phases)
         pool_lanes = sorted({lane for p, lane in lanes if p.thread != main})
         for lane in pool_lanes[:1]:
             # Pool threads (g++ builds) get their own lanes below the compiling thread.
@@ -225,8 +188,12 @@ def phase_timeline(run: Run, width: int = 1100, max_compiles: int = 30) -> str:
             x = left + (p.start_t - start) * scale
             w = max(p.duration_s * scale, 1.0)
             ly = by + lane * (LANE_H + LANE_GAP)
-            stage, color = stage_of(p.name)
-            tip = f"{p.name}\n{fmt.secs(p.duration_s)} ({stage}), starts +{p.start_t - start:.3f} s"
+            stage = fp.stage_of(p.name)
+            color = stage.color
+            tip = (
+                f"{p.name}\n{text.secs(p.duration_s)} ({stage.name}), "
+                f"starts +{p.start_t - start:.3f} s"
+            )
             if p.cache_state:
                 tip += f"\ncache: {p.cache_state}"
             opacity = f"{0.95 - min(lane, 6) * 0.08:.2f}"
@@ -244,19 +211,18 @@ def phase_timeline(run: Run, width: int = 1100, max_compiles: int = 30) -> str:
                     fill_opacity=opacity,
                 )
             )
-            label = f"{p.name} {fmt.secs(p.duration_s)}"
+            label = f"{p.name} {text.secs(p.duration_s)}"
             if w > 6.3 * len(label) + 8:
                 body.append(_text(x + 4, ly + 11, label, 10, "start", "#fff"))
             elif w > 6.3 * len(p.name) + 8:
                 body.append(_text(x + 4, ly + 11, p.name, 10, "start", "#fff"))
             body.append("</g>")
-    # Legend.
+    # Legend: the compiler stages, as every view colours them.
     lx = left + plot_w
-    colors = {label: color for label, color, _ in STAGES}
-    for label, color in reversed([(x, colors[x]) for x in LEGEND] + [OTHER]):
-        lx -= 9 * len(label) * 0.75 + 26
-        body.append(f'<rect x="{lx:.1f}" y="5" width="10" height="10" rx="2" fill="{color}"/>')
-        body.append(_text(lx + 14, 14, label, 11, "start", MUTED))
+    for st in reversed(fp.STAGES):
+        lx -= 9 * len(st.name) * 0.75 + 26
+        body.append(el("rect", x=lx, y=5, width=10, height=10, rx=2, fill=st.color))
+        body.append(_text(lx + 14, 14, st.name, 11, "start", MUTED))
     if len(compiles) > len(shown):
         body.append(
             _text(
@@ -269,7 +235,7 @@ def phase_timeline(run: Run, width: int = 1100, max_compiles: int = 30) -> str:
             )
         )
         height += 6
-    return _svg(width, height, body, f"compile phase timeline of {run.label}")
+    return _svg(width, height, body, f"compile phase timeline of {run_label(run)}")
 
 
 # --- line charts ----------------------------------------------------------------------
@@ -299,7 +265,7 @@ def line_chart(
     bands: list[tuple[float, float, str]] | None = None,
     markers: bool = True,
     title: str = "chart",
-) -> str:
+) -> Markup:
     pts = [(x, y) for s in series for x, y in s.points if y is not None]
     if not pts:
         return empty_chart("no data", width)
@@ -400,7 +366,7 @@ def benchmark_bars(
     eager_spread: float,
     compiled_spread: float,
     width: int = 1100,
-) -> str:
+) -> Markup:
     rows = [
         ("eager", eager_ms, eager_spread, "#7a8599"),
         ("compiled", compiled_ms, compiled_spread, "#3b6fd8"),
@@ -412,7 +378,7 @@ def benchmark_bars(
     for i, (label, v, spread, color) in enumerate(rows):
         y = 8 + i * 34
         body.append(_text(left - 10, y + 17, label, 12, "end", INK))
-        tip = svg_title(f"{label}: {fmt.ms(v)} ± {fmt.ms(spread)} (IQR)")
+        tip = svg_title(f"{label}: {text.ms(v)} {text.spread(spread)} (IQR)")
         body.append(
             el("rect", tip, x=left, y=y, width=max(v * scale, 1.0), height=24, rx=3, fill=color)
         )
@@ -425,7 +391,7 @@ def benchmark_bars(
             _text(
                 left + max(v + spread / 2, v) * scale + 8,
                 y + 17,
-                f"{fmt.ms(v)}/call",
+                f"{text.ms(v)}/call",
                 12,
                 "start",
                 INK,
@@ -435,12 +401,12 @@ def benchmark_bars(
     return _svg(width, 78, body, "eager vs compiled time per call")
 
 
-def share_bar(fraction: float | None, color: str = "#3b6fd8") -> str:
+def share_bar(fraction: float | None, color: str = "#3b6fd8") -> Markup:
     """A small inline bar for a table cell."""
     if fraction is None:
-        return ""
+        return Markup("")
     w = max(0.0, min(fraction, 1.0)) * 100
-    return (
+    return Markup(
         '<svg class="sharebar" viewBox="0 0 100 8" width="100" height="8" aria-hidden="true">'
         + el("rect", width=100, height=8, rx=2, fill=GRID)
         + el("rect", width=w, height=8, rx=2, fill=color)

@@ -13,8 +13,10 @@ from typing import Any
 
 import dlcprof
 from dlcprof import events as ev
-from dlcprof.report import summary as sm
-from dlcprof.report import svg
+from dlcprof.figures import benchmark as fb
+from dlcprof.figures import phases as fp
+from dlcprof.figures.device import finite
+from dlcprof.figures.runs import run_label, session_origin
 from dlcprof.session import Session
 
 # Synthetic track ids: small ints never collide with real thread idents.
@@ -23,6 +25,13 @@ TID_THREADS = 10  # compile threads: 10, 11, ... in order of first phase
 # The device monitor's process: not 0, which Perfetto keeps for the idle task.
 PID_DEVICE = 10_000
 ALLOWED_PH = frozenset("XBEiICM")
+
+
+def _fields(e: ev.Event | None) -> dict[str, Any]:
+    """An event's payload for ``args`` (without the bookkeeping: time, run id)."""
+    if e is None:
+        return {}
+    return {k: v for k, v in dataclasses.asdict(e).items() if k not in ("t", "run_id")}
 
 
 def _us(t: float, origin: float) -> float:
@@ -60,7 +69,7 @@ def _nest(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def render_chrome_trace(session: Session) -> dict[str, Any]:
     """A JSON-ready Chrome trace ({"traceEvents": [...]}) for ``session``."""
-    origin = sm.session_origin(session) or 0.0
+    origin = session_origin(session) or 0.0
     meta: list[dict[str, Any]] = []
     tracks: dict[tuple[int, int], list[dict[str, Any]]] = {}
     others: list[dict[str, Any]] = []
@@ -97,7 +106,7 @@ def render_chrome_trace(session: Session) -> dict[str, Any]:
 
     for n, run in enumerate(session.runs.values(), 1):
         pid = n
-        meta += _meta(pid, 0, "process_name", f"run {n}: {run.label}", n)
+        meta += _meta(pid, 0, "process_name", f"run {n}: {run_label(run)}", n)
         meta += _meta(pid, TID_RUN, "thread_name", "run", 0)
         if run.started_t is not None and run.finished_t is not None:
             x_event(
@@ -107,39 +116,40 @@ def render_chrome_trace(session: Session) -> dict[str, Any]:
                 "run",
                 run.started_t,
                 run.finished_t - run.started_t,
-                {"settings": run.settings},
+                {"settings": _fields(run.settings)},
             )
 
         # Python thread idents are pointers (~1.4e14): Perfetto reads tids as
         # uint32 and would fold every thread onto one track. Number them.
         threads: dict[int, tuple[int, str]] = {}
         for c in run.compiles.values():
-            main = sm.main_thread(c.phases)
+            main = fp.main_thread(c.phases)
             for p in c.phases:
                 if p.thread not in threads:
                     role = "compile (main thread)" if p.thread == main else "pool thread"
                     threads[p.thread] = (TID_THREADS + len(threads), f"{role} {p.thread}")
-                stage, _ = svg.stage_of(p.name)
+                stage = fp.stage_of(p.name).name
                 args = {"compile_id": c.compile_id, "stage": stage, "thread": p.thread}
                 if p.cache_state:
                     args["cache_state"] = p.cache_state
                 tid = threads[p.thread][0]
                 x_event(pid, tid, p.name, stage, p.start_t, p.duration_s, args)
-            if c.start_t is not None and c.wall_s is not None:
+            rec = c.record
+            if rec is not None:
                 args = {
                     "cache": c.cache,
-                    "recompile_reason": c.recompile_reason,
+                    "recompile_reason": rec.recompile_reason,
                     "kernels": [k.name for k in c.kernels],
                 }
-                if c.fail_type:
-                    args["fail"] = f"{c.fail_type}: {c.fail_reason}"
+                if rec.fail_type:
+                    args["fail"] = f"{rec.fail_type}: {rec.fail_reason}"
                 x_event(
                     pid,
                     TID_COMPILES,
                     f"compile {c.compile_id}",
                     "compile",
-                    c.start_t,
-                    c.wall_s,
+                    rec.start_t,
+                    rec.wall_s,
                     args,
                 )
         meta += _meta(pid, TID_COMPILES, "thread_name", "compiles", 1)
@@ -148,39 +158,27 @@ def render_chrome_trace(session: Session) -> dict[str, Any]:
             meta += _meta(pid, tid, "thread_name", name, i)
 
         if run.benchmark is not None:
-            b = run.benchmark
-            t = next(
-                (
-                    e.t
-                    for e in session.events
-                    if isinstance(e, ev.BenchmarkMeasured) and e.run_id == run.run_id
-                ),
-                None,
+            b, s = run.benchmark, fb.speed(run.benchmark)
+            # Only the end time is recorded: a marker, not an invented span.
+            instant(
+                pid,
+                TID_STEPS,
+                "benchmark",
+                "benchmark",
+                b.t,
+                {
+                    "eager_ms": b.eager_ms,
+                    "compiled_ms": b.compiled_ms,
+                    "speedup": s.speedup,
+                    "verdict": s.verdict,
+                    "compile_s": b.compile_s,
+                    "break_even_runs": s.break_even,
+                },
             )
-            if t is not None:
-                # Only the end time is recorded: a marker, not an invented span.
-                instant(
-                    pid,
-                    TID_STEPS,
-                    "benchmark",
-                    "benchmark",
-                    t,
-                    {
-                        "eager_ms": b.eager_ms,
-                        "compiled_ms": b.compiled_ms,
-                        "speedup": b.speedup,
-                        "compile_s": b.compile_s,
-                        "break_even_iters": b.break_even_iters,
-                    },
-                )
-        step_ts = [
-            e.t
-            for e in session.events
-            if isinstance(e, ev.ShapeStepMeasured) and e.run_id == run.run_id
-        ]
         prev: float | None = None
-        for st, t in zip(run.sweep, step_ts, strict=False):
-            args = dataclasses.asdict(st)
+        for st in run.sweep:
+            t = st.t
+            args = _fields(st)
             if prev is None:
                 instant(pid, TID_STEPS, f"size {st.size}", "sweep", t, args)
             else:
@@ -219,11 +217,12 @@ def render_chrome_trace(session: Session) -> dict[str, Any]:
         if run.recompiles or run.graph_breaks or run.errors:
             meta += _meta(pid, TID_MARKS, "thread_name", "recompiles & graph breaks", 91)
 
-    if session.device_samples:
+    samples = session.all_device_samples()
+    if samples:
         meta += _meta(PID_DEVICE, PID_DEVICE, "process_name", "device monitor", PID_DEVICE)
-        for s in session.device_samples:
+        for s in samples:
             for k, v in s.values.items():
-                if sm.finite(v):
+                if finite(v):
                     others.append(
                         {
                             "name": k,

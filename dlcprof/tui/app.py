@@ -1,5 +1,8 @@
 """The dlcprof TUI: pick a workload, compile it in a worker, watch it live.
 
+The app lays out panes and routes keys; the runs themselves (queue, standby
+worker, cancel, save) belong to ``RunController``, which has no Textual in it.
+
 Threading: the engine calls ``emit`` from a background thread for every event.
 ``emit`` only appends to a deque (thread-safe, never blocks); a 20 Hz timer on
 the UI thread folds what is pending into the Session and repaints only the
@@ -25,9 +28,10 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from dlcprof import events as ev
 from dlcprof import workloads
-from dlcprof.engine import LiveRun, Standby
-from dlcprof.session import Run, Session
+from dlcprof.engine import Engine
+from dlcprof.session import Session
 from dlcprof.settings import RunSettings, SettingsError
+from dlcprof.tui.controller import RunController
 from dlcprof.tui.messages import (
     KernelChosen,
     RunChosen,
@@ -36,7 +40,7 @@ from dlcprof.tui.messages import (
     WorkloadRejected,
 )
 from dlcprof.tui.screens import HelpScreen, KernelSourceScreen
-from dlcprof.tui.view import View, fmt_s
+from dlcprof.tui.view import View
 from dlcprof.tui.widgets.alarm import AlarmBanner
 from dlcprof.tui.widgets.benchmark import BenchmarkPane
 from dlcprof.tui.widgets.device import DevicePane
@@ -54,8 +58,9 @@ TICK_S = 1 / 20  # panes repaint at most this often
 MAX_BATCH = 5000  # events folded per tick; the rest wait for the next one
 PANES = ("phases", "kernels", "benchmark", "recompiles", "device", "hotspots", "log", "runs")
 
-# Which panes an event can change: everything else stays untouched.
-_AFFECTS: dict[type[ev.Event], set[str]] = {
+# Which panes an event can change: everything else stays untouched. Every
+# event type is here or in REPAINT_FREE (a test checks both).
+AFFECTS: dict[type[ev.Event], set[str]] = {
     ev.WorkerReady: {"device_note"},
     ev.RunStarted: set(PANES) | {"device_note", "alarm"},
     ev.WorkloadLoaded: {"runs", "benchmark"},
@@ -80,6 +85,7 @@ _AFFECTS: dict[type[ev.Event], set[str]] = {
     ev.HotFramesSampled: {"hotspots"},
     ev.ProfileSaved: {"hotspots", "log"},
 }
+REPAINT_FREE: frozenset[type[ev.Event]] = frozenset()
 
 # What to do next, per failing stage: the second half of a one-line error.
 _REMEDY = {
@@ -121,6 +127,7 @@ class DlcprofApp(App[None]):
         replay: bool = False,
         start_standby: bool = True,
         deterministic: bool | None = None,
+        engine: Engine | None = None,
     ) -> None:
         super().__init__()
         self.session = session if session is not None else Session()
@@ -138,16 +145,15 @@ class DlcprofApp(App[None]):
             settings or RunSettings(target=self.target), target=self.target
         )
         self._pending: deque[ev.Event] = deque()
-        self._live: LiveRun | None = None
-        self._queue: list[RunSettings] = []
-        self._cancelling = False
-        self._standby = Standby() if start_standby and not replay else None
-        self._standby_ready = False
+        self.runs = RunController(
+            self.session, self.emit, engine, standby=start_standby and not replay
+        )
         self._selected: str | None = latest.run_id if latest else None
         self._follow = True  # a new run gets selected as it starts
-        self._notes: list[ev.LogEmitted] = []  # UI-side errors (bad path, save): not session data
+        self._notes: list[ev.LogEmitted] = []  # UI-side notes (bad path, save): not session data
         self._message: str | None = None  # the last error, for the status bar
         self._dirty: set[str] = set(PANES) | {"device_note", "alarm"}
+        self._standby_shown = False
         self._ticks = 0
 
     # --- layout -----------------------------------------------------------------
@@ -183,13 +189,22 @@ class DlcprofApp(App[None]):
 
     def on_mount(self) -> None:
         self.set_interval(TICK_S, self._tick)
-        if self._standby is not None:
-            self.run_worker(self._prepare_standby, thread=True, group="standby")
+        self.runs.prepare_standby()
         self._repaint()
         if not self.replay and self._home.query_one(WorkloadPicker).bundled_target:
             self._home.query_one("#workload-list").focus()
         else:
             self._home.query_one("#kernels-table").focus()
+
+    @property
+    def selected_run_id(self) -> str | None:
+        """The run the panes show."""
+        return self._selected
+
+    @property
+    def pending_events(self) -> int:
+        """Events emitted but not folded yet (the next tick folds them)."""
+        return len(self._pending)
 
     @property
     def _home(self) -> Screen:
@@ -215,10 +230,16 @@ class DlcprofApp(App[None]):
         n = min(len(self._pending), MAX_BATCH)
         for _ in range(n):
             e = self._pending.popleft()
-            self.session.apply(e)
-            self._dirty |= _AFFECTS.get(type(e), set())
+            self.runs.apply(e)
+            self._dirty |= AFFECTS.get(type(e), set())
             self._react(e)
-        live_run = self._live_run()
+        while self.runs.notices:
+            notice = self.runs.notices.popleft()
+            self._report(notice.message, notice.severity, note=not notice.logged)
+        if self.runs.standby_ready != self._standby_shown:
+            self._standby_shown = self.runs.standby_ready
+            self._dirty.add("status")
+        live_run = self.runs.live_run()
         if n or (live_run is not None and self._ticks % 2 == 0):
             # Elapsed figures move while a run is live: 10 Hz is plenty.
             self._dirty.add("status")
@@ -241,36 +262,8 @@ class DlcprofApp(App[None]):
                 f"recompile limit hit in {e.function}: new shapes now run eager", "error",
                 note=False,
             )  # fmt: skip
-        elif isinstance(e, ev.WorkerExited):
-            self._worker_exited(e)
-
-    def _worker_exited(self, e: ev.WorkerExited) -> None:
-        run = self._live_run()
-        self._live, self._cancelling = None, False
-        # A run that already failed and said why (ErrorRaised) exits non-zero
-        # too: only an exit that cut the run short is a crash.
-        crashed = (
-            not e.cancelled
-            and (e.signal is not None or (e.returncode or 0) != 0)
-            and (run is None or run.status == "crashed")
-        )
-        if e.cancelled:
-            self._queue.clear()
-            self.notify(f"cancelled ({e.message}): what was captured is kept", severity="warning")
-        elif crashed:
-            self._queue.clear()
-            self._report(
-                f"{e.message} — what was captured is kept; press r to retry", "error", note=False
-            )
-        if self._queue:
-            self._launch(self._queue.pop(0))
-        elif self._standby is not None:
-            self.run_worker(self._prepare_standby, thread=True, group="standby")
-
-    def _live_run(self) -> Run | None:
-        if self._live is None or self._live.run_id is None:
-            return None
-        return self.session.runs.get(self._live.run_id)
+        elif isinstance(e, ev.WorkerExited) and self.runs.live is not None:
+            self._follow = True  # the controller started the next queued run
 
     # --- painting -------------------------------------------------------------------
 
@@ -323,53 +316,24 @@ class DlcprofApp(App[None]):
             self._flush_log()
 
     def _on_cpu(self) -> bool | None:
-        run = self._live_run() or self.session.latest_run
-        if run is not None and run.settings.get("device") in ("cpu", "cuda"):
-            return run.settings["device"] == "cpu"
+        run = self.runs.live_run() or self.session.latest_run
+        if run is not None and run.settings is not None:
+            return run.settings.device == "cpu"
         if self.session.worker is not None:
             return not self.session.worker.cuda_available
         return None
 
     def worker_state(self) -> tuple[str, str]:
         """(state, detail) for the status bar."""
-        now = None if self.deterministic else time.time()
         if self.replay:
             return "replay", f"{len(self.session.runs)} run(s) from a saved session"
-        live = self._live
-        if live is not None:
-            run = self._live_run()
-            where = f"run {live.run_id}"
-            if run is not None and run.started_t is not None and now is not None:
-                where += f" {fmt_s(now - run.started_t)}"
-            if self._cancelling:
-                return "cancelling", where
-            if run is None or run.status == "pending":
-                return "starting worker", where
-            phase = run.running_phase
-            if phase is not None:
-                elapsed = f" {fmt_s(now - phase.start_t)}" if now is not None else ""
-                return "compiling", f"{where} · {phase.name}{elapsed}"
-            if live.settings.sweeping:
-                step = f" · size {run.sweep[-1].size} done" if run.sweep else ""
-                return "sweeping shapes", where + step
-            compiled = any(c.finished for c in run.compiles.values())
-            if live.settings.benchmark and compiled and run.benchmark is None:
-                return "benchmarking", where
-            return "running", where
-        last = self.session.latest_run
-        if last is not None and last.status == "crashed":
-            return "crashed", f"run {last.run_id}"
-        if last is not None and last.status == "error":
-            return "failed", f"run {last.run_id}"
-        if self._standby_ready:
-            return "standby ready", "r compiles at once"
-        return "idle", ""
+        return self.runs.state(None if self.deterministic else time.time())
 
     def _device_text(self) -> str:
-        run = self._live_run() or (self.session.runs.get(self._selected or ""))
-        if run is not None and run.settings:
+        run = self.runs.live_run() or (self.session.runs.get(self._selected or ""))
+        if run is not None and run.settings is not None:
             s = run.settings
-            return f"{s.get('device')}: {s.get('device_name')} · torch {s.get('torch_version')}"
+            return f"{s.device}: {s.device_name} · torch {s.torch_version}"
         w = self.session.worker
         if w is not None:
             kind = "cuda" if w.cuda_available else "cpu"
@@ -427,67 +391,32 @@ class DlcprofApp(App[None]):
     def action_compile(self) -> None:
         if self._busy():
             return
-        settings = self._settings_for_run()
+        settings = self.settings_for_run()
         if settings is not None:
             self._start([settings])
 
     def action_sweep(self) -> None:
         if self._busy():
             return
-        static = self._settings_for_run(sweep=True, dynamic="false", benchmark=False)
+        static = self.settings_for_run(sweep=True, dynamic="false", benchmark=False)
         if static is not None:
             self._start([static, dataclasses.replace(static, dynamic="true")])
             self.notify("shape sweep: static shapes first, then dynamic")
 
     def action_cycle(self, name: str) -> None:
         value = self._home.query_one(SettingsPanel).cycle(name)
-        note = " (applies to the next run)" if self._live is not None else ""
+        note = " (applies to the next run)" if self.runs.busy else ""
         self.notify(f"{name} = {value}{note}", timeout=2)
 
     def action_cancel(self, quiet: bool = False) -> None:
-        live = self._live
-        if live is None:
+        if not self.runs.cancel("cancelled by user"):
             if not quiet:
                 self.notify("nothing to cancel: no run in progress", timeout=2)
             return
-        self._queue.clear()
-        if self._cancelling:
-            return
-        self._cancelling = True
         self._dirty.add("status")
-        # Killing waits up to a second for the process group: off the UI thread.
-        self.run_worker(lambda: live.cancel("cancelled by user"), thread=True, group="cancel")
 
     def action_save(self) -> None:
-        try:
-            from dlcprof.report import ReportError, default_report_dir, save_session
-        except ImportError as e:
-            self._report(f"save failed: the report writer is missing ({e})", "error")
-            return
-        if not self.session.events:
-            self.notify("nothing to save yet: run a workload first (r)", severity="warning")
-            return
-        events = list(self.session.events)  # a stable copy: the UI thread keeps folding
-
-        def save() -> None:
-            snapshot = Session.from_events(events)
-            try:
-                path = save_session(snapshot, default_report_dir(snapshot))
-            except (ReportError, OSError) as e:
-                self.call_from_thread(self._report, f"save failed: {e}", "error")
-                return
-            self.call_from_thread(self._saved, str(Path(path).resolve()))
-
-        self.run_worker(save, thread=True, group="save")
-
-    def _saved(self, path: str) -> None:
-        self.last_saved = path
-        self._message = None
-        self.notify(f"report saved: {path}", timeout=8)
-        self._notes.append(
-            ev.LogEmitted(run_id=None, level="info", source="dlcprof", message=f"saved {path}")
-        )
-        self._dirty |= {"log", "status"}
+        self.runs.save()
 
     def action_toggle_phases(self) -> None:
         pane = self._home.query_one(PhasesPane)
@@ -519,12 +448,12 @@ class DlcprofApp(App[None]):
     # --- running ------------------------------------------------------------------------
 
     def _busy(self) -> bool:
-        if self._live is not None:
+        if self.runs.busy:
             self.notify("a run is in progress: press c to cancel it first", severity="warning")
             return True
         return False
 
-    def _settings_for_run(self, **overrides: object) -> RunSettings | None:
+    def settings_for_run(self, **overrides: object) -> RunSettings | None:
         picker = self._home.query_one(WorkloadPicker)
         target = picker.target
         try:
@@ -542,38 +471,11 @@ class DlcprofApp(App[None]):
             return None
 
     def _start(self, queue: list[RunSettings]) -> None:
-        self._queue = queue[1:]
-        self._launch(queue[0])
-
-    def _launch(self, settings: RunSettings) -> None:
-        worker = self._standby.take() if self._standby is not None else None
-        self._standby_ready = False
-        try:
-            live = LiveRun(settings, self.emit, worker=worker)
-            run_id = live.start()
-        except OSError as e:
-            self._queue.clear()
-            self._report(f"could not start a worker: {e}", "error")
-            return
-        self._live, self._cancelling, self._message = live, False, None
-        self._follow = True
-        self._select(run_id)
-        self._dirty.add("status")
-
-    def _prepare_standby(self) -> None:
-        """Thread: spawn a worker that imports torch now and waits for a request."""
-        assert self._standby is not None
-        try:
-            ready = self._standby.prepare()
-        except OSError as e:
-            self.call_from_thread(self._report, f"no standby worker: {e}", "warning")
-            return
-        if ready is not None:
-            self.emit(ready)  # the device and torch version, before any run
-        self.call_from_thread(self._standby_up)
-
-    def _standby_up(self) -> None:
-        self._standby_ready = self._live is None
+        run_id = self.runs.start(queue)
+        if run_id is not None:
+            self._message = None
+            self._follow = True
+            self._select(run_id)
         self._dirty.add("status")
 
     def _report(self, message: str, severity: str = "error", note: bool = True) -> None:
@@ -591,10 +493,7 @@ class DlcprofApp(App[None]):
         self._dirty.add("status")
 
     def on_unmount(self) -> None:
-        if self._live is not None:
-            self._live.cancel("the app closed")
-        if self._standby is not None:
-            self._standby.close()
+        self.runs.close()
 
 
 def main(target: str | None = None) -> None:

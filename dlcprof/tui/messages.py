@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from dlcprof.session import Kernel
+from dlcprof import events as ev
 
 
 class KernelChosen(Message):
     """The user picked a kernel to read its source."""
 
-    def __init__(self, kernel: Kernel) -> None:
+    def __init__(self, kernel: ev.KernelGenerated) -> None:
         super().__init__()
         self.kernel = kernel
 

@@ -10,8 +10,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Static
 
-from dlcprof.session import Kernel
-from dlcprof.tui.view import NA
+from dlcprof import events as ev
+from dlcprof.text import NA
 
 
 def source_lexer(source: str) -> str:
@@ -28,7 +28,7 @@ class KernelSourceScreen(Screen[None]):
         Binding("q", "app.pop_screen", "Back", show=False),
     ]
 
-    def __init__(self, kernel: Kernel) -> None:
+    def __init__(self, kernel: ev.KernelGenerated) -> None:
         super().__init__()
         self.kernel = kernel
 

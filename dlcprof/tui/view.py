@@ -1,4 +1,4 @@
-"""What a pane renders from, and the small text helpers the panes share.
+"""What a pane renders from, and the small drawing helpers the panes share.
 
 A pane never reads the clock itself: ``View.now`` is None in deterministic
 mode (tests, snapshots) and in replays, so no wall-clock figure can leak in.
@@ -12,20 +12,8 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
 from rich.text import Text
 
-from dlcprof.console import NA, fmt_break_even, fmt_ms, fmt_s
 from dlcprof.session import Run, Session
 
-__all__ = [
-    "MODE_SHORT", "NA", "FitBar", "View", "fmt_break_even", "fmt_ms", "fmt_s", "hbar",
-    "run_title", "sparkline",
-]  # fmt: skip
-
-MODE_SHORT = {
-    "default": "default",
-    "reduce-overhead": "red-ovh",
-    "max-autotune": "max-at",
-    "max-autotune-no-cudagraphs": "max-at-nocg",
-}
 _SPARKS = "▁▂▃▄▅▆▇█"
 _EIGHTHS = " ▏▎▍▌▋▊▉█"
 
@@ -71,13 +59,6 @@ def span_bar(start: float, length: float, width: int) -> str:
     cells = max(1, round(length * width)) if length > 0 else 1
     cells = min(cells, width - lead) if width > lead else 0
     return (" " * lead + "█" * cells).ljust(width)
-
-
-def run_title(run: Run) -> str:
-    s = run.settings
-    if not s:
-        return f"run {run.run_id}"
-    return f"{run.workload or run.target} · {s.get('mode')} · dynamic={s.get('dynamic')}"
 
 
 class FitBar:

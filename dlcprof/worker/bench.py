@@ -1,6 +1,6 @@
 """Timing eager vs compiled calls without letting the harness trigger a recompile.
 
-Rules (TORCH_NOTES §7): never torch.utils.benchmark.Timer (it changes the thread
+Rules (docs/torch-notes.md §7): never torch.utils.benchmark.Timer (it changes the thread
 count, a guarded global); the caller keeps one grad mode for the compile, the
 warm-up and the timing; warm up at least 5 calls (the first calls after a
 compile are ~2x slower); repetitions alternate eager and compiled so a burst of

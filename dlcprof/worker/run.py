@@ -228,10 +228,11 @@ class Run:
 
     def _load(self) -> Any:
         from dlcprof import workloads
+        from dlcprof.worker.load import load
 
         s = self.s
         try:
-            workload = workloads.load(workloads.resolve(s.target))
+            workload = load(workloads.resolve(s.target))
         except workloads.WorkloadError as e:
             raise StageError("load", str(e), e.traceback) from e
         except Exception as e:  # noqa: BLE001

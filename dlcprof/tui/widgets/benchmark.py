@@ -8,67 +8,44 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from dlcprof.session import Benchmark, Run
-from dlcprof.tui.view import MODE_SHORT, NA, View, fmt_break_even, fmt_ms, fmt_s
+from dlcprof import text
+from dlcprof.figures import benchmark as fb
+from dlcprof.figures.runs import run_number
+from dlcprof.session import Run
+from dlcprof.settings import OPTION
+from dlcprof.tui.view import View
 
-
-def missing_reason(run: Run) -> str:
-    """Why a run has no benchmark: said plainly instead of a number."""
-    if run.sweep or run.sweep_total_s is not None:
-        return "a sweep run is not benchmarked"
-    if run.status in ("pending", "running"):
-        return "not measured yet"
-    if run.status in ("cancelled", "crashed", "error"):
-        return f"run {run.status} before it"
-    if "benchmark" in run.unavailable:
-        return run.unavailable["benchmark"]
-    return "not measured in this run"
-
-
-def _short_reason(run: Run) -> str:
-    if run.sweep or run.sweep_total_s is not None:
-        return "sweep run"
-    if run.status in ("pending", "running"):
-        return "running"
-    if run.status in ("cancelled", "crashed", "error"):
-        return run.status
-    return "not measured"
+_VERDICT_STYLE = {fb.FASTER: "bold green", fb.SLOWER: "bold red", fb.SAME: "bold yellow"}
 
 
 def _speedup(run: Run) -> Text:
-    b = run.benchmark
-    if b is None or b.speedup is None:
-        return Text(NA, style="dim")
-    return Text(f"{b.speedup:.2f}x", style="bold green" if b.speedup >= 1 else "bold red")
+    s = fb.run_speed(run)
+    if s is None:
+        return Text(text.NA, style="dim")
+    return Text(text.speedup(s.speedup), style=_VERDICT_STYLE[s.verdict])
 
 
 def selected_table(run: Run) -> Table | Text:
-    b = run.benchmark
-    if b is None:
-        return Text(f"eager vs compiled: {NA} ({missing_reason(run)})", style="dim")
+    s = fb.run_speed(run)
+    if s is None:
+        return Text(f"eager vs compiled: {text.na(fb.why_none(run))}", style="dim")
     t = Table(show_header=False, box=None, padding=(0, 1), expand=True)
     t.add_column(style="bold", min_width=10, no_wrap=True)
     t.add_column(ratio=1)
-    t.add_row("eager", f"{fmt_ms(b.eager_ms)} ± {b.eager_spread_ms:.3f} IQR")
-    t.add_row("compiled", f"{fmt_ms(b.compiled_ms)} ± {b.compiled_spread_ms:.3f} IQR")
-    t.add_row("speedup", _speedup(run))
-    t.add_row("compile", f"{fmt_s(b.compile_s)} (first call minus a steady call)")
-    be = b.break_even_iters
-    t.add_row("break-even", Text(fmt_break_even(be), style="red" if be is None else "bold"))
-    return t
-
-
-def measured_with(run: Run) -> Text | None:
-    """How the selected run's numbers were taken: the caveat that goes with them."""
-    b = run.benchmark
-    if b is None:
-        return None
-    load = " ".join(f"{x:.2f}" for x in b.load_avg) or NA
-    return Text(
-        f"measured: median of {b.reps} reps × {b.iters} calls after {b.warmup} warm-up, "
-        f"{b.threads} thread(s), {b.timer}, load avg {load}",
-        style="dim",
+    t.add_row("eager", f"{text.ms(s.eager_ms)} {text.spread(s.eager_spread_ms)}")
+    t.add_row("compiled", f"{text.ms(s.compiled_ms)} {text.spread(s.compiled_spread_ms)}")
+    t.add_row(
+        "speedup", Text(text.speedup_verdict(s.speedup, s.measurable), _VERDICT_STYLE[s.verdict])
     )
+    t.add_row("compile", f"{text.secs(s.compile_s)} (first call minus a steady call)")
+    t.add_row(
+        "break-even",
+        Text(
+            text.break_even(s.break_even, s.measurable),
+            style="bold" if s.break_even is not None else "red",
+        ),
+    )
+    return t
 
 
 _LABEL_W = 10
@@ -96,7 +73,7 @@ def runs_table(view: View, width: int = 200) -> Table:
     selected = view.run.run_id if view.run else None
     for r in runs:
         mark = "▶" if r.run_id == selected else " "
-        t.add_column(f"{mark}#{all_runs.index(r) + 1}", justify="right", width=_RUN_W,
+        t.add_column(f"{mark}#{run_number(view.session, r)}", justify="right", width=_RUN_W,
                      no_wrap=True, overflow="ellipsis")  # fmt: skip
     if len(runs) < len(all_runs):
         t.caption = f"{len(all_runs) - len(runs)} more run(s) do not fit: pick one in Runs"
@@ -105,22 +82,37 @@ def runs_table(view: View, width: int = 200) -> Table:
     def row(label: str, cell) -> None:  # type: ignore[no-untyped-def]
         t.add_row(label, *(cell(r) for r in runs))
 
-    def bench(fn):  # type: ignore[no-untyped-def]
-        return lambda r: fn(r.benchmark) if r.benchmark is not None else Text(NA, style="dim")
+    def setting(name: str):  # type: ignore[no-untyped-def]
+        return lambda r: OPTION[name].label(getattr(r.settings, name)) if r.settings else text.NA
 
-    row("workload", lambda r: r.workload or r.target or r.run_id)
-    row("mode", lambda r: MODE_SHORT.get(r.settings.get("mode", ""), r.settings.get("mode", NA)))
-    row("dynamic", lambda r: r.settings.get("dynamic", NA))
-    if {r.settings.get("backend") for r in runs} != {"inductor"}:
-        row("backend", lambda r: r.settings.get("backend", NA))
-    row("eager", bench(lambda b: fmt_ms(b.eager_ms)))
-    row("compiled", bench(lambda b: fmt_ms(b.compiled_ms)))
+    def bench(fn):  # type: ignore[no-untyped-def]
+        def cell(r: Run):  # type: ignore[no-untyped-def]
+            s = fb.run_speed(r)
+            return fn(s) if s is not None else Text(text.NA, style="dim")
+
+        return cell
+
+    row("workload", lambda r: r.name)
+    row("mode", setting("mode"))
+    row("dynamic", setting("dynamic"))
+    if {r.settings.backend for r in runs if r.settings} - {"inductor"}:
+        row("backend", setting("backend"))
+    row("eager", bench(lambda s: text.ms(s.eager_ms)))
+    row("compiled", bench(lambda s: text.ms(s.compiled_ms)))
     row("speedup", _speedup)
-    row("compile", bench(lambda b: fmt_s(b.compile_s)))
+    row("compile", bench(lambda s: text.secs(s.compile_s)))
     row("break-even", bench(_break_even_cell))
     if any(r.benchmark is None for r in runs):
-        row("note", lambda r: Text("" if r.benchmark else _short_reason(r), style="dim"))
+        row("note", lambda r: Text("" if r.benchmark else fb.why_none_short(r), style="dim"))
     return t
+
+
+def _break_even_cell(s: fb.Speed) -> Text:
+    if not s.measurable:
+        return Text("no diff", style="yellow")
+    if s.break_even is None:
+        return Text("never", style="red")
+    return Text(text.count(max(s.break_even, 1.0)))
 
 
 class BenchmarkReport:
@@ -138,15 +130,9 @@ class BenchmarkReport:
         if self.view.session.runs:
             yield Text()
             yield runs_table(self.view, options.max_width)
-        caveat = measured_with(run) if run is not None else None
-        if caveat is not None:
+        if run is not None and run.benchmark is not None:
             yield Text()
-            yield caveat
-
-
-def _break_even_cell(b: Benchmark) -> Text:
-    be = b.break_even_iters
-    return Text("never", style="red") if be is None else Text(f"{be:,.0f}")
+            yield Text(f"measured: {fb.measured_with(run.benchmark)}", style="dim")
 
 
 class BenchmarkPane(VerticalScroll):

@@ -6,12 +6,15 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from dlcprof.session import Kernel, Run
+from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.figures.kernels import compile_label, kernel_key, short_ops
+from dlcprof.session import Run
 from dlcprof.tui.messages import KernelChosen
-from dlcprof.tui.view import NA, View
+from dlcprof.tui.view import View
 
 # Fixed widths: auto-sized columns reflow as rows stream in and make
-# snapshots flaky (DESIGN.md).
+# snapshots flaky (docs/design.md).
 _COLUMNS: list[tuple[str, str, int]] = [
     ("#", "order", 2),
     ("compile", "compile", 12),
@@ -23,28 +26,13 @@ _COLUMNS: list[tuple[str, str, int]] = [
 ]
 
 
-_GRAPH_SHORT = {"forward": "fwd", "backward": "bwd", "inference": ""}
-
-
-def kernel_key(k: Kernel) -> str:
-    # Kernel names repeat across compiles and across a compile's forward and
-    # backward graphs (TORCH_NOTES §2): key by all three.
-    return f"{k.compile_id}|{k.graph}|{k.name}|{k.order}"
-
-
-def compile_label(k: Kernel) -> str:
-    graph = k.graph
-    short = _GRAPH_SHORT.get(graph, graph) if graph else ""
-    return f"{k.compile_id} {short}".strip()
-
-
 class KernelsPane(Vertical):
     """A DataTable filled incrementally so the cursor stays put while rows arrive."""
 
     def __init__(self, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(**kwargs)
         self._run_id: str | None = None
-        self._kernels: dict[str, Kernel] = {}
+        self._kernels: dict[str, ev.KernelGenerated] = {}
 
     def compose(self) -> ComposeResult:
         table: DataTable[str] = DataTable(id="kernels-table", cursor_type="row", zebra_stripes=True)
@@ -71,7 +59,7 @@ class KernelsPane(Vertical):
             if key in self._kernels:
                 continue
             self._kernels[key] = k
-            ops = ", ".join(op.removeprefix("aten.") for op in k.fused_ops) or NA
+            ops = ", ".join(short_ops(k)) or text.NA
             table.add_row(
                 str(k.order),
                 compile_label(k),
@@ -79,7 +67,7 @@ class KernelsPane(Vertical):
                 k.kind,
                 str(len(k.fused_ops)),
                 ops,
-                NA,
+                text.NA,
                 key=key,
             )
         self.border_title = f"Kernels ({len(kernels)})" if kernels else "Kernels"
@@ -87,7 +75,7 @@ class KernelsPane(Vertical):
         hint.update(_hint(run, len(kernels)))
         hint.display = not kernels
 
-    def kernel(self, key: str) -> Kernel | None:
+    def kernel(self, key: str) -> ev.KernelGenerated | None:
         return self._kernels.get(key)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
@@ -103,10 +91,10 @@ def _hint(run: Run | None, count: int) -> str:
     if run is None:
         return "no kernels yet: press r to compile"
     if "kernels" in run.unavailable:
-        return f"{NA}: {run.unavailable['kernels']}"
-    backend = run.settings.get("backend")
+        return text.na(run.unavailable["kernels"])
+    backend = run.settings.backend if run.settings else None
     if backend and backend != "inductor":
         return f"no kernels: backend {backend} generates no code (Inductor does)"
-    if run.status in ("pending", "running"):
+    if run.live:
         return "no kernels yet: they appear when Inductor finishes codegen"
     return f"this run produced no kernels (status {run.status})"

@@ -11,7 +11,8 @@ from textual.events import Resize
 from textual.widgets import RichLog
 
 from dlcprof import events as ev
-from dlcprof.tui.view import NA, View
+from dlcprof import text
+from dlcprof.tui.view import View
 
 _MAX_QUEUED = 200  # newest lines kept for drawing; older ones are counted, not drawn
 FLUSH_BUDGET_S = 0.008  # drawing time per UI tick, so keys stay answered
@@ -40,7 +41,7 @@ def log_line(e: ev.Event, t0: float | None) -> tuple[Text, Text] | None:
             for ln in tail:
                 body.append("\n" + " " * 10 + ln, style="dim red")
         case ev.ProbeUnavailable():
-            body = Text.assemble((f"{e.probe}: {NA} ", "yellow"), f"because {e.reason}")
+            body = Text.assemble((f"{e.probe}: {text.NA} ", "yellow"), f"because {e.reason}")
         case ev.WorkerExited():
             bad = (e.signal is not None or (e.returncode or 0) != 0) and not e.cancelled
             body = Text(
@@ -56,7 +57,7 @@ def log_line(e: ev.Event, t0: float | None) -> tuple[Text, Text] | None:
             )
         case ev.RunFinished():
             body = Text(
-                f"── run {e.run_id} finished: {e.status} in {e.wall_s:.2f} s",
+                f"── run {e.run_id} finished: {e.status} in {text.secs(e.wall_s)}",
                 style="bold green" if e.status == "ok" else "bold red",
             )
         case ev.RecompileTriggered():

@@ -10,82 +10,15 @@ from textual.containers import VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from dlcprof.session import KEY_PHASES, Compile, OpenPhase, Phase, Run, nest_phases
-from dlcprof.tui.view import NA, View, fmt_s, span_bar
+from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.figures import phases as fp
+from dlcprof.figures.recompiles import newest_reason
+from dlcprof.session import Compile, Run
+from dlcprof.tui.view import View, span_bar
 
-# Torch's event names -> the compiler stage a user recognises.
-_STAGES: dict[str, str] = {
-    "dynamo": "Dynamo",
-    "entire_frame_compile": "Dynamo",
-    "bytecode_tracing": "Dynamo",
-    "insert_deferred_runtime_asserts": "Dynamo",
-    "build_guards": "guards",
-    "backend_compile": "backend",
-    "create_aot_dispatcher_function": "AOTAutograd",
-    "aot_collect_metadata": "AOTAutograd",
-    "aot_trace_joint_graph": "AOTAutograd",
-    "min_cut_rematerialization_partition": "AOTAutograd",
-    "inductor_compile": "Inductor",
-    "compile_fx_inner": "Inductor",
-    "fx_codegen_and_compile": "Inductor",
-    "additional_fake_tensor_prop": "Inductor",
-    "GraphLowering.run": "lowering",
-    "Scheduler.__init__": "fusion",
-    "Scheduler.fused_nodes": "fusion",
-    "Scheduler.codegen": "codegen",
-    "PythonWrapperCodegen.generate": "codegen",
-    "GraphLowering.codegen": "codegen",
-    "GraphLowering.compile_to_fn": "codegen",
-    "code_gen": "codegen",
-    "compile_file": "C++ compile",
-    "async_compile.wait": "C++/Triton",
-    "PyCodeCache.load_by_key_path": "load module",
-}
-_STYLES = {
-    "Dynamo": "cyan",
-    "guards": "bright_cyan",
-    "backend": "blue",
-    "AOTAutograd": "magenta",
-    "Inductor": "green",
-    "FX passes": "dark_sea_green4",
-    "lowering": "green",
-    "fusion": "bright_green",
-    "codegen": "yellow",
-    "C++ compile": "bright_red",
-    "C++/Triton": "red",
-    "load module": "red",
-    "cache": "bright_blue",
-    "other": "bright_black",
-}
 _RUNNING = "bold black on yellow"
 _MAX_INDENT = 8  # torch nests ~12 deep; deeper rows keep this indent
-# Phases shorter than this share of their compile are folded into one line
-# (torch emits ~40 tiny FX-pass phases per compile); key phases always show.
-MIN_SHARE = 0.005
-_ALWAYS = {name for _, name in KEY_PHASES} | {"dynamo", "entire_frame_compile", "backend_compile"}
-
-
-def stage_of(name: str) -> str:
-    if name in _STAGES:
-        return _STAGES[name]
-    low = name.lower()
-    if low.startswith(("pass.", "_recursive_")):
-        return "FX passes"
-    if "cache" in low or low.endswith("_key"):
-        return "cache"
-    if low.startswith("compile_attempt"):
-        return "Dynamo"
-    if low.startswith("compile_fx"):
-        return "Inductor"
-    if "triton" in low:
-        return "C++/Triton"
-    if low.startswith("aot"):
-        return "AOTAutograd"
-    if "guard" in low:
-        return "guards"
-    if "inductor" in low or low.startswith(("scheduler", "graphlowering")):
-        return "Inductor"
-    return "other"
 
 
 @dataclass
@@ -100,7 +33,7 @@ class _Row:
 class PhaseTimeline:
     """Rich renderable: bars laid out against the width it is given."""
 
-    LABEL = 11
+    LABEL = 12
     SECS = 10
     name_w = 30
 
@@ -135,15 +68,15 @@ class PhaseTimeline:
                     hidden.append(row)
             if hidden:
                 yield Text(
-                    f"{'':<{self.LABEL}} + {len(hidden)} phases under {MIN_SHARE:.1%} of this "
+                    f"{'':<{self.LABEL}} + {len(hidden)} phases under {fp.FOLD_SHARE:.0%} of this "
                     "compile each, folded (key p shows all)",
                     style="dim", no_wrap=True, overflow="ellipsis",
                 )  # fmt: skip
 
     def _shown(self, row: _Row, span: float) -> bool:
-        if self.show_all or row.duration is None or row.name in _ALWAYS:
+        if self.show_all or row.duration is None or row.name in fp.ALWAYS_SHOWN:
             return True
-        return row.duration >= MIN_SHARE * span
+        return not fp.is_minor(row.duration, span)
 
     def _end(self, rows: list[_Row]) -> float:
         ends = [r.start + r.duration for r in rows if r.duration is not None]
@@ -160,47 +93,48 @@ class PhaseTimeline:
         bits: list[str] = []
         if c.is_backward:
             bits.append("backward")
-        bits.append(f"wall {fmt_s(c.wall_s)}" if c.finished else "in progress")
+        bits.append(f"wall {text.secs(c.wall_s)}" if c.finished else "in progress")
         if c.cache:
             bits.append(f"cache {c.cache}")
-        if c.graph_op_count is not None:
-            bits.append(f"{c.graph_op_count} ops")
-        if c.guard_count is not None:
-            bits.append(f"{c.guard_count} guards")
+        rec = c.record
+        if rec is not None and rec.graph_op_count is not None:
+            bits.append(f"{rec.graph_op_count} ops")
+        if rec is not None and rec.guard_count is not None:
+            bits.append(f"{rec.guard_count} guards")
         if c.kernels:
             bits.append(f"{len(c.kernels)} kernels")
         out.append("  " + " · ".join(bits), style="dim")
-        if c.fail_type:
-            out.append(f"  failed: {c.fail_type}", style="bold red")
-        if c.recompile_reason:
-            out.append(f"  recompile: {c.recompile_reason}", style="yellow")
+        if rec is not None and rec.fail_type:
+            out.append(f"  failed: {rec.fail_type}", style="bold red")
+        reason = newest_reason(c.record.recompile_reason if c.record else None)
+        if reason:
+            out.append(f"  recompile: {reason}", style="yellow")
         return out
 
     def _line(self, row: _Row, t0: float, span: float, end: float, bar_w: int) -> Text:
-        stage = stage_of(row.name)
-        style = _STYLES.get(stage, "white")
+        stage = fp.stage_of(row.name)
         running = row.duration is None
         indent = " " * min(row.depth, _MAX_INDENT)
         name = row.name[: max(1, self.name_w - len(indent))]
         pad = " " * (self.name_w - len(indent) - len(name))
         if running:
             shown = end - row.start if self.view.now is not None else None
-            secs = "running" if shown is None else f"▶ {fmt_s(shown)}"
+            secs = "running" if shown is None else f"▶ {text.secs(shown)}"
             length = (end - row.start) / span
         else:
             assert row.duration is not None
-            secs = fmt_s(row.duration)
+            secs = text.secs(row.duration)
             length = row.duration / span
         bar = span_bar((row.start - t0) / span, length, bar_w)
         line = Text(no_wrap=True, overflow="crop")
-        line.append(f"{stage:<{self.LABEL}}", style=style)
+        line.append(f"{stage.name[: self.LABEL - 1]:<{self.LABEL}}", style=stage.style)
         line.append(" ")
         line.append(indent)
         line.append(name, style=_RUNNING if running else "")
         line.append(pad + " ")
         line.append(f"{secs:>{self.SECS}}", style="bold yellow" if running else "")
         line.append(" ")
-        line.append(bar, style="yellow" if running else style)
+        line.append(bar, style="yellow" if running else stage.style)
         return line
 
 
@@ -211,7 +145,7 @@ def _groups(run: Run) -> list[tuple[str, Compile | None, list[_Row]]]:
     current = run.last_compile_id
     if current is not None and run.compiles.get(current, Compile(current)).finished:
         current = None
-    open_by_cid: dict[str | None, list[OpenPhase]] = {}
+    open_by_cid: dict[str | None, list[ev.PhaseStarted]] = {}
     for p in run.open_phases.values():
         open_by_cid.setdefault(p.compile_id or current, []).append(p)
     for cid, c in run.compiles.items():
@@ -228,29 +162,32 @@ def _groups(run: Run) -> list[tuple[str, Compile | None, list[_Row]]]:
 _STILL_OPEN_END = 1e12
 
 
-def _rows(phases: list[Phase], opened: list[OpenPhase]) -> list[_Row]:
+def _rows(phases: list[ev.PhaseEnded], opened: list[ev.PhaseStarted]) -> list[_Row]:
     """Finished and running phases nested together (depth = enclosing phases)."""
     running = [
-        Phase(p.name, p.start_t, _STILL_OPEN_END - p.start_t, p.thread, p.compile_id)
+        ev.PhaseEnded(
+            run_id=p.run_id, compile_id=p.compile_id, name=p.name, thread=p.thread,
+            start_t=p.t, duration_s=_STILL_OPEN_END - p.t, t=p.t,
+        )  # fmt: skip
         for p in opened
     ]
     open_ids = {id(p) for p in running}
     return [
         _Row(p.name, d, p.start_t, None if id(p) in open_ids else p.duration_s, p.thread)
-        for p, d in nest_phases([*phases, *running])
+        for p, d in fp.nest_phases([*phases, *running])
     ]
 
 
 def _empty_reason(run: Run) -> str:
     if run.status in ("pending", "running"):
         return "waiting for the first compile phase…"
-    if "phases" in run.unavailable:
-        return f"{NA}: {run.unavailable['phases']}"
-    if run.settings.get("backend") == "eager":
+    if "trace" in run.unavailable:
+        return text.na(run.unavailable["trace"])
+    if run.settings is not None and run.settings.backend == "eager":
         return "no compile phases: backend eager does not compile"
     if run.status in ("cancelled", "crashed"):
         return f"no compile phase finished before the run was {run.status}"
-    return f"{NA}: this run recorded no compile phases (status {run.status})"
+    return text.na(f"this run recorded no compile phases (status {run.status})")
 
 
 class PhasesPane(VerticalScroll):
@@ -283,7 +220,7 @@ class PhasesPane(VerticalScroll):
         done = [c for c in run.compiles.values() if c.finished] if run is not None else []
         if done:
             # Only finished compiles carry torch's wall time.
-            wall = fmt_s(sum(c.wall_s or 0.0 for c in done))
+            wall = text.secs(sum(c.wall_s or 0.0 for c in done))
             self.border_subtitle = f"{len(done)} compile(s) done · torch wall {wall}"
         else:
             self.border_subtitle = ""

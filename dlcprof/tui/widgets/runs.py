@@ -7,8 +7,8 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from dlcprof.session import Run, Session
+from dlcprof.settings import OPTION
 from dlcprof.tui.messages import RunChosen
-from dlcprof.tui.view import MODE_SHORT
 
 _STATUS_STYLE = {
     "ok": "green",
@@ -25,17 +25,16 @@ def run_prompt(run: Run) -> Text:
     s = run.settings
     out = Text(overflow="ellipsis")
     out.append("● ", style=_STATUS_STYLE.get(run.status, ""))
-    out.append(run.workload or run.target or run.run_id, style="bold")
+    out.append(run.name, style="bold")
     out.append(f" {run.status}", style=_STATUS_STYLE.get(run.status, "dim"))
     out.append("\n  ")
-    if s:
-        mode = MODE_SHORT.get(s.get("mode", ""), s.get("mode"))
-        out.append(f"{mode} · dyn={s.get('dynamic')}", style="dim")
-        if s.get("backend") != "inductor":
-            out.append(f" · {s.get('backend')}", style="dim")
+    if s is not None:
+        out.append(f"{OPTION['mode'].label(s.mode)} · dyn={s.dynamic}", style="dim")
+        if s.backend != "inductor":
+            out.append(f" · {s.backend}", style="dim")
     else:
         out.append(f"run {run.run_id}", style="dim")
-    if run.sweep or run.sweep_total_s is not None:
+    if run.sweep or run.sweep_done is not None:
         out.append(" · sweep", style="cyan")
     return out
 

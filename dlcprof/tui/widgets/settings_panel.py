@@ -9,15 +9,7 @@ from textual.widgets import Label, Select, Static
 from dlcprof import settings as st
 from dlcprof.tui.messages import SettingChanged
 
-CHOICES: dict[str, tuple[str, ...]] = {
-    "mode": st.MODES,
-    "dynamic": st.DYNAMIC,
-    "backend": st.BACKENDS,
-    "device": st.DEVICES,
-    "dtype": st.DTYPES,
-    "size": st.SIZES,
-    "cache": st.CACHES,
-}
+CHOICES: dict[str, tuple[str, ...]] = {o.name: o.choices for o in st.OPTIONS if o.tui}
 CPU_NOTE = (
     "On CPU the four modes compile the same C++ code: their differences "
     "(CUDA graphs, Triton autotuning) are a GPU story."

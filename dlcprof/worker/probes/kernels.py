@@ -1,6 +1,6 @@
 """Fused kernels: which kernels Inductor generated and which aten ops each one fuses.
 
-Three structured-trace payloads per compiled graph are combined (TORCH_NOTES §2):
+Three structured-trace payloads per compiled graph are combined (docs/torch-notes.md §2):
 
 - ``inductor_output_code``: the generated wrapper. Kernel definitions
   (``NAME = async_compile.<kind>(...)`` with the source inline), the call order

@@ -3,7 +3,7 @@
 ``TraceDispatcher`` is pure: it is fed ``(metadata, payload, thread)`` triples,
 exactly what a ``torch.__trace`` log record carries, and turns them into
 dlcprof events. ``install`` is the only torch-facing part: it puts a
-``logging.Handler`` at position 0 of ``trace_log.handlers`` (TORCH_NOTES §1:
+``logging.Handler`` at position 0 of ``trace_log.handlers`` (docs/torch-notes.md §1:
 appended, it would miss the first ``B dynamo``; never replace ``Handler.lock``)
 and one on ``torch._dynamo.convert_frame`` for the recompile-limit warning.
 Records arrive from compile pool threads too: the dispatcher locks.

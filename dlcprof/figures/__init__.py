@@ -1,0 +1,14 @@
+"""Every figure derived from a Session, computed once for every view.
+
+Panes, the headless console and the reports only place and word these (words
+and units are ``dlcprof.text``); none of them derives a number of its own, so
+two views cannot disagree. Nothing here renders, and nothing here imports
+Rich, Textual, the report writers or the monitors.
+
+- ``phases``: torch's phase names -> stage, label, colour; totals and trees.
+- ``benchmark``: speedup, break-even, the noise verdict, why there is none.
+- ``recompiles``: guard-failure reasons, recompile costs, static-vs-dynamic sweeps.
+- ``kernels``: kernels grouped across compiles, their source lines.
+- ``device``, ``hotspots``: monitor samples per run and per span.
+- ``runs``: time origins, titles and labels of runs and sessions.
+"""

@@ -1,0 +1,109 @@
+"""Eager vs compiled: speedup, break-even, and whether the difference is real.
+
+A difference smaller than the measured spread is not a result: the verdict
+is then "no measurable difference" and there is no break-even number (a
+ResNet at 1.000x once reported 69,717,904 runs from noise).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.session import Run
+
+FASTER, SLOWER, SAME = "faster", "slower", text.NO_DIFFERENCE
+
+
+def break_even(compile_s: float, eager_ms: float, compiled_ms: float) -> float | None:
+    """Runs for the compile to pay for itself: compile seconds / saving per
+    call; None when compiled is not faster."""
+    saved_s = (eager_ms - compiled_ms) / 1000.0
+    if saved_s <= 0:
+        return None
+    return compile_s / saved_s
+
+
+@dataclass(frozen=True)
+class Speed:
+    """The figures of one benchmark, as every view states them."""
+
+    eager_ms: float
+    compiled_ms: float
+    eager_spread_ms: float
+    compiled_spread_ms: float
+    compile_s: float
+    speedup: float | None
+    verdict: str  # FASTER | SLOWER | SAME
+    break_even: float | None  # runs; None unless compiled is measurably faster
+
+    @property
+    def measurable(self) -> bool:
+        return self.verdict != SAME
+
+
+def within_spread(a_ms: float, b_ms: float, a_spread: float, b_spread: float) -> bool:
+    """Two medians closer than the larger of their spreads (IQR over repetitions)."""
+    return abs(a_ms - b_ms) <= max(a_spread, b_spread)
+
+
+def speed(b: ev.BenchmarkMeasured) -> Speed:
+    speedup = b.eager_ms / b.compiled_ms if b.compiled_ms > 0 else None
+    if within_spread(b.eager_ms, b.compiled_ms, b.eager_spread_ms, b.compiled_spread_ms):
+        verdict = SAME
+    else:
+        verdict = FASTER if b.compiled_ms < b.eager_ms else SLOWER
+    return Speed(
+        eager_ms=b.eager_ms,
+        compiled_ms=b.compiled_ms,
+        eager_spread_ms=b.eager_spread_ms,
+        compiled_spread_ms=b.compiled_spread_ms,
+        compile_s=b.compile_s,
+        speedup=speedup,
+        verdict=verdict,
+        break_even=(
+            break_even(b.compile_s, b.eager_ms, b.compiled_ms) if verdict == FASTER else None
+        ),
+    )
+
+
+def run_speed(run: Run) -> Speed | None:
+    return speed(run.benchmark) if run.benchmark is not None else None
+
+
+def why_none(run: Run) -> str:
+    """Why a run has no benchmark, in one wording for every view."""
+    if run.sweep or run.sweep_done is not None:
+        return "a shape-sweep run is not benchmarked"
+    if run.live:
+        return "not measured yet"
+    if run.status in ("cancelled", "crashed", "error"):
+        return f"the run ended ({run.status}) before the benchmark"
+    if "benchmark" in run.unavailable:
+        return run.unavailable["benchmark"]
+    if run.settings is not None and not run.settings.benchmark:
+        return "compile only (--no-benchmark)"
+    return "not measured in this run"
+
+
+def why_none_short(run: Run) -> str:
+    """The same reason in a word or two, for a narrow column."""
+    if run.sweep or run.sweep_done is not None:
+        return "sweep run"
+    if run.live:
+        return "running"
+    if run.status in ("cancelled", "crashed", "error"):
+        return run.status
+    if run.settings is not None and not run.settings.benchmark:
+        return "compile only"
+    return "not measured"
+
+
+def measured_with(b: ev.BenchmarkMeasured) -> str:
+    """How the numbers were taken: the caveat that goes with them."""
+    return (
+        f"median of {b.reps} reps × {b.iters} calls after {b.warmup} warm-up, "
+        f"spread = IQR, {text.plural(b.threads, 'thread')}, {b.timer}, "
+        f"load avg {text.load_avg(b.load_avg)}"
+    )

@@ -1,0 +1,251 @@
+"""Compile phases: torch's phase names -> the compiler stage a user knows, and time per phase.
+
+``stage_of`` is the one classifier: the TUI's timeline, the console's table,
+the HTML timeline and its legend all colour a phase by it. Exact names come
+first (the phases torch has emitted for several releases), then name
+fragments for the many short passes and what later releases add.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from dlcprof import events as ev
+from dlcprof.session import Compile, Run
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    style: str  # a Rich colour, for the terminal
+    color: str  # hex, for HTML and SVG
+
+
+DYNAMO = Stage("Dynamo", "cyan", "#3b6fd8")
+AOT = Stage("AOTAutograd", "magenta", "#8a5cd0")
+INDUCTOR = Stage("Inductor", "green", "#1f9e89")
+BUILD = Stage("C++/Triton", "red", "#e08a1e")  # kernel builds and loads
+OTHER = Stage("other", "bright_black", "#8b93a5")
+STAGES = (DYNAMO, AOT, INDUCTOR, BUILD, OTHER)
+
+
+@dataclass(frozen=True)
+class PhaseKind:
+    stage: Stage
+    label: str | None = None  # a key phase's name for people ("Inductor: fusion")
+
+
+# The phases users ask about, in pipeline order (key phases carry a label),
+# and the outer ones every compile has.
+_EXACT: dict[str, PhaseKind] = {
+    "dynamo": PhaseKind(DYNAMO),
+    "entire_frame_compile": PhaseKind(DYNAMO),
+    "bytecode_tracing": PhaseKind(DYNAMO, "Dynamo: trace bytecode"),
+    "build_guards": PhaseKind(DYNAMO, "Dynamo: build guards"),
+    "backend_compile": PhaseKind(AOT),
+    "create_aot_dispatcher_function": PhaseKind(AOT, "AOTAutograd"),
+    "inductor_compile": PhaseKind(INDUCTOR, "Inductor (total)"),
+    "GraphLowering.run": PhaseKind(INDUCTOR, "Inductor: lowering"),
+    "Scheduler.__init__": PhaseKind(INDUCTOR, "Inductor: fusion"),
+    "Scheduler.codegen": PhaseKind(INDUCTOR, "Inductor: codegen"),
+    "PythonWrapperCodegen.generate": PhaseKind(INDUCTOR, "Inductor: wrapper"),
+    "compile_file": PhaseKind(BUILD, "C++/Triton compile"),
+    "async_compile.wait": PhaseKind(BUILD, "Wait for kernel compiles"),
+    "PyCodeCache.load_by_key_path": PhaseKind(BUILD, "Load compiled module"),
+}
+# Fragments of lower-cased names, first match wins: the build and cache
+# phases are claimed before the broad "inductor"/"compile" words.
+_FRAGMENTS: tuple[tuple[Stage, tuple[str, ...]], ...] = (
+    (BUILD, ("compile_file", "async_compile", "codecache", "load_by_key", "triton", "cpp_",
+             "autotune", "benchmark")),
+    (AOT, ("aotautograd", "backend_compile", "create_aot", "aot_", "min_cut", "autograd_cache")),
+    (INDUCTOR, ("inductor", "graphlowering", "scheduler", "codegen", "code_gen", "wrapper",
+                "fx_graph", "compile_fx", "_compiler_base", "grad_passes", "graph_passes",
+                "pass.", "_recursive_", "fake_tensor_prop", "freezing")),
+    (DYNAMO, ("dynamo", "entire_frame_compile", "compile_attempt", "bytecode_tracing",
+              "build_guards", "compile_inner", "deferred_runtime_asserts", "guard")),
+)  # fmt: skip
+
+KEY_PHASES: list[tuple[str, str]] = [(k.label, n) for n, k in _EXACT.items() if k.label]
+KEY_NAMES = frozenset(n for _, n in KEY_PHASES)
+# Phases every view shows whatever their length: the key ones and the outer frame.
+ALWAYS_SHOWN = KEY_NAMES | {"dynamo", "entire_frame_compile", "backend_compile"}
+# A phase under this share of its compile is folded into one "shorter phases"
+# line (a compile has ~60 phases, most a millisecond or two).
+FOLD_SHARE = 0.01
+FOLD_MIN_S = 0.005
+# A discarded attempt: Dynamo restarted its analysis of the frame.
+_ATTEMPT_RE = re.compile(r"^compile_attempt_(\d+)$")
+
+
+def kind_of(name: str) -> PhaseKind:
+    known = _EXACT.get(name)
+    if known is not None:
+        return known
+    low = name.lower()
+    for stage, fragments in _FRAGMENTS:
+        if any(f in low for f in fragments):
+            return PhaseKind(stage)
+    return PhaseKind(OTHER)
+
+
+def stage_of(name: str) -> Stage:
+    return kind_of(name).stage
+
+
+def is_minor(seconds: float, base: float) -> bool:
+    """Too short to be worth its own row in a compile of ``base`` seconds."""
+    return seconds < max(FOLD_MIN_S, base * FOLD_SHARE)
+
+
+def nest_phases(phases: list[ev.PhaseEnded]) -> list[tuple[ev.PhaseEnded, int]]:
+    """Phases in start order, each with its depth: how many phases of the same
+    thread enclose it. Phases on other threads (g++ pool) start at depth 0."""
+    out: list[tuple[ev.PhaseEnded, int]] = []
+    stacks: dict[int, list[ev.PhaseEnded]] = {}
+    for p in sorted(phases, key=lambda p: (p.start_t, -p.duration_s)):
+        stack = stacks.setdefault(p.thread, [])
+        while stack and stack[-1].end_t < p.end_t - 1e-9:
+            stack.pop()
+        out.append((p, len(stack)))
+        stack.append(p)
+    return out
+
+
+def main_thread(phases: list[ev.PhaseEnded]) -> int | None:
+    """The thread that compiled: the one holding the longest phase. The others
+    are pool threads (g++ compiles, async work)."""
+    if not phases:
+        return None
+    return max(phases, key=lambda p: (p.duration_s, -p.start_t)).thread
+
+
+def phase_span(phases: list[ev.PhaseEnded]) -> float:
+    if not phases:
+        return 0.0
+    return max(p.end_t for p in phases) - min(p.start_t for p in phases)
+
+
+@dataclass
+class PhaseTotal:
+    name: str
+    total_s: float
+    count: int
+    depth: int  # the shallowest depth it was seen at
+    threads: int  # distinct threads it ran on (>1: summed over a pool)
+    pool: bool  # ran off the compiling thread
+
+    @property
+    def stage(self) -> Stage:
+        return stage_of(self.name)
+
+
+def phase_totals(run: Run) -> list[PhaseTotal]:
+    """Time per phase name over all compiles of a run: the compiling thread's
+    phases first, then pool-thread phases."""
+    acc: dict[tuple[bool, str], PhaseTotal] = {}
+    threads: dict[tuple[bool, str], set[int]] = {}
+    for c in run.compiles.values():
+        main = main_thread(c.phases)
+        for p, depth in nest_phases(c.phases):
+            key = (p.thread != main, p.name)
+            t = acc.get(key)
+            if t is None:
+                t = acc[key] = PhaseTotal(p.name, 0.0, 0, depth, 0, key[0])
+            t.total_s += p.duration_s
+            t.count += 1
+            t.depth = min(t.depth, depth)
+            threads.setdefault(key, set()).add(p.thread)
+    for key, t in acc.items():
+        t.threads = len(threads[key])
+    return sorted(acc.values(), key=lambda t: t.pool)
+
+
+def phase_tree(run: Run) -> list[PhaseTotal]:
+    """Time per phase *path* over all compiles of a run, merged into one tree
+    and listed depth-first: a cache-hit compile and a full compile nest the
+    same phase names differently, and a flat by-name table would interleave
+    the two trees. Pool-thread phases come last, by name."""
+    acc: dict[tuple[str, ...], PhaseTotal] = {}
+    threads: dict[tuple[str, ...], set[int]] = {}
+    children: dict[tuple[str, ...], list[tuple[str, ...]]] = {(): []}
+    pool_acc: dict[str, PhaseTotal] = {}
+    pool_threads: dict[str, set[int]] = {}
+    for c in run.compiles.values():
+        main = main_thread(c.phases)
+        stack: list[tuple[ev.PhaseEnded, tuple[str, ...]]] = []
+        for p in sorted(c.phases, key=lambda p: (p.start_t, -p.duration_s)):
+            if p.thread != main:
+                t = pool_acc.setdefault(p.name, PhaseTotal(p.name, 0.0, 0, 0, 0, True))
+                t.total_s += p.duration_s
+                t.count += 1
+                pool_threads.setdefault(p.name, set()).add(p.thread)
+                continue
+            while stack and stack[-1][0].end_t < p.end_t - 1e-9:
+                stack.pop()
+            parent = stack[-1][1] if stack else ()
+            path = (*parent, p.name)
+            if path not in acc:
+                acc[path] = PhaseTotal(p.name, 0.0, 0, len(parent), 0, False)
+                children.setdefault(parent, []).append(path)
+                children.setdefault(path, [])
+            acc[path].total_s += p.duration_s
+            acc[path].count += 1
+            threads.setdefault(path, set()).add(p.thread)
+            stack.append((p, path))
+    out: list[PhaseTotal] = []
+
+    def walk(node: tuple[str, ...]) -> None:
+        for child in children.get(node, []):
+            acc[child].threads = len(threads[child])
+            out.append(acc[child])
+            walk(child)
+
+    walk(())
+    for name, t in pool_acc.items():
+        t.threads = len(pool_threads[name])
+        out.append(t)
+    return out
+
+
+def share_base(run: Run, tree: list[PhaseTotal]) -> float:
+    """What phase shares are a share of: the compile wall time, or the
+    outermost phases when they ran longer (torch's wall excludes a few ms of
+    the outer dynamo phase)."""
+    roots = sum(t.total_s for t in tree if t.depth == 0 and not t.pool)
+    return max(run.compile_wall_s, roots)
+
+
+def split_minor(
+    totals: list[PhaseTotal], base: float
+) -> tuple[list[PhaseTotal], list[PhaseTotal]]:
+    """(phases worth a row, the short ones folded)."""
+    major = [
+        t
+        for t in totals
+        if t.name in ALWAYS_SHOWN or t.depth == 0 or not is_minor(t.total_s, base)
+    ]
+    return major, [t for t in totals if t not in major]
+
+
+@dataclass
+class KeyPhase:
+    label: str
+    name: str
+    seconds: float | None  # None: the compile never entered it
+    count: int
+
+
+def key_phases(c: Compile) -> list[KeyPhase]:
+    """The key phases of one compile, in pipeline order (g++ calls add up)."""
+    return [
+        KeyPhase(label, name, c.phase_seconds(name), c.phase_count(name))
+        for label, name in KEY_PHASES
+    ]
+
+
+def attempt(name: str) -> int | None:
+    """N of a ``compile_attempt_N`` phase (Dynamo's Nth try at a frame)."""
+    m = _ATTEMPT_RE.match(name)
+    return int(m.group(1)) if m else None

@@ -1,0 +1,190 @@
+"""Recompiles and shape sweeps: why a frame compiled again, what it cost, and
+what dynamic shapes saved over static ones (the paper's finding 3)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from dlcprof import events as ev
+from dlcprof.session import Run, Session
+
+_CID_PREFIX = re.compile(r"^\s*\[?\d+/\d+\]?\s*:\s*")
+_SPLIT = re.compile(r";\s+(?=\[?\d+/\d+\]?\s*:)")
+
+
+def reason_parts(reason: str) -> list[str]:
+    """Dynamo lists one failed guard per cached entry, newest first, joined by
+    "; " ("0/1: size mismatch ...; 0/0: size mismatch ...")."""
+    parts = [p.strip() for p in _SPLIT.split(reason.strip())]
+    return [p for p in parts if p]
+
+
+def normalize_reason(reason: str) -> str:
+    """A recompile reason without compile ids ("0/1: ..."), for matching."""
+    return "; ".join(_CID_PREFIX.sub("", p) for p in reason_parts(reason))
+
+
+@dataclass(frozen=True)
+class Reason:
+    newest: str  # the guard that failed against the newest cache entry
+    older: int  # how many older entries failed too
+
+    def __str__(self) -> str:
+        return self.newest + (f" (+{self.older} older entries)" if self.older else "")
+
+
+def newest_reason(reason: str | None) -> Reason | None:
+    if not reason:
+        return None
+    parts = reason_parts(reason) or [reason.strip()]
+    return Reason(parts[0], len(parts) - 1)
+
+
+@dataclass
+class RecompileRow:
+    compile_id: str | None
+    reason: str
+    cost_s: float | None  # None until the compile it triggered finished
+    cumulative_s: float | None
+    t: float
+
+
+def recompile_rows(run: Run) -> list[RecompileRow]:
+    """Recompiles with their cost and the running total of those costs."""
+    rows, total = [], 0.0
+    for rc in run.recompiles:
+        if rc.cost_s is not None:
+            total += rc.cost_s
+        cum = total if rc.cost_s is not None else None
+        rows.append(RecompileRow(rc.compile_id, rc.reason, rc.cost_s, cum, rc.t))
+    return rows
+
+
+def unique_dims(run: Run) -> list[ev.DimMadeDynamic]:
+    """Each symbol once (every compile attempt announces its symbols again)."""
+    seen: dict[tuple[str, str], ev.DimMadeDynamic] = {}
+    for d in run.dynamic_dims:
+        seen.setdefault((d.symbol, d.source), d)
+    return list(seen.values())
+
+
+# --- shape sweeps -------------------------------------------------------------------
+
+
+def cumulative(run: Run) -> list[float]:
+    out, total = [], 0.0
+    for step in run.sweep:
+        total += step.transition_s
+        out.append(total)
+    return out
+
+
+def sweep_total(run: Run) -> float | None:
+    if run.sweep_done is not None:
+        return run.sweep_done.cumulative_transition_s
+    return cumulative(run)[-1] if run.sweep else None
+
+
+def step_flag(index: int, step: ev.ShapeStepMeasured) -> str:
+    """What happened at one sweep size: the first size's compile is not a *re*compile."""
+    if step.ran_eager:
+        return "ran EAGER"
+    if step.recompiled:
+        return "compiled" if index == 0 else "recompiled"
+    return "reused"
+
+
+def is_static(run: Run) -> bool:
+    return run.settings is not None and run.settings.dynamic == "false"
+
+
+def is_dynamic(run: Run) -> bool:
+    """dynamic=true, or torch's automatic dynamic (dynamic after a size changes)."""
+    return run.settings is not None and run.settings.dynamic in ("true", "auto")
+
+
+def sweep_runs(session: Session) -> list[Run]:
+    return [r for r in session.runs.values() if r.sweep]
+
+
+@dataclass
+class SweepPair:
+    """The latest static and dynamic sweeps of one target: static vs dynamic shapes."""
+
+    target: str
+    static: Run | None
+    dynamic: Run | None
+
+    @property
+    def workload(self) -> str:
+        run = self.static or self.dynamic
+        return run.name if run else self.target
+
+    @property
+    def complete(self) -> bool:
+        return all(r is not None and r.sweep_done is not None for r in (self.static, self.dynamic))
+
+    @property
+    def static_s(self) -> float | None:
+        return sweep_total(self.static) if self.static else None
+
+    @property
+    def dynamic_s(self) -> float | None:
+        return sweep_total(self.dynamic) if self.dynamic else None
+
+    @property
+    def reduction(self) -> float | None:
+        """Share of the static transition cost that dynamic shapes saved
+        (negative: dynamic cost more); None until both sweeps finished."""
+        s, d = self.static_s, self.dynamic_s
+        if not self.complete or s is None or d is None or s <= 0:
+            return None
+        return 1.0 - d / s
+
+    @property
+    def steady(self) -> tuple[int, float, float] | None:
+        """(size, static ms, dynamic ms) at the largest size both swept."""
+        if not self.complete:
+            return None
+        assert self.static is not None and self.dynamic is not None
+        dyn = {st.size: st.latency_ms for st in self.dynamic.sweep}
+        common = [st for st in self.static.sweep if st.size in dyn]
+        if not common:
+            return None
+        last = max(common, key=lambda st: st.size)
+        return last.size, last.latency_ms, dyn[last.size]
+
+    def sizes(self) -> list[int]:
+        out: list[int] = []
+        for r in (self.static, self.dynamic):
+            for st in r.sweep if r else []:
+                if st.size not in out:
+                    out.append(st.size)
+        return out
+
+
+def sweep_pairs(session: Session) -> list[SweepPair]:
+    """One pair per swept target, in the order targets were first swept."""
+    pairs: dict[str, SweepPair] = {}
+    for r in sweep_runs(session):
+        p = pairs.setdefault(r.target, SweepPair(r.target, None, None))
+        if is_static(r):
+            p.static = r
+        elif is_dynamic(r):
+            p.dynamic = r
+    return list(pairs.values())
+
+
+def sweep_pair(session: Session, run: Run | None) -> SweepPair | None:
+    """The pair for the selected run's target (else the latest swept target)."""
+    pairs = sweep_pairs(session)
+    if run is not None:
+        return next((p for p in pairs if p.target == run.target), None)
+    return pairs[-1] if pairs else None
+
+
+def cumulative_by_size(run: Run | None) -> dict[int, float]:
+    if run is None:
+        return {}
+    return {s.size: c for s, c in zip(run.sweep, cumulative(run), strict=True)}

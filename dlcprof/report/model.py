@@ -1,0 +1,848 @@
+"""The report model: everything a report states about a session, built once.
+
+JSON (``schema``), HTML (``html``) and Markdown (``markdown``) render this one
+model, so the three cannot disagree. Every number comes from
+``dlcprof.figures`` and every word from ``dlcprof.text``; the renderers only
+place them. A figure the session does not have is ``None`` with the reason
+beside it, worded "n/a (why)".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import platform
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import dlcprof
+from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.figures import benchmark as fb
+from dlcprof.figures import device as fd
+from dlcprof.figures import hotspots as fh
+from dlcprof.figures import kernels as fk
+from dlcprof.figures import phases as fp
+from dlcprof.figures import recompiles as fr
+from dlcprof.figures import runs as fruns
+from dlcprof.session import Compile, Run, Session
+from dlcprof.settings import OPTIONS, repro_command
+
+# The runs table of the HTML and Markdown reports.
+SUMMARY_COLUMNS = (
+    "#",
+    "workload",
+    "mode",
+    "dynamic",
+    "status",
+    "compile",
+    "kernels",
+    "recompiles",
+    "graph breaks",
+    "speedup",
+    "break-even",
+)
+HOTSPOT_LIMIT = 20
+
+# What a loaded report said about where it was recorded (platform, created,
+# extra): the events do not carry it, and re-saving a loaded session on another
+# machine must not claim that machine recorded it.
+_ORIGINS: weakref.WeakKeyDictionary[Session, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def report_origin(session: Session) -> dict[str, Any] | None:
+    """The top-level fields of the report ``session`` was loaded from, if any."""
+    return _ORIGINS.get(session)
+
+
+def remember_origin(session: Session, fields: dict[str, Any]) -> None:
+    _ORIGINS[session] = fields
+
+
+def iso(t: float | None) -> str | None:
+    """An event time as local ISO 8601, to the second."""
+    if t is None:
+        return None
+    return (
+        _dt.datetime.fromtimestamp(t, _dt.timezone.utc).astimezone().isoformat(timespec="seconds")
+    )
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure as every format states it: the number (None when not known)
+    and its words ("1.93 s", or "n/a (not finished)" with ``na`` set)."""
+
+    value: float | None
+    text: str
+    na: bool = False
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def unknown(why: str) -> Figure:
+    return Figure(None, text.na(why), True)
+
+
+def seconds(x: float | None, why: str) -> Figure:
+    """Seconds as every view words them; "n/a (why)" when not known."""
+    return Figure(x, text.secs(x)) if x is not None else unknown(why)
+
+
+# --- environment ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    text: str
+    na: bool = False
+
+
+@dataclass
+class Environment:
+    values: dict[str, Any]  # raw, null when not known: the JSON report's "environment"
+    rows: list[Row]  # worded, for people
+
+
+def environment(session: Session) -> Environment:
+    """Where the session ran: from the events, else from the loaded report."""
+    origin = (report_origin(session) or {}).get("environment") or {}
+    w = session.worker
+    run = session.latest_run
+    s = run.settings if run else None
+    bench_run = fruns.latest_benchmarked(session)
+    values: dict[str, Any] = {
+        "torch": (w.torch_version if w else None) or (s.torch_version if s else None),
+        "python": w.python_version if w else None,
+        "device": s.device if s else None,
+        "device_name": (s.device_name if s else None) or (w.device_name if w else None),
+        "cuda_available": w.cuda_available if w else None,
+        "threads": s.threads if s else None,
+        # Measured next to the benchmark: the load that could disturb it.
+        "load_avg": list(bench_run.benchmark.load_avg)  # type: ignore[union-attr]
+        if bench_run
+        else None,
+        "cpu_count": w.cpu_count if w else None,
+        "platform": origin.get("platform") or platform.platform(),
+    }
+    for k, v in values.items():
+        if v is None and origin.get(k) is not None:
+            values[k] = origin[k]
+    la = values["load_avg"]
+    recorded = iso(fruns.session_origin(session))
+    rows = [
+        Row("torch", text.value(values["torch"]), values["torch"] is None),
+        Row("python", values["python"] or text.na("no WorkerReady event"), not values["python"]),
+        Row("device", f"{text.value(values['device'])} · {text.value(values['device_name'])}"),
+        Row("threads", text.value(values["threads"]), values["threads"] is None),
+        Row("cpu count", text.value(values["cpu_count"]), values["cpu_count"] is None),
+        Row("load avg (1/5/15 min)", text.load_avg(la) if la else text.na("no benchmark ran"),
+            not la),
+        Row("platform", text.value(values["platform"])),
+        Row("recorded", recorded or text.NA, recorded is None),
+    ]  # fmt: skip
+    return Environment(values, rows)
+
+
+# --- one run --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Kpi:
+    value: str
+    label: str
+    tone: str = ""  # "good" | "bad" | ""
+    na: bool = False
+
+
+@dataclass
+class PhaseRow:
+    name: str
+    depth: int
+    pool: bool
+    threads: int
+    count: int
+    total: str
+    total_s: float
+    share: float | None  # of the compile (see figures.phases.share_base)
+    share_text: str
+    stage: fp.Stage
+
+    @property
+    def label(self) -> str:
+        """The phase's name; a pool-thread phase says it ran on the pool."""
+        if not self.pool:
+            return self.name
+        many = f"s ×{self.threads}" if self.threads > 1 else ""
+        return f"{self.name} (pool thread{many})"
+
+
+@dataclass
+class PhaseTable:
+    base_s: float
+    major: list[PhaseRow]
+    minor: list[PhaseRow]  # folded: each under FOLD_SHARE of the compile (or FOLD_MIN_S)
+
+    @property
+    def fold_note(self) -> str:
+        return (
+            f"{text.plural(len(self.minor), 'shorter phase')} "
+            f"(each under {text.pct(fp.FOLD_SHARE)} of the compile)"
+        )
+
+
+def _phase_table(run: Run) -> PhaseTable:
+    tree = fp.phase_tree(run)
+    base = fp.share_base(run, tree)
+    major, minor = fp.split_minor(tree, base)
+
+    def row(t: fp.PhaseTotal) -> PhaseRow:
+        share = t.total_s / base if base > 0 else None
+        return PhaseRow(
+            t.name, t.depth, t.pool, t.threads, t.count, text.secs(t.total_s), t.total_s,
+            share, text.pct(share, "no compile wall"), t.stage,
+        )  # fmt: skip
+
+    return PhaseTable(base, [row(t) for t in major], [row(t) for t in minor])
+
+
+@dataclass
+class ReasonText:
+    """A guard-failure reason: the newest failed guard (as every view words
+    it), and the whole of it for a hover or the JSON."""
+
+    newest: str
+    full: str
+
+    def __str__(self) -> str:
+        return self.newest
+
+
+def reason_text(reason: str | None) -> ReasonText | None:
+    newest = fr.newest_reason(reason)
+    return ReasonText(str(newest), reason or "") if newest else None
+
+
+@dataclass
+class CompileRow:
+    compile_id: str
+    backward: bool
+    wall: Figure
+    cache: str
+    ops: str
+    guards: str
+    kernels: int
+    reason: ReasonText | None
+    failure: str | None
+    record: ev.CompileFinished | None
+    compile: Compile
+
+
+def _compile_rows(run: Run) -> list[CompileRow]:
+    out = []
+    for c in run.compiles.values():
+        rec = c.record
+        failure = None
+        if rec is not None and rec.fail_type:
+            failure = f"{rec.fail_type}: {text.short(rec.fail_reason, 100)}"
+        out.append(
+            CompileRow(
+                compile_id=c.compile_id,
+                backward=c.is_backward,
+                wall=seconds(c.wall_s, text.NOT_FINISHED),
+                cache=c.cache or text.NA,
+                ops=text.value(rec.graph_op_count if rec else None),
+                guards=text.value(rec.guard_count if rec else None),
+                kernels=len(c.kernels),
+                reason=reason_text(rec.recompile_reason if rec else None),
+                failure=failure,
+                record=rec,
+                compile=c,
+            )
+        )
+    return out
+
+
+@dataclass
+class SourceLine:
+    location: str  # "file.py:13"
+    code: str
+    raw: str  # the whole "path/file.py:13 code" line
+
+
+@dataclass
+class KernelRow:
+    number: int
+    kernel: ev.KernelGenerated
+    compile_ids: list[str]
+    ops: str  # fused ops, ", "-joined, or "—"
+    sources: list[SourceLine]
+
+    @property
+    def name(self) -> str:
+        return self.kernel.name
+
+    @property
+    def compiles(self) -> str:
+        return fk.compile_list(self.compile_ids)
+
+    @property
+    def source_lines(self) -> int:
+        return len(self.kernel.source.splitlines())
+
+    @property
+    def lang(self) -> str:
+        src = self.kernel.source
+        return "cpp" if 'extern "C"' in src or "#include" in src else "python"
+
+
+def _kernel_rows(run: Run) -> list[KernelRow]:
+    out = []
+    for i, g in enumerate(fk.kernel_groups(run), 1):
+        k = g.kernel
+        sources = [SourceLine(*fk.source_line(line), line) for line in k.source_lines]
+        out.append(KernelRow(i, k, g.compile_ids, ", ".join(k.fused_ops) or "—", sources))
+    return out
+
+
+@dataclass
+class RecompileRow:
+    number: int
+    compile_id: str | None
+    reason: ReasonText
+    cost: Figure
+    cumulative: Figure
+    row: fr.RecompileRow
+
+
+def _recompile_rows(run: Run) -> list[RecompileRow]:
+    out = []
+    for i, r in enumerate(fr.recompile_rows(run), 1):
+        out.append(
+            RecompileRow(
+                i,
+                r.compile_id,
+                reason_text(r.reason) or ReasonText("", r.reason),
+                seconds(r.cost_s, "compile not finished"),
+                seconds(r.cumulative_s, "compile not finished"),
+                r,
+            )
+        )
+    return out
+
+
+@dataclass
+class SweepStep:
+    size: int
+    flag: str  # compiled | recompiled | reused | ran EAGER
+    transition: str
+    cumulative: str
+    cumulative_s: float
+    latency: str
+    reason: ReasonText | None
+    step: ev.ShapeStepMeasured
+
+
+@dataclass
+class SweepTable:
+    dynamic: str
+    steps: list[SweepStep]
+    total: Figure
+
+    @property
+    def summary(self) -> str:
+        return (
+            f"Cumulative transition cost: {self.total.text} over "
+            f"{text.plural(len(self.steps), 'shape')}."
+        )
+
+
+def _sweep_table(run: Run) -> SweepTable | None:
+    if not run.sweep:
+        return None
+    steps = [
+        SweepStep(
+            st.size, fr.step_flag(i, st), text.secs(st.transition_s), text.secs(cum), cum,
+            text.ms(st.latency_ms), reason_text(st.reason), st,
+        )
+        for i, (st, cum) in enumerate(zip(run.sweep, fr.cumulative(run), strict=True))
+    ]  # fmt: skip
+    return SweepTable(
+        run.settings.dynamic if run.settings else text.NA,
+        steps,
+        seconds(fr.sweep_total(run), "no sweep step"),
+    )
+
+
+@dataclass
+class BenchmarkBlock:
+    """Eager vs compiled, worded once for every format."""
+
+    event: ev.BenchmarkMeasured
+    speed: fb.Speed
+    eager: str
+    compiled: str
+    eager_spread: str
+    compiled_spread: str
+    speedup: str  # "2.91x", or "1.00x (no measurable difference)"
+    break_even: str  # "658 runs", "never (compiled is slower)", "n/a (no measurable difference)"
+    compile: str
+    measured: str  # how the numbers were taken
+    sentence: str  # the verdict in a sentence
+    tone: str  # "info" | "warn"
+
+    @property
+    def verdict(self) -> str:
+        return self.speed.verdict
+
+
+def _benchmark(run: Run) -> BenchmarkBlock | None:
+    b = run.benchmark
+    if b is None:
+        return None
+    s = fb.speed(b)
+    compile_s = text.secs(s.compile_s)
+    if s.verdict == fb.FASTER:
+        sentence = (
+            f"The {compile_s} compile pays for itself after "
+            f"{text.break_even(s.break_even)} (compile seconds ÷ time saved per run, "
+            f"{text.ms(s.eager_ms - s.compiled_ms)})."
+        )
+        tone = "info"
+    elif s.verdict == fb.SLOWER:
+        sentence = (
+            f"Compiled is slower here ({text.ms(s.compiled_ms)} vs {text.ms(s.eager_ms)} eager): "
+            f"the {compile_s} compile never pays for itself."
+        )
+        tone = "warn"
+    else:
+        sentence = (
+            f"Eager and compiled differ by less than their measured spread: "
+            f"{text.NO_DIFFERENCE}, so there is no break-even to state."
+        )
+        tone = "warn"
+    return BenchmarkBlock(
+        event=b,
+        speed=s,
+        eager=text.ms(s.eager_ms),
+        compiled=text.ms(s.compiled_ms),
+        eager_spread=text.ms(s.eager_spread_ms),
+        compiled_spread=text.ms(s.compiled_spread_ms),
+        speedup=text.speedup_verdict(s.speedup, s.measurable),
+        break_even=text.break_even(s.break_even, s.measurable),
+        compile=compile_s,
+        measured=fb.measured_with(b),
+        sentence=sentence,
+        tone=tone,
+    )
+
+
+# --- device and hotspots ----------------------------------------------------------------
+
+
+@dataclass
+class MetricRow:
+    key: str
+    label: str
+    stats: fd.MetricStats
+    min: str
+    mean: str
+    max: str
+
+
+@dataclass
+class DeviceSummary:
+    """What the device monitor saw, over a run or the whole session."""
+
+    samples: list[ev.DeviceSampled]
+    sources: list[str]
+    duration_s: float
+    series: dict[str, list[tuple[float, float]]]
+    metrics: list[MetricRow]
+    by_span: dict[str, dict[str, float | None]]  # figures.device.summarize
+    monitors: dict[str, ev.MonitorStatus]
+
+    @property
+    def duration(self) -> str:
+        return text.secs(self.duration_s)
+
+    def span_rows(self) -> list[tuple[str, list[str]]]:
+        """(metric label, "mean / max" per span) for the headline metrics."""
+        seen = {k for s in self.samples for k in s.values}
+        source = self.samples[-1].source if self.samples else ""
+        keys = [k for k in fd.HEADLINE_KEYS.get(source, ()) if k in seen] or [
+            m.key for m in self.metrics
+        ]
+        rows = []
+        for key in keys:
+            cells = []
+            for row in self.by_span.values():
+                mean, peak = row.get(f"{key}.mean"), row.get(f"{key}.max")
+                cells.append(
+                    text.NA
+                    if mean is None
+                    else f"{text.metric(key, mean)} / {text.metric(key, peak)}"
+                )
+            rows.append((text.metric_label(key), cells))
+        return rows
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "by_span": self.by_span,
+            "samples": len(self.samples),
+            "sources": self.sources,
+            "duration_s": self.duration_s,
+            "metrics": {m.key: dataclasses.asdict(m.stats) for m in self.metrics},
+            "monitors": {
+                name: {"available": m.available, "message": m.message}
+                for name, m in self.monitors.items()
+            },
+        }
+
+
+def device_summary(
+    samples: list[ev.DeviceSampled],
+    spans: list[tuple[str, float, float]],
+    monitors: dict[str, ev.MonitorStatus],
+) -> DeviceSummary:
+    series = fd.series(samples)
+    metrics = []
+    for key, pts in series.items():
+        st = fd.stats(pts)
+        metrics.append(
+            MetricRow(
+                key, text.metric_label(key), st, text.metric(key, st.min),
+                text.metric(key, st.mean), text.metric(key, st.max),
+            )
+        )  # fmt: skip
+    return DeviceSummary(
+        samples=samples,
+        sources=sorted({s.source for s in samples}),
+        duration_s=(samples[-1].t - samples[0].t) if len(samples) > 1 else 0.0,
+        series=series,
+        metrics=metrics,
+        # Samples share the event clock with the compile phases: "compile"
+        # vs "after compile" (benchmark, sweep), pooled over runs.
+        by_span=fd.summarize(samples, spans) if samples and spans else {},
+        monitors=monitors,
+    )
+
+
+@dataclass
+class HotspotRow:
+    row: fh.HotRow
+    own: str
+    total: str
+
+    @property
+    def location(self) -> str:
+        return f"{self.row.file}:{self.row.line}"
+
+    @property
+    def phase(self) -> str:
+        return self.row.phase or "(not compiling)"
+
+
+@dataclass
+class Hotspots:
+    samples: int
+    rows: list[HotspotRow]
+    why: str  # why there are none
+
+    def to_json(self, run_id: str | None = None) -> dict[str, Any]:
+        rows = []
+        for r in self.rows:
+            h = r.row
+            rows.append(
+                {
+                    "function": h.function, "file": h.file, "line": h.line, "thread": h.thread,
+                    "own": _count(h.own, self.samples), "total": _count(h.total, self.samples),
+                    "own_share": h.own, "total_share": h.total, "phase": h.phase,
+                }
+            )  # fmt: skip
+        out: dict[str, Any] = {"samples": self.samples, "rows": rows}
+        if run_id is not None:
+            out["run_id"] = run_id
+        return out
+
+
+def _count(share: float | None, samples: int) -> int | None:
+    return None if share is None else round(share * samples)
+
+
+def _hotspots(run: Run) -> Hotspots:
+    rows = [
+        HotspotRow(r, text.pct(r.own), text.pct(r.total)) for r in fh.hot_rows(run, HOTSPOT_LIMIT)
+    ]
+    status = run.monitors.get("py-spy")
+    why = status.message if status and not status.available else "no py-spy samples in this run"
+    return Hotspots(run.hot_frames.samples if run.hot_frames else 0, rows, why)
+
+
+# --- the run section ----------------------------------------------------------------------
+
+
+@dataclass
+class LimitAlert:
+    limit: str
+    function: str
+    message: str  # shortened
+
+
+@dataclass
+class RunModel:
+    number: int
+    run: Run
+    name: str
+    label: str
+    status: str
+    wall: Figure | None
+    chips: list[tuple[str, str]]
+    repro: str | None
+    limit: LimitAlert | None
+    kpis: list[Kpi]
+    compile_wall: Figure
+    phases: PhaseTable | None
+    compiles: list[CompileRow]
+    kernels: list[KernelRow]
+    kernels_why: str
+    recompiles: list[RecompileRow]
+    dims: list[str]
+    sweep: SweepTable | None
+    benchmark: BenchmarkBlock | None
+    benchmark_why: str
+    benchmark_why_short: str
+    warnings: list[ev.LogEmitted]
+    device: DeviceSummary
+    hotspots: Hotspots
+
+    @property
+    def run_id(self) -> str:
+        return self.run.run_id
+
+    @property
+    def target(self) -> str:
+        return self.run.target
+
+    @property
+    def description(self) -> str:
+        return self.run.description
+
+    @property
+    def settings(self) -> ev.RunStarted | None:
+        return self.run.settings
+
+    @property
+    def errors(self) -> list[ev.ErrorRaised]:
+        return self.run.errors
+
+    @property
+    def graph_breaks(self) -> list[ev.GraphBroken]:
+        return self.run.graph_breaks
+
+    @property
+    def unavailable(self) -> dict[str, str]:
+        return self.run.unavailable
+
+    def summary_row(self) -> list[str]:
+        """The run's line in the runs table (SUMMARY_COLUMNS)."""
+        s = self.settings
+        b = self.benchmark
+        why = text.na(self.benchmark_why_short)
+        return [
+            str(self.number), self.name, s.mode if s else text.NA, s.dynamic if s else text.NA,
+            self.status, self.compile_wall.text, str(len(self.run.kernels)),
+            str(len(self.run.recompiles)), str(len(self.run.graph_breaks)),
+            b.speedup if b else why, b.break_even if b else why,
+        ]  # fmt: skip
+
+
+def settings_chips(s: ev.RunStarted | None) -> list[tuple[str, str]]:
+    """The resolved settings in a stable order: the options, then what the worker resolved."""
+    if s is None:
+        return []
+    out = []
+    for o in OPTIONS:
+        out.append((o.name, text.value(getattr(s, o.name, None))))
+        if o.name == "device":
+            out.append(("device_name", text.value(s.device_name)))
+    out.append(("torch_version", text.value(s.torch_version)))
+    return out
+
+
+def _compile_wall(run: Run) -> Figure:
+    if not run.compiles:
+        return unknown("no compile")
+    if not any(c.finished for c in run.compiles.values()):
+        return unknown(text.NOT_FINISHED)
+    return seconds(run.compile_wall_s, text.NOT_FINISHED)
+
+
+def _kpis(
+    run: Run, wall: Figure, bench: BenchmarkBlock | None, sweep: SweepTable | None
+) -> list[Kpi]:
+    n = len(run.compiles)
+    items = [
+        Kpi(wall.text, f"compile wall, {text.plural(n, 'compile')}", na=wall.na),
+        Kpi(str(len(run.kernels)), "fused kernels"),
+        Kpi(str(len(run.recompiles)), "recompiles", "bad" if run.recompile_limit else ""),
+        Kpi(str(len(run.graph_breaks)), "graph breaks", "bad" if run.graph_breaks else ""),
+    ]
+    if bench is not None:
+        s = bench.speed
+        tone = {fb.FASTER: "good", fb.SLOWER: "bad"}.get(s.verdict, "")
+        label = "speedup (eager ÷ compiled)"
+        if not s.measurable:
+            label += f", {text.NO_DIFFERENCE}"
+        items.append(Kpi(text.speedup(s.speedup), label, tone))
+        items.append(
+            Kpi(bench.break_even, "break-even", "bad" if s.verdict == fb.SLOWER else "",
+                na=not s.measurable)
+        )  # fmt: skip
+    if sweep is not None:
+        items.append(
+            Kpi(sweep.total.text, f"transition cost, {text.plural(len(sweep.steps), 'shape')}")
+        )
+    return items
+
+
+def run_model(session: Session, run: Run, number: int | None = None) -> RunModel:
+    number = number if number is not None else fruns.run_number(session, run)
+    limit = run.recompile_limit
+    wall = _compile_wall(run)
+    bench = _benchmark(run)
+    sweep = _sweep_table(run)
+    return RunModel(
+        number=number,
+        run=run,
+        name=run.name,
+        label=fruns.run_label(run),
+        status=run.status,
+        wall=seconds(run.wall_s, text.NOT_FINISHED) if run.wall_s is not None else None,
+        chips=settings_chips(run.settings),
+        repro=repro_command(run.settings) if run.settings else None,
+        limit=LimitAlert(text.value(limit.limit), limit.function, text.short(limit.message, 240))
+        if limit
+        else None,
+        kpis=_kpis(run, wall, bench, sweep),
+        compile_wall=wall,
+        phases=_phase_table(run) if run.compiles else None,
+        compiles=_compile_rows(run),
+        kernels=_kernel_rows(run),
+        kernels_why=run.unavailable.get("kernels")
+        or "none generated, or the kernel probe did not run",
+        recompiles=_recompile_rows(run),
+        dims=[f"{d.symbol} = {d.source}" for d in fr.unique_dims(run)],
+        sweep=sweep,
+        benchmark=bench,
+        benchmark_why=fb.why_none(run),
+        benchmark_why_short=fb.why_none_short(run),
+        warnings=[lg for lg in run.logs if lg.level in ("warning", "error")],
+        device=device_summary(run.device_samples, fd.activity_spans(run), dict(run.monitors)),
+        hotspots=_hotspots(run),
+    )
+
+
+# --- the session ------------------------------------------------------------------------
+
+
+@dataclass
+class SweepContrast:
+    """Static vs dynamic shapes over one target (the paper's finding 3)."""
+
+    pair: fr.SweepPair
+    verdict: str  # text.sweep_verdict
+
+    @property
+    def workload(self) -> str:
+        return self.pair.workload
+
+    def to_json(self) -> dict[str, Any]:
+        p = self.pair
+        return {
+            "target": p.target,
+            "workload": p.workload,
+            "static_run_id": p.static.run_id if p.static else None,
+            "dynamic_run_id": p.dynamic.run_id if p.dynamic else None,
+            "static_s": p.static_s,
+            "dynamic_s": p.dynamic_s,
+            "reduction": p.reduction,
+            "steady": list(p.steady) if p.steady else None,
+            "verdict": self.verdict,
+        }
+
+
+@dataclass
+class SessionError:
+    stage: str
+    message: str
+
+
+@dataclass
+class Report:
+    """One session, as every report format states it."""
+
+    session: Session
+    title: str
+    version: str
+    recorded: str | None
+    origin_t: float | None
+    environment: Environment
+    runs: list[RunModel]
+    sweep_runs: list[RunModel]  # every swept run, for the combined chart
+    sweeps: list[SweepContrast]  # complete static/dynamic pairs
+    device: DeviceSummary
+    monitors: dict[str, ev.MonitorStatus]
+    errors: list[SessionError] = field(default_factory=list)
+
+    @property
+    def hotspot_runs(self) -> list[RunModel]:
+        return [r for r in self.runs if r.hotspots.rows]
+
+    @property
+    def hotspots_why(self) -> str:
+        status = self.monitors.get("py-spy")
+        if status is not None and not status.available:
+            return status.message
+        return "no py-spy samples in this session"
+
+    @property
+    def subtitle(self) -> str:
+        return f"{text.plural(len(self.runs), 'run')} · recorded {self.recorded or text.NA}"
+
+
+def build(session: Session) -> Report:
+    """The report model of ``session``."""
+    runs = [run_model(session, r, i) for i, r in enumerate(session.runs.values(), 1)]
+    swept = [rm for rm in runs if rm.run.sweep]
+    sweeps = [
+        SweepContrast(p, text.sweep_verdict(p.static_s, p.dynamic_s, p.reduction, p.steady))
+        for p in fr.sweep_pairs(session)
+        if p.complete
+    ]
+    spans = [span for r in session.runs.values() for span in fd.activity_spans(r)]
+    monitors = fd.monitors(session)
+    errors = [SessionError(e.stage, e.message) for e in session.errors]
+    errors += [
+        SessionError("worker exited", x.message)
+        for x in session.worker_exits
+        if x.returncode not in (0, None) or x.signal
+    ]
+    origin_t = fruns.session_origin(session)
+    return Report(
+        session=session,
+        title=fruns.workload_title(session),
+        version=dlcprof.__version__,
+        recorded=iso(origin_t),
+        origin_t=origin_t,
+        environment=environment(session),
+        runs=runs,
+        sweep_runs=swept,
+        sweeps=sweeps,
+        device=device_summary(session.all_device_samples(), spans, monitors),
+        monitors=monitors,
+        errors=errors,
+    )

@@ -1,0 +1,205 @@
+"""The runs of a live TUI session: queue, standby worker, cancel, save. No Textual.
+
+The app routes keys here and renders what this holds; the controller never
+touches a widget. Its slow work (spawning the standby worker, killing a
+worker group, writing a report) runs on threads of its own, and what the
+user must hear about comes back as ``Notice``s the app drains on its tick.
+Events go through ``emit``, the app's thread-safe inbox.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.engine import Engine, LiveRun
+from dlcprof.session import Run, Session
+from dlcprof.settings import RunSettings
+
+Emit = Callable[[ev.Event], None]
+
+
+@dataclass(frozen=True)
+class Notice:
+    severity: str  # "information" | "warning" | "error"
+    message: str
+    logged: bool = False  # the session holds it already (an event said it)
+
+
+class RunController:
+    def __init__(self, session: Session, emit: Emit, engine: Engine | None = None,
+                 standby: bool = True) -> None:  # fmt: skip
+        self.session = session
+        self.emit = emit
+        self.engine = engine or Engine()
+        self.live: LiveRun | None = None
+        self.queue: list[RunSettings] = []
+        self.cancelling = False
+        self.standby_ready = False
+        self.last_saved: Path | None = None
+        self.notices: deque[Notice] = deque()
+        self._standby = self.engine.standby() if standby else None
+
+    # --- state --------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self.live is not None
+
+    def live_run(self) -> Run | None:
+        if self.live is None or self.live.run_id is None:
+            return None
+        return self.session.runs.get(self.live.run_id)
+
+    def state(self, now: float | None) -> tuple[str, str]:
+        """(state, detail) for the status bar; ``now`` None shows no elapsed times."""
+        live = self.live
+        if live is not None:
+            run = self.live_run()
+            where = f"run {live.run_id}"
+            if run is not None and run.started_t is not None and now is not None:
+                where += f" {text.secs(now - run.started_t)}"
+            if self.cancelling:
+                return "cancelling", where
+            if run is None or run.status == "pending":
+                return "starting worker", where
+            phase = run.running_phase
+            if phase is not None:
+                elapsed = f" {text.secs(now - phase.t)}" if now is not None else ""
+                return "compiling", f"{where} · {phase.name}{elapsed}"
+            if live.settings.sweeping:
+                step = f" · size {run.sweep[-1].size} done" if run.sweep else ""
+                return "sweeping shapes", where + step
+            compiled = any(c.finished for c in run.compiles.values())
+            if live.settings.benchmark and compiled and run.benchmark is None:
+                return "benchmarking", where
+            return "running", where
+        last = self.session.latest_run
+        if last is not None and last.status == "crashed":
+            return "crashed", f"run {last.run_id}"
+        if last is not None and last.status == "error":
+            return "failed", f"run {last.run_id}"
+        if self.standby_ready:
+            return "standby ready", "r compiles at once"
+        return "idle", ""
+
+    # --- runs ---------------------------------------------------------------------
+
+    def start(self, queue: list[RunSettings]) -> str | None:
+        """Run ``queue`` one after another; the id of the first run, None when
+        no worker could start (a notice says why)."""
+        if self.live is not None or not queue:
+            return None
+        self.queue = list(queue[1:])
+        return self._launch(queue[0])
+
+    def _launch(self, settings: RunSettings) -> str | None:
+        worker = self._standby.take() if self._standby is not None else None
+        self.standby_ready = False
+        try:
+            live = self.engine.live_run(settings, self.emit, worker=worker)
+            run_id = live.start()
+        except OSError as e:
+            self.queue.clear()
+            self._notice("error", f"could not start a worker: {e}")
+            return None
+        self.live, self.cancelling = live, False
+        return run_id
+
+    def apply(self, e: ev.Event) -> None:
+        """Fold one event into the session (on the thread that owns it) and react."""
+        if isinstance(e, ev.WorkerExited):
+            run = self.live_run()
+            self.session.apply(e)
+            self._worker_exited(e, run)
+        else:
+            self.session.apply(e)
+
+    def _worker_exited(self, e: ev.WorkerExited, run: Run | None) -> None:
+        """The live worker ended; ``run`` is its run. Starts the next queued run."""
+        self.live, self.cancelling = None, False
+        # A run that already failed and said why (ErrorRaised) exits non-zero
+        # too: only an exit that cut the run short is a crash.
+        crashed = (
+            not e.cancelled
+            and (e.signal is not None or (e.returncode or 0) != 0)
+            and (run is None or run.status == "crashed")
+        )
+        if e.cancelled:
+            self.queue.clear()
+            self._notice("warning", f"cancelled ({e.message}): what was captured is kept")
+        elif crashed:
+            self.queue.clear()
+            self._notice("error", f"{e.message} — what was captured is kept; press r to retry",
+                         logged=True)  # fmt: skip
+        if self.queue:
+            self._launch(self.queue.pop(0))
+        else:
+            self.prepare_standby()
+
+    def cancel(self, reason: str = "cancelled by user") -> bool:
+        """Stop the live run and drop the queue; False when nothing runs."""
+        live = self.live
+        if live is None:
+            return False
+        self.queue.clear()
+        if not self.cancelling:
+            self.cancelling = True
+            # Killing waits up to a second for the process group: off the caller's thread.
+            threading.Thread(target=live.cancel, args=(reason,), daemon=True).start()
+        return True
+
+    # --- the standby worker ---------------------------------------------------------
+
+    def prepare_standby(self) -> None:
+        """Spawn a worker that imports torch now and waits for a request (a thread)."""
+        if self._standby is None:
+            return
+        threading.Thread(target=self._prepare, name="dlcprof-standby", daemon=True).start()
+
+    def _prepare(self) -> None:
+        assert self._standby is not None
+        try:
+            ready = self._standby.prepare()
+        except OSError as e:
+            self._notice("warning", f"no standby worker: {e}")
+            return
+        if ready is not None:
+            self.emit(ready)  # the device and torch version, before any run
+        self.standby_ready = self.live is None
+
+    # --- saving ---------------------------------------------------------------------
+
+    def save(self, directory: Path | None = None) -> bool:
+        """Write the session as a report folder (a thread); False when there is
+        nothing to save. The outcome comes back as a notice."""
+        if not self.session.events:
+            self._notice("warning", "nothing to save yet: run a workload first (r)")
+            return False
+        events = list(self.session.events)  # a stable copy: the app keeps folding
+        threading.Thread(target=self._save, args=(events, directory), daemon=True).start()
+        return True
+
+    def _save(self, events: list[ev.Event], directory: Path | None) -> None:
+        try:
+            path = self.engine.save(Session.from_events(events), directory)
+        except Exception as e:  # noqa: BLE001 - ReportError, OSError, a missing writer: say it
+            self._notice("error", f"save failed: {e}")
+            return
+        self.last_saved = Path(path).resolve()
+        self._notice("information", f"report saved: {self.last_saved}")
+
+    def close(self, reason: str = "the app closed") -> None:
+        if self.live is not None:
+            self.live.cancel(reason)
+        if self._standby is not None:
+            self._standby.close()
+
+    def _notice(self, severity: str, message: str, logged: bool = False) -> None:
+        self.notices.append(Notice(severity, message, logged))
+

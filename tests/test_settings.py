@@ -1,0 +1,51 @@
+"""Run options are declared once: the CLI, the TUI, the repro line and the
+README are all made from dlcprof.settings.OPTIONS."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+
+from dlcprof.cli import _settings_from, build_parser
+from dlcprof.settings import OPTIONS, RunSettings, SettingsError, markdown_table, repro_command
+from dlcprof.tui.widgets.settings_panel import CHOICES
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_readme_table_is_made_from_the_options():
+    text = README.read_text()
+    block = text.split("<!-- options:begin -->\n", 1)[1].split("\n<!-- options:end -->", 1)[0]
+    assert block == markdown_table(), "README options table is stale: paste markdown_table()"
+
+
+def test_every_option_is_a_cli_flag_with_its_help():
+    help_text = build_parser()._subparsers._group_actions[0].choices["run"].format_help()  # type: ignore[union-attr]
+    for o in OPTIONS:
+        assert o.flag in help_text
+
+
+def test_tui_selects_are_the_choice_options():
+    assert CHOICES == {o.name: o.choices for o in OPTIONS if o.tui}
+
+
+def test_repro_command_parses_back_into_the_same_settings():
+    s = RunSettings(target="pointwise-chain", mode="max-autotune", dynamic="false", threads=1,
+                    iters=3, reps=2, shapes=[4, 8], benchmark=False).validate()  # fmt: skip
+    argv = shlex.split(repro_command(s))
+    assert argv[:3] == ["dlcprof", "run", "pointwise-chain"]
+    args = build_parser().parse_args(argv[1:])
+    assert _settings_from(args, args.target) == s
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expect"),
+    [("mode", "fast", "invalid --mode 'fast': choose one of default, reduce-overhead"),
+     ("threads", 0, "invalid --threads 0: give a whole number >= 1")],
+)  # fmt: skip
+def test_bad_values_are_one_line_naming_the_flag(field, value, expect):
+    with pytest.raises(SettingsError) as e:
+        RunSettings(target="x", **{field: value}).validate()
+    assert str(e.value).startswith(expect) and "\n" not in str(e.value)
