@@ -34,8 +34,9 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from dlcprof.events import DeviceSampled, Event, HotFramesSampled, MonitorStatus  # noqa: E402
+from dlcprof.figures.device import summarize  # noqa: E402
 from dlcprof.monitors import nvml  # noqa: E402
-from dlcprof.monitors.device import DeviceSampler, summarize  # noqa: E402
+from dlcprof.monitors.device import DeviceSampler  # noqa: E402
 from dlcprof.monitors.hotspots import PySpySampler  # noqa: E402
 
 CHILD = r"""

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from dlcprof.events import DeviceSampled, MonitorStatus
+from dlcprof.figures.device import summarize
 from dlcprof.monitors import nvml
 from dlcprof.monitors.device import (
     CPU_KEYS,
     GPU_KEYS,
     DeviceSampler,
     is_compiler,
-    summarize,
 )
 
 MIB = 1024 * 1024

@@ -72,32 +72,30 @@ def run_speed(run: Run) -> Speed | None:
     return speed(run.benchmark) if run.benchmark is not None else None
 
 
-def why_none(run: Run) -> str:
+# Why a run has no benchmark: (the sentence, the word or two for a narrow column).
+_WHY_NONE = {
+    "sweep": ("a shape-sweep run is not benchmarked", "sweep run"),
+    "live": ("not measured yet", "running"),
+    "compile only": ("compile only (--no-benchmark)", "compile only"),
+    "other": ("not measured in this run", "not measured"),
+}
+
+
+def why_none(run: Run, short: bool = False) -> str:
     """Why a run has no benchmark, in one wording for every view."""
     if run.sweep or run.sweep_done is not None:
-        return "a shape-sweep run is not benchmarked"
-    if run.live:
-        return "not measured yet"
-    if run.status in ("cancelled", "crashed", "error"):
-        return f"the run ended ({run.status}) before the benchmark"
-    if "benchmark" in run.unavailable:
+        key = "sweep"
+    elif run.live:
+        key = "live"
+    elif run.status in ("cancelled", "crashed", "error"):
+        return run.status if short else f"the run ended ({run.status}) before the benchmark"
+    elif "benchmark" in run.unavailable and not short:
         return run.unavailable["benchmark"]
-    if run.settings is not None and not run.settings.benchmark:
-        return "compile only (--no-benchmark)"
-    return "not measured in this run"
-
-
-def why_none_short(run: Run) -> str:
-    """The same reason in a word or two, for a narrow column."""
-    if run.sweep or run.sweep_done is not None:
-        return "sweep run"
-    if run.live:
-        return "running"
-    if run.status in ("cancelled", "crashed", "error"):
-        return run.status
-    if run.settings is not None and not run.settings.benchmark:
-        return "compile only"
-    return "not measured"
+    elif run.settings is not None and not run.settings.benchmark:
+        key = "compile only"
+    else:
+        key = "other"
+    return _WHY_NONE[key][short]
 
 
 def measured_with(b: ev.BenchmarkMeasured) -> str:

@@ -238,7 +238,7 @@ class Comparison:
         """Eager vs compiled on each side: faster, slower, or no measurable difference."""
         sides = []
         for run, s in ((self.a_run, self.speed_a), (self.b_run, self.speed_b)):
-            sides.append(s.verdict if s is not None else text.na(fb.why_none_short(run)))
+            sides.append(s.verdict if s is not None else text.na(fb.why_none(run, short=True)))
         same = sides[0] == sides[1]
         return HeadlineRow("compiled vs eager", sides[0], sides[1], "—" if same else "changed",
                            "same" if same else "")  # fmt: skip
@@ -338,8 +338,8 @@ def _diff_kernels(
 
 def _bench_metrics(a: Run, b: Run) -> list[MetricDelta]:
     sa, sb = fb.run_speed(a), fb.run_speed(b)
-    why_a = "" if sa else fb.why_none_short(a)
-    why_b = "" if sb else fb.why_none_short(b)
+    why_a = "" if sa else fb.why_none(a, short=True)
+    why_b = "" if sb else fb.why_none(b, short=True)
 
     def get(s: fb.Speed | None, attr: str) -> float | None:
         return getattr(s, attr) if s is not None else None

@@ -739,7 +739,7 @@ def run_model(session: Session, run: Run, number: int | None = None) -> RunModel
         sweep=sweep,
         benchmark=bench,
         benchmark_why=fb.why_none(run),
-        benchmark_why_short=fb.why_none_short(run),
+        benchmark_why_short=fb.why_none(run, short=True),
         warnings=[lg for lg in run.logs if lg.level in ("warning", "error")],
         device=device_summary(run.device_samples, fd.activity_spans(run), dict(run.monitors)),
         hotspots=_hotspots(run),

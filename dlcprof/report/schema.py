@@ -18,6 +18,7 @@ from typing import Any
 
 import dlcprof
 from dlcprof import events as ev
+from dlcprof.figures import benchmark as fb
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures import runs as fruns
@@ -106,10 +107,9 @@ def _compile_dict(row: rm.CompileRow, origin: float | None) -> dict[str, Any]:
     }
 
 
-def _benchmark_dict(block: rm.BenchmarkBlock | None) -> dict[str, Any] | None:
-    if block is None:
-        return None
-    b, s = block.event, block.speed
+def benchmark_dict(b: ev.BenchmarkMeasured) -> dict[str, Any]:
+    """A benchmark with its figures, as the JSON report and the trace carry it."""
+    s = fb.speed(b)
     return {
         "eager_ms": b.eager_ms,
         "compiled_ms": b.compiled_ms,
@@ -164,7 +164,7 @@ def _run_dict(m: rm.RunModel) -> dict[str, Any]:
         ],
         # Each compile attempt re-announces its symbols: list each once.
         "dynamic_dims": list(m.dims),
-        "benchmark": _benchmark_dict(m.benchmark),
+        "benchmark": benchmark_dict(m.benchmark.event) if m.benchmark else None,
         "shape_sweep": [
             {k: v for k, v in dataclasses.asdict(st).items() if k not in ("t", "run_id")}
             | {"step": step.flag}

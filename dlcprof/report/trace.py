@@ -13,10 +13,10 @@ from typing import Any
 
 import dlcprof
 from dlcprof import events as ev
-from dlcprof.figures import benchmark as fb
 from dlcprof.figures import phases as fp
 from dlcprof.figures.device import finite
 from dlcprof.figures.runs import run_label, session_origin
+from dlcprof.report.schema import benchmark_dict
 from dlcprof.session import Session
 
 # Synthetic track ids: small ints never collide with real thread idents.
@@ -158,23 +158,9 @@ def render_chrome_trace(session: Session) -> dict[str, Any]:
             meta += _meta(pid, tid, "thread_name", name, i)
 
         if run.benchmark is not None:
-            b, s = run.benchmark, fb.speed(run.benchmark)
             # Only the end time is recorded: a marker, not an invented span.
-            instant(
-                pid,
-                TID_STEPS,
-                "benchmark",
-                "benchmark",
-                b.t,
-                {
-                    "eager_ms": b.eager_ms,
-                    "compiled_ms": b.compiled_ms,
-                    "speedup": s.speedup,
-                    "verdict": s.verdict,
-                    "compile_s": b.compile_s,
-                    "break_even_runs": s.break_even,
-                },
-            )
+            b = run.benchmark
+            instant(pid, TID_STEPS, "benchmark", "benchmark", b.t, benchmark_dict(b))
         prev: float | None = None
         for st in run.sweep:
             t = st.t

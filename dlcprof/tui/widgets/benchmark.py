@@ -103,7 +103,7 @@ def runs_table(view: View, width: int = 200) -> Table:
     row("compile", bench(lambda s: text.secs(s.compile_s)))
     row("break-even", bench(_break_even_cell))
     if any(r.benchmark is None for r in runs):
-        row("note", lambda r: Text("" if r.benchmark else fb.why_none_short(r), style="dim"))
+        row("note", lambda r: Text("" if r.benchmark else fb.why_none(r, short=True), style="dim"))
     return t
 
 
