@@ -6,7 +6,9 @@ Every figure comes from ``dlcprof.figures`` and every word from
 
 from __future__ import annotations
 
-from rich.console import Group, RenderableType
+import os
+
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -22,6 +24,17 @@ from dlcprof.figures.runs import run_label
 from dlcprof.session import Run, Session
 
 _LIVE_PHASES = (fp.KEY_NAMES - {"compile_file"}) | {"entire_frame_compile"}
+# Off a terminal (a pipe, a log file, CI) Rich would cut every table to 80
+# columns; COLUMNS still wins when it is set.
+PIPE_WIDTH = 200
+
+
+def make_console(**kwargs) -> Console:  # type: ignore[no-untyped-def]
+    """The CLI's console: the terminal's width, or PIPE_WIDTH when output is not a terminal."""
+    console = Console(highlight=False, **kwargs)
+    if not console.is_terminal and not os.environ.get("COLUMNS"):
+        console.width = PIPE_WIDTH
+    return console
 
 
 def live_line(event: ev.Event, session: Session) -> Text | None:
@@ -86,6 +99,12 @@ def phases_table(run: Run) -> Table:
     for c in compiles:
         t.add_column(c.compile_id, justify="right")
     t.add_row("wall (torch compilation_metrics)", *(text.secs(c.wall_s) for c in compiles))
+    restarted = [fp.restarts(c) for c in compiles]
+    if any(restarted):
+        t.add_row(
+            "thrown away (Dynamo restarts)",
+            *("—" if r is None else f"{text.secs(r.cost_s)} ×{r.count}" for r in restarted),
+        )
     rows = [fp.key_phases(c) for c in compiles]
     for i, (label, _) in enumerate(fp.KEY_PHASES):
         cells = []
@@ -104,7 +123,7 @@ def phases_table(run: Run) -> Table:
 def kernels_table(run: Run) -> Table:
     t = Table(title="Fused kernels", title_justify="left")
     for col in ("compile", "kernel", "kind", "#ops", "fused ops"):
-        t.add_column(col)
+        t.add_column(col, overflow="fold")  # a kernel name is never cut
     for k in run.kernels:
         t.add_row(
             fk.compile_label(k), k.name, k.kind, str(len(k.fused_ops)),
@@ -153,9 +172,34 @@ def sweep_verdict(session: Session, run: Run) -> Text | None:
     )
 
 
+def restart_lines(run: Run) -> list[Text]:
+    """One line per compile whose first attempt(s) Dynamo threw away."""
+    out = []
+    for c in run.compiles.values():
+        r = fp.restarts(c)
+        if r is not None:
+            out.append(Text(f"[{c.compile_id}] {text.restarts(r.count, r.cost_s, r.reasons)}",
+                            style="yellow"))  # fmt: skip
+    return out
+
+
+def dynamic_lines(run: Run) -> list[Text]:
+    """The dims made dynamic, and apart from them the scalars made symbols."""
+    out = []
+    dims = fr.unique_dims(run)
+    if dims:
+        out.append(Text("Dims made dynamic: " + ", ".join(f"{d.symbol} = {d.source}" for d in dims),
+                        style="cyan"))  # fmt: skip
+    scalars = fr.symbolic_scalars(run)
+    if scalars:
+        names = [fr.scalar_name(d.source) for d in scalars]
+        out.append(Text(text.symbolic_scalars(names), style="dim"))
+    return out
+
+
 def graph_breaks_table(run: Run) -> Table:
     t = Table(title="Graph breaks", title_justify="left")
-    t.add_column("location")
+    t.add_column("location", overflow="fold")
     t.add_column("reason")
     for gb in run.graph_breaks:
         t.add_row(gb.location, gb.reason)
@@ -199,7 +243,7 @@ def hotspots_table(run: Run, limit: int = 10) -> Table | None:
     samples = run.hot_frames.samples if run.hot_frames else 0
     t = Table(title=f"Compiler hot frames (py-spy, {samples} samples)", title_justify="left")
     for col in ("own", "total", "function", "where", "thread", "phase"):
-        t.add_column(col)
+        t.add_column(col, overflow="fold")
     for r in rows:
         t.add_row(
             text.pct(r.own), text.pct(r.total), r.function, f"{r.file}:{r.line}", r.thread,
@@ -212,12 +256,14 @@ def run_summary(run: Run, session: Session) -> RenderableType:
     parts: list[RenderableType] = [Text(f"\n{run_label(run)} — {run.status}", style="bold")]
     if run.compiles:
         parts.append(phases_table(run))
+        parts += restart_lines(run)
     if run.kernels:
         parts.append(kernels_table(run))
     if run.graph_breaks:
         parts.append(graph_breaks_table(run))
     if run.recompiles:
         parts.append(recompiles_table(run))
+    parts += dynamic_lines(run)
     if run.recompile_limit:
         parts.append(
             Text(f"RECOMPILE LIMIT HIT: {run.recompile_limit.message}", style="bold white on red")

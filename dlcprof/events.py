@@ -133,6 +133,15 @@ class ProbeUnavailable(Event):
 
 # --- compilation ----------------------------------------------------------------
 
+# A compile's lazily compiled backward is a compile of its own: "0/0 (bwd)".
+BACKWARD = " (bwd)"
+
+
+def backward_id(compile_id: str) -> str:
+    """The id of the backward of compile ``compile_id`` (idempotent)."""
+    return compile_id if compile_id.endswith(BACKWARD) else compile_id + BACKWARD
+
+
 
 @dataclass
 class PhaseStarted(Event):

@@ -136,6 +136,21 @@ def sweep_verdict(
     return out
 
 
+def symbolic_scalars(names: list[str], limit: int = 6) -> str:
+    """Unspecialized Python scalars, apart from the dims: "2 scalars made symbols
+    (not dims): self.norm.eps, math.pi"."""
+    shown = ", ".join(names[:limit])
+    if len(names) > limit:
+        shown += f", … (+{len(names) - limit} more)"
+    return f"{plural(len(names), 'scalar')} made symbols (not dims): {shown}"
+
+
+def restarts(count: int, cost_s: float, reasons: list[str]) -> str:
+    """"1 restart threw away 2.89 s (TensorifyScalarRestartAnalysis)"."""
+    why = f" ({'; '.join(reasons)})" if reasons else ""
+    return f"{plural(count, 'restart')} threw away {secs(cost_s)}{why}"
+
+
 def spread(x: float | None) -> str:
     """A measured spread (interquartile range) beside its median."""
     return f"± {ms(x)}" if x is not None else ""

@@ -84,7 +84,7 @@ def test_training_step_replay_has_forward_and_lazy_backward_kernels():
     assert re.search(r"/training_step\.py:\d+$", gb.location), gb.location
     records = of(events, ev.CompileFinished)
     backward = [r for r in records if r.is_backward]
-    assert len(backward) == 1 and backward[0].compile_id == "0/0" and backward[0].wall_s > 0
+    assert len(backward) == 1 and backward[0].compile_id == "0/0 (bwd)" and backward[0].wall_s > 0
     kernels = of(events, ev.KernelGenerated)
     fwd = [k for k in kernels if k.graph == "forward"]
     bwd = [k for k in kernels if k.graph == "backward"]

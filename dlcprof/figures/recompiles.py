@@ -61,12 +61,50 @@ def recompile_rows(run: Run) -> list[RecompileRow]:
     return rows
 
 
-def unique_dims(run: Run) -> list[ev.DimMadeDynamic]:
+# A symbol whose source is a tensor's size, stride or storage offset; any other
+# symbol is a Python scalar Dynamo left unspecialized (under dynamic=True a
+# float constant such as math.pi, a LayerNorm eps or a dropout p).
+_TENSOR_DIM = re.compile(r"\.(?:size|stride)\(\)\[\d+\]$|\.storage_offset\(\)$")
+_SOURCE_PART = re.compile(r"^[LG]\['([^']*)'\]|\._modules\['([^']*)'\]|\[(?:'([^']*)'|(\d+))\]")
+
+
+def _unique(run: Run) -> list[ev.DimMadeDynamic]:
     """Each symbol once (every compile attempt announces its symbols again)."""
     seen: dict[tuple[str, str], ev.DimMadeDynamic] = {}
     for d in run.dynamic_dims:
         seen.setdefault((d.symbol, d.source), d)
     return list(seen.values())
+
+
+def is_tensor_dim(d: ev.DimMadeDynamic) -> bool:
+    return bool(_TENSOR_DIM.search(d.source))
+
+
+def unique_dims(run: Run) -> list[ev.DimMadeDynamic]:
+    """Tensor dimensions that became symbolic."""
+    return [d for d in _unique(run) if is_tensor_dim(d)]
+
+
+def symbolic_scalars(run: Run) -> list[ev.DimMadeDynamic]:
+    """Python scalars Dynamo made symbols of instead of constants (not dims)."""
+    return [d for d in _unique(run) if not is_tensor_dim(d)]
+
+
+def scalar_name(source: str) -> str:
+    """Dynamo's source as the Python a user wrote:
+    ``L['self']._modules['norm'].eps`` -> ``self.norm.eps``, ``G['math'].pi`` -> ``math.pi``."""
+
+    def part(m: re.Match[str]) -> str:
+        name, module, key, index = m.groups()
+        if index is not None:
+            return f"[{index}]"
+        word = next(g for g in (name, module, key) if g is not None)
+        # A module Dynamo imported itself: "__import_transformers_dot_activations".
+        if word.startswith("__import_"):
+            word = word.removeprefix("__import_").replace("_dot_", ".")
+        return "." + word
+
+    return _SOURCE_PART.sub(part, source).lstrip(".")
 
 
 # --- shape sweeps -------------------------------------------------------------------

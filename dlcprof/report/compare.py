@@ -504,8 +504,8 @@ def render_compare_table(cmp: Comparison) -> Group:
 
     t = Table(title=f"kernels ({cmp.kernels_same} unchanged)", title_justify="left")
     t.add_column("change")
-    t.add_column("kernel")
-    t.add_column("fused ops")
+    t.add_column("kernel", overflow="fold")
+    t.add_column("fused ops", overflow="fold")
     for k in cmp.kernels_added:
         t.add_row(Text("added", style="green"), k.name, ", ".join(k.fused_ops))
     for k in cmp.kernels_removed:

@@ -77,7 +77,10 @@ def _phases(r: rm.RunModel, detail: int) -> list[str]:
         for c in r.compiles
     ]  # fmt: skip
     head = ["compile", "wall", "cache", "ops", "guards", "kernels", "recompile reason", "failure"]
-    return out + table(head, rows, "lrlrrrll") + [""]
+    out += table(head, rows, "lrlrrrll") + [""]
+    for c in r.restarted if detail >= NO_SOURCES else []:
+        out += [f"Dynamo restarted `{c.compile_id}`: {c.restarts_text}.", ""]
+    return out
 
 
 def _kernels(r: rm.RunModel, sources: bool) -> list[str]:
@@ -131,6 +134,8 @@ def _recompiles(r: rm.RunModel) -> list[str]:
         out += table(head, rows, "rllrr") + [""]
     if r.dims:
         out += ["Dims made dynamic: " + ", ".join(code(d) for d in r.dims), ""]
+    if r.scalars_text:
+        out += [r.scalars_text, ""]
     if r.sweep:
         out += ["### Shape sweep", ""]
         rows = [

@@ -239,6 +239,12 @@ class CompileRow:
     failure: str | None
     record: ev.CompileFinished | None
     compile: Compile
+    restarts: fp.Restarts | None = None  # attempts Dynamo threw away
+
+    @property
+    def restarts_text(self) -> str | None:
+        r = self.restarts
+        return text.restarts(r.count, r.cost_s, r.reasons) if r is not None else None
 
 
 def _compile_rows(run: Run) -> list[CompileRow]:
@@ -261,6 +267,7 @@ def _compile_rows(run: Run) -> list[CompileRow]:
                 failure=failure,
                 record=rec,
                 compile=c,
+                restarts=fp.restarts(c),
             )
         )
     return out
@@ -611,6 +618,7 @@ class RunModel:
     kernels_why: str
     recompiles: list[RecompileRow]
     dims: list[str]
+    scalars: list[str]  # "zf0 = L['self'].p": scalars made symbols, apart from the dims
     sweep: SweepTable | None
     benchmark: BenchmarkBlock | None
     benchmark_why: str
@@ -646,6 +654,15 @@ class RunModel:
     @property
     def unavailable(self) -> dict[str, str]:
         return self.run.unavailable
+
+    @property
+    def scalars_text(self) -> str | None:
+        names = [fr.scalar_name(d.source) for d in fr.symbolic_scalars(self.run)]
+        return text.symbolic_scalars(names) if names else None
+
+    @property
+    def restarted(self) -> list[CompileRow]:
+        return [c for c in self.compiles if c.restarts is not None]
 
     def summary_row(self) -> list[str]:
         """The run's line in the runs table (SUMMARY_COLUMNS)."""
@@ -736,6 +753,7 @@ def run_model(session: Session, run: Run, number: int | None = None) -> RunModel
         or "none generated, or the kernel probe did not run",
         recompiles=_recompile_rows(run),
         dims=[f"{d.symbol} = {d.source}" for d in fr.unique_dims(run)],
+        scalars=[f"{d.symbol} = {d.source}" for d in fr.symbolic_scalars(run)],
         sweep=sweep,
         benchmark=bench,
         benchmark_why=fb.why_none(run),

@@ -97,12 +97,24 @@ def _compile_dict(row: rm.CompileRow, origin: float | None) -> dict[str, Any]:
             for g in c.graph_breaks
         ],
         "cache": c.cache,
+        "restarts": _restarts_dict(row.restarts),
         "is_backward": c.is_backward,
         "fail_type": rec.fail_type if rec else None,
         "fail_reason": rec.fail_reason if rec else None,
         "graph_op_count": rec.graph_op_count if rec else None,
         "guard_count": rec.guard_count if rec else None,
         "metrics": dict(rec.metrics) if rec else {},
+    }
+
+
+def _restarts_dict(r: fp.Restarts | None) -> dict[str, Any] | None:
+    if r is None:
+        return None
+    return {
+        "count": r.count,
+        "cost_s": r.cost_s,
+        "attempts": [{"attempt": n, "duration_s": secs} for n, secs in r.attempts],
+        "reasons": list(r.reasons),
     }
 
 
@@ -164,6 +176,7 @@ def _run_dict(m: rm.RunModel) -> dict[str, Any]:
         ],
         # Each compile attempt re-announces its symbols: list each once.
         "dynamic_dims": list(m.dims),
+        "dynamic_scalars": list(m.scalars),
         "benchmark": _benchmark_dict(m.benchmark),
         "shape_sweep": [
             {k: v for k, v in dataclasses.asdict(st).items() if k not in ("t", "run_id")}

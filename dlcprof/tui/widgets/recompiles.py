@@ -57,6 +57,10 @@ class RecompileReport:
                 "dims made dynamic: " + ", ".join(f"{d.symbol} = {d.source}" for d in dims),
                 style="cyan",
             )
+        scalars = fr.symbolic_scalars(run)
+        if scalars:
+            names = [fr.scalar_name(d.source) for d in scalars]
+            yield Text(text.symbolic_scalars(names), style="dim")
 
     def _recompiles(self, run: Run) -> Group | Text:
         if not run.recompiles:

@@ -63,6 +63,10 @@ CONSUMED = frozenset(
 )  # fmt: skip
 
 _KEEP = ("compile_id", "start_time", "stack_trace")
+# The phase around a lazily compiled backward: what runs inside it (phases on
+# any thread, kernels, the cache state) belongs to the backward compile, though
+# torch stamps it with the forward's compile id.
+BACKWARD_PHASE = "entire_backward_compile"
 _LIMIT_TEXT = ("recompile limit", "recompile_limit", "cache_size_limit", "cache size limit")
 
 
@@ -231,6 +235,7 @@ class TraceDispatcher:
         self._frame_names: dict[str, str] = {}
         self._limit_functions: set[str] = set()
         self._symbols: set[tuple[str | None, str, str]] = set()
+        self._backward: set[str] = set()  # compile ids whose backward is compiling
         self._last_cid: str | None = None
         self._errors: set[str] = set()
 
@@ -274,6 +279,7 @@ class TraceDispatcher:
             self.flush()
             self.prefix = prefix
             self._open.clear()
+            self._backward.clear()
 
     def snapshot(self) -> CompileCounts:
         with self._lock:
@@ -292,16 +298,24 @@ class TraceDispatcher:
     # Dispatch -----------------------------------------------------------------
 
     def _cid(self, raw: Any) -> str | None:
+        """torch's compile id as dlcprof names it: with the generation prefix,
+        and as the backward's id while that compile's backward is compiling."""
         if raw is None or raw == "None" or raw == "":
             return None
-        return f"{self.prefix}{raw}"
+        cid = f"{self.prefix}{raw}"
+        return ev.backward_id(cid) if cid in self._backward else cid
 
     def _dispatch(self, name: str, md: dict[str, Any], payload: str | None, thread: int) -> None:
+        chromium = parse_chromium(payload) if name == "chromium_event" else None
+        if chromium and chromium.get("name") == BACKWARD_PHASE and chromium.get("ph") == "B":
+            raw = (chromium.get("args") or {}).get("compile_id") or compile_id_of(md)
+            if self._cid(raw) is not None:
+                self._backward.add(f"{self.prefix}{raw}")
         md_cid = self._cid(compile_id_of(md))
         if md_cid is not None:
             self._last_cid = md_cid
         if name == "chromium_event":
-            self._chromium(parse_chromium(payload), md_cid, thread)
+            self._chromium(chromium, md_cid, thread)
         elif name in ("compilation_metrics", "bwd_compilation_metrics"):
             record = md.get(name) or {}
             self._metrics(record, name == "bwd_compilation_metrics", md, md_cid)
@@ -386,7 +400,11 @@ class TraceDispatcher:
     def _metrics(
         self, record: dict[str, Any], is_backward: bool, md: dict[str, Any], md_cid: str | None
     ) -> None:
+        is_backward = is_backward or record.get("is_forward") is False
         cid = self._cid(record.get("compile_id")) or md_cid or "?"
+        if is_backward:
+            self._backward.discard(cid.removesuffix(ev.BACKWARD))
+            cid = ev.backward_id(cid)
         if self.kernels is not None:
             self.kernels.flush(cid)  # kernels first, then the compile that made them
         frame = cid.rsplit("/", 1)[0]
@@ -411,7 +429,7 @@ class TraceDispatcher:
                 compile_id=cid,
                 wall_s=wall,
                 start_t=float(start) if start is not None else ev.now() - wall,
-                is_backward=is_backward or record.get("is_forward") is False,
+                is_backward=is_backward,
                 recompile_reason=record.get("recompile_reason"),
                 fail_type=fail_type,
                 fail_reason=_first_line(record.get("fail_reason")),
@@ -455,6 +473,9 @@ class TraceDispatcher:
             record = md.get(name) or {}
             md = dict(md)
             md[name] = {k: v for k, v in record.items() if k in METRIC_FIELDS or k in _KEEP}
+        elif name == "create_symbol":
+            md = dict(md)  # the Python stacks it was created in: kilobytes, unused
+            md[name] = {k: v for k, v in (md.get(name) or {}).items() if "stack" not in k}
         try:
             self.tee.write(  # type: ignore[union-attr]
                 json.dumps({"metadata": md, "payload": payload, "thread": thread}, default=str)
