@@ -17,6 +17,8 @@ NA = "n/a"
 NO_DIFFERENCE = "no measurable difference"
 NEVER = "never (compiled is slower)"
 NOT_FINISHED = "not finished"
+# A kernel whose nodes carried no Python stack (e.g. RNG seeds Inductor adds).
+NO_SOURCE_LINES = "Inductor recorded no stack trace for it"
 
 
 def na(why: str | None = None) -> str:

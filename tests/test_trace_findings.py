@@ -103,3 +103,22 @@ def test_dims_made_dynamic_are_tensor_dims_and_scalars_are_listed_apart():
     assert report["dynamic_dims"] == ["s77 = L['x'].size()[0]", "s27 = L['x'].size()[1]"]
     assert len(report["dynamic_scalars"]) == 4
     assert "4 scalars made symbols (not dims): self.norm.eps, math.pi" in render_markdown(session)
+
+
+def test_kernel_source_lines_are_the_lines_of_its_ops():
+    """A kernel comes from the lines that made its ops, not from the outer
+    frames every op shares (the loss line a relu is called under); a backward
+    kernel from the forward line it differentiates."""
+    _, run = session_of("training_step")
+    fwd, bwd = run.compiles["0/0"].kernels, run.compiles["0/0 (bwd)"].kernels
+
+    def lines(k: ev.KernelGenerated) -> list[str]:
+        return [line.rsplit("/", 1)[1] for line in k.source_lines]
+
+    (relu,) = [k for k in fwd if k.name == "cpp_fused_relu_0"]
+    assert lines(relu) == ["training_step.py:25 return self.net(x)"]
+    (loss_bwd,) = [k for k in bwd if "_log_softmax_backward_data" in k.name]
+    assert lines(loss_bwd) == ["training_step.py:43 loss = F.cross_entropy(model(x), target)"]
+    # The weight-gradient matmuls come from the layers, not from the loss.
+    mms = [k for k in bwd if k.name == "extern_kernels.mm"]
+    assert len(mms) == 5 and all(lines(k) == lines(relu) for k in mms)

@@ -90,7 +90,8 @@ def _kernels(r: rm.RunModel, sources: bool) -> list[str]:
     rows = []
     for k in r.kernels:
         origin = "; ".join(f"{s.location} {s.code}".strip() for s in k.sources[:2])
-        rows.append([k.number, code(k.name), k.kernel.kind, k.ops, origin or "—", k.compiles])
+        origin = origin or text.na(text.NO_SOURCE_LINES)
+        rows.append([k.number, code(k.name), k.kernel.kind, k.ops, origin, k.compiles])
     head = ["#", "kernel", "kind", "fused ops", "from (user source)", "compiles"]
     out += table(head, rows, "rlllll") + [""]
     if not sources:
