@@ -70,7 +70,8 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
             return Text.assemble(("  ⚠ RECOMPILE LIMIT HIT: ", "bold white on red"), event.message)
         case ev.GraphBroken():
             return Text.assemble(
-                ("  ✂ graph break: ", "bold magenta"), f"{event.reason} at {event.location}"
+                ("  ✂ graph break: ", "bold magenta"), f"{event.reason} at {event.location}",
+                (f" {text.broke_inside(event.detail)}" if event.detail else "", "dim"),
             )
         case ev.ShapeStepMeasured():
             run = session.run(event.run_id)
@@ -202,7 +203,7 @@ def graph_breaks_table(run: Run) -> Table:
     t.add_column("location", overflow="fold")
     t.add_column("reason")
     for gb in run.graph_breaks:
-        t.add_row(gb.location, gb.reason)
+        t.add_row(" ".join(filter(None, (gb.location, text.broke_inside(gb.detail)))), gb.reason)
     return t
 
 

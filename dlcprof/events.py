@@ -227,8 +227,9 @@ class GraphBroken(Event):
     run_id: str
     compile_id: str | None
     reason: str
-    location: str  # user "file:line"
+    location: str  # "file:line": the innermost frame in the user's own code
     hints: list[str] = field(default_factory=list)
+    detail: str = ""  # "file:line" where Dynamo broke, when elsewhere (inside torch)
 
 
 # --- measurement ------------------------------------------------------------------

@@ -153,6 +153,20 @@ def restarts(count: int, cost_s: float, reasons: list[str]) -> str:
     return f"{plural(count, 'restart')} threw away {secs(cost_s)}{why}"
 
 
+def short_path(path: str) -> str:
+    """An installed package's file from its package on: ".../site-packages/torch/optim/x.py:79"
+    -> "torch/optim/x.py:79"."""
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            return path.rsplit(marker, 1)[1]
+    return path
+
+
+def broke_inside(detail: str) -> str:
+    """Where Dynamo broke, beside the user's line that led there."""
+    return f"(broke inside {short_path(detail)})" if detail else ""
+
+
 def spread(x: float | None) -> str:
     """A measured spread (interquartile range) beside its median."""
     return f"± {ms(x)}" if x is not None else ""

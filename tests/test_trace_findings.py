@@ -122,3 +122,22 @@ def test_kernel_source_lines_are_the_lines_of_its_ops():
     # The weight-gradient matmuls come from the layers, not from the loss.
     mms = [k for k in bwd if k.name == "extern_kernels.mm"]
     assert len(mms) == 5 and all(lines(k) == lines(relu) for k in mms)
+
+
+def test_a_break_inside_the_optimizer_points_at_the_users_step_line():
+    """Dynamo locates the optimizer's break in torch/optim/optimizer.py; the
+    user's line is `opt.step()`, with torch's frame as the detail."""
+    session, run = session_of("optimizer_step")
+    inside = [gb for gb in run.graph_breaks if gb.detail]
+    assert len(inside) == 2
+    for gb in inside:
+        assert gb.location.endswith("optimizer_step.py:14"), gb.location  # opt.step()
+        assert text.short_path(gb.detail) == "torch/optim/optimizer.py:79"
+    # A break in the user's own line has no detail.
+    assert run.graph_breaks[0].location.endswith("optimizer_step.py:13")
+    assert not run.graph_breaks[0].detail
+    words = "optimizer_step.py:14 (broke inside torch/optim/optimizer.py:79)"
+    console = Console(width=300, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(run_summary(run, session))
+    assert words in console.export_text().replace("`", "")
+    assert words in render_markdown(session).replace("`", "")

@@ -236,7 +236,9 @@ def _run_section(r: rm.RunModel, detail: int = FULL) -> list[str]:
         out += ["None.", ""]
     else:
         rows = [
-            [i, g.reason, code(g.location) if g.location else text.na("no user frame"),
+            [i, g.reason,
+             (code(g.location) + f" {text.broke_inside(g.detail)}".rstrip()) if g.location
+             else text.na("no user frame"),
              g.compile_id or text.NA, "; ".join(g.hints) or "—"]
             for i, g in enumerate(r.graph_breaks, 1)
         ]  # fmt: skip

@@ -93,7 +93,8 @@ def _compile_dict(row: rm.CompileRow, origin: float | None) -> dict[str, Any]:
         ],
         "recompile_reason": rec.recompile_reason if rec else None,
         "graph_breaks": [
-            {"reason": g.reason, "location": g.location, "hints": list(g.hints)}
+            {"reason": g.reason, "location": g.location, "detail": g.detail,
+             "hints": list(g.hints)}
             for g in c.graph_breaks
         ],
         "cache": c.cache,
@@ -171,7 +172,8 @@ def _run_dict(m: rm.RunModel) -> dict[str, Any]:
             for r in m.recompiles
         ],
         "graph_breaks": [
-            {"compile_id": g.compile_id, "reason": g.reason, "location": g.location}
+            {"compile_id": g.compile_id, "reason": g.reason, "location": g.location,
+             "detail": g.detail}
             for g in run.graph_breaks
         ],
         # Each compile attempt re-announces its symbols: list each once.

@@ -11,9 +11,12 @@ Records arrive from compile pool threads too: the dispatcher locks.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
+import os
 import re
+import sysconfig
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -96,26 +99,77 @@ def compile_id_of(metadata: dict[str, Any]) -> str | None:
 @dataclass
 class GraphBreakInfo:
     reason: str
-    location: str
+    location: str  # the innermost frame in the user's own code
     hints: list[str] = field(default_factory=list)
+    detail: str = ""  # where Dynamo broke, when that is elsewhere (inside torch)
 
 
 _GB_AT_RE = re.compile(r"Graph break in user code at (.+):(\d+)\s*$", re.M)
 _GB_FILE_RE = re.compile(r'File "([^"]+)", line (\d+)')
 
 
-def parse_graph_break(payload: str) -> GraphBreakInfo:
-    """Reason, user "file:line" and hints of a ``dynamo_graph_break_reason`` artifact."""
+def _package_dir(name: str) -> str | None:
+    """Where a package is installed, found without importing it."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    return os.path.realpath(locations[0]) + os.sep if locations else None
+
+
+def _library_dirs() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    dirs = {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return tuple(d + os.sep for d in dirs)
+
+
+_TORCH_DIR = _package_dir("torch")
+_LIBRARY_DIRS = _library_dirs()
+# By name too, for tracebacks recorded on another machine.
+_HARNESS_RE = re.compile(r"[/\\]dlcprof[/\\](?!bundled[/\\])")
+_TORCH_RE = re.compile(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]")
+_LIBRARY_RE = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
+
+
+def frame_owner(path: str) -> str:
+    """Whose code a traceback frame is in: "harness" (dlcprof's worker, the
+    interpreter), "torch", "library" (the standard library, installed
+    packages, the bundled workloads) or "user"."""
+    if path.startswith("<"):
+        return "harness"
+    real = os.path.realpath(path)
+    if _HARNESS_RE.search(real):
+        return "harness"
+    if (_TORCH_DIR is not None and real.startswith(_TORCH_DIR)) or _TORCH_RE.search(real):
+        return "torch"
+    return "library" if real.startswith(_LIBRARY_DIRS) or _LIBRARY_RE.search(real) else "user"
+
+
+def parse_graph_break(
+    payload: str, owner: Callable[[str], str] = frame_owner
+) -> GraphBreakInfo:
+    """Reason, location and hints of a ``dynamo_graph_break_reason`` artifact.
+
+    Dynamo counts the frames it inlines as user code, so its own location for
+    a break inside ``opt.step()`` is torch/optim/optimizer.py. The location
+    given is the innermost frame of the user's traceback in the user's own
+    files (else in another library, e.g. transformers); Dynamo's is the detail.
+    """
     text = payload or ""
-    location = ""
     m = _GB_AT_RE.search(text)
-    if m:
-        location = f"{m.group(1)}:{m.group(2)}"
-    else:
-        user = text.split("User code traceback:", 1)
-        frames = _GB_FILE_RE.findall(user[1].split("\n\n", 1)[0]) if len(user) > 1 else []
-        if frames:
-            location = f"{frames[-1][0]}:{frames[-1][1]}"
+    dynamo_at = f"{m.group(1)}:{m.group(2)}" if m else ""
+    user = text.split("User code traceback:", 1)
+    frames = _GB_FILE_RE.findall(user[1].split("\n\n", 1)[0]) if len(user) > 1 else []
+    location = ""
+    for wanted in ("user", "library"):
+        found = [f"{path}:{line}" for path, line in frames if owner(path) == wanted]
+        if found:
+            location = found[-1]
+            break
+    innermost = dynamo_at or (f"{frames[-1][0]}:{frames[-1][1]}" if frames else "")
+    location = location or innermost
+    detail = innermost if innermost != location else ""
     reason = ""
     if "Graph Break Reason:" in text:
         after = text.split("Graph Break Reason:", 1)[1]
@@ -133,7 +187,7 @@ def parse_graph_break(payload: str) -> GraphBreakInfo:
         s = ln.strip()
         if s.startswith("Hint:"):
             hints.append(s[len("Hint:") :].strip())
-    return GraphBreakInfo(reason=reason, location=location, hints=hints)
+    return GraphBreakInfo(reason=reason, location=location, hints=hints, detail=detail)
 
 
 def parse_recompile_reasons(payload: str | None) -> list[str]:
@@ -337,6 +391,7 @@ class TraceDispatcher:
                     reason=info.reason,
                     location=info.location,
                     hints=info.hints,
+                    detail=info.detail,
                 )
             )
         elif name == "create_symbol":
