@@ -78,7 +78,7 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
             flag = fr.step_flag(len(run.sweep) - 1, event)
             return Text(
                 f"  size {event.size:>6}: {flag:<10} transition {text.secs(event.transition_s)}, "
-                f"steady {text.ms(event.latency_ms)}"
+                f"steady {text.latency(event.latency_ms, event.latency_spread_ms)}"
             )
         case ev.ErrorRaised():
             return Text.assemble(("✗ ", "bold red"), event.message)
@@ -145,8 +145,8 @@ def benchmark_table(run: Run) -> Table:
     t.add_row("eager", f"{text.ms(s.eager_ms)} {text.spread(s.eager_spread_ms)}")
     t.add_row("compiled", f"{text.ms(s.compiled_ms)} {text.spread(s.compiled_spread_ms)}")
     t.add_row("speedup", text.speedup_verdict(s.speedup, s.measurable))
-    t.add_row("compile", text.secs(s.compile_s))
-    t.add_row("break-even", text.break_even(s.break_even, s.measurable))
+    t.add_row("compile", s.compile_text)
+    t.add_row("break-even", s.break_even_text)
     t.add_row("measured", fb.measured_with(run.benchmark))
     return t
 
@@ -158,8 +158,11 @@ def sweep_table(run: Run) -> Table:
     for i, (step, cum) in enumerate(zip(run.sweep, fr.cumulative(run), strict=True)):
         t.add_row(
             str(step.size), fr.step_flag(i, step), text.secs(step.transition_s), text.secs(cum),
-            text.ms(step.latency_ms), str(fr.newest_reason(step.reason) or ""),
+            text.latency(step.latency_ms, step.latency_spread_ms),
+            str(fr.newest_reason(step.reason) or ""),
         )  # fmt: skip
+    if fr.rough_latency(run):
+        t.caption = f"~ {text.ROUGH}"
     return t
 
 
@@ -168,7 +171,7 @@ def sweep_verdict(session: Session, run: Run) -> Text | None:
     if pair is None or not pair.complete:
         return None
     return Text(
-        text.sweep_verdict(pair.static_s, pair.dynamic_s, pair.reduction, pair.steady),
+        pair.verdict,
         style="bold",
     )
 

@@ -257,9 +257,12 @@ class ShapeStepMeasured(Event):
     size: int
     recompiled: bool
     transition_s: float  # first call at this size minus a steady call
-    latency_ms: float
+    latency_ms: float  # steady: median over reps of iters calls, as the benchmark
     reason: str | None
     ran_eager: bool = False  # recompile limit hit: this size ran eager
+    # Interquartile range of latency_ms over reps; None in reports written when the
+    # latency was a median of 5 single calls (rough).
+    latency_spread_ms: float | None = None
 
 
 @dataclass

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 
 from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.figures.benchmark import within_spread
 from dlcprof.session import Run, Session
 
 _CID_PREFIX = re.compile(r"^\s*\[?\d+/\d+\]?\s*:\s*")
@@ -124,6 +126,12 @@ def sweep_total(run: Run) -> float | None:
     return cumulative(run)[-1] if run.sweep else None
 
 
+def rough_latency(run: Run) -> bool:
+    """A step's latency was a median of single calls (reports before it was
+    measured like the benchmark)."""
+    return any(st.latency_spread_ms is None for st in run.sweep)
+
+
 def step_flag(index: int, step: ev.ShapeStepMeasured) -> str:
     """What happened at one sweep size: the first size's compile is not a *re*compile."""
     if step.ran_eager:
@@ -180,18 +188,44 @@ class SweepPair:
             return None
         return 1.0 - d / s
 
-    @property
-    def steady(self) -> tuple[int, float, float] | None:
-        """(size, static ms, dynamic ms) at the largest size both swept."""
+    def _steady_steps(self) -> tuple[ev.ShapeStepMeasured, ev.ShapeStepMeasured] | None:
+        """The static and the dynamic step at the largest size both swept."""
         if not self.complete:
             return None
         assert self.static is not None and self.dynamic is not None
-        dyn = {st.size: st.latency_ms for st in self.dynamic.sweep}
+        dyn = {st.size: st for st in self.dynamic.sweep}
         common = [st for st in self.static.sweep if st.size in dyn]
         if not common:
             return None
         last = max(common, key=lambda st: st.size)
-        return last.size, last.latency_ms, dyn[last.size]
+        return last, dyn[last.size]
+
+    @property
+    def steady(self) -> tuple[int, float, float] | None:
+        """(size, static ms, dynamic ms) at the largest size both swept."""
+        steps = self._steady_steps()
+        if steps is None:
+            return None
+        s, d = steps
+        return s.size, s.latency_ms, d.latency_ms
+
+    @property
+    def steady_differs(self) -> bool | None:
+        """Whether the steady latencies differ by more than their spread; None
+        when a side has no measured spread (older reports)."""
+        steps = self._steady_steps()
+        if steps is None or any(st.latency_spread_ms is None for st in steps):
+            return None
+        s, d = steps
+        assert s.latency_spread_ms is not None and d.latency_spread_ms is not None
+        return not within_spread(s.latency_ms, d.latency_ms, s.latency_spread_ms,
+                                 d.latency_spread_ms)  # fmt: skip
+
+    @property
+    def verdict(self) -> str:
+        return text.sweep_verdict(
+            self.static_s, self.dynamic_s, self.reduction, self.steady, self.steady_differs
+        )
 
     def sizes(self) -> list[int]:
         out: list[int] = []

@@ -116,7 +116,7 @@ def _kernels(r: rm.RunModel, sources: bool) -> list[str]:
     return out
 
 
-def _recompiles(r: rm.RunModel) -> list[str]:
+def _recompiles(r: rm.RunModel, detail: int) -> list[str]:
     out = ["### Recompiles", ""]
     if not r.recompiles:
         out += ["None.", ""]
@@ -135,7 +135,7 @@ def _recompiles(r: rm.RunModel) -> list[str]:
         out += table(head, rows, "rllrr") + [""]
     if r.dims:
         out += ["Dims made dynamic: " + ", ".join(code(d) for d in r.dims), ""]
-    if r.scalars_text:
+    if r.scalars_text and detail >= NO_SOURCES:
         out += [r.scalars_text, ""]
     if r.sweep:
         out += ["### Shape sweep", ""]
@@ -230,7 +230,7 @@ def _run_section(r: rm.RunModel, detail: int = FULL) -> list[str]:
         out += [f"> **Error ({e.stage})**: {cell(e.message)}", ""]
     out += _phases(r, detail)
     out += _kernels(r, detail >= FULL)
-    out += _recompiles(r)
+    out += _recompiles(r, detail)
     out += ["### Graph breaks", ""]
     if not r.graph_breaks:
         out += ["None.", ""]

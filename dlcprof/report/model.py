@@ -359,11 +359,14 @@ class SweepTable:
     steps: list[SweepStep]
     total: Figure
 
+    rough: bool = False  # latencies are medians of single calls (older reports)
+
     @property
     def summary(self) -> str:
+        rough = f" Latencies marked ~ are {text.ROUGH}." if self.rough else ""
         return (
             f"Cumulative transition cost: {self.total.text} over "
-            f"{text.plural(len(self.steps), 'shape')}."
+            f"{text.plural(len(self.steps), 'shape')}.{rough}"
         )
 
 
@@ -373,7 +376,7 @@ def _sweep_table(run: Run) -> SweepTable | None:
     steps = [
         SweepStep(
             st.size, fr.step_flag(i, st), text.secs(st.transition_s), text.secs(cum), cum,
-            text.ms(st.latency_ms), reason_text(st.reason), st,
+            text.latency(st.latency_ms, st.latency_spread_ms), reason_text(st.reason), st,
         )
         for i, (st, cum) in enumerate(zip(run.sweep, fr.cumulative(run), strict=True))
     ]  # fmt: skip
@@ -381,6 +384,7 @@ def _sweep_table(run: Run) -> SweepTable | None:
         run.settings.dynamic if run.settings else text.NA,
         steps,
         seconds(fr.sweep_total(run), "no sweep step"),
+        fr.rough_latency(run),
     )
 
 
@@ -410,8 +414,9 @@ def _benchmark(run: Run) -> BenchmarkBlock | None:
     b = run.benchmark
     if b is None:
         return None
-    s = fb.speed(b)
-    compile_s = text.secs(s.compile_s)
+    s = fb.run_speed(run)
+    assert s is not None
+    compile_s = s.compile_text
     if s.verdict == fb.FASTER:
         sentence = (
             f"The {compile_s} compile pays for itself after "
@@ -439,7 +444,7 @@ def _benchmark(run: Run) -> BenchmarkBlock | None:
         eager_spread=text.ms(s.eager_spread_ms),
         compiled_spread=text.ms(s.compiled_spread_ms),
         speedup=text.speedup_verdict(s.speedup, s.measurable),
-        break_even=text.break_even(s.break_even, s.measurable),
+        break_even=s.break_even_text,
         compile=compile_s,
         measured=fb.measured_with(b),
         sentence=sentence,
@@ -837,7 +842,7 @@ def build(session: Session) -> Report:
     runs = [run_model(session, r, i) for i, r in enumerate(session.runs.values(), 1)]
     swept = [rm for rm in runs if rm.run.sweep]
     sweeps = [
-        SweepContrast(p, text.sweep_verdict(p.static_s, p.dynamic_s, p.reduction, p.steady))
+        SweepContrast(p, p.verdict)
         for p in fr.sweep_pairs(session)
         if p.complete
     ]

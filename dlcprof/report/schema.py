@@ -129,6 +129,7 @@ def _benchmark_dict(block: rm.BenchmarkBlock | None) -> dict[str, Any] | None:
         "speedup": s.speedup,
         "verdict": s.verdict,
         "compile_s": b.compile_s,
+        "compile_cache": s.cache.state if s.cache else None,
         "break_even_runs": s.break_even,
         "eager_spread_ms": b.eager_spread_ms,
         "compiled_spread_ms": b.compiled_spread_ms,

@@ -158,7 +158,8 @@ def render_chrome_trace(session: Session) -> dict[str, Any]:
             meta += _meta(pid, tid, "thread_name", name, i)
 
         if run.benchmark is not None:
-            b, s = run.benchmark, fb.speed(run.benchmark)
+            b, s = run.benchmark, fb.run_speed(run)
+            assert s is not None
             # Only the end time is recorded: a marker, not an invented span.
             instant(
                 pid,

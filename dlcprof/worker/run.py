@@ -377,7 +377,8 @@ class Run:
         try:
             compiled = torch.compile(fn, **self._compile_kwargs(device))
             total, compiles = run_sweep(
-                compiled, lambda n: inputs_for(n, device, dtype), sizes, timer, counts, on_step
+                compiled, lambda n: inputs_for(n, device, dtype), sizes, timer, counts, on_step,
+                s.iters, s.reps,
             )
         except workloads.WorkloadError as e:
             self._flush_probes()

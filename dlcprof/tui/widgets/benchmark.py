@@ -37,11 +37,11 @@ def selected_table(run: Run) -> Table | Text:
     t.add_row(
         "speedup", Text(text.speedup_verdict(s.speedup, s.measurable), _VERDICT_STYLE[s.verdict])
     )
-    t.add_row("compile", f"{text.secs(s.compile_s)} (first call minus a steady call)")
+    t.add_row("compile", f"{s.compile_text}, first call minus a steady call")
     t.add_row(
         "break-even",
         Text(
-            text.break_even(s.break_even, s.measurable),
+            s.break_even_text,
             style="bold" if s.break_even is not None else "red",
         ),
     )
@@ -101,6 +101,7 @@ def runs_table(view: View, width: int = 200) -> Table:
     row("compiled", bench(lambda s: text.ms(s.compiled_ms)))
     row("speedup", _speedup)
     row("compile", bench(lambda s: text.secs(s.compile_s)))
+    row("cache", bench(lambda s: s.cache.state if s.cache else text.NA))
     row("break-even", bench(_break_even_cell))
     if any(r.benchmark is None for r in runs):
         row("note", lambda r: Text("" if r.benchmark else fb.why_none_short(r), style="dim"))
