@@ -315,6 +315,21 @@ class ProfileSaved(Event):
     run_id: str | None = None
 
 
+# The folder the parent gives a worker for torch's raw trace of each run.
+RAW_TRACE_DIR_ENV = "DLCPROF_RAW_TRACE_DIR"
+
+
+@dataclass
+class TraceSaved(Event):
+    """The worker wrote torch's raw structured trace of a run (what TORCH_TRACE
+    writes; tlparse reads it)."""
+
+    path: str
+    records: int
+    bytes: int
+    run_id: str | None = None
+
+
 # --- codec ----------------------------------------------------------------------------
 
 

@@ -84,6 +84,7 @@ class Run:
     monitors: dict[str, ev.MonitorStatus] = field(default_factory=dict)
     hot_frames: ev.HotFramesSampled | None = None
     profile: ev.ProfileSaved | None = None
+    raw_trace: ev.TraceSaved | None = None  # torch's structured trace, for tlparse
 
     @property
     def target(self) -> str:
@@ -286,6 +287,10 @@ class Session:
         r = self._monitored(e)
         if r is not None:
             r.hot_frames = e
+
+    def _on_TraceSaved(self, e: ev.TraceSaved) -> None:
+        if e.run_id is not None:
+            self.run(e.run_id).raw_trace = e
 
     def _on_ProfileSaved(self, e: ev.ProfileSaved) -> None:
         r = self._monitored(e)
