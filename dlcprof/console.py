@@ -27,6 +27,7 @@ _LIVE_PHASES = (fp.KEY_NAMES - {"compile_file"}) | {"entire_frame_compile"}
 # Off a terminal (a pipe, a log file, CI) Rich would cut every table to 80
 # columns; COLUMNS still wins when it is set.
 PIPE_WIDTH = 200
+NAME_WIDTH = 130  # the widest a kernel-name column asks for
 
 
 def make_console(**kwargs) -> Console:  # type: ignore[no-untyped-def]
@@ -123,8 +124,12 @@ def phases_table(run: Run) -> Table:
 
 def kernels_table(run: Run) -> Table:
     t = Table(title="Fused kernels", title_justify="left")
+    # A kernel name is never cut: its column is as wide as the longest name
+    # (up to NAME_WIDTH), the fused ops wrap beside it, and narrower still folds.
+    longest = max((len(k.name) for k in run.kernels), default=0)
     for col in ("compile", "kernel", "kind", "#ops", "fused ops"):
-        t.add_column(col, overflow="fold")  # a kernel name is never cut
+        width = min(longest, NAME_WIDTH) if col == "kernel" else None
+        t.add_column(col, overflow="fold", min_width=width)
     for k in run.kernels:
         t.add_row(
             fk.compile_label(k), k.name, k.kind, str(len(k.fused_ops)),

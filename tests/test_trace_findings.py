@@ -141,3 +141,29 @@ def test_a_break_inside_the_optimizer_points_at_the_users_step_line():
     console.print(run_summary(run, session))
     assert words in console.export_text().replace("`", "")
     assert words in render_markdown(session).replace("`", "")
+
+
+def test_piped_output_keeps_whole_kernel_names(monkeypatch):
+    """Off a terminal Rich would cut tables to 80 columns and end kernel names
+    in "…"; the CLI's console is wide there, and names fold rather than cut."""
+    import io
+
+    from dlcprof.console import PIPE_WIDTH, kernels_table, make_console
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    pipe = io.StringIO()
+    console = make_console(file=pipe)
+    assert not console.is_terminal and console.width == PIPE_WIDTH
+    session, run = session_of("training_step")
+    console.print(run_summary(run, session))
+    out = pipe.getvalue()
+    longest = max(run.kernels, key=lambda k: len(k.name)).name
+    assert len(longest) > 80 and longest in out
+    assert all(k.name in out for k in run.kernels)
+    assert "…" not in out
+    # COLUMNS still wins, and a narrow table folds a name instead of cutting it.
+    monkeypatch.setenv("COLUMNS", "80")
+    narrow = make_console(file=io.StringIO(), record=True)
+    assert narrow.width == 80
+    narrow.print(kernels_table(run))
+    assert "…" not in narrow.export_text()
