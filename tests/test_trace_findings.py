@@ -5,6 +5,8 @@ phases and kernels, restarts are priced, dims are told apart from scalars.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from rich.console import Console
 from test_worker_probes import replay
@@ -167,3 +169,17 @@ def test_piped_output_keeps_whole_kernel_names(monkeypatch):
     assert narrow.width == 80
     narrow.print(kernels_table(run))
     assert "…" not in narrow.export_text()
+
+
+def test_the_first_sweep_step_is_a_compile_not_a_recompile(fixture_events):
+    """Recorded static sweep: the first size compiled, each later one recompiled."""
+    from test_parity import views
+
+    session = Session.from_events(fixture_events("variable_length_static"))
+    run = session.latest_run
+    flags = [fr.step_flag(i, st) for i, st in enumerate(run.sweep)]
+    assert flags[0] == "compiled" and set(flags[1:]) == {"recompiled"}
+    assert run.sweep[0].recompiled  # what the worker said: it compiled there
+    for view, rendered in views(session, run).items():
+        flat = " ".join(rendered.split())
+        assert re.search(r"\b32\b[\s│|]*compiled\b", flat), view
