@@ -101,7 +101,6 @@ def runs_table(view: View, width: int = 200) -> Table:
     row("compiled", bench(lambda s: text.ms(s.compiled_ms)))
     row("speedup", _speedup)
     row("compile", bench(lambda s: text.secs(s.compile_s)))
-    row("cache", bench(lambda s: s.cache.state if s.cache else text.NA))
     row("break-even", bench(_break_even_cell))
     if any(r.benchmark is None for r in runs):
         row("note", lambda r: Text("" if r.benchmark else fb.why_none_short(r), style="dim"))
