@@ -13,10 +13,9 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from rich.console import Console
-
 from dlcprof import __version__
 from dlcprof import events as ev
+from dlcprof.console import make_console
 from dlcprof.settings import OPTIONS, Option, RunSettings, SettingsError, parse_shapes
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
@@ -164,7 +163,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     settings = _settings_from(args, args.target)
     _resolve(settings.target)
-    out = Console(highlight=False)
+    out = make_console()
     session = Session()
     inbox: queue.Queue[ev.Event] = queue.Queue()
     live = LiveRun(settings, inbox.put, idle_timeout_s=args.timeout)
@@ -230,7 +229,7 @@ def _write_outputs(session, args: argparse.Namespace) -> bool:
 def cmd_list(args: argparse.Namespace) -> int:
     from dlcprof.workloads import list_bundled
 
-    out = Console(highlight=False)
+    out = make_console()
     infos = list_bundled()
     width = max(len(w.name) for w in infos)
     for w in infos:
@@ -295,7 +294,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         cmp = compare(_load(args.a), _load(args.b))
     except ReportError as e:
         raise _LoadError(str(e)) from None
-    Console(highlight=False).print(render_compare_table(cmp))
+    make_console().print(render_compare_table(cmp))
     if args.html is not None:
         write_atomic(args.html, render_compare_html(cmp))
     return EXIT_OK
@@ -304,7 +303,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     from dlcprof.doctor import checks, render
 
-    Console(highlight=False).print(render(checks()))
+    make_console().print(render(checks()))
     return EXIT_OK
 
 

@@ -6,7 +6,9 @@ Every figure comes from ``dlcprof.figures`` and every word from
 
 from __future__ import annotations
 
-from rich.console import Group, RenderableType
+import os
+
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -22,6 +24,18 @@ from dlcprof.figures.runs import run_label
 from dlcprof.session import Run, Session
 
 _LIVE_PHASES = (fp.KEY_NAMES - {"compile_file"}) | {"entire_frame_compile"}
+# Off a terminal (a pipe, a log file, CI) Rich would cut every table to 80
+# columns; COLUMNS still wins when it is set.
+PIPE_WIDTH = 200
+NAME_WIDTH = 130  # the widest a kernel-name column asks for
+
+
+def make_console(**kwargs) -> Console:  # type: ignore[no-untyped-def]
+    """The CLI's console: the terminal's width, or PIPE_WIDTH when output is not a terminal."""
+    console = Console(highlight=False, **kwargs)
+    if not console.is_terminal and not os.environ.get("COLUMNS"):
+        console.width = PIPE_WIDTH
+    return console
 
 
 def live_line(event: ev.Event, session: Session) -> Text | None:
@@ -57,14 +71,15 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
             return Text.assemble(("  ⚠ RECOMPILE LIMIT HIT: ", "bold white on red"), event.message)
         case ev.GraphBroken():
             return Text.assemble(
-                ("  ✂ graph break: ", "bold magenta"), f"{event.reason} at {event.location}"
+                ("  ✂ graph break: ", "bold magenta"), f"{event.reason} at {event.location}",
+                (f" {text.broke_inside(event.detail)}" if event.detail else "", "dim"),
             )
         case ev.ShapeStepMeasured():
             run = session.run(event.run_id)
             flag = fr.step_flag(len(run.sweep) - 1, event)
             return Text(
                 f"  size {event.size:>6}: {flag:<10} transition {text.secs(event.transition_s)}, "
-                f"steady {text.ms(event.latency_ms)}"
+                f"steady {text.latency(event.latency_ms, event.latency_spread_ms)}"
             )
         case ev.ErrorRaised():
             return Text.assemble(("✗ ", "bold red"), event.message)
@@ -86,6 +101,12 @@ def phases_table(run: Run) -> Table:
     for c in compiles:
         t.add_column(c.compile_id, justify="right")
     t.add_row("wall (torch compilation_metrics)", *(text.secs(c.wall_s) for c in compiles))
+    restarted = [fp.restarts(c) for c in compiles]
+    if any(restarted):
+        t.add_row(
+            "thrown away (Dynamo restarts)",
+            *("—" if r is None else f"{text.secs(r.cost_s)} ×{r.count}" for r in restarted),
+        )
     rows = [fp.key_phases(c) for c in compiles]
     for i, (label, _) in enumerate(fp.KEY_PHASES):
         cells = []
@@ -103,8 +124,12 @@ def phases_table(run: Run) -> Table:
 
 def kernels_table(run: Run) -> Table:
     t = Table(title="Fused kernels", title_justify="left")
+    # A kernel name is never cut: its column is as wide as the longest name
+    # (up to NAME_WIDTH), the fused ops wrap beside it, and narrower still folds.
+    longest = max((len(k.name) for k in run.kernels), default=0)
     for col in ("compile", "kernel", "kind", "#ops", "fused ops"):
-        t.add_column(col)
+        width = min(longest, NAME_WIDTH) if col == "kernel" else None
+        t.add_column(col, overflow="fold", min_width=width)
     for k in run.kernels:
         t.add_row(
             fk.compile_label(k), k.name, k.kind, str(len(k.fused_ops)),
@@ -125,8 +150,8 @@ def benchmark_table(run: Run) -> Table:
     t.add_row("eager", f"{text.ms(s.eager_ms)} {text.spread(s.eager_spread_ms)}")
     t.add_row("compiled", f"{text.ms(s.compiled_ms)} {text.spread(s.compiled_spread_ms)}")
     t.add_row("speedup", text.speedup_verdict(s.speedup, s.measurable))
-    t.add_row("compile", text.secs(s.compile_s))
-    t.add_row("break-even", text.break_even(s.break_even, s.measurable))
+    t.add_row("compile", s.compile_text)
+    t.add_row("break-even", s.break_even_text)
     t.add_row("measured", fb.measured_with(run.benchmark))
     return t
 
@@ -138,8 +163,11 @@ def sweep_table(run: Run) -> Table:
     for i, (step, cum) in enumerate(zip(run.sweep, fr.cumulative(run), strict=True)):
         t.add_row(
             str(step.size), fr.step_flag(i, step), text.secs(step.transition_s), text.secs(cum),
-            text.ms(step.latency_ms), str(fr.newest_reason(step.reason) or ""),
+            text.latency(step.latency_ms, step.latency_spread_ms),
+            str(fr.newest_reason(step.reason) or ""),
         )  # fmt: skip
+    if fr.rough_latency(run):
+        t.caption = f"~ {text.ROUGH}"
     return t
 
 
@@ -148,17 +176,42 @@ def sweep_verdict(session: Session, run: Run) -> Text | None:
     if pair is None or not pair.complete:
         return None
     return Text(
-        text.sweep_verdict(pair.static_s, pair.dynamic_s, pair.reduction, pair.steady),
+        pair.verdict,
         style="bold",
     )
 
 
+def restart_lines(run: Run) -> list[Text]:
+    """One line per compile whose first attempt(s) Dynamo threw away."""
+    out = []
+    for c in run.compiles.values():
+        r = fp.restarts(c)
+        if r is not None:
+            out.append(Text(f"[{c.compile_id}] {text.restarts(r.count, r.cost_s, r.reasons)}",
+                            style="yellow"))  # fmt: skip
+    return out
+
+
+def dynamic_lines(run: Run) -> list[Text]:
+    """The dims made dynamic, and apart from them the scalars made symbols."""
+    out = []
+    dims = fr.unique_dims(run)
+    if dims:
+        out.append(Text("Dims made dynamic: " + ", ".join(f"{d.symbol} = {d.source}" for d in dims),
+                        style="cyan"))  # fmt: skip
+    scalars = fr.symbolic_scalars(run)
+    if scalars:
+        names = [fr.scalar_name(d.source) for d in scalars]
+        out.append(Text(text.symbolic_scalars(names), style="dim"))
+    return out
+
+
 def graph_breaks_table(run: Run) -> Table:
     t = Table(title="Graph breaks", title_justify="left")
-    t.add_column("location")
+    t.add_column("location", overflow="fold")
     t.add_column("reason")
     for gb in run.graph_breaks:
-        t.add_row(gb.location, gb.reason)
+        t.add_row(" ".join(filter(None, (gb.location, text.broke_inside(gb.detail)))), gb.reason)
     return t
 
 
@@ -199,7 +252,7 @@ def hotspots_table(run: Run, limit: int = 10) -> Table | None:
     samples = run.hot_frames.samples if run.hot_frames else 0
     t = Table(title=f"Compiler hot frames (py-spy, {samples} samples)", title_justify="left")
     for col in ("own", "total", "function", "where", "thread", "phase"):
-        t.add_column(col)
+        t.add_column(col, overflow="fold")
     for r in rows:
         t.add_row(
             text.pct(r.own), text.pct(r.total), r.function, f"{r.file}:{r.line}", r.thread,
@@ -212,12 +265,14 @@ def run_summary(run: Run, session: Session) -> RenderableType:
     parts: list[RenderableType] = [Text(f"\n{run_label(run)} — {run.status}", style="bold")]
     if run.compiles:
         parts.append(phases_table(run))
+        parts += restart_lines(run)
     if run.kernels:
         parts.append(kernels_table(run))
     if run.graph_breaks:
         parts.append(graph_breaks_table(run))
     if run.recompiles:
         parts.append(recompiles_table(run))
+    parts += dynamic_lines(run)
     if run.recompile_limit:
         parts.append(
             Text(f"RECOMPILE LIMIT HIT: {run.recompile_limit.message}", style="bold white on red")

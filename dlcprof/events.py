@@ -133,6 +133,15 @@ class ProbeUnavailable(Event):
 
 # --- compilation ----------------------------------------------------------------
 
+# A compile's lazily compiled backward is a compile of its own: "0/0 (bwd)".
+BACKWARD = " (bwd)"
+
+
+def backward_id(compile_id: str) -> str:
+    """The id of the backward of compile ``compile_id`` (idempotent)."""
+    return compile_id if compile_id.endswith(BACKWARD) else compile_id + BACKWARD
+
+
 
 @dataclass
 class PhaseStarted(Event):
@@ -218,8 +227,9 @@ class GraphBroken(Event):
     run_id: str
     compile_id: str | None
     reason: str
-    location: str  # user "file:line"
+    location: str  # "file:line": the innermost frame in the user's own code
     hints: list[str] = field(default_factory=list)
+    detail: str = ""  # "file:line" where Dynamo broke, when elsewhere (inside torch)
 
 
 # --- measurement ------------------------------------------------------------------
@@ -247,9 +257,12 @@ class ShapeStepMeasured(Event):
     size: int
     recompiled: bool
     transition_s: float  # first call at this size minus a steady call
-    latency_ms: float
+    latency_ms: float  # steady: median over reps of iters calls, as the benchmark
     reason: str | None
     ran_eager: bool = False  # recompile limit hit: this size ran eager
+    # Interquartile range of latency_ms over reps; None in reports written when the
+    # latency was a median of 5 single calls (rough).
+    latency_spread_ms: float | None = None
 
 
 @dataclass
@@ -299,6 +312,21 @@ class ProfileSaved(Event):
     path: str
     format: str  # "speedscope"
     samples: int
+    run_id: str | None = None
+
+
+# The folder the parent gives a worker for torch's raw trace of each run.
+RAW_TRACE_DIR_ENV = "DLCPROF_RAW_TRACE_DIR"
+
+
+@dataclass
+class TraceSaved(Event):
+    """The worker wrote torch's raw structured trace of a run (what TORCH_TRACE
+    writes; tlparse reads it)."""
+
+    path: str
+    records: int
+    bytes: int
     run_id: str | None = None
 
 

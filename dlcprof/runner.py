@@ -60,6 +60,8 @@ class WorkerProcess:
         if cache == "cold":
             extra, self._cleanup = cold_cache_env()
             child_env.update(extra)
+        # torch's raw trace of each run (for tlparse), kept for the report folder.
+        child_env.setdefault(ev.RAW_TRACE_DIR_ENV, tempfile.mkdtemp(prefix="dlcprof-trace-"))
         # The worker must import this same dlcprof, also when run from a checkout.
         root = str(Path(__file__).resolve().parent.parent)
         child_env["PYTHONPATH"] = os.pathsep.join(

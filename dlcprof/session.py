@@ -56,14 +56,6 @@ class Compile:
     def cache(self) -> str | None:
         return (self.record.cache if self.record else None) or self.cache_state
 
-    def phase_seconds(self, name: str) -> float | None:
-        """Total seconds in phases called ``name`` (several g++ calls add up);
-        None when the compile never entered it."""
-        durations = [p.duration_s for p in self.phases if p.name == name]
-        return sum(durations) if durations else None
-
-    def phase_count(self, name: str) -> int:
-        return sum(1 for p in self.phases if p.name == name)
 
 
 @dataclass
@@ -92,6 +84,7 @@ class Run:
     monitors: dict[str, ev.MonitorStatus] = field(default_factory=dict)
     hot_frames: ev.HotFramesSampled | None = None
     profile: ev.ProfileSaved | None = None
+    raw_trace: ev.TraceSaved | None = None  # torch's structured trace, for tlparse
 
     @property
     def target(self) -> str:
@@ -246,7 +239,7 @@ class Session:
 
     def _on_CompileFinished(self, e: ev.CompileFinished) -> None:
         r = self.run(e.run_id)
-        key = f"{e.compile_id} (bwd)" if e.is_backward else e.compile_id
+        key = ev.backward_id(e.compile_id) if e.is_backward else e.compile_id
         c = r.compiles.get(key) or r.compile(key)
         c.record = e
         # The recompile that led here now has a price.
@@ -294,6 +287,10 @@ class Session:
         r = self._monitored(e)
         if r is not None:
             r.hot_frames = e
+
+    def _on_TraceSaved(self, e: ev.TraceSaved) -> None:
+        if e.run_id is not None:
+            self.run(e.run_id).raw_trace = e
 
     def _on_ProfileSaved(self, e: ev.ProfileSaved) -> None:
         r = self._monitored(e)

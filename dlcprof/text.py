@@ -17,6 +17,8 @@ NA = "n/a"
 NO_DIFFERENCE = "no measurable difference"
 NEVER = "never (compiled is slower)"
 NOT_FINISHED = "not finished"
+# A kernel whose nodes carried no Python stack (e.g. RNG seeds Inductor adds).
+NO_SOURCE_LINES = "Inductor recorded no stack trace for it"
 
 
 def na(why: str | None = None) -> str:
@@ -115,13 +117,25 @@ def speedup_verdict(x: float | None, measurable: bool = True) -> str:
     return speedup(x) if measurable else f"{speedup(x)} ({NO_DIFFERENCE})"
 
 
+ROUGH = "rough: a median of single calls, no spread"
+
+
+def latency(x: float, spread_ms: float | None) -> str:
+    """A sweep step's steady latency: with its spread, or marked rough ("~")
+    when a report measured none (the note ROUGH says what "~" means)."""
+    return f"{ms(x)} {spread(spread_ms)}" if spread_ms is not None else f"~{ms(x)}"
+
+
 def sweep_verdict(
     static_s: float | None,
     dynamic_s: float | None,
     reduction: float | None,
     steady: tuple[int, float, float] | None,
+    steady_differs: bool | None = None,
 ) -> str:
-    """Static vs dynamic shapes in one sentence (the paper's finding 3)."""
+    """Static vs dynamic shapes in one sentence (the paper's finding 3).
+    ``steady_differs``: whether the steady latencies differ by more than their
+    spread (None: no spread was measured)."""
     out = f"cumulative transition cost: static {secs(static_s)} vs dynamic {secs(dynamic_s)}"
     if reduction is None:
         out += ": ratio n/a (static cost 0 s)"
@@ -132,8 +146,61 @@ def sweep_verdict(
     if steady is not None:
         size, s_ms, d_ms = steady
         ratio = f" ({d_ms / s_ms:.2f}x)" if s_ms > 0 else ""
+        if steady_differs is False:
+            ratio = f": {NO_DIFFERENCE}"
+        elif steady_differs is None:
+            ratio = ratio[:-1] + f"; {ROUGH})" if ratio else f" ({ROUGH})"
         out += f"; steady latency at size {size}: {ms(s_ms)} static vs {ms(d_ms)} dynamic{ratio}"
     return out
+
+
+def cache_state(state: str | None, hits: int = 0, graphs: int = 0) -> str:
+    """Inductor's graph cache beside a compile time: "cache hit", "cache miss",
+    "cache hit for 1 of 3 graphs", "graph cache off", "cache state n/a"."""
+    if state == "partial":
+        return f"cache hit for {hits} of {plural(graphs, 'graph')}"
+    return {
+        "hit": "cache hit",
+        "miss": "cache miss",
+        "off": "graph cache off",
+    }.get(state or "", f"cache state {NA}")
+
+
+def cache_differs(a: str, b: str) -> str:
+    """Why two compile times or break-evens are not like for like."""
+    return (
+        f"The two sides' caches differ (A: {a}; B: {b}): a cache hit loads a compiled "
+        "graph instead of compiling it, so compile times and break-even are not like for like."
+    )
+
+
+def symbolic_scalars(names: list[str], limit: int = 6) -> str:
+    """Unspecialized Python scalars, apart from the dims: "2 scalars made symbols
+    (not dims): self.norm.eps, math.pi"."""
+    shown = ", ".join(names[:limit])
+    if len(names) > limit:
+        shown += f", … (+{len(names) - limit} more)"
+    return f"{plural(len(names), 'scalar')} made symbols (not dims): {shown}"
+
+
+def restarts(count: int, cost_s: float, reasons: list[str]) -> str:
+    """"1 restart threw away 2.89 s (TensorifyScalarRestartAnalysis)"."""
+    why = f" ({'; '.join(reasons)})" if reasons else ""
+    return f"{plural(count, 'restart')} threw away {secs(cost_s)}{why}"
+
+
+def short_path(path: str) -> str:
+    """An installed package's file from its package on: ".../site-packages/torch/optim/x.py:79"
+    -> "torch/optim/x.py:79"."""
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            return path.rsplit(marker, 1)[1]
+    return path
+
+
+def broke_inside(detail: str) -> str:
+    """Where Dynamo broke, beside the user's line that led there."""
+    return f"(broke inside {short_path(detail)})" if detail else ""
 
 
 def spread(x: float | None) -> str:

@@ -60,10 +60,68 @@ def build(device, dtype):
 '''
 
 
+# Float attributes and constants in tensor math: under dynamic=True Dynamo makes
+# symbols of them besides the dims, and restarts its analysis once
+# (TensorifyScalarRestartAnalysis). For the raw trace only.
+SCALARS_WORKLOAD = '''
+"""Float attributes and constants used in tensor math."""
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(16)
+        self.p = 0.1
+        self.scale = 0.5
+
+    def forward(self, x):
+        h = self.norm(x)
+        h = 0.5 * h * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * h))
+        return F.dropout(h, self.p, self.training) * self.scale
+
+
+def build(device, dtype):
+    return Block().to(device, dtype).eval(), (torch.randn(8, 16, device=device, dtype=dtype),)
+'''
+
+
+# A training step with a torch optimizer: Dynamo breaks inside opt.step()
+# (torch/optim/optimizer.py), called from the user's line. For the raw trace only.
+OPTIMIZER_WORKLOAD = '''
+"""A linear layer trained by torch.optim.SGD."""
+import torch
+from torch import nn
+
+
+def build(device, dtype):
+    model = nn.Linear(8, 4).to(device, dtype)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def step(x):
+        with torch.enable_grad():
+            loss = model(x).square().mean()
+            loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss.detach()
+
+    return step, (torch.randn(4, 8, device=device, dtype=dtype),)
+'''
+
+
 def runs(tmp: Path) -> list[tuple[str, RunSettings, bool, bool, dict[str, str]]]:
     """(name, settings, write the event stream?, write the raw trace?, extra env)."""
     limit = tmp / "recompile_limit.py"
     limit.write_text(textwrap.dedent(LIMIT_WORKLOAD).lstrip())
+    scalars = tmp / "scalars.py"
+    scalars.write_text(SCALARS_WORKLOAD.lstrip())
+    optimizer = tmp / "optimizer_step.py"
+    optimizer.write_text(OPTIMIZER_WORKLOAD.lstrip())
     small = {"size": "small"}
     return [
         # Graph caches off: the stream shows Inductor's whole pipeline (lowering,
@@ -98,6 +156,20 @@ def runs(tmp: Path) -> list[tuple[str, RunSettings, bool, bool, dict[str, str]]]
             False,
             True,
             {"TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"},
+        ),
+        (
+            "dynamic_scalars",
+            RunSettings(target=str(scalars), dynamic="true", benchmark=False, **small),
+            False,
+            True,
+            {"TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"},
+        ),
+        (
+            "optimizer_step",
+            RunSettings(target=str(optimizer), benchmark=False, **small),
+            False,
+            True,
+            {},
         ),
         (
             "recompile_limit",

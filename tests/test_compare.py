@@ -203,3 +203,22 @@ def test_compare_html_escapes_session_strings() -> None:
     b = _kernel_session([], [])
     html = render_compare_html(compare(a, b))
     assert "<script" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_a_cache_hit_against_a_miss_is_said_and_not_judged(fixture_events) -> None:
+    """Recorded runs: the static sweep's first compile missed Inductor's graph
+    cache, the dynamic one's hit it. Their compile times are not like for like."""
+    a = Session.from_events(fixture_events("variable_length_static"))
+    b = Session.from_events(fixture_events("variable_length_dynamic"))
+    cmp = compare(a, b)
+    assert cmp.cache_note == text.cache_differs("cache miss", "cache hit")
+    compile_s = cmp.metric("compile_s (benchmark)")
+    assert compile_s.a is not None and compile_s.b is not None
+    assert compile_s.verdict == "" and compile_s.delta_text.endswith("(cache differs)")
+    (row,) = [r for r in cmp.headline() if r.name == "compile cache"]
+    assert (row.a, row.b, row.delta) == ("cache miss", "cache hit", "differs")
+    table = _text(render_compare_table(cmp))
+    assert "not like for like" in " ".join(table.split())
+    assert "not like for like" in render_compare_html(cmp)
+    # The same cache on both sides: nothing to say.
+    assert compare(b, b).cache_note is None

@@ -60,7 +60,9 @@ def expected(session: Session, run: Run) -> list[str]:
     if s is not None:
         out += [
             text.speedup_verdict(s.speedup, s.measurable),
-            text.break_even(s.break_even, s.measurable),
+            # The cache state beside the compile time and the break-even.
+            s.compile_text,
+            s.break_even_text,
         ]
         if not s.measurable:
             out.append(text.NO_DIFFERENCE)
@@ -68,7 +70,7 @@ def expected(session: Session, run: Run) -> list[str]:
         out.append(str(fr.newest_reason(run.recompiles[-1].reason)))
     pair = fr.sweep_pair(session, run)
     if pair is not None and pair.complete:
-        out.append(text.sweep_verdict(pair.static_s, pair.dynamic_s, pair.reduction, pair.steady))
+        out.append(pair.verdict)
     return out
 
 

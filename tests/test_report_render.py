@@ -277,7 +277,7 @@ def _stated(session: Session) -> list[str]:
         out += [str(fr.newest_reason(rc.reason)) for rc in run.recompiles]
     for pair in fr.sweep_pairs(session):
         if pair.complete:
-            verdict = text.sweep_verdict(pair.static_s, pair.dynamic_s, pair.reduction, pair.steady)
+            verdict = pair.verdict
             out.append(verdict)
     return out
 

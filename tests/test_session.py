@@ -28,7 +28,7 @@ def test_pointwise_chain_folds_into_one_compile_with_a_fused_kernel(fixture_even
     assert list(run.compiles) == ["0/0"]
     c = run.compiles["0/0"]
     assert c.finished and c.wall_s > 0
-    assert c.phase_seconds("bytecode_tracing") > 0
+    assert any(p.name == "bytecode_tracing" and p.duration_s > 0 for p in c.phases)
     (kernel,) = run.kernels
     assert len(kernel.fused_ops) >= 5 and kernel.kind == "pointwise"
     assert not run.open_phases  # every Begin met its End

@@ -178,6 +178,8 @@ def test_recompiles_static_vs_dynamic_and_the_recompile_limit(tmp_path):
     assert done.compiles == 3
     assert done.cumulative_transition_s == pytest.approx(sum(s.transition_s for s in steps))
     assert all(s.transition_s > 0.05 for s in steps[:3])
+    # Each steady latency is measured like the benchmark: a median with its spread.
+    assert all(s.latency_ms > 0 and s.latency_spread_ms is not None for s in steps)
 
     dynamic = run_worker(
         RunSettings(target=str(path), dynamic="true", sweep=True, benchmark=False, **FAST)

@@ -84,7 +84,7 @@ def test_training_step_replay_has_forward_and_lazy_backward_kernels():
     assert re.search(r"/training_step\.py:\d+$", gb.location), gb.location
     records = of(events, ev.CompileFinished)
     backward = [r for r in records if r.is_backward]
-    assert len(backward) == 1 and backward[0].compile_id == "0/0" and backward[0].wall_s > 0
+    assert len(backward) == 1 and backward[0].compile_id == "0/0 (bwd)" and backward[0].wall_s > 0
     kernels = of(events, ev.KernelGenerated)
     fwd = [k for k in kernels if k.graph == "forward"]
     bwd = [k for k in kernels if k.graph == "backward"]
@@ -299,18 +299,21 @@ def test_ops_from_kernel_name_splits_greedily():
     assert K.ops_from_kernel_name("extern_kernels.mm", KNOWN_OPS.__contains__) == []
 
 
-def test_stack_traces_become_sorted_file_line_code():
+def test_stack_traces_become_the_line_of_each_op():
+    outer = '  File "/w/train.py", line 40, in step\n    loss = model(x)\n'
     text = json.dumps(
         {
             "k:1": [
-                '  File "/w/m.py", line 12, in f\n    b = a + 1\n        ^^^^^\n',
-                '  File "/w/m.py", line 3, in f\n    a = x.sin()\n',
-                '  File "/w/m.py", line 12, in f\n    b = a + 1\n',
+                outer + '  File "/w/m.py", line 12, in f\n    b = a + 1\n        ^^^^^\n',
+                outer + '  File "/w/m.py", line 3, in f\n    a = x.sin()\n',
+                outer + '  File "/w/m.py", line 12, in f\n    b = a + 1\n',
             ]
         }
     )
+    # The innermost frame of each node's trace, in node order; the call site
+    # every op of the model shares is not a source line of this kernel.
     assert K.parse_kernel_stack_traces(text) == {
-        "k:1": ["/w/m.py:3 a = x.sin()", "/w/m.py:12 b = a + 1"]
+        "k:1": ["/w/m.py:12 b = a + 1", "/w/m.py:3 a = x.sin()"]
     }
 
 

@@ -26,6 +26,40 @@ def break_even(compile_s: float, eager_ms: float, compiled_ms: float) -> float |
 
 
 @dataclass(frozen=True)
+class CacheState:
+    """Inductor's FX graph cache over the compiles a compile time covers: a hit
+    loads a compiled graph in a fraction of a full compile's time."""
+
+    hits: int
+    graphs: int  # compiles whose cache state is known (caches on)
+    off: bool = False  # the graph caches were disabled
+
+    @property
+    def state(self) -> str:
+        if self.off:
+            return "off"
+        return "hit" if self.hits == self.graphs else "miss" if not self.hits else "partial"
+
+
+def compile_cache(run: Run) -> CacheState | None:
+    """The cache state of the compiles the benchmark's compile time covers (those
+    of the first call, before the benchmark); None when no compile said."""
+    b = run.benchmark
+    states = [
+        c.cache for c in run.compiles.values()
+        if c.cache and (b is None or (c.start_t is not None and c.start_t <= b.t))
+    ]  # fmt: skip
+    known = [s for s in states if s != "disabled"]
+    if not states:
+        return None
+    return CacheState(sum(s == "hit" for s in known), len(known), off=not known)
+
+
+def cache_text(c: CacheState | None) -> str:
+    return text.cache_state(c.state if c else None, c.hits if c else 0, c.graphs if c else 0)
+
+
+@dataclass(frozen=True)
 class Speed:
     """The figures of one benchmark, as every view states them."""
 
@@ -37,10 +71,26 @@ class Speed:
     speedup: float | None
     verdict: str  # FASTER | SLOWER | SAME
     break_even: float | None  # runs; None unless compiled is measurably faster
+    cache: CacheState | None = None  # of the compile that compile_s times
 
     @property
     def measurable(self) -> bool:
         return self.verdict != SAME
+
+    @property
+    def cache_text(self) -> str:
+        return cache_text(self.cache)
+
+    @property
+    def compile_text(self) -> str:
+        """"5.43 s (cache hit)": a compile time means little without its cache state."""
+        return f"{text.secs(self.compile_s)} ({self.cache_text})"
+
+    @property
+    def break_even_text(self) -> str:
+        """The break-even, with the cache state of the compile it pays back."""
+        words = text.break_even(self.break_even, self.measurable)
+        return f"{words} ({self.cache_text})" if self.break_even is not None else words
 
 
 def within_spread(a_ms: float, b_ms: float, a_spread: float, b_spread: float) -> bool:
@@ -48,7 +98,7 @@ def within_spread(a_ms: float, b_ms: float, a_spread: float, b_spread: float) ->
     return abs(a_ms - b_ms) <= max(a_spread, b_spread)
 
 
-def speed(b: ev.BenchmarkMeasured) -> Speed:
+def speed(b: ev.BenchmarkMeasured, cache: CacheState | None = None) -> Speed:
     speedup = b.eager_ms / b.compiled_ms if b.compiled_ms > 0 else None
     if within_spread(b.eager_ms, b.compiled_ms, b.eager_spread_ms, b.compiled_spread_ms):
         verdict = SAME
@@ -65,11 +115,12 @@ def speed(b: ev.BenchmarkMeasured) -> Speed:
         break_even=(
             break_even(b.compile_s, b.eager_ms, b.compiled_ms) if verdict == FASTER else None
         ),
+        cache=cache,
     )
 
 
 def run_speed(run: Run) -> Speed | None:
-    return speed(run.benchmark) if run.benchmark is not None else None
+    return speed(run.benchmark, compile_cache(run)) if run.benchmark is not None else None
 
 
 # Why a run has no benchmark: (the sentence, the word or two for a narrow column).

@@ -19,7 +19,10 @@ def kernel_key(k: ev.KernelGenerated) -> str:
 
 
 def compile_label(k: ev.KernelGenerated) -> str:
-    """"0/0", "0/0 fwd", "0/0 bwd"."""
+    """"0/0", "0/0 fwd", "0/0 (bwd)": the compile that generated it, and which
+    of its graphs (a backward compiled lazily is a compile of its own)."""
+    if k.compile_id.endswith(ev.BACKWARD):
+        return k.compile_id
     short = _GRAPH_SHORT.get(k.graph, k.graph) if k.graph else ""
     return f"{k.compile_id} {short}".strip()
 

@@ -238,14 +238,73 @@ class KeyPhase:
 
 
 def key_phases(c: Compile) -> list[KeyPhase]:
-    """The key phases of one compile, in pipeline order (g++ calls add up)."""
-    return [
-        KeyPhase(label, name, c.phase_seconds(name), c.phase_count(name))
-        for label, name in KEY_PHASES
-    ]
+    """The key phases of one compile, in pipeline order (g++ calls add up);
+    phases of an attempt Dynamo threw away are not counted (see ``restarts``)."""
+    kept = kept_phases(c)
+    out = []
+    for label, name in KEY_PHASES:
+        durations = [p.duration_s for p in kept if p.name == name]
+        out.append(KeyPhase(label, name, sum(durations) if durations else None, len(durations)))
+    return out
 
 
 def attempt(name: str) -> int | None:
     """N of a ``compile_attempt_N`` phase (Dynamo's Nth try at a frame)."""
     m = _ATTEMPT_RE.match(name)
     return int(m.group(1)) if m else None
+
+
+# --- restarts: attempts Dynamo threw away ------------------------------------------
+
+_EXC_CLASS = re.compile(r"^<class '(?:[\w.]+\.)?(\w+)'>$")
+
+
+@dataclass
+class Restarts:
+    """Dynamo restarted its analysis of a frame: each discarded attempt, why, what it cost."""
+
+    attempts: list[tuple[int, float]]  # (N of compile_attempt_N, seconds), the discarded ones
+    reasons: list[str]  # torch's restart_reasons (a set: not tied to one attempt), worded
+    cost_s: float  # torch's dynamo_time_before_restart_s, else the discarded attempts' sum
+
+    @property
+    def count(self) -> int:
+        return max(len(self.attempts), len(self.reasons), 1)
+
+
+def _discarded(c: Compile) -> list[ev.PhaseEnded]:
+    """The ``compile_attempt_N`` phases before the last one: attempts thrown away."""
+    tries = [p for p in c.phases if attempt(p.name) is not None]
+    last = max((attempt(p.name) or 0 for p in tries), default=0)
+    return sorted((p for p in tries if attempt(p.name) != last), key=lambda p: p.start_t)
+
+
+def kept_phases(c: Compile) -> list[ev.PhaseEnded]:
+    """A compile's phases outside the attempts Dynamo threw away (any thread:
+    a compile runs one attempt at a time)."""
+    dropped = [(p.start_t, p.end_t) for p in _discarded(c)]
+    return [p for p in c.phases if not any(a <= p.start_t and p.end_t <= b for a, b in dropped)]
+
+
+def restart_reason(reason: str, c: Compile) -> str:
+    """One line: the exception's class name, or "graph break: <reason>" when
+    Dynamo restarted to compile the frame up to a break."""
+    line = next((ln.strip() for ln in reason.splitlines() if ln.strip()), reason.strip())
+    m = _EXC_CLASS.match(line)
+    if m:
+        return m.group(1)
+    if any(gb.reason == line for gb in c.graph_breaks):
+        return f"graph break: {line}"
+    return line
+
+
+def restarts(c: Compile) -> Restarts | None:
+    """None when Dynamo kept its first attempt."""
+    metrics = c.record.metrics if c.record is not None else {}
+    reasons = [restart_reason(str(r), c) for r in metrics.get("restart_reasons") or []]
+    attempts = [(attempt(p.name) or 0, p.duration_s) for p in _discarded(c)]
+    if not attempts and not reasons:
+        return None
+    before = metrics.get("dynamo_time_before_restart_s")
+    cost = float(before) if before else sum(s for _, s in attempts)
+    return Restarts(attempts, sorted(set(reasons)), cost)

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 
 from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.figures.benchmark import within_spread
 from dlcprof.session import Run, Session
 
 _CID_PREFIX = re.compile(r"^\s*\[?\d+/\d+\]?\s*:\s*")
@@ -61,12 +63,50 @@ def recompile_rows(run: Run) -> list[RecompileRow]:
     return rows
 
 
-def unique_dims(run: Run) -> list[ev.DimMadeDynamic]:
+# A symbol whose source is a tensor's size, stride or storage offset; any other
+# symbol is a Python scalar Dynamo left unspecialized (under dynamic=True a
+# float constant such as math.pi, a LayerNorm eps or a dropout p).
+_TENSOR_DIM = re.compile(r"\.(?:size|stride)\(\)\[\d+\]$|\.storage_offset\(\)$")
+_SOURCE_PART = re.compile(r"^[LG]\['([^']*)'\]|\._modules\['([^']*)'\]|\[(?:'([^']*)'|(\d+))\]")
+
+
+def _unique(run: Run) -> list[ev.DimMadeDynamic]:
     """Each symbol once (every compile attempt announces its symbols again)."""
     seen: dict[tuple[str, str], ev.DimMadeDynamic] = {}
     for d in run.dynamic_dims:
         seen.setdefault((d.symbol, d.source), d)
     return list(seen.values())
+
+
+def is_tensor_dim(d: ev.DimMadeDynamic) -> bool:
+    return bool(_TENSOR_DIM.search(d.source))
+
+
+def unique_dims(run: Run) -> list[ev.DimMadeDynamic]:
+    """Tensor dimensions that became symbolic."""
+    return [d for d in _unique(run) if is_tensor_dim(d)]
+
+
+def symbolic_scalars(run: Run) -> list[ev.DimMadeDynamic]:
+    """Python scalars Dynamo made symbols of instead of constants (not dims)."""
+    return [d for d in _unique(run) if not is_tensor_dim(d)]
+
+
+def scalar_name(source: str) -> str:
+    """Dynamo's source as the Python a user wrote:
+    ``L['self']._modules['norm'].eps`` -> ``self.norm.eps``, ``G['math'].pi`` -> ``math.pi``."""
+
+    def part(m: re.Match[str]) -> str:
+        name, module, key, index = m.groups()
+        if index is not None:
+            return f"[{index}]"
+        word = next(g for g in (name, module, key) if g is not None)
+        # A module Dynamo imported itself: "__import_transformers_dot_activations".
+        if word.startswith("__import_"):
+            word = word.removeprefix("__import_").replace("_dot_", ".")
+        return "." + word
+
+    return _SOURCE_PART.sub(part, source).lstrip(".")
 
 
 # --- shape sweeps -------------------------------------------------------------------
@@ -84,6 +124,12 @@ def sweep_total(run: Run) -> float | None:
     if run.sweep_done is not None:
         return run.sweep_done.cumulative_transition_s
     return cumulative(run)[-1] if run.sweep else None
+
+
+def rough_latency(run: Run) -> bool:
+    """A step's latency was a median of single calls (reports before it was
+    measured like the benchmark)."""
+    return any(st.latency_spread_ms is None for st in run.sweep)
 
 
 def step_flag(index: int, step: ev.ShapeStepMeasured) -> str:
@@ -142,18 +188,44 @@ class SweepPair:
             return None
         return 1.0 - d / s
 
-    @property
-    def steady(self) -> tuple[int, float, float] | None:
-        """(size, static ms, dynamic ms) at the largest size both swept."""
+    def _steady_steps(self) -> tuple[ev.ShapeStepMeasured, ev.ShapeStepMeasured] | None:
+        """The static and the dynamic step at the largest size both swept."""
         if not self.complete:
             return None
         assert self.static is not None and self.dynamic is not None
-        dyn = {st.size: st.latency_ms for st in self.dynamic.sweep}
+        dyn = {st.size: st for st in self.dynamic.sweep}
         common = [st for st in self.static.sweep if st.size in dyn]
         if not common:
             return None
         last = max(common, key=lambda st: st.size)
-        return last.size, last.latency_ms, dyn[last.size]
+        return last, dyn[last.size]
+
+    @property
+    def steady(self) -> tuple[int, float, float] | None:
+        """(size, static ms, dynamic ms) at the largest size both swept."""
+        steps = self._steady_steps()
+        if steps is None:
+            return None
+        s, d = steps
+        return s.size, s.latency_ms, d.latency_ms
+
+    @property
+    def steady_differs(self) -> bool | None:
+        """Whether the steady latencies differ by more than their spread; None
+        when a side has no measured spread (older reports)."""
+        steps = self._steady_steps()
+        if steps is None or any(st.latency_spread_ms is None for st in steps):
+            return None
+        s, d = steps
+        assert s.latency_spread_ms is not None and d.latency_spread_ms is not None
+        return not within_spread(s.latency_ms, d.latency_ms, s.latency_spread_ms,
+                                 d.latency_spread_ms)  # fmt: skip
+
+    @property
+    def verdict(self) -> str:
+        return text.sweep_verdict(
+            self.static_s, self.dynamic_s, self.reduction, self.steady, self.steady_differs
+        )
 
     def sizes(self) -> list[int]:
         out: list[int] = []

@@ -104,6 +104,7 @@ class MetricDelta:
     neutral: bool = False  # a change, but neither better nor worse (kernel count)
     a_measurable: bool = True  # False: eager and compiled within their spread on that side
     b_measurable: bool = True
+    caveat: str = ""  # why the two sides are not like for like (no better/worse then)
 
     @property
     def delta(self) -> float | None:
@@ -114,6 +115,8 @@ class MetricDelta:
     @property
     def verdict(self) -> str:
         """ "better" | "worse" | "same" | "" (not comparable)."""
+        if self.caveat:
+            return ""
         d = self.delta
         if self.unit == "runs":
             if self.a_why or self.b_why:
@@ -161,6 +164,10 @@ class MetricDelta:
 
     @property
     def delta_text(self) -> str:
+        words = self._delta_words()
+        return f"{words} ({self.caveat})" if self.caveat else words
+
+    def _delta_words(self) -> str:
         d = self.delta
         if d is None and self.unit == "runs" and self.verdict in ("better", "worse"):
             return "now pays off" if self.verdict == "better" else "now never"
@@ -226,8 +233,19 @@ class Comparison:
         """A recompile reason as every view words it: the newest failed guard."""
         return str(fr.newest_reason(self.reasons.get(reason, reason)) or reason)
 
+    @property
+    def cache_note(self) -> str | None:
+        """Said when the two sides' compiles met different cache states."""
+        a, b = fb.compile_cache(self.a_run), fb.compile_cache(self.b_run)
+        if (a.state if a else None) == (b.state if b else None):
+            return None
+        return text.cache_differs(fb.cache_text(a), fb.cache_text(b))
+
     def headline(self) -> list[HeadlineRow]:
-        rows = []
+        a, b = fb.compile_cache(self.a_run), fb.compile_cache(self.b_run)
+        differ = self.cache_note is not None
+        rows = [HeadlineRow("compile cache", fb.cache_text(a), fb.cache_text(b),
+                            "differs" if differ else "—", "" if differ else "same")]  # fmt: skip
         for m in self.metrics:
             rows.append(HeadlineRow(m.name, m.a_text, m.b_text, m.delta_text, m.verdict))
             if m.name == "speedup":
@@ -256,6 +274,10 @@ class Comparison:
 
 
 # --- comparing ----------------------------------------------------------------------
+
+# What a cache hit on one side and a miss on the other makes incomparable.
+_CACHE_BOUND = ("compile wall", "compile_s (benchmark)", "break-even")
+
 
 
 def pick_run(session: Session, which: int | str | None, side: str) -> Run:
@@ -429,6 +451,11 @@ def compare(
         metrics=_metrics(ra, rb),
         phases=phases,
     )
+    if cmp.cache_note is not None:
+        # Two numbers that count different work; "never" stays a runtime verdict.
+        for m in cmp.metrics:
+            if m.name in _CACHE_BOUND and m.a is not None and m.b is not None:
+                m.caveat = "cache differs"
     _diff_kernels(cmp, ra.kernels, rb.kernels)
     gb_a = [(g.reason, g.location) for g in ra.graph_breaks]
     gb_b = [(g.reason, g.location) for g in rb.graph_breaks]
@@ -481,6 +508,8 @@ def render_compare_table(cmp: Comparison) -> Group:
     for row in cmp.headline():
         t.add_row(row.name, row.a, row.b, Text(row.delta, style=VERDICT_STYLE[row.verdict]))
     parts.append(t)
+    if cmp.cache_note:
+        parts.append(Text(cmp.cache_note, style="yellow"))
 
     t = Table(title="compile time by phase", title_justify="left")
     t.add_column("phase")
@@ -504,8 +533,8 @@ def render_compare_table(cmp: Comparison) -> Group:
 
     t = Table(title=f"kernels ({cmp.kernels_same} unchanged)", title_justify="left")
     t.add_column("change")
-    t.add_column("kernel")
-    t.add_column("fused ops")
+    t.add_column("kernel", overflow="fold")
+    t.add_column("fused ops", overflow="fold")
     for k in cmp.kernels_added:
         t.add_row(Text("added", style="green"), k.name, ", ".join(k.fused_ops))
     for k in cmp.kernels_removed:

@@ -5,6 +5,8 @@
     <dir>/report.md               the summary to paste into an issue
     <dir>/trace.json              Chrome trace (Perfetto)
     <dir>/pyspy.speedscope.json   the py-spy profile, when the session has one
+    <dir>/torch_trace.log         torch's raw structured trace (tlparse opens it);
+                                  torch_trace-run-N.log per run when several have one
 
 Never overwrites: an existing non-empty folder makes it pick ``dir-2``,
 ``dir-3``, ... Every file is written atomically; everything is rendered
@@ -19,6 +21,7 @@ import os
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 from dlcprof.figures.runs import session_origin
 from dlcprof.report.atomic import os_reason, write_atomic
@@ -29,9 +32,10 @@ from dlcprof.report.schema import build_report, dumps_report
 from dlcprof.report.trace import render_chrome_trace
 from dlcprof.session import Session
 
-__all__ = ["PROFILE_NAME", "ReportError", "default_report_dir", "save_session"]
+__all__ = ["PROFILE_NAME", "TRACE_NAME", "ReportError", "default_report_dir", "save_session"]
 
 PROFILE_NAME = "pyspy.speedscope.json"
+TRACE_NAME = "torch_trace.log"
 REPORTS_ROOT = Path("dlcprof-reports")
 _MAX_SUFFIX = 10_000
 
@@ -78,6 +82,22 @@ def _profile_source(session: Session, profile_path: str | None) -> Path | None:
     return Path(e.path) if e is not None else None
 
 
+def _raw_traces(session: Session) -> tuple[dict[str, bytes], list[str]]:
+    """torch's raw trace of each run that has one: {file name: bytes}, and a
+    note per trace that could not be read."""
+    runs = [(n, r) for n, r in enumerate(session.runs.values(), 1) if r.raw_trace]
+    files: dict[str, bytes] = {}
+    notes = []
+    for n, run in runs:
+        assert run.raw_trace is not None
+        name = TRACE_NAME if len(runs) == 1 else f"torch_trace-run-{n}.log"
+        try:
+            files[name] = Path(run.raw_trace.path).read_bytes()
+        except OSError as e:
+            notes.append(f"torch trace {run.raw_trace.path} not copied: {os_reason(e)}")
+    return files, notes
+
+
 def save_session(
     session: Session, directory: str | os.PathLike[str], profile_path: str | None = None
 ) -> Path:
@@ -93,9 +113,17 @@ def save_session(
         except OSError as e:
             # The recording is still worth saving without its profile: say why it is absent.
             profile_note = f"py-spy profile {profile} not copied: {os_reason(e)}"
-    extra = {"files": {"profile": PROFILE_NAME if profile_bytes is not None else None}}
+    traces, trace_notes = _raw_traces(session)
+    extra: dict[str, Any] = {
+        "files": {
+            "profile": PROFILE_NAME if profile_bytes is not None else None,
+            "torch_trace": sorted(traces),
+        }
+    }
     if profile_note:
-        extra["files"]["profile_note"] = profile_note  # type: ignore[assignment]
+        extra["files"]["profile_note"] = profile_note
+    if trace_notes:
+        extra["files"]["torch_trace_note"] = "; ".join(trace_notes)
     files: dict[str, str | bytes] = {
         "session.json": dumps_report(build_report(session, extra)),
         "report.html": render_html(session),
@@ -104,6 +132,7 @@ def save_session(
     }
     if profile_bytes is not None:
         files[PROFILE_NAME] = profile_bytes
+    files.update(traces)
 
     target, created = _claim_dir(Path(directory))
     written: list[Path] = []

@@ -77,7 +77,10 @@ def _phases(r: rm.RunModel, detail: int) -> list[str]:
         for c in r.compiles
     ]  # fmt: skip
     head = ["compile", "wall", "cache", "ops", "guards", "kernels", "recompile reason", "failure"]
-    return out + table(head, rows, "lrlrrrll") + [""]
+    out += table(head, rows, "lrlrrrll") + [""]
+    for c in r.restarted if detail >= NO_SOURCES else []:
+        out += [f"Dynamo restarted `{c.compile_id}`: {c.restarts_text}.", ""]
+    return out
 
 
 def _kernels(r: rm.RunModel, sources: bool) -> list[str]:
@@ -87,7 +90,8 @@ def _kernels(r: rm.RunModel, sources: bool) -> list[str]:
     rows = []
     for k in r.kernels:
         origin = "; ".join(f"{s.location} {s.code}".strip() for s in k.sources[:2])
-        rows.append([k.number, code(k.name), k.kernel.kind, k.ops, origin or "—", k.compiles])
+        origin = origin or text.na(text.NO_SOURCE_LINES)
+        rows.append([k.number, code(k.name), k.kernel.kind, k.ops, origin, k.compiles])
     head = ["#", "kernel", "kind", "fused ops", "from (user source)", "compiles"]
     out += table(head, rows, "rlllll") + [""]
     if not sources:
@@ -112,7 +116,7 @@ def _kernels(r: rm.RunModel, sources: bool) -> list[str]:
     return out
 
 
-def _recompiles(r: rm.RunModel) -> list[str]:
+def _recompiles(r: rm.RunModel, detail: int) -> list[str]:
     out = ["### Recompiles", ""]
     if not r.recompiles:
         out += ["None.", ""]
@@ -131,6 +135,8 @@ def _recompiles(r: rm.RunModel) -> list[str]:
         out += table(head, rows, "rllrr") + [""]
     if r.dims:
         out += ["Dims made dynamic: " + ", ".join(code(d) for d in r.dims), ""]
+    if r.scalars_text and detail >= NO_SOURCES:
+        out += [r.scalars_text, ""]
     if r.sweep:
         out += ["### Shape sweep", ""]
         rows = [
@@ -224,13 +230,15 @@ def _run_section(r: rm.RunModel, detail: int = FULL) -> list[str]:
         out += [f"> **Error ({e.stage})**: {cell(e.message)}", ""]
     out += _phases(r, detail)
     out += _kernels(r, detail >= FULL)
-    out += _recompiles(r)
+    out += _recompiles(r, detail)
     out += ["### Graph breaks", ""]
     if not r.graph_breaks:
         out += ["None.", ""]
     else:
         rows = [
-            [i, g.reason, code(g.location) if g.location else text.na("no user frame"),
+            [i, g.reason,
+             (code(g.location) + f" {text.broke_inside(g.detail)}".rstrip()) if g.location
+             else text.na("no user frame"),
              g.compile_id or text.NA, "; ".join(g.hints) or "—"]
             for i, g in enumerate(r.graph_breaks, 1)
         ]  # fmt: skip

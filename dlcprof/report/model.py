@@ -239,6 +239,12 @@ class CompileRow:
     failure: str | None
     record: ev.CompileFinished | None
     compile: Compile
+    restarts: fp.Restarts | None = None  # attempts Dynamo threw away
+
+    @property
+    def restarts_text(self) -> str | None:
+        r = self.restarts
+        return text.restarts(r.count, r.cost_s, r.reasons) if r is not None else None
 
 
 def _compile_rows(run: Run) -> list[CompileRow]:
@@ -261,6 +267,7 @@ def _compile_rows(run: Run) -> list[CompileRow]:
                 failure=failure,
                 record=rec,
                 compile=c,
+                restarts=fp.restarts(c),
             )
         )
     return out
@@ -352,11 +359,14 @@ class SweepTable:
     steps: list[SweepStep]
     total: Figure
 
+    rough: bool = False  # latencies are medians of single calls (older reports)
+
     @property
     def summary(self) -> str:
+        rough = f" Latencies marked ~ are {text.ROUGH}." if self.rough else ""
         return (
             f"Cumulative transition cost: {self.total.text} over "
-            f"{text.plural(len(self.steps), 'shape')}."
+            f"{text.plural(len(self.steps), 'shape')}.{rough}"
         )
 
 
@@ -366,7 +376,7 @@ def _sweep_table(run: Run) -> SweepTable | None:
     steps = [
         SweepStep(
             st.size, fr.step_flag(i, st), text.secs(st.transition_s), text.secs(cum), cum,
-            text.ms(st.latency_ms), reason_text(st.reason), st,
+            text.latency(st.latency_ms, st.latency_spread_ms), reason_text(st.reason), st,
         )
         for i, (st, cum) in enumerate(zip(run.sweep, fr.cumulative(run), strict=True))
     ]  # fmt: skip
@@ -374,6 +384,7 @@ def _sweep_table(run: Run) -> SweepTable | None:
         run.settings.dynamic if run.settings else text.NA,
         steps,
         seconds(fr.sweep_total(run), "no sweep step"),
+        fr.rough_latency(run),
     )
 
 
@@ -403,8 +414,9 @@ def _benchmark(run: Run) -> BenchmarkBlock | None:
     b = run.benchmark
     if b is None:
         return None
-    s = fb.speed(b)
-    compile_s = text.secs(s.compile_s)
+    s = fb.run_speed(run)
+    assert s is not None
+    compile_s = s.compile_text
     if s.verdict == fb.FASTER:
         sentence = (
             f"The {compile_s} compile pays for itself after "
@@ -432,7 +444,7 @@ def _benchmark(run: Run) -> BenchmarkBlock | None:
         eager_spread=text.ms(s.eager_spread_ms),
         compiled_spread=text.ms(s.compiled_spread_ms),
         speedup=text.speedup_verdict(s.speedup, s.measurable),
-        break_even=text.break_even(s.break_even, s.measurable),
+        break_even=s.break_even_text,
         compile=compile_s,
         measured=fb.measured_with(b),
         sentence=sentence,
@@ -611,6 +623,7 @@ class RunModel:
     kernels_why: str
     recompiles: list[RecompileRow]
     dims: list[str]
+    scalars: list[str]  # "zf0 = L['self'].p": scalars made symbols, apart from the dims
     sweep: SweepTable | None
     benchmark: BenchmarkBlock | None
     benchmark_why: str
@@ -646,6 +659,15 @@ class RunModel:
     @property
     def unavailable(self) -> dict[str, str]:
         return self.run.unavailable
+
+    @property
+    def scalars_text(self) -> str | None:
+        names = [fr.scalar_name(d.source) for d in fr.symbolic_scalars(self.run)]
+        return text.symbolic_scalars(names) if names else None
+
+    @property
+    def restarted(self) -> list[CompileRow]:
+        return [c for c in self.compiles if c.restarts is not None]
 
     def summary_row(self) -> list[str]:
         """The run's line in the runs table (SUMMARY_COLUMNS)."""
@@ -736,6 +758,7 @@ def run_model(session: Session, run: Run, number: int | None = None) -> RunModel
         or "none generated, or the kernel probe did not run",
         recompiles=_recompile_rows(run),
         dims=[f"{d.symbol} = {d.source}" for d in fr.unique_dims(run)],
+        scalars=[f"{d.symbol} = {d.source}" for d in fr.symbolic_scalars(run)],
         sweep=sweep,
         benchmark=bench,
         benchmark_why=fb.why_none(run),
@@ -819,7 +842,7 @@ def build(session: Session) -> Report:
     runs = [run_model(session, r, i) for i, r in enumerate(session.runs.values(), 1)]
     swept = [rm for rm in runs if rm.run.sweep]
     sweeps = [
-        SweepContrast(p, text.sweep_verdict(p.static_s, p.dynamic_s, p.reduction, p.steady))
+        SweepContrast(p, p.verdict)
         for p in fr.sweep_pairs(session)
         if p.complete
     ]

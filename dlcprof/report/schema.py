@@ -27,7 +27,7 @@ from dlcprof.report.atomic import os_reason
 from dlcprof.report.errors import ReportError
 from dlcprof.report.model import iso as _iso
 from dlcprof.report.model import report_origin
-from dlcprof.session import Session
+from dlcprof.session import Run, Session
 
 __all__ = [
     "MIGRATIONS",
@@ -94,10 +94,12 @@ def _compile_dict(row: rm.CompileRow, origin: float | None) -> dict[str, Any]:
         ],
         "recompile_reason": rec.recompile_reason if rec else None,
         "graph_breaks": [
-            {"reason": g.reason, "location": g.location, "hints": list(g.hints)}
+            {"reason": g.reason, "location": g.location, "detail": g.detail,
+             "hints": list(g.hints)}
             for g in c.graph_breaks
         ],
         "cache": c.cache,
+        "restarts": _restarts_dict(row.restarts),
         "is_backward": c.is_backward,
         "fail_type": rec.fail_type if rec else None,
         "fail_reason": rec.fail_reason if rec else None,
@@ -107,15 +109,29 @@ def _compile_dict(row: rm.CompileRow, origin: float | None) -> dict[str, Any]:
     }
 
 
-def benchmark_dict(b: ev.BenchmarkMeasured) -> dict[str, Any]:
-    """A benchmark with its figures, as the JSON report and the trace carry it."""
-    s = fb.speed(b)
+def _restarts_dict(r: fp.Restarts | None) -> dict[str, Any] | None:
+    if r is None:
+        return None
+    return {
+        "count": r.count,
+        "cost_s": r.cost_s,
+        "attempts": [{"attempt": n, "duration_s": secs} for n, secs in r.attempts],
+        "reasons": list(r.reasons),
+    }
+
+
+def benchmark_dict(run: Run) -> dict[str, Any] | None:
+    """A run's benchmark with its figures, as the JSON report and the trace carry it."""
+    b, s = run.benchmark, fb.run_speed(run)
+    if b is None or s is None:
+        return None
     return {
         "eager_ms": b.eager_ms,
         "compiled_ms": b.compiled_ms,
         "speedup": s.speedup,
         "verdict": s.verdict,
         "compile_s": b.compile_s,
+        "compile_cache": s.cache.state if s.cache else None,
         "break_even_runs": s.break_even,
         "eager_spread_ms": b.eager_spread_ms,
         "compiled_spread_ms": b.compiled_spread_ms,
@@ -159,12 +175,14 @@ def _run_dict(m: rm.RunModel) -> dict[str, Any]:
             for r in m.recompiles
         ],
         "graph_breaks": [
-            {"compile_id": g.compile_id, "reason": g.reason, "location": g.location}
+            {"compile_id": g.compile_id, "reason": g.reason, "location": g.location,
+             "detail": g.detail}
             for g in run.graph_breaks
         ],
         # Each compile attempt re-announces its symbols: list each once.
         "dynamic_dims": list(m.dims),
-        "benchmark": benchmark_dict(m.benchmark.event) if m.benchmark else None,
+        "dynamic_scalars": list(m.scalars),
+        "benchmark": benchmark_dict(run),
         "shape_sweep": [
             {k: v for k, v in dataclasses.asdict(st).items() if k not in ("t", "run_id")}
             | {"step": step.flag}

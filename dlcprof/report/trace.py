@@ -159,8 +159,7 @@ def render_chrome_trace(session: Session) -> dict[str, Any]:
 
         if run.benchmark is not None:
             # Only the end time is recorded: a marker, not an invented span.
-            b = run.benchmark
-            instant(pid, TID_STEPS, "benchmark", "benchmark", b.t, benchmark_dict(b))
+            instant(pid, TID_STEPS, "benchmark", "benchmark", run.benchmark.t, benchmark_dict(run))
         prev: float | None = None
         for st in run.sweep:
             t = st.t

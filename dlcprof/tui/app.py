@@ -85,7 +85,7 @@ AFFECTS: dict[type[ev.Event], set[str]] = {
     ev.HotFramesSampled: {"hotspots"},
     ev.ProfileSaved: {"hotspots", "log"},
 }
-REPAINT_FREE: frozenset[type[ev.Event]] = frozenset()
+REPAINT_FREE: frozenset[type[ev.Event]] = frozenset({ev.TraceSaved})
 
 # What to do next, per failing stage: the second half of a one-line error.
 _REMEDY = {

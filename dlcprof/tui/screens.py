@@ -11,7 +11,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Static
 
 from dlcprof import events as ev
-from dlcprof.text import NA
+from dlcprof.text import NA, NO_SOURCE_LINES, na
 
 
 def source_lexer(source: str) -> str:
@@ -65,7 +65,7 @@ class KernelSourceScreen(Screen[None]):
                     yield Static(
                         Text("\n".join(k.source_lines))
                         if k.source_lines
-                        else Text(f"{NA}: no provenance for this kernel", style="dim")
+                        else Text(na(NO_SOURCE_LINES), style="dim")
                     )
         yield Footer()
 

@@ -19,7 +19,7 @@ from typing import IO, Any
 from dlcprof import events as ev
 from dlcprof.settings import RunSettings
 from dlcprof.worker import bench
-from dlcprof.worker.probes import ProbeNotes, Sink
+from dlcprof.worker.probes import ProbeNotes, Sink, rawtrace
 from dlcprof.worker.probes import caches as caches_probe
 from dlcprof.worker.probes import dynamo as dynamo_probe
 from dlcprof.worker.probes import kernels as kernels_probe
@@ -94,6 +94,7 @@ class Run:
         self.notes = ProbeNotes(sink, run_id)
         self.dispatcher: TraceDispatcher | None = None
         self._uninstall: Callable[[], None] | None = None
+        self._close_raw_trace: Callable[[], None] | None = None
         self._tee: IO[str] | None = None
 
     # Entry ------------------------------------------------------------------------
@@ -122,6 +123,8 @@ class Run:
                 self._uninstall()
             if self._tee is not None:
                 self._tee.close()
+            if self._close_raw_trace is not None:
+                self._close_raw_trace()
         self.emit(ev.RunFinished(run_id=self.run_id, status=status, wall_s=time.time() - t0))
         return 0 if status == "ok" else 1
 
@@ -219,6 +222,7 @@ class Run:
             self._tee = open(tee_path, "w", encoding="utf-8")  # noqa: SIM115
         dispatcher = TraceDispatcher(self.sink, self.run_id, kernels, tee=self._tee)
         self._uninstall = trace_probe.install(dispatcher, self.notes)
+        self._close_raw_trace = rawtrace.install(self.sink, self.run_id, self.notes)
         if self._uninstall is not None:
             self.dispatcher = dispatcher
 
@@ -377,7 +381,8 @@ class Run:
         try:
             compiled = torch.compile(fn, **self._compile_kwargs(device))
             total, compiles = run_sweep(
-                compiled, lambda n: inputs_for(n, device, dtype), sizes, timer, counts, on_step
+                compiled, lambda n: inputs_for(n, device, dtype), sizes, timer, counts, on_step,
+                s.iters, s.reps,
             )
         except workloads.WorkloadError as e:
             self._flush_probes()

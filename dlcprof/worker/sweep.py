@@ -1,7 +1,7 @@
 """Shape sweep: one compiled function fed a sequence of sizes, each transition timed.
 
 What ``transition_s`` includes: the wall time of the first call at a new size
-minus one steady call at that size, i.e. guard evaluation, any recompile
+minus one steady call at that size (the steady latency below), i.e. guard evaluation, any recompile
 (Dynamo trace, AOTAutograd, Inductor lowering and codegen, kernel build or
 load) and first-run overheads (allocations). For the first size it is the
 sweep function's initial compile.
@@ -14,18 +14,19 @@ paid by the main compile and inflate neither; and Inductor's FX / AOTAutograd
 graph caches are bypassed during the sweep (probes/caches.py), so no step loads
 a graph compiled earlier (in this run or an earlier one) in a fraction of the
 time. Kernel binaries may still come from the code cache.
+
+The steady latency at each size is measured like the benchmark: after the
+warm-up, ``reps`` repetitions of ``iters`` back-to-back calls, median and
+interquartile range over the repetitions.
 """
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable
 from typing import Any
 
-from dlcprof.worker.bench import Sink, Timer, warm_up
+from dlcprof.worker.bench import Sink, Timer, median_iqr, warm_up
 from dlcprof.worker.probes.trace import CompileCounts
-
-STEADY_CALLS = 5
 
 
 def run_sweep(
@@ -35,6 +36,8 @@ def run_sweep(
     timer: Timer,
     counts: Callable[[], CompileCounts],
     on_step: Callable[..., None],
+    iters: int,
+    reps: int,
 ) -> tuple[float, int]:
     """Calls ``on_step`` per size with ShapeStepMeasured's fields (but run_id);
     returns (cumulative transition s, compiles)."""
@@ -46,11 +49,12 @@ def run_sweep(
         before = counts()
         first_s = timer.one_call_s(compiled, args, sink)
         after = counts()
-        # A few calls to get past the post-compile slow calls, then the steady one.
+        # Past the post-compile slow calls, then timed as the benchmark times.
         warm_up(compiled, args, timer, sink)
-        steady_s = statistics.median(
-            timer.one_call_s(compiled, args, sink) for _ in range(STEADY_CALLS)
+        steady_ms, spread_ms = median_iqr(
+            [timer.per_call_ms(compiled, args, iters, sink) for _ in range(reps)]
         )
+        steady_s = steady_ms / 1e3
         compiled_now = (after.compiles - before.compiles) + (
             after.backward_compiles - before.backward_compiles
         ) > 0
@@ -61,7 +65,8 @@ def run_sweep(
             size=n,
             recompiled=compiled_now,
             transition_s=transition,
-            latency_ms=steady_s * 1e3,
+            latency_ms=steady_ms,
+            latency_spread_ms=spread_ms,
             reason="; ".join(reasons) if reasons else None,
             # Past the recompile limit Dynamo runs the frame eagerly, from the
             # call that hit it on.

@@ -37,11 +37,11 @@ def selected_table(run: Run) -> Table | Text:
     t.add_row(
         "speedup", Text(text.speedup_verdict(s.speedup, s.measurable), _VERDICT_STYLE[s.verdict])
     )
-    t.add_row("compile", f"{text.secs(s.compile_s)} (first call minus a steady call)")
+    t.add_row("compile", f"{s.compile_text}, first call minus a steady call")
     t.add_row(
         "break-even",
         Text(
-            text.break_even(s.break_even, s.measurable),
+            s.break_even_text,
             style="bold" if s.break_even is not None else "red",
         ),
     )

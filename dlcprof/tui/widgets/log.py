@@ -29,6 +29,8 @@ def log_line(e: ev.Event, t0: float | None) -> tuple[Text, Text] | None:
             body = Text.assemble(
                 ("graph break ", "bold magenta"), (f"{e.location} ", "underline"), e.reason
             )
+            if e.detail:
+                body.append(f" {text.broke_inside(e.detail)}", style="dim")
             if e.hints:
                 body.append(f"  hint: {e.hints[0]}", style="dim")
         case ev.LogEmitted():

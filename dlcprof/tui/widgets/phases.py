@@ -109,6 +109,12 @@ class PhaseTimeline:
         reason = newest_reason(c.record.recompile_reason if c.record else None)
         if reason:
             out.append(f"  recompile: {reason}", style="yellow")
+        restarted = fp.restarts(c)
+        if restarted is not None:
+            out.append(
+                "  " + text.restarts(restarted.count, restarted.cost_s, restarted.reasons),
+                style="yellow",
+            )
         return out
 
     def _line(self, row: _Row, t0: float, span: float, end: float, bar_w: int) -> Text:

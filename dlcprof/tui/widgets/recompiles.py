@@ -57,6 +57,10 @@ class RecompileReport:
                 "dims made dynamic: " + ", ".join(f"{d.symbol} = {d.source}" for d in dims),
                 style="cyan",
             )
+        scalars = fr.symbolic_scalars(run)
+        if scalars:
+            names = [fr.scalar_name(d.source) for d in scalars]
+            yield Text(text.symbolic_scalars(names), style="dim")
 
     def _recompiles(self, run: Run) -> Group | Text:
         if not run.recompiles:
@@ -103,7 +107,7 @@ class RecompileReport:
         t.add_column("transition", width=10, justify="right")
         t.add_column("cumulative", ratio=1, no_wrap=True)
         t.add_column("total", width=9, justify="right")
-        t.add_column("steady", width=10, justify="right")
+        t.add_column("steady", width=18, justify="right")
         cums = fr.cumulative(run)
         top = max(cums) if cums else 0.0
         for i, (step, cum) in enumerate(zip(run.sweep, cums, strict=True)):
@@ -112,10 +116,12 @@ class RecompileReport:
             t.add_row(
                 str(step.size), Text(flag, style=style), text.secs(step.transition_s),
                 FitBar(cum / top if top > 0 else 0.0, "yellow"),
-                text.secs(cum), text.ms(step.latency_ms),
+                text.secs(cum), text.latency(step.latency_ms, step.latency_spread_ms),
             )  # fmt: skip
         if run.sweep_done is None and run.live:
             t.caption = "sweeping…"
+        elif fr.rough_latency(run):
+            t.caption = f"~ {text.ROUGH}"
         return Group(t)
 
     def _comparison(self, width: int) -> Group | Text:
@@ -162,7 +168,7 @@ def _verdict(pair: fr.SweepPair) -> Text:
     if not pair.complete:
         return Text(f"comparison: {text.na('until both sweeps finish')}", style="dim")
     return Text(
-        text.sweep_verdict(pair.static_s, pair.dynamic_s, pair.reduction, pair.steady),
+        pair.verdict,
         style="bold",
     )
 

@@ -53,7 +53,6 @@ _NODE_RE = re.compile(
     r"^\s+(\w+)(?:\s*:\s*\"[^\"]*\")?\s*=\s*torch\.ops\.(\w+)\.(\w+)(?:\.\w+)?\(", re.M
 )
 _FRAME_RE = re.compile(r'File "([^"]+)", line (\d+)(?:, in [^\n]*)?\n([^\n]*)')
-_FILE_LINE_RE = re.compile(r"^(.*?):(\d+)(?: |$)")
 _KERNEL_SUFFIX_RE = re.compile(r"_\d+$")
 _FUSED_PREFIX_RE = re.compile(r"^(?:cpp|triton)_(?:(?:poi|red|per|tem|for|mix)_)?fused_")
 
@@ -184,7 +183,15 @@ def format_frames(trace: str) -> list[str]:
 
 
 def parse_kernel_stack_traces(text: str) -> dict[str, list[str]]:
-    """Provenance key "NAME:N" -> user source lines ("file:line code"), deduplicated."""
+    """Provenance key "NAME:N" -> the source lines its ops came from ("file:line
+    code"), once each, in the order of the kernel's nodes.
+
+    Each trace is the Python stack one fused node was traced in; its innermost
+    frame is the line that made the op. The outer frames (``loss =
+    model(x)``, a layer's call site) hold for every op of the model, so they
+    say nothing about this kernel and are left out. A backward node carries
+    the trace of the forward op it differentiates (AOTAutograd copies it).
+    """
     try:
         data = json.loads(text)
     except (TypeError, ValueError):
@@ -195,17 +202,11 @@ def parse_kernel_stack_traces(text: str) -> dict[str, list[str]]:
     for key, traces in data.items():
         lines: list[str] = []
         for trace in traces if isinstance(traces, list) else [traces]:
-            for line in format_frames(str(trace)):
-                if line not in lines:
-                    lines.append(line)
-        out[str(key)] = sorted(lines, key=_file_line)
+            frames = format_frames(str(trace))
+            if frames and frames[-1] not in lines:
+                lines.append(frames[-1])
+        out[str(key)] = lines
     return out
-
-
-def _file_line(line: str) -> tuple[str, int]:
-    """Sort key for "file:line code": by file, then line number."""
-    m = _FILE_LINE_RE.match(line)
-    return (m.group(1), int(m.group(2))) if m else (line, 0)
 
 
 def ops_from_kernel_name(name: str, is_op: Callable[[str], bool]) -> list[str]:

@@ -11,9 +11,12 @@ Records arrive from compile pool threads too: the dispatcher locks.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
+import os
 import re
+import sysconfig
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -63,6 +66,10 @@ CONSUMED = frozenset(
 )  # fmt: skip
 
 _KEEP = ("compile_id", "start_time", "stack_trace")
+# The phase around a lazily compiled backward: what runs inside it (phases on
+# any thread, kernels, the cache state) belongs to the backward compile, though
+# torch stamps it with the forward's compile id.
+BACKWARD_PHASE = "entire_backward_compile"
 _LIMIT_TEXT = ("recompile limit", "recompile_limit", "cache_size_limit", "cache size limit")
 
 
@@ -92,26 +99,77 @@ def compile_id_of(metadata: dict[str, Any]) -> str | None:
 @dataclass
 class GraphBreakInfo:
     reason: str
-    location: str
+    location: str  # the innermost frame in the user's own code
     hints: list[str] = field(default_factory=list)
+    detail: str = ""  # where Dynamo broke, when that is elsewhere (inside torch)
 
 
 _GB_AT_RE = re.compile(r"Graph break in user code at (.+):(\d+)\s*$", re.M)
 _GB_FILE_RE = re.compile(r'File "([^"]+)", line (\d+)')
 
 
-def parse_graph_break(payload: str) -> GraphBreakInfo:
-    """Reason, user "file:line" and hints of a ``dynamo_graph_break_reason`` artifact."""
+def _package_dir(name: str) -> str | None:
+    """Where a package is installed, found without importing it."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    return os.path.realpath(locations[0]) + os.sep if locations else None
+
+
+def _library_dirs() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    dirs = {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return tuple(d + os.sep for d in dirs)
+
+
+_TORCH_DIR = _package_dir("torch")
+_LIBRARY_DIRS = _library_dirs()
+# By name too, for tracebacks recorded on another machine.
+_HARNESS_RE = re.compile(r"[/\\]dlcprof[/\\](?!bundled[/\\])")
+_TORCH_RE = re.compile(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]")
+_LIBRARY_RE = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
+
+
+def frame_owner(path: str) -> str:
+    """Whose code a traceback frame is in: "harness" (dlcprof's worker, the
+    interpreter), "torch", "library" (the standard library, installed
+    packages, the bundled workloads) or "user"."""
+    if path.startswith("<"):
+        return "harness"
+    real = os.path.realpath(path)
+    if _HARNESS_RE.search(real):
+        return "harness"
+    if (_TORCH_DIR is not None and real.startswith(_TORCH_DIR)) or _TORCH_RE.search(real):
+        return "torch"
+    return "library" if real.startswith(_LIBRARY_DIRS) or _LIBRARY_RE.search(real) else "user"
+
+
+def parse_graph_break(
+    payload: str, owner: Callable[[str], str] = frame_owner
+) -> GraphBreakInfo:
+    """Reason, location and hints of a ``dynamo_graph_break_reason`` artifact.
+
+    Dynamo counts the frames it inlines as user code, so its own location for
+    a break inside ``opt.step()`` is torch/optim/optimizer.py. The location
+    given is the innermost frame of the user's traceback in the user's own
+    files (else in another library, e.g. transformers); Dynamo's is the detail.
+    """
     text = payload or ""
-    location = ""
     m = _GB_AT_RE.search(text)
-    if m:
-        location = f"{m.group(1)}:{m.group(2)}"
-    else:
-        user = text.split("User code traceback:", 1)
-        frames = _GB_FILE_RE.findall(user[1].split("\n\n", 1)[0]) if len(user) > 1 else []
-        if frames:
-            location = f"{frames[-1][0]}:{frames[-1][1]}"
+    dynamo_at = f"{m.group(1)}:{m.group(2)}" if m else ""
+    user = text.split("User code traceback:", 1)
+    frames = _GB_FILE_RE.findall(user[1].split("\n\n", 1)[0]) if len(user) > 1 else []
+    location = ""
+    for wanted in ("user", "library"):
+        found = [f"{path}:{line}" for path, line in frames if owner(path) == wanted]
+        if found:
+            location = found[-1]
+            break
+    innermost = dynamo_at or (f"{frames[-1][0]}:{frames[-1][1]}" if frames else "")
+    location = location or innermost
+    detail = innermost if innermost != location else ""
     reason = ""
     if "Graph Break Reason:" in text:
         after = text.split("Graph Break Reason:", 1)[1]
@@ -129,7 +187,7 @@ def parse_graph_break(payload: str) -> GraphBreakInfo:
         s = ln.strip()
         if s.startswith("Hint:"):
             hints.append(s[len("Hint:") :].strip())
-    return GraphBreakInfo(reason=reason, location=location, hints=hints)
+    return GraphBreakInfo(reason=reason, location=location, hints=hints, detail=detail)
 
 
 def parse_recompile_reasons(payload: str | None) -> list[str]:
@@ -231,6 +289,7 @@ class TraceDispatcher:
         self._frame_names: dict[str, str] = {}
         self._limit_functions: set[str] = set()
         self._symbols: set[tuple[str | None, str, str]] = set()
+        self._backward: set[str] = set()  # compile ids whose backward is compiling
         self._last_cid: str | None = None
         self._errors: set[str] = set()
 
@@ -274,6 +333,7 @@ class TraceDispatcher:
             self.flush()
             self.prefix = prefix
             self._open.clear()
+            self._backward.clear()
 
     def snapshot(self) -> CompileCounts:
         with self._lock:
@@ -292,16 +352,24 @@ class TraceDispatcher:
     # Dispatch -----------------------------------------------------------------
 
     def _cid(self, raw: Any) -> str | None:
+        """torch's compile id as dlcprof names it: with the generation prefix,
+        and as the backward's id while that compile's backward is compiling."""
         if raw is None or raw == "None" or raw == "":
             return None
-        return f"{self.prefix}{raw}"
+        cid = f"{self.prefix}{raw}"
+        return ev.backward_id(cid) if cid in self._backward else cid
 
     def _dispatch(self, name: str, md: dict[str, Any], payload: str | None, thread: int) -> None:
+        chromium = parse_chromium(payload) if name == "chromium_event" else None
+        if chromium and chromium.get("name") == BACKWARD_PHASE and chromium.get("ph") == "B":
+            raw = (chromium.get("args") or {}).get("compile_id") or compile_id_of(md)
+            if self._cid(raw) is not None:
+                self._backward.add(f"{self.prefix}{raw}")
         md_cid = self._cid(compile_id_of(md))
         if md_cid is not None:
             self._last_cid = md_cid
         if name == "chromium_event":
-            self._chromium(parse_chromium(payload), md_cid, thread)
+            self._chromium(chromium, md_cid, thread)
         elif name in ("compilation_metrics", "bwd_compilation_metrics"):
             record = md.get(name) or {}
             self._metrics(record, name == "bwd_compilation_metrics", md, md_cid)
@@ -323,6 +391,7 @@ class TraceDispatcher:
                     reason=info.reason,
                     location=info.location,
                     hints=info.hints,
+                    detail=info.detail,
                 )
             )
         elif name == "create_symbol":
@@ -386,7 +455,11 @@ class TraceDispatcher:
     def _metrics(
         self, record: dict[str, Any], is_backward: bool, md: dict[str, Any], md_cid: str | None
     ) -> None:
+        is_backward = is_backward or record.get("is_forward") is False
         cid = self._cid(record.get("compile_id")) or md_cid or "?"
+        if is_backward:
+            self._backward.discard(cid.removesuffix(ev.BACKWARD))
+            cid = ev.backward_id(cid)
         if self.kernels is not None:
             self.kernels.flush(cid)  # kernels first, then the compile that made them
         frame = cid.rsplit("/", 1)[0]
@@ -411,7 +484,7 @@ class TraceDispatcher:
                 compile_id=cid,
                 wall_s=wall,
                 start_t=float(start) if start is not None else ev.now() - wall,
-                is_backward=is_backward or record.get("is_forward") is False,
+                is_backward=is_backward,
                 recompile_reason=record.get("recompile_reason"),
                 fail_type=fail_type,
                 fail_reason=_first_line(record.get("fail_reason")),
@@ -455,6 +528,9 @@ class TraceDispatcher:
             record = md.get(name) or {}
             md = dict(md)
             md[name] = {k: v for k, v in record.items() if k in METRIC_FIELDS or k in _KEEP}
+        elif name == "create_symbol":
+            md = dict(md)  # the Python stacks it was created in: kilobytes, unused
+            md[name] = {k: v for k, v in (md.get(name) or {}).items() if "stack" not in k}
         try:
             self.tee.write(  # type: ignore[union-attr]
                 json.dumps({"metadata": md, "payload": payload, "thread": thread}, default=str)

@@ -1,0 +1,185 @@
+"""What went wrong on real models, replayed from recorded structured traces
+(tests/fixtures/trace, scripts/record_fixtures.py): each compile owns its
+phases and kernels, restarts are priced, dims are told apart from scalars.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from rich.console import Console
+from test_worker_probes import replay
+
+from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.console import run_summary
+from dlcprof.figures import phases as fp
+from dlcprof.figures import recompiles as fr
+from dlcprof.report.markdown import render_markdown
+from dlcprof.report.schema import build_report
+from dlcprof.session import Run, Session
+
+# torch's compile wall leaves out a few ms of the outer `dynamo` phase.
+OUTER_SLACK_S = 0.05
+SLACK_S = 0.002
+
+
+def session_of(name: str) -> tuple[Session, Run]:
+    session = Session.from_events(replay(name))
+    return session, session.run("r")
+
+
+def outside_their_compile(run: Run) -> list[str]:
+    """Phases that do not lie inside the span of the compile they are credited to."""
+    out = []
+    for c in run.compiles.values():
+        assert c.start_t is not None and c.wall_s is not None, c.compile_id
+        end = c.start_t + c.wall_s
+        for p in c.phases:
+            slack = OUTER_SLACK_S if p.name == "dynamo" else SLACK_S
+            if p.start_t < c.start_t - slack or p.end_t > end + slack:
+                out.append(f"{c.compile_id}: {p.name} [{p.start_t:.3f}, {p.end_t:.3f}] "
+                           f"outside [{c.start_t:.3f}, {end:.3f}]")  # fmt: skip
+    return out
+
+
+def test_a_lazy_backward_owns_its_phases_and_kernels():
+    """The training step's backward compiles at the first .backward(): its
+    lowering, codegen, C++ builds and kernels are its own, inside its span."""
+    _, run = session_of("training_step")
+    fwd, bwd = run.compiles["0/0"], run.compiles["0/0 (bwd)"]
+    assert bwd.is_backward and not fwd.is_backward
+    assert {"entire_backward_compile", "GraphLowering.run", "Scheduler.codegen"} <= {
+        p.name for p in bwd.phases
+    }
+    assert any(p.name == "compile_file" for p in bwd.phases)  # pool-thread g++ builds too
+    assert bwd.kernels and all(k.graph == "backward" for k in bwd.kernels)
+    assert fwd.kernels and all(k.graph == "forward" for k in fwd.kernels)
+    assert outside_their_compile(run) == []
+    # Inductor's time fits in each compile's wall.
+    for c in (fwd, bwd):
+        inductor = sum(p.duration_s for p in c.phases if p.name == "inductor_compile")
+        assert 0 < inductor <= c.wall_s
+    # Every view names the backward compile by its own id.
+    live = [e for e in replay("training_step") if isinstance(e, ev.PhaseEnded)]
+    assert any(p.compile_id == "0/0 (bwd)" and p.name == "GraphLowering.run" for p in live)
+
+
+def test_restarts_are_priced_and_explained():
+    """dynamic=true on float attributes: Dynamo throws its first attempt away
+    (TensorifyScalarRestartAnalysis); its cost is shown, not summed into the phases."""
+    session, run = session_of("dynamic_scalars")
+    (c,) = run.compiles.values()
+    r = fp.restarts(c)
+    assert r is not None and r.count == 1
+    assert r.reasons == ["TensorifyScalarRestartAnalysis"]
+    (n, secs), = r.attempts
+    assert n == 0 and 0 < secs <= r.cost_s < c.wall_s
+    assert r.cost_s == pytest.approx(c.record.metrics["dynamo_time_before_restart_s"])
+    # The key phases count the kept attempt only: one bytecode trace, not two.
+    trace = next(k for k in fp.key_phases(c) if k.name == "bytecode_tracing")
+    assert trace.count == 1
+    assert sum(p.name == "bytecode_tracing" for p in c.phases) == 2
+    words = f"1 restart threw away {text.secs(r.cost_s)} (TensorifyScalarRestartAnalysis)"
+    console = Console(width=200, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(run_summary(run, session))
+    assert words in console.export_text()
+    assert words in render_markdown(session)
+    (compile_json,) = build_report(session)["runs"][0]["compiles"]
+    assert compile_json["restarts"]["reasons"] == ["TensorifyScalarRestartAnalysis"]
+
+
+def test_graph_break_restarts_say_they_are_graph_breaks():
+    _, run = session_of("training_step")
+    r = fp.restarts(run.compiles["0/0"])
+    assert r is not None and r.reasons == ["graph break: Unsupported Tensor.backward() call"]
+
+
+def test_dims_made_dynamic_are_tensor_dims_and_scalars_are_listed_apart():
+    session, run = session_of("dynamic_scalars")
+    assert [d.source for d in fr.unique_dims(run)] == ["L['x'].size()[0]", "L['x'].size()[1]"]
+    names = [fr.scalar_name(d.source) for d in fr.symbolic_scalars(run)]
+    assert names == ["self.norm.eps", "math.pi", "self.p", "self.scale"]
+    report = build_report(session)["runs"][0]
+    assert report["dynamic_dims"] == ["s77 = L['x'].size()[0]", "s27 = L['x'].size()[1]"]
+    assert len(report["dynamic_scalars"]) == 4
+    assert "4 scalars made symbols (not dims): self.norm.eps, math.pi" in render_markdown(session)
+
+
+def test_kernel_source_lines_are_the_lines_of_its_ops():
+    """A kernel comes from the lines that made its ops, not from the outer
+    frames every op shares (the loss line a relu is called under); a backward
+    kernel from the forward line it differentiates."""
+    _, run = session_of("training_step")
+    fwd, bwd = run.compiles["0/0"].kernels, run.compiles["0/0 (bwd)"].kernels
+
+    def lines(k: ev.KernelGenerated) -> list[str]:
+        return [line.rsplit("/", 1)[1] for line in k.source_lines]
+
+    (relu,) = [k for k in fwd if k.name == "cpp_fused_relu_0"]
+    assert lines(relu) == ["training_step.py:25 return self.net(x)"]
+    (loss_bwd,) = [k for k in bwd if "_log_softmax_backward_data" in k.name]
+    assert lines(loss_bwd) == ["training_step.py:43 loss = F.cross_entropy(model(x), target)"]
+    # The weight-gradient matmuls come from the layers, not from the loss.
+    mms = [k for k in bwd if k.name == "extern_kernels.mm"]
+    assert len(mms) == 5 and all(lines(k) == lines(relu) for k in mms)
+
+
+def test_a_break_inside_the_optimizer_points_at_the_users_step_line():
+    """Dynamo locates the optimizer's break in torch/optim/optimizer.py; the
+    user's line is `opt.step()`, with torch's frame as the detail."""
+    session, run = session_of("optimizer_step")
+    inside = [gb for gb in run.graph_breaks if gb.detail]
+    assert len(inside) == 2
+    for gb in inside:
+        assert gb.location.endswith("optimizer_step.py:14"), gb.location  # opt.step()
+        assert text.short_path(gb.detail) == "torch/optim/optimizer.py:79"
+    # A break in the user's own line has no detail.
+    assert run.graph_breaks[0].location.endswith("optimizer_step.py:13")
+    assert not run.graph_breaks[0].detail
+    words = "optimizer_step.py:14 (broke inside torch/optim/optimizer.py:79)"
+    console = Console(width=300, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(run_summary(run, session))
+    assert words in console.export_text().replace("`", "")
+    assert words in render_markdown(session).replace("`", "")
+
+
+def test_piped_output_keeps_whole_kernel_names(monkeypatch):
+    """Off a terminal Rich would cut tables to 80 columns and end kernel names
+    in "…"; the CLI's console is wide there, and names fold rather than cut."""
+    import io
+
+    from dlcprof.console import PIPE_WIDTH, kernels_table, make_console
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    pipe = io.StringIO()
+    console = make_console(file=pipe)
+    assert not console.is_terminal and console.width == PIPE_WIDTH
+    session, run = session_of("training_step")
+    console.print(run_summary(run, session))
+    out = pipe.getvalue()
+    longest = max(run.kernels, key=lambda k: len(k.name)).name
+    assert len(longest) > 80 and longest in out
+    assert all(k.name in out for k in run.kernels)
+    assert "…" not in out
+    # COLUMNS still wins, and a narrow table folds a name instead of cutting it.
+    monkeypatch.setenv("COLUMNS", "80")
+    narrow = make_console(file=io.StringIO(), record=True)
+    assert narrow.width == 80
+    narrow.print(kernels_table(run))
+    assert "…" not in narrow.export_text()
+
+
+def test_the_first_sweep_step_is_a_compile_not_a_recompile(fixture_events):
+    """Recorded static sweep: the first size compiled, each later one recompiled."""
+    from test_parity import views
+
+    session = Session.from_events(fixture_events("variable_length_static"))
+    run = session.latest_run
+    flags = [fr.step_flag(i, st) for i, st in enumerate(run.sweep)]
+    assert flags[0] == "compiled" and set(flags[1:]) == {"recompiled"}
+    assert run.sweep[0].recompiled  # what the worker said: it compiled there
+    for view, rendered in views(session, run).items():
+        flat = " ".join(rendered.split())
+        assert re.search(r"\b32\b[\s│|]*compiled\b", flat), view
