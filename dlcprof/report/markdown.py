@@ -148,18 +148,15 @@ def _benchmark(r: rm.RunModel) -> list[str]:
     b = r.benchmark
     if b is None:
         return out + [text.na(r.benchmark_why), ""]
-    out += table(
-        ["", "median per call", "spread (IQR)"],
-        [["eager", b.eager, b.eager_spread], ["compiled", b.compiled, b.compiled_spread]],
-        "lrr",
-    )
+    steady = b.allocator.steady
+    rows = [["compiled vs eager", b.verdict, steady.verdict if steady else text.NA]]
+    rows += [[label, *cells] for label, cells in b.rows]
+    out += table(["", *b.columns], rows, "lrr")
     return out + [
         "",
-        f"- compiled vs eager: {b.verdict}",
-        f"- speedup: **{b.speedup}**",
-        f"- break-even: **{b.break_even}**",
         f"- compile cost: {b.compile} (first compiled call minus a steady one)",
         f"- {b.sentence}",
+        *(f"- {plain(n)}" for n in b.notes),
         f"- measured: {b.measured}",
         "",
     ]
@@ -269,7 +266,7 @@ def _render(report: rm.Report, detail: int) -> str:
     if report.runs:
         out += ["## Summary", ""]
         out += table(
-            list(rm.SUMMARY_COLUMNS), [r.summary_row() for r in report.runs], "rllllrrrrrr"
+            list(rm.SUMMARY_COLUMNS), [r.summary_row() for r in report.runs], "rllllrrrrrrr"
         ) + [""]
     for c in report.sweeps:
         out += [f"**Shape transitions, {plain(c.workload)}**: {c.verdict}.", ""]

@@ -12,8 +12,13 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+try:
+    import resource
+except ImportError:  # not on Windows: no page-fault counts there
+    resource = None  # type: ignore[assignment]
 
 MIN_WARMUP = 5
 WARMUP_MIN_S = 0.05  # keep warming tiny functions until this much time has passed
@@ -83,6 +88,13 @@ def warm_up(fn: Callable[..., Any], args: tuple, timer: Timer, sink: Sink) -> in
     return n
 
 
+def minor_faults() -> int | None:
+    """Minor page faults of the whole process so far (all threads: OpenMP's too)."""
+    if resource is None:
+        return None
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
 def median_iqr(values: list[float]) -> tuple[float, float]:
     if not values:
         return float("nan"), float("nan")
@@ -110,6 +122,11 @@ class BenchResult:
     iters: int
     warmup: int
     timer: str
+    eager_reps_ms: list[float] = field(default_factory=list)
+    compiled_reps_ms: list[float] = field(default_factory=list)
+    # Minor page faults per call, per repetition (empty where not counted).
+    eager_faults: list[float] = field(default_factory=list)
+    compiled_faults: list[float] = field(default_factory=list)
 
 
 def benchmark(
@@ -124,10 +141,19 @@ def benchmark(
     warm = min(warm_up(eager, args, timer, sink), warm_up(compiled, args, timer, sink))
     eager_ms: list[float] = []
     compiled_ms: list[float] = []
+    faults: tuple[list[float], list[float]] = ([], [])
     for _ in range(reps):
+        f0 = minor_faults()
         eager_ms.append(timer.per_call_ms(eager, args, iters, sink))
+        f1 = minor_faults()
         compiled_ms.append(timer.per_call_ms(compiled, args, iters, sink))
+        f2 = minor_faults()
+        if f0 is not None and f1 is not None and f2 is not None:
+            faults[0].append((f1 - f0) / iters)
+            faults[1].append((f2 - f1) / iters)
     timer.sync()
     e, e_spread = median_iqr(eager_ms)
     c, c_spread = median_iqr(compiled_ms)
-    return BenchResult(e, c, e_spread, c_spread, reps, iters, warm, timer.name)
+    return BenchResult(
+        e, c, e_spread, c_spread, reps, iters, warm, timer.name, eager_ms, compiled_ms, *faults
+    )
