@@ -156,14 +156,15 @@ def split_note(
     fast_ms: float,
     n_slow: int,
     slow_ms: float,
+    balanced: bool,
     faults_by: tuple[float, float] | None,
     allocator: bool | None,
 ) -> str:
-    """Why a speedup reads as two figures: the repetitions and what the faults say."""
-    out = (
-        f"{side} {TWO_CLUSTERS}: {n_fast} near {ms(fast_ms)}, {n_slow} near {ms(slow_ms)}, "
-        "so no median is stated"
-    )
+    """Repetitions in two clusters: how many near what, whose figures are stated,
+    and what the page faults say of the cause."""
+    stated = "so both are stated" if balanced else "the median is the larger cluster's"
+    near = f"{n_fast} near {ms(fast_ms)}, {n_slow} near {ms(slow_ms)}"
+    out = f"{side} {TWO_CLUSTERS}: {near}, {stated}"
     if faults_by is not None:
         f_fast, f_slow = faults_by
         pf = f"page faults per call {faults(f_fast)} vs {faults(f_slow)}"

@@ -79,13 +79,25 @@ class AllocatorContrast:
         )  # fmt: skip
 
 
+def band(s: Speed) -> tuple[float, float, float] | None:
+    """(lowest, highest, spread) of a speedup: one figure, or one per cluster."""
+    parts = s.modes or (s,)
+    values = [p.speedup for p in parts if p.speedup is not None]
+    if not values:
+        return None
+    return min(values), max(values), max(p.speedup_spread for p in parts)
+
+
 def verdict(d: Speed, s: Speed, df: Faults, sf: Faults) -> str:
-    """Allocator-sensitive: the two speedups differ by more than the measured
-    spread, and the default run page-faulted clearly more (the allocator's
-    signature; without fault counts, the difference alone decides)."""
-    if d.speedup is None or s.speedup is None:
+    """Allocator-sensitive: the two speedups (each one figure, or one per
+    cluster) are further apart than the measured spread, and the default run
+    page-faulted clearly more: the allocator's signature (without fault counts,
+    the difference alone decides)."""
+    bd, bs = band(d), band(s)
+    if bd is None or bs is None:
         return NOT_SENSITIVE
-    if within_spread(d.speedup, s.speedup, d.speedup_spread, s.speedup_spread):
+    gap = max(bs[0] - bd[1], bd[0] - bs[1], 0.0)
+    if within_spread(gap, 0.0, bd[2], bs[2]):
         return NOT_SENSITIVE
     if df.eager is None or sf.eager is None:
         return SENSITIVE

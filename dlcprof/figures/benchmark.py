@@ -7,6 +7,7 @@ ResNet at 1.000x once reported 69,717,904 runs from noise).
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,8 +25,13 @@ MIXED = text.MIXED
 # either cluster and at least SPLIT_MIN_GAP of the faster one's median (a quiet
 # machine's repetitions scatter by a few percent); each holds SPLIT_MIN_REPS or
 # more, since one slow repetition is an outlier that the median already ignores.
-SPLIT_MIN_GAP = 0.10
+SPLIT_MIN_GAP = 0.15
 SPLIT_MIN_REPS = 2
+# When the smaller cluster holds at least this share of the repetitions, the
+# median sits at a cluster's edge or between them, and may land in either on a
+# rerun: both clusters' figures are stated instead. A smaller one (two stalled
+# repetitions of seven) leaves the median to the larger cluster, with a note.
+SPLIT_BALANCED = 1 / 3
 
 
 @dataclass(frozen=True)
@@ -38,6 +44,12 @@ class Clusters:
     slow_ms: float
     fast_spread_ms: float
     slow_spread_ms: float
+
+    @property
+    def balanced(self) -> bool:
+        """Neither cluster is a clear majority: a median would describe neither."""
+        n = len(self.fast) + len(self.slow)
+        return min(len(self.fast), len(self.slow)) >= SPLIT_BALANCED * n
 
 
 def _median_iqr(values: Sequence[float]) -> tuple[float, float]:
@@ -98,11 +110,11 @@ def break_even(compile_s: float, eager_ms: float, compiled_ms: float) -> float |
 class Speed:
     """The figures of one benchmark, as every view states them.
 
-    When the repetitions split into two clusters (``two_clusters``), ``modes``
-    holds the slowest and the fastest pairing of eager and compiled clusters,
-    each a Speed of its own: the views state those rather than a median of a
-    mix, the verdict is theirs (MIXED when they disagree), and no single
-    break-even is derived."""
+    When the repetitions of a side split into two balanced clusters
+    (``two_clusters``, ``Clusters.balanced``), ``modes`` holds the slowest and
+    the fastest pairing of eager and compiled clusters, each a Speed of its
+    own: the views state those rather than a median of a mix, the verdict is
+    theirs (MIXED when they disagree), and no single break-even is derived."""
 
     eager_ms: float
     compiled_ms: float
@@ -164,6 +176,8 @@ def speed(b: Timed, compile_s: float | None = None) -> Speed:
         return out
     eager = _sides(e_split, b.eager_ms, b.eager_spread_ms)
     compiled = _sides(c_split, b.compiled_ms, b.compiled_spread_ms)
+    if len(eager) == len(compiled) == 1:  # only unbalanced splits: the medians stand
+        return dataclasses.replace(out, eager_split=e_split, compiled_split=c_split)
 
     def pair(e: tuple[float, float], c: tuple[float, float]) -> Speed:
         return _speed(e[0], c[0], e[1], c[1], cs)
@@ -179,8 +193,8 @@ def speed(b: Timed, compile_s: float | None = None) -> Speed:
 
 
 def _sides(c: Clusters | None, ms: float, spread: float) -> list[tuple[float, float]]:
-    """(median, spread) of each cluster, fast first; the whole when there is one."""
-    if c is None:
+    """(median, spread) of each balanced cluster, fast first; else of the whole."""
+    if c is None or not c.balanced:
         return [(ms, spread)]
     return [(c.fast_ms, c.fast_spread_ms), (c.slow_ms, c.slow_spread_ms)]
 
@@ -221,7 +235,9 @@ def split_notes(b: Timed, s: Speed) -> list[str]:
             by = cluster_faults(c, faults)
             cause = None if by is None else clearly_more_faults(by[1], by[0])
             out.append(
-                text.split_note(side, len(c.fast), c.fast_ms, len(c.slow), c.slow_ms, by, cause)
+                text.split_note(
+                    side, len(c.fast), c.fast_ms, len(c.slow), c.slow_ms, c.balanced, by, cause
+                )
             )
     return out
 

@@ -143,17 +143,23 @@ def _recompiles(r: rm.RunModel) -> list[str]:
     return out
 
 
-def _benchmark(r: rm.RunModel) -> list[str]:
+def _benchmark(r: rm.RunModel, detail: int = FULL) -> list[str]:
     out = ["### Benchmark", ""]
     b = r.benchmark
     if b is None:
         return out + [text.na(r.benchmark_why), ""]
-    steady = b.allocator.steady
-    rows = [["compiled vs eager", b.verdict, steady.verdict if steady else text.NA]]
-    rows += [[label, *cells] for label, cells in b.rows]
-    out += table(["", *b.columns], rows, "lrr")
+    if detail < NO_SOURCES:
+        # Compact: the headline figures and the verdict on the two speedups.
+        return out + [
+            f"- speedup: **{b.speedup}**, break-even: **{b.break_even}** ({b.columns[0]})",
+            f"- {b.sentence}",
+            f"- {plain(b.allocator.sentence)}",
+            "",
+        ]
+    out += table(["", *b.columns], [[label, *cells] for label, cells in b.rows], "lrr")
     return out + [
         "",
+        f"- compiled vs eager: {b.verdict}",
         f"- compile cost: {b.compile} (first compiled call minus a steady one)",
         f"- {b.sentence}",
         *(f"- {plain(n)}" for n in b.notes),
@@ -232,7 +238,7 @@ def _run_section(r: rm.RunModel, detail: int = FULL) -> list[str]:
             for i, g in enumerate(r.graph_breaks, 1)
         ]  # fmt: skip
         out += table(["#", "reason", "location", "compile", "hints"], rows, "rllll") + [""]
-    out += _benchmark(r)
+    out += _benchmark(r, detail)
     if r.device.by_span:
         out += ["### Device during this run", ""] + _device_spans(r.device)
     out += _notes(r, detail)

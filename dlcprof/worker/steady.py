@@ -41,6 +41,9 @@ def measure(
             "this run sweeps shapes next, and pinning the allocator would change the sweep's "
             "timings"
         )
+    m = allocator.current()
+    if m.steady:
+        raise NotMeasured(f"the worker's allocator is held steady already ({m.label})")
     t0 = time.perf_counter()
     try:
         how = allocator.pin()
