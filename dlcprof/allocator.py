@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PIN_BYTES = 1 << 30
+STEADY_MIN_BYTES = 32 << 20  # glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit
 # The same pin for a process of one's own, set before it starts.
 STEADY_ENV = {"MALLOC_MMAP_THRESHOLD_": str(PIN_BYTES), "MALLOC_TRIM_THRESHOLD_": str(PIN_BYTES)}
 # Replacement mallocs a process may run with (LD_PRELOAD, or linked in).
@@ -40,24 +41,31 @@ class Malloc:
 
     name: str  # "glibc" | "jemalloc" | "tcmalloc" | "mimalloc" | "unknown"
     version: str | None  # glibc's
-    pinned_by_env: bool  # glibc with both STEADY_ENV variables set
+    # glibc: the STEADY_ENV variables the process started with (an empty one
+    # counts: glibc reads it as 0, every buffer from fresh pages).
+    thresholds: tuple[tuple[str, str], ...] = ()
 
     @property
     def label(self) -> str:
         """What the timed calls ran with, in a few words."""
         if self.name == "glibc":
             glibc = f"glibc {self.version}" if self.version else "glibc"
-            if self.pinned_by_env:
-                return f"{glibc}, thresholds pinned by MALLOC_*_THRESHOLD_"
-            return f"{glibc}, default thresholds"
+            if not self.thresholds:
+                return f"{glibc}, default thresholds"
+            return f"{glibc}, " + " ".join(f"{k}={v!r}" for k, v in self.thresholds)
         if self.name == "unknown":
             return "the C library's malloc (not glibc)"
         return f"{self.name} (preloaded)"
 
     @property
     def steady(self) -> bool:
-        """Already held steady: no allocator history moves the timing."""
-        return self.name == "glibc" and self.pinned_by_env
+        """Held steady already: both thresholds set above glibc's own ceiling for
+        its adaptive threshold (32 MiB), so no history moves the timing."""
+        values = dict(self.thresholds)
+        return self.name == "glibc" and all(
+            values.get(k, "").isdigit() and int(values[k]) >= STEADY_MIN_BYTES
+            for k in STEADY_ENV
+        )
 
 
 def glibc_version() -> str | None:
@@ -86,11 +94,11 @@ def current() -> Malloc:
     other = _replacement()
     version = glibc_version()
     if other is not None:
-        return Malloc(other, version, False)
+        return Malloc(other, version)
     if version is None:
-        return Malloc("unknown", None, False)
-    pinned = all(os.environ.get(k) for k in STEADY_ENV)
-    return Malloc("glibc", version, pinned)
+        return Malloc("unknown", None)
+    thresholds = tuple((k, os.environ[k]) for k in STEADY_ENV if k in os.environ)
+    return Malloc("glibc", version, thresholds)
 
 
 def pin() -> str:
@@ -98,9 +106,7 @@ def pin() -> str:
     how, in a few words. Raises CannotPin with the reason where it cannot."""
     m = current()
     if m.name != "glibc":
-        raise CannotPin(
-            f"the worker's malloc is {m.label}: mallopt pins glibc's malloc only"
-        )
+        raise CannotPin(f"the worker's malloc is {m.label}: mallopt pins glibc's malloc only")
     try:
         libc = ctypes.CDLL(None)  # the process's own symbols: glibc's mallopt
         ok = libc.mallopt(_M_MMAP_THRESHOLD, PIN_BYTES) and libc.mallopt(

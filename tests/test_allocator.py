@@ -135,6 +135,9 @@ def test_which_malloc(monkeypatch):
         monkeypatch.delenv(k, raising=False)
     m = allocator.current()
     assert m.name == "glibc" and not m.steady and m.label.endswith("default thresholds")
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "")  # glibc reads it as 0
+    m = allocator.current()
+    assert not m.steady and m.label.endswith("MALLOC_MMAP_THRESHOLD_=''")
     for k, v in allocator.STEADY_ENV.items():
         monkeypatch.setenv(k, v)
     assert allocator.current().steady
@@ -143,14 +146,15 @@ def test_which_malloc(monkeypatch):
 
 
 def test_doctor_says_what_holds_the_allocator_steady():
-    glibc = allocator.Malloc("glibc", "2.36", False)
+    glibc = allocator.Malloc("glibc", "2.36")
     found = {"tcmalloc": "/usr/lib/libtcmalloc_minimal.so.4"}
     c = allocator_check(glibc, found)
     assert c.status == "warn" and "default thresholds" in c.detail
     assert "MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=1073741824" in c.cost
     assert "LD_PRELOAD=/usr/lib/libtcmalloc_minimal.so.4" in c.cost
-    assert allocator_check(allocator.Malloc("glibc", "2.36", True), {}).status == "ok"
-    jemalloc = allocator_check(allocator.Malloc("jemalloc", "2.36", False), {})
+    pinned = allocator.Malloc("glibc", "2.36", tuple(allocator.STEADY_ENV.items()))
+    assert allocator_check(pinned, {}).status == "ok"
+    jemalloc = allocator_check(allocator.Malloc("jemalloc", "2.36"), {})
     assert jemalloc.status == "warn" and "dirty_decay_ms:-1" in jemalloc.cost
 
 
