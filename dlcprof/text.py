@@ -150,6 +150,13 @@ def faults_pair(eager: float | None, compiled: float | None) -> str:
     return f"{faults(eager)} eager · {faults(compiled)} compiled"
 
 
+def faults_pair_narrow(eager: float | None, compiled: float | None) -> str:
+    """The same in a narrow cell: "2,433 · <1" (eager · compiled)."""
+    if eager is None and compiled is None:
+        return NA
+    return f"{faults(eager)} · {faults(compiled)}"
+
+
 def split_note(
     side: str,
     n_fast: int,
@@ -188,8 +195,8 @@ def headline(allocator: str) -> str:
         return "headline: as measured (this recording does not say which allocator)"
     if allocator.endswith("default thresholds"):
         return (
-            "headline: the speedup your process would see with glibc's default allocator "
-            f"({allocator}), as a plain python process runs"
+            f"headline: the speedup your process would see with glibc's default allocator "
+            f"({allocator})"
         )
     return f"headline: the speedup with {allocator}, as the worker's process ran"
 
@@ -240,9 +247,13 @@ def spread(x: float | None) -> str:
     return f"± {ms(x)}" if x is not None else ""
 
 
-def ms_spread(x: float, spread_ms: float | None) -> str:
-    """A median with its spread: "12.3 ms ± 0.41 ms"."""
-    return f"{ms(x)} {spread(spread_ms)}".rstrip()
+def ms_spread(x: float, spread_ms: float | None, narrow: bool = False) -> str:
+    """A median with its spread: "12.3 ms ± 0.41 ms"; narrow, "12.3 ms ±0.41"."""
+    if not narrow or spread_ms is None:
+        return f"{ms(x)} {spread(spread_ms)}".rstrip()
+    median, s = ms(x), ms(spread_ms)
+    unit = median.rsplit(" ", 1)[-1]
+    return f"{median} ±{s.removesuffix(' ' + unit)}"
 
 
 def value(x: Any) -> str:

@@ -134,37 +134,41 @@ def contrast(run: Run) -> AllocatorContrast | None:
     return AllocatorContrast(d, s, b.allocator, st.how, "", df, sf, v, st.wall_s)
 
 
-def columns() -> list[str]:
+def columns(narrow: bool = False) -> list[str]:
     """The two figures' column names: the headline first."""
+    if narrow:
+        return ["default", "held steady"]
     return [f"{text.DEFAULT_ALLOC} (headline)", text.STEADY_ALLOC]
 
 
-def rows(a: AllocatorContrast) -> list[tuple[str, list[str]]]:
-    """(label, [default, steady]) in every view's order, worded once."""
+def rows(a: AllocatorContrast, narrow: bool = False) -> list[tuple[str, list[str]]]:
+    """(label, [default, steady]) in every view's order, worded once; ``narrow``
+    for a pane a third of a terminal wide."""
     speeds = [a.default, a.steady]
+    pair = text.faults_pair_narrow if narrow else text.faults_pair
 
     def cells(fn) -> list[str]:  # type: ignore[no-untyped-def]
         return [fn(s) if s is not None else text.NA for s in speeds]
 
     return [
-        ("eager", cells(lambda s: text.ms_spread(s.eager_ms, s.eager_spread_ms))),
-        ("compiled", cells(lambda s: text.ms_spread(s.compiled_ms, s.compiled_spread_ms))),
+        ("eager", cells(lambda s: text.ms_spread(s.eager_ms, s.eager_spread_ms, narrow))),
+        ("compiled", cells(lambda s: text.ms_spread(s.compiled_ms, s.compiled_spread_ms, narrow))),
         ("speedup", cells(speedup_text)),
         ("break-even", cells(break_even_text)),
-        ("page faults/call", [
-            text.faults_pair(f.eager, f.compiled) if s is not None else text.NA
+        ("faults/call" if narrow else "page faults/call", [
+            pair(f.eager, f.compiled) if s is not None else text.NA
             for s, f in zip(speeds, [a.faults, a.steady_faults], strict=True)
         ]),
     ]  # fmt: skip
 
 
 def notes(a: AllocatorContrast, run: Run) -> list[str]:
-    """What the table needs said beside it: which figure is the headline and
-    why, how the other was held steady, the verdict, and any split repetitions."""
-    out = [text.headline(a.allocator)]
+    """What the table needs said beside it: the verdict on the two speedups,
+    which is the headline and why, how the other was held steady, and any split
+    repetitions."""
+    out = [a.sentence, text.headline(a.allocator)]
     if a.steady is not None:
         out.append(f"{text.STEADY_ALLOC}: {a.how}, {text.secs(a.cost_s)} more run time")
-    out.append(a.sentence)
     assert run.benchmark is not None
     out += split_notes(run.benchmark, a.default)
     if run.steady is not None and a.steady is not None:

@@ -42,15 +42,19 @@ def selected_table(run: Run) -> Table | Text:
         return Text(f"eager vs compiled: {text.na(fb.why_none(run))}", style="dim")
     t = Table(box=None, padding=(0, 1), expand=True, header_style="bold underline")
     t.add_column("", style="bold", min_width=10, no_wrap=True)
-    for name in fa.columns():
+    for name in fa.columns(narrow=True):
         t.add_column(name, ratio=1)
-    for label, cells in fa.rows(a):
+    for label, cells in fa.rows(a, narrow=True):
         if label == "speedup":
             styles = [_VERDICT_STYLE[s.verdict] if s else "dim" for s in (a.default, a.steady)]
             t.add_row(label, *(Text(c, style) for c, style in zip(cells, styles, strict=True)))
         else:
             t.add_row(label, *cells)
-    t.add_row("compile", f"{text.secs(a.default.compile_s)} (first call minus a steady call)")
+    t.caption = (
+        f"faults/call: page faults, eager · compiled; compile {text.secs(a.default.compile_s)} "
+        "(first call minus a steady call)"
+    )
+    t.caption_justify = "left"
     return t
 
 
