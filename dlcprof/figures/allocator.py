@@ -44,7 +44,7 @@ def faults_per_call(b: Timed) -> Faults:
     def mean(xs: list[float]) -> float | None:
         return statistics.fmean(xs) if xs else None
 
-    return Faults(mean(getattr(b, "eager_faults", [])), mean(getattr(b, "compiled_faults", [])))
+    return Faults(mean(b.eager_faults), mean(b.compiled_faults))
 
 
 @dataclass(frozen=True)

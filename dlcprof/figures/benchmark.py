@@ -11,7 +11,6 @@ import dataclasses
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from dlcprof import events as ev
 from dlcprof import text
@@ -141,15 +140,8 @@ class Speed:
         return self.speedup * shares
 
 
-class Timed(Protocol):
-    """A benchmark's measurements: BenchmarkMeasured or SteadyAllocatorMeasured."""
-
-    eager_ms: float
-    compiled_ms: float
-    eager_spread_ms: float
-    compiled_spread_ms: float
-    eager_reps_ms: list[float]
-    compiled_reps_ms: list[float]
+# A benchmark's measurements: as the worker's process ran, or with the allocator held steady.
+Timed = ev.BenchmarkMeasured | ev.SteadyAllocatorMeasured
 
 
 def within_spread(a_ms: float, b_ms: float, a_spread: float, b_spread: float) -> bool:
@@ -185,10 +177,9 @@ def speed(b: Timed, compile_s: float | None = None) -> Speed:
     # The slowest pairing (fast eager, slow compiled) and the fastest one.
     modes = (pair(eager[0], compiled[-1]), pair(eager[-1], compiled[0]))
     verdicts = {m.verdict for m in modes}
-    return Speed(
-        out.eager_ms, out.compiled_ms, out.eager_spread_ms, out.compiled_spread_ms, cs,
-        out.speedup, verdicts.pop() if len(verdicts) == 1 else MIXED, None, e_split, c_split,
-        modes,
+    return dataclasses.replace(
+        out, verdict=verdicts.pop() if len(verdicts) == 1 else MIXED, break_even=None,
+        eager_split=e_split, compiled_split=c_split, modes=modes,
     )  # fmt: skip
 
 
@@ -228,8 +219,8 @@ def split_notes(b: Timed, s: Speed) -> list[str]:
     """One sentence per side whose repetitions split, with what the page faults say."""
     out = []
     for side, c, faults in (
-        ("eager", s.eager_split, getattr(b, "eager_faults", [])),
-        ("compiled", s.compiled_split, getattr(b, "compiled_faults", [])),
+        ("eager", s.eager_split, b.eager_faults),
+        ("compiled", s.compiled_split, b.compiled_faults),
     ):
         if c is not None:
             by = cluster_faults(c, faults)

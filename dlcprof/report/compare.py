@@ -371,37 +371,38 @@ def _bench_metrics(a: Run, b: Run) -> list[MetricDelta]:
         speedup,
         pair("compile_s (benchmark)", "compile_s", "s"),
         be,
-        *_allocator_metrics(a, b),
+        *_allocator_metrics(a, b, why_a, why_b),
     ]
 
 
-def _allocator_metrics(a: Run, b: Run) -> list[MetricDelta]:
-    """The speedup with the allocator held steady, and the page faults behind it."""
+def _allocator_metrics(a: Run, b: Run, why_a: str, why_b: str) -> list[MetricDelta]:
+    """The speedup with the allocator held steady, and the page faults behind it
+    (``why_a``/``why_b``: why a side has no benchmark)."""
     ca, cb = fa.contrast(a), fa.contrast(b)
     if not any(c is not None and (c.steady or c.faults.eager is not None) for c in (ca, cb)):
         return []
 
-    def steady(c: fa.AllocatorContrast | None, r: Run) -> tuple[float | None, str, bool]:
+    def steady(c: fa.AllocatorContrast | None, why: str) -> tuple[float | None, str, bool]:
         if c is None:
-            return None, fb.why_none_short(r), True
+            return None, why, True
         if c.steady is None:
             return None, c.steady_why, True
         if c.steady.modes:
             return None, text.TWO_CLUSTERS, True
         return c.steady.speedup, "", c.steady.measurable
 
-    def faults(c: fa.AllocatorContrast | None, r: Run) -> tuple[float | None, str]:
+    def faults(c: fa.AllocatorContrast | None, why: str) -> tuple[float | None, str]:
         if c is None:
-            return None, fb.why_none_short(r)
+            return None, why
         if c.faults.eager is None:
             return None, "not counted"
         return round(c.faults.eager), ""
 
-    (sa, why_a, ma), (sb, why_b, mb) = steady(ca, a), steady(cb, b)
-    (fa_, fwhy_a), (fb_, fwhy_b) = faults(ca, a), faults(cb, b)
+    (sa, swhy_a, ma), (sb, swhy_b, mb) = steady(ca, why_a), steady(cb, why_b)
+    (fa_, fwhy_a), (fb_, fwhy_b) = faults(ca, why_a), faults(cb, why_b)
     return [
         MetricDelta(f"speedup, {text.STEADY_ALLOC}", sa, sb, "x", lower_is_better=False,
-                    a_why=why_a, b_why=why_b, a_measurable=ma, b_measurable=mb),
+                    a_why=swhy_a, b_why=swhy_b, a_measurable=ma, b_measurable=mb),
         MetricDelta("eager page faults/call", fa_, fb_, "count", a_why=fwhy_a, b_why=fwhy_b),
     ]  # fmt: skip
 

@@ -155,11 +155,10 @@ def _steady_dict(a: fa.AllocatorContrast, st: ev.SteadyAllocatorMeasured | None)
     }
 
 
-def _benchmark_dict(block: rm.BenchmarkBlock | None, run: Run) -> dict[str, Any] | None:
+def _benchmark_dict(block: rm.BenchmarkBlock | None) -> dict[str, Any] | None:
     if block is None:
         return None
-    b, s, a = block.event, block.speed, block.allocator
-    faults = _faults(a.faults)
+    b, s = block.event, block.speed
     return {
         "eager_ms": b.eager_ms,
         "compiled_ms": b.compiled_ms,
@@ -175,6 +174,14 @@ def _benchmark_dict(block: rm.BenchmarkBlock | None, run: Run) -> dict[str, Any]
         "threads": b.threads,
         "load_avg": list(b.load_avg),
         "timer": b.timer,
+    }
+
+
+def _allocator_dict(block: rm.BenchmarkBlock, run: Run) -> dict[str, Any]:
+    """The benchmark's repetitions, page faults and the steady-allocator figures."""
+    b, s, a = block.event, block.speed, block.allocator
+    faults = _faults(a.faults)
+    return {
         "eager_reps_ms": list(b.eager_reps_ms),
         "compiled_reps_ms": list(b.compiled_reps_ms),
         "clusters": _clusters(s),
@@ -225,7 +232,11 @@ def _run_dict(m: rm.RunModel) -> dict[str, Any]:
         ],
         # Each compile attempt re-announces its symbols: list each once.
         "dynamic_dims": list(m.dims),
-        "benchmark": _benchmark_dict(m.benchmark, run),
+        "benchmark": (
+            {**(_benchmark_dict(m.benchmark) or {}), **_allocator_dict(m.benchmark, run)}
+            if m.benchmark
+            else None
+        ),
         "shape_sweep": [
             {k: v for k, v in dataclasses.asdict(st).items() if k not in ("t", "run_id")}
             | {"step": step.flag}
