@@ -12,8 +12,10 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+from dlcprof import events as ev
 
 try:
     import resource
@@ -113,7 +115,7 @@ def steady_call_s(
 
 
 @dataclass
-class BenchResult:
+class BenchResult(ev.Repetitions):
     eager_ms: float
     compiled_ms: float
     eager_spread_ms: float
@@ -122,11 +124,6 @@ class BenchResult:
     iters: int
     warmup: int
     timer: str
-    eager_reps_ms: list[float] = field(default_factory=list)
-    compiled_reps_ms: list[float] = field(default_factory=list)
-    # Minor page faults per call, per repetition (empty where not counted).
-    eager_faults: list[float] = field(default_factory=list)
-    compiled_faults: list[float] = field(default_factory=list)
 
 
 def benchmark(
@@ -155,5 +152,6 @@ def benchmark(
     e, e_spread = median_iqr(eager_ms)
     c, c_spread = median_iqr(compiled_ms)
     return BenchResult(
-        e, c, e_spread, c_spread, reps, iters, warm, timer.name, eager_ms, compiled_ms, *faults
-    )
+        e, c, e_spread, c_spread, reps, iters, warm, timer.name, eager_reps_ms=eager_ms,
+        compiled_reps_ms=compiled_ms, eager_faults=faults[0], compiled_faults=faults[1],
+    )  # fmt: skip

@@ -10,6 +10,7 @@ timed may follow it: a run that sweeps shapes next skips it.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from typing import Any
@@ -49,11 +50,10 @@ def measure(
         how = allocator.pin()
     except allocator.CannotPin as e:
         raise NotMeasured(str(e)) from e
-    r = bench.benchmark(eager, compiled, args, settings.iters, settings.reps, timer)
+    r = dataclasses.asdict(
+        bench.benchmark(eager, compiled, args, settings.iters, settings.reps, timer)
+    )
+    del r["timer"]  # the default benchmark's, already reported
     return ev.SteadyAllocatorMeasured(
-        run_id=run_id, how=how, eager_ms=r.eager_ms, compiled_ms=r.compiled_ms,
-        eager_spread_ms=r.eager_spread_ms, compiled_spread_ms=r.compiled_spread_ms,
-        reps=r.reps, iters=r.iters, warmup=r.warmup, wall_s=time.perf_counter() - t0,
-        eager_reps_ms=r.eager_reps_ms, compiled_reps_ms=r.compiled_reps_ms,
-        eager_faults=r.eager_faults, compiled_faults=r.compiled_faults,
-    )  # fmt: skip
+        run_id=run_id, how=how, wall_s=time.perf_counter() - t0, **r
+    )
