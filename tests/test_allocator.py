@@ -22,6 +22,7 @@ from dlcprof.figures import benchmark as fb
 from dlcprof.report.schema import build_report
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings
+from dlcprof.worker import bench, steady
 
 REPS = json.loads((Path(__file__).parent / "fixtures" / "repetitions.json").read_text())
 RECORDED = {k: v for k, v in REPS.items() if not k.startswith("_")}
@@ -213,3 +214,22 @@ def test_a_compute_bound_workload_is_not_flagged(tmp_path):
     assert a is not None and a.steady is not None
     assert a.verdict != fa.SENSITIVE, a.sentence
     assert not fb.clearly_more_faults(a.faults.eager, a.steady_faults.eager), a
+
+
+def test_the_steady_measurement_is_skipped_where_it_cannot_mean_anything(monkeypatch):
+    def never(*args):  # type: ignore[no-untyped-def]
+        raise AssertionError("called")
+
+    def why(settings: RunSettings, device: str = "cpu") -> str:
+        with pytest.raises(steady.NotMeasured) as e:
+            steady.measure("r", never, never, (), settings, bench.Timer(device))
+        return str(e.value)
+
+    plain = RunSettings(target="pointwise-chain")
+    assert "caching allocator" in why(plain, "cuda")
+    assert "sweeps shapes next" in why(RunSettings(target="pointwise-chain", sweep=True))
+    for k, v in allocator.STEADY_ENV.items():
+        monkeypatch.setenv(k, v)
+    assert "held steady already" in why(plain)
+    monkeypatch.setenv("LD_PRELOAD", "libtcmalloc_minimal.so.4")
+    assert "mallopt pins glibc's malloc only" in why(plain)
