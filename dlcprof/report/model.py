@@ -724,13 +724,14 @@ def _kpis(
         if not s.measurable:
             label += f", {text.NO_DIFFERENCE}"
         items.append(Kpi(fb.speedup_short(s), label, tone))
-        a = bench.allocator
-        label = text.STEADY_ALLOC + (f", {text.ALLOC_SENSITIVE}" if a.sensitive else "")
-        items.append(Kpi(bench.steady_speedup, label, na=a.steady is None))
         items.append(
             Kpi(bench.break_even, "break-even", "bad" if s.verdict == fb.SLOWER else "",
                 na=not s.measurable)
         )  # fmt: skip
+        a = bench.allocator
+        label = f"speedup, {text.STEADY_ALLOC}"
+        label += f", {text.ALLOC_SENSITIVE}" if a.sensitive else ""
+        items.append(Kpi(bench.steady_speedup, label, na=a.steady is None))
     if sweep is not None:
         items.append(
             Kpi(sweep.total.text, f"transition cost, {text.plural(len(sweep.steps), 'shape')}")
