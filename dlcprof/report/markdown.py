@@ -15,7 +15,7 @@ from dlcprof.session import Session
 KERNEL_SOURCE_LINES = 60  # per kernel; a paste must stay readable
 # GitHub refuses issue and comment bodies over 65,536 characters.
 PASTE_LIMIT = 60_000
-FULL, NO_SOURCES, COMPACT = 2, 1, 0  # how much detail fits
+FULL, NO_SOURCES, COMPACT, BRIEF = 2, 1, 0, -1  # how much detail fits
 
 
 def cell(x: Any) -> str:
@@ -225,8 +225,14 @@ def _run_section(r: rm.RunModel, detail: int = FULL) -> list[str]:
         ]
     for e in r.errors:
         out += [f"> **Error ({e.stage})**: {cell(e.message)}", ""]
-    out += _phases(r, detail)
-    out += _kernels(r, detail >= FULL)
+    if detail >= COMPACT:
+        out += _phases(r, detail) + _kernels(r, detail >= FULL)
+    else:  # many runs: each one's phase and kernel tables are in report.html
+        out += [
+            f"{text.plural(len(r.compiles), 'compile')}, total wall {r.compile_wall.text}; "
+            f"{text.plural(len(r.run.kernels), 'fused kernel')}: tables in report.html",
+            "",
+        ]
     out += _recompiles(r)
     out += ["### Graph breaks", ""]
     if not r.graph_breaks:
@@ -249,7 +255,7 @@ def render_markdown(session: Session) -> str:
     """The whole session as Markdown (GitHub flavour), short enough to paste:
     kernel sources are left out when they would push it past GitHub's limit."""
     report = rm.build(session)
-    for detail in (FULL, NO_SOURCES, COMPACT):
+    for detail in (FULL, NO_SOURCES, COMPACT, BRIEF):
         md = _render(report, detail)
         if len(md) <= PASTE_LIMIT:
             break
