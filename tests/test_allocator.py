@@ -92,7 +92,8 @@ def test_a_balanced_split_states_both_figures_and_no_median():
 def _steady(b: ev.BenchmarkMeasured, scale_eager: float, faults: float) -> ev.Event:
     return ev.SteadyAllocatorMeasured(
         run_id="r", how="pinned", eager_ms=b.eager_ms * scale_eager, compiled_ms=b.compiled_ms,
-        eager_spread_ms=b.eager_spread_ms, compiled_spread_ms=b.compiled_spread_ms, reps=b.reps,
+        eager_spread_ms=0.01 * b.eager_ms * scale_eager, compiled_spread_ms=b.compiled_spread_ms,
+        reps=b.reps,
         iters=b.iters, warmup=5, wall_s=1.0, eager_faults=[faults] * b.reps,
         compiled_faults=[0.0] * b.reps,
     )  # fmt: skip
@@ -233,3 +234,18 @@ def test_the_steady_measurement_is_skipped_where_it_cannot_mean_anything(monkeyp
     assert "held steady already" in why(plain)
     monkeypatch.setenv("LD_PRELOAD", "libtcmalloc_minimal.so.4")
     assert "mallopt pins glibc's malloc only" in why(plain)
+
+
+@pytest.mark.parametrize(
+    ("steady_eager", "verdict"), [(9.0, fa.SENSITIVE), (30.0, fa.NOT_SENSITIVE)]
+)
+def test_a_split_default_is_compared_cluster_by_cluster(steady_eager, verdict):
+    # Made-up repetitions: eager in two clusters (24 and 50 ms), compiled ~4.8 ms.
+    b = _bench({"ms": [24.0, 24.1, 50.0, 23.9, 50.2, 49.8, 50.1], "faults": [2000.0] * 7},
+               {"ms": [4.8, 4.9, 4.7, 4.8, 5.0, 4.8, 4.9], "faults": [0.0] * 7})  # fmt: skip
+    d = fb.speed(b)
+    assert len(d.modes) == 2
+    st = _steady(b, steady_eager / b.eager_ms, 10.0)
+    a = fa.contrast(Session.from_events([b, st]).latest_run)
+    # 9 ms is below both clusters' speedups (5.0x and 10.4x); 30 ms lies between them.
+    assert a is not None and a.verdict == verdict

@@ -4,7 +4,9 @@ Rules (docs/torch-notes.md §7): never torch.utils.benchmark.Timer (it changes t
 count, a guarded global); the caller keeps one grad mode for the compile, the
 warm-up and the timing; warm up at least 5 calls (the first calls after a
 compile are ~2x slower); repetitions alternate eager and compiled so a burst of
-background load hits both; median and IQR over repetitions.
+background load hits both; median and IQR over repetitions. Each repetition's
+values are kept, and its minor page faults counted around its calls (outside
+the timed loop: the allocator's signature, docs/torch-notes.md §7).
 """
 
 from __future__ import annotations
