@@ -30,7 +30,8 @@ from rich.table import Table
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.engine import LiveRun
-from dlcprof.figures.benchmark import speed
+from dlcprof.figures import allocator as fa
+from dlcprof.figures.benchmark import break_even_text, speed, speedup_text
 from dlcprof.figures.recompiles import sweep_total
 from dlcprof.runner import WorkerProcess
 from dlcprof.session import Run, Session
@@ -67,23 +68,28 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, dict] = {"benchmark": {}, "sweep": {}}
 
     t = Table(title=f"Findings 1-2: eager vs compiled (size={args.size}, warm cache)")
-    for col in ("workload", "eager ms", "compiled ms", "speedup", "compile s", "break-even"):
+    for col in ("workload", "eager ms", "compiled ms", "speedup", "compile s", "break-even",
+                "steady alloc.", "break-even steady"):  # fmt: skip
         t.add_column(col, justify="right" if col != "workload" else "left")
     for name in names:
         r = run(RunSettings(target=name, size=args.size))
-        b = r.benchmark
-        if b is None:
-            t.add_row(name, "n/a", "n/a", "n/a", "n/a", f"run {r.status}")
+        b, a = r.benchmark, fa.contrast(r)
+        if b is None or a is None:
+            t.add_row(name, "n/a", "n/a", "n/a", "n/a", f"run {r.status}", "n/a", "n/a")
             continue
-        sp = speed(b)
+        sp, st = speed(b), a.steady
         results["benchmark"][name] = {
             "eager_ms": b.eager_ms, "compiled_ms": b.compiled_ms, "speedup": sp.speedup,
             "compile_s": b.compile_s, "break_even_runs": sp.break_even,
+            "steady_speedup": st.speedup if st else None,
+            "steady_break_even_runs": st.break_even if st else None,
+            "allocator_verdict": a.verdict,
         }  # fmt: skip
         t.add_row(
-            name, text.ms(b.eager_ms), text.ms(b.compiled_ms),
-            text.speedup_verdict(sp.speedup, sp.measurable), text.secs(b.compile_s),
-            text.break_even(sp.break_even, sp.measurable),
+            name, text.ms(b.eager_ms), text.ms(b.compiled_ms), speedup_text(sp),
+            text.secs(b.compile_s), break_even_text(sp),
+            speedup_text(st) if st else text.na(a.steady_why),
+            break_even_text(st) if st else text.NA,
         )  # fmt: skip
         out.print(f"  {name}: {text.speedup(sp.speedup)}", style="dim")
     if names:

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import device as fd
 from dlcprof.figures import hotspots as fh
@@ -138,22 +139,25 @@ def kernels_table(run: Run) -> Table:
     return t
 
 
-def benchmark_table(run: Run) -> Table:
-    t = Table(title="Eager vs compiled", title_justify="left", show_header=False)
-    t.add_column(style="bold")
-    t.add_column(justify="right")
-    s = fb.run_speed(run)
-    if s is None:
+def benchmark_table(run: Run) -> RenderableType:
+    a = fa.contrast(run)
+    if a is None:
+        t = Table(title="Eager vs compiled", title_justify="left", show_header=False)
+        t.add_column(style="bold")
+        t.add_column()
         t.add_row("benchmark", text.na(fb.why_none(run)))
         return t
     assert run.benchmark is not None
-    t.add_row("eager", f"{text.ms(s.eager_ms)} {text.spread(s.eager_spread_ms)}")
-    t.add_row("compiled", f"{text.ms(s.compiled_ms)} {text.spread(s.compiled_spread_ms)}")
-    t.add_row("speedup", text.speedup_verdict(s.speedup, s.measurable))
-    t.add_row("compile", s.compile_text)
-    t.add_row("break-even", s.break_even_text)
-    t.add_row("measured", fb.measured_with(run.benchmark))
-    return t
+    t = Table(title="Eager vs compiled", title_justify="left")
+    t.add_column("", style="bold")
+    for name in fa.columns():
+        t.add_column(name, justify="right")
+    for label, cells in fa.rows(a):
+        t.add_row(label, *cells)
+    lines = [t, Text(f"compile {a.default.compile_text}, first call minus a steady call")]
+    lines += [Text(line) for line in fa.notes(a, run)]
+    lines.append(Text(f"measured: {fb.measured_with(run.benchmark)}", style="dim"))
+    return Group(*lines)
 
 
 def sweep_table(run: Run) -> Table:

@@ -22,6 +22,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from dlcprof import allocator
 from dlcprof.monitors import nvml
 from dlcprof.monitors.hotspots import find_pyspy, ptrace_check, pyspy_status
 
@@ -110,6 +111,7 @@ def checks(python: str | None = None) -> list[Check]:
         _cxx_check(info),
         _triton_check(info),
         _nvml_check(),
+        allocator_check(),
         *spy,
         *_cache_checks(info),
     ]
@@ -189,6 +191,45 @@ def _nvml_check() -> Check:
     finally:
         nvml.shutdown()
     return Check("NVML", "ok", f"driver {driver}, {count} GPU(s)")
+
+
+# jemalloc's default decay hands freed pages back to the kernel: on pointwise-chain
+# it refaulted ~10k pages per eager call (docs/torch-notes.md §7).
+_JEMALLOC_STEADY = "MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1"
+
+
+def allocator_check(
+    m: allocator.Malloc | None = None, found: dict[str, str] | None = None
+) -> Check:
+    """Which malloc the worker inherits, and what holds it steady."""
+    m = m or allocator.current()
+    found = allocator.installed() if found is None else found
+    if m.steady:
+        return Check("allocator", "ok", f"{m.label}: held steady")
+    if m.name == "tcmalloc":
+        return Check("allocator", "ok", f"{m.label}: keeps freed pages for reuse")
+    pinned = " ".join(f"{k}={v}" for k, v in allocator.STEADY_ENV.items())
+    if m.name == "glibc":
+        ways = [pinned]
+        if "tcmalloc" in found:
+            ways.append(f"LD_PRELOAD={found['tcmalloc']}")
+        if "jemalloc" in found:
+            ways.append(f"LD_PRELOAD={found['jemalloc']} {_JEMALLOC_STEADY}")
+        return Check(
+            "allocator", "warn",
+            f"{m.label}: eager CPU time depends on the process's history (each op's "
+            "multi-MB output from the heap or from fresh pages)",
+            "dlcprof measures the speedup both ways; to hold your own process steady, "
+            "start it with " + ", or ".join(ways),
+        )  # fmt: skip
+    why = "dlcprof pins glibc's malloc only, so its steady-allocator figure is n/a"
+    if m.name == "jemalloc":
+        return Check(
+            "allocator", "warn", f"{m.label}: {why}",
+            f"jemalloc's default decay returns freed pages to the kernel: {_JEMALLOC_STEADY} "
+            "holds it steady",
+        )  # fmt: skip
+    return Check("allocator", "warn", f"{m.label}: {why}", "the headline speedup is this malloc's")
 
 
 def _pyspy_checks() -> list[Check]:

@@ -235,8 +235,19 @@ class GraphBroken(Event):
 # --- measurement ------------------------------------------------------------------
 
 
+@dataclass(kw_only=True)
+class Repetitions:
+    """Per repetition: ms per call and minor page faults per call (empty where
+    not counted, and in reports written before they were)."""
+
+    eager_reps_ms: list[float] = field(default_factory=list)
+    compiled_reps_ms: list[float] = field(default_factory=list)
+    eager_faults: list[float] = field(default_factory=list)
+    compiled_faults: list[float] = field(default_factory=list)
+
+
 @dataclass
-class BenchmarkMeasured(Event):
+class BenchmarkMeasured(Repetitions, Event):
     run_id: str
     eager_ms: float
     compiled_ms: float
@@ -249,6 +260,24 @@ class BenchmarkMeasured(Event):
     threads: int
     load_avg: list[float]
     timer: str  # "perf_counter" | "cuda_events"
+    allocator: str = ""  # the malloc the timed calls ran with ("" when not recorded)
+
+
+@dataclass
+class SteadyAllocatorMeasured(Repetitions, Event):
+    """The benchmark again in the same worker, after pinning the allocator
+    (dlcprof/allocator.py); ProbeUnavailable("steady_allocator") where it cannot."""
+
+    run_id: str
+    how: str  # what was pinned, in a few words
+    eager_ms: float
+    compiled_ms: float
+    eager_spread_ms: float
+    compiled_spread_ms: float
+    reps: int
+    iters: int
+    warmup: int
+    wall_s: float  # what this second measurement added to the run
 
 
 @dataclass

@@ -73,6 +73,7 @@ class Run:
     dynamic_dims: list[ev.DimMadeDynamic] = field(default_factory=list)
     recompile_limit: ev.RecompileLimitHit | None = None
     benchmark: ev.BenchmarkMeasured | None = None
+    steady: ev.SteadyAllocatorMeasured | None = None  # the benchmark with the allocator pinned
     sweep: list[ev.ShapeStepMeasured] = field(default_factory=list)
     sweep_done: ev.SweepFinished | None = None
     errors: list[ev.ErrorRaised] = field(default_factory=list)
@@ -268,6 +269,9 @@ class Session:
 
     def _on_BenchmarkMeasured(self, e: ev.BenchmarkMeasured) -> None:
         self.run(e.run_id).benchmark = e
+
+    def _on_SteadyAllocatorMeasured(self, e: ev.SteadyAllocatorMeasured) -> None:
+        self.run(e.run_id).steady = e
 
     def _on_ShapeStepMeasured(self, e: ev.ShapeStepMeasured) -> None:
         self.run(e.run_id).sweep.append(e)

@@ -19,6 +19,9 @@ NEVER = "never (compiled is slower)"
 NOT_FINISHED = "not finished"
 # A kernel whose nodes carried no Python stack (e.g. RNG seeds Inductor adds).
 NO_SOURCE_LINES = "Inductor recorded no stack trace for it"
+# Repetitions in two clusters, compiled faster in one pairing and slower in the other.
+MIXED = "faster or slower, by cluster"
+TWO_CLUSTERS = "repetitions in two clusters"
 
 
 def na(why: str | None = None) -> str:
@@ -126,6 +129,109 @@ def latency(x: float, spread_ms: float | None) -> str:
     return f"{ms(x)} {spread(spread_ms)}" if spread_ms is not None else f"~{ms(x)}"
 
 
+def split_speedups(xs: list[float | None]) -> str:
+    """"1.79x or 4.82x (repetitions in two clusters)": never a median of a mix."""
+    return f"{either([speedup(x) for x in xs])} ({TWO_CLUSTERS})"
+
+
+def speedup_range(xs: list[float | None]) -> str:
+    """The same in a narrow cell: "1.79–4.82x"."""
+    lo, hi = xs[0], xs[-1]
+    if lo is None or hi is None:
+        return NA
+    return f"{lo:.2f}–{hi:.2f}x"
+
+
+def either(words: list[str]) -> str:
+    """Two figures that are both true, one per cluster: "186 runs or 610 runs"."""
+    return " or ".join(dict.fromkeys(words))
+
+
+def faults(x: float | None) -> str:
+    """Page faults per call: "2,433"; a few stray ones, "<1"."""
+    if x is None or not math.isfinite(x):
+        return NA
+    return "<1" if 0 < x < 1 else count(x)
+
+
+def faults_pair(eager: float | None, compiled: float | None) -> str:
+    """Page faults per call of both sides: "2,433 eager · 0 compiled"."""
+    if eager is None and compiled is None:
+        return na("not counted")
+    return f"{faults(eager)} eager · {faults(compiled)} compiled"
+
+
+def faults_pair_narrow(eager: float | None, compiled: float | None) -> str:
+    """The same in a narrow cell: "2,433 · <1" (eager · compiled)."""
+    if eager is None and compiled is None:
+        return NA
+    return f"{faults(eager)} · {faults(compiled)}"
+
+
+def split_note(
+    side: str,
+    n_fast: int,
+    fast_ms: float,
+    n_slow: int,
+    slow_ms: float,
+    balanced: bool,
+    faults_by: tuple[float, float] | None,
+    allocator: bool | None,
+) -> str:
+    """Repetitions in two clusters: how many near what, whose figures are stated,
+    and what the page faults say of the cause."""
+    stated = "so both are stated" if balanced else "the median is the larger cluster's"
+    near = f"{n_fast} near {ms(fast_ms)}, {n_slow} near {ms(slow_ms)}"
+    out = f"{side} {TWO_CLUSTERS}: {near}, {stated}"
+    if faults_by is not None:
+        f_fast, f_slow = faults_by
+        pf = f"page faults per call {faults(f_fast)} vs {faults(f_slow)}"
+        out += f"; {pf}: " + (
+            "the allocator" if allocator else "not the allocator (background load?)"
+        )
+    return out
+
+
+# The two speedups of a CPU benchmark (figures/allocator.py), named alike everywhere.
+DEFAULT_ALLOC = "default allocator"
+STEADY_ALLOC = "allocator held steady"
+ALLOC_SENSITIVE = "allocator-sensitive"
+ALLOC_NOT_SENSITIVE = "not allocator-sensitive"
+ALLOC_NOT_THE_ALLOCATOR = "the speedups differ, but not by the allocator"
+
+
+def headline(allocator: str) -> str:
+    """Which speedup is the headline, and why."""
+    if not allocator:
+        return "headline: as measured (this recording does not say which allocator)"
+    if allocator.endswith("default thresholds"):
+        return (
+            f"headline: the speedup your process would see with glibc's default allocator "
+            f"({allocator})"
+        )
+    return f"headline: the speedup with {allocator}, as the worker's process ran"
+
+
+def allocator_verdict(
+    verdict: str, default: str, steady: str, faults_d: float | None, faults_s: float | None
+) -> str:
+    """The default and the steady-allocator speedup, and what tells them apart."""
+    both = f"{default} with the {DEFAULT_ALLOC}, {steady} with the {STEADY_ALLOC}"
+    pf = f"eager page faults per call {faults(faults_d)} vs {faults(faults_s)}"
+    if verdict == ALLOC_SENSITIVE:
+        return (
+            f"{ALLOC_SENSITIVE}: {both}, further apart than the measured spread ({pf}): "
+            "part of the default speedup is the allocations fusion saves, which a process "
+            "with a steady allocator never pays"
+        )
+    if verdict == ALLOC_NOT_THE_ALLOCATOR:
+        return (
+            f"{ALLOC_NOT_THE_ALLOCATOR}: {both}, yet {pf}: background load between the two "
+            "measurements?"
+        )
+    return f"{ALLOC_NOT_SENSITIVE}: {both}, within the measured spread"
+
+
 def sweep_verdict(
     static_s: float | None,
     dynamic_s: float | None,
@@ -206,6 +312,15 @@ def broke_inside(detail: str) -> str:
 def spread(x: float | None) -> str:
     """A measured spread (interquartile range) beside its median."""
     return f"± {ms(x)}" if x is not None else ""
+
+
+def ms_spread(x: float, spread_ms: float | None, narrow: bool = False) -> str:
+    """A median with its spread: "12.3 ms ± 0.41 ms"; narrow, "12.3 ms ±0.41"."""
+    if not narrow or spread_ms is None:
+        return f"{ms(x)} {spread(spread_ms)}".rstrip()
+    median, s = ms(x), ms(spread_ms)
+    unit = median.rsplit(" ", 1)[-1]
+    return f"{median} ±{s.removesuffix(' ' + unit)}"
 
 
 def value(x: Any) -> str:

@@ -114,8 +114,9 @@ def build(device, dtype):
 '''
 
 
-def runs(tmp: Path) -> list[tuple[str, RunSettings, bool, bool, dict[str, str]]]:
-    """(name, settings, write the event stream?, write the raw trace?, extra env)."""
+def runs(tmp: Path) -> list[tuple[str, RunSettings, bool, bool, dict[str, str | None]]]:
+    """(name, settings, write the event stream?, write the raw trace?, extra env;
+    None removes a variable: glibc reads an empty MALLOC_MMAP_THRESHOLD_ as 0)."""
     limit = tmp / "recompile_limit.py"
     limit.write_text(textwrap.dedent(LIMIT_WORKLOAD).lstrip())
     scalars = tmp / "scalars.py"
@@ -148,6 +149,15 @@ def runs(tmp: Path) -> list[tuple[str, RunSettings, bool, bool, dict[str, str]]]
             {},
         ),
         ("graph_breaks", RunSettings(target="graph-breaks", **small), True, True, {}),
+        # Default size: 4 MiB eager intermediates, page faults, and the benchmark
+        # again with the allocator held steady (glibc's default allocator first).
+        (
+            "pointwise_chain_allocator",
+            RunSettings(target="pointwise-chain", iters=10),
+            True,
+            False,
+            {"MALLOC_MMAP_THRESHOLD_": None, "MALLOC_TRIM_THRESHOLD_": None, "LD_PRELOAD": None},
+        ),
         # Raw traces only: a cold compile (so the backward compiles lazily, with
         # its own bwd_compilation_metrics) and a recompile-limit hit.
         (
@@ -181,8 +191,9 @@ def runs(tmp: Path) -> list[tuple[str, RunSettings, bool, bool, dict[str, str]]]
     ]
 
 
-def record(settings: RunSettings, env: dict[str, str]) -> list[ev.Event]:
-    worker = WorkerProcess(cache="warm", env={**os.environ, **env})
+def record(settings: RunSettings, env: dict[str, str | None]) -> list[ev.Event]:
+    merged = {k: v for k, v in {**os.environ, **env}.items() if v is not None}
+    worker = WorkerProcess(cache="warm", env=merged)
     worker.start(settings)
     return list(worker.events())
 

@@ -23,7 +23,7 @@ def results() -> dict[str, Check]:
 def test_every_check_has_a_status_and_missing_ones_a_cost(results) -> None:
     expected = {
         "torch", "CUDA", "C++ compiler", "Triton", "NVML", "py-spy", "ptrace",
-        "Inductor cache", "precompiled header",
+        "Inductor cache", "precompiled header", "allocator",
     }  # fmt: skip
     assert expected <= set(results)
     for c in results.values():

@@ -113,4 +113,4 @@ def test_vision_model(tmp_path):
         assert (s.break_even is not None) == (s.verdict == fb.FASTER)
     else:
         assert s.break_even is None and text.NO_DIFFERENCE in stdout
-    assert s.break_even_text in stdout and s.compile_text in stdout
+    assert fb.break_even_text(s) in stdout and s.compile_text in stdout

@@ -12,8 +12,8 @@ import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "dlcprof"
 UI_SIDE = ["cli.py", "console.py", "session.py", "engine.py", "runner.py", "events.py",
-           "settings.py", "text.py", "workloads.py", "doctor.py", "figures", "tui", "report",
-           "monitors"]  # fmt: skip
+           "settings.py", "text.py", "workloads.py", "doctor.py", "allocator.py", "figures",
+           "tui", "report", "monitors"]  # fmt: skip
 
 
 def _imports(path: Path) -> set[str]:

@@ -88,3 +88,11 @@ def test_help_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
 def test_live_screen_before_any_run(snap_compare) -> None:  # type: ignore[no-untyped-def]
     app = DlcprofApp(start_standby=False, deterministic=True)
     assert snap_compare(app, terminal_size=SIZE)
+
+
+def test_benchmark_with_the_allocator_held_steady(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    # A default-size pointwise-chain run: both speedups, the page faults, the verdict.
+    path = FIXTURES / "pointwise_chain_allocator.jsonl"
+    events = [ev.decode(line) for line in path.read_text().splitlines() if line.strip()]
+    app = DlcprofApp(session=Session.from_events(events), replay=True, deterministic=True)
+    assert snap_compare(app, terminal_size=SIZE, run_before=showing("pointwise-chain"))

@@ -7,6 +7,9 @@ ResNet at 1.000x once reported 69,717,904 runs from noise).
 
 from __future__ import annotations
 
+import dataclasses
+import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dlcprof import events as ev
@@ -14,6 +17,83 @@ from dlcprof import text
 from dlcprof.session import Run
 
 FASTER, SLOWER, SAME = "faster", "slower", text.NO_DIFFERENCE
+# Repetitions in two clusters, compiled faster in one pairing and slower in another.
+MIXED = text.MIXED
+
+# Two clusters of repetitions are real when the gap between them is wider than
+# either cluster and at least SPLIT_MIN_GAP of the faster one's median (a quiet
+# machine's repetitions scatter by a few percent); each holds SPLIT_MIN_REPS or
+# more, since one slow repetition is an outlier that the median already ignores.
+SPLIT_MIN_GAP = 0.15
+SPLIT_MIN_REPS = 2
+# When the smaller cluster holds at least this share of the repetitions, the
+# median sits at a cluster's edge or between them, and may land in either on a
+# rerun: both clusters' figures are stated instead. A smaller one (two stalled
+# repetitions of seven) leaves the median to the larger cluster, with a note.
+SPLIT_BALANCED = 1 / 3
+
+
+@dataclass(frozen=True)
+class Clusters:
+    """Repetitions that split into two groups: a median of all describes neither."""
+
+    fast: tuple[int, ...]  # indices of the repetitions in the faster cluster
+    slow: tuple[int, ...]
+    fast_ms: float  # each cluster's median and spread (IQR)
+    slow_ms: float
+    fast_spread_ms: float
+    slow_spread_ms: float
+
+    @property
+    def balanced(self) -> bool:
+        """Neither cluster is a clear majority: a median would describe neither."""
+        n = len(self.fast) + len(self.slow)
+        return min(len(self.fast), len(self.slow)) >= SPLIT_BALANCED * n
+
+
+def _median_iqr(values: Sequence[float]) -> tuple[float, float]:
+    if len(values) < 2:
+        return values[0], 0.0
+    q = statistics.quantiles(values, n=4, method="inclusive")
+    return statistics.median(values), q[2] - q[0]
+
+
+def two_clusters(values: Sequence[float]) -> Clusters | None:
+    """The repetitions' two clusters, or None when they form one: split at the
+    widest gap between neighbours (sorted), keep it if it is wider than either
+    side and a real share of the faster side's median."""
+    n = len(values)
+    if n < 2 * SPLIT_MIN_REPS:
+        return None
+    order = sorted(range(n), key=lambda i: values[i])
+    v = [values[i] for i in order]
+    k = max(range(SPLIT_MIN_REPS, n - SPLIT_MIN_REPS + 1), key=lambda j: v[j] - v[j - 1])
+    low, high = v[:k], v[k:]
+    gap = high[0] - low[-1]
+    width = max(low[-1] - low[0], high[-1] - high[0])
+    if gap <= width or gap < SPLIT_MIN_GAP * statistics.median(low):
+        return None
+    (fast_ms, fast_spread), (slow_ms, slow_spread) = _median_iqr(low), _median_iqr(high)
+    return Clusters(
+        tuple(sorted(order[:k])), tuple(sorted(order[k:])), fast_ms, slow_ms, fast_spread,
+        slow_spread,
+    )  # fmt: skip
+
+
+def cluster_faults(c: Clusters, faults: Sequence[float]) -> tuple[float, float] | None:
+    """Mean page faults per call of the fast and the slow cluster's repetitions."""
+    if len(faults) <= max(*c.fast, *c.slow):
+        return None
+    return (
+        statistics.fmean(faults[i] for i in c.fast),
+        statistics.fmean(faults[i] for i in c.slow),
+    )
+
+
+def clearly_more_faults(a: float | None, b: float | None) -> bool:
+    """``a`` page faults per call are clearly more than ``b``: over twice as many,
+    and 16 pages (64 KiB) per call more, so that a few stray faults are no signal."""
+    return a is not None and b is not None and a > 2 * b + 16
 
 
 def break_even(compile_s: float, eager_ms: float, compiled_ms: float) -> float | None:
@@ -61,7 +141,13 @@ def cache_text(c: CacheState | None) -> str:
 
 @dataclass(frozen=True)
 class Speed:
-    """The figures of one benchmark, as every view states them."""
+    """The figures of one benchmark, as every view states them.
+
+    When the repetitions of a side split into two balanced clusters
+    (``two_clusters``, ``Clusters.balanced``), ``modes`` holds the slowest and
+    the fastest pairing of eager and compiled clusters, each a Speed of its
+    own: the views state those rather than a median of a mix, the verdict is
+    theirs (MIXED when they disagree), and no single break-even is derived."""
 
     eager_ms: float
     compiled_ms: float
@@ -69,9 +155,12 @@ class Speed:
     compiled_spread_ms: float
     compile_s: float
     speedup: float | None
-    verdict: str  # FASTER | SLOWER | SAME
+    verdict: str  # FASTER | SLOWER | SAME | MIXED
     break_even: float | None  # runs; None unless compiled is measurably faster
     cache: CacheState | None = None  # of the compile that compile_s times
+    eager_split: Clusters | None = None
+    compiled_split: Clusters | None = None
+    modes: tuple[Speed, ...] = ()
 
     @property
     def measurable(self) -> bool:
@@ -87,10 +176,16 @@ class Speed:
         return f"{text.secs(self.compile_s)} ({self.cache_text})"
 
     @property
-    def break_even_text(self) -> str:
-        """The break-even, with the cache state of the compile it pays back."""
-        words = text.break_even(self.break_even, self.measurable)
-        return f"{words} ({self.cache_text})" if self.break_even is not None else words
+    def speedup_spread(self) -> float:
+        """The speedup's spread: the eager and compiled spreads, as shares, added."""
+        if self.speedup is None or self.eager_ms <= 0 or self.compiled_ms <= 0:
+            return 0.0
+        shares = self.eager_spread_ms / self.eager_ms + self.compiled_spread_ms / self.compiled_ms
+        return self.speedup * shares
+
+
+# A benchmark's measurements: as the worker's process ran, or with the allocator held steady.
+Timed = ev.BenchmarkMeasured | ev.SteadyAllocatorMeasured
 
 
 def within_spread(a_ms: float, b_ms: float, a_spread: float, b_spread: float) -> bool:
@@ -98,29 +193,92 @@ def within_spread(a_ms: float, b_ms: float, a_spread: float, b_spread: float) ->
     return abs(a_ms - b_ms) <= max(a_spread, b_spread)
 
 
-def speed(b: ev.BenchmarkMeasured, cache: CacheState | None = None) -> Speed:
-    speedup = b.eager_ms / b.compiled_ms if b.compiled_ms > 0 else None
-    if within_spread(b.eager_ms, b.compiled_ms, b.eager_spread_ms, b.compiled_spread_ms):
+def _speed(e: float, c: float, e_spread: float, c_spread: float, compile_s: float) -> Speed:
+    speedup = e / c if c > 0 else None
+    if within_spread(e, c, e_spread, c_spread):
         verdict = SAME
     else:
-        verdict = FASTER if b.compiled_ms < b.eager_ms else SLOWER
-    return Speed(
-        eager_ms=b.eager_ms,
-        compiled_ms=b.compiled_ms,
-        eager_spread_ms=b.eager_spread_ms,
-        compiled_spread_ms=b.compiled_spread_ms,
-        compile_s=b.compile_s,
-        speedup=speedup,
-        verdict=verdict,
-        break_even=(
-            break_even(b.compile_s, b.eager_ms, b.compiled_ms) if verdict == FASTER else None
-        ),
-        cache=cache,
-    )
+        verdict = FASTER if c < e else SLOWER
+    be = break_even(compile_s, e, c) if verdict == FASTER else None
+    return Speed(e, c, e_spread, c_spread, compile_s, speedup, verdict, be)
+
+
+def speed(b: Timed, compile_s: float | None = None, cache: CacheState | None = None) -> Speed:
+    """Speedup, verdict and break-even of ``b``; ``compile_s`` defaults to ``b``'s own,
+    ``cache`` is the cache state of the compile it times."""
+    cs = compile_s if compile_s is not None else getattr(b, "compile_s", 0.0)
+    out = _speed(b.eager_ms, b.compiled_ms, b.eager_spread_ms, b.compiled_spread_ms, cs)
+    out = dataclasses.replace(out, cache=cache)
+    e_split, c_split = two_clusters(b.eager_reps_ms), two_clusters(b.compiled_reps_ms)
+    if e_split is None and c_split is None:
+        return out
+    eager = _sides(e_split, b.eager_ms, b.eager_spread_ms)
+    compiled = _sides(c_split, b.compiled_ms, b.compiled_spread_ms)
+    if len(eager) == len(compiled) == 1:  # only unbalanced splits: the medians stand
+        return dataclasses.replace(out, eager_split=e_split, compiled_split=c_split)
+
+    def pair(e: tuple[float, float], c: tuple[float, float]) -> Speed:
+        return _speed(e[0], c[0], e[1], c[1], cs)
+
+    # The slowest pairing (fast eager, slow compiled) and the fastest one.
+    modes = (pair(eager[0], compiled[-1]), pair(eager[-1], compiled[0]))
+    verdicts = {m.verdict for m in modes}
+    return dataclasses.replace(
+        out, verdict=verdicts.pop() if len(verdicts) == 1 else MIXED, break_even=None,
+        eager_split=e_split, compiled_split=c_split, modes=modes,
+    )  # fmt: skip
+
+
+def _sides(c: Clusters | None, ms: float, spread: float) -> list[tuple[float, float]]:
+    """(median, spread) of each balanced cluster, fast first; else of the whole."""
+    if c is None or not c.balanced:
+        return [(ms, spread)]
+    return [(c.fast_ms, c.fast_spread_ms), (c.slow_ms, c.slow_spread_ms)]
 
 
 def run_speed(run: Run) -> Speed | None:
-    return speed(run.benchmark, compile_cache(run)) if run.benchmark is not None else None
+    return speed(run.benchmark, cache=compile_cache(run)) if run.benchmark is not None else None
+
+
+def speedup_text(s: Speed) -> str:
+    """The speedup as every view states it: of each cluster when repetitions split."""
+    if s.modes:
+        return text.split_speedups([m.speedup for m in s.modes])
+    return text.speedup_verdict(s.speedup, s.measurable)
+
+
+def speedup_short(s: Speed) -> str:
+    """The same, for a narrow cell."""
+    if s.modes:
+        return text.speedup_range([m.speedup for m in s.modes])
+    return text.speedup(s.speedup)
+
+
+def break_even_text(s: Speed) -> str:
+    """Break-even as every view states it: of each cluster when repetitions split,
+    with the cache state of the compile it pays back."""
+    if s.modes:
+        return text.either([text.break_even(m.break_even, m.measurable) for m in s.modes])
+    words = text.break_even(s.break_even, s.measurable)
+    return f"{words} ({s.cache_text})" if s.break_even is not None and s.cache else words
+
+
+def split_notes(b: Timed, s: Speed) -> list[str]:
+    """One sentence per side whose repetitions split, with what the page faults say."""
+    out = []
+    for side, c, faults in (
+        ("eager", s.eager_split, b.eager_faults),
+        ("compiled", s.compiled_split, b.compiled_faults),
+    ):
+        if c is not None:
+            by = cluster_faults(c, faults)
+            cause = None if by is None else clearly_more_faults(by[1], by[0])
+            out.append(
+                text.split_note(
+                    side, len(c.fast), c.fast_ms, len(c.slow), c.slow_ms, c.balanced, by, cause
+                )
+            )
+    return out
 
 
 # Why a run has no benchmark: (the sentence, the word or two for a narrow column).

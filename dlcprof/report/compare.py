@@ -23,6 +23,7 @@ from rich.text import Text
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
@@ -379,13 +380,53 @@ def _bench_metrics(a: Run, b: Run) -> list[MetricDelta]:
         be.a, be.a_why = None, text.NO_DIFFERENCE
     if sb is not None and not sb.measurable:
         be.b, be.b_why = None, text.NO_DIFFERENCE
+    speedup = pair("speedup", "speedup", "x", lower_is_better=False, **measurable)
+    # Repetitions in two clusters: no median of a mix is compared.
+    for m in (speedup, be):
+        if sa is not None and sa.modes:
+            m.a, m.a_why = None, text.TWO_CLUSTERS
+        if sb is not None and sb.modes:
+            m.b, m.b_why = None, text.TWO_CLUSTERS
     return [
         pair("eager", "eager_ms", "ms", neutral=True),
         pair("compiled", "compiled_ms", "ms"),
-        pair("speedup", "speedup", "x", lower_is_better=False, **measurable),
+        speedup,
         pair("compile_s (benchmark)", "compile_s", "s"),
         be,
+        *_allocator_metrics(a, b, why_a, why_b),
     ]
+
+
+def _allocator_metrics(a: Run, b: Run, why_a: str, why_b: str) -> list[MetricDelta]:
+    """The speedup with the allocator held steady, and the page faults behind it
+    (``why_a``/``why_b``: why a side has no benchmark)."""
+    ca, cb = fa.contrast(a), fa.contrast(b)
+    if not any(c is not None and (c.steady or c.faults.eager is not None) for c in (ca, cb)):
+        return []
+
+    def steady(c: fa.AllocatorContrast | None, why: str) -> tuple[float | None, str, bool]:
+        if c is None:
+            return None, why, True
+        if c.steady is None:
+            return None, c.steady_why, True
+        if c.steady.modes:
+            return None, text.TWO_CLUSTERS, True
+        return c.steady.speedup, "", c.steady.measurable
+
+    def faults(c: fa.AllocatorContrast | None, why: str) -> tuple[float | None, str]:
+        if c is None:
+            return None, why
+        if c.faults.eager is None:
+            return None, "not counted"
+        return round(c.faults.eager), ""
+
+    (sa, swhy_a, ma), (sb, swhy_b, mb) = steady(ca, why_a), steady(cb, why_b)
+    (fa_, fwhy_a), (fb_, fwhy_b) = faults(ca, why_a), faults(cb, why_b)
+    return [
+        MetricDelta(f"speedup, {text.STEADY_ALLOC}", sa, sb, "x", lower_is_better=False,
+                    a_why=swhy_a, b_why=swhy_b, a_measurable=ma, b_measurable=mb),
+        MetricDelta("eager page faults/call", fa_, fb_, "count", a_why=fwhy_a, b_why=fwhy_b),
+    ]  # fmt: skip
 
 
 def _metrics(a: Run, b: Run) -> list[MetricDelta]:

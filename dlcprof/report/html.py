@@ -86,10 +86,15 @@ class Charts:
 
     @staticmethod
     def benchmark(b: rm.BenchmarkBlock) -> Markup:
-        s = b.speed
-        return svg.benchmark_bars(
-            s.eager_ms, s.compiled_ms, s.eager_spread_ms, s.compiled_spread_ms
-        )
+        s, st = b.speed, b.allocator.steady
+        bars = [("eager", s.eager_ms, s.eager_spread_ms, svg.EAGER),
+                ("compiled", s.compiled_ms, s.compiled_spread_ms, svg.COMPILED)]  # fmt: skip
+        if st is not None:
+            bars += [
+                ("eager, steady", st.eager_ms, st.eager_spread_ms, svg.EAGER_STEADY),
+                ("compiled, steady", st.compiled_ms, st.compiled_spread_ms, svg.COMPILED_STEADY),
+            ]
+        return svg.benchmark_bars(bars)
 
     @staticmethod
     def run_sweep(r: rm.RunModel) -> Markup:

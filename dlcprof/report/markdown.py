@@ -15,7 +15,7 @@ from dlcprof.session import Session
 KERNEL_SOURCE_LINES = 60  # per kernel; a paste must stay readable
 # GitHub refuses issue and comment bodies over 65,536 characters.
 PASTE_LIMIT = 60_000
-FULL, NO_SOURCES, COMPACT = 2, 1, 0  # how much detail fits
+FULL, NO_SOURCES, COMPACT, BRIEF = 2, 1, 0, -1  # how much detail fits
 
 
 def cell(x: Any) -> str:
@@ -149,23 +149,26 @@ def _recompiles(r: rm.RunModel, detail: int) -> list[str]:
     return out
 
 
-def _benchmark(r: rm.RunModel) -> list[str]:
+def _benchmark(r: rm.RunModel, detail: int = FULL) -> list[str]:
     out = ["### Benchmark", ""]
     b = r.benchmark
     if b is None:
         return out + [text.na(r.benchmark_why), ""]
-    out += table(
-        ["", "median per call", "spread (IQR)"],
-        [["eager", b.eager, b.eager_spread], ["compiled", b.compiled, b.compiled_spread]],
-        "lrr",
-    )
+    if detail < NO_SOURCES:
+        # Compact: the headline figures and the verdict on the two speedups.
+        return out + [
+            f"- speedup: **{b.speedup}**, break-even: **{b.break_even}** ({b.columns[0]})",
+            f"- {b.sentence}",
+            f"- {plain(b.allocator.sentence)}",
+            "",
+        ]
+    out += table(["", *b.columns], [[label, *cells] for label, cells in b.rows], "lrr")
     return out + [
         "",
         f"- compiled vs eager: {b.verdict}",
-        f"- speedup: **{b.speedup}**",
-        f"- break-even: **{b.break_even}**",
         f"- compile cost: {b.compile} (first compiled call minus a steady one)",
         f"- {b.sentence}",
+        *(f"- {plain(n)}" for n in b.notes),
         f"- measured: {b.measured}",
         "",
     ]
@@ -228,8 +231,14 @@ def _run_section(r: rm.RunModel, detail: int = FULL) -> list[str]:
         ]
     for e in r.errors:
         out += [f"> **Error ({e.stage})**: {cell(e.message)}", ""]
-    out += _phases(r, detail)
-    out += _kernels(r, detail >= FULL)
+    if detail >= COMPACT:
+        out += _phases(r, detail) + _kernels(r, detail >= FULL)
+    else:  # many runs: each one's phase and kernel tables are in report.html
+        out += [
+            f"{text.plural(len(r.compiles), 'compile')}, total wall {r.compile_wall.text}; "
+            f"{text.plural(len(r.run.kernels), 'fused kernel')}: tables in report.html",
+            "",
+        ]
     out += _recompiles(r, detail)
     out += ["### Graph breaks", ""]
     if not r.graph_breaks:
@@ -243,7 +252,7 @@ def _run_section(r: rm.RunModel, detail: int = FULL) -> list[str]:
             for i, g in enumerate(r.graph_breaks, 1)
         ]  # fmt: skip
         out += table(["#", "reason", "location", "compile", "hints"], rows, "rllll") + [""]
-    out += _benchmark(r)
+    out += _benchmark(r, detail)
     if r.device.by_span:
         out += ["### Device during this run", ""] + _device_spans(r.device)
     out += _notes(r, detail)
@@ -254,7 +263,7 @@ def render_markdown(session: Session) -> str:
     """The whole session as Markdown (GitHub flavour), short enough to paste:
     kernel sources are left out when they would push it past GitHub's limit."""
     report = rm.build(session)
-    for detail in (FULL, NO_SOURCES, COMPACT):
+    for detail in (FULL, NO_SOURCES, COMPACT, BRIEF):
         md = _render(report, detail)
         if len(md) <= PASTE_LIMIT:
             break
@@ -277,7 +286,7 @@ def _render(report: rm.Report, detail: int) -> str:
     if report.runs:
         out += ["## Summary", ""]
         out += table(
-            list(rm.SUMMARY_COLUMNS), [r.summary_row() for r in report.runs], "rllllrrrrrr"
+            list(rm.SUMMARY_COLUMNS), [r.summary_row() for r in report.runs], "rllllrrrrrrr"
         ) + [""]
     for c in report.sweeps:
         out += [f"**Shape transitions, {plain(c.workload)}**: {c.verdict}.", ""]

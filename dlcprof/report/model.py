@@ -19,6 +19,7 @@ from typing import Any
 import dlcprof
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import device as fd
 from dlcprof.figures import hotspots as fh
@@ -41,6 +42,7 @@ SUMMARY_COLUMNS = (
     "recompiles",
     "graph breaks",
     "speedup",
+    "steady alloc.",
     "break-even",
 )
 HOTSPOT_LIMIT = 20
@@ -404,20 +406,38 @@ class BenchmarkBlock:
     measured: str  # how the numbers were taken
     sentence: str  # the verdict in a sentence
     tone: str  # "info" | "warn"
+    # The headline beside the speedup with the allocator held steady (figures.allocator).
+    allocator: fa.AllocatorContrast
+    columns: list[str]
+    rows: list[tuple[str, list[str]]]
+    notes: list[str]
 
     @property
     def verdict(self) -> str:
         return self.speed.verdict
+
+    @property
+    def steady_speedup(self) -> str:
+        """The steady figure in a narrow cell."""
+        s = self.allocator.steady
+        return fb.speedup_short(s) if s is not None else text.na(self.allocator.steady_why)
 
 
 def _benchmark(run: Run) -> BenchmarkBlock | None:
     b = run.benchmark
     if b is None:
         return None
-    s = fb.run_speed(run)
-    assert s is not None
+    contrast = fa.contrast(run)
+    assert contrast is not None
+    s = contrast.default
     compile_s = s.compile_text
-    if s.verdict == fb.FASTER:
+    if s.modes:
+        sentence = (
+            f"The repetitions split into two clusters, so both are stated: speedup "
+            f"{fb.speedup_text(s)}; break-even {fb.break_even_text(s)}."
+        )
+        tone = "warn"
+    elif s.verdict == fb.FASTER:
         sentence = (
             f"The {compile_s} compile pays for itself after "
             f"{text.break_even(s.break_even)} (compile seconds ÷ time saved per run, "
@@ -443,12 +463,16 @@ def _benchmark(run: Run) -> BenchmarkBlock | None:
         compiled=text.ms(s.compiled_ms),
         eager_spread=text.ms(s.eager_spread_ms),
         compiled_spread=text.ms(s.compiled_spread_ms),
-        speedup=text.speedup_verdict(s.speedup, s.measurable),
-        break_even=s.break_even_text,
+        speedup=fb.speedup_text(s),
+        break_even=fb.break_even_text(s),
         compile=compile_s,
         measured=fb.measured_with(b),
         sentence=sentence,
         tone=tone,
+        allocator=contrast,
+        columns=fa.columns(),
+        rows=fa.rows(contrast),
+        notes=fa.notes(contrast, run),
     )
 
 
@@ -678,7 +702,8 @@ class RunModel:
             str(self.number), self.name, s.mode if s else text.NA, s.dynamic if s else text.NA,
             self.status, self.compile_wall.text, str(len(self.run.kernels)),
             str(len(self.run.recompiles)), str(len(self.run.graph_breaks)),
-            b.speedup if b else why, b.break_even if b else why,
+            b.speedup if b else why, b.steady_speedup if b else why,
+            b.break_even if b else why,
         ]  # fmt: skip
 
 
@@ -716,14 +741,18 @@ def _kpis(
     if bench is not None:
         s = bench.speed
         tone = {fb.FASTER: "good", fb.SLOWER: "bad"}.get(s.verdict, "")
-        label = "speedup (eager ÷ compiled)"
+        label = f"speedup (eager ÷ compiled), {text.DEFAULT_ALLOC}"
         if not s.measurable:
             label += f", {text.NO_DIFFERENCE}"
-        items.append(Kpi(text.speedup(s.speedup), label, tone))
+        items.append(Kpi(fb.speedup_short(s), label, tone))
         items.append(
             Kpi(bench.break_even, "break-even", "bad" if s.verdict == fb.SLOWER else "",
                 na=not s.measurable)
         )  # fmt: skip
+        a = bench.allocator
+        label = f"speedup, {text.STEADY_ALLOC}"
+        label += f", {text.ALLOC_SENSITIVE}" if a.sensitive else ""
+        items.append(Kpi(bench.steady_speedup, label, na=a.steady is None))
     if sweep is not None:
         items.append(
             Kpi(sweep.total.text, f"transition cost, {text.plural(len(sweep.steps), 'shape')}")

@@ -18,6 +18,8 @@ from typing import Any
 
 import dlcprof
 from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
@@ -120,6 +122,52 @@ def _restarts_dict(r: fp.Restarts | None) -> dict[str, Any] | None:
     }
 
 
+def _clusters(s: fb.Speed) -> dict[str, Any] | None:
+    """Repetitions in two clusters: each side's clusters and the speedup of each pairing."""
+    if not s.modes:
+        return None
+
+    def side(c: fb.Clusters | None) -> dict[str, Any] | None:
+        if c is None:
+            return None
+        return {"fast_ms": c.fast_ms, "slow_ms": c.slow_ms, "fast_reps": list(c.fast),
+                "slow_reps": list(c.slow)}  # fmt: skip
+
+    return {
+        "eager": side(s.eager_split),
+        "compiled": side(s.compiled_split),
+        "speedups": [m.speedup for m in s.modes],
+        "break_even_runs": [m.break_even for m in s.modes],
+    }
+
+
+def _faults(f: fa.Faults) -> dict[str, float] | None:
+    if f.eager is None or f.compiled is None:
+        return None
+    return {"eager": f.eager, "compiled": f.compiled}
+
+
+def _steady_dict(a: fa.AllocatorContrast, st: ev.SteadyAllocatorMeasured | None) -> Any:
+    s = a.steady
+    if s is None or st is None:
+        return None
+    return {
+        "eager_ms": s.eager_ms,
+        "compiled_ms": s.compiled_ms,
+        "speedup": s.speedup,
+        "how": a.how,
+        "verdict": s.verdict,
+        "break_even_runs": s.break_even,
+        "eager_spread_ms": s.eager_spread_ms,
+        "compiled_spread_ms": s.compiled_spread_ms,
+        "eager_reps_ms": list(st.eager_reps_ms),
+        "compiled_reps_ms": list(st.compiled_reps_ms),
+        "page_faults_per_call": _faults(a.steady_faults),
+        "clusters": _clusters(s),
+        "wall_s": st.wall_s,
+    }
+
+
 def benchmark_dict(run: Run) -> dict[str, Any] | None:
     """A run's benchmark with its figures, as the JSON report and the trace carry it."""
     b, s = run.benchmark, fb.run_speed(run)
@@ -141,6 +189,25 @@ def benchmark_dict(run: Run) -> dict[str, Any] | None:
         "threads": b.threads,
         "load_avg": list(b.load_avg),
         "timer": b.timer,
+    }
+
+
+def _allocator_dict(block: rm.BenchmarkBlock, run: Run) -> dict[str, Any]:
+    """The benchmark's repetitions, page faults and the steady-allocator figures."""
+    b, s, a = block.event, block.speed, block.allocator
+    faults = _faults(a.faults)
+    return {
+        "eager_reps_ms": list(b.eager_reps_ms),
+        "compiled_reps_ms": list(b.compiled_reps_ms),
+        "clusters": _clusters(s),
+        "allocator": b.allocator or None,
+        "headline": text.headline(b.allocator),
+        "page_faults_per_call": faults,
+        "page_faults_why": None if faults else "not counted in this recording",
+        "steady_allocator": _steady_dict(a, run.steady),
+        "steady_allocator_why": a.steady_why or None,
+        "allocator_sensitive": a.sensitive,
+        "allocator_verdict": a.sentence,
     }
 
 
@@ -182,7 +249,11 @@ def _run_dict(m: rm.RunModel) -> dict[str, Any]:
         # Each compile attempt re-announces its symbols: list each once.
         "dynamic_dims": list(m.dims),
         "dynamic_scalars": list(m.scalars),
-        "benchmark": benchmark_dict(run),
+        "benchmark": (
+            {**(benchmark_dict(run) or {}), **_allocator_dict(m.benchmark, run)}
+            if m.benchmark
+            else None
+        ),
         "shape_sweep": [
             {k: v for k, v in dataclasses.asdict(st).items() if k not in ("t", "run_id")}
             | {"step": step.flag}

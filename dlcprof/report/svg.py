@@ -360,19 +360,14 @@ def line_chart(
 # --- bars -----------------------------------------------------------------------------
 
 
-def benchmark_bars(
-    eager_ms: float,
-    compiled_ms: float,
-    eager_spread: float,
-    compiled_spread: float,
-    width: int = 1100,
-) -> Markup:
-    rows = [
-        ("eager", eager_ms, eager_spread, "#7a8599"),
-        ("compiled", compiled_ms, compiled_spread, "#3b6fd8"),
-    ]
-    left, right = 90, 130
-    hi = max(eager_ms + eager_spread / 2, compiled_ms + compiled_spread / 2) or 1.0
+EAGER, COMPILED = "#7a8599", "#3b6fd8"
+EAGER_STEADY, COMPILED_STEADY = "#b3bac8", "#93b0ea"  # the same, with the allocator held steady
+
+
+def benchmark_bars(rows: list[tuple[str, float, float, str]], width: int = 1100) -> Markup:
+    """One bar per (label, ms per call, spread, colour), the spread drawn around it."""
+    left, right = 130, 130
+    hi = max(v + spread / 2 for _, v, spread, _ in rows) or 1.0
     scale = (width - left - right) / hi
     body: list[str] = []
     for i, (label, v, spread, color) in enumerate(rows):
@@ -398,7 +393,7 @@ def benchmark_bars(
                 f"{MONO}",
             )
         )
-    return _svg(width, 78, body, "eager vs compiled time per call")
+    return _svg(width, 10 + 34 * len(rows), body, "eager vs compiled time per call")
 
 
 def share_bar(fraction: float | None, color: str = "#3b6fd8") -> Markup:

@@ -78,6 +78,9 @@ class RunController:
             compiled = any(c.finished for c in run.compiles.values())
             if live.settings.benchmark and compiled and run.benchmark is None:
                 return "benchmarking", where
+            if run.benchmark is not None and run.steady is None and run.status == "running":
+                if "steady_allocator" not in run.unavailable:
+                    return "benchmarking", f"{where} · {text.STEADY_ALLOC}"
             return "running", where
         last = self.session.latest_run
         if last is not None and last.status == "crashed":

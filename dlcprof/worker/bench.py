@@ -4,7 +4,9 @@ Rules (docs/torch-notes.md §7): never torch.utils.benchmark.Timer (it changes t
 count, a guarded global); the caller keeps one grad mode for the compile, the
 warm-up and the timing; warm up at least 5 calls (the first calls after a
 compile are ~2x slower); repetitions alternate eager and compiled so a burst of
-background load hits both; median and IQR over repetitions.
+background load hits both; median and IQR over repetitions. Each repetition's
+values are kept, and its minor page faults counted around its calls (outside
+the timed loop: the allocator's signature, docs/torch-notes.md §7).
 """
 
 from __future__ import annotations
@@ -14,6 +16,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from dlcprof import events as ev
+
+try:
+    import resource
+except ImportError:  # not on Windows: no page-fault counts there
+    resource = None  # type: ignore[assignment]
 
 MIN_WARMUP = 5
 WARMUP_MIN_S = 0.05  # keep warming tiny functions until this much time has passed
@@ -83,6 +92,13 @@ def warm_up(fn: Callable[..., Any], args: tuple, timer: Timer, sink: Sink) -> in
     return n
 
 
+def minor_faults() -> int | None:
+    """Minor page faults of the whole process so far (all threads: OpenMP's too)."""
+    if resource is None:
+        return None
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
 def median_iqr(values: list[float]) -> tuple[float, float]:
     if not values:
         return float("nan"), float("nan")
@@ -101,7 +117,7 @@ def steady_call_s(
 
 
 @dataclass
-class BenchResult:
+class BenchResult(ev.Repetitions):
     eager_ms: float
     compiled_ms: float
     eager_spread_ms: float
@@ -124,10 +140,20 @@ def benchmark(
     warm = min(warm_up(eager, args, timer, sink), warm_up(compiled, args, timer, sink))
     eager_ms: list[float] = []
     compiled_ms: list[float] = []
+    faults: tuple[list[float], list[float]] = ([], [])
     for _ in range(reps):
+        f0 = minor_faults()
         eager_ms.append(timer.per_call_ms(eager, args, iters, sink))
+        f1 = minor_faults()
         compiled_ms.append(timer.per_call_ms(compiled, args, iters, sink))
+        f2 = minor_faults()
+        if f0 is not None and f1 is not None and f2 is not None:
+            faults[0].append((f1 - f0) / iters)
+            faults[1].append((f2 - f1) / iters)
     timer.sync()
     e, e_spread = median_iqr(eager_ms)
     c, c_spread = median_iqr(compiled_ms)
-    return BenchResult(e, c, e_spread, c_spread, reps, iters, warm, timer.name)
+    return BenchResult(
+        e, c, e_spread, c_spread, reps, iters, warm, timer.name, eager_reps_ms=eager_ms,
+        compiled_reps_ms=compiled_ms, eager_faults=faults[0], compiled_faults=faults[1],
+    )  # fmt: skip

@@ -16,9 +16,10 @@ import traceback
 from collections.abc import Callable
 from typing import IO, Any
 
+from dlcprof import allocator
 from dlcprof import events as ev
 from dlcprof.settings import RunSettings
-from dlcprof.worker import bench
+from dlcprof.worker import bench, steady
 from dlcprof.worker.probes import ProbeNotes, Sink, rawtrace
 from dlcprof.worker.probes import caches as caches_probe
 from dlcprof.worker.probes import dynamo as dynamo_probe
@@ -344,9 +345,23 @@ class Run:
                 eager_spread_ms=r.eager_spread_ms, compiled_spread_ms=r.compiled_spread_ms,
                 reps=r.reps, iters=r.iters, warmup=r.warmup, compile_s=compile_s,
                 threads=_threads(), load_avg=load, timer=r.timer,
+                eager_reps_ms=r.eager_reps_ms, compiled_reps_ms=r.compiled_reps_ms,
+                eager_faults=r.eager_faults, compiled_faults=r.compiled_faults,
+                allocator=allocator.current().label,
             )
         )  # fmt: skip
         self._log_compile(first_s, steady_s, compile_sum)
+        self._steady_allocator(fn, compiled, args, timer)
+
+    def _steady_allocator(self, fn: Any, compiled: Any, args: tuple, timer: bench.Timer) -> None:
+        """The benchmark again with the allocator held steady: last, as it cannot be undone."""
+        try:
+            self.emit(steady.measure(self.run_id, fn, compiled, args, self.s, timer))
+        except steady.NotMeasured as e:
+            self.notes.unavailable("steady_allocator", str(e))
+        except Exception as e:  # noqa: BLE001 - the default benchmark stands without it
+            why = f"the second benchmark failed: {one_line(e)}"
+            self.notes.unavailable("steady_allocator", why)
 
     def _log_compile(self, first_s: float, steady_s: float, compile_sum: float | None) -> None:
         msg = (

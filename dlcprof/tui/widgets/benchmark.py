@@ -9,43 +9,63 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from dlcprof import text
+from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures.runs import run_number
 from dlcprof.session import Run
 from dlcprof.settings import OPTION
 from dlcprof.tui.view import View
 
-_VERDICT_STYLE = {fb.FASTER: "bold green", fb.SLOWER: "bold red", fb.SAME: "bold yellow"}
+_VERDICT_STYLE = {
+    fb.FASTER: "bold green", fb.SLOWER: "bold red", fb.SAME: "bold yellow", fb.MIXED: "bold yellow"
+}  # fmt: skip
 
 
 def _speedup(run: Run) -> Text:
     s = fb.run_speed(run)
     if s is None:
         return Text(text.NA, style="dim")
-    return Text(text.speedup(s.speedup), style=_VERDICT_STYLE[s.verdict])
+    return Text(fb.speedup_short(s), style=_VERDICT_STYLE[s.verdict])
+
+
+def _steady_speedup(run: Run) -> Text:
+    a = fa.contrast(run)
+    if a is None or a.steady is None:
+        return Text(text.NA, style="dim")
+    return Text(fb.speedup_short(a.steady), style="bold yellow" if a.sensitive else "")
 
 
 def selected_table(run: Run) -> Table | Text:
-    s = fb.run_speed(run)
-    if s is None:
+    """Both speedups side by side (fa.rows), then the words that go with them."""
+    a = fa.contrast(run)
+    if a is None:
         return Text(f"eager vs compiled: {text.na(fb.why_none(run))}", style="dim")
-    t = Table(show_header=False, box=None, padding=(0, 1), expand=True)
-    t.add_column(style="bold", min_width=10, no_wrap=True)
-    t.add_column(ratio=1)
-    t.add_row("eager", f"{text.ms(s.eager_ms)} {text.spread(s.eager_spread_ms)}")
-    t.add_row("compiled", f"{text.ms(s.compiled_ms)} {text.spread(s.compiled_spread_ms)}")
-    t.add_row(
-        "speedup", Text(text.speedup_verdict(s.speedup, s.measurable), _VERDICT_STYLE[s.verdict])
+    t = Table(box=None, padding=(0, 1), expand=True, header_style="bold underline")
+    t.add_column("", style="bold", min_width=10, no_wrap=True)
+    for name in fa.columns(narrow=True):
+        t.add_column(name, ratio=1)
+    for label, cells in fa.rows(a, narrow=True):
+        if label == "speedup":
+            styles = [_VERDICT_STYLE[s.verdict] if s else "dim" for s in (a.default, a.steady)]
+            t.add_row(label, *(Text(c, style) for c, style in zip(cells, styles, strict=True)))
+        else:
+            t.add_row(label, *cells)
+    t.caption = (
+        f"faults/call: page faults, eager · compiled; compile {a.default.compile_text}, "
+        "first call minus a steady call"
     )
-    t.add_row("compile", f"{s.compile_text}, first call minus a steady call")
-    t.add_row(
-        "break-even",
-        Text(
-            s.break_even_text,
-            style="bold" if s.break_even is not None else "red",
-        ),
-    )
+    t.caption_justify = "left"
     return t
+
+
+def allocator_notes(run: Run) -> list[Text]:
+    a = fa.contrast(run)
+    if a is None:
+        return []
+    return [
+        Text(n, style="bold yellow" if n == a.sentence and a.sensitive else "")
+        for n in fa.notes(a, run)
+    ]
 
 
 _LABEL_W = 10
@@ -100,6 +120,7 @@ def runs_table(view: View, width: int = 200) -> Table:
     row("eager", bench(lambda s: text.ms(s.eager_ms)))
     row("compiled", bench(lambda s: text.ms(s.compiled_ms)))
     row("speedup", _speedup)
+    row("steady", _steady_speedup)
     row("compile", bench(lambda s: text.secs(s.compile_s)))
     row("break-even", bench(_break_even_cell))
     if any(r.benchmark is None for r in runs):
@@ -108,6 +129,8 @@ def runs_table(view: View, width: int = 200) -> Table:
 
 
 def _break_even_cell(s: fb.Speed) -> Text:
+    if s.modes:
+        return Text("2 clusters", style="yellow")
     if not s.measurable:
         return Text("no diff", style="yellow")
     if s.break_even is None:
@@ -127,6 +150,7 @@ class BenchmarkReport:
             yield Text("no run yet: press r to compile and benchmark", style="dim")
         else:
             yield selected_table(run)
+            yield from allocator_notes(run)
         if self.view.session.runs:
             yield Text()
             yield runs_table(self.view, options.max_width)
