@@ -16,6 +16,7 @@ from dlcprof.figures import benchmark as fb
 from dlcprof.figures import device as fd
 from dlcprof.figures import hotspots as fh
 from dlcprof.figures import kernels as fk
+from dlcprof.figures import modes as fm
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures.runs import run_label
@@ -49,6 +50,18 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
                 ("  ✓ ", "green"), (f"[{event.compile_id}] ", "cyan"),
                 f"{what} done in {text.secs(event.wall_s)}{extra}",
             )  # fmt: skip
+        case ev.OpAutotuned():
+            op = fm.autotune(session.run(event.run_id)).ops[-1]
+            best = op.winner
+            return Text.assemble(
+                ("  ⚙ autotuned ", "bold cyan"), f"{op.op}({op.shapes}): ",
+                text.choices_line(len(op.choices), best.name if best else None,
+                                  best.ms if best else None),
+                f" · {text.AUTOTUNE_CACHED}" if op.cached else f" · {text.secs(op.seconds)}",
+            )  # fmt: skip
+        case ev.CudagraphDecided():
+            cg = fm.cudagraphs(session.run(event.run_id))
+            return Text.assemble(("  CUDA graphs: ", "bold"), cg.line)
         case ev.RecompileTriggered():
             return Text.assemble(
                 ("  ↻ recompile: ", "bold yellow"), str(fr.newest_reason(event.reason))
@@ -111,6 +124,65 @@ def kernels_table(run: Run) -> Table:
             ", ".join(k.fused_ops) or text.NA,
         )  # fmt: skip
     return t
+
+
+def autotune_table(run: Run) -> RenderableType | None:
+    """Each autotuned op's choices, fastest first; else why nothing was autotuned."""
+    a = fm.autotune(run)
+    if not a.ops and run.settings is not None and run.settings.mode not in fm.AUTOTUNE_MODES:
+        return None
+    line = Text(a.line, style="bold" if a.ops else "yellow")
+    if not a.ops:
+        return line
+    t = Table(title="Autotuning", title_justify="left")
+    for col in ("op", "input shapes", "choice", "time", "config", "", "precompile", "benchmark"):
+        t.add_column(col)
+    for op in a.ops:
+        for i, c in enumerate(op.choices):
+            first = i == 0
+            t.add_row(
+                op.op if first else "", op.shapes if first else "", c.name,
+                text.ms(c.ms, "failed"), c.config, "fastest" if c is op.winner else "",
+                text.secs(op.event.precompile_s) if first else "",
+                text.secs(op.event.benchmark_s, "cached") if first else "",
+            )  # fmt: skip
+    return Group(t, line)
+
+
+def cudagraphs_table(run: Run) -> RenderableType | None:
+    """Per compiled graph: CUDA-graphed, or torch's reason not to."""
+    cg = fm.cudagraphs(run)
+    if cg.verdict == "off" and not cg.graphs:
+        return None
+    line = Text(f"CUDA graphs: {cg.line}", style="bold")
+    if not cg.graphs:
+        return line
+    t = Table(title="CUDA graphs", title_justify="left")
+    cols = ["compile", "graph", "CUDA-graphed", "torch's reason"]
+    if cg.counted:
+        cols += ["recordings", "re-recordings", "replays"]
+    for col in cols:
+        t.add_column(col)
+    for g in cg.graphs:
+        cells = [g.event.compile_id or text.NA, g.event.graph, text.value(g.event.graphed),
+                 g.reason or "—"]  # fmt: skip
+        if cg.counted:
+            cells += [text.count(g.recordings), text.count(g.rerecordings), text.count(g.replays)]
+        t.add_row(*cells)
+    return Group(t, line)
+
+
+def modes_table(table: fm.ModeTable) -> RenderableType:
+    """Every mode of one workload side by side (``dlcprof run --mode all``): one
+    column per mode, so long reasons wrap inside their mode's column."""
+    t = Table(title=table.title, title_justify="left")
+    t.add_column("", style="bold", no_wrap=True)
+    for row in table.rows:
+        t.add_column(row.mode, ratio=1)
+    cells = [row.words() for row in table.rows]
+    for i, label in enumerate(fm.COLUMNS[1:], 1):
+        t.add_row(label, *(c[i] for c in cells))
+    return Group(t, *(Text(f"· {note}", style="dim") for note in table.notes))
 
 
 def benchmark_table(run: Run) -> Table:
@@ -214,6 +286,9 @@ def run_summary(run: Run, session: Session) -> RenderableType:
         parts.append(phases_table(run))
     if run.kernels:
         parts.append(kernels_table(run))
+    for mode_part in (autotune_table(run), cudagraphs_table(run)):
+        if mode_part is not None:
+            parts.append(mode_part)
     if run.graph_breaks:
         parts.append(graph_breaks_table(run))
     if run.recompiles:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from dlcprof import text
+from dlcprof.figures import modes as fm
 from dlcprof.report import model as rm
 from dlcprof.session import Session
 
@@ -143,6 +144,50 @@ def _recompiles(r: rm.RunModel) -> list[str]:
     return out
 
 
+def _run_modes(r: rm.RunModel) -> list[str]:
+    """What the run's mode did: the ops it autotuned, its graphs' CUDA graphs."""
+    a, cg = r.autotune, r.cudagraphs
+    if not (r.shows_autotune or r.shows_cudagraphs):
+        return []
+    out = [f"Mode {plain(r.mode_meaning)}", ""]
+    if r.shows_autotune:
+        out += ["### Autotuning", "", plain(a.line), ""]
+        rows = [
+            [op.op if i == 0 else "", op.shapes if i == 0 else "", code(c.name),
+             text.ms(c.ms, "failed"), c.config or "—", "fastest" if c is op.winner else "",
+             text.secs(op.event.precompile_s) if i == 0 else "",
+             text.secs(op.event.benchmark_s, "cached") if i == 0 else ""]
+            for op in a.ops
+            for i, c in enumerate(op.choices)
+        ]  # fmt: skip
+        if rows:
+            head = ["op", "input shapes", "choice", "time", "config", "", "precompile", "benchmark"]
+            out += table(head, rows, "lllrllrr") + [""]
+    if r.shows_cudagraphs:
+        out += ["### CUDA graphs", "", f"CUDA graphs: {plain(cg.line)}", ""]
+        head = ["compile", "graph", "CUDA-graphed", "torch's reason"]
+        head += ["recordings", "re-recordings", "replays"] if cg.counted else []
+        rows = [
+            [g.event.compile_id or text.NA, g.event.graph, text.value(g.event.graphed),
+             g.reason or "—"]
+            + ([text.count(g.recordings), text.count(g.rerecordings), text.count(g.replays)]
+               if cg.counted else [])
+            for g in cg.graphs
+        ]  # fmt: skip
+        if rows:
+            out += table(head, rows, "llllrrr"[: len(head)]) + [""]
+    return out
+
+
+def _modes(report: rm.Report) -> list[str]:
+    out: list[str] = []
+    for t in report.modes:
+        out += [f"## {plain(t.title)}", ""]
+        out += table(list(fm.COLUMNS), [row.words() for row in t.rows], "lrrrrrrl") + [""]
+        out += [f"- {plain(note)}" for note in t.notes] + [""]
+    return out
+
+
 def _benchmark(r: rm.RunModel) -> list[str]:
     out = ["### Benchmark", ""]
     b = r.benchmark
@@ -224,6 +269,7 @@ def _run_section(r: rm.RunModel, detail: int = FULL) -> list[str]:
         out += [f"> **Error ({e.stage})**: {cell(e.message)}", ""]
     out += _phases(r, detail)
     out += _kernels(r, detail >= FULL)
+    out += _run_modes(r)
     out += _recompiles(r)
     out += ["### Graph breaks", ""]
     if not r.graph_breaks:
@@ -273,6 +319,7 @@ def _render(report: rm.Report, detail: int) -> str:
         ) + [""]
     for c in report.sweeps:
         out += [f"**Shape transitions, {plain(c.workload)}**: {c.verdict}.", ""]
+    out += _modes(report)
     for r in report.runs:
         out += _run_section(r, detail)
 

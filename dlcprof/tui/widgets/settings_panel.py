@@ -1,18 +1,22 @@
-"""Run settings: one compact Select per choice, cycled by keys too."""
+"""Run settings: one compact Select per choice (cycled by keys too), one
+checkbox per switch."""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Grid, Vertical
-from textual.widgets import Label, Select, Static
+from textual.widgets import Checkbox, Label, Select, Static
 
 from dlcprof import settings as st
 from dlcprof.tui.messages import SettingChanged
 
-CHOICES: dict[str, tuple[str, ...]] = {o.name: o.choices for o in st.OPTIONS if o.tui}
+CHOICES: dict[str, tuple[str, ...]] = {
+    o.name: o.choices for o in st.OPTIONS if o.tui and o.kind == "choice"
+}
+TOGGLES: tuple[str, ...] = tuple(o.name for o in st.OPTIONS if o.tui and o.kind == "switch")
 CPU_NOTE = (
-    "On CPU the four modes compile the same C++ code: their differences "
-    "(CUDA graphs, Triton autotuning) are a GPU story."
+    "On the CPU: max-autotune tunes matmuls only with freezing; CUDA graphs are "
+    "skipped (the Modes tab says why). a runs every mode side by side."
 )
 
 
@@ -32,6 +36,10 @@ class SettingsPanel(Vertical):
                     compact=True,
                     id=f"set-{name}",
                 )
+            for name in TOGGLES:
+                yield Label(name, classes="setting-label")
+                yield Checkbox(value=bool(getattr(self._initial, name)), compact=True,
+                               id=f"set-{name}")  # fmt: skip
         yield Static(CPU_NOTE, id="cpu-note")
 
     def on_mount(self) -> None:
@@ -41,8 +49,11 @@ class SettingsPanel(Vertical):
     def value(self, name: str) -> str:
         return str(self.query_one(f"#set-{name}", Select).value)
 
-    def values(self) -> dict[str, str]:
-        return {name: self.value(name) for name in CHOICES}
+    def values(self) -> dict[str, str | bool]:
+        out: dict[str, str | bool] = {name: self.value(name) for name in CHOICES}
+        for name in TOGGLES:
+            out[name] = self.query_one(f"#set-{name}", Checkbox).value
+        return out
 
     def cycle(self, name: str) -> str:
         options = CHOICES[name]
@@ -56,6 +67,12 @@ class SettingsPanel(Vertical):
             self.post_message(
                 SettingChanged(event.select.id.removeprefix("set-"), str(event.value))
             )
+
+    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+        event.stop()
+        if event.checkbox.id and event.checkbox.id.startswith("set-"):
+            name = event.checkbox.id.removeprefix("set-")
+            self.post_message(SettingChanged(name, "on" if event.value else "off"))
 
     def show_device(self, on_cpu: bool | None) -> None:
         """on_cpu None: not known until a worker reports (no CUDA probe here: no torch)."""
