@@ -135,17 +135,23 @@ def autotune_table(run: Run) -> RenderableType | None:
     if not a.ops:
         return line
     t = Table(title="Autotuning", title_justify="left")
-    for col in ("op", "input shapes", "choice", "time", "config", "", "precompile", "benchmark"):
+    cols = ["op", "input shapes", "choice", "time", "config", "", "precompile", "benchmark"]
+    if not a.has_configs:
+        cols.remove("config")
+    for col in cols:
         t.add_column(col)
     for op in a.ops:
         for i, c in enumerate(op.choices):
             first = i == 0
-            t.add_row(
+            cells = [
                 op.op if first else "", op.shapes if first else "", c.name,
                 text.ms(c.ms, "failed"), c.config, "fastest" if c is op.winner else "",
                 text.secs(op.event.precompile_s) if first else "",
                 text.secs(op.event.benchmark_s, "cached") if first else "",
-            )  # fmt: skip
+            ]  # fmt: skip
+            if not a.has_configs:
+                del cells[4]
+            t.add_row(*cells)
     return Group(t, line)
 
 
@@ -178,7 +184,7 @@ def modes_table(table: fm.ModeTable) -> RenderableType:
     t = Table(title=table.title, title_justify="left")
     t.add_column("", style="bold", no_wrap=True)
     for row in table.rows:
-        t.add_column(row.mode, ratio=1)
+        t.add_column(row.mode, ratio=1, overflow="fold")
     cells = [row.words() for row in table.rows]
     for i, label in enumerate(fm.COLUMNS[1:], 1):
         t.add_row(label, *(c[i] for c in cells))

@@ -104,6 +104,11 @@ class Autotune:
         return sum(parts) if parts else None
 
     @property
+    def has_configs(self) -> bool:
+        """Some choice has a config to show (Triton templates; not the CPU's)."""
+        return any(c.config for op in self.ops for c in op.choices)
+
+    @property
     def all_cached(self) -> bool:
         return bool(self.ops) and all(op.cached for op in self.ops)
 

@@ -160,9 +160,13 @@ def _run_modes(r: rm.RunModel) -> list[str]:
             for op in a.ops
             for i, c in enumerate(op.choices)
         ]  # fmt: skip
+        head = ["op", "input shapes", "choice", "time", "config", "", "precompile", "benchmark"]
+        align = "lllrllrr"
+        if not a.has_configs:
+            rows = [r[:4] + r[5:] for r in rows]
+            head, align = head[:4] + head[5:], align[:4] + align[5:]
         if rows:
-            head = ["op", "input shapes", "choice", "time", "config", "", "precompile", "benchmark"]
-            out += table(head, rows, "lllrllrr") + [""]
+            out += table(head, rows, align) + [""]
     if r.shows_cudagraphs:
         out += ["### CUDA graphs", "", f"CUDA graphs: {plain(cg.line)}", ""]
         head = ["compile", "graph", "CUDA-graphed", "torch's reason"]

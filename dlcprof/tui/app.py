@@ -112,6 +112,7 @@ class DlcprofApp(App[None]):
         Binding("r", "compile", "Compile/run", tooltip="Compile and benchmark the workload"),
         Binding("m", "cycle('mode')", "Mode"),
         Binding("d", "cycle('dynamic')", "Dynamic"),
+        Binding("f", "cycle('freezing')", "Freezing", show=False),
         Binding("s", "sweep", "Shape sweep"),
         Binding("a", "all_modes", "All modes"),
         Binding("c", "cancel", "Cancel"),

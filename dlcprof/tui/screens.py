@@ -82,6 +82,7 @@ HELP = """\
 
 [b]r[/b]  compile and benchmark the workload with the settings on the left
 [b]m[/b]  cycle the Inductor mode      [b]d[/b]  cycle dynamic (auto/true/false)
+[b]f[/b]  freezing off/on (CPU inference; lets max-autotune tune CPU matmuls)
 [b]s[/b]  shape sweep: the workload's sizes static, then dynamic; compare costs
 [b]a[/b]  every Inductor mode, one run each, side by side in the Modes tab
 [b]c[/b] / [b]esc[/b]  cancel: kill the worker, keep what was captured

@@ -25,17 +25,16 @@ class ModesReport:
         if run is None or run.settings is None:
             yield Text("no run yet: press a to compile the workload in every mode", style="dim")
             return
-        mode = run.settings.mode
-        yield Text.assemble((f"{mode}: ", "bold"), text.MODE_MEANINGS.get(mode, ""))
         table = fm.mode_table(self.view.session, run)
-        yield Text()
         if table is not None:
             yield modes_table(table)
         else:
             yield Text(NO_TABLE, style="dim")
+        mode = run.settings.mode
+        yield Text()
+        yield Text.assemble((f"this run, {mode}: ", "bold"), text.MODE_MEANINGS.get(mode, ""))
         for part in (autotune_table(run), cudagraphs_table(run)):
             if part is not None:
-                yield Text()
                 yield part
 
 

@@ -1,11 +1,11 @@
-"""Run settings: one compact Select per choice (cycled by keys too), one
-checkbox per switch."""
+"""Run settings: one compact Select per option, cycled by keys too (a switch
+such as freezing is a Select of off/on)."""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Grid, Vertical
-from textual.widgets import Checkbox, Label, Select, Static
+from textual.widgets import Label, Select, Static
 
 from dlcprof import settings as st
 from dlcprof.tui.messages import SettingChanged
@@ -14,6 +14,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     o.name: o.choices for o in st.OPTIONS if o.tui and o.kind == "choice"
 }
 TOGGLES: tuple[str, ...] = tuple(o.name for o in st.OPTIONS if o.tui and o.kind == "switch")
+_SWITCH = ("off", "on")
 CPU_NOTE = (
     "On the CPU: max-autotune tunes matmuls only with freezing; CUDA graphs are "
     "skipped (the Modes tab says why). a runs every mode side by side."
@@ -27,20 +28,21 @@ class SettingsPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         with Grid(id="settings-grid"):
-            for name, options in CHOICES.items():
+            for name, options in self._selects().items():
+                initial = getattr(self._initial, name)
                 yield Label(name, classes="setting-label")
                 yield Select(
                     [(o, o) for o in options],
-                    value=getattr(self._initial, name),
+                    value=_SWITCH[initial] if name in TOGGLES else initial,
                     allow_blank=False,
                     compact=True,
                     id=f"set-{name}",
                 )
-            for name in TOGGLES:
-                yield Label(name, classes="setting-label")
-                yield Checkbox(value=bool(getattr(self._initial, name)), compact=True,
-                               id=f"set-{name}")  # fmt: skip
         yield Static(CPU_NOTE, id="cpu-note")
+
+    @staticmethod
+    def _selects() -> dict[str, tuple[str, ...]]:
+        return {**CHOICES, **dict.fromkeys(TOGGLES, _SWITCH)}
 
     def on_mount(self) -> None:
         self.border_title = "Settings"
@@ -52,11 +54,11 @@ class SettingsPanel(Vertical):
     def values(self) -> dict[str, str | bool]:
         out: dict[str, str | bool] = {name: self.value(name) for name in CHOICES}
         for name in TOGGLES:
-            out[name] = self.query_one(f"#set-{name}", Checkbox).value
+            out[name] = self.value(name) == "on"
         return out
 
     def cycle(self, name: str) -> str:
-        options = CHOICES[name]
+        options = self._selects()[name]
         nxt = options[(options.index(self.value(name)) + 1) % len(options)]
         self.query_one(f"#set-{name}", Select).value = nxt
         return nxt
@@ -67,12 +69,6 @@ class SettingsPanel(Vertical):
             self.post_message(
                 SettingChanged(event.select.id.removeprefix("set-"), str(event.value))
             )
-
-    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
-        event.stop()
-        if event.checkbox.id and event.checkbox.id.startswith("set-"):
-            name = event.checkbox.id.removeprefix("set-")
-            self.post_message(SettingChanged(name, "on" if event.value else "off"))
 
     def show_device(self, on_cpu: bool | None) -> None:
         """on_cpu None: not known until a worker reports (no CUDA probe here: no torch)."""
