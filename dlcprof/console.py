@@ -184,11 +184,24 @@ def modes_table(table: fm.ModeTable) -> RenderableType:
     t = Table(title=table.title, title_justify="left")
     t.add_column("", style="bold", no_wrap=True)
     for row in table.rows:
-        t.add_column(row.mode, ratio=1, overflow="fold")
+        t.add_column(_break_at_hyphens(row.mode), ratio=1)
     cells = [row.words() for row in table.rows]
     for i, label in enumerate(fm.COLUMNS[1:], 1):
         t.add_row(label, *(c[i] for c in cells))
     return Group(t, *(Text(f"· {note}", style="dim") for note in table.notes))
+
+
+def _break_at_hyphens(name: str, width: int = 16) -> str:
+    """A long mode name on lines of at most ``width``, broken after hyphens."""
+    lines = [""]
+    for part in name.split("-"):
+        piece = part if not lines[-1] else f"-{part}"
+        if lines[-1] and len(lines[-1]) + len(piece) > width:
+            lines[-1] += "-"
+            lines.append(part)
+        else:
+            lines[-1] += piece
+    return "\n".join(lines)
 
 
 def benchmark_table(run: Run) -> Table:

@@ -226,6 +226,7 @@ MODE_MEANINGS: dict[str, str] = {
     "max-autotune-no-cudagraphs": "max-autotune without CUDA graphs",
 }
 NOTHING_AUTOTUNED = "nothing autotuned"
+CUDAGRAPHS_NOT_IN_MODE = "not used by this mode"
 CPU_NEEDS_FREEZING = (
     "on the CPU Inductor's C++ GEMM template needs constant weights: without --freezing "
     "each matmul had one choice (aten) and nothing was benchmarked"

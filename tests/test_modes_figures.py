@@ -156,9 +156,7 @@ def test_cudagraph_verdicts():
     cg = fm.cudagraphs(cpu)
     assert cg.verdict == "no" and not cg.counted
     assert cg.line == "no: the graph runs on the CPU (torch: multiple devices)"
-    assert fm.cudagraphs(run_of(started("r", "default"))).line == (
-        "off (mode default does not use CUDA graphs)"
-    )
+    assert fm.cudagraphs(run_of(started("r", "default"))).line == "off (not used by this mode)"
     assert fm.cudagraphs(run_of(started("r", "max-autotune"))).verdict is None  # not yet
 
 

@@ -261,7 +261,8 @@ def test_skip_count_reads_torchs_counter():
 
 def test_tally_is_thread_safe():
     tally = C.CudagraphTally()
-    threads = [threading.Thread(target=lambda: [tally.replayed("0/0") for _ in range(1000)])
+    tally.recorded("raw", "0/0", 0)
+    threads = [threading.Thread(target=lambda: [tally.replayed("raw") for _ in range(1000)])
                for _ in range(4)]  # fmt: skip
     for t in threads:
         t.start()

@@ -257,7 +257,7 @@ def _cudagraph_verdict(
     if s.backend != "inductor":
         return "off", f"backend {s.backend} does not run Inductor"
     if s.mode not in CUDAGRAPH_MODES:
-        return "off", text.mode_does_not(s.mode, "use CUDA graphs")
+        return "off", text.CUDAGRAPHS_NOT_IN_MODE
     if not graphs:
         if "cudagraphs" in run.unavailable:
             return None, run.unavailable["cudagraphs"]
@@ -290,15 +290,17 @@ class ModeRow:
     def words(self) -> list[str]:
         """The row in COLUMNS order, as every view states it."""
         s, a = self.speed, self.autotune
-        if self.mode not in AUTOTUNE_MODES:
-            compile_ = text.secs(self.compile_s, text.NOT_FINISHED)
+        why = text.na(fb.why_none_short(self.run))
+        if self.compile_s is None:
+            compile_ = why
+        elif self.mode not in AUTOTUNE_MODES:
+            compile_ = text.secs(self.compile_s)
         elif a.why_none is not None:
             compile_ = f"{text.secs(self.compile_s)} ({text.NOTHING_AUTOTUNED})"
         elif a.all_cached:
             compile_ = f"{text.secs(self.compile_s)} (autotune cached)"
         else:
             compile_ = text.with_autotune(self.compile_s, a.seconds)
-        why = text.na(fb.why_none_short(self.run))
         return [
             self.mode,
             compile_,

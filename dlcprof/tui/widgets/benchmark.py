@@ -116,7 +116,7 @@ def _autotune_cell(r: Run) -> Text:
     if r.settings is None or (r.settings.mode not in fm.AUTOTUNE_MODES and not a.ops):
         return Text("—", style="dim")
     if a.why_none is not None:
-        return Text("none", style="yellow")
+        return Text(fb.why_none_short(r), style="dim") if r.live else Text("none", style="yellow")
     return Text("cached" if a.all_cached else text.secs(a.seconds))
 
 

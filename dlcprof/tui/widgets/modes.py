@@ -13,7 +13,7 @@ from dlcprof.console import autotune_table, cudagraphs_table, modes_table
 from dlcprof.figures import modes as fm
 from dlcprof.tui.view import View
 
-NO_TABLE = "one mode of this workload so far: press a to run all four side by side"
+NO_TABLE = "no other mode of this workload yet: a runs all four, side by side"
 
 
 class ModesReport:

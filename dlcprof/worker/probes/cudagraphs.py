@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import defaultdict
 from typing import Any
 
 from dlcprof import events as ev
@@ -34,30 +33,46 @@ PROBE = "cudagraphs"
 
 
 class CudagraphTally:
-    """Recordings, re-recordings and replays per compile id (thread-safe)."""
+    """Recordings, re-recordings and replays per compile id (thread-safe).
+
+    A replay costs one locked increment keyed by torch's own compile id object;
+    ids are named (with the run's prefix, see TraceDispatcher.new_generation)
+    when counted, as they were when the graph was recorded."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._counts: dict[str, dict[str, int]] = defaultdict(
-            lambda: {"recordings": 0, "rerecordings": 0, "replays": 0}
-        )
+        self._replays: dict[Any, int] = {}
+        self._recordings: dict[str, int] = {}
+        self._rerecordings: dict[str, int] = {}
         self._recorded: set[tuple[str, Any]] = set()
+        self._names: dict[Any, str] = {}
 
-    def recorded(self, compile_id: str, function_id: Any) -> None:
+    def recorded(self, raw: Any, name: str, function_id: Any) -> None:
         with self._lock:
-            c = self._counts[compile_id]
-            c["recordings"] += 1
-            if (compile_id, function_id) in self._recorded:
-                c["rerecordings"] += 1
-            self._recorded.add((compile_id, function_id))
+            self._names[raw] = name
+            self._recordings[name] = self._recordings.get(name, 0) + 1
+            if (name, function_id) in self._recorded:
+                self._rerecordings[name] = self._rerecordings.get(name, 0) + 1
+            self._recorded.add((name, function_id))
 
-    def replayed(self, compile_id: str) -> None:
+    def replayed(self, raw: Any) -> None:
         with self._lock:
-            self._counts[compile_id]["replays"] += 1
+            self._replays[raw] = self._replays.get(raw, 0) + 1
 
     def counts(self) -> dict[str, dict[str, int]]:
         with self._lock:
-            return {k: dict(v) for k, v in self._counts.items()}
+            out: dict[str, dict[str, int]] = {}
+
+            def row(name: str) -> dict[str, int]:
+                return out.setdefault(name, {"recordings": 0, "rerecordings": 0, "replays": 0})
+
+            for name, n in self._recordings.items():
+                row(name)["recordings"] = n
+            for name, n in self._rerecordings.items():
+                row(name)["rerecordings"] = n
+            for raw, n in self._replays.items():
+                row(self._names.get(raw, str(raw)))["replays"] += n
+            return out
 
 
 class CudagraphProbe:
@@ -185,19 +200,22 @@ class CudagraphProbe:
 
     def _wrap_trees(self, module: Any) -> None:
         manager = getattr(module, "CUDAGraphTreeManager", None)
-        probe = self
+        probe, tally = self, self.tally
 
         def make_record(original: Any) -> Any:
             def record_function(mgr: Any, new_inputs: Any, function_id: Any) -> Any:
-                cid = probe.compile_id(getattr(mgr, "compile_id", None)) or "?"
-                probe.tally.recorded(cid, getattr(function_id, "id", function_id))
+                raw = getattr(mgr, "compile_id", None)
+                name = probe.compile_id(raw) or "?"
+                tally.recorded(raw, name, getattr(function_id, "id", function_id))
                 return original(mgr, new_inputs, function_id)
 
             return record_function
 
         def make_execute(original: Any) -> Any:
+            replayed = tally.replayed
+
             def execute_node(mgr: Any, node: Any, new_inputs: Any) -> Any:
-                probe.tally.replayed(probe.compile_id(getattr(mgr, "compile_id", None)) or "?")
+                replayed(mgr.compile_id)  # set by CUDAGraphTreeManager.run before _run
                 return original(mgr, node, new_inputs)
 
             return execute_node
