@@ -15,7 +15,7 @@ from typing import NoReturn
 
 from rich.console import Console
 
-from dlcprof import __version__
+from dlcprof import __version__, text
 from dlcprof import events as ev
 from dlcprof.settings import (
     ALL_MODES,
@@ -92,8 +92,10 @@ def _run_queue(args: argparse.Namespace) -> list[RunSettings]:
     """The runs one command asks for: one, or one per mode for ``--mode all``."""
     if args.mode != ALL_MODES:
         return [_settings_from(args, args.target)]
-    return _settings_from(argparse.Namespace(**{**vars(args), "mode": "default"}),
-                          args.target).each_mode()  # fmt: skip
+    base = _settings_from(argparse.Namespace(**{**vars(args), "mode": "default"}), args.target)
+    if base.backend != "inductor":
+        raise UsageError(f"--mode {ALL_MODES}: {text.modes_need_inductor(base.backend)}")
+    return base.each_mode()
 
 
 def build_parser() -> _Parser:

@@ -245,6 +245,12 @@ WARM_CACHE_ORDER = (
 )
 
 
+def modes_need_inductor(backend: str) -> str:
+    """Why every mode side by side cannot run with another backend."""
+    return (f"every mode side by side compares Inductor's modes: backend {backend} has none "
+            "(pick backend inductor)")  # fmt: skip
+
+
 def nothing_autotuned(why: str) -> str:
     """"nothing autotuned: <why>", the one line for an empty autotune table."""
     return f"{NOTHING_AUTOTUNED}: {why}"

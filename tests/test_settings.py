@@ -63,6 +63,8 @@ def test_mode_all_is_one_run_per_mode_in_the_cli_and_no_tui_mode(capsys):
     runs = _run_queue(args)
     assert [r.mode for r in runs] == list(MODES)
     assert all(r.freezing and r.target == "gelu-mlp" for r in runs)
-    # The TUI runs every mode with a key, not a flag: one line, exit 2.
+    # The TUI runs every mode with a key, not a flag; modes are Inductor's: one line, exit 2.
     assert main(["tui", "gelu-mlp", "--mode", "all"]) == 2
     assert "press a" in capsys.readouterr().err
+    assert main(["run", "gelu-mlp", "--mode", "all", "--backend", "eager"]) == 2
+    assert "backend eager has none" in capsys.readouterr().err

@@ -27,7 +27,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from dlcprof import events as ev
-from dlcprof import workloads
+from dlcprof import text, workloads
 from dlcprof.engine import Engine
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings, SettingsError
@@ -421,7 +421,9 @@ class DlcprofApp(App[None]):
         if self._busy():
             return
         settings = self.settings_for_run()
-        if settings is not None:
+        if settings is not None and settings.backend != "inductor":
+            self._report(text.modes_need_inductor(settings.backend), "warning")
+        elif settings is not None:
             self._start(settings.each_mode())
             self.show_tab("modes")
             self.notify("all four modes, one after another: the Modes tab compares them")
