@@ -245,6 +245,40 @@ WARM_CACHE_ORDER = (
 )
 
 
+NOT_STARTED = "the run has not started"
+NOT_COMPILED_YET = "not compiled yet"
+NO_COMPILE_FINISHED = "no compile finished"
+NO_GRAPH_REPORTED = "no compiled graph reported"
+NO_REASON_GIVEN = "no reason given"
+SKIPPED_AT_RUN_TIME = "graphed, then skipped at run time"
+
+
+def not_inductor(backend: str) -> str:
+    return f"backend {backend} does not run Inductor"
+
+
+def on_cpu(torch_reason: str) -> str:
+    """A CUDA-graph skip on the CPU, where torch's own words mislead."""
+    return f"the graph runs on the CPU (torch: {torch_reason})"
+
+
+def partly(done: int, of: int, what: str) -> str:
+    return f"partly ({done} of {plural(of, what)})"
+
+
+def autotuned(ops: int, seconds: float | None, kernels: int, kernels_s: float | None) -> str:
+    """"2 ops autotuned in 8.24 s", with Triton kernels tuned at their first call."""
+    out = f"{plural(ops, 'op')} autotuned in {secs(seconds)}"
+    if kernels:
+        first = plural(kernels, "Triton kernel")
+        out += f" (of which {first} at their first call: {secs(kernels_s)})"
+    return out
+
+
+def autotune_cached(ops: int) -> str:
+    return f"{plural(ops, 'op')}: {AUTOTUNE_CACHED}"
+
+
 def modes_need_inductor(backend: str) -> str:
     """Why every mode side by side cannot run with another backend."""
     return (f"every mode side by side compares Inductor's modes: backend {backend} has none "

@@ -47,7 +47,7 @@ def test_mode_all_headless_runs_four_workers_into_one_table(tmp_path):
     stdout = flat(p.stdout)
     assert "Modes side by side, gelu-mlp" in stdout
     # One table, the modes its columns, in order (the longest name is broken at a hyphen).
-    header = next(ln for ln in p.stdout.splitlines() if "reduce-overhead" in ln)
+    header = next(ln for ln in p.stdout.splitlines() if "┃" in ln and "reduce-overhead" in ln)
     cols = [header.index(f" {m} ") for m in MODES[:3]]
     assert cols == sorted(cols) and "max-autotune-no-" in p.stdout
     # Without --freezing nothing is autotuned on the CPU, and the run says why.

@@ -223,3 +223,17 @@ def test_autotune_phases_have_a_stage_of_their_own():
     for name in ("packed_linear_template_autotuning", "mm_template_precompiling",
                  fm.RUNTIME_TRITON_PHASE):  # fmt: skip
         assert fp.stage_of(name) is fp.AUTOTUNE
+
+
+def test_a_skip_at_run_time_is_not_a_yes():
+    """[from torch's source] cudagraph_trees: the re-recording limit, logged at run time."""
+    run = run_of(
+        started("r", "reduce-overhead", device="cuda"),
+        ev.CudagraphDecided(run_id="r", compile_id="0/0", graph="inference", graphed=True,
+                            reason=None),
+        ev.CudagraphSkipped(run_id="r", compile_id="0/0", reason="skipping cudagraph due to "
+                            "function 0 exceeding max re-recording limit (=50) on cudagraph "
+                            "node 1 due to static input data pointer changed."),
+    )  # fmt: skip
+    cg = fm.cudagraphs(run)
+    assert cg.verdict == text.SKIPPED_AT_RUN_TIME and "re-recording limit" in cg.line

@@ -118,14 +118,9 @@ class Autotune:
         if self.why_none is not None:
             return text.nothing_autotuned(self.why_none)
         if self.all_cached:
-            return f"{text.plural(len(self.ops), 'op')}: {text.AUTOTUNE_CACHED}"
-        out = f"{text.plural(len(self.ops), 'op')} autotuned in {text.secs(self.seconds)}"
-        if self.runtime_kernels:
-            out += (
-                f" (of which {text.plural(self.runtime_kernels, 'Triton kernel')} at their first "
-                f"call: {text.secs(self.runtime_triton_s)})"
-            )
-        return out
+            return text.autotune_cached(len(self.ops))
+        return text.autotuned(len(self.ops), self.seconds, self.runtime_kernels,
+                              self.runtime_triton_s)  # fmt: skip
 
 
 def _from_cache(c: Compile) -> bool:
@@ -136,16 +131,16 @@ def _from_cache(c: Compile) -> bool:
 def _why_not_autotuned(run: Run) -> str:
     s = run.settings
     if s is None:
-        return "the run has not started"
+        return text.NOT_STARTED
     if s.backend != "inductor":
-        return f"backend {s.backend} does not run Inductor"
+        return text.not_inductor(s.backend)
     if s.mode not in AUTOTUNE_MODES:
         return f"{text.mode_does_not(s.mode, 'autotune')} (the max-autotune modes do)"
     if "autotune" in run.unavailable:
         return run.unavailable["autotune"]
     finished = [c for c in run.compiles.values() if c.finished]
     if not finished:
-        return "not compiled yet" if run.live else "no compile finished"
+        return text.NOT_COMPILED_YET if run.live else text.NO_COMPILE_FINISHED
     if s.device == "cpu" and not s.freezing:
         return text.CPU_NEEDS_FREEZING
     if all(_from_cache(c) for c in finished):
@@ -203,7 +198,8 @@ class GraphStatus:
 
 @dataclass(frozen=True)
 class Cudagraphs:
-    verdict: str | None  # "yes" | "no" | "partly (1 of 2 graphs)" | "off"; None: not known
+    verdict: str | None  # "yes" | "no" | "partly (1 of 2 graphs)" | "off" | graphed, then
+    # skipped at run time; None: not known
     reason: str | None  # why not, why off, or why not known
     graphs: list[GraphStatus]
     runtime_skips: list[str]  # short reasons of skips torch announced at run time
@@ -231,7 +227,7 @@ def cudagraphs(run: Run) -> Cudagraphs:
         return per.get(cid or "?", {}).get(key, 0) if on_gpu and counts else None
 
     graphs = [
-        GraphStatus(d, None if d.graphed else skip_reason(d.reason or "no reason given"),
+        GraphStatus(d, None if d.graphed else skip_reason(d.reason or text.NO_REASON_GIVEN),
                     count(d.compile_id, "recordings"), count(d.compile_id, "rerecordings"),
                     count(d.compile_id, "replays"))
         for d in run.cudagraphs
@@ -253,24 +249,24 @@ def _cudagraph_verdict(
 ) -> tuple[str | None, str | None]:
     s = run.settings
     if s is None:
-        return None, "the run has not started"
+        return None, text.NOT_STARTED
     if s.backend != "inductor":
-        return "off", f"backend {s.backend} does not run Inductor"
+        return "off", text.not_inductor(s.backend)
     if s.mode not in CUDAGRAPH_MODES:
         return "off", text.CUDAGRAPHS_NOT_IN_MODE
     if not graphs:
         if "cudagraphs" in run.unavailable:
             return None, run.unavailable["cudagraphs"]
-        return None, "not compiled yet" if run.live else "no compiled graph reported"
+        return None, text.NOT_COMPILED_YET if run.live else text.NO_GRAPH_REPORTED
     skipped = [g for g in graphs if not g.event.graphed]
     why = skipped[0].reason if skipped else (runtime[0] if runtime else None)
     if why and s.device == "cpu":
-        why = f"the graph runs on the CPU (torch: {why})"
-    if not skipped and not runtime:
-        return "yes", None
+        why = text.on_cpu(why)
+    if not skipped:
+        return ("yes", None) if not runtime else (text.SKIPPED_AT_RUN_TIME, why)
     if len(skipped) == len(graphs):
         return "no", why
-    return f"partly ({len(graphs) - len(skipped)} of {text.plural(len(graphs), 'graph')})", why
+    return text.partly(len(graphs) - len(skipped), len(graphs), "graph"), why
 
 
 # --- every mode side by side --------------------------------------------------------------

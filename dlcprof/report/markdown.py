@@ -16,7 +16,7 @@ from dlcprof.session import Session
 KERNEL_SOURCE_LINES = 60  # per kernel; a paste must stay readable
 # GitHub refuses issue and comment bodies over 65,536 characters.
 PASTE_LIMIT = 60_000
-FULL, NO_SOURCES, COMPACT = 2, 1, 0  # how much detail fits
+FULL, NO_SOURCES, COMPACT, SUMMARY = 2, 1, 0, -1  # how much detail fits
 
 
 def cell(x: Any) -> str:
@@ -296,7 +296,7 @@ def render_markdown(session: Session) -> str:
     """The whole session as Markdown (GitHub flavour), short enough to paste:
     kernel sources are left out when they would push it past GitHub's limit."""
     report = rm.build(session)
-    for detail in (FULL, NO_SOURCES, COMPACT):
+    for detail in (FULL, NO_SOURCES, COMPACT, SUMMARY):
         md = _render(report, detail)
         if len(md) <= PASTE_LIMIT:
             break
@@ -324,7 +324,9 @@ def _render(report: rm.Report, detail: int) -> str:
     for c in report.sweeps:
         out += [f"**Shape transitions, {plain(c.workload)}**: {c.verdict}.", ""]
     out += _modes(report)
-    for r in report.runs:
+    if detail < COMPACT:  # many runs: the tables above are what fits
+        out += ["Each run's own section is left out to fit a paste: see report.html.", ""]
+    for r in report.runs if detail >= COMPACT else []:
         out += _run_section(r, detail)
 
     out += ["## Device", ""]

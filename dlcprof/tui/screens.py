@@ -88,7 +88,7 @@ HELP = """\
 [b]c[/b] / [b]esc[/b]  cancel: kill the worker, keep what was captured
 [b]ctrl+s[/b]  save the session as a report      [b]ctrl+p[/b]  command palette
 [b]p[/b]  show every phase (short FX passes are folded by default)
-[b]1[/b]-[b]5[/b]  Recompiles, Log, Device, Hotspots, Modes tabs      [b]tab[/b]  move between panes
+[b]1[/b]-[b]5[/b]  Recompiles, Log, Device, Hotspots, Modes tabs    [b]tab[/b]  next pane
 [b]?[/b]  this help      [b]q[/b]  quit
 
 [b]Phases[/b]: where compile time went, per compile id (bars to scale).
