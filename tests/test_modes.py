@@ -14,11 +14,10 @@ import os
 import re
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 
 import pytest
 from rich.console import Console
+from test_tui_live import wait_for
 from textual.widgets import Static
 from worker_helpers import clear_autotune_cache
 
@@ -75,14 +74,6 @@ def test_mode_all_headless_runs_four_workers_into_one_table(tmp_path):
     for row in table["rows"]:
         assert row["words"]["compile (autotune)"] in stdout
         assert row["words"]["steady"] in stdout
-
-
-async def wait_for(pilot, cond: Callable[[], object], timeout: float) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.1)
 
 
 async def test_tui_key_a_runs_every_mode_and_max_autotune_tunes_with_freezing():
