@@ -13,10 +13,19 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from dlcprof import __version__
+from rich.console import Console
+
+from dlcprof import __version__, text
 from dlcprof import events as ev
 from dlcprof.console import make_console
-from dlcprof.settings import OPTIONS, Option, RunSettings, SettingsError, parse_shapes
+from dlcprof.settings import (
+    ALL_MODES,
+    OPTIONS,
+    Option,
+    RunSettings,
+    SettingsError,
+    parse_shapes,
+)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -47,7 +56,7 @@ def _settings_args(p: argparse.ArgumentParser) -> None:
 
 
 def _help(o: Option) -> str:
-    return f"{' | '.join(o.choices)}: {o.help}" if o.choices else o.help
+    return f"{' | '.join((*o.choices, *o.also))}: {o.help}" if o.choices else o.help
 
 
 def _int(name: str):
@@ -78,6 +87,16 @@ def _settings_from(args: argparse.Namespace, target: str) -> RunSettings:
         if value is not None:
             setattr(s, o.name, value)
     return s.validate()
+
+
+def _run_queue(args: argparse.Namespace) -> list[RunSettings]:
+    """The runs one command asks for: one, or one per mode for ``--mode all``."""
+    if args.mode != ALL_MODES:
+        return [_settings_from(args, args.target)]
+    base = _settings_from(argparse.Namespace(**{**vars(args), "mode": "default"}), args.target)
+    if base.backend != "inductor":
+        raise UsageError(f"--mode {ALL_MODES}: {text.modes_need_inductor(base.backend)}")
+    return base.each_mode()
 
 
 def build_parser() -> _Parser:
@@ -157,14 +176,40 @@ def _resolve(target: str) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from dlcprof.console import live_line, run_summary
-    from dlcprof.engine import LiveRun
+    from dlcprof.console import run_summary
+    from dlcprof.figures.modes import mode_tables
     from dlcprof.session import Session
+    from dlcprof.tables import modes_table
 
-    settings = _settings_from(args, args.target)
-    _resolve(settings.target)
+    runs = _run_queue(args)
+    _resolve(runs[0].target)
     out = make_console()
     session = Session()
+    exit_code = EXIT_OK
+    # `--mode all`: one worker per mode, one after another, into one session.
+    for settings in runs:
+        run_id, cancelled = _follow(settings, session, out, args)
+        run = session.runs.get(run_id or "")
+        if run is not None:
+            out.print(run_summary(run, session))
+        if cancelled:
+            exit_code = EXIT_CANCELLED
+            break
+        exit_code = exit_code or _exit_code(session, run_id)
+    if len(runs) > 1:
+        for table in mode_tables(session):
+            out.print(modes_table(table))
+    if not _write_outputs(session, args):
+        exit_code = exit_code or EXIT_FAILED
+    return exit_code
+
+
+def _follow(settings: RunSettings, session, out: Console,
+            args: argparse.Namespace) -> tuple[str | None, bool]:  # fmt: skip
+    """Run ``settings`` in a worker, fold and print its events: (run id, cancelled)."""
+    from dlcprof.console import live_line
+    from dlcprof.engine import LiveRun
+
     inbox: queue.Queue[ev.Event] = queue.Queue()
     live = LiveRun(settings, inbox.put, idle_timeout_s=args.timeout)
     live.start()
@@ -185,13 +230,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 cancelled = True
                 out.print("[yellow]Ctrl-C: stopping the worker and its compiler children…[/]")
                 live.cancel("cancelled with Ctrl-C")
-    run = session.runs.get(live.run_id or "")
-    if run is not None:
-        out.print(run_summary(run, session))
-    exit_code = EXIT_CANCELLED if cancelled else _exit_code(session, live.run_id)
-    if not _write_outputs(session, args):
-        exit_code = exit_code or EXIT_FAILED
-    return exit_code
+    return live.run_id, cancelled
 
 
 def _exit_code(session, run_id: str | None) -> int:
@@ -241,6 +280,9 @@ def cmd_tui(args: argparse.Namespace) -> int:
     from dlcprof.tui.app import DlcprofApp
 
     target = args.target
+    if args.mode == ALL_MODES:
+        raise UsageError(f"--mode {ALL_MODES} is for 'dlcprof run': in the TUI, press a to run "
+                         "every mode side by side")  # fmt: skip
     if target is not None:
         _resolve(target)
     settings = _settings_from(args, target or _default_target())

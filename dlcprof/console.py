@@ -19,10 +19,12 @@ from dlcprof.figures import benchmark as fb
 from dlcprof.figures import device as fd
 from dlcprof.figures import hotspots as fh
 from dlcprof.figures import kernels as fk
+from dlcprof.figures import modes as fm
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures.runs import run_label
 from dlcprof.session import Run, Session
+from dlcprof.tables import autotune_table, cudagraphs_table
 
 _LIVE_PHASES = (fp.KEY_NAMES - {"compile_file"}) | {"entire_frame_compile"}
 # Off a terminal (a pipe, a log file, CI) Rich would cut every table to 80
@@ -64,6 +66,18 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
                 ("  ✓ ", "green"), (f"[{event.compile_id}] ", "cyan"),
                 f"{what} done in {text.secs(event.wall_s)}{extra}",
             )  # fmt: skip
+        case ev.OpAutotuned():
+            op = fm.autotune(session.run(event.run_id)).ops[-1]
+            best = op.winner
+            return Text.assemble(
+                ("  ⚙ autotuned ", "bold cyan"), f"{op.op}({op.shapes}): ",
+                text.choices_line(len(op.choices), best.name if best else None,
+                                  best.ms if best else None),
+                f" · {text.AUTOTUNE_CACHED}" if op.cached else f" · {text.secs(op.seconds)}",
+            )  # fmt: skip
+        case ev.CudagraphDecided():
+            cg = fm.cudagraphs(session.run(event.run_id))
+            return Text.assemble(("  CUDA graphs: ", "bold"), cg.line)
         case ev.RecompileTriggered():
             return Text.assemble(
                 ("  ↻ recompile: ", "bold yellow"), str(fr.newest_reason(event.reason))
@@ -272,6 +286,9 @@ def run_summary(run: Run, session: Session) -> RenderableType:
         parts += restart_lines(run)
     if run.kernels:
         parts.append(kernels_table(run))
+    for mode_part in (autotune_table(run), cudagraphs_table(run)):
+        if mode_part is not None:
+            parts.append(mode_part)
     if run.graph_breaks:
         parts.append(graph_breaks_table(run))
     if run.recompiles:

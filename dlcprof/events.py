@@ -74,6 +74,7 @@ class RunStarted(Event):
     reps: int = 7
     sweep: bool = False  # a shape sweep runs (over `shapes`, else the workload's SIZES)
     benchmark: bool = True
+    freezing: bool = False
 
 
 @dataclass
@@ -230,6 +231,58 @@ class GraphBroken(Event):
     location: str  # "file:line": the innermost frame in the user's own code
     hints: list[str] = field(default_factory=list)
     detail: str = ""  # "file:line" where Dynamo broke, when elsewhere (inside torch)
+
+
+# --- what a mode does: autotuning, CUDA graphs ---------------------------------------
+
+
+@dataclass
+class OpAutotuned(Event):
+    """Inductor picked an implementation for one op (a matmul, a convolution) by
+    benchmarking its choices; ``cached``: the timings came from Inductor's
+    autotune cache, nothing was benchmarked."""
+
+    run_id: str
+    compile_id: str | None
+    op: str  # as Inductor names it: "mm", "addmm", "packed_linear", "convolution"
+    shapes: list[str]  # per input, "4x256"
+    dtypes: list[str]
+    choices: list[dict[str, Any]]  # {"name", "ms" (None: failed), "description"}
+    precompile_s: float | None  # torch's own timers; None when not seen
+    benchmark_s: float | None
+    cached: bool | None  # None: unknown (the trace probe, which times it, was unavailable)
+
+
+@dataclass
+class CudagraphDecided(Event):
+    """Whether Inductor wrapped one compiled graph in CUDA graphs, and if not, why."""
+
+    run_id: str
+    compile_id: str | None
+    graph: str  # "inference" | "forward" | "backward"
+    graphed: bool
+    reason: str | None  # torch's words, "skipping cudagraphs due to ..."
+
+
+@dataclass
+class CudagraphSkipped(Event):
+    """A CUDA-graph skip torch announced at run time (a mutated input, too many
+    re-recordings): the graph runs without CUDA graphs from then on."""
+
+    run_id: str
+    compile_id: str | None
+    reason: str
+
+
+@dataclass
+class CudagraphsCounted(Event):
+    """CUDA-graph activity of the run, per compile id: recordings, re-recordings
+    (a recording of a function already recorded) and replays; ``skips`` is
+    torch's own count (counters["inductor"]["cudagraph_skips"]), CPU included."""
+
+    run_id: str
+    skips: int | None
+    per_compile: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 # --- measurement ------------------------------------------------------------------

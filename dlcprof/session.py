@@ -74,6 +74,11 @@ class Run:
     recompile_limit: ev.RecompileLimitHit | None = None
     benchmark: ev.BenchmarkMeasured | None = None
     steady: ev.SteadyAllocatorMeasured | None = None  # the benchmark with the allocator pinned
+    # What the mode did: each autotuned op, each graph's CUDA-graph decision.
+    autotuned: list[ev.OpAutotuned] = field(default_factory=list)
+    cudagraphs: list[ev.CudagraphDecided] = field(default_factory=list)
+    cudagraph_skips: list[ev.CudagraphSkipped] = field(default_factory=list)
+    cudagraph_counts: ev.CudagraphsCounted | None = None
     sweep: list[ev.ShapeStepMeasured] = field(default_factory=list)
     sweep_done: ev.SweepFinished | None = None
     errors: list[ev.ErrorRaised] = field(default_factory=list)
@@ -272,6 +277,18 @@ class Session:
 
     def _on_SteadyAllocatorMeasured(self, e: ev.SteadyAllocatorMeasured) -> None:
         self.run(e.run_id).steady = e
+
+    def _on_OpAutotuned(self, e: ev.OpAutotuned) -> None:
+        self.run(e.run_id).autotuned.append(e)
+
+    def _on_CudagraphDecided(self, e: ev.CudagraphDecided) -> None:
+        self.run(e.run_id).cudagraphs.append(e)
+
+    def _on_CudagraphSkipped(self, e: ev.CudagraphSkipped) -> None:
+        self.run(e.run_id).cudagraph_skips.append(e)
+
+    def _on_CudagraphsCounted(self, e: ev.CudagraphsCounted) -> None:
+        self.run(e.run_id).cudagraph_counts = e
 
     def _on_ShapeStepMeasured(self, e: ev.ShapeStepMeasured) -> None:
         self.run(e.run_id).sweep.append(e)

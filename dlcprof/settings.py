@@ -21,6 +21,11 @@ DEVICES = ("auto", "cpu", "cuda")
 DTYPES = ("float32", "bfloat16", "float16")
 SIZES = ("small", "default")
 CACHES = ("warm", "cold")
+# What the modes turn on in Inductor (torch._inductor.list_mode_options()).
+CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
+AUTOTUNE_MODES = ("max-autotune", "max-autotune-no-cudagraphs")
+# `--mode all`: every mode, one run each, side by side (the CLI's run, the TUI's `a`).
+ALL_MODES = "all"
 
 
 class SettingsError(ValueError):
@@ -43,7 +48,8 @@ class Option:
     kind: str = "choice"  # "choice" | "int" | "sizes" | "switch" | "off-switch"
     values: str = ""  # the README's "values" column, when not the choices
     short: dict[str, str] = field(default_factory=dict)  # narrow labels of long values
-    tui: bool = False  # a select in the TUI's settings panel
+    tui: bool = False  # in the TUI's settings panel: a select, or a checkbox for a switch
+    also: tuple[str, ...] = ()  # values the CLI takes beyond the choices (`--mode all`)
 
     @property
     def flag(self) -> str:
@@ -56,9 +62,10 @@ class Option:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("mode", "Inductor mode: CUDA graphs (reduce-overhead) and autotuning (max-autotune)",
-           MODES, tui=True, short={"reduce-overhead": "red-ovh", "max-autotune": "max-at",
-                                   "max-autotune-no-cudagraphs": "max-at-nocg"}),
+    Option("mode", "Inductor mode: CUDA graphs (reduce-overhead) and autotuning (max-autotune); "
+           "`all` runs each mode in turn and compares them", MODES, tui=True, also=(ALL_MODES,),
+           short={"reduce-overhead": "red-ovh", "max-autotune": "max-at",
+                  "max-autotune-no-cudagraphs": "max-at-nocg"}),
     Option("dynamic", "`auto` is torch's automatic dynamic (static first, dynamic after a size "
            "changes)", DYNAMIC, tui=True),
     Option("backend", "bisect: is it Dynamo, AOTAutograd or Inductor?", BACKENDS, tui=True),
@@ -67,6 +74,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("size", "the workload's input size (`small` is for tests)", SIZES, tui=True),
     Option("cache", "`cold`: a fresh `TMPDIR` and Inductor cache dir, so the compile time is "
            "reproducible", CACHES, tui=True),
+    Option("freezing", "Inductor freezing: weights become constants (CPU inference; what lets "
+           "max-autotune tune CPU matmuls)", kind="switch", tui=True),
     Option("threads", "torch threads for compile and timing (default: cores − 1)", kind="int",
            values="N"),
     Option("iters", "timed calls per repetition", kind="int", values="N"),
@@ -88,6 +97,7 @@ class RunSettings:
     dtype: str = "float32"
     size: str = "default"
     cache: str = "warm"
+    freezing: bool = False
     threads: int = field(default_factory=default_threads)
     iters: int = 20  # timed calls per repetition
     reps: int = 7  # repetitions; median and spread are over these
@@ -99,8 +109,9 @@ class RunSettings:
         for o in OPTIONS:
             value = getattr(self, o.name)
             if o.kind == "choice" and value not in o.choices:
+                also = f" (or {', '.join(o.also)})" if o.also else ""
                 raise SettingsError(
-                    f"invalid {o.flag} {value!r}: choose one of {', '.join(o.choices)}"
+                    f"invalid {o.flag} {value!r}: choose one of {', '.join(o.choices)}{also}"
                 )
             if o.kind == "int" and (not isinstance(value, int) or value < 1):
                 raise SettingsError(f"invalid {o.flag} {value!r}: give a whole number >= 1")
@@ -116,6 +127,10 @@ class RunSettings:
     @property
     def sweeping(self) -> bool:
         return self.sweep or self.shapes is not None
+
+    def each_mode(self) -> list[RunSettings]:
+        """These settings once per Inductor mode, in MODES order (`--mode all`)."""
+        return [dataclasses.replace(self, mode=m) for m in MODES]
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -155,6 +170,8 @@ def repro_command(s: _Settled, target: str | None = None) -> str:
         value = getattr(s, o.name, None)
         if o.kind in ("choice", "int") and value not in (None, ""):
             parts += [o.flag, str(value)]
+        elif o.kind == "switch" and o.name != "sweep" and value:
+            parts.append(o.flag)
     if s.shapes:
         parts += ["--shapes", ",".join(str(x) for x in s.shapes)]
     elif s.sweep:
@@ -169,6 +186,6 @@ def markdown_table() -> str:
     rows = ["| option | values | meaning |", "|---|---|---|"]
     for o in OPTIONS:
         flag = f"{o.flag} {o.values}".strip() if o.kind in ("int", "sizes") else o.flag
-        values = ", ".join(f"`{c}`" for c in o.choices) if o.choices else ""
+        values = ", ".join(f"`{c}`" for c in (*o.choices, *o.also))
         rows.append(f"| `{flag}` | {values} | {o.help} |")
     return "\n".join(rows)

@@ -395,3 +395,126 @@ def metric(key: str, v: float | None) -> str:
 
 def load_avg(values: list[float] | None) -> str:
     return " ".join(f"{x:.2f}" for x in values) if values else NA
+
+
+# --- modes: what each one does, what it autotuned, whether it used CUDA graphs ----------
+
+MODE_MEANINGS: dict[str, str] = {
+    "default": "fused kernels; no autotuning, no CUDA graphs",
+    "reduce-overhead": "default plus CUDA graphs: each graph replays as one launch on a GPU, "
+    "cutting Python and launch overhead",
+    "max-autotune": "benchmarks implementations of each matmul and convolution (Triton "
+    "configs on a GPU, C++ GEMM templates on the CPU with freezing), plus CUDA graphs",
+    "max-autotune-no-cudagraphs": "max-autotune without CUDA graphs",
+}
+NOTHING_AUTOTUNED = "nothing autotuned"
+CUDAGRAPHS_NOT_IN_MODE = "not used by this mode"
+CPU_NEEDS_FREEZING = (
+    "on the CPU Inductor's C++ GEMM template needs constant weights: without --freezing "
+    "each matmul had one choice (aten) and nothing was benchmarked"
+)
+NO_TUNABLE_OPS = "no matmul or convolution with more than one implementation in this graph"
+FROM_FX_CACHE = (
+    "the graph came from Inductor's FX graph cache: it was autotuned when first compiled "
+    "(--cache cold measures it)"
+)
+AUTOTUNE_CACHED = (
+    "timings from Inductor's autotune cache: nothing benchmarked (--cache cold measures it)"
+)
+WARM_CACHE_ORDER = (
+    "warm cache: a mode may reuse kernels an earlier one built; --cache cold gives each "
+    "mode a fresh cache"
+)
+
+
+NOT_STARTED = "the run has not started"
+NOT_COMPILED_YET = "not compiled yet"
+NO_COMPILE_FINISHED = "no compile finished"
+NO_GRAPH_REPORTED = "no compiled graph reported"
+NO_REASON_GIVEN = "no reason given"
+SKIPPED_AT_RUN_TIME = "graphed, then skipped at run time"
+
+
+def not_inductor(backend: str) -> str:
+    return f"backend {backend} does not run Inductor"
+
+
+def on_cpu(torch_reason: str) -> str:
+    """A CUDA-graph skip on the CPU, where torch's own words mislead."""
+    return f"the graph runs on the CPU (torch: {torch_reason})"
+
+
+def partly(done: int, of: int, what: str) -> str:
+    return f"partly ({done} of {plural(of, what)})"
+
+
+def autotuned(ops: int, seconds: float | None, kernels: int, kernels_s: float | None) -> str:
+    """"2 ops autotuned in 8.24 s", with Triton kernels tuned at their first call."""
+    out = f"{plural(ops, 'op')} autotuned in {secs(seconds)}"
+    if kernels:
+        first = plural(kernels, "Triton kernel")
+        out += f" (of which {first} at their first call: {secs(kernels_s)})"
+    return out
+
+
+def autotune_cached(ops: int) -> str:
+    return f"{plural(ops, 'op')}: {AUTOTUNE_CACHED}"
+
+
+def modes_need_inductor(backend: str) -> str:
+    """Why every mode side by side cannot run with another backend."""
+    return (f"every mode side by side compares Inductor's modes: backend {backend} has none "
+            "(pick backend inductor)")  # fmt: skip
+
+
+def nothing_autotuned(why: str) -> str:
+    """"nothing autotuned: <why>", the one line for an empty autotune table."""
+    return f"{NOTHING_AUTOTUNED}: {why}"
+
+
+def mode_does_not(mode: str, what: str) -> str:
+    """"mode default does not autotune"."""
+    return f"mode {mode} does not {what}"
+
+
+def cpu_mode_note(mode: str, cudagraphs: bool, autotune: bool, freezing: bool) -> str | None:
+    """What a mode does on the CPU, for the run's log; None for plain default."""
+    parts = []
+    if cudagraphs:
+        parts.append("CUDA graphs are GPU-only, so Inductor skips them (the reason is shown)")
+    if autotune and not freezing:
+        parts.append("CPU matmuls are autotuned only with --freezing")
+    if autotune and freezing:
+        parts.append("each matmul's C++ GEMM template is benchmarked against MKL/aten")
+    return f"mode {mode} on the CPU: " + "; ".join(parts) if parts else None
+
+
+def with_autotune(compile_s: float | None, autotune_s: float | None) -> str:
+    """Compile seconds and the autotune share of them: "7.71 s (autotune 7.66 s)"."""
+    if autotune_s is None:
+        return secs(compile_s)
+    return f"{secs(compile_s)} (autotune {secs(autotune_s)})"
+
+
+def choices_line(n: int, winner: str | None, winner_ms: float | None) -> str:
+    """"2 choices, fastest cpp_CppMicroGemmFP32Vec_0 14.7 µs"."""
+    out = plural(n, "choice")
+    return f"{out}, fastest {winner} {ms(winner_ms)}" if winner else out
+
+
+def cudagraphed(verdict: str | None, reason: str | None = None) -> str:
+    """"yes", "no: cpu device (arg0_1)", "partly (1 of 2 graphs): ...", "off (why)"."""
+    if verdict is None:
+        return na(reason)
+    if verdict == "off":
+        return f"off ({reason})" if reason else "off"
+    if verdict == "yes" or not reason:
+        return verdict
+    return f"{verdict}: {reason}"
+
+
+def vs_baseline(ratio: float | None, verdict: str) -> str:
+    """A mode's steady latency against the default mode's: "1.12x faster"."""
+    if verdict == NO_DIFFERENCE or ratio is None:
+        return NO_DIFFERENCE
+    return f"{ratio:.2f}x {verdict}"

@@ -30,6 +30,9 @@ from dlcprof import events as ev  # noqa: E402
 from dlcprof.runner import WorkerProcess  # noqa: E402
 from dlcprof.settings import RunSettings  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "tests"))
+from worker_helpers import clear_autotune_cache  # noqa: E402
+
 FIXTURES = ROOT / "tests" / "fixtures"
 TRACES = FIXTURES / "trace"
 LIMIT_KB = 300
@@ -114,9 +117,13 @@ def build(device, dtype):
 '''
 
 
-def runs(tmp: Path) -> list[tuple[str, RunSettings, bool, bool, dict[str, str | None]]]:
-    """(name, settings, write the event stream?, write the raw trace?, extra env;
-    None removes a variable: glibc reads an empty MALLOC_MMAP_THRESHOLD_ as 0)."""
+Settings = RunSettings | list[RunSettings]
+
+
+def runs(tmp: Path) -> list[tuple[str, Settings, bool, bool, dict[str, str | None]]]:
+    """(name, settings (a list: one run each, one stream), write the event stream?,
+    write the raw trace?, extra env; None removes a variable: glibc reads an empty
+    MALLOC_MMAP_THRESHOLD_ as 0)."""
     limit = tmp / "recompile_limit.py"
     limit.write_text(textwrap.dedent(LIMIT_WORKLOAD).lstrip())
     scalars = tmp / "scalars.py"
@@ -158,6 +165,15 @@ def runs(tmp: Path) -> list[tuple[str, RunSettings, bool, bool, dict[str, str | 
             False,
             {"MALLOC_MMAP_THRESHOLD_": None, "MALLOC_TRIM_THRESHOLD_": None, "LD_PRELOAD": None},
         ),
+        # Every mode with freezing, after clearing the autotune cache: max-autotune
+        # benchmarks its matmuls, max-autotune-no-cudagraphs then reads the cache.
+        (
+            "gelu_mlp_modes",
+            RunSettings(target="gelu-mlp", freezing=True, iters=5, reps=3, **small).each_mode(),
+            True,
+            False,
+            {},
+        ),
         # Raw traces only: a cold compile (so the backward compiles lazily, with
         # its own bwd_compilation_metrics) and a recompile-limit hit.
         (
@@ -191,7 +207,10 @@ def runs(tmp: Path) -> list[tuple[str, RunSettings, bool, bool, dict[str, str | 
     ]
 
 
-def record(settings: RunSettings, env: dict[str, str | None]) -> list[ev.Event]:
+def record(settings: Settings, env: dict[str, str | None]) -> list[ev.Event]:
+    if isinstance(settings, list):
+        clear_autotune_cache(os.environ["TORCHINDUCTOR_CACHE_DIR"])
+        return [e for s in settings for e in record(s, env)]
     merged = {k: v for k, v in {**os.environ, **env}.items() if v is not None}
     worker = WorkerProcess(cache="warm", env=merged)
     worker.start(settings)
@@ -214,7 +233,8 @@ def main() -> int:
             t0 = time.monotonic()
             events = record(settings, env)
             finished = [e for e in events if isinstance(e, ev.RunFinished)]
-            status = finished[-1].status if finished else "no RunFinished"
+            bad = [e.status for e in finished if e.status != "ok"]
+            status = (bad or [e.status for e in finished] or ["no RunFinished"])[0]
             line = f"{name}: {len(events)} events, {status}, {time.monotonic() - t0:.1f} s"
             if keep_events:
                 path = FIXTURES / f"{name}.jsonl"

@@ -70,6 +70,7 @@ def test_a_second_start_while_busy_starts_nothing(scripted) -> None:  # type: ig
 def test_a_queue_runs_one_after_another(scripted) -> None:  # type: ignore[no-untyped-def]
     c, inbox = controller(Engine(live_run=scripted))
     c.start([settings(sweep=True, dynamic="false"), settings(sweep=True, dynamic="true")])
+    assert c.state(None)[1].endswith("(1 queued)")  # the status bar says what is left
     fold_until(c, inbox, lambda: len(scripted.instances) == 2 and not c.busy)
     assert [r.settings.dynamic for r in c.session.runs.values()] == ["false", "true"]
     assert all(r.status == "ok" for r in c.session.runs.values())

@@ -24,12 +24,15 @@ from dlcprof import text
 from dlcprof.console import run_summary
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import modes as fm
 from dlcprof.figures import recompiles as fr
 from dlcprof.report.html import render_html
 from dlcprof.report.markdown import render_markdown
 from dlcprof.session import Run, Session
+from dlcprof.tables import modes_table
 from dlcprof.tui.view import View
 from dlcprof.tui.widgets.benchmark import BenchmarkReport
+from dlcprof.tui.widgets.modes import ModesReport
 from dlcprof.tui.widgets.recompiles import RecompileReport
 
 WIDTH = 400  # wide enough that no view wraps a sentence
@@ -48,9 +51,11 @@ def _unhtml(page: str) -> str:
 
 def views(session: Session, run: Run) -> dict[str, str]:
     view = View(session, run, now=None, replay=True)
+    tables = [modes_table(t) for t in fm.mode_tables(session)]  # `dlcprof run --mode all`
     return {
-        "tui": _plain(BenchmarkReport(view)) + _plain(RecompileReport(view)),
-        "console": _plain(run_summary(run, session)),
+        "tui": _plain(BenchmarkReport(view)) + _plain(RecompileReport(view))
+        + _plain(ModesReport(view)),
+        "console": _plain(run_summary(run, session)) + "".join(_plain(t) for t in tables),
         "markdown": render_markdown(session),
         "html": _unhtml(render_html(session)),
     }
@@ -76,6 +81,16 @@ def expected(session: Session, run: Run) -> list[str]:
     pair = fr.sweep_pair(session, run)
     if pair is not None and pair.complete:
         out.append(pair.verdict)
+    # What the mode did, and every mode side by side.
+    mode = run.settings.mode if run.settings else ""
+    if mode in fm.AUTOTUNE_MODES:
+        out.append(fm.autotune(run).line)
+    cg = fm.cudagraphs(run)
+    if cg.graphs:
+        out.append(f"CUDA graphs: {cg.line}")
+    table = fm.mode_table(session, run)
+    if table is not None:
+        out += [cell for row in table.rows for cell in row.words()] + table.notes
     return out
 
 
@@ -132,6 +147,7 @@ SESSIONS = {
         *load_fixture("variable_length_dynamic"),
     ],
     "within_noise": lambda: _noisy(load_fixture("pointwise_chain")),
+    "every_mode_with_freezing": lambda: load_fixture("gelu_mlp_modes"),
 }
 
 

@@ -443,11 +443,12 @@ def benchmark_session() -> Session:
     """A plain recorded run: one compile, a benchmark, no sweep, no graph break."""
     return _require(
         lambda s: (
-            has_benchmark(s)
+            len(s.runs) == 1
+            and has_benchmark(s)
             and not has_graph_breaks(s)
             and not any(r.sweep for r in s.runs.values())
         ),
-        "a benchmark and no sweep",
+        "one run with a benchmark and no sweep",
     )
 
 

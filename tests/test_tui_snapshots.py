@@ -21,9 +21,9 @@ RECORDED = ["pointwise_chain", "graph_breaks", "variable_length_static", "variab
 SIZE = (160, 48)
 
 
-def recorded_session() -> Session:
+def recorded_session(names: list[str] = RECORDED) -> Session:
     events: list[ev.Event] = []
-    for name in RECORDED:
+    for name in names:
         path = FIXTURES / f"{name}.jsonl"
         if not path.exists():
             pytest.skip(f"recorded fixture {path.name} missing (scripts/record_fixtures.py)")
@@ -31,8 +31,8 @@ def recorded_session() -> Session:
     return Session.from_events(events)
 
 
-def replay_app() -> DlcprofApp:
-    return DlcprofApp(session=recorded_session(), replay=True, deterministic=True)
+def replay_app(names: list[str] = RECORDED) -> DlcprofApp:
+    return DlcprofApp(session=recorded_session(names), replay=True, deterministic=True)
 
 
 def run_of(app: DlcprofApp, workload: str, dynamic: str | None = None) -> str:
@@ -78,6 +78,20 @@ def test_device_and_hotspots_without_samples(snap_compare) -> None:  # type: ign
     assert snap_compare(
         replay_app(), terminal_size=SIZE, run_before=showing("graph-breaks", "device")
     )
+
+
+def test_modes_side_by_side_with_autotuning(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    """Every mode of gelu-mlp with freezing (key a), max-autotune selected."""
+
+    async def before(pilot) -> None:  # type: ignore[no-untyped-def]
+        app = pilot.app
+        modes = [r.run_id for r in app.session.runs.values()]
+        app.select_run(modes[2])
+        app.show_tab("modes")
+        await pilot.pause()
+
+    app = replay_app(["gelu_mlp_modes"])
+    assert snap_compare(app, terminal_size=(160, 64), run_before=before)
 
 
 def test_help_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]

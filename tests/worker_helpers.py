@@ -6,7 +6,9 @@ Kept independent of conftest so scripts/record_fixtures.py can use it too.
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from dlcprof import events as ev
 from dlcprof.runner import WorkerProcess
@@ -66,6 +68,13 @@ def run_worker(
         stderr="\n".join(out["stderr"]),
         malformed=malformed,
     )
+
+
+def clear_autotune_cache(cache_dir: str = TEST_CACHE) -> None:
+    """Forget Inductor's autotune timings (``<cache dir>/cache/<system hash>``,
+    docs/torch-notes.md §4), so the next max-autotune compile really benchmarks;
+    compiled kernels and graphs stay cached."""
+    shutil.rmtree(Path(cache_dir) / "cache", ignore_errors=True)
 
 
 def phase_intervals(events: list[ev.Event]) -> list[ev.PhaseEnded]:

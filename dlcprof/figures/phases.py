@@ -26,8 +26,9 @@ DYNAMO = Stage("Dynamo", "cyan", "#3b6fd8")
 AOT = Stage("AOTAutograd", "magenta", "#8a5cd0")
 INDUCTOR = Stage("Inductor", "green", "#1f9e89")
 BUILD = Stage("C++/Triton", "red", "#e08a1e")  # kernel builds and loads
+AUTOTUNE = Stage("Autotune", "yellow", "#c9a227")  # benchmarking choices (max-autotune)
 OTHER = Stage("other", "bright_black", "#8b93a5")
-STAGES = (DYNAMO, AOT, INDUCTOR, BUILD, OTHER)
+STAGES = (DYNAMO, AOT, INDUCTOR, BUILD, AUTOTUNE, OTHER)
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ _EXACT: dict[str, PhaseKind] = {
 # Fragments of lower-cased names, first match wins: the build and cache
 # phases are claimed before the broad "inductor"/"compile" words.
 _FRAGMENTS: tuple[tuple[Stage, tuple[str, ...]], ...] = (
+    (AUTOTUNE, ("_template_autotuning", "_template_precompiling", "benchmark_all_configs")),
     (BUILD, ("compile_file", "async_compile", "codecache", "load_by_key", "triton", "cpp_",
              "autotune", "benchmark")),
     (AOT, ("aotautograd", "backend_compile", "create_aot", "aot_", "min_cut", "autograd_cache")),

@@ -25,6 +25,7 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import modes as fm
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures.runs import run_label
@@ -443,6 +444,12 @@ def _metrics(a: Run, b: Run) -> list[MetricDelta]:
         MetricDelta("recompiles", len(a.recompiles), len(b.recompiles), "count"),
         MetricDelta("graph breaks", len(a.graph_breaks), len(b.graph_breaks), "count"),
     ]
+    ta, tb = fm.autotune(a), fm.autotune(b)
+    if ta.seconds is not None or tb.seconds is not None:
+        none = text.NOTHING_AUTOTUNED
+        out.append(MetricDelta("autotune", ta.seconds, tb.seconds, "s",
+                               a_why="" if ta.seconds is not None else none,
+                               b_why="" if tb.seconds is not None else none))  # fmt: skip
     if a.benchmark is not None or b.benchmark is not None:
         out += _bench_metrics(a, b)
     if a.sweep or b.sweep:

@@ -9,13 +9,16 @@ from __future__ import annotations
 from typing import Any
 
 from dlcprof import text
+from dlcprof.figures import modes as fm
 from dlcprof.report import model as rm
 from dlcprof.session import Session
 
 KERNEL_SOURCE_LINES = 60  # per kernel; a paste must stay readable
 # GitHub refuses issue and comment bodies over 65,536 characters.
 PASTE_LIMIT = 60_000
-FULL, NO_SOURCES, COMPACT, BRIEF = 2, 1, 0, -1  # how much detail fits
+# How much detail fits: BRIEF leaves out each run's phase and kernel tables,
+# SUMMARY each run's section.
+FULL, NO_SOURCES, COMPACT, BRIEF, SUMMARY = 2, 1, 0, -1, -2
 
 
 def cell(x: Any) -> str:
@@ -149,6 +152,54 @@ def _recompiles(r: rm.RunModel, detail: int) -> list[str]:
     return out
 
 
+def _run_modes(r: rm.RunModel) -> list[str]:
+    """What the run's mode did: the ops it autotuned, its graphs' CUDA graphs."""
+    a, cg = r.autotune, r.cudagraphs
+    if not (r.shows_autotune or r.shows_cudagraphs):
+        return []
+    out = [f"Mode {plain(r.mode_meaning)}", ""]
+    if r.shows_autotune:
+        out += ["### Autotuning", "", plain(a.line), ""]
+        rows = [
+            [op.op if i == 0 else "", op.shapes if i == 0 else "", code(c.name),
+             text.ms(c.ms, "failed"), c.config or "—", "fastest" if c is op.winner else "",
+             text.secs(op.event.precompile_s) if i == 0 else "",
+             text.secs(op.event.benchmark_s, "cached") if i == 0 else ""]
+            for op in a.ops
+            for i, c in enumerate(op.choices)
+        ]  # fmt: skip
+        head = ["op", "input shapes", "choice", "time", "config", "", "precompile", "benchmark"]
+        align = "lllrllrr"
+        if not a.has_configs:
+            rows = [r[:4] + r[5:] for r in rows]
+            head, align = head[:4] + head[5:], align[:4] + align[5:]
+        if rows:
+            out += table(head, rows, align) + [""]
+    if r.shows_cudagraphs:
+        out += ["### CUDA graphs", "", f"CUDA graphs: {plain(cg.line)}", ""]
+        head = ["compile", "graph", "CUDA-graphed", "torch's reason"]
+        head += ["recordings", "re-recordings", "replays"] if cg.counted else []
+        rows = [
+            [g.event.compile_id or text.NA, g.event.graph, text.value(g.event.graphed),
+             g.reason or "—"]
+            + ([text.count(g.recordings), text.count(g.rerecordings), text.count(g.replays)]
+               if cg.counted else [])
+            for g in cg.graphs
+        ]  # fmt: skip
+        if rows:
+            out += table(head, rows, "llllrrr"[: len(head)]) + [""]
+    return out
+
+
+def _modes(report: rm.Report) -> list[str]:
+    out: list[str] = []
+    for t in report.modes:
+        out += [f"## {plain(t.title)}", ""]
+        out += table(list(fm.COLUMNS), [row.words() for row in t.rows], "lrrrrrrl") + [""]
+        out += [f"- {plain(note)}" for note in t.notes] + [""]
+    return out
+
+
 def _benchmark(r: rm.RunModel, detail: int = FULL) -> list[str]:
     out = ["### Benchmark", ""]
     b = r.benchmark
@@ -239,6 +290,7 @@ def _run_section(r: rm.RunModel, detail: int = FULL) -> list[str]:
             f"{text.plural(len(r.run.kernels), 'fused kernel')}: tables in report.html",
             "",
         ]
+    out += _run_modes(r)
     out += _recompiles(r, detail)
     out += ["### Graph breaks", ""]
     if not r.graph_breaks:
@@ -263,7 +315,7 @@ def render_markdown(session: Session) -> str:
     """The whole session as Markdown (GitHub flavour), short enough to paste:
     kernel sources are left out when they would push it past GitHub's limit."""
     report = rm.build(session)
-    for detail in (FULL, NO_SOURCES, COMPACT, BRIEF):
+    for detail in (FULL, NO_SOURCES, COMPACT, BRIEF, SUMMARY):
         md = _render(report, detail)
         if len(md) <= PASTE_LIMIT:
             break
@@ -290,7 +342,10 @@ def _render(report: rm.Report, detail: int) -> str:
         ) + [""]
     for c in report.sweeps:
         out += [f"**Shape transitions, {plain(c.workload)}**: {c.verdict}.", ""]
-    for r in report.runs:
+    out += _modes(report)
+    if detail < BRIEF:  # many runs: the tables above are what fits
+        out += ["Each run's own section is left out to fit a paste: see report.html.", ""]
+    for r in report.runs if detail >= BRIEF else []:
         out += _run_section(r, detail)
 
     out += ["## Device", ""]

@@ -24,6 +24,7 @@ from dlcprof.figures import benchmark as fb
 from dlcprof.figures import device as fd
 from dlcprof.figures import hotspots as fh
 from dlcprof.figures import kernels as fk
+from dlcprof.figures import modes as fm
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures import runs as fruns
@@ -655,10 +656,28 @@ class RunModel:
     warnings: list[ev.LogEmitted]
     device: DeviceSummary
     hotspots: Hotspots
+    autotune: fm.Autotune
+    cudagraphs: fm.Cudagraphs
 
     @property
     def run_id(self) -> str:
         return self.run.run_id
+
+    @property
+    def mode_meaning(self) -> str:
+        s = self.settings
+        return f"{s.mode}: {text.MODE_MEANINGS.get(s.mode, '')}" if s else ""
+
+    @property
+    def shows_autotune(self) -> bool:
+        """The autotune section: in an autotuning mode, or when something was tuned."""
+        s = self.settings
+        return bool(self.autotune.ops) or (s is not None and s.mode in fm.AUTOTUNE_MODES)
+
+    @property
+    def shows_cudagraphs(self) -> bool:
+        return self.cudagraphs.verdict != "off" or bool(self.cudagraphs.graphs)
+
 
     @property
     def target(self) -> str:
@@ -795,6 +814,8 @@ def run_model(session: Session, run: Run, number: int | None = None) -> RunModel
         warnings=[lg for lg in run.logs if lg.level in ("warning", "error")],
         device=device_summary(run.device_samples, fd.activity_spans(run), dict(run.monitors)),
         hotspots=_hotspots(run),
+        autotune=fm.autotune(run),
+        cudagraphs=fm.cudagraphs(run),
     )
 
 
@@ -846,6 +867,7 @@ class Report:
     runs: list[RunModel]
     sweep_runs: list[RunModel]  # every swept run, for the combined chart
     sweeps: list[SweepContrast]  # complete static/dynamic pairs
+    modes: list[fm.ModeTable]  # a workload run in two or more modes, side by side
     device: DeviceSummary
     monitors: dict[str, ev.MonitorStatus]
     errors: list[SessionError] = field(default_factory=list)
@@ -894,6 +916,7 @@ def build(session: Session) -> Report:
         runs=runs,
         sweep_runs=swept,
         sweeps=sweeps,
+        modes=fm.mode_tables(session),
         device=device_summary(session.all_device_samples(), spans, monitors),
         monitors=monitors,
         errors=errors,

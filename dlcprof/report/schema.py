@@ -21,6 +21,7 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import modes as fm
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures import runs as fruns
@@ -209,6 +210,57 @@ def _allocator_dict(block: rm.BenchmarkBlock, run: Run) -> dict[str, Any]:
         "allocator_sensitive": a.sensitive,
         "allocator_verdict": a.sentence,
     }
+def _autotune_dict(a: fm.Autotune) -> dict[str, Any]:
+    return {
+        "ops": [
+            {"op": op.op, "compile_id": op.event.compile_id, "shapes": list(op.event.shapes),
+             "dtypes": list(op.event.dtypes), "choices": [dict(c) for c in op.event.choices],
+             "winner": op.winner.name if op.winner else None,
+             "precompile_s": op.event.precompile_s, "benchmark_s": op.event.benchmark_s,
+             "cached": op.cached}
+            for op in a.ops
+        ],
+        "seconds": a.seconds,
+        "runtime_triton_s": a.runtime_triton_s,
+        "torch_compile_time_autotune_s": a.torch_seconds,
+        "nothing_autotuned": a.why_none,
+        "line": a.line,
+    }  # fmt: skip
+
+
+def _cudagraphs_dict(c: fm.Cudagraphs) -> dict[str, Any]:
+    return {
+        "verdict": c.verdict,
+        "reason": c.reason,
+        "graphs": [
+            {"compile_id": g.event.compile_id, "graph": g.event.graph,
+             "graphed": g.event.graphed, "torch_reason": g.event.reason,
+             "recordings": g.recordings, "rerecordings": g.rerecordings, "replays": g.replays}
+            for g in c.graphs
+        ],
+        "runtime_skips": list(c.runtime_skips),
+        "torch_skip_count": c.skips,
+        "recordings": c.recordings,
+        "rerecordings": c.rerecordings,
+        "replays": c.replays,
+        "line": c.line,
+    }  # fmt: skip
+
+
+def _modes_dict(t: fm.ModeTable) -> dict[str, Any]:
+    rows = []
+    for row in t.rows:
+        s = row.speed
+        rows.append(
+            {"run_id": row.run.run_id, "mode": row.mode, "compile_s": row.compile_s,
+             "autotune_s": row.autotune.seconds, "compiled_ms": s.compiled_ms if s else None,
+             "speedup": s.speedup if s else None, "verdict": s.verdict if s else None,
+             "break_even_runs": s.break_even if s else None, "kernels": row.kernels,
+             "cudagraphs": row.cudagraphs.verdict,
+             "vs_default": list(row.vs_baseline) if row.vs_baseline else None,
+             "words": dict(zip(fm.COLUMNS, row.words(), strict=True))}
+        )  # fmt: skip
+    return {"workload": t.workload, "cache": t.cache, "rows": rows, "notes": t.notes}
 
 
 def _run_dict(m: rm.RunModel) -> dict[str, Any]:
@@ -274,6 +326,8 @@ def _run_dict(m: rm.RunModel) -> dict[str, Any]:
         "unavailable": dict(run.unavailable),
         "device": m.device.to_json(),
         "hotspots": m.hotspots.to_json(),
+        "autotune": _autotune_dict(m.autotune),
+        "cudagraphs": _cudagraphs_dict(m.cudagraphs),
     }
 
 
@@ -296,6 +350,7 @@ def build_report(session: Session, extra: dict[str, Any] | None = None) -> dict[
         },
         "runs": [_run_dict(r) for r in model.runs],
         "sweeps": [c.to_json() for c in model.sweeps],
+        "modes": [_modes_dict(t) for t in model.modes],
         "device": model.device.to_json(),
         # The latest run's hot frames (each run carries its own under runs[].hotspots).
         "hotspots": hot.hotspots.to_json(hot.run_id)

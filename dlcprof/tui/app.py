@@ -27,7 +27,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from dlcprof import events as ev
-from dlcprof import workloads
+from dlcprof import text, workloads
 from dlcprof.engine import Engine
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings, SettingsError
@@ -47,6 +47,7 @@ from dlcprof.tui.widgets.device import DevicePane
 from dlcprof.tui.widgets.hotspots import HotspotsPane
 from dlcprof.tui.widgets.kernels import KernelsPane
 from dlcprof.tui.widgets.log import LogPane
+from dlcprof.tui.widgets.modes import ModesPane
 from dlcprof.tui.widgets.phases import PhasesPane
 from dlcprof.tui.widgets.recompiles import RecompilesPane
 from dlcprof.tui.widgets.runs import RunSelector
@@ -56,7 +57,8 @@ from dlcprof.tui.widgets.workloads import WorkloadPicker
 
 TICK_S = 1 / 20  # panes repaint at most this often
 MAX_BATCH = 5000  # events folded per tick; the rest wait for the next one
-PANES = ("phases", "kernels", "benchmark", "recompiles", "device", "hotspots", "log", "runs")
+PANES = ("phases", "kernels", "benchmark", "recompiles", "device", "hotspots", "log", "runs",
+         "modes")  # fmt: skip
 
 # Which panes an event can change: everything else stays untouched. Every
 # event type is here or in REPAINT_FREE (a test checks both).
@@ -64,21 +66,25 @@ AFFECTS: dict[type[ev.Event], set[str]] = {
     ev.WorkerReady: {"device_note"},
     ev.RunStarted: set(PANES) | {"device_note", "alarm"},
     ev.WorkloadLoaded: {"runs", "benchmark"},
-    ev.RunFinished: {"phases", "kernels", "benchmark", "recompiles", "log", "runs"},
-    ev.WorkerExited: {"phases", "kernels", "benchmark", "recompiles", "log", "runs"},
+    ev.RunFinished: {"phases", "kernels", "benchmark", "recompiles", "log", "runs", "modes"},
+    ev.WorkerExited: {"phases", "kernels", "benchmark", "recompiles", "log", "runs", "modes"},
     ev.ErrorRaised: {"log"},
     ev.LogEmitted: {"log"},
-    ev.ProbeUnavailable: {"log", "phases", "kernels", "benchmark"},
+    ev.ProbeUnavailable: {"log", "phases", "kernels", "benchmark", "modes"},
     ev.PhaseStarted: {"phases"},
     ev.PhaseEnded: {"phases"},
-    ev.CompileFinished: {"phases", "recompiles"},
-    ev.KernelGenerated: {"kernels", "phases"},
+    ev.CompileFinished: {"phases", "recompiles", "modes"},
+    ev.KernelGenerated: {"kernels", "phases", "modes"},
     ev.RecompileTriggered: {"recompiles", "log"},
     ev.RecompileLimitHit: {"recompiles", "log", "alarm"},
     ev.DimMadeDynamic: {"recompiles"},
     ev.GraphBroken: {"log", "phases"},
-    ev.BenchmarkMeasured: {"benchmark", "runs"},
+    ev.BenchmarkMeasured: {"benchmark", "runs", "modes"},
     ev.SteadyAllocatorMeasured: {"benchmark"},
+    ev.OpAutotuned: {"modes"},
+    ev.CudagraphDecided: {"modes"},
+    ev.CudagraphSkipped: {"modes", "log"},
+    ev.CudagraphsCounted: {"modes"},
     ev.ShapeStepMeasured: {"recompiles"},
     ev.SweepFinished: {"recompiles", "runs"},
     ev.DeviceSampled: {"device"},
@@ -107,7 +113,9 @@ class DlcprofApp(App[None]):
         Binding("r", "compile", "Compile/run", tooltip="Compile and benchmark the workload"),
         Binding("m", "cycle('mode')", "Mode"),
         Binding("d", "cycle('dynamic')", "Dynamic"),
+        Binding("f", "cycle('freezing')", "Freezing", show=False),
         Binding("s", "sweep", "Shape sweep"),
+        Binding("a", "all_modes", "All modes"),
         Binding("c", "cancel", "Cancel"),
         Binding("escape", "cancel(True)", "Cancel", show=False),
         Binding("ctrl+s", "save", "Save report"),
@@ -116,6 +124,7 @@ class DlcprofApp(App[None]):
         Binding("2", "show_tab('log')", "Log", show=False),
         Binding("3", "show_tab('device')", "Device", show=False),
         Binding("4", "show_tab('hotspots')", "Hotspots", show=False),
+        Binding("5", "show_tab('modes')", "Modes", show=False),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
     ]
@@ -185,6 +194,8 @@ class DlcprofApp(App[None]):
                         yield DevicePane(id="device")
                     with TabPane("Hotspots", id="tab-hotspots"):
                         yield HotspotsPane(id="hotspots")
+                    with TabPane("Modes", id="tab-modes"):
+                        yield ModesPane(id="modes")
         yield StatusBar(id="status")
         yield Footer()
 
@@ -292,6 +303,8 @@ class DlcprofApp(App[None]):
             self._home.query_one(DevicePane).show(view)
         if "hotspots" in dirty:
             self._home.query_one(HotspotsPane).show(view)
+        if "modes" in dirty:
+            self._home.query_one(ModesPane).show(view)
         if "log" in dirty:
             log = self._home.query_one(LogPane)
             log.collect(view, self._notes)
@@ -385,7 +398,7 @@ class DlcprofApp(App[None]):
     # --- actions ----------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if self.replay and action in ("compile", "cycle", "sweep", "cancel"):
+        if self.replay and action in ("compile", "cycle", "sweep", "all_modes", "cancel"):
             return False  # a replay has no worker: hide the keys
         return True
 
@@ -403,6 +416,18 @@ class DlcprofApp(App[None]):
         if static is not None:
             self._start([static, dataclasses.replace(static, dynamic="true")])
             self.notify("shape sweep: static shapes first, then dynamic")
+
+    def action_all_modes(self) -> None:
+        """Every mode, one after another, each in its own worker, then side by side."""
+        if self._busy():
+            return
+        settings = self.settings_for_run()
+        if settings is not None and settings.backend != "inductor":
+            self._report(text.modes_need_inductor(settings.backend), "warning")
+        elif settings is not None:
+            self._start(settings.each_mode())
+            self.show_tab("modes")
+            self.notify("all four modes, one after another: the Modes tab compares them")
 
     def action_cycle(self, name: str) -> None:
         value = self._home.query_one(SettingsPanel).cycle(name)
@@ -439,6 +464,9 @@ class DlcprofApp(App[None]):
                 "Cycle dynamic (d)", "auto / true / false", lambda: self.action_cycle("dynamic")
             )
             yield SystemCommand("Shape sweep (s)", "Static vs dynamic shapes", self.action_sweep)
+            yield SystemCommand(
+                "All modes (a)", "Every Inductor mode side by side", self.action_all_modes
+            )
             yield SystemCommand("Cancel run (c)", "Kill the worker, keep data", self.action_cancel)
         yield SystemCommand("Save report (ctrl+s)", "Write the session to disk", self.action_save)
         yield SystemCommand(

@@ -64,6 +64,8 @@ class RunController:
             where = f"run {live.run_id}"
             if run is not None and run.started_t is not None and now is not None:
                 where += f" {text.secs(now - run.started_t)}"
+            if self.queue:
+                where += f" ({len(self.queue)} queued)"
             if self.cancelling:
                 return "cancelling", where
             if run is None or run.status == "pending":

@@ -82,11 +82,13 @@ HELP = """\
 
 [b]r[/b]  compile and benchmark the workload with the settings on the left
 [b]m[/b]  cycle the Inductor mode      [b]d[/b]  cycle dynamic (auto/true/false)
+[b]f[/b]  freezing off/on (CPU inference; lets max-autotune tune CPU matmuls)
 [b]s[/b]  shape sweep: the workload's sizes static, then dynamic; compare costs
+[b]a[/b]  every Inductor mode, one run each, side by side in the Modes tab
 [b]c[/b] / [b]esc[/b]  cancel: kill the worker, keep what was captured
 [b]ctrl+s[/b]  save the session as a report      [b]ctrl+p[/b]  command palette
 [b]p[/b]  show every phase (short FX passes are folded by default)
-[b]1[/b]-[b]4[/b]  Recompiles, Log, Device, Hotspots tabs      [b]tab[/b]  move between panes
+[b]1[/b]-[b]5[/b]  Recompiles, Log, Device, Hotspots, Modes tabs    [b]tab[/b]  next pane
 [b]?[/b]  this help      [b]q[/b]  quit
 
 [b]Phases[/b]: where compile time went, per compile id (bars to scale).
@@ -96,6 +98,8 @@ back the compile (break-even); every run of the session side by side.
 [b]Recompiles[/b]: guard failures and what each cost; the sweep compares the
 cumulative cost of new shapes with static vs dynamic shapes.
 [b]Device[/b] / [b]Hotspots[/b]: utilization, and the compiler's hot frames (py-spy).
+[b]Modes[/b]: what the mode autotuned and whether it used CUDA graphs (and why
+not); after [b]a[/b], compile cost against steady latency for every mode.
 A figure that is not known shows n/a, with the reason where known.
 """
 

@@ -16,20 +16,22 @@ import traceback
 from collections.abc import Callable
 from typing import IO, Any
 
-from dlcprof import allocator
+from dlcprof import allocator, text
 from dlcprof import events as ev
-from dlcprof.settings import RunSettings
+from dlcprof.settings import AUTOTUNE_MODES, CUDAGRAPH_MODES, RunSettings
 from dlcprof.worker import bench, steady
 from dlcprof.worker.probes import ProbeNotes, Sink, rawtrace
+from dlcprof.worker.probes import autotune as autotune_probe
 from dlcprof.worker.probes import caches as caches_probe
+from dlcprof.worker.probes import cudagraphs as cudagraphs_probe
 from dlcprof.worker.probes import dynamo as dynamo_probe
+from dlcprof.worker.probes import freezing as freezing_probe
 from dlcprof.worker.probes import kernels as kernels_probe
 from dlcprof.worker.probes import trace as trace_probe
 from dlcprof.worker.probes.trace import CompileCounts, TraceDispatcher
 from dlcprof.worker.sweep import run_sweep
 
 DYNAMIC = {"auto": None, "true": True, "false": False}
-GPU_MODES = ("reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 # Writes the raw structured-trace records the probes consume (fixtures for tests).
 TEE_ENV = "DLCPROF_TRACE_TEE"
 
@@ -94,6 +96,7 @@ class Run:
         self.s = settings
         self.notes = ProbeNotes(sink, run_id)
         self.dispatcher: TraceDispatcher | None = None
+        self.cudagraphs = cudagraphs_probe.CudagraphProbe(sink, run_id, self.notes, self._prefix)
         self._uninstall: Callable[[], None] | None = None
         self._close_raw_trace: Callable[[], None] | None = None
         self._tee: IO[str] | None = None
@@ -120,6 +123,9 @@ class Run:
             status = "error"
         finally:
             self._flush_probes()
+            if self.s.mode in CUDAGRAPH_MODES and self.s.backend == "inductor":
+                self.emit(self.cudagraphs.counted(cudagraphs_probe.skip_count(self.notes)))
+            self.cudagraphs.uninstall()
             if self._uninstall is not None:
                 self._uninstall()
             if self._tee is not None:
@@ -153,7 +159,7 @@ class Run:
                 device_name=device_name(torch, device), dtype=s.dtype, size=s.size,
                 cache=s.cache, threads=torch.get_num_threads(), iters=s.iters,
                 shapes=list(s.shapes or []), torch_version=str(torch.__version__),
-                reps=s.reps, sweep=s.sweeping, benchmark=s.benchmark,
+                reps=s.reps, sweep=s.sweeping, benchmark=s.benchmark, freezing=s.freezing,
             )
         )  # fmt: skip
         if device == "cuda" and not torch.cuda.is_available():
@@ -221,11 +227,24 @@ class Run:
         tee_path = os.environ.get(TEE_ENV)
         if tee_path:
             self._tee = open(tee_path, "w", encoding="utf-8")  # noqa: SIM115
-        dispatcher = TraceDispatcher(self.sink, self.run_id, kernels, tee=self._tee)
+        autotune = autotune_probe.AutotuneCollector(self.sink, self.run_id, self._compile_id)
+        dispatcher = TraceDispatcher(self.sink, self.run_id, kernels, self._tee, autotune)
         self._uninstall = trace_probe.install(dispatcher, self.notes)
         self._close_raw_trace = rawtrace.install(self.sink, self.run_id, self.notes)
         if self._uninstall is not None:
             self.dispatcher = dispatcher
+            autotune.timed = True
+        # Both hook in when torch imports their modules, so no import moves
+        # out of the compile being measured.
+        autotune_probe.install(autotune, self.notes)
+        self.cudagraphs.install()
+
+    def _compile_id(self) -> str | None:
+        """The compile in progress, as the trace probe names it."""
+        return self.dispatcher.last_compile_id if self.dispatcher else None
+
+    def _prefix(self) -> str:
+        return self.dispatcher.prefix if self.dispatcher else ""
 
     def _flush_probes(self) -> None:
         if self.dispatcher is not None:
@@ -299,11 +318,13 @@ class Run:
     ) -> tuple[Any, float]:
         s = self.s
         kwargs = self._compile_kwargs(device)
-        if device == "cpu" and s.backend == "inductor" and s.mode in GPU_MODES:
-            self.log(
-                f"mode {s.mode!r} on CPU: CUDA graphs and Triton autotuning are GPU "
-                "features, so on CPU the modes mostly generate the same code"
-            )
+        if s.freezing and s.backend == "inductor":
+            freezing_probe.enable(self.notes)
+        note = text.cpu_mode_note(
+            s.mode, s.mode in CUDAGRAPH_MODES, s.mode in AUTOTUNE_MODES, s.freezing
+        )
+        if device == "cpu" and note and s.backend == "inductor":
+            self.log(note)
         try:
             compiled = torch.compile(fn, **kwargs)
             # The first call is where Dynamo traces and Inductor compiles; the probes

@@ -11,6 +11,7 @@ from textual.widgets import Static
 from dlcprof import text
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import modes as fm
 from dlcprof.figures.runs import run_number
 from dlcprof.session import Run
 from dlcprof.settings import OPTION
@@ -123,9 +124,23 @@ def runs_table(view: View, width: int = 200) -> Table:
     row("steady", _steady_speedup)
     row("compile", bench(lambda s: text.secs(s.compile_s)))
     row("break-even", bench(_break_even_cell))
+    if any(r.settings and r.settings.mode != fm.BASELINE for r in runs):
+        row("autotune", _autotune_cell)
+        row("cudagraphs", lambda r: fm.cudagraphs(r).verdict or text.NA)
     if any(r.benchmark is None for r in runs):
         row("note", lambda r: Text("" if r.benchmark else fb.why_none(r, short=True), style="dim"))
     return t
+
+
+def _autotune_cell(r: Run) -> Text:
+    a = fm.autotune(r)
+    if r.settings is None or (r.settings.mode not in fm.AUTOTUNE_MODES and not a.ops):
+        return Text("—", style="dim")
+    if a.why_none is not None:
+        if r.live:
+            return Text(fb.why_none(r, short=True), style="dim")
+        return Text("none", style="yellow")
+    return Text("cached" if a.all_cached else text.secs(a.seconds))
 
 
 def _break_even_cell(s: fb.Speed) -> Text:

@@ -1,4 +1,5 @@
-"""Run settings: one compact Select per choice, cycled by keys too."""
+"""Run settings: one compact Select per option, cycled by keys too (a switch
+such as freezing is a Select of off/on)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,14 @@ from textual.widgets import Label, Select, Static
 from dlcprof import settings as st
 from dlcprof.tui.messages import SettingChanged
 
-CHOICES: dict[str, tuple[str, ...]] = {o.name: o.choices for o in st.OPTIONS if o.tui}
+CHOICES: dict[str, tuple[str, ...]] = {
+    o.name: o.choices for o in st.OPTIONS if o.tui and o.kind == "choice"
+}
+TOGGLES: tuple[str, ...] = tuple(o.name for o in st.OPTIONS if o.tui and o.kind == "switch")
+_SWITCH = ("off", "on")
 CPU_NOTE = (
-    "On CPU the four modes compile the same C++ code: their differences "
-    "(CUDA graphs, Triton autotuning) are a GPU story."
+    "On the CPU: max-autotune tunes matmuls only with freezing; CUDA graphs are "
+    "skipped (the Modes tab says why). a runs every mode side by side."
 )
 
 
@@ -23,16 +28,21 @@ class SettingsPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         with Grid(id="settings-grid"):
-            for name, options in CHOICES.items():
+            for name, options in self._selects().items():
+                initial = getattr(self._initial, name)
                 yield Label(name, classes="setting-label")
                 yield Select(
                     [(o, o) for o in options],
-                    value=getattr(self._initial, name),
+                    value=_SWITCH[initial] if name in TOGGLES else initial,
                     allow_blank=False,
                     compact=True,
                     id=f"set-{name}",
                 )
         yield Static(CPU_NOTE, id="cpu-note")
+
+    @staticmethod
+    def _selects() -> dict[str, tuple[str, ...]]:
+        return {**CHOICES, **dict.fromkeys(TOGGLES, _SWITCH)}
 
     def on_mount(self) -> None:
         self.border_title = "Settings"
@@ -41,11 +51,14 @@ class SettingsPanel(Vertical):
     def value(self, name: str) -> str:
         return str(self.query_one(f"#set-{name}", Select).value)
 
-    def values(self) -> dict[str, str]:
-        return {name: self.value(name) for name in CHOICES}
+    def values(self) -> dict[str, str | bool]:
+        out: dict[str, str | bool] = {name: self.value(name) for name in CHOICES}
+        for name in TOGGLES:
+            out[name] = self.value(name) == "on"
+        return out
 
     def cycle(self, name: str) -> str:
-        options = CHOICES[name]
+        options = self._selects()[name]
         nxt = options[(options.index(self.value(name)) + 1) % len(options)]
         self.query_one(f"#set-{name}", Select).value = nxt
         return nxt

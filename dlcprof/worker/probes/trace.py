@@ -24,6 +24,7 @@ from typing import IO, Any
 
 from dlcprof import events as ev
 from dlcprof.worker.probes import ProbeNotes, Sink
+from dlcprof.worker.probes.autotune import AutotuneCollector
 from dlcprof.worker.probes.kernels import KernelCollector
 
 PROBE = "trace"
@@ -276,10 +277,12 @@ class TraceDispatcher:
         run_id: str,
         kernels: KernelCollector | None = None,
         tee: IO[str] | None = None,
+        autotune: AutotuneCollector | None = None,
     ) -> None:
         self.sink = sink
         self.run_id = run_id
         self.kernels = kernels
+        self.autotune = autotune  # gets torch's timers of each autotuned op
         self.tee = tee
         self.prefix = ""  # set after torch._dynamo.reset(): compile ids restart at 0/0
         self.counts = CompileCounts()
@@ -334,6 +337,11 @@ class TraceDispatcher:
             self.prefix = prefix
             self._open.clear()
             self._backward.clear()
+
+    @property
+    def last_compile_id(self) -> str | None:
+        """The compile id of the newest record: the compile in progress."""
+        return self._last_cid
 
     def snapshot(self) -> CompileCounts:
         with self._lock:
@@ -429,6 +437,8 @@ class TraceDispatcher:
         cid = self._cid(args.get("compile_id")) or md_cid or self._last_cid
         key = (thread, name)
         if d["ph"] == "B":
+            if self.autotune is not None:
+                self.autotune.phase_began(name)
             self._open.setdefault(key, []).append((ts, cid))
             self.sink.emit(
                 ev.PhaseStarted(run_id=self.run_id, compile_id=cid, name=name, thread=thread, t=ts)
@@ -439,6 +449,8 @@ class TraceDispatcher:
             return  # an End whose Begin came before the probe was installed
         start, begin_cid = stack.pop()
         cache_state = args.get("cache_state")
+        if self.autotune is not None:
+            self.autotune.phase_ended(name, thread, max(0.0, ts - start), cid or begin_cid)
         self.sink.emit(
             ev.PhaseEnded(
                 run_id=self.run_id,
