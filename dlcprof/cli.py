@@ -8,6 +8,7 @@ whatever was captured.
 from __future__ import annotations
 
 import argparse
+import os
 import queue
 import sys
 from pathlib import Path
@@ -141,58 +142,94 @@ def main(argv: list[str] | None = None) -> int:
 
 def _error(message: str) -> None:
     # Plain write: a Rich console would wrap the one line at the terminal width.
-    print(f"dlcprof: error: {message}", file=sys.stderr)
+    _note(f"dlcprof: error: {message}")
 
 
 class _LoadError(Exception):
     """A workload or report that cannot be loaded: one line, exit 2."""
 
 
-def _resolve(target: str) -> str:
-    from dlcprof.workloads import WorkloadError, resolve
+def _resolve(target: str, settings: RunSettings | None = None) -> str:
+    """Find the workload without running it; with ``settings``, also check what a
+    sweep needs where the source shows it (before torch is imported)."""
+    from dlcprof.workloads import WorkloadError, check_sweep, resolve
 
     try:
-        return resolve(target).name
+        spec = resolve(target)
+        if settings is not None and settings.sweeping:
+            check_sweep(spec, settings.shapes)
     except WorkloadError as e:
         raise _LoadError(str(e)) from None
+    return spec.name
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from dlcprof.console import live_line, run_summary
     from dlcprof.engine import LiveRun
     from dlcprof.session import Session
+    from dlcprof.signals import stop_on_signals
 
     settings = _settings_from(args, args.target)
-    _resolve(settings.target)
+    _resolve(settings.target, settings)
     out = Console(highlight=False)
     session = Session()
     inbox: queue.Queue[ev.Event] = queue.Queue()
-    live = LiveRun(settings, inbox.put, idle_timeout_s=args.timeout)
-    live.start()
-    cancelled = done = False
-    while not done:
+    bad: ev.ErrorRaised | None = None  # the workload broke the contract: one line, exit 2
+    with stop_on_signals() as stops:
+        live = LiveRun(settings, inbox.put, idle_timeout_s=args.timeout)
         try:
-            event = inbox.get(timeout=0.1)
-            done = isinstance(event, ev.WorkerExited)
-            session.apply(event)
-            loud = isinstance(event, (ev.ErrorRaised, ev.WorkerExited, ev.RecompileLimitHit))
-            line = live_line(event, session) if loud or not args.quiet else None
-            if line is not None:
-                out.print(line)
-        except queue.Empty:
-            continue
-        except KeyboardInterrupt:
-            if not cancelled:
-                cancelled = True
-                out.print("[yellow]Ctrl-C: stopping the worker and its compiler children…[/]")
-                live.cancel("cancelled with Ctrl-C")
-    run = session.runs.get(live.run_id or "")
-    if run is not None:
-        out.print(run_summary(run, session))
-    exit_code = EXIT_CANCELLED if cancelled else _exit_code(session, live.run_id)
-    if not _write_outputs(session, args):
-        exit_code = exit_code or EXIT_FAILED
+            live.start()
+            done = cancelling = False
+            while not done:
+                if stops and not cancelling:
+                    cancelling = True
+                    _say(out, f"[yellow]{stops[0].said}: stopping the worker and its "
+                              "compiler children…[/]")  # fmt: skip
+                    live.cancel(f"stopped by {stops[0].said}")
+                try:
+                    event = inbox.get(timeout=0.1)
+                except queue.Empty:
+                    continue
+                done = isinstance(event, ev.WorkerExited)
+                session.apply(event)
+                if isinstance(event, ev.ErrorRaised) and event.bad_input and bad is None:
+                    bad = event
+                elif bad is None or not done:
+                    if not args.quiet or isinstance(event, _LOUD):
+                        _say(out, live_line(event, session))
+        finally:
+            live.cancel("dlcprof stopped")  # never leave a worker behind, whatever went wrong
+        run = session.runs.get(live.run_id or "")
+        if bad is not None:
+            _error(bad.message)
+        elif run is not None:
+            _say(out, run_summary(run, session))
+        if stops:
+            exit_code = stops[0].exit_code
+        elif bad is not None:
+            exit_code = EXIT_USAGE
+        else:
+            exit_code = _exit_code(session, live.run_id)
+        if not _write_outputs(session, args):
+            exit_code = exit_code or EXIT_FAILED
     return exit_code
+
+
+# Events printed under --quiet too.
+_LOUD = (ev.ErrorRaised, ev.WorkerExited, ev.RecompileLimitHit)
+
+
+def _say(out: Console, line: object) -> None:
+    """Print, unless the terminal is gone (SSH closed, a pipe to `head`): then
+    stay quiet and carry on, so the report still gets written."""
+    if line is None:
+        return
+    try:
+        out.print(line)
+    except OSError:
+        from dlcprof.signals import silence_terminal
+
+        silence_terminal()
 
 
 def _exit_code(session, run_id: str | None) -> int:
@@ -204,27 +241,51 @@ def _exit_code(session, run_id: str | None) -> int:
 
 
 def _write_outputs(session, args: argparse.Namespace) -> bool:
-    """Write --json / --report; on failure say so in one line and keep going."""
+    """Write --json / --report. Where one cannot be written, say so in one line and
+    write it to a fresh place under the temp folder instead: the session is not lost."""
+    import tempfile
+
     from dlcprof.report.atomic import write_atomic
     from dlcprof.report.folder import save_session
     from dlcprof.report.schema import ReportError, build_report, dumps_report
 
+    def json_to(path: Path) -> Path:
+        write_atomic(path, dumps_report(build_report(session)))
+        return path
+
+    def json_elsewhere() -> Path:
+        fd, name = tempfile.mkstemp(prefix="dlcprof-session-", suffix=".json")
+        os.close(fd)
+        return json_to(Path(name))
+
+    def folder_elsewhere() -> Path:
+        return save_session(session, tempfile.mkdtemp(prefix="dlcprof-report-"))
+
     ok = True
-    if args.json is not None:
+    for wanted, what, write, fallback in (
+        (args.json, "report JSON", json_to, json_elsewhere),
+        (args.report, "report folder", lambda p: save_session(session, p), folder_elsewhere),
+    ):
+        if wanted is None:
+            continue
         try:
-            write_atomic(args.json, dumps_report(build_report(session)))
-            print(f"report JSON written to {args.json}", file=sys.stderr)
+            _note(f"{what} written to {write(wanted)}")
+            continue
         except ReportError as e:
-            _error(str(e))
             ok = False
-    if args.report is not None:
+            problem = str(e)
         try:
-            path = save_session(session, args.report)
-            print(f"report folder written to {path}", file=sys.stderr)
-        except ReportError as e:
-            _error(str(e))
-            ok = False
+            _error(f"{problem}; the session is saved to {fallback()} instead")
+        except (ReportError, OSError) as e:
+            _error(f"{problem}, and the fallback in the temp folder failed too: {e}")
     return ok
+
+
+def _note(message: str) -> None:
+    try:
+        print(message, file=sys.stderr)
+    except OSError:
+        pass
 
 
 def cmd_list(args: argparse.Namespace) -> int:

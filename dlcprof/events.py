@@ -110,6 +110,7 @@ class ErrorRaised(Event):
     stage: str  # "load" | "compile" | "benchmark" | "sweep" | "worker" | "monitor"
     message: str
     traceback: str = ""
+    bad_input: bool = False  # the user's input was wrong (a workload, a setting): CLI exit 2
 
 
 @dataclass

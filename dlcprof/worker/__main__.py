@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from dlcprof.worker.emit import Emitter
@@ -23,5 +24,16 @@ def main(argv: list[str] | None = None) -> int:
         emitter.close()
 
 
+def exit_now(code: int) -> None:
+    """Exit without waiting: Python's shutdown would join any non-daemon thread the
+    workload started (a worker that never exits). The runner ends any child it left."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

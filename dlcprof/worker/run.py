@@ -7,7 +7,7 @@ everything captured before the failure already emitted.
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import os
 import platform
 import sys
@@ -18,7 +18,8 @@ from typing import IO, Any
 
 from dlcprof import events as ev
 from dlcprof.settings import RunSettings
-from dlcprof.worker import bench
+from dlcprof.worker import bench, lifeline
+from dlcprof.worker.oom import oom_hint
 from dlcprof.worker.probes import ProbeNotes, Sink
 from dlcprof.worker.probes import caches as caches_probe
 from dlcprof.worker.probes import dynamo as dynamo_probe
@@ -36,11 +37,12 @@ TEE_ENV = "DLCPROF_TRACE_TEE"
 class StageError(Exception):
     """A failure to report as ErrorRaised(stage, message, traceback)."""
 
-    def __init__(self, stage: str, message: str, tb: str = "") -> None:
+    def __init__(self, stage: str, message: str, tb: str = "", bad_input: bool = False) -> None:
         super().__init__(message)
         self.stage = stage
         self.message = message
         self.tb = tb
+        self.bad_input = bad_input  # the user's input was wrong (the CLI exits 2)
 
 
 def one_line(e: BaseException) -> str:
@@ -50,7 +52,7 @@ def one_line(e: BaseException) -> str:
     if text.endswith(":") and len(lines) > 1:
         text = f"{text} {lines[1]}"
     name = type(e).__name__
-    return f"{name}: {text}" if text else name
+    return (f"{name}: {text}" if text else name) + oom_hint(e)
 
 
 def cpu_name() -> str:
@@ -105,7 +107,7 @@ class Run:
             self._run()
         except StageError as e:
             self._flush_probes()
-            self.emit(ev.ErrorRaised(self.run_id, e.stage, e.message, e.tb))
+            self.emit(ev.ErrorRaised(self.run_id, e.stage, e.message, e.tb, bad_input=e.bad_input))
             status = "error"
         except Exception as e:  # noqa: BLE001 - a harness bug still ends the run cleanly
             self._flush_probes()
@@ -155,7 +157,9 @@ class Run:
         if device == "cuda" and not torch.cuda.is_available():
             raise StageError(
                 "worker",
-                f"--device cuda: no CUDA device available to torch {torch.__version__}",
+                f"--device cuda: no CUDA device available to torch {torch.__version__} "
+                "(use --device cpu, or install a CUDA build of torch)",
+                bad_input=True,
             )
         self._install_probes()
 
@@ -234,7 +238,7 @@ class Run:
         try:
             workload = load(workloads.resolve(s.target))
         except workloads.WorkloadError as e:
-            raise StageError("load", str(e), e.traceback) from e
+            raise StageError("load", str(e), e.traceback, e.bad_input) from e
         except Exception as e:  # noqa: BLE001
             raise StageError(
                 "load", f"cannot load workload {s.target}: {one_line(e)}", traceback.format_exc()
@@ -251,17 +255,16 @@ class Run:
         )
         if s.sweeping:
             # Say it now, not after a compile and a benchmark the user waited for.
-            if not has_inputs_for:
-                raise StageError(
-                    "sweep",
-                    f"workload {workload.name} has no inputs_for(size, device, dtype): "
-                    "cannot sweep shapes",
-                )
-            if not (s.shapes or workload.sizes(s.size)):
-                raise StageError(
-                    "sweep",
-                    f"workload {workload.name} declares no SIZES: give the sizes with --shapes",
-                )
+            try:
+                workloads.check_sweep(
+                    dataclasses.replace(
+                        workload.spec, has_inputs_for=has_inputs_for,
+                        has_sizes=bool(workload.sizes(s.size)),
+                    ),
+                    s.shapes,
+                )  # fmt: skip
+            except workloads.WorkloadError as e:
+                raise StageError("sweep", str(e), bad_input=True) from e
         return workload
 
     def _build(self, workload: Any, device: str, dtype: Any) -> tuple[Any, tuple]:
@@ -270,7 +273,7 @@ class Run:
         try:
             return workload.build(device, dtype, self.s.size)
         except workloads.WorkloadError as e:
-            raise StageError("load", str(e), e.traceback) from e
+            raise StageError("load", str(e), e.traceback, e.bad_input) from e
         except Exception as e:  # noqa: BLE001
             raise StageError(
                 "load", f"workload {workload.name} build failed: {one_line(e)}",
@@ -449,7 +452,7 @@ def serve(sink: Sink, stdin: IO[str] | None = None) -> int:
         if run_id is not None:
             sink.emit(ev.RunFinished(run_id=run_id, status="error", wall_s=0.0))
         return 1
-    with contextlib.suppress(Exception):
-        # The workload may read stdin; it holds nothing more for us.
-        sys.stdin = open(os.devnull)  # noqa: SIM115
+    if stdin is None:
+        # stdin stays open as the lifeline to the parent; the workload reads /dev/null.
+        lifeline.watch(lifeline.take_stdin())
     return Run(sink, run_id, settings).execute()
