@@ -216,7 +216,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 # Events printed under --quiet too.
-_LOUD = (ev.ErrorRaised, ev.WorkerExited, ev.RecompileLimitHit)
+_LOUD = (ev.ErrorRaised, ev.WorkerExited, ev.RecompileLimitHit, ev.EagerCallsCounted)
 
 
 def _say(out: Console, line: object) -> None:
@@ -306,8 +306,34 @@ def cmd_tui(args: argparse.Namespace) -> int:
     if target is not None:
         _resolve(target)
     settings = _settings_from(args, target or _default_target())
-    DlcprofApp(target=settings.target, settings=settings).run()
-    return EXIT_OK
+    return _run_app(DlcprofApp(target=settings.target, settings=settings))
+
+
+def _run_app(app) -> int:  # noqa: ANN001 - a DlcprofApp (Textual is imported lazily)
+    """Run the TUI. A stop signal (SIGTERM, SIGHUP when the terminal closes)
+    closes it like q does, and then the session is saved, not lost."""
+    from dlcprof.engine import elsewhere, save_report
+    from dlcprof.report.errors import ReportError
+    from dlcprof.signals import stop_on_signals
+
+    with stop_on_signals() as stops:
+        app.stops = stops
+        app.run()  # closing stops the live run and waits for its last events
+        if not stops:
+            return EXIT_OK
+        app.fold_pending()
+        if not app.session.events or app.replay:
+            return stops[0].exit_code
+        try:
+            saved = save_report(app.session)
+        except ReportError as first:
+            try:
+                saved = save_report(app.session, elsewhere(app.session))
+            except ReportError as e:
+                _error(f"{stops[0].said}: the session could not be saved ({first}; {e})")
+                return stops[0].exit_code
+        _note(f"dlcprof: {stops[0].said}: the session is saved to {saved}")
+        return stops[0].exit_code
 
 
 def _default_target() -> str:
@@ -343,8 +369,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from dlcprof.tui.app import DlcprofApp
 
     session = _load(args.session)
-    DlcprofApp(session=session, replay=True, start_standby=False).run()
-    return EXIT_OK
+    return _run_app(DlcprofApp(session=session, replay=True, start_standby=False))
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

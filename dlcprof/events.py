@@ -207,6 +207,14 @@ class RecompileLimitHit(Event):
 
 
 @dataclass
+class EagerCallsCounted(Event):
+    """After a recompile limit hit: the calls that then ran eager (Dynamo's guard hook)."""
+
+    run_id: str
+    calls: int
+
+
+@dataclass
 class DimMadeDynamic(Event):
     run_id: str
     compile_id: str | None

@@ -80,6 +80,7 @@ class Run:
     graph_breaks: list[ev.GraphBroken] = field(default_factory=list)
     dynamic_dims: list[ev.DimMadeDynamic] = field(default_factory=list)
     recompile_limit: ev.RecompileLimitHit | None = None
+    eager_calls: int | None = None  # calls that ran eager after the limit hit
     benchmark: ev.BenchmarkMeasured | None = None
     sweep: list[ev.ShapeStepMeasured] = field(default_factory=list)
     sweep_done: ev.SweepFinished | None = None
@@ -263,6 +264,9 @@ class Session:
 
     def _on_RecompileLimitHit(self, e: ev.RecompileLimitHit) -> None:
         self.run(e.run_id).recompile_limit = e
+
+    def _on_EagerCallsCounted(self, e: ev.EagerCallsCounted) -> None:
+        self.run(e.run_id).eager_calls = e.calls
 
     def _on_DimMadeDynamic(self, e: ev.DimMadeDynamic) -> None:
         self.run(e.run_id).dynamic_dims.append(e)

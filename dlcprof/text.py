@@ -166,6 +166,13 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
+def eager_calls(n: int | None) -> str:
+    """What a recompile limit hit cost: the calls that then ran eager, uncompiled."""
+    if n is None:
+        return na("not counted")
+    return f"{plural(n, 'call')} then ran eager"
+
+
 def data_size(n: float) -> str:
     """Bytes (or characters) as people read them: 812 B, 64 kB, 5.2 MB."""
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):

@@ -590,6 +590,7 @@ class LimitAlert:
     limit: str
     function: str
     message: str  # shortened
+    eager: str  # the calls that then ran eager
 
 
 @dataclass
@@ -724,7 +725,8 @@ def run_model(session: Session, run: Run, number: int | None = None) -> RunModel
         wall=seconds(run.wall_s, text.NOT_FINISHED) if run.wall_s is not None else None,
         chips=settings_chips(run.settings),
         repro=repro_command(run.settings) if run.settings else None,
-        limit=LimitAlert(text.value(limit.limit), limit.function, text.short(limit.message, 240))
+        limit=LimitAlert(text.value(limit.limit), limit.function, text.short(limit.message, 240),
+                         text.eager_calls(run.eager_calls))  # fmt: skip
         if limit
         else None,
         kpis=_kpis(run, wall, bench, sweep),

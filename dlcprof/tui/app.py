@@ -39,7 +39,7 @@ from dlcprof.tui.messages import (
     WorkloadChosen,
     WorkloadRejected,
 )
-from dlcprof.tui.screens import HelpScreen, KernelSourceScreen
+from dlcprof.tui.screens import HelpScreen, KernelSourceScreen, SaveScreen
 from dlcprof.tui.view import View
 from dlcprof.tui.widgets.alarm import AlarmBanner
 from dlcprof.tui.widgets.benchmark import BenchmarkPane
@@ -75,6 +75,7 @@ AFFECTS: dict[type[ev.Event], set[str]] = {
     ev.KernelGenerated: {"kernels", "phases"},
     ev.RecompileTriggered: {"recompiles", "log"},
     ev.RecompileLimitHit: {"recompiles", "log", "alarm"},
+    ev.EagerCallsCounted: {"log", "alarm"},
     ev.DimMadeDynamic: {"recompiles"},
     ev.GraphBroken: {"log", "phases"},
     ev.BenchmarkMeasured: {"benchmark", "runs"},
@@ -155,6 +156,8 @@ class DlcprofApp(App[None]):
         self._dirty: set[str] = set(PANES) | {"device_note", "alarm"}
         self._standby_shown = False
         self._ticks = 0
+        # Stop signals noted by dlcprof.signals (SIGTERM, SIGHUP, SIGINT): the tick exits.
+        self.stops: list[object] = []
 
     # --- layout -----------------------------------------------------------------
 
@@ -218,6 +221,9 @@ class DlcprofApp(App[None]):
         self._pending.append(event)
 
     def _tick(self) -> None:
+        if self.stops:
+            self.exit(return_code=1)  # the caller stops the worker and saves the session
+            return
         if not self.screen_stack:
             return  # closing: the screens are gone
         try:
@@ -416,7 +422,27 @@ class DlcprofApp(App[None]):
         self._dirty.add("status")
 
     def action_save(self) -> None:
-        self.runs.save()
+        if self.runs.save_failed and self.session.events:
+            self.action_save_as(self.runs.save_failed)
+        else:
+            self.runs.save()
+
+    def action_save_as(self, why: str | None = None) -> None:
+        """Ask where to write the report folder, then save there."""
+        if not self.session.events:
+            self.runs.save()  # says there is nothing to save yet
+            return
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self.runs.save(Path(path).expanduser())
+
+        self.push_screen(SaveScreen(str(self.runs.save_suggestion()), why), chosen)
+
+    def fold_pending(self) -> None:
+        """Fold events still queued (after the app closed: a stopped run's last ones)."""
+        while self._pending:
+            self.runs.apply(self._pending.popleft())
 
     def action_toggle_phases(self) -> None:
         pane = self._home.query_one(PhasesPane)
@@ -440,6 +466,9 @@ class DlcprofApp(App[None]):
             yield SystemCommand("Shape sweep (s)", "Static vs dynamic shapes", self.action_sweep)
             yield SystemCommand("Cancel run (c)", "Kill the worker, keep data", self.action_cancel)
         yield SystemCommand("Save report (ctrl+s)", "Write the session to disk", self.action_save)
+        yield SystemCommand(
+            "Save report to…", "Choose the folder to write the session to", self.action_save_as
+        )
         yield SystemCommand(
             "Show all phases (p)", "Unfold the short FX-pass phases", self.action_toggle_phases
         )

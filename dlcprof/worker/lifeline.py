@@ -3,16 +3,23 @@
 The parent keeps the worker's stdin open after sending the run request and
 never writes to it again: end of file on that pipe means the parent is gone
 (SIGKILL, a crash, a closed terminal), even while the worker sits deep in a
-compile. The worker then kills its own process group (its g++ children go
-too) and exits. A pipe, not PR_SET_PDEATHSIG: that signal fires when the
-parent *thread* that spawned the worker ends, and the TUI spawns its standby
-worker from a short-lived thread.
+compile.
+
+On Linux the pipe is armed with O_ASYNC and owned by the worker's process
+group: when the parent's end closes, the kernel sends SIGIO to the group,
+whose default action ends the worker and its g++ children at once, with no
+thread of ours in the profile and no Python code that must get to run.
+Elsewhere a daemon thread waits for end of file and kills the group.
+
+Not PR_SET_PDEATHSIG: it fires when the parent *thread* that spawned the
+worker ends, and the TUI spawns its standby worker from a short-lived thread.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 
 
@@ -27,23 +34,33 @@ def take_stdin() -> int:
     return fd
 
 
-def watch(fd: int) -> threading.Thread:
-    """A daemon thread that ends the worker when the parent's end of ``fd`` closes."""
-    thread = threading.Thread(target=_watch, args=(fd,), name="dlcprof-lifeline", daemon=True)
-    thread.start()
-    return thread
+def watch(fd: int) -> None:
+    """End the worker (and its process group) when the parent's end of ``fd`` closes."""
+    if sys.platform.startswith("linux") and _arm_sigio(fd):
+        return
+    threading.Thread(target=_wait_for_eof, args=(fd,), name="dlcprof-lifeline",
+                     daemon=True).start()  # fmt: skip
 
 
-def _watch(fd: int) -> None:
+def _arm_sigio(fd: int) -> bool:
+    import fcntl
+
+    if os.getpgrp() != os.getpid() or signal.getsignal(signal.SIGIO) is not signal.SIG_DFL:
+        return False  # not leading a group of our own, or SIGIO is in use
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETOWN, -os.getpgrp())  # negative: the whole group
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_ASYNC)
+    except OSError:
+        return False
+    return True
+
+
+def _wait_for_eof(fd: int) -> None:
     try:
         while os.read(fd, 4096):
             pass  # the parent never writes after the request; ignore anything else
     except OSError:
         pass
-    _die()
-
-
-def _die() -> None:
     if os.getpgrp() == os.getpid():  # leading its own group (as the runner starts it)
         try:
             os.killpg(0, signal.SIGKILL)

@@ -23,6 +23,7 @@ from dlcprof.worker.oom import oom_hint
 from dlcprof.worker.probes import ProbeNotes, Sink
 from dlcprof.worker.probes import caches as caches_probe
 from dlcprof.worker.probes import dynamo as dynamo_probe
+from dlcprof.worker.probes import guards as guards_probe
 from dlcprof.worker.probes import kernels as kernels_probe
 from dlcprof.worker.probes import trace as trace_probe
 from dlcprof.worker.probes.trace import CompileCounts, TraceDispatcher
@@ -95,6 +96,7 @@ class Run:
         self.s = settings
         self.notes = ProbeNotes(sink, run_id)
         self.dispatcher: TraceDispatcher | None = None
+        self.eager = guards_probe.EagerCalls(self.notes)
         self._uninstall: Callable[[], None] | None = None
         self._tee: IO[str] | None = None
 
@@ -120,6 +122,7 @@ class Run:
             status = "error"
         finally:
             self._flush_probes()
+            self._count_eager_calls()
             if self._uninstall is not None:
                 self._uninstall()
             if self._tee is not None:
@@ -129,6 +132,12 @@ class Run:
 
     def emit(self, event: ev.Event) -> None:
         self.sink.emit(event)
+
+    def _count_eager_calls(self) -> None:
+        if self.eager.counting:
+            calls = self._counts().eager_calls
+            self.eager.stop()
+            self.emit(ev.EagerCallsCounted(run_id=self.run_id, calls=calls))
 
     def log(self, message: str, level: str = "info") -> None:
         self.emit(ev.LogEmitted(run_id=self.run_id, level=level, source="dlcprof", message=message))
@@ -222,6 +231,7 @@ class Run:
         if tee_path:
             self._tee = open(tee_path, "w", encoding="utf-8")  # noqa: SIM115
         dispatcher = TraceDispatcher(self.sink, self.run_id, kernels, tee=self._tee)
+        dispatcher.on_limit = lambda: self.eager.start(dispatcher.counts)
         self._uninstall = trace_probe.install(dispatcher, self.notes)
         if self._uninstall is not None:
             self.dispatcher = dispatcher
@@ -369,7 +379,6 @@ class Run:
             self.dispatcher.new_generation("sweep:")
         # Every transition pays its real compile (see probes/caches.py).
         restore_caches = caches_probe.bypass_graph_caches(self.notes)
-        counts = self.dispatcher.snapshot if self.dispatcher is not None else self._fallback_counts
         inputs_for = workload.inputs_for
 
         def on_step(**step: Any) -> None:
@@ -380,8 +389,9 @@ class Run:
         try:
             compiled = torch.compile(fn, **self._compile_kwargs(device))
             total, compiles = run_sweep(
-                compiled, lambda n: inputs_for(n, device, dtype), sizes, timer, counts, on_step
-            )
+                compiled, lambda n: inputs_for(n, device, dtype), sizes, timer, self._counts,
+                on_step,
+            )  # fmt: skip
         except workloads.WorkloadError as e:
             self._flush_probes()
             raise StageError("sweep", str(e), e.traceback) from e
@@ -403,9 +413,14 @@ class Run:
         c = self.dispatcher.snapshot()
         return c.compiles + c.backward_compiles + c.failures
 
-    def _fallback_counts(self) -> CompileCounts:
-        n = dynamo_probe.frames_compiled(self.notes)
-        return CompileCounts(compiles=n or 0)
+    def _counts(self) -> CompileCounts:
+        """Compiles so far (torch's trace, else Dynamo's counter) and eager calls."""
+        if self.dispatcher is not None:
+            c = self.dispatcher.snapshot()
+        else:
+            c = CompileCounts(compiles=dynamo_probe.frames_compiled(self.notes) or 0)
+        c.eager_calls = self.eager.count(c) or 0
+        return c
 
 
 def _workload_name(target: str) -> str:

@@ -63,9 +63,9 @@ def run_sweep(
             transition_s=transition,
             latency_ms=steady_s * 1e3,
             reason="; ".join(reasons) if reasons else None,
-            # Past the recompile limit Dynamo runs the frame eagerly, from the
-            # call that hit it on.
-            ran_eager=after.limit_hits > start.limit_hits,
+            # Past the recompile limit Dynamo runs a call eagerly unless a cached
+            # graph's guards match it: counted per call (probes/guards.py).
+            ran_eager=after.eager_calls > before.eager_calls,
         )
     end = counts()
     return total, end.compiles - start.compiles

@@ -207,6 +207,7 @@ class CompileCounts:
     limit_hits: int = 0
     wall_s: float = 0.0  # sum of CompileFinished.wall_s (forward and backward)
     reasons: list[str] = field(default_factory=list)
+    eager_calls: int = 0  # calls run eager past the recompile limit (probes/guards.py)
 
 
 class TraceDispatcher:
@@ -233,6 +234,7 @@ class TraceDispatcher:
         self._symbols: set[tuple[str | None, str, str]] = set()
         self._last_cid: str | None = None
         self._errors: set[str] = set()
+        self.on_limit: Callable[[], None] | None = None  # called at the first limit hit
 
     # Public -------------------------------------------------------------------
 
@@ -430,6 +432,8 @@ class TraceDispatcher:
             return
         self._limit_functions.add(function)
         self.counts.limit_hits += 1
+        if self.on_limit is not None:
+            self.on_limit()
         self.sink.emit(
             ev.RecompileLimitHit(
                 run_id=self.run_id, function=function, limit=limit, message=message
