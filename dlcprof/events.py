@@ -411,7 +411,8 @@ def _shown(value: Any) -> str:
         text = repr(value)
         if len(text) <= 40:
             return text
-    return f"a {type(value).__name__}"
+    kind = type(value).__name__
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
 
 
 def _type_name(tp: Any) -> str:
