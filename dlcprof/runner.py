@@ -67,7 +67,6 @@ class WorkerProcess:
         self._cancel_reason: str | None = None
         self._cleanup: list[str] = []
         child_env = dict(os.environ if env is None else env)
-        child_env["PYTHONUNBUFFERED"] = "1"
         if cache == "cold":
             extra, self._cleanup = cold_cache_env()
             child_env.update(extra)
@@ -88,6 +87,7 @@ class WorkerProcess:
         )
         os.close(write_fd)
         self._events_fd = read_fd
+        self._partial = b""  # an event line not yet complete
         self._stream = self._read_events()
         self._early: list[ev.Event] = []  # read by wait_ready, still to be yielded
         self._oom_kills = _oom_kills()
@@ -150,8 +150,7 @@ class WorkerProcess:
             self.proc.stdout.fileno(): "stdout",
             self.proc.stderr.fileno(): "stderr",
         }
-        buffers = {fd: b"" for fd in streams}
-        outputs = {name: _Output(name, self.run_id) for name in ("stdout", "stderr")}
+        outputs = {name: _Output(name) for name in ("stdout", "stderr")}
         for fd in streams:
             sel.register(fd, selectors.EVENT_READ)
         last_activity = time.monotonic()
@@ -160,7 +159,7 @@ class WorkerProcess:
                 # Once the events pipe closed, the worker is ending: a thread or
                 # child it left behind may hold stdout open, so stop when it is gone.
                 if self._events_fd not in streams and _finished(self.proc):
-                    yield from self._drain(sel, streams, buffers, outputs)
+                    yield from self._drain(sel, streams, outputs)
                     break
                 ready = sel.select(timeout=0.5 if self._events_fd in streams else 0.05)
                 if not ready:
@@ -172,8 +171,9 @@ class WorkerProcess:
                     continue
                 last_activity = time.monotonic()
                 for key, _ in ready:
-                    yield from self._read_fd(key.fd, sel, streams, buffers, outputs)
+                    yield from self._read_fd(key.fd, sel, streams, outputs)
             for out in outputs.values():
+                out.run_id = self.run_id
                 yield from out.close()
         finally:
             sel.close()
@@ -182,27 +182,34 @@ class WorkerProcess:
 
     def _read_fd(
         self, fd: int, sel: selectors.BaseSelector, streams: dict[int, str],
-        buffers: dict[int, bytes], outputs: dict[str, _Output],
+        outputs: dict[str, _Output],
     ) -> Iterator[ev.Event]:  # fmt: skip
         chunk = os.read(fd, 1 << 16)
         name = streams[fd]
         if not chunk:
             sel.unregister(fd)
-            if buffers[fd]:
-                yield from self._lines(name, [buffers[fd]], outputs)
             del streams[fd]
+        if name != "events":
+            out = outputs[name]
+            out.run_id = self.run_id
+            yield from out.feed(chunk) if chunk else out.flush()
             return
-        *lines, rest = (buffers[fd] + chunk).split(b"\n")
-        if len(rest) > MAX_LINE_CHARS * 4 and name != "events":
-            lines.append(rest)  # one endless line: cut it rather than buffer it all
-            rest = b""
-        buffers[fd] = rest
-        yield from self._lines(name, lines, outputs)
+        *lines, self._partial = (self._partial + chunk).split(b"\n")
+        if not chunk:
+            lines, self._partial = [*lines, self._partial], b""
+        for raw in lines:
+            if raw.strip():
+                try:
+                    yield ev.decode(raw)
+                except ev.ProtocolError as e:
+                    yield ev.LogEmitted(
+                        run_id=self.run_id, level="warning", source="dlcprof",
+                        message=f"dropped a malformed event line ({e})",
+                    )  # fmt: skip
 
     def _drain(
-        self, sel: selectors.BaseSelector, streams: dict[int, str],
-        buffers: dict[int, bytes], outputs: dict[str, _Output],
-    ) -> Iterator[ev.Event]:  # fmt: skip
+        self, sel: selectors.BaseSelector, streams: dict[int, str], outputs: dict[str, _Output]
+    ) -> Iterator[ev.Event]:
         """The worker is gone: read what its pipes still hold (a child it left
         behind may keep them open for ever: _exited ends it)."""
         deadline = time.monotonic() + 0.5
@@ -211,29 +218,7 @@ class WorkerProcess:
             if not ready:
                 break
             for key, _ in ready:
-                yield from self._read_fd(key.fd, sel, streams, buffers, outputs)
-        for fd in list(streams):
-            if buffers[fd]:
-                yield from self._lines(streams[fd], [buffers[fd]], outputs)
-
-    def _lines(
-        self, stream: str, lines: list[bytes], outputs: dict[str, _Output]
-    ) -> Iterator[ev.Event]:
-        for raw in lines:
-            if not raw.strip():
-                continue
-            if stream == "events":
-                try:
-                    yield ev.decode(raw)
-                except ev.ProtocolError as e:
-                    yield ev.LogEmitted(
-                        run_id=self.run_id, level="warning", source="dlcprof",
-                        message=f"dropped a malformed event line ({e})",
-                    )  # fmt: skip
-            else:
-                out = outputs[stream]
-                out.run_id = self.run_id
-                yield from out.line(raw)
+                yield from self._read_fd(key.fd, sel, streams, outputs)
 
     def _exited(self) -> ev.WorkerExited:
         deadline = time.monotonic() + 5
@@ -278,35 +263,62 @@ class WorkerProcess:
 
 class _Output:
     """One of the worker's output streams as log lines, bounded: the first
-    HEAD_LINES and the last TAIL_LINES are kept, each cut at MAX_LINE_CHARS."""
+    HEAD_LINES and the last TAIL_LINES are kept, each cut at MAX_LINE_CHARS
+    (an endless line is counted, not buffered)."""
 
-    def __init__(self, stream: str, run_id: str | None) -> None:
+    def __init__(self, stream: str) -> None:
         self.stream = stream
-        self.run_id = run_id
+        self.run_id: str | None = None
         self.level = "warning" if stream == "stderr" else "info"
         self.lines = 0
-        self.dropped_chars = 0
+        self.dropped_bytes = 0
         self.tail: deque[str] = deque(maxlen=TAIL_LINES)
+        self._partial = b""
+        self._long: tuple[bytes, int] | None = None  # (its start, its length so far)
 
-    def line(self, raw: bytes) -> Iterator[ev.LogEmitted]:
-        line = raw.decode(errors="replace").rstrip()
-        if len(line) > MAX_LINE_CHARS:
-            line = f"{line[:MAX_LINE_CHARS]}… ({len(line):,} characters)"
+    def feed(self, chunk: bytes) -> Iterator[ev.LogEmitted]:
+        *lines, rest = (self._partial + chunk).split(b"\n")
+        for raw in lines:
+            if self._long is not None:
+                head, length = self._long
+                self._long = None
+                yield from self._line(head, length + len(raw))
+            else:
+                yield from self._line(raw, len(raw))
+        if self._long is not None:
+            self._long = (self._long[0], self._long[1] + len(rest))
+            rest = b""
+        elif len(rest) > MAX_LINE_CHARS:
+            self._long, rest = (rest[:MAX_LINE_CHARS], len(rest)), b""
+        self._partial = rest
+
+    def flush(self) -> Iterator[ev.LogEmitted]:
+        """End of the stream: a last line without a newline."""
+        if self._long is not None or self._partial:
+            yield from self.feed(b"\n")
+
+    def _line(self, raw: bytes, length: int) -> Iterator[ev.LogEmitted]:
+        line = raw[:MAX_LINE_CHARS].decode(errors="replace").rstrip()
+        if not line:
+            return
+        if length > MAX_LINE_CHARS:
+            line = f"{line}… ({length:,} bytes)"
         self.lines += 1
         if self.lines <= HEAD_LINES:
             yield self._event(line)
             return
         if len(self.tail) == self.tail.maxlen:
-            self.dropped_chars += len(self.tail[0])
+            self.dropped_bytes += len(self.tail[0])
         self.tail.append(line)
 
     def close(self) -> Iterator[ev.LogEmitted]:
+        yield from self.flush()
         dropped = self.lines - HEAD_LINES - len(self.tail)
         if dropped > 0:
             yield ev.LogEmitted(
                 run_id=self.run_id, level="warning", source="dlcprof",
                 message=f"the workload printed {self.lines:,} lines to {self.stream}: "
-                f"{dropped:,} in the middle ({text.data_size(self.dropped_chars)}) not kept",
+                f"{dropped:,} in the middle ({text.data_size(self.dropped_bytes)}) not kept",
             )  # fmt: skip
         for line in self.tail:
             yield self._event(line)

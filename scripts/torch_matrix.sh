@@ -39,7 +39,7 @@ check_version() {
     # The registry's newest may sit above this machine's pip constraints: lift them
     # for the throwaway venv only.
     t0=$(date +%s)
-    if ! PIP_CONSTRAINT="" "$venv/bin/python" -m pip install -q --no-cache-dir "torch==$v" \
+    if ! PIP_CONSTRAINT=/dev/null "$venv/bin/python" -m pip install -q --no-cache-dir "torch==$v" \
         >>"$log" 2>&1; then
         echo "torch $v: install failed ($(grep -m1 -i error "$log" | cut -c1-160))"
         return
@@ -47,7 +47,7 @@ check_version() {
     rm -rf "$src" && mkdir -p "$src"
     # The working tree as it is now: tracked and untracked files, minus ignored ones.
     (cd "$repo" && git ls-files -co --exclude-standard -z | xargs -0 tar -cf -) | tar -xf - -C "$src"
-    if ! PIP_CONSTRAINT="" "$venv/bin/python" -m pip install -q -e "$src[test]" >>"$log" 2>&1; then
+    if ! PIP_CONSTRAINT=/dev/null "$venv/bin/python" -m pip install -q -e "$src[test]" >>"$log" 2>&1; then
         echo "torch $v: dlcprof install failed ($(grep -m1 -i error "$log" | cut -c1-160))"
         return
     fi

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 
@@ -15,6 +16,7 @@ def main(argv: list[str] | None = None) -> int:
         "--events-fd", type=int, required=True, help="write events (JSON lines) to this fd"
     )
     args = parser.parse_args(argv)
+    buffered_stdio()
     emitter = Emitter(args.events_fd)
     try:
         from dlcprof.worker.run import serve
@@ -22,6 +24,20 @@ def main(argv: list[str] | None = None) -> int:
         return serve(emitter)
     finally:
         emitter.close()
+
+
+def buffered_stdio() -> None:
+    """stdout and stderr line-buffered over a BufferedWriter. Unbuffered
+    (PYTHONUNBUFFERED, common in containers) Python writes straight to the
+    pipe, and a big write that py-spy's sampling interrupts returns early and
+    loses its remainder silently; a BufferedWriter writes the rest."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        old = getattr(sys, name)
+        raw = io.FileIO(fd, "w", closefd=False)
+        setattr(sys, name, io.TextIOWrapper(
+            io.BufferedWriter(raw), encoding=getattr(old, "encoding", None),
+            errors=getattr(old, "errors", None), line_buffering=True,
+        ))  # fmt: skip
 
 
 def exit_now(code: int) -> None:
