@@ -352,7 +352,6 @@ def _load(path: Path):
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from dlcprof.report.atomic import write_atomic
     from dlcprof.report.html import render_html
     from dlcprof.report.markdown import render_markdown
 
@@ -360,8 +359,20 @@ def cmd_report(args: argparse.Namespace) -> int:
     text = render_html(session) if args.html else render_markdown(session)
     if args.output is None:
         sys.stdout.write(text)
-    else:
-        write_atomic(args.output, text)
+        return EXIT_OK
+    return _write_file(args.output, text)
+
+
+def _write_file(path: Path, text: str) -> int:
+    """Write a rendered report; one line and exit 1 when it cannot be written."""
+    from dlcprof.report.atomic import write_atomic
+    from dlcprof.report.errors import ReportError
+
+    try:
+        write_atomic(path, text)
+    except ReportError as e:
+        _error(str(e))
+        return EXIT_FAILED
     return EXIT_OK
 
 
@@ -373,7 +384,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from dlcprof.report.atomic import write_atomic
     from dlcprof.report.compare import compare, render_compare_html, render_compare_table
     from dlcprof.report.schema import ReportError
 
@@ -383,7 +393,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise _LoadError(str(e)) from None
     Console(highlight=False).print(render_compare_table(cmp))
     if args.html is not None:
-        write_atomic(args.html, render_compare_html(cmp))
+        return _write_file(args.html, render_compare_html(cmp))
     return EXIT_OK
 
 

@@ -210,3 +210,14 @@ def test_cuda_without_a_gpu_is_bad_input(tmp_path) -> None:  # type: ignore[no-u
     assert p.returncode == 2, p.stderr
     (line,) = p.stderr.strip().splitlines()
     assert line.startswith("dlcprof: error: --device cuda: no CUDA device available to torch")
+
+
+def test_rendering_to_an_unwritable_place_is_one_line(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from dlcprof.report.folder import save_session
+    from tests.test_report_support import benchmark_session
+
+    folder = save_session(benchmark_session(), tmp_path / "rep")
+    (tmp_path / "file").write_text("a regular file")
+    assert main(["report", str(folder), "--html", "-o", str(tmp_path / "file" / "r.html")]) == 1
+    line = _one_error_line(capsys)
+    assert "cannot write" in line and "a parent path is not a directory" in line

@@ -311,3 +311,53 @@ def test_training_step_counts_the_backward_compile():
     # The first compiled call pays forward, backward and resume-frame compiles.
     bench = r.one(ev.BenchmarkMeasured)
     assert bench.compile_s >= 0.9 * sum(c.wall_s for c in compiles)
+
+
+@pytest.mark.slow
+def test_a_torch_api_gone_from_the_worker_is_unavailable_not_fatal(tmp_path):
+    # A torch without a private API a probe uses, removed in the worker itself
+    # before the run (sitecustomize runs first in every Python it starts). torch
+    # itself no longer looks it up, so only the probe notices, as on a release
+    # that moved it. (tests/test_worker_probes.py removes the others in-process.)
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        textwrap.dedent(
+            """
+            import sys
+            if "dlcprof.worker" in " ".join(sys.orig_argv):
+                import torch._dynamo
+                import torch._C._dynamo.eval_frame as eval_frame
+                del eval_frame.set_guard_complete_hook
+            """
+        )
+    )
+    path = _workload(
+        tmp_path,
+        "limited",
+        """
+        import torch
+        import torch._dynamo
+
+        torch._dynamo.config.recompile_limit = 1
+        SIZES = SMALL_SIZES = [3, 5, 7]
+
+        def inputs_for(n, device, dtype):
+            return (torch.randn(n, device=device, dtype=dtype),)
+
+        def build(device, dtype):
+            return torch.sin, inputs_for(3, device, dtype)
+        """,
+    )
+    r = run_worker(
+        RunSettings(target=str(path), dynamic="false", backend="eager", sweep=True,
+                    benchmark=False, **FAST),
+        env={"PYTHONPATH": str(site)},
+    )  # fmt: skip
+    _assert_clean_finish(r)
+    (gone,) = r.of(ev.ProbeUnavailable)
+    assert gone.probe == "guards.eager_calls" and "set_guard_complete_hook" in gone.reason
+    # The rest works: the limit is still said, the sweep still measured, only the count is n/a.
+    assert r.one(ev.RecompileLimitHit).limit == 1
+    assert [s.size for s in r.of(ev.ShapeStepMeasured)] == [3, 5, 7]
+    assert not r.of(ev.EagerCallsCounted)

@@ -116,6 +116,7 @@ class SaveScreen(ModalScreen[str | None]):
     """Where to write the report folder: Enter saves there, Escape keeps the session unsaved."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    AUTO_FOCUS = "#save-path"
 
     def __init__(self, suggestion: str, why: str | None = None) -> None:
         super().__init__()
