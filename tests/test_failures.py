@@ -131,6 +131,25 @@ def test_host_out_of_memory_is_one_line_and_says_so(tmp_path):
     assert "\n" not in error["message"] and error["message"] in stdout.replace("\n", "")
 
 
+def test_cuda_out_of_memory_is_one_line_and_says_so(tmp_path):
+    if not pytest.importorskip("torch").cuda.is_available():
+        pytest.skip("no CUDA device here: CUDA out-of-memory needs a GPU")
+    model = tmp_path / "huge_gpu.py"
+    model.write_text(
+        "import torch\n\ndef build(device, dtype):\n"
+        "    free, total = torch.cuda.mem_get_info()\n"
+        "    return torch.sin, (torch.empty(2 * total // 4, device='cuda', dtype=torch.float32),)\n"
+    )
+    out = tmp_path / "out.json"
+    p = _dlcprof("run", str(model), "--device", "cuda", "--json", str(out), "--quiet")
+    stdout, stderr = p.communicate(timeout=300)
+    assert p.returncode == 1, stderr
+    (error,) = [e for e in _report(out)["events"] if e["type"] == "ErrorRaised"]
+    message = error["message"]
+    assert "OutOfMemoryError" in message and "the GPU ran out of memory" in message
+    assert "\n" not in message
+
+
 def _memory_cgroup(name: str, limit: int) -> Path | None:
     """A memory cgroup of our own under the one this process is in (v1 or v2)."""
     try:
