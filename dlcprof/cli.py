@@ -1,8 +1,8 @@
 """Command line: ``dlcprof [tui] | run | list | report | replay | compare | doctor``.
 
 Never imports torch: the worker does. Bad input is one line on stderr and
-exit code 2; a failed run exits 1 (130 when cancelled) after writing
-whatever was captured.
+exit code 2; a failed run exits 1, one stopped by Ctrl-C, SIGTERM or SIGHUP
+128 + the signal, after writing whatever was captured.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 import queue
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from rich.console import Console
 
@@ -20,7 +20,10 @@ from dlcprof import __version__
 from dlcprof import events as ev
 from dlcprof.settings import OPTIONS, Option, RunSettings, SettingsError, parse_shapes
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
+if TYPE_CHECKING:
+    from dlcprof.tui.app import DlcprofApp
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2  # a stop signal: 128 + its number (signals.py)
 
 
 class UsageError(Exception):
@@ -245,6 +248,7 @@ def _write_outputs(session, args: argparse.Namespace) -> bool:
     write it to a fresh place under the temp folder instead: the session is not lost."""
     import tempfile
 
+    from dlcprof.engine import elsewhere
     from dlcprof.report.atomic import write_atomic
     from dlcprof.report.folder import save_session
     from dlcprof.report.schema import ReportError, build_report, dumps_report
@@ -259,7 +263,7 @@ def _write_outputs(session, args: argparse.Namespace) -> bool:
         return json_to(Path(name))
 
     def folder_elsewhere() -> Path:
-        return save_session(session, tempfile.mkdtemp(prefix="dlcprof-report-"))
+        return save_session(session, elsewhere(session))
 
     ok = True
     for wanted, what, write, fallback in (
@@ -309,7 +313,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
     return _run_app(DlcprofApp(target=settings.target, settings=settings))
 
 
-def _run_app(app) -> int:  # noqa: ANN001 - a DlcprofApp (Textual is imported lazily)
+def _run_app(app: DlcprofApp) -> int:
     """Run the TUI. A stop signal (SIGTERM, SIGHUP when the terminal closes)
     closes it like q does, and then the session is saved, not lost."""
     from dlcprof.engine import elsewhere, save_report
@@ -332,7 +336,7 @@ def _run_app(app) -> int:  # noqa: ANN001 - a DlcprofApp (Textual is imported la
             except ReportError as e:
                 _error(f"{stops[0].said}: the session could not be saved ({first}; {e})")
                 return stops[0].exit_code
-        _note(f"dlcprof: {stops[0].said}: the session is saved to {saved}")
+        _note(f"dlcprof: {stops[0].said}: the session is saved to {saved.resolve()}")
         return stops[0].exit_code
 
 

@@ -56,8 +56,9 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
         case ev.RecompileLimitHit():
             return Text.assemble(("  ⚠ RECOMPILE LIMIT HIT: ", "bold white on red"), event.message)
         case ev.EagerCallsCounted():
-            return Text(f"  ⚠ after the recompile limit: {text.eager_calls(event.calls)}",
-                        style="bold red")  # fmt: skip
+            return Text(
+                f"  ⚠ after the recompile limit: {text.eager_calls(event.calls)}", style="bold red"
+            )
         case ev.GraphBroken():
             return Text.assemble(
                 ("  ✂ graph break: ", "bold magenta"), f"{event.reason} at {event.location}"
@@ -223,8 +224,11 @@ def run_summary(run: Run, session: Session) -> RenderableType:
         parts.append(recompiles_table(run))
     if run.recompile_limit:
         parts.append(
-            Text(f"RECOMPILE LIMIT HIT: {run.recompile_limit.message} "
-                 f"({text.eager_calls(run.eager_calls)})", style="bold white on red")  # fmt: skip
+            Text(
+                f"RECOMPILE LIMIT HIT: {run.recompile_limit.message} "
+                f"({text.eager_calls(run.eager_calls)})",
+                style="bold white on red",
+            )
         )
     if run.benchmark is not None or not run.sweep:
         parts.append(benchmark_table(run))

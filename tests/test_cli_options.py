@@ -86,8 +86,7 @@ FILES = {
     "nobuild.py": ("def helper():\n    pass\n", "defines no build(device, dtype) function"),
     "noargs.py": ("def build():\n    return print, ()\n", "build() in "),
     "threeargs.py": ("def build(model, device, dtype):\n    pass\n", "is not a build function"),
-    "sizes.py": ("SIZES = [8, 0]\ndef build(device, dtype):\n    pass\n",
-                 "SIZES in "),  # fmt: skip
+    "sizes.py": ("SIZES = [8, 0]\ndef build(device, dtype):\n    pass\n", "SIZES in "),
     "nullbyte.py": ("def build(device, dtype):\n    pass\n\0", "cannot contain null bytes"),
 }
 

@@ -205,7 +205,7 @@ def test_the_kernels_oom_killer_is_named(tmp_path):
 
 # --- what a workload does to its process -----------------------------------------------------
 
-FLOOD = '''
+FLOOD = """
 import os
 import subprocess
 import sys
@@ -231,7 +231,7 @@ def build(device, dtype):
     with open(os.environ["DLCPROF_TEST_MARK"], "w") as f_:
         f_.write(f"{quiet.pid} {holder.pid}")
     return f, (torch.randn(8, device=device, dtype=dtype),)
-'''
+"""
 
 
 def test_flooding_stdin_reading_and_leftover_children_and_an_unwritable_json(tmp_path):

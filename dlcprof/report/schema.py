@@ -172,8 +172,12 @@ def _run_dict(m: rm.RunModel) -> dict[str, Any]:
         ],
         "sweep_total_s": fr.sweep_total(run),
         "recompile_limit_hit": (
-            {"function": limit.function, "limit": limit.limit, "message": limit.message,
-             "eager_calls": run.eager_calls}  # fmt: skip
+            {
+                "function": limit.function,
+                "limit": limit.limit,
+                "message": limit.message,
+                "eager_calls": run.eager_calls,
+            }
             if limit
             else None
         ),

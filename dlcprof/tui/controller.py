@@ -214,4 +214,3 @@ class RunController:
 
     def _notice(self, severity: str, message: str, logged: bool = False) -> None:
         self.notices.append(Notice(severity, message, logged))
-
