@@ -75,7 +75,14 @@ def _compiler_descendants(pid: int) -> list[psutil.Process]:
         kids = psutil.Process(pid).children(recursive=True)
     except psutil.NoSuchProcess:
         return []
-    return [k for k in kids if k.name() in ("g++", "cc1plus", "c++", "gcc", "as", "ld")]
+    found = []
+    for k in kids:
+        try:
+            if k.name() in ("g++", "cc1plus", "c++", "gcc", "as", "ld"):
+                found.append(k)
+        except psutil.NoSuchProcess:
+            pass  # a compiler that finished between the listing and the look
+    return found
 
 
 def test_ctrl_c_mid_compile_kills_worker_and_compilers(tmp_path):
