@@ -452,6 +452,15 @@ async def test_shape_sweep_runs_static_then_dynamic_and_compares(engine) -> None
         assert "dynamic shapes cut it by 40%" in body  # 1.0 s static vs 0.6 s dynamic
 
 
+async def test_a_sweep_of_a_workload_without_inputs_for_is_refused_at_once(engine) -> None:  # type: ignore[no-untyped-def]
+    app = make_app(engine=engine, target="tiny-ops")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("s")
+        await pilot.pause(0.2)
+        assert not engine.instances  # no worker started
+        assert any("has no inputs_for(size, device, dtype)" in n for n in notes(app))
+
+
 async def test_a_second_run_waits_for_the_first(engine) -> None:  # type: ignore[no-untyped-def]
     engine.hold = True
     app = make_app(engine=engine)

@@ -84,9 +84,10 @@ def test_sweep_without_inputs_for_says_so_before_compiling(tmp_path):
     r = run_worker(RunSettings(target=str(path), sweep=True, **FAST))
     _assert_clean_finish(r, "error")
     err = r.one(ev.ErrorRaised)
-    assert err.stage == "sweep"
+    assert err.stage == "sweep" and err.bad_input  # the CLI says it in one line, exit 2
     assert err.message == (
-        "workload fixed_shape has no inputs_for(size, device, dtype): cannot sweep shapes"
+        f"workload {path} has no inputs_for(size, device, dtype): cannot sweep shapes "
+        "(add one that returns the args at another size)"
     )
     assert not r.of(ev.PhaseStarted)
 

@@ -286,10 +286,12 @@ def test_build_errors_are_one_line(tmp_path):
     with pytest.raises(WorkloadError) as e:
         lw.build("cpu", None)
     assert one_line(e) == f"workload {f} raised ValueError: bad dtype (line 2, in build)"
+    assert not e.value.bad_input  # the user's code raised: a failed run, exit 1
     assert "b.py" in e.value.traceback
     with pytest.raises(WorkloadError) as e:
         load(w.resolve(f"{f}:nothing")).build("cpu", None)
     assert one_line(e) == f"nothing() in {f} must return (fn, args), got an int"
+    assert e.value.bad_input  # the worker tells the CLI: one line, exit 2
     with pytest.raises(WorkloadError) as e:
         w.resolve(f"{f}:noargs")  # the source shows it: said before anything runs
     assert one_line(e).startswith(f"noargs() in {f} is not a build function: it must accept")

@@ -486,7 +486,7 @@ class DlcprofApp(App[None]):
         picker = self._home.query_one(WorkloadPicker)
         target = picker.target
         try:
-            workloads.resolve(target)
+            spec = workloads.resolve(target)
         except workloads.WorkloadError as e:
             picker.set_error(str(e))
             self._report(f"{e} — fix the path, or pick a bundled workload", "error")
@@ -494,10 +494,13 @@ class DlcprofApp(App[None]):
         values: dict[str, object] = dict(self._home.query_one(SettingsPanel).values())
         values.update(overrides)
         try:
-            return dataclasses.replace(self.base_settings, target=target, **values).validate()
-        except SettingsError as e:
+            settings = dataclasses.replace(self.base_settings, target=target, **values).validate()
+            if settings.sweeping:  # what the source shows is said now, not after a compile
+                workloads.check_sweep(spec, settings.shapes)
+        except (SettingsError, workloads.WorkloadError) as e:
             self._report(str(e), "error")
             return None
+        return settings
 
     def _start(self, queue: list[RunSettings]) -> None:
         run_id = self.runs.start(queue)
