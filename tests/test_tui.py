@@ -544,6 +544,7 @@ async def test_unwritable_save_asks_where_and_saves_there(
         await wait_for(pilot, lambda: app.runs.last_saved or app.runs.save_failed != failed_why,
                        timeout=20)  # fmt: skip
         assert app.runs.last_saved == (tmp_path / "elsewhere").resolve(), notes(app)
+        await wait_for(pilot, lambda: "save failed" not in status_text(app))  # no stale error
         from dlcprof.report import load_session
 
         assert len(load_session(tmp_path / "elsewhere").runs) == 1

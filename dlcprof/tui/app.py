@@ -153,6 +153,7 @@ class DlcprofApp(App[None]):
         self._follow = True  # a new run gets selected as it starts
         self._notes: list[ev.LogEmitted] = []  # UI-side notes (bad path, save): not session data
         self._message: str | None = None  # the last error, for the status bar
+        self._message_topic = ""  # what it was about, when a notice said it
         self._dirty: set[str] = set(PANES) | {"device_note", "alarm"}
         self._standby_shown = False
         self._ticks = 0
@@ -241,7 +242,11 @@ class DlcprofApp(App[None]):
             self._react(e)
         while self.runs.notices:
             notice = self.runs.notices.popleft()
+            if notice.topic and notice.topic == self._message_topic:
+                self._message = None  # e.g. a save that worked after one that failed
             self._report(notice.message, notice.severity, note=not notice.logged)
+            if notice.severity == "error":
+                self._message_topic = notice.topic
         if self.runs.standby_ready != self._standby_shown:
             self._standby_shown = self.runs.standby_ready
             self._dirty.add("status")
@@ -516,7 +521,7 @@ class DlcprofApp(App[None]):
         ``note`` False when the message came from the session (it is logged there)."""
         self.notify(message, severity=severity, timeout=10)  # type: ignore[arg-type]
         if severity == "error":
-            self._message = message
+            self._message, self._message_topic = message, ""
         if note:
             self._notes.append(
                 ev.LogEmitted(run_id=None, level=severity, source="dlcprof", message=message)

@@ -29,6 +29,7 @@ class Notice:
     severity: str  # "information" | "warning" | "error"
     message: str
     logged: bool = False  # the session holds it already (an event said it)
+    topic: str = ""  # a later notice of the same topic replaces this one's error
 
 
 class RunController:
@@ -192,11 +193,11 @@ class RunController:
         except Exception as e:  # noqa: BLE001 - ReportError, OSError, a missing writer: say it
             self.save_failed = f"save failed: {e}"
             self._notice("error", f"{self.save_failed} — the session is kept: press ctrl+s "
-                                  "to save it elsewhere")  # fmt: skip
+                                  "to save it elsewhere", topic="save")  # fmt: skip
             return
         self.save_failed = None
         self.last_saved = Path(path).resolve()
-        self._notice("information", f"report saved: {self.last_saved}")
+        self._notice("information", f"report saved: {self.last_saved}", topic="save")
 
     def save_suggestion(self) -> Path:
         """A folder to offer when asking where to save."""
@@ -212,5 +213,5 @@ class RunController:
         if self._standby is not None:
             self._standby.close()
 
-    def _notice(self, severity: str, message: str, logged: bool = False) -> None:
-        self.notices.append(Notice(severity, message, logged))
+    def _notice(self, severity: str, message: str, logged: bool = False, topic: str = "") -> None:
+        self.notices.append(Notice(severity, message, logged, topic))
