@@ -34,8 +34,8 @@ from dlcprof.settings import RunSettings
 DEFAULT_IDLE_TIMEOUT_S = 600.0
 _KILL_GRACE_S = 1.0
 # A workload that floods its output keeps its first and last lines, each cut
-# at MAX_LINE_CHARS; what lies between is counted, not kept.
-MAX_LINE_CHARS = 4000
+# at MAX_LINE_BYTES; what lies between is counted, not kept.
+MAX_LINE_BYTES = 4000
 HEAD_LINES = 5000
 TAIL_LINES = 500
 
@@ -263,7 +263,7 @@ class WorkerProcess:
 
 class _Output:
     """One of the worker's output streams as log lines, bounded: the first
-    HEAD_LINES and the last TAIL_LINES are kept, each cut at MAX_LINE_CHARS
+    HEAD_LINES and the last TAIL_LINES are kept, each cut at MAX_LINE_BYTES
     (an endless line is counted, not buffered)."""
 
     def __init__(self, stream: str) -> None:
@@ -288,8 +288,8 @@ class _Output:
         if self._long is not None:
             self._long = (self._long[0], self._long[1] + len(rest))
             rest = b""
-        elif len(rest) > MAX_LINE_CHARS:
-            self._long, rest = (rest[:MAX_LINE_CHARS], len(rest)), b""
+        elif len(rest) > MAX_LINE_BYTES:
+            self._long, rest = (rest[:MAX_LINE_BYTES], len(rest)), b""
         self._partial = rest
 
     def flush(self) -> Iterator[ev.LogEmitted]:
@@ -298,10 +298,10 @@ class _Output:
             yield from self.feed(b"\n")
 
     def _line(self, raw: bytes, length: int) -> Iterator[ev.LogEmitted]:
-        line = raw[:MAX_LINE_CHARS].decode(errors="replace").rstrip()
+        line = raw[:MAX_LINE_BYTES].decode(errors="replace").rstrip()
         if not line:
             return
-        if length > MAX_LINE_CHARS:
+        if length > MAX_LINE_BYTES:
             line = f"{line}… ({length:,} bytes)"
         self.lines += 1
         if self.lines <= HEAD_LINES:
