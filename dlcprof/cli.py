@@ -1,17 +1,18 @@
 """Command line: ``dlcprof [tui] | run | list | report | replay | compare | doctor``.
 
 Never imports torch: the worker does. Bad input is one line on stderr and
-exit code 2; a failed run exits 1 (130 when cancelled) after writing
-whatever was captured.
+exit code 2; a failed run exits 1, one stopped by Ctrl-C, SIGTERM or SIGHUP
+128 + the signal, after writing whatever was captured.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import queue
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from rich.console import Console
 
@@ -27,7 +28,10 @@ from dlcprof.settings import (
     parse_shapes,
 )
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
+if TYPE_CHECKING:
+    from dlcprof.tui.app import DlcprofApp
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2  # a stop signal: 128 + its number (signals.py)
 
 
 class UsageError(Exception):
@@ -159,78 +163,113 @@ def main(argv: list[str] | None = None) -> int:
 
 def _error(message: str) -> None:
     # Plain write: a Rich console would wrap the one line at the terminal width.
-    print(f"dlcprof: error: {message}", file=sys.stderr)
+    _note(f"dlcprof: error: {message}")
 
 
 class _LoadError(Exception):
     """A workload or report that cannot be loaded: one line, exit 2."""
 
 
-def _resolve(target: str) -> str:
-    from dlcprof.workloads import WorkloadError, resolve
+def _resolve(target: str, settings: RunSettings | None = None) -> str:
+    """Find the workload without running it; with ``settings``, also check what a
+    sweep needs where the source shows it (before torch is imported)."""
+    from dlcprof.workloads import WorkloadError, check_sweep, resolve
 
     try:
-        return resolve(target).name
+        spec = resolve(target)
+        if settings is not None and settings.sweeping:
+            check_sweep(spec, settings.shapes)
     except WorkloadError as e:
         raise _LoadError(str(e)) from None
+    return spec.name
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from dlcprof.console import run_summary
     from dlcprof.figures.modes import mode_tables
     from dlcprof.session import Session
+    from dlcprof.signals import stop_on_signals
     from dlcprof.tables import modes_table
 
     runs = _run_queue(args)
-    _resolve(runs[0].target)
+    _resolve(runs[0].target, runs[0])
     out = make_console()
     session = Session()
     exit_code = EXIT_OK
-    # `--mode all`: one worker per mode, one after another, into one session.
-    for settings in runs:
-        run_id, cancelled = _follow(settings, session, out, args)
-        run = session.runs.get(run_id or "")
-        if run is not None:
-            out.print(run_summary(run, session))
-        if cancelled:
-            exit_code = EXIT_CANCELLED
-            break
-        exit_code = exit_code or _exit_code(session, run_id)
-    if len(runs) > 1:
-        for table in mode_tables(session):
-            out.print(modes_table(table))
-    if not _write_outputs(session, args):
-        exit_code = exit_code or EXIT_FAILED
+    with stop_on_signals() as stops:
+        # `--mode all`: one worker per mode, one after another, into one session.
+        for settings in runs:
+            run_id, bad = _follow(settings, session, out, args, stops)
+            run = session.runs.get(run_id or "")
+            if bad is not None:
+                _error(bad.message)
+                exit_code = EXIT_USAGE
+                break
+            if run is not None:
+                _say(out, run_summary(run, session))
+            if stops:
+                exit_code = stops[0].exit_code
+                break
+            exit_code = exit_code or _exit_code(session, run_id)
+        if len(runs) > 1:
+            for table in mode_tables(session):
+                _say(out, modes_table(table))
+        if not _write_outputs(session, args):
+            exit_code = exit_code or EXIT_FAILED
     return exit_code
 
 
-def _follow(settings: RunSettings, session, out: Console,
-            args: argparse.Namespace) -> tuple[str | None, bool]:  # fmt: skip
-    """Run ``settings`` in a worker, fold and print its events: (run id, cancelled)."""
+def _follow(
+    settings: RunSettings, session, out: Console, args: argparse.Namespace, stops: list
+) -> tuple[str | None, ev.ErrorRaised | None]:
+    """Run ``settings`` in a worker, fold and print its events until it exits; stop
+    it when a signal arrives (``stops``). (run id, the bad-input error if any)."""
     from dlcprof.console import live_line
     from dlcprof.engine import LiveRun
 
     inbox: queue.Queue[ev.Event] = queue.Queue()
+    bad: ev.ErrorRaised | None = None  # the workload broke the contract: one line, exit 2
     live = LiveRun(settings, inbox.put, idle_timeout_s=args.timeout)
-    live.start()
-    cancelled = done = False
-    while not done:
-        try:
-            event = inbox.get(timeout=0.1)
+    try:
+        live.start()
+        done = cancelling = False
+        while not done:
+            if stops and not cancelling:
+                cancelling = True
+                _say(out, f"[yellow]{stops[0].said}: stopping the worker and its "
+                          "compiler children…[/]")  # fmt: skip
+                live.cancel(f"stopped by {stops[0].said}")
+            try:
+                event = inbox.get(timeout=0.1)
+            except queue.Empty:
+                continue
             done = isinstance(event, ev.WorkerExited)
             session.apply(event)
-            loud = isinstance(event, (ev.ErrorRaised, ev.WorkerExited, ev.RecompileLimitHit))
-            line = live_line(event, session) if loud or not args.quiet else None
-            if line is not None:
-                out.print(line)
-        except queue.Empty:
-            continue
-        except KeyboardInterrupt:
-            if not cancelled:
-                cancelled = True
-                out.print("[yellow]Ctrl-C: stopping the worker and its compiler children…[/]")
-                live.cancel("cancelled with Ctrl-C")
-    return live.run_id, cancelled
+            if isinstance(event, ev.ErrorRaised) and event.bad_input and bad is None:
+                bad = event
+            elif bad is None or not done:
+                if not args.quiet or isinstance(event, _LOUD):
+                    _say(out, live_line(event, session))
+    finally:
+        live.cancel("dlcprof stopped")  # never leave a worker behind, whatever went wrong
+    return live.run_id, bad
+
+
+# Events printed under --quiet too.
+_LOUD = (ev.ErrorRaised, ev.WorkerExited, ev.RecompileLimitHit, ev.EagerCallsCounted)
+
+
+def _say(out: Console, line: object) -> None:
+    """Print, unless the terminal is gone (SSH closed, a pipe to `head`): then
+    stay quiet and carry on, so the report still gets written."""
+    if line is None:
+        return
+    try:
+        out.print(line)
+    except OSError:
+        from dlcprof.signals import silence_terminal
+
+        silence_terminal()
 
 
 def _exit_code(session, run_id: str | None) -> int:
@@ -242,27 +281,52 @@ def _exit_code(session, run_id: str | None) -> int:
 
 
 def _write_outputs(session, args: argparse.Namespace) -> bool:
-    """Write --json / --report; on failure say so in one line and keep going."""
+    """Write --json / --report. Where one cannot be written, say so in one line and
+    write it to a fresh place under the temp folder instead: the session is not lost."""
+    import tempfile
+
+    from dlcprof.engine import elsewhere
     from dlcprof.report.atomic import write_atomic
     from dlcprof.report.folder import save_session
     from dlcprof.report.schema import ReportError, build_report, dumps_report
 
+    def json_to(path: Path) -> Path:
+        write_atomic(path, dumps_report(build_report(session)))
+        return path
+
+    def json_elsewhere() -> Path:
+        fd, name = tempfile.mkstemp(prefix="dlcprof-session-", suffix=".json")
+        os.close(fd)
+        return json_to(Path(name))
+
+    def folder_elsewhere() -> Path:
+        return save_session(session, elsewhere(session))
+
     ok = True
-    if args.json is not None:
+    for wanted, what, write, fallback in (
+        (args.json, "report JSON", json_to, json_elsewhere),
+        (args.report, "report folder", lambda p: save_session(session, p), folder_elsewhere),
+    ):
+        if wanted is None:
+            continue
         try:
-            write_atomic(args.json, dumps_report(build_report(session)))
-            print(f"report JSON written to {args.json}", file=sys.stderr)
+            _note(f"{what} written to {write(wanted)}")
+            continue
         except ReportError as e:
-            _error(str(e))
             ok = False
-    if args.report is not None:
+            problem = str(e)
         try:
-            path = save_session(session, args.report)
-            print(f"report folder written to {path}", file=sys.stderr)
-        except ReportError as e:
-            _error(str(e))
-            ok = False
+            _error(f"{problem}; the session is saved to {fallback()} instead")
+        except (ReportError, OSError) as e:
+            _error(f"{problem}, and the fallback in the temp folder failed too: {e}")
     return ok
+
+
+def _note(message: str) -> None:
+    try:
+        print(message, file=sys.stderr)
+    except OSError:
+        pass
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -286,8 +350,34 @@ def cmd_tui(args: argparse.Namespace) -> int:
     if target is not None:
         _resolve(target)
     settings = _settings_from(args, target or _default_target())
-    DlcprofApp(target=settings.target, settings=settings).run()
-    return EXIT_OK
+    return _run_app(DlcprofApp(target=settings.target, settings=settings))
+
+
+def _run_app(app: DlcprofApp) -> int:
+    """Run the TUI. A stop signal (SIGTERM, SIGHUP when the terminal closes)
+    closes it like q does, and then the session is saved, not lost."""
+    from dlcprof.engine import elsewhere, save_report
+    from dlcprof.report.errors import ReportError
+    from dlcprof.signals import stop_on_signals
+
+    with stop_on_signals() as stops:
+        app.stops = stops
+        app.run()  # closing stops the live run and waits for its last events
+        if not stops:
+            return EXIT_OK
+        app.fold_pending()
+        if not app.session.events or app.replay:
+            return stops[0].exit_code
+        try:
+            saved = save_report(app.session)
+        except ReportError as first:
+            try:
+                saved = save_report(app.session, elsewhere(app.session))
+            except ReportError as e:
+                _error(f"{stops[0].said}: the session could not be saved ({first}; {e})")
+                return stops[0].exit_code
+        _note(f"dlcprof: {stops[0].said}: the session is saved to {saved.resolve()}")
+        return stops[0].exit_code
 
 
 def _default_target() -> str:
@@ -306,7 +396,6 @@ def _load(path: Path):
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from dlcprof.report.atomic import write_atomic
     from dlcprof.report.html import render_html
     from dlcprof.report.markdown import render_markdown
 
@@ -314,8 +403,20 @@ def cmd_report(args: argparse.Namespace) -> int:
     text = render_html(session) if args.html else render_markdown(session)
     if args.output is None:
         sys.stdout.write(text)
-    else:
-        write_atomic(args.output, text)
+        return EXIT_OK
+    return _write_file(args.output, text)
+
+
+def _write_file(path: Path, text: str) -> int:
+    """Write a rendered report; one line and exit 1 when it cannot be written."""
+    from dlcprof.report.atomic import write_atomic
+    from dlcprof.report.errors import ReportError
+
+    try:
+        write_atomic(path, text)
+    except ReportError as e:
+        _error(str(e))
+        return EXIT_FAILED
     return EXIT_OK
 
 
@@ -323,12 +424,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from dlcprof.tui.app import DlcprofApp
 
     session = _load(args.session)
-    DlcprofApp(session=session, replay=True, start_standby=False).run()
-    return EXIT_OK
+    return _run_app(DlcprofApp(session=session, replay=True, start_standby=False))
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from dlcprof.report.atomic import write_atomic
     from dlcprof.report.compare import compare, render_compare_html, render_compare_table
     from dlcprof.report.schema import ReportError
 
@@ -338,7 +437,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise _LoadError(str(e)) from None
     make_console().print(render_compare_table(cmp))
     if args.html is not None:
-        write_atomic(args.html, render_compare_html(cmp))
+        return _write_file(args.html, render_compare_html(cmp))
     return EXIT_OK
 
 

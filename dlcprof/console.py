@@ -84,6 +84,10 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
             )
         case ev.RecompileLimitHit():
             return Text.assemble(("  ⚠ RECOMPILE LIMIT HIT: ", "bold white on red"), event.message)
+        case ev.EagerCallsCounted():
+            return Text(
+                f"  ⚠ after the recompile limit: {text.eager_calls(event.calls)}", style="bold red"
+            )
         case ev.GraphBroken():
             return Text.assemble(
                 ("  ✂ graph break: ", "bold magenta"), f"{event.reason} at {event.location}",
@@ -296,7 +300,11 @@ def run_summary(run: Run, session: Session) -> RenderableType:
     parts += dynamic_lines(run)
     if run.recompile_limit:
         parts.append(
-            Text(f"RECOMPILE LIMIT HIT: {run.recompile_limit.message}", style="bold white on red")
+            Text(
+                f"RECOMPILE LIMIT HIT: {run.recompile_limit.message} "
+                f"({text.eager_calls(run.eager_calls)})",
+                style="bold white on red",
+            )
         )
     if run.benchmark is not None or not run.sweep:
         parts.append(benchmark_table(run))

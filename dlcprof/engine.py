@@ -162,6 +162,13 @@ def save_report(session: Session, directory: Path | None = None) -> Path:
     return save_session(session, directory or default_report_dir(session))
 
 
+def elsewhere(session: Session) -> Path:
+    """Where to save when the usual place fails: the same name under the temp folder."""
+    from dlcprof.report import default_report_dir
+
+    return default_report_dir(session, Path(tempfile.gettempdir()) / "dlcprof-reports")
+
+
 @dataclass
 class Engine:
     """What a run controller works with: real ones by default, scripted in tests."""
@@ -169,3 +176,4 @@ class Engine:
     live_run: Callable[..., LiveRun] = LiveRun
     standby: Callable[[], Standby] = Standby
     save: Callable[[Session, Path | None], Path] = save_report
+    elsewhere: Callable[[Session], Path] = elsewhere

@@ -13,6 +13,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+import types
+import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -111,6 +113,7 @@ class ErrorRaised(Event):
     stage: str  # "load" | "compile" | "benchmark" | "sweep" | "worker" | "monitor"
     message: str
     traceback: str = ""
+    bad_input: bool = False  # the user's input was wrong (a workload, a setting): CLI exit 2
 
 
 @dataclass
@@ -213,6 +216,14 @@ class RecompileLimitHit(Event):
     function: str
     limit: int | None
     message: str
+
+
+@dataclass
+class EagerCallsCounted(Event):
+    """After a recompile limit hit: the calls that then ran eager (Dynamo's guard hook)."""
+
+    run_id: str
+    calls: int
 
 
 @dataclass
@@ -428,15 +439,94 @@ def to_dict(event: Event) -> dict[str, Any]:
 def from_dict(d: dict[str, Any]) -> Event:
     try:
         cls = Event.registry[d["type"]]
-    except KeyError as e:
+    except (KeyError, TypeError) as e:
         raise ProtocolError(f"unknown event type {d.get('type')!r}") from e
-    names = {f.name for f in dataclasses.fields(cls)}
+    fields = _fields(cls)
     # Unknown keys are dropped so older readers load newer minor additions.
-    kwargs = {k: v for k, v in d.items() if k in names}
-    try:
-        return cls(**kwargs)
-    except TypeError as e:
-        raise ProtocolError(f"bad {cls.__name__} event: {e}") from e
+    kwargs = {k: v for k, v in d.items() if k in fields}
+    missing = [name for name, (_, required) in fields.items() if required and name not in kwargs]
+    if missing:
+        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+        raise ProtocolError(f"bad {cls.__name__} event: no {', '.join(missing[:3])}{more}")
+    for name, value in kwargs.items():
+        tp = fields[name][0]
+        if not _fits(value, tp, name):
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            want = "out of range" if number and not _fits(value, float, name) else ""
+            raise ProtocolError(
+                f"bad {cls.__name__} event: {name} is {_shown(value)}, "
+                f"{want or 'not ' + _type_name(tp)}"
+            )
+    return cls(**kwargs)
+
+
+# --- checking what a line claims (a report file may come from anywhere) --------------
+
+# Larger magnitudes are no measurement of ours: a hostile or corrupted file.
+_MAX_NUMBER = 1e18
+_MAX_TIMESTAMP = 1e11  # epoch seconds: the year 5138
+
+
+def _fields(cls: type[Event]) -> dict[str, tuple[Any, bool]]:
+    """Each field's type (resolved from its annotation) and whether it is required."""
+    cached = _FIELDS.get(cls)
+    if cached is None:
+        hints = typing.get_type_hints(cls)
+        cached = {
+            f.name: (
+                hints[f.name],
+                f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+            )
+            for f in dataclasses.fields(cls)
+        }
+        _FIELDS[cls] = cached
+    return cached
+
+
+_FIELDS: dict[type[Event], dict[str, tuple[Any, bool]]] = {}
+
+
+def _fits(value: Any, tp: Any, key: str = "") -> bool:
+    """Does a decoded JSON value fit a field's annotation? Numbers must be finite
+    and of a sane size, timestamps (``t``, ``*_t``) of a sane date."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, arg, key) for arg in typing.get_args(tp))
+    if tp is Any:
+        return True
+    if tp is type(None):
+        return value is None
+    if tp is bool:
+        return isinstance(value, bool)
+    if tp in (int, float):
+        if isinstance(value, bool) or not isinstance(value, (int, float) if tp is float else int):
+            return False
+        limit = _MAX_TIMESTAMP if key == "t" or key.endswith("_t") else _MAX_NUMBER
+        return abs(value) < limit  # False for NaN and infinities too
+    if tp is str:
+        return isinstance(value, str)
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        return isinstance(value, list) and all(_fits(v, item) for v in value)
+    if origin is dict:
+        k, v = typing.get_args(tp)
+        return isinstance(value, dict) and all(
+            _fits(a, k) and _fits(b, v) for a, b in value.items()
+        )
+    return isinstance(value, tp) if isinstance(tp, type) else True
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        text = repr(value)
+        if len(text) <= 40:
+            return text
+    kind = type(value).__name__
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+
+
+def _type_name(tp: Any) -> str:
+    return str(tp).replace("typing.", "").replace("<class '", "").replace("'>", "")
 
 
 def encode(event: Event) -> bytes:

@@ -4,6 +4,10 @@ The worker writes events on a pipe of their own (``--events-fd``); its stdout
 and stderr (the workload's prints, torch's warnings) become ``LogEmitted``
 events, so nothing the user's code prints can corrupt the stream. The worker
 runs in its own process group: cancelling kills it and its g++ children.
+
+The worker's stdin stays open after the run request: it is the worker's
+lifeline (``dlcprof/worker/lifeline.py``). When this process dies, whatever
+the signal, the pipe closes and the worker kills its group and exits.
 """
 
 from __future__ import annotations
@@ -18,15 +22,22 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
 from dlcprof import events as ev
+from dlcprof import text
 from dlcprof.settings import RunSettings
 
 # Seconds without any event or output before a worker counts as hung.
 DEFAULT_IDLE_TIMEOUT_S = 600.0
 _KILL_GRACE_S = 1.0
+# A workload that floods its output keeps its first and last lines, each cut
+# at MAX_LINE_BYTES; what lies between is counted, not kept.
+MAX_LINE_BYTES = 4000
+HEAD_LINES = 5000
+TAIL_LINES = 500
 
 
 def new_run_id() -> str:
@@ -56,7 +67,6 @@ class WorkerProcess:
         self._cancel_reason: str | None = None
         self._cleanup: list[str] = []
         child_env = dict(os.environ if env is None else env)
-        child_env["PYTHONUNBUFFERED"] = "1"
         if cache == "cold":
             extra, self._cleanup = cold_cache_env()
             child_env.update(extra)
@@ -79,8 +89,10 @@ class WorkerProcess:
         )
         os.close(write_fd)
         self._events_fd = read_fd
+        self._partial = b""  # an event line not yet complete
         self._stream = self._read_events()
         self._early: list[ev.Event] = []  # read by wait_ready, still to be yielded
+        self._oom_kills = _oom_kills()
 
     @property
     def pid(self) -> int:
@@ -92,9 +104,10 @@ class WorkerProcess:
         line = json.dumps({"run_id": self.run_id, "settings": settings.to_dict()}) + "\n"
         assert self.proc.stdin is not None
         try:
+            # Left open: the worker's lifeline (closed when the worker exits).
             self.proc.stdin.write(line.encode())
-            self.proc.stdin.close()
-        except BrokenPipeError:
+            self.proc.stdin.flush()
+        except (BrokenPipeError, ValueError):
             pass  # the worker already died: events() reports how
         return self.run_id
 
@@ -103,7 +116,7 @@ class WorkerProcess:
         if self.proc.stdin and not self.proc.stdin.closed:
             try:
                 self.proc.stdin.close()
-            except BrokenPipeError:
+            except OSError:
                 pass
 
     def cancel(self, reason: str = "cancelled by user") -> None:
@@ -139,13 +152,18 @@ class WorkerProcess:
             self.proc.stdout.fileno(): "stdout",
             self.proc.stderr.fileno(): "stderr",
         }
-        buffers = {fd: b"" for fd in streams}
+        outputs = {name: _Output(name) for name in ("stdout", "stderr")}
         for fd in streams:
             sel.register(fd, selectors.EVENT_READ)
         last_activity = time.monotonic()
         try:
             while streams:
-                ready = sel.select(timeout=0.5)
+                # Once the events pipe closed, the worker is ending: a thread or
+                # child it left behind may hold stdout open, so stop when it is gone.
+                if self._events_fd not in streams and _finished(self.proc):
+                    yield from self._drain(sel, streams, outputs)
+                    break
+                ready = sel.select(timeout=0.5 if self._events_fd in streams else 0.05)
                 if not ready:
                     if time.monotonic() - last_activity > self.idle_timeout_s:
                         self.cancel(
@@ -155,26 +173,34 @@ class WorkerProcess:
                     continue
                 last_activity = time.monotonic()
                 for key, _ in ready:
-                    fd = key.fd
-                    chunk = os.read(fd, 1 << 16)
-                    if not chunk:
-                        sel.unregister(fd)
-                        if buffers[fd]:
-                            yield from self._lines(streams[fd], [buffers[fd]])
-                        del streams[fd]
-                        continue
-                    *lines, buffers[fd] = (buffers[fd] + chunk).split(b"\n")
-                    yield from self._lines(streams[fd], lines)
+                    yield from self._read_fd(key.fd, sel, streams, outputs)
+            for out in outputs.values():
+                out.run_id = self.run_id
+                yield from out.close()
         finally:
             sel.close()
             os.close(self._events_fd)
         yield self._exited()
 
-    def _lines(self, stream: str, lines: list[bytes]) -> Iterator[ev.Event]:
+    def _read_fd(
+        self, fd: int, sel: selectors.BaseSelector, streams: dict[int, str],
+        outputs: dict[str, _Output],
+    ) -> Iterator[ev.Event]:  # fmt: skip
+        chunk = os.read(fd, 1 << 16)
+        name = streams[fd]
+        if not chunk:
+            sel.unregister(fd)
+            del streams[fd]
+        if name != "events":
+            out = outputs[name]
+            out.run_id = self.run_id
+            yield from out.feed(chunk) if chunk else out.flush()
+            return
+        *lines, self._partial = (self._partial + chunk).split(b"\n")
+        if not chunk:
+            lines, self._partial = [*lines, self._partial], b""
         for raw in lines:
-            if not raw.strip():
-                continue
-            if stream == "events":
+            if raw.strip():
                 try:
                     yield ev.decode(raw)
                 except ev.ProtocolError as e:
@@ -182,17 +208,34 @@ class WorkerProcess:
                         run_id=self.run_id, level="warning", source="dlcprof",
                         message=f"dropped a malformed event line ({e})",
                     )  # fmt: skip
-            else:
-                text = raw.decode(errors="replace").rstrip()
-                level = "warning" if stream == "stderr" else "info"
-                yield ev.LogEmitted(run_id=self.run_id, level=level, source=stream, message=text)
+
+    def _drain(
+        self, sel: selectors.BaseSelector, streams: dict[int, str], outputs: dict[str, _Output]
+    ) -> Iterator[ev.Event]:
+        """The worker is gone: read what its pipes still hold (a child it left
+        behind may keep them open for ever: _exited ends it)."""
+        deadline = time.monotonic() + 0.5
+        while streams and time.monotonic() < deadline:
+            ready = sel.select(timeout=0.05)
+            if not ready:
+                break
+            for key, _ in ready:
+                yield from self._read_fd(key.fd, sel, streams, outputs)
 
     def _exited(self) -> ev.WorkerExited:
-        try:
-            rc = self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
+        deadline = time.monotonic() + 5
+        while not _finished(self.proc) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if not _finished(self.proc):
             _kill_group(self.proc)
-            rc = self.proc.wait()
+        _kill_stragglers(self.proc)
+        rc = self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
         for path in self._cleanup:
             shutil.rmtree(path, ignore_errors=True)
         sig = signal.Signals(-rc).name if rc < 0 else None
@@ -200,13 +243,124 @@ class WorkerProcess:
             return ev.WorkerExited(
                 returncode=rc, signal=sig, message=self._cancel_reason, cancelled=True
             )
-        if sig is not None:
+        if sig == "SIGKILL":
+            if _oom_kills() > self._oom_kills:
+                message = (
+                    "worker killed by the kernel's out-of-memory killer (SIGKILL): the "
+                    "workload needs more memory than this machine allows; try --size small"
+                )
+            else:
+                message = (
+                    "worker killed with SIGKILL from outside dlcprof (the kernel's "
+                    "out-of-memory killer, a job scheduler or a user)"
+                )
+        elif sig is not None:
             message = f"worker died with {sig}: the compile crashed the process"
         elif rc != 0:
             message = f"worker exited with status {rc}"
         else:
             message = "worker finished"
         return ev.WorkerExited(returncode=rc, signal=sig, message=message)
+
+
+class _Output:
+    """One of the worker's output streams as log lines, bounded: the first
+    HEAD_LINES and the last TAIL_LINES are kept, each cut at MAX_LINE_BYTES
+    (an endless line is counted, not buffered)."""
+
+    def __init__(self, stream: str) -> None:
+        self.stream = stream
+        self.run_id: str | None = None
+        self.level = "warning" if stream == "stderr" else "info"
+        self.lines = 0
+        self.dropped_bytes = 0
+        self.tail: deque[str] = deque(maxlen=TAIL_LINES)
+        self._partial = b""
+        self._long: tuple[bytes, int] | None = None  # (its start, its length so far)
+
+    def feed(self, chunk: bytes) -> Iterator[ev.LogEmitted]:
+        *lines, rest = (self._partial + chunk).split(b"\n")
+        for raw in lines:
+            if self._long is not None:
+                head, length = self._long
+                self._long = None
+                yield from self._line(head, length + len(raw))
+            else:
+                yield from self._line(raw, len(raw))
+        if self._long is not None:
+            self._long = (self._long[0], self._long[1] + len(rest))
+            rest = b""
+        elif len(rest) > MAX_LINE_BYTES:
+            self._long, rest = (rest[:MAX_LINE_BYTES], len(rest)), b""
+        self._partial = rest
+
+    def flush(self) -> Iterator[ev.LogEmitted]:
+        """End of the stream: a last line without a newline."""
+        if self._long is not None or self._partial:
+            yield from self.feed(b"\n")
+
+    def _line(self, raw: bytes, length: int) -> Iterator[ev.LogEmitted]:
+        line = raw[:MAX_LINE_BYTES].decode(errors="replace").rstrip()
+        if not line:
+            return
+        if length > MAX_LINE_BYTES:
+            line = f"{line}… ({length:,} bytes)"
+        self.lines += 1
+        if self.lines <= HEAD_LINES:
+            yield self._event(line)
+            return
+        if len(self.tail) == self.tail.maxlen:
+            self.dropped_bytes += len(self.tail[0])
+        self.tail.append(line)
+
+    def close(self) -> Iterator[ev.LogEmitted]:
+        yield from self.flush()
+        dropped = self.lines - HEAD_LINES - len(self.tail)
+        if dropped > 0:
+            yield ev.LogEmitted(
+                run_id=self.run_id, level="warning", source="dlcprof",
+                message=f"the workload printed {self.lines:,} lines to {self.stream}: "
+                f"{dropped:,} in the middle ({text.data_size(self.dropped_bytes)}) not kept",
+            )  # fmt: skip
+        for line in self.tail:
+            yield self._event(line)
+        self.tail.clear()
+
+    def _event(self, line: str) -> ev.LogEmitted:
+        return ev.LogEmitted(run_id=self.run_id, level=self.level, source=self.stream,
+                             message=line)  # fmt: skip
+
+
+def _finished(proc: subprocess.Popen) -> bool:
+    """Has the worker exited? Leaves it unreaped (a zombie keeps its pid and
+    process group id reserved, so killing the group stays safe)."""
+    try:
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True  # reaped already
+    except (AttributeError, OSError):
+        return proc.poll() is not None
+
+
+def _kill_stragglers(proc: subprocess.Popen) -> None:
+    """SIGKILL what is left of the worker's group after it exited: children or
+    grandchildren the workload started (safe while the worker is unreaped)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _oom_kills() -> int:
+    """The kernel's count of out-of-memory kills (Linux /proc/vmstat; 0 elsewhere)."""
+    try:
+        with open("/proc/vmstat") as f:
+            for line in f:
+                if line.startswith("oom_kill "):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

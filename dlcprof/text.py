@@ -348,6 +348,21 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
+def eager_calls(n: int | None) -> str:
+    """What a recompile limit hit cost: the calls that then ran eager, uncompiled."""
+    if n is None:
+        return na("not counted")
+    return f"{plural(n, 'call')} then ran eager"
+
+
+def data_size(n: float) -> str:
+    """Bytes (or characters) as people read them: 812 B, 64 kB, 5.2 MB."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}" if n < 10 * scale else f"{n / scale:,.0f} {unit}"
+    return f"{n:.0f} B"
+
+
 # --- device metrics: the monitors' keys carry their unit as a suffix ---------------
 
 _UNITS = (("_pct", "%"), ("_mb", "MB"), ("_w", "W"), ("_c", "°C"), ("_mhz", "MHz"))

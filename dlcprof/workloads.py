@@ -26,10 +26,12 @@ worker's job (``dlcprof.worker.load``).
 from __future__ import annotations
 
 import ast
+import difflib
 import importlib
 import importlib.machinery
 import importlib.resources
 import importlib.util
+import inspect
 import os
 import re
 import sys
@@ -67,10 +69,13 @@ class WorkloadError(Exception):
     traceback (user frames only) when the user's code raised.
     """
 
-    def __init__(self, message: str, traceback: str = "") -> None:
+    def __init__(self, message: str, traceback: str = "", bad_input: bool = True) -> None:
         super().__init__(message)
         self.message = message
         self.traceback = traceback
+        # The target breaks the contract (exit 2), rather than the user's code
+        # raising while it ran (a failed run, exit 1).
+        self.bad_input = bad_input
 
     def __str__(self) -> str:
         return self.message
@@ -102,6 +107,10 @@ class WorkloadSpec:
     module: str | None = None
     function: str = "build"
     bundled: bool = False
+    # What the source shows without running it: None where the module builds
+    # its namespace at run time (lazy exports, star imports) and the worker decides.
+    has_inputs_for: bool | None = None
+    has_sizes: bool | None = None
 
     @property
     def source(self) -> str:
@@ -219,20 +228,32 @@ def resolve(target: str) -> WorkloadSpec:
     if not _looks_like_path(where) and key in bundled:
         path = bundled[key]
         func = function or "build"
-        _check_source(path, func, explicit=function is not None, shown=key)
+        facts = _check_source(path, func, explicit=function is not None, shown=key)
         name = key if func == "build" else f"{key}:{func}"
-        return WorkloadSpec(name, target, path=str(path), function=func, bundled=True)
+        return _with_facts(
+            WorkloadSpec(name, target, path=str(path), function=func, bundled=True), facts
+        )
 
     if _looks_like_path(where) or (function is None and os.path.exists(where)):
         return _resolve_file(target, where, function)
 
     if function is None:
-        names = ", ".join(bundled_names()) or "(none installed)"
-        raise WorkloadError(
-            f"unknown workload {where!r}: bundled ones are {names} "
-            "(or give a path to a .py file, or module:function)"
-        )
+        raise WorkloadError(_unknown_name(where))
     return _resolve_module(target, where, function)
+
+
+def _unknown_name(where: str) -> str:
+    names = bundled_names()
+    near = difflib.get_close_matches(where.replace("_", "-"), names, n=3, cutoff=0.6)
+    if near:
+        return (
+            f"unknown workload {where!r}: did you mean {' or '.join(near)}? "
+            "('dlcprof list' shows every bundled one)"
+        )
+    return (
+        f"unknown workload {where!r}: bundled ones are {', '.join(names) or '(none installed)'} "
+        "(or give a path to a .py file, or module:function)"
+    )
 
 
 def _resolve_file(target: str, where: str, function: str | None) -> WorkloadSpec:
@@ -242,10 +263,10 @@ def _resolve_file(target: str, where: str, function: str | None) -> WorkloadSpec
     if not os.path.isfile(path):
         raise WorkloadError(f"workload file not found: {where} ({TARGET_HINT})")
     func = function or "build"
-    _check_source(Path(path), func, explicit=function is not None, shown=where)
+    facts = _check_source(Path(path), func, explicit=function is not None, shown=where)
     stem = Path(path).stem
     name = stem if func == "build" else f"{stem}:{func}"
-    return WorkloadSpec(name, target, path=path, function=func)
+    return _with_facts(WorkloadSpec(name, target, path=path, function=func), facts)
 
 
 def _resolve_module(target: str, module: str, function: str) -> WorkloadSpec:
@@ -258,9 +279,34 @@ def _resolve_module(target: str, module: str, function: str) -> WorkloadSpec:
             "folder that holds it or add that folder to PYTHONPATH)"
         )
     origin = getattr(spec, "origin", None)
+    facts = None
     if origin and origin.endswith(".py") and os.path.isfile(origin):
-        _check_source(Path(origin), function, explicit=True, shown=module)
-    return WorkloadSpec(f"{module}:{function}", target, module=module, function=function)
+        # A package may export lazily (transformers does): a name the source does
+        # not show is the worker's to look up after importing it.
+        facts = _check_source(Path(origin), function, explicit=True, shown=module, strict=False)
+    return _with_facts(
+        WorkloadSpec(f"{module}:{function}", target, module=module, function=function), facts
+    )
+
+
+def _with_facts(spec: WorkloadSpec, facts: _Facts | None) -> WorkloadSpec:
+    if facts is not None and not facts.dynamic and spec.function == "build":
+        spec.has_inputs_for = "inputs_for" in facts.names
+        spec.has_sizes = bool({"SIZES", "SMALL_SIZES"} & facts.names)
+    return spec
+
+
+def check_sweep(spec: WorkloadSpec, shapes: list[int] | None) -> None:
+    """Say now, before torch is imported, what a shape sweep lacks where the source shows it."""
+    if spec.function != "build" or spec.has_inputs_for is False:
+        raise WorkloadError(
+            f"workload {spec.source} has no inputs_for(size, device, dtype): cannot sweep "
+            "shapes (add one that returns the args at another size)"
+        )
+    if not shapes and spec.has_sizes is False:
+        raise WorkloadError(
+            f"workload {spec.source} declares no SIZES: give the sizes with --shapes 16,32,64"
+        )
 
 
 def find_module_spec(module: str) -> Any:
@@ -303,9 +349,11 @@ def _search_path() -> list[str]:
 class _Facts:
     functions: list[str]
     names: set[str]  # every top-level name bound (defs, assignments, imports)
-    star_import: bool
+    dynamic: bool  # names appear at run time: star imports, __getattr__, sys.modules[...] =
     sizes: list[int] | None
     small_sizes: list[int] | None
+    signatures: dict[str, inspect.Signature]  # of the top-level functions
+    literals: dict[str, Any]  # top-level names bound to a literal
 
 
 def _module_facts(tree: ast.Module) -> _Facts:
@@ -313,10 +361,12 @@ def _module_facts(tree: ast.Module) -> _Facts:
     names: set[str] = set()
     star = False
     values: dict[str, Any] = {}
+    signatures: dict[str, inspect.Signature] = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             functions.append(node.name)
             names.add(node.name)
+            signatures[node.name] = _signature(node.args)
         elif isinstance(node, ast.ClassDef):
             names.add(node.name)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -346,10 +396,65 @@ def _module_facts(tree: ast.Module) -> _Facts:
     return _Facts(
         functions=functions,
         names=names,
-        star_import=star,
+        dynamic=star or "__getattr__" in names or _rebinds_namespace(tree),
         sizes=int_list(values.get("SIZES")),
         small_sizes=int_list(values.get("SMALL_SIZES")),
+        signatures=signatures,
+        literals=values,
     )
+
+
+def _rebinds_namespace(tree: ast.Module) -> bool:
+    """``sys.modules[__name__] = LazyModule(...)`` or ``globals()[...]``: the lazy
+    export patterns whose names no parse can see."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
+            v = n.value
+            if isinstance(v, ast.Attribute) and v.attr == "modules":
+                return True
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "globals":
+            return True
+    return False
+
+
+def _signature(a: ast.arguments) -> inspect.Signature:
+    """The parameters of a function as the source declares them (defaults elided)."""
+    P = inspect.Parameter
+    params: list[inspect.Parameter] = []
+    positional = [*a.posonlyargs, *a.args]
+    first_default = len(positional) - len(a.defaults)
+    for i, arg in enumerate(positional):
+        kind = P.POSITIONAL_ONLY if i < len(a.posonlyargs) else P.POSITIONAL_OR_KEYWORD
+        default = ... if i >= first_default else P.empty
+        params.append(P(arg.arg, kind, default=default))
+    if a.vararg is not None:
+        params.append(P(a.vararg.arg, P.VAR_POSITIONAL))
+    for arg, d in zip(a.kwonlyargs, a.kw_defaults, strict=True):
+        params.append(P(arg.arg, P.KEYWORD_ONLY, default=P.empty if d is None else ...))
+    if a.kwarg is not None:
+        params.append(P(a.kwarg.arg, P.VAR_KEYWORD))
+    return inspect.Signature(params)
+
+
+def accepts_size(sig: inspect.Signature) -> bool:
+    """Does a build function with this signature take ``size=``?"""
+    p = sig.parameters.get("size")
+    if p is not None and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+        return True
+    return any(q.kind is q.VAR_KEYWORD for q in sig.parameters.values())
+
+
+def check_build_signature(sig: inspect.Signature, function: str, shown: str) -> None:
+    """A build function is called as ``f(device, dtype)``, plus ``size=`` when it
+    takes one: one-line WorkloadError naming the fix when ``sig`` cannot be."""
+    try:
+        sig.bind(None, None, **({"size": "default"} if accepts_size(sig) else {}))
+    except TypeError:
+        shown_sig = str(sig).replace("=Ellipsis", "=...")
+        raise WorkloadError(
+            f"{function}{shown_sig} in {shown} is not a build function: it must accept "
+            f'(device, dtype), optionally size="default", and return (fn, args)'
+        ) from None
 
 
 def int_list(value: Any) -> list[int] | None:
@@ -360,8 +465,12 @@ def int_list(value: Any) -> list[int] | None:
     return None
 
 
-def _check_source(path: Path, function: str, *, explicit: bool, shown: str) -> None:
-    """Parse the file and check that it defines `function` (a syntax error is reported now)."""
+def _check_source(
+    path: Path, function: str, *, explicit: bool, shown: str, strict: bool = True
+) -> _Facts:
+    """Parse the file and check what the source shows: no syntax error, `function`
+    defined and callable as a build function, SIZES a list of positive integers.
+    ``strict`` False: a name the source does not show is left to the worker."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
@@ -372,10 +481,20 @@ def _check_source(path: Path, function: str, *, explicit: bool, shown: str) -> N
         raise WorkloadError(
             syntax_message(shown, e), "".join(traceback_mod.format_exception_only(e))
         ) from None
+    except (ValueError, RecursionError, MemoryError) as e:  # null bytes, absurd nesting
+        raise WorkloadError(f"cannot parse workload {shown}: {type(e).__name__}: {e}") from None
     facts = _module_facts(tree)
-    if function in facts.names or facts.star_import or "__getattr__" in facts.names:
-        return
-    raise missing_function(shown, function, explicit, facts.functions)
+    if function in facts.signatures:
+        check_build_signature(facts.signatures[function], function, shown)
+    elif function not in facts.names and not facts.dynamic and strict:
+        raise missing_function(shown, function, explicit, facts.functions)
+    for attr in ("SIZES", "SMALL_SIZES"):
+        if attr in facts.literals and int_list(facts.literals[attr]) is None:
+            raise WorkloadError(
+                f"{attr} in {shown} must be a list of positive integers, "
+                f"got {facts.literals[attr]!r}"
+            )
+    return facts
 
 
 def missing_function(shown: str, function: str, explicit: bool, defined: list[str]) -> Exception:

@@ -1,6 +1,13 @@
-"""Every bad option or target is one line on stderr and exit code 2."""
+"""Every bad option, target or report is one line on stderr and exit code 2,
+said before any worker starts where the source shows it."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -28,6 +35,12 @@ from dlcprof.cli import main
         (["run", "pointwise-chain", "--frobnicate"], "unrecognized arguments: --frobnicate"),
         (["run"], "the following arguments are required: target"),
         (["run", "no-such-workload"], "unknown workload 'no-such-workload'"),
+        (["run", "pointwise-chian"], "did you mean pointwise-chain?"),
+        (["run", "gelu_mpl"], "did you mean gelu-mlp?"),
+        (["run", "pointwise-chain", "--shapes", "-4"], "invalid --shapes '-4'"),
+        (["run", "pointwise-chain", "--timeout", "soon"], "invalid float value: 'soon'"),
+        (["run", "tiny-ops", "--sweep"], "workload tiny-ops has no inputs_for(size, device"),
+        (["run", "graph-breaks", "--shapes", "8,16"], "has no inputs_for(size, device, dtype)"),
         (["run", "/nonexistent/model.py"], "/nonexistent/model.py"),
         (["report", "/nonexistent/session.json"], "/nonexistent/session.json"),
     ],
@@ -58,3 +71,146 @@ def test_list_shows_every_bundled_workload(capsys):
     for info in list_bundled():
         assert info.name in out
         assert info.description[:30] in out
+
+
+def _one_error_line(capsys) -> str:  # type: ignore[no-untyped-def]
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dlcprof: error: "), captured.err
+    assert captured.out == ""
+    return lines[0]
+
+
+FILES = {
+    "syntax.py": ("def build(device, dtype):\n    return (\n", "has a syntax error: "),
+    "nobuild.py": ("def helper():\n    pass\n", "defines no build(device, dtype) function"),
+    "noargs.py": ("def build():\n    return print, ()\n", "build() in "),
+    "threeargs.py": ("def build(model, device, dtype):\n    pass\n", "is not a build function"),
+    "sizes.py": ("SIZES = [8, 0]\ndef build(device, dtype):\n    pass\n", "SIZES in "),
+    "nullbyte.py": ("def build(device, dtype):\n    pass\n\0", "cannot contain null bytes"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_bad_workload_file_is_one_line_before_any_worker(name, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    source, needle = FILES[name]
+    (tmp_path / name).write_text(source)
+    assert main(["run", str(tmp_path / name)]) == 2
+    line = _one_error_line(capsys)
+    assert needle in line and name in line
+
+
+def test_sweep_needs_what_the_file_lacks(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "m.py"
+    f.write_text(
+        "def build(device, dtype):\n    pass\n\ndef inputs_for(n, device, dtype):\n    pass\n"
+    )
+    assert main(["run", str(f), "--sweep"]) == 2
+    assert "declares no SIZES: give the sizes with --shapes" in _one_error_line(capsys)
+    g = tmp_path / "g.py"
+    g.write_text("def build(device, dtype):\n    pass\n")
+    assert main(["run", str(g), "--shapes", "4,8"]) == 2
+    assert "has no inputs_for(size, device, dtype): cannot sweep" in _one_error_line(capsys)
+    assert main(["run", f"{f}:inputs_for"]) == 2  # not a build function
+    assert "inputs_for(n, device, dtype) in " in _one_error_line(capsys)
+
+
+def test_a_folder_and_a_missing_file(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["run", str(tmp_path)]) == 2
+    assert "workload path is a folder" in _one_error_line(capsys)
+    assert main(["run", str(tmp_path / "nope.py")]) == 2
+    assert "workload file not found" in _one_error_line(capsys)
+
+
+@pytest.mark.parametrize("command", ["report", "replay", "compare"])
+def test_a_file_that_is_no_report(command, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    notes = tmp_path / "notes.json"
+    notes.write_text('{"title": "my notes"}')
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000)
+    for bad, needle in ((notes, "is not a dlcprof report"), (deep, "is corrupted")):
+        argv = [command, str(bad)] + ([str(bad)] if command == "compare" else [])
+        assert main(argv) == 2
+        assert needle in _one_error_line(capsys)
+
+
+# --- said by the worker, which alone can import the workload ------------------------------
+
+LAZY_INIT = """
+import importlib
+import sys
+import types
+
+
+class _Lazy(types.ModuleType):
+    # Like transformers' _LazyModule: names appear when first looked up.
+    def __getattr__(self, name):
+        if name in ("build", "not_a_builder"):
+            return getattr(importlib.import_module(".impl", __name__), name)
+        raise AttributeError(name)
+
+
+lazy = _Lazy(__name__)
+lazy.__path__, lazy.__spec__, lazy.__file__ = __path__, __spec__, __file__
+sys.modules[__name__] = lazy
+"""
+
+LAZY_IMPL = """
+import torch
+
+
+def build(device, dtype):
+    return torch.sin, (torch.randn(8, device=device, dtype=dtype),)
+
+
+def not_a_builder(x):
+    return x
+"""
+
+
+def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "dlcprof.cli", "run", *args, "--backend", "eager",
+         "--no-benchmark", "--size", "small"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])},
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_lazy_exports_and_contract_errors_found_in_the_worker(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    pkg = tmp_path / "mylazy"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(textwrap.dedent(LAZY_INIT))
+    (pkg / "impl.py").write_text(textwrap.dedent(LAZY_IMPL))
+    ok = _run(tmp_path, "mylazy:build")
+    assert ok.returncode == 0, ok.stderr
+    for target, needle in (
+        ("mylazy:nope", "no function 'nope' in mylazy"),
+        ("mylazy:not_a_builder", "not_a_builder(x) in mylazy is not a build function"),
+    ):  # a build returning the wrong shape: tests/test_workloads.py (bad_input, so exit 2)
+        p = _run(tmp_path, target)
+        assert p.returncode == 2, (target, p.stdout, p.stderr)
+        (line,) = p.stderr.strip().splitlines()
+        assert line.startswith("dlcprof: error: ") and needle in line, p.stderr
+
+
+@pytest.mark.slow
+def test_cuda_without_a_gpu_is_bad_input(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    if pytest.importorskip("torch").cuda.is_available():
+        pytest.skip("a CUDA device is available here")
+    p = _run(tmp_path, "pointwise-chain", "--device", "cuda")
+    assert p.returncode == 2, p.stderr
+    (line,) = p.stderr.strip().splitlines()
+    assert line.startswith("dlcprof: error: --device cuda: no CUDA device available to torch")
+
+
+def test_rendering_to_an_unwritable_place_is_one_line(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from dlcprof.report.folder import save_session
+    from tests.test_report_support import benchmark_session
+
+    folder = save_session(benchmark_session(), tmp_path / "rep")
+    (tmp_path / "file").write_text("a regular file")
+    assert main(["report", str(folder), "--html", "-o", str(tmp_path / "file" / "r.html")]) == 1
+    line = _one_error_line(capsys)
+    assert "cannot write" in line and "a parent path is not a directory" in line

@@ -257,6 +257,61 @@ def test_nvml_without_the_cuda_device_falls_back_to_cpu(monkeypatch, sleeper) ->
     assert _collect(events, DeviceSampled)[0].source == "cpu"
 
 
+def _sample_until(sampler: DeviceSampler, events: list, done, timeout_s: float = 10) -> None:  # type: ignore[no-untyped-def]
+    sampler.start()
+    deadline = time.monotonic() + timeout_s
+    while not done() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    sampler.stop()
+
+
+@pytest.mark.parametrize("how", ["query-raises", "gpu-lost"])
+def test_nvml_failing_mid_run_leaves_the_cpu_view(how, monkeypatch, sleeper) -> None:
+    fake = fake_pynvml(sleeper.pid)
+
+    class NVMLError_GpuIsLost(fake.NVMLError):  # noqa: N801 (pynvml's name)
+        pass
+
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    answered = [0]
+    rates = fake.nvmlDeviceGetUtilizationRates
+
+    def failing_after_two(h):  # type: ignore[no-untyped-def]
+        answered[0] += 1
+        if answered[0] > 2:
+            raise NVMLError_GpuIsLost()
+        return rates(h)
+
+    if how == "gpu-lost":  # the driver says the GPU fell off the bus
+        fake.nvmlDeviceGetUtilizationRates = failing_after_two
+    else:  # the query helper itself raises (a binding bug, ctypes, anything)
+        real_query = nvml.query
+
+        def query(fn, *args):  # type: ignore[no-untyped-def]
+            if fn == "nvmlDeviceGetUtilizationRates":
+                answered[0] += 1
+                if answered[0] > 2:
+                    raise OSError("ctypes: access violation")
+            return real_query(fn, *args)
+
+        monkeypatch.setattr(nvml, "query", query)
+    events: list = []
+    sampler = DeviceSampler(sleeper.pid, events.append, interval_s=0.05, cuda_index=0)
+    _sample_until(sampler, events, lambda: len(_collect(events, DeviceSampled)) >= 6)
+
+    samples = _collect(events, DeviceSampled)
+    assert [s.source for s in samples[:2]] == ["nvml", "nvml"]
+    assert samples[0].values["gpu_util_pct"] == 87.0
+    statuses = _collect(events, MonitorStatus)
+    assert [s.available for s in statuses] == [True, False]  # said once, not per sample
+    assert "NVML failed mid-run" in statuses[1].message
+    assert statuses[1].message.endswith("showing CPU")
+    later = samples[2:]
+    assert len(later) >= 3 and all(s.source == "cpu" for s in later)
+    assert all(s.values["worker_rss_mb"] > 1 and "gpu_util_pct" not in s.values for s in later)
+    assert nvml.lib() is None  # shut down again
+
+
 # --- summarize ---------------------------------------------------------------------------
 
 

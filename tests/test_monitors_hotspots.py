@@ -164,6 +164,27 @@ def test_denied_ptrace_says_how_to_fix(tmp_path: Path, sleeper) -> None:
         assert fix in DENIED_MESSAGE
 
 
+def test_denied_for_real(tmp_path: Path, sleeper) -> None:
+    """The real py-spy, run as nobody against a root-owned worker: the kernel refuses."""
+    import shutil
+
+    binary, setpriv = find_pyspy(), shutil.which("setpriv")
+    if os.geteuid() != 0 or binary is None or setpriv is None:
+        pytest.skip("needs root, setpriv and py-spy to run py-spy as another user")
+    wrapper = tmp_path / "py-spy-as-nobody"
+    wrapper.write_text(
+        f'#!/bin/sh\nexec {setpriv} --reuid=65534 --regid=65534 --clear-groups {binary} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    events: list = []
+    sampler = PySpySampler(sleeper.pid, events.append, tmp_path / "p.json", binary=str(wrapper))
+    sampler.start()
+    assert sampler.wait(30)
+    assert [(e.monitor, e.available, e.message) for e in events] == [
+        ("py-spy", False, DENIED_MESSAGE)
+    ]
+
+
 def test_pyspy_status_here() -> None:
     ok, message = pyspy_status()
     assert ok, message

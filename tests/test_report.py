@@ -316,6 +316,94 @@ def test_empty_file(tmp_path: Path) -> None:
     assert "is empty" in _one_line(e)
 
 
+def _hostile(tmp_path: Path, change) -> Path:  # type: ignore[no-untyped-def]
+    """A real report with one thing changed by ``change(events)``."""
+    events = [ev.to_dict(e) for e in with_monitors(full_session()).events]
+    change(events)
+    p = tmp_path / "hostile.json"
+    p.write_text(json.dumps({"schema": REPORT_SCHEMA, "events": events}))
+    return p
+
+
+def _first(events: list[dict], kind: str) -> dict:
+    return next(e for e in events if e["type"] == kind)
+
+
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (lambda es: _first(es, "PhaseEnded").update(duration_s="abc"),
+         "bad PhaseEnded event: duration_s is 'abc', not float"),
+        (lambda es: _first(es, "PhaseEnded").update(start_t=1e308),
+         "bad PhaseEnded event: start_t is 1e+308, out of range"),
+        (lambda es: _first(es, "BenchmarkMeasured").update(eager_ms=float("nan")),
+         "bad BenchmarkMeasured event: eager_ms is nan, out of range"),
+        (lambda es: _first(es, "RunStarted").update(threads=10**4000),
+         "bad RunStarted event: threads is an int, out of range"),
+        (lambda es: _first(es, "RunStarted").update(shapes={"a": 1}),
+         "bad RunStarted event: shapes is a dict, not list[int]"),
+        (lambda es: _first(es, "DeviceSampled").update(values=[1, 2]),
+         "bad DeviceSampled event: values is a list"),
+        (lambda es: _first(es, "KernelGenerated").update(fused_ops=[None]),
+         "bad KernelGenerated event: fused_ops is a list"),
+        (lambda es: _first(es, "RunFinished").pop("status"),
+         "bad RunFinished event: no status"),
+        # Well-typed values that make no sense: the figures fail, at load, not later.
+        (lambda es: _first(es, "HotFramesSampled")["rows"].append({"own": "lots"}),
+         "its events do not fit together"),
+    ],
+    ids=["wrong-type", "huge-timestamp", "nan", "huge-int", "dict-for-list", "list-for-dict",
+         "null-in-list", "missing-field", "nonsense-rows"],
+)  # fmt: skip
+def test_hostile_values_are_one_line(tmp_path: Path, change, expected: str) -> None:
+    p = _hostile(tmp_path, change)
+    with pytest.raises(ReportError) as e:
+        load_session(p)
+    msg = _one_line(e)
+    assert msg.startswith(f"{p} is corrupted: ") and expected in msg
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"schema": "dlcprof.report/1", "events": ' + "[" * 100_000 + "]" * 100_000 + "}",
+        '{"schema": "dlcprof.report/1", "n": ' + "9" * 5000 + ', "events": []}',
+        '{"schema": "dlcprof.report/1", "events": [{"type": "RunFinished", "run_id": "r", '
+        '"status": "ok", "wall_s": Infinity}]}',
+        "[" * 100_000,
+    ],
+    ids=["deep-nesting", "5000-digit-number", "infinity", "deep-jsonl-line"],
+)
+def test_hostile_json_is_one_line(tmp_path: Path, text: str) -> None:
+    p = tmp_path / "hostile.json"
+    p.write_text(text)
+    with pytest.raises(ReportError) as e:
+        load_session(p)
+    assert _one_line(e).startswith(f"{p} is ")
+
+
+def test_nothing_in_a_report_is_executed(tmp_path: Path) -> None:
+    """Template syntax and markup in a report are text, in every rendering."""
+    from dlcprof.report.html import render_html
+    from dlcprof.report.markdown import render_markdown
+
+    evil = "{{ 7*7 }}{% raw %}<script>alert(1)</script>"
+
+    def change(events: list[dict]) -> None:
+        for e in events:
+            if e["type"] in ("RunStarted", "WorkloadLoaded"):
+                e["workload" if e["type"] == "RunStarted" else "name"] = evil
+                e["target"] = evil if e["type"] == "RunStarted" else e.get("target")
+            if e["type"] == "GraphBroken":
+                e["reason"] = evil
+
+    session = load_session(_hostile(tmp_path, change))
+    html = render_html(session)
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;" in html
+    assert "{{ 7*7 }}" in html and ">49<" not in html
+    assert "{{ 7*7 }}" in render_markdown(session)
+
+
 # --- saving -------------------------------------------------------------------------------
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -451,6 +452,15 @@ async def test_shape_sweep_runs_static_then_dynamic_and_compares(engine) -> None
         assert "dynamic shapes cut it by 40%" in body  # 1.0 s static vs 0.6 s dynamic
 
 
+async def test_a_sweep_of_a_workload_without_inputs_for_is_refused_at_once(engine) -> None:  # type: ignore[no-untyped-def]
+    app = make_app(engine=engine, target="tiny-ops")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("s")
+        await pilot.pause(0.2)
+        assert not engine.instances  # no worker started
+        assert any("has no inputs_for(size, device, dtype)" in n for n in notes(app))
+
+
 async def test_a_second_run_waits_for_the_first(engine) -> None:  # type: ignore[no-untyped-def]
     engine.hold = True
     app = make_app(engine=engine)
@@ -482,7 +492,7 @@ async def test_save_writes_the_report_folder_and_shows_the_path(
         folder = app.runs.last_saved
         assert folder.is_relative_to(tmp_path / "dlcprof-reports")
         assert (folder / "session.json").exists() and (folder / "report.html").exists()
-        assert any(str(folder) in n for n in notes(app))
+        await wait_for(pilot, lambda: any(str(folder) in n for n in notes(app)))
         from dlcprof.report import load_session
 
         assert len(load_session(folder / "session.json").runs) == 1
@@ -503,6 +513,41 @@ async def test_save_failure_is_one_line_and_session_kept(engine) -> None:  # typ
         await wait_for(pilot, lambda: any("save failed" in n for n in notes(app)))
         assert "No space left" in status_text(app)
         assert len(app.session.events) == before and app.is_running
+
+
+async def test_unwritable_save_asks_where_and_saves_there(
+    engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    # The usual place cannot be created: dlcprof-reports is a file (root or not).
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "dlcprof-reports").write_text("not a folder")
+    from dlcprof.tui.screens import SaveScreen
+
+    app = make_app(engine=engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")
+        await wait_for(pilot, lambda: not app.runs.busy and app.session.runs)
+        events = len(app.session.events)
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: any("save failed" in n for n in notes(app)), timeout=20)
+        (failed,) = [n for n in notes(app) if "save failed" in n]
+        assert "cannot create dlcprof-reports" in failed and "\n" not in failed
+        assert "press ctrl+s to save it elsewhere" in failed
+        assert len(app.session.events) == events and app.is_running  # nothing lost
+        failed_why = app.runs.save_failed
+        await pilot.press("ctrl+s")  # now it asks where, with a place that works
+        await wait_for(pilot, lambda: isinstance(app.screen, SaveScreen))
+        field = app.screen.query_one("#save-path")
+        assert field.value.startswith(tempfile.gettempdir())
+        field.value = str(tmp_path / "elsewhere")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.runs.last_saved or app.runs.save_failed != failed_why,
+                       timeout=20)  # fmt: skip
+        assert app.runs.last_saved == (tmp_path / "elsewhere").resolve(), notes(app)
+        await wait_for(pilot, lambda: "save failed" not in status_text(app))  # no stale error
+        from dlcprof.report import load_session
+
+        assert len(load_session(tmp_path / "elsewhere").runs) == 1
 
 
 # --- keys, help, replay, determinism --------------------------------------------------------

@@ -79,7 +79,7 @@ def test_resolve_bundled_name_and_underscore_form():
     assert spec.bundled and spec.name == "pointwise-chain" and spec.function == "build"
     assert spec.path and Path(spec.path).name == "pointwise_chain.py"
     assert w.resolve("pointwise_chain").name == "pointwise-chain"
-    assert w.resolve("attention:attention").function == "attention"
+    assert w.resolve("attention:build").function == "build"
 
 
 def test_resolve_file_and_file_function(tmp_path):
@@ -156,12 +156,18 @@ def test_module_not_found(tmp_path, monkeypatch):
     assert one_line(e).startswith("no module named 'no_such_pkg.models'")
 
 
-def test_module_missing_function(tmp_path, monkeypatch):
+def test_module_missing_function_is_the_workers_to_say(tmp_path, monkeypatch):
+    # A module may export lazily: only importing it can tell, so resolve lets it
+    # pass and load (in the worker) says what is missing, as bad input.
     write(tmp_path / "mods.py", "def make(device, dtype): pass\n")
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    spec = w.resolve("mods:nope")
     with pytest.raises(WorkloadError) as e:
-        w.resolve("mods:nope")
+        load(spec)
     assert one_line(e) == "no function 'nope' in mods (it defines: make)"
+    assert e.value.bad_input
+    sys.modules.pop("mods", None)
 
 
 def test_syntax_error_file(tmp_path, monkeypatch):
@@ -280,13 +286,15 @@ def test_build_errors_are_one_line(tmp_path):
     with pytest.raises(WorkloadError) as e:
         lw.build("cpu", None)
     assert one_line(e) == f"workload {f} raised ValueError: bad dtype (line 2, in build)"
+    assert not e.value.bad_input  # the user's code raised: a failed run, exit 1
     assert "b.py" in e.value.traceback
     with pytest.raises(WorkloadError) as e:
         load(w.resolve(f"{f}:nothing")).build("cpu", None)
     assert one_line(e) == f"nothing() in {f} must return (fn, args), got an int"
+    assert e.value.bad_input  # the worker tells the CLI: one line, exit 2
     with pytest.raises(WorkloadError) as e:
-        load(w.resolve(f"{f}:noargs"))
-    assert one_line(e).startswith(f"noargs() in {f} must accept (device, dtype)")
+        w.resolve(f"{f}:noargs")  # the source shows it: said before anything runs
+    assert one_line(e).startswith(f"noargs() in {f} is not a build function: it must accept")
 
 
 def test_bad_sizes(tmp_path):

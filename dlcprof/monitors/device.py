@@ -290,9 +290,11 @@ class DeviceSampler:
                 reason = nvml.init()
                 nvml_open = reason is None
                 if nvml_open:
-                    gpu = _GpuProbe.open(self.cuda_index)
-                    if gpu is None:
+                    try:
+                        gpu = _GpuProbe.open(self.cuda_index)
                         reason = f"NVML has no device for CUDA index {self.cuda_index}"
+                    except Exception as e:  # noqa: BLE001 - the driver failed (nvml.LOST)
+                        reason = f"NVML failed ({type(e).__name__}: {e})"
                 if gpu is None:
                     self.emit(
                         MonitorStatus(
@@ -334,6 +336,13 @@ class DeviceSampler:
             except _WorkerGone:
                 return  # the worker exited: end quietly
             if gpu is not None:
-                values.update(gpu.sample(pids))
+                try:
+                    values.update(gpu.sample(pids))
+                except Exception as e:  # the driver went away mid-run: keep the CPU view
+                    gpu, source = None, "cpu"
+                    self.emit(MonitorStatus(
+                        monitor="nvml", available=False,
+                        message=f"NVML failed mid-run ({type(e).__name__}: {e}): showing CPU",
+                    ))  # fmt: skip
             self.emit(DeviceSampled(source=source, values=values, t=time.time()))
 

@@ -3,8 +3,10 @@
 Drivers differ in what they support (``NVMLError_NotSupported``), bindings
 differ in which functions exist, and structs differ in their fields; nvitop
 learned to funnel every call through one helper that answers N/A on failure.
-We do the same: ``query`` returns ``None`` on any ``NVMLError`` or missing
-attribute, and the UI renders ``None`` as "n/a".
+We do the same: ``query`` returns ``None`` on an ``NVMLError`` or a missing
+attribute, and the UI renders ``None`` as "n/a". Errors that mean the GPU or
+its driver is gone (``LOST``) raise instead: the sampler then says NVML is
+unavailable and goes on with the CPU view.
 """
 
 from __future__ import annotations
@@ -38,7 +40,10 @@ def init() -> str | None:
         pynvml.nvmlInit()
     except Exception as e:  # NVMLError subclasses, or OSError from ctypes
         return _init_reason(e)
-    count = _call(pynvml, lambda: pynvml.nvmlDeviceGetCount())
+    try:
+        count = _call(pynvml, lambda: pynvml.nvmlDeviceGetCount())
+    except Exception as e:  # a LOST error right after init
+        return _init_reason(e)
     if not count:
         try:
             pynvml.nvmlShutdown()
@@ -80,6 +85,11 @@ def query(fn: str | Callable[..., Any], *args: Any) -> Any | None:
     return _call(_lib, fn, *args)
 
 
+# NVMLErrors that mean the GPU or driver is gone, not that one field is unsupported:
+# they propagate, and the sampler stops asking NVML (monitors/device.py).
+LOST = ("GpuIsLost", "Uninitialized", "DriverNotLoaded", "LibraryNotFound", "Unknown")
+
+
 def _call(mod: ModuleType, func: Callable[..., Any], *args: Any) -> Any | None:
     errors: tuple[type[BaseException], ...] = (AttributeError,)
     nvml_error = getattr(mod, "NVMLError", None)
@@ -87,7 +97,9 @@ def _call(mod: ModuleType, func: Callable[..., Any], *args: Any) -> Any | None:
         errors = (nvml_error, AttributeError)
     try:
         return func(*args)
-    except errors:
+    except errors as e:
+        if any(name in type(e).__name__ for name in LOST):
+            raise
         return None
 
 

@@ -276,7 +276,7 @@ def _run_section(r: rm.RunModel, detail: int = FULL) -> list[str]:
     if r.limit is not None:
         out += [
             f"> **Warning: recompile limit hit** ({r.limit.limit}) in `{r.limit.function}`: "
-            "new shapes now run EAGER, uncompiled.",
+            f"new shapes now run EAGER, uncompiled ({r.limit.eager}).",
             f"> {cell(r.limit.message)}",
             "",
         ]

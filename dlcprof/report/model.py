@@ -627,6 +627,7 @@ class LimitAlert:
     limit: str
     function: str
     message: str  # shortened
+    eager: str  # the calls that then ran eager
 
 
 @dataclass
@@ -794,7 +795,12 @@ def run_model(session: Session, run: Run, number: int | None = None) -> RunModel
         wall=seconds(run.wall_s, text.NOT_FINISHED) if run.wall_s is not None else None,
         chips=settings_chips(run.settings),
         repro=repro_command(run.settings) if run.settings else None,
-        limit=LimitAlert(text.value(limit.limit), limit.function, text.short(limit.message, 240))
+        limit=LimitAlert(
+            text.value(limit.limit),
+            limit.function,
+            text.short(limit.message, 240),
+            text.eager_calls(run.eager_calls),
+        )
         if limit
         else None,
         kpis=_kpis(run, wall, bench, sweep),

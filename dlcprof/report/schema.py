@@ -313,7 +313,12 @@ def _run_dict(m: rm.RunModel) -> dict[str, Any]:
         ],
         "sweep_total_s": fr.sweep_total(run),
         "recompile_limit_hit": (
-            {"function": limit.function, "limit": limit.limit, "message": limit.message}
+            {
+                "function": limit.function,
+                "limit": limit.limit,
+                "message": limit.message,
+                "eager_calls": run.eager_calls,
+            }
             if limit
             else None
         ),
@@ -392,11 +397,20 @@ def _read_text(path: Path) -> str:
         raise ReportError(f"{path} is corrupted: not UTF-8 text (byte {e.start})") from None
 
 
+def _json(text: str) -> Any:
+    """json.loads, with every way a hostile text can make it fail as ValueError
+    (absurd nesting, a number of thousands of digits)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
 def _looks_like_event_stream(text: str) -> bool:
     first = text.lstrip().split("\n", 1)[0]
     try:
-        d = json.loads(first)
-    except json.JSONDecodeError:
+        d = _json(first)
+    except ValueError:
         return False
     return isinstance(d, dict) and "type" in d and "schema" not in d
 
@@ -425,11 +439,9 @@ def _load_event_stream(path: Path, text: str) -> list[ev.Event]:
         if not line.strip():
             continue
         try:
-            items.append(json.loads(line))
-        except json.JSONDecodeError as e:
-            raise ReportError(
-                f"{path} is corrupted: {e.msg} at line {lineno} column {e.colno}"
-            ) from None
+            items.append(_json(line))
+        except ValueError as e:
+            raise ReportError(f"{path} is corrupted at line {lineno}: {_why(e)}") from None
     events = _events_from_dicts(path, items, "line")
     if not events:
         raise ReportError(f"{path} holds no dlcprof events")
@@ -479,11 +491,9 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
         events = _load_event_stream(p, text)
         return {"schema": REPORT_SCHEMA, "events": [ev.to_dict(e) for e in events]}
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ReportError(
-            f"{p} is corrupted: {e.msg} at line {e.lineno} column {e.colno}"
-        ) from None
+        data = _json(text)
+    except ValueError as e:
+        raise ReportError(f"{p} is corrupted: {_why(e)}") from None
     if not isinstance(data, dict):
         kind = {list: "an array", str: "a string"}.get(type(data), type(data).__name__)
         raise ReportError(f"{p} is not a dlcprof report (JSON {kind}, not an object)")
@@ -495,17 +505,31 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     return data
 
 
+def _why(e: ValueError) -> str:
+    if isinstance(e, json.JSONDecodeError):
+        return f"{e.msg} at line {e.lineno} column {e.colno}"
+    return str(e).split(";")[0]
+
+
 def load_session(path: str | os.PathLike[str]) -> Session:
     """Rebuild the Session saved at ``path`` by replaying its events.
 
-    Raises ReportError (one line) for a missing, corrupted, foreign or newer file.
+    Raises ReportError (one line) for a missing, corrupted, foreign or newer
+    file. Every event is checked against its declared fields first, and the
+    views' figures are computed once, so a file that passes renders.
     """
     p = Path(path)
     report = load_report(p)
     events = _events_from_dicts(p, report["events"], "event")
     session = Session()
-    for e in events:
-        session.apply(e)
+    try:
+        for e in events:
+            session.apply(e)
+        rm.build(session)
+    except Exception as e:  # noqa: BLE001 - well-typed values that make no sense together
+        raise ReportError(
+            f"{p} is corrupted: its events do not fit together ({type(e).__name__}: {e})"
+        ) from None
     rm.remember_origin(
         session,
         {

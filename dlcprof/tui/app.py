@@ -39,7 +39,7 @@ from dlcprof.tui.messages import (
     WorkloadChosen,
     WorkloadRejected,
 )
-from dlcprof.tui.screens import HelpScreen, KernelSourceScreen
+from dlcprof.tui.screens import HelpScreen, KernelSourceScreen, SaveScreen
 from dlcprof.tui.view import View
 from dlcprof.tui.widgets.alarm import AlarmBanner
 from dlcprof.tui.widgets.benchmark import BenchmarkPane
@@ -77,6 +77,7 @@ AFFECTS: dict[type[ev.Event], set[str]] = {
     ev.KernelGenerated: {"kernels", "phases", "modes"},
     ev.RecompileTriggered: {"recompiles", "log"},
     ev.RecompileLimitHit: {"recompiles", "log", "alarm"},
+    ev.EagerCallsCounted: {"log", "alarm"},
     ev.DimMadeDynamic: {"recompiles"},
     ev.GraphBroken: {"log", "phases"},
     ev.BenchmarkMeasured: {"benchmark", "runs", "modes"},
@@ -162,9 +163,12 @@ class DlcprofApp(App[None]):
         self._follow = True  # a new run gets selected as it starts
         self._notes: list[ev.LogEmitted] = []  # UI-side notes (bad path, save): not session data
         self._message: str | None = None  # the last error, for the status bar
+        self._message_topic = ""  # what it was about, when a notice said it
         self._dirty: set[str] = set(PANES) | {"device_note", "alarm"}
         self._standby_shown = False
         self._ticks = 0
+        # Stop signals noted by dlcprof.signals (SIGTERM, SIGHUP, SIGINT): the tick exits.
+        self.stops: list[object] = []
 
     # --- layout -----------------------------------------------------------------
 
@@ -230,6 +234,9 @@ class DlcprofApp(App[None]):
         self._pending.append(event)
 
     def _tick(self) -> None:
+        if self.stops:
+            self.exit(return_code=1)  # the caller stops the worker and saves the session
+            return
         if not self.screen_stack:
             return  # closing: the screens are gone
         try:
@@ -247,7 +254,11 @@ class DlcprofApp(App[None]):
             self._react(e)
         while self.runs.notices:
             notice = self.runs.notices.popleft()
+            if notice.topic and notice.topic == self._message_topic:
+                self._message = None  # e.g. a save that worked after one that failed
             self._report(notice.message, notice.severity, note=not notice.logged)
+            if notice.severity == "error":
+                self._message_topic = notice.topic
         if self.runs.standby_ready != self._standby_shown:
             self._standby_shown = self.runs.standby_ready
             self._dirty.add("status")
@@ -442,7 +453,27 @@ class DlcprofApp(App[None]):
         self._dirty.add("status")
 
     def action_save(self) -> None:
-        self.runs.save()
+        if self.runs.save_failed and self.session.events:
+            self.action_save_as(self.runs.save_failed)
+        else:
+            self.runs.save()
+
+    def action_save_as(self, why: str | None = None) -> None:
+        """Ask where to write the report folder, then save there."""
+        if not self.session.events:
+            self.runs.save()  # says there is nothing to save yet
+            return
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self.runs.save(Path(path).expanduser())
+
+        self.push_screen(SaveScreen(str(self.runs.save_suggestion()), why), chosen)
+
+    def fold_pending(self) -> None:
+        """Fold events still queued (after the app closed: a stopped run's last ones)."""
+        while self._pending:
+            self.runs.apply(self._pending.popleft())
 
     def action_toggle_phases(self) -> None:
         pane = self._home.query_one(PhasesPane)
@@ -470,6 +501,9 @@ class DlcprofApp(App[None]):
             yield SystemCommand("Cancel run (c)", "Kill the worker, keep data", self.action_cancel)
         yield SystemCommand("Save report (ctrl+s)", "Write the session to disk", self.action_save)
         yield SystemCommand(
+            "Save report to…", "Choose the folder to write the session to", self.action_save_as
+        )
+        yield SystemCommand(
             "Show all phases (p)", "Unfold the short FX-pass phases", self.action_toggle_phases
         )
         yield SystemCommand("Help (?)", "Keys and panes", self.action_help)
@@ -486,7 +520,7 @@ class DlcprofApp(App[None]):
         picker = self._home.query_one(WorkloadPicker)
         target = picker.target
         try:
-            workloads.resolve(target)
+            spec = workloads.resolve(target)
         except workloads.WorkloadError as e:
             picker.set_error(str(e))
             self._report(f"{e} — fix the path, or pick a bundled workload", "error")
@@ -494,10 +528,13 @@ class DlcprofApp(App[None]):
         values: dict[str, object] = dict(self._home.query_one(SettingsPanel).values())
         values.update(overrides)
         try:
-            return dataclasses.replace(self.base_settings, target=target, **values).validate()
-        except SettingsError as e:
+            settings = dataclasses.replace(self.base_settings, target=target, **values).validate()
+            if settings.sweeping:  # what the source shows is said now, not after a compile
+                workloads.check_sweep(spec, settings.shapes)
+        except (SettingsError, workloads.WorkloadError) as e:
             self._report(str(e), "error")
             return None
+        return settings
 
     def _start(self, queue: list[RunSettings]) -> None:
         run_id = self.runs.start(queue)
@@ -513,7 +550,7 @@ class DlcprofApp(App[None]):
         ``note`` False when the message came from the session (it is logged there)."""
         self.notify(message, severity=severity, timeout=10)  # type: ignore[arg-type]
         if severity == "error":
-            self._message = message
+            self._message, self._message_topic = message, ""
         if note:
             self._notes.append(
                 ev.LogEmitted(run_id=None, level=severity, source="dlcprof", message=message)

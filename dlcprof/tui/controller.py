@@ -29,6 +29,7 @@ class Notice:
     severity: str  # "information" | "warning" | "error"
     message: str
     logged: bool = False  # the session holds it already (an event said it)
+    topic: str = ""  # a later notice of the same topic replaces this one's error
 
 
 class RunController:
@@ -42,6 +43,7 @@ class RunController:
         self.cancelling = False
         self.standby_ready = False
         self.last_saved: Path | None = None
+        self.save_failed: str | None = None  # why the last save failed: the next one asks where
         self.notices: deque[Notice] = deque()
         self._standby = self.engine.standby() if standby else None
 
@@ -194,17 +196,27 @@ class RunController:
         try:
             path = self.engine.save(Session.from_events(events), directory)
         except Exception as e:  # noqa: BLE001 - ReportError, OSError, a missing writer: say it
-            self._notice("error", f"save failed: {e}")
+            self.save_failed = f"save failed: {e}"
+            self._notice("error", f"{self.save_failed} — the session is kept: press ctrl+s "
+                                  "to save it elsewhere", topic="save")  # fmt: skip
             return
+        self.save_failed = None
         self.last_saved = Path(path).resolve()
-        self._notice("information", f"report saved: {self.last_saved}")
+        self._notice("information", f"report saved: {self.last_saved}", topic="save")
 
-    def close(self, reason: str = "the app closed") -> None:
-        if self.live is not None:
-            self.live.cancel(reason)
+    def save_suggestion(self) -> Path:
+        """A folder to offer when asking where to save."""
+        return self.engine.elsewhere(self.session)
+
+    def close(self, reason: str = "the app closed", wait_s: float = 5.0) -> None:
+        """Stop the live run and the standby worker; waits (up to ``wait_s``) until
+        the run's last events, its WorkerExited included, have been emitted."""
+        live = self.live
+        if live is not None:
+            live.cancel(reason)
+            live.wait(wait_s)
         if self._standby is not None:
             self._standby.close()
 
-    def _notice(self, severity: str, message: str, logged: bool = False) -> None:
-        self.notices.append(Notice(severity, message, logged))
-
+    def _notice(self, severity: str, message: str, logged: bool = False, topic: str = "") -> None:
+        self.notices.append(Notice(severity, message, logged, topic))

@@ -1,4 +1,4 @@
-"""Screens over the main one: a kernel's generated source, and help."""
+"""Screens over the main one: a kernel's generated source, help, and where to save."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Footer, Input, Static
 
 from dlcprof import events as ev
 from dlcprof.text import NA, NO_SOURCE_LINES, na
@@ -86,7 +86,8 @@ HELP = """\
 [b]s[/b]  shape sweep: the workload's sizes static, then dynamic; compare costs
 [b]a[/b]  every Inductor mode, one run each, side by side in the Modes tab
 [b]c[/b] / [b]esc[/b]  cancel: kill the worker, keep what was captured
-[b]ctrl+s[/b]  save the session as a report      [b]ctrl+p[/b]  command palette
+[b]ctrl+s[/b]  save the session as a report (after a failed save: choose where)
+[b]ctrl+p[/b]  command palette ("Save report to…" picks the folder)
 [b]p[/b]  show every phase (short FX passes are folded by default)
 [b]1[/b]-[b]5[/b]  Recompiles, Log, Device, Hotspots, Modes tabs    [b]tab[/b]  next pane
 [b]?[/b]  this help      [b]q[/b]  quit
@@ -113,3 +114,30 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(HELP, id="help-body")
+
+
+class SaveScreen(ModalScreen[str | None]):
+    """Where to write the report folder: Enter saves there, Escape keeps the session unsaved."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    AUTO_FOCUS = "#save-path"
+
+    def __init__(self, suggestion: str, why: str | None = None) -> None:
+        super().__init__()
+        self.suggestion = suggestion
+        self.why = why
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="save-body"):
+            if self.why:
+                yield Static(Text(self.why, style="bold"), id="save-why")
+            yield Static("Save the session as a report folder here (a new folder):")
+            yield Input(self.suggestion, id="save-path")
+            yield Static(Text("Enter saves · Escape cancels (the session stays in memory)",
+                              style="dim"))  # fmt: skip
+
+    def on_input_submitted(self, message: Input.Submitted) -> None:
+        self.dismiss(message.value.strip() or None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -21,10 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dlcprof.worker.oom import oom_hint
 from dlcprof.workloads import (
     TARGET_HINT,
     WorkloadError,
     WorkloadSpec,
+    accepts_size,
+    check_build_signature,
     find_module_spec,
     first_line,
     int_list,
@@ -48,7 +51,8 @@ class LoadedWorkload:
 
     def build(self, device: Any, dtype: Any, size: str = "default") -> tuple[Any, tuple]:
         """``(fn, args)``; ``size`` is passed only when the build function accepts it."""
-        kwargs = {"size": size} if _accepts_kw(self.build_fn, "size") else {}
+        sig = _signature(self.build_fn)
+        kwargs = {"size": size} if sig is not None and accepts_size(sig) else {}
         where = f"{self.spec.function}()"
         result = self._call(self.build_fn, where, device, dtype, **kwargs)
         if not isinstance(result, (tuple, list)) or len(result) != 2:
@@ -126,7 +130,9 @@ def load(spec: WorkloadSpec) -> LoadedWorkload:
         raise WorkloadError(
             f"{spec.function} in {spec.source} is a {type(build_fn).__name__}, not a function"
         )
-    _check_build_signature(build_fn, spec)
+    sig = _signature(build_fn)
+    if sig is not None:
+        check_build_signature(sig, spec.function, spec.source)
 
     inputs_for = getattr(module, "inputs_for", None) if spec.function == "build" else None
     if inputs_for is not None and not callable(inputs_for):
@@ -198,29 +204,11 @@ def _import_module(spec: WorkloadSpec) -> Any:
         raise _user_error(e, spec, None) from e
 
 
-def _check_build_signature(fn: Any, spec: WorkloadSpec) -> None:
+def _signature(fn: Any) -> inspect.Signature | None:
     try:
-        sig = inspect.signature(fn)
+        return inspect.signature(fn)
     except (TypeError, ValueError):
-        return  # builtins, C callables: just call them
-    try:
-        sig.bind(None, None, **({"size": "default"} if _accepts_kw(fn, "size") else {}))
-    except TypeError:
-        raise WorkloadError(
-            f"{spec.function}{sig} in {spec.source} must accept (device, dtype) "
-            f'and optionally size="default"'
-        ) from None
-
-
-def _accepts_kw(fn: Any, name: str) -> bool:
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-    p = params.get(name)
-    if p is not None and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
-        return True
-    return any(q.kind is q.VAR_KEYWORD for q in params.values())
+        return None  # builtins, C callables: just call them
 
 
 def _declared_sizes(module: Any, attr: str, spec: WorkloadSpec) -> list[int] | None:
@@ -259,7 +247,7 @@ def _user_error(e: BaseException, spec: WorkloadSpec, where: str | None) -> Work
     files = _user_files(spec)
     if isinstance(e, SyntaxError) and e.filename and os.path.abspath(e.filename) in files:
         tb_text = "".join(traceback_mod.format_exception_only(e))
-        return WorkloadError(syntax_message(spec.source, e), tb_text)
+        return WorkloadError(syntax_message(spec.source, e), tb_text, bad_input=True)
 
     tb = e.__traceback__
     # Drop the frames of this module and of importlib's bootstrap.
@@ -280,7 +268,9 @@ def _user_error(e: BaseException, spec: WorkloadSpec, where: str | None) -> Work
         where_txt = f" (line {line}" + (f", in {func}" if func and func != "<module>" else "") + ")"
     elif where:
         where_txt = f" (in {where})"
-    return WorkloadError(f"workload {spec.source} raised {what}{where_txt}", tb_text)
+    return WorkloadError(
+        f"workload {spec.source} raised {what}{where_txt}{oom_hint(e)}", tb_text, bad_input=False
+    )
 
 
 def _is_plumbing(filename: str) -> bool:

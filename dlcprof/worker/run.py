@@ -7,7 +7,7 @@ everything captured before the failure already emitted.
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import os
 import platform
 import sys
@@ -19,13 +19,15 @@ from typing import IO, Any
 from dlcprof import allocator, text
 from dlcprof import events as ev
 from dlcprof.settings import AUTOTUNE_MODES, CUDAGRAPH_MODES, RunSettings
-from dlcprof.worker import bench, steady
+from dlcprof.worker import bench, lifeline, steady
+from dlcprof.worker.oom import oom_hint
 from dlcprof.worker.probes import ProbeNotes, Sink, rawtrace
 from dlcprof.worker.probes import autotune as autotune_probe
 from dlcprof.worker.probes import caches as caches_probe
 from dlcprof.worker.probes import cudagraphs as cudagraphs_probe
 from dlcprof.worker.probes import dynamo as dynamo_probe
 from dlcprof.worker.probes import freezing as freezing_probe
+from dlcprof.worker.probes import guards as guards_probe
 from dlcprof.worker.probes import kernels as kernels_probe
 from dlcprof.worker.probes import trace as trace_probe
 from dlcprof.worker.probes.trace import CompileCounts, TraceDispatcher
@@ -39,11 +41,12 @@ TEE_ENV = "DLCPROF_TRACE_TEE"
 class StageError(Exception):
     """A failure to report as ErrorRaised(stage, message, traceback)."""
 
-    def __init__(self, stage: str, message: str, tb: str = "") -> None:
+    def __init__(self, stage: str, message: str, tb: str = "", bad_input: bool = False) -> None:
         super().__init__(message)
         self.stage = stage
         self.message = message
         self.tb = tb
+        self.bad_input = bad_input  # the user's input was wrong (the CLI exits 2)
 
 
 def one_line(e: BaseException) -> str:
@@ -53,7 +56,7 @@ def one_line(e: BaseException) -> str:
     if text.endswith(":") and len(lines) > 1:
         text = f"{text} {lines[1]}"
     name = type(e).__name__
-    return f"{name}: {text}" if text else name
+    return (f"{name}: {text}" if text else name) + oom_hint(e)
 
 
 def cpu_name() -> str:
@@ -97,6 +100,7 @@ class Run:
         self.notes = ProbeNotes(sink, run_id)
         self.dispatcher: TraceDispatcher | None = None
         self.cudagraphs = cudagraphs_probe.CudagraphProbe(sink, run_id, self.notes, self._prefix)
+        self.eager = guards_probe.EagerCalls(self.notes)
         self._uninstall: Callable[[], None] | None = None
         self._close_raw_trace: Callable[[], None] | None = None
         self._tee: IO[str] | None = None
@@ -110,7 +114,7 @@ class Run:
             self._run()
         except StageError as e:
             self._flush_probes()
-            self.emit(ev.ErrorRaised(self.run_id, e.stage, e.message, e.tb))
+            self.emit(ev.ErrorRaised(self.run_id, e.stage, e.message, e.tb, bad_input=e.bad_input))
             status = "error"
         except Exception as e:  # noqa: BLE001 - a harness bug still ends the run cleanly
             self._flush_probes()
@@ -126,6 +130,7 @@ class Run:
             if self.s.mode in CUDAGRAPH_MODES and self.s.backend == "inductor":
                 self.emit(self.cudagraphs.counted(cudagraphs_probe.skip_count(self.notes)))
             self.cudagraphs.uninstall()
+            self._count_eager_calls()
             if self._uninstall is not None:
                 self._uninstall()
             if self._tee is not None:
@@ -137,6 +142,12 @@ class Run:
 
     def emit(self, event: ev.Event) -> None:
         self.sink.emit(event)
+
+    def _count_eager_calls(self) -> None:
+        if self.eager.counting:
+            calls = self._counts().eager_calls
+            self.eager.stop()
+            self.emit(ev.EagerCallsCounted(run_id=self.run_id, calls=calls))
 
     def log(self, message: str, level: str = "info") -> None:
         self.emit(ev.LogEmitted(run_id=self.run_id, level=level, source="dlcprof", message=message))
@@ -165,7 +176,9 @@ class Run:
         if device == "cuda" and not torch.cuda.is_available():
             raise StageError(
                 "worker",
-                f"--device cuda: no CUDA device available to torch {torch.__version__}",
+                f"--device cuda: no CUDA device available to torch {torch.__version__} "
+                "(use --device cpu, or install a CUDA build of torch)",
+                bad_input=True,
             )
         self._install_probes()
 
@@ -229,6 +242,7 @@ class Run:
             self._tee = open(tee_path, "w", encoding="utf-8")  # noqa: SIM115
         autotune = autotune_probe.AutotuneCollector(self.sink, self.run_id, self._compile_id)
         dispatcher = TraceDispatcher(self.sink, self.run_id, kernels, self._tee, autotune)
+        dispatcher.on_limit = lambda: self.eager.start(dispatcher.counts)
         self._uninstall = trace_probe.install(dispatcher, self.notes)
         self._close_raw_trace = rawtrace.install(self.sink, self.run_id, self.notes)
         if self._uninstall is not None:
@@ -258,7 +272,7 @@ class Run:
         try:
             workload = load(workloads.resolve(s.target))
         except workloads.WorkloadError as e:
-            raise StageError("load", str(e), e.traceback) from e
+            raise StageError("load", str(e), e.traceback, e.bad_input) from e
         except Exception as e:  # noqa: BLE001
             raise StageError(
                 "load", f"cannot load workload {s.target}: {one_line(e)}", traceback.format_exc()
@@ -275,17 +289,16 @@ class Run:
         )
         if s.sweeping:
             # Say it now, not after a compile and a benchmark the user waited for.
-            if not has_inputs_for:
-                raise StageError(
-                    "sweep",
-                    f"workload {workload.name} has no inputs_for(size, device, dtype): "
-                    "cannot sweep shapes",
-                )
-            if not (s.shapes or workload.sizes(s.size)):
-                raise StageError(
-                    "sweep",
-                    f"workload {workload.name} declares no SIZES: give the sizes with --shapes",
-                )
+            try:
+                workloads.check_sweep(
+                    dataclasses.replace(
+                        workload.spec, has_inputs_for=has_inputs_for,
+                        has_sizes=bool(workload.sizes(s.size)),
+                    ),
+                    s.shapes,
+                )  # fmt: skip
+            except workloads.WorkloadError as e:
+                raise StageError("sweep", str(e), bad_input=True) from e
         return workload
 
     def _build(self, workload: Any, device: str, dtype: Any) -> tuple[Any, tuple]:
@@ -294,7 +307,7 @@ class Run:
         try:
             return workload.build(device, dtype, self.s.size)
         except workloads.WorkloadError as e:
-            raise StageError("load", str(e), e.traceback) from e
+            raise StageError("load", str(e), e.traceback, e.bad_input) from e
         except Exception as e:  # noqa: BLE001
             raise StageError(
                 "load", f"workload {workload.name} build failed: {one_line(e)}",
@@ -406,7 +419,6 @@ class Run:
             self.dispatcher.new_generation("sweep:")
         # Every transition pays its real compile (see probes/caches.py).
         restore_caches = caches_probe.bypass_graph_caches(self.notes)
-        counts = self.dispatcher.snapshot if self.dispatcher is not None else self._fallback_counts
         inputs_for = workload.inputs_for
 
         def on_step(**step: Any) -> None:
@@ -417,9 +429,9 @@ class Run:
         try:
             compiled = torch.compile(fn, **self._compile_kwargs(device))
             total, compiles = run_sweep(
-                compiled, lambda n: inputs_for(n, device, dtype), sizes, timer, counts, on_step,
-                s.iters, s.reps,
-            )
+                compiled, lambda n: inputs_for(n, device, dtype), sizes, timer, self._counts,
+                on_step, s.iters, s.reps,
+            )  # fmt: skip
         except workloads.WorkloadError as e:
             self._flush_probes()
             raise StageError("sweep", str(e), e.traceback) from e
@@ -441,9 +453,14 @@ class Run:
         c = self.dispatcher.snapshot()
         return c.compiles + c.backward_compiles + c.failures
 
-    def _fallback_counts(self) -> CompileCounts:
-        n = dynamo_probe.frames_compiled(self.notes)
-        return CompileCounts(compiles=n or 0)
+    def _counts(self) -> CompileCounts:
+        """Compiles so far (torch's trace, else Dynamo's counter) and eager calls."""
+        if self.dispatcher is not None:
+            c = self.dispatcher.snapshot()
+        else:
+            c = CompileCounts(compiles=dynamo_probe.frames_compiled(self.notes) or 0)
+        c.eager_calls = self.eager.count(c) or 0
+        return c
 
 
 def _workload_name(target: str) -> str:
@@ -490,7 +507,7 @@ def serve(sink: Sink, stdin: IO[str] | None = None) -> int:
         if run_id is not None:
             sink.emit(ev.RunFinished(run_id=run_id, status="error", wall_s=0.0))
         return 1
-    with contextlib.suppress(Exception):
-        # The workload may read stdin; it holds nothing more for us.
-        sys.stdin = open(os.devnull)  # noqa: SIM115
+    if stdin is None:
+        # stdin stays open as the lifeline to the parent; the workload reads /dev/null.
+        lifeline.watch(lifeline.take_stdin())
     return Run(sink, run_id, settings).execute()

@@ -68,9 +68,9 @@ def run_sweep(
             latency_ms=steady_ms,
             latency_spread_ms=spread_ms,
             reason="; ".join(reasons) if reasons else None,
-            # Past the recompile limit Dynamo runs the frame eagerly, from the
-            # call that hit it on.
-            ran_eager=after.limit_hits > start.limit_hits,
+            # Past the recompile limit Dynamo runs a call eagerly unless a cached
+            # graph's guards match it: counted per call (probes/guards.py).
+            ran_eager=after.eager_calls > before.eager_calls,
         )
     end = counts()
     return total, end.compiles - start.compiles

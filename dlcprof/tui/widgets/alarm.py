@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
+from dlcprof import text
 from dlcprof.session import Run
 
 
@@ -14,7 +15,8 @@ class AlarmBanner(Static):
         if hit is None:
             return
         limit = f"limit {hit.limit}" if hit.limit is not None else "limit n/a"
+        counted = f" ({text.eager_calls(run.eager_calls)})" if run.eager_calls is not None else ""
         self.update(
             f"⚠ RECOMPILE LIMIT HIT in {hit.function} ({limit}): new shapes now run EAGER, "
-            f"not compiled. {hit.message} — try dynamic=true (key d)."
+            f"not compiled{counted}. {hit.message} — try dynamic=true (key d)."
         )

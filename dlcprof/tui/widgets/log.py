@@ -66,6 +66,8 @@ def log_line(e: ev.Event, t0: float | None) -> tuple[Text, Text] | None:
             body = Text.assemble(("recompile ", "bold yellow"), e.reason)
         case ev.RecompileLimitHit():
             body = Text.assemble(("RECOMPILE LIMIT HIT ", "bold white on red"), " " + e.message)
+        case ev.EagerCallsCounted():
+            body = Text(f"after the recompile limit: {text.eager_calls(e.calls)}", style="bold red")
         case ev.MonitorStatus():
             body = Text(f"monitor {e.monitor}: {e.message}", style="dim")
         case ev.ProfileSaved():
@@ -78,7 +80,7 @@ def log_line(e: ev.Event, t0: float | None) -> tuple[Text, Text] | None:
 _LOGGED = (
     ev.GraphBroken, ev.LogEmitted, ev.ErrorRaised, ev.ProbeUnavailable, ev.WorkerExited,
     ev.RunStarted, ev.RunFinished, ev.RecompileTriggered, ev.RecompileLimitHit,
-    ev.MonitorStatus, ev.ProfileSaved,
+    ev.EagerCallsCounted, ev.MonitorStatus, ev.ProfileSaved,
 )  # fmt: skip
 
 

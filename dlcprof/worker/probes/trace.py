@@ -266,6 +266,7 @@ class CompileCounts:
     limit_hits: int = 0
     wall_s: float = 0.0  # sum of CompileFinished.wall_s (forward and backward)
     reasons: list[str] = field(default_factory=list)
+    eager_calls: int = 0  # calls run eager past the recompile limit (probes/guards.py)
 
 
 class TraceDispatcher:
@@ -295,6 +296,7 @@ class TraceDispatcher:
         self._backward: set[str] = set()  # compile ids whose backward is compiling
         self._last_cid: str | None = None
         self._errors: set[str] = set()
+        self.on_limit: Callable[[], None] | None = None  # called at the first limit hit
 
     # Public -------------------------------------------------------------------
 
@@ -515,6 +517,8 @@ class TraceDispatcher:
             return
         self._limit_functions.add(function)
         self.counts.limit_hits += 1
+        if self.on_limit is not None:
+            self.on_limit()
         self.sink.emit(
             ev.RecompileLimitHit(
                 run_id=self.run_id, function=function, limit=limit, message=message

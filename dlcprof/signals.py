@@ -1,0 +1,88 @@
+"""Signals that end the UI process: Ctrl-C, SIGTERM (a CI timeout, ``kill``)
+and SIGHUP (the terminal or SSH session closed).
+
+Python's default for SIGTERM and SIGHUP is to die at once: no ``finally``, no
+report, and the worker, in a session of its own, compiles on. Within
+``stop_on_signals`` each of them is only noted; the caller stops the worker
+group, writes what was captured and exits with ``Stopped.exit_code`` (128 +
+the signal number, as a shell reports it).
+A signal that was ignored when we started (``nohup``, a background job's
+SIGINT) stays ignored. Main thread only, as Python requires.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections.abc import Callable, Iterator
+
+SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+class Stopped:
+    """A stop signal that arrived."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        self.name = signal.Signals(signum).name
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+    @property
+    def said(self) -> str:
+        """How the user knows it: "Ctrl-C", "SIGTERM", "SIGHUP (terminal closed)"."""
+        if self.signum == signal.SIGINT:
+            return "Ctrl-C"
+        if self.name == "SIGHUP":
+            return "SIGHUP (terminal closed)"
+        return self.name
+
+
+@contextlib.contextmanager
+def stop_on_signals(
+    on_stop: Callable[[Stopped], None] | None = None,
+) -> Iterator[list[Stopped]]:
+    """Within: stop signals are noted in the yielded list (the first decides the
+    exit code), for a loop to notice; the first also calls ``on_stop``. Nothing
+    is raised, so no event is lost half-folded and writing the report is never
+    cut short by a second signal."""
+    arrived: list[Stopped] = []
+
+    def handler(signum: int, frame: object) -> None:
+        stop = Stopped(signum)
+        arrived.append(stop)
+        if signum == getattr(signal, "SIGHUP", None):
+            silence_terminal()
+        if len(arrived) == 1 and on_stop is not None:
+            on_stop(stop)
+
+    previous = {}
+    for sig in SIGNALS:
+        try:
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                previous[sig] = signal.signal(sig, handler)
+        except (ValueError, OSError):  # not the main thread, or not settable here
+            pass
+    try:
+        yield arrived
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def silence_terminal() -> None:
+    """Point stdout and stderr at /dev/null: the terminal is gone, and writing to
+    it raises (EIO) where a report is still to be written."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        return
+    for fd in (1, 2):
+        with contextlib.suppress(OSError):
+            os.dup2(null, fd)
+    os.close(null)
