@@ -81,6 +81,8 @@ class Run:
     dynamic_dims: list[ev.DimMadeDynamic] = field(default_factory=list)
     recompile_limit: ev.RecompileLimitHit | None = None
     benchmark: ev.BenchmarkMeasured | None = None
+    profiling: ev.ProfilingStarted | None = None
+    kernel_profile: ev.KernelsProfiled | None = None
     sweep: list[ev.ShapeStepMeasured] = field(default_factory=list)
     sweep_done: ev.SweepFinished | None = None
     errors: list[ev.ErrorRaised] = field(default_factory=list)
@@ -275,6 +277,12 @@ class Session:
 
     def _on_BenchmarkMeasured(self, e: ev.BenchmarkMeasured) -> None:
         self.run(e.run_id).benchmark = e
+
+    def _on_ProfilingStarted(self, e: ev.ProfilingStarted) -> None:
+        self.run(e.run_id).profiling = e
+
+    def _on_KernelsProfiled(self, e: ev.KernelsProfiled) -> None:
+        self.run(e.run_id).kernel_profile = e
 
     def _on_ShapeStepMeasured(self, e: ev.ShapeStepMeasured) -> None:
         self.run(e.run_id).sweep.append(e)

@@ -80,17 +80,21 @@ def _phases(r: rm.RunModel, detail: int) -> list[str]:
     return out + table(head, rows, "lrlrrrll") + [""]
 
 
-def _kernels(r: rm.RunModel, sources: bool) -> list[str]:
+def _kernels(r: rm.RunModel, detail: int) -> list[str]:
     out = ["### Fused kernels", ""]
     if not r.kernels:
         return out + [text.na(r.kernels_why), ""]
     rows = []
+    kt = r.kernel_table
     for k in r.kernels:
         origin = "; ".join(f"{s.location} {s.code}".strip() for s in k.sources[:2])
-        rows.append([k.number, code(k.name), k.kernel.kind, k.ops, origin or "—", k.compiles])
-    head = ["#", "kernel", "kind", "fused ops", "from (user source)", "compiles"]
-    out += table(head, rows, "rlllll") + [""]
-    if not sources:
+        rows.append([k.number, code(k.name), k.kernel.kind, *kt.cells(k), k.ops,
+                     origin or "—", k.compiles])  # fmt: skip
+    head = ["#", "kernel", "kind", *kt.columns, "fused ops", "from (user source)", "compiles"]
+    out += table(head, rows, "rll" + "r" * len(kt.columns) + "lll") + [""]
+    if kt.profile is not None or detail > COMPACT:
+        out += [f"- {line}" for line in kt.summary] + [f"- {n}" for n in kt.notes] + [""]
+    if detail < FULL:
         return out + ["Kernel sources left out to fit a paste: see report.html.", ""]
     for k in r.kernels:
         if not k.kernel.source.strip():
@@ -223,7 +227,7 @@ def _run_section(r: rm.RunModel, detail: int = FULL) -> list[str]:
     for e in r.errors:
         out += [f"> **Error ({e.stage})**: {cell(e.message)}", ""]
     out += _phases(r, detail)
-    out += _kernels(r, detail >= FULL)
+    out += _kernels(r, detail)
     out += _recompiles(r)
     out += ["### Graph breaks", ""]
     if not r.graph_breaks:

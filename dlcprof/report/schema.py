@@ -18,6 +18,7 @@ from typing import Any
 
 import dlcprof
 from dlcprof import events as ev
+from dlcprof.figures import kernels as fk
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures import runs as fruns
@@ -60,7 +61,30 @@ def _settings(s: ev.RunStarted | None) -> dict[str, Any]:
     return {k: v for k, v in dataclasses.asdict(s).items() if k not in ("t", "run_id")}
 
 
-def _compile_dict(row: rm.CompileRow, origin: float | None) -> dict[str, Any]:
+# Per-kernel figures in the JSON, as KernelTiming names them (None: see "why").
+_TIMING_FIELDS = {
+    "time_ms": "time_ms", "share": "share", "launches": "launches", "eager_ms": "eager_ms",
+    "fusion_gain": "gain", "bytes": "bytes", "gbps": "gbps", "copy_bw_share": "bw_share",
+}  # fmt: skip
+
+
+def _timing_dict(t: fk.KernelTiming | None) -> dict[str, Any]:
+    if t is None:
+        return dict.fromkeys(_TIMING_FIELDS) | {
+            "why": dict.fromkeys(_TIMING_FIELDS, "not profiled")
+        }
+    out: dict[str, Any] = {name: getattr(t, attr) for name, attr in _TIMING_FIELDS.items()}
+    out["why"] = {
+        name: t.reason(attr) or "not measured"
+        for name, attr in _TIMING_FIELDS.items()
+        if out[name] is None
+    }
+    return out
+
+
+def _compile_dict(
+    row: rm.CompileRow, origin: float | None, timings: dict[str, fk.KernelTiming]
+) -> dict[str, Any]:
     c, rec = row.compile, row.record
     base = origin or 0.0
     return {
@@ -89,6 +113,7 @@ def _compile_dict(row: rm.CompileRow, origin: float | None) -> dict[str, Any]:
                 "source_lines": list(k.source_lines),
                 "order": k.order,
             }
+            | _timing_dict(timings[fk.kernel_key(k)])
             for k in sorted(c.kernels, key=lambda k: k.order)
         ],
         "recompile_reason": rec.recompile_reason if rec else None,
@@ -106,11 +131,40 @@ def _compile_dict(row: rm.CompileRow, origin: float | None) -> dict[str, Any]:
     }
 
 
-def _benchmark_dict(block: rm.BenchmarkBlock | None) -> dict[str, Any] | None:
+def _profile_dict(table: rm.KernelTable, why: str) -> dict[str, Any]:
+    """The profiling stage's run-level figures, null with a reason where not measured."""
+    p = table.profile
+    figures = {
+        "kernel_coverage": p.coverage if p else None,
+        "eager_coverage": p.eager_coverage if p else None,
+        "copy_gbps": p.copy_gbps if p else None,
+    }
+    reasons = {
+        "kernel_coverage": "no kernel was timed",
+        "eager_coverage": (p.eager_why if p else None) or "no graph was replayed",
+        "copy_gbps": (p.copy_why if p else None) or "not measured",
+    }
+    out: dict[str, Any] = dict(figures)
+    out["why"] = {k: (reasons[k] if p else why) for k, v in figures.items() if v is None}
+    out["profile"] = (
+        {
+            "method": p.method, "calls": p.calls, "wall_s": p.wall_s,
+            "kernel_ms": p.kernel_ms, "compiled_ms": p.compiled_ms, "call_ms": p.call_ms,
+            "eager_nodes_ms": p.eager_nodes_ms, "eager_ms": p.eager_ms,
+            "device_busy": p.device_busy, "notes": list(p.notes),
+        }
+        if p
+        else None
+    )  # fmt: skip
+    return out
+
+
+def _benchmark_dict(m: rm.RunModel) -> dict[str, Any] | None:
+    block = m.benchmark
     if block is None:
         return None
     b, s = block.event, block.speed
-    return {
+    return _profile_dict(m.kernel_table, fk.why_no_profile(m.run)) | {
         "eager_ms": b.eager_ms,
         "compiled_ms": b.compiled_ms,
         "speedup": s.speedup,
@@ -147,7 +201,7 @@ def _run_dict(m: rm.RunModel) -> dict[str, Any]:
         "started": _iso(run.started_t),
         "wall_s": run.wall_s,
         "compile_wall_s": run.compile_wall_s,
-        "compiles": [_compile_dict(c, origin) for c in m.compiles],
+        "compiles": [_compile_dict(c, origin, m.kernel_table.timings) for c in m.compiles],
         "recompiles": [
             {
                 "compile_id": r.row.compile_id,
@@ -164,7 +218,7 @@ def _run_dict(m: rm.RunModel) -> dict[str, Any]:
         ],
         # Each compile attempt re-announces its symbols: list each once.
         "dynamic_dims": list(m.dims),
-        "benchmark": _benchmark_dict(m.benchmark),
+        "benchmark": _benchmark_dict(m),
         "shape_sweep": [
             {k: v for k, v in dataclasses.asdict(st).items() if k not in ("t", "run_id")}
             | {"step": step.flag}

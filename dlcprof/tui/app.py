@@ -78,6 +78,8 @@ AFFECTS: dict[type[ev.Event], set[str]] = {
     ev.DimMadeDynamic: {"recompiles"},
     ev.GraphBroken: {"log", "phases"},
     ev.BenchmarkMeasured: {"benchmark", "runs"},
+    ev.ProfilingStarted: {"kernels", "status"},
+    ev.KernelsProfiled: {"kernels", "status"},
     ev.ShapeStepMeasured: {"recompiles"},
     ev.SweepFinished: {"recompiles", "runs"},
     ev.DeviceSampled: {"device"},
@@ -368,7 +370,7 @@ class DlcprofApp(App[None]):
         self._repaint()
 
     def on_kernel_chosen(self, message: KernelChosen) -> None:
-        self.push_screen(KernelSourceScreen(message.kernel))
+        self.push_screen(KernelSourceScreen(message.kernel, message.figures))
 
     def on_workload_chosen(self, message: WorkloadChosen) -> None:
         self.target = message.target

@@ -78,6 +78,9 @@ class RunController:
             compiled = any(c.finished for c in run.compiles.values())
             if live.settings.benchmark and compiled and run.benchmark is None:
                 return "benchmarking", where
+            if run.profiling is not None and run.kernel_profile is None:
+                elapsed = f" {text.secs(now - run.profiling.t)}" if now is not None else ""
+                return "profiling kernels", f"{where} · after the benchmark{elapsed}"
             return "running", where
         last = self.session.latest_run
         if last is not None and last.status == "crashed":
@@ -202,4 +205,3 @@ class RunController:
 
     def _notice(self, severity: str, message: str, logged: bool = False) -> None:
         self.notices.append(Notice(severity, message, logged))
-

@@ -28,9 +28,10 @@ class KernelSourceScreen(Screen[None]):
         Binding("q", "app.pop_screen", "Back", show=False),
     ]
 
-    def __init__(self, kernel: ev.KernelGenerated) -> None:
+    def __init__(self, kernel: ev.KernelGenerated, figures: str = "") -> None:
         super().__init__()
         self.kernel = kernel
+        self.figures = figures
 
     def compose(self) -> ComposeResult:
         k = self.kernel
@@ -42,6 +43,8 @@ class KernelSourceScreen(Screen[None]):
             ),
             id="kernel-title",
         )
+        if self.figures:
+            yield Static(Text(f" {self.figures}"), id="kernel-figures")
         with Horizontal(id="kernel-body"):
             with VerticalScroll(id="kernel-source"):
                 if k.source.strip():

@@ -25,6 +25,7 @@ from dlcprof.worker.probes import dynamo as dynamo_probe
 from dlcprof.worker.probes import kernels as kernels_probe
 from dlcprof.worker.probes import trace as trace_probe
 from dlcprof.worker.probes.trace import CompileCounts, TraceDispatcher
+from dlcprof.worker.profile import KernelProfile
 from dlcprof.worker.sweep import run_sweep
 
 DYNAMIC = {"auto": None, "true": True, "false": False}
@@ -93,6 +94,7 @@ class Run:
         self.s = settings
         self.notes = ProbeNotes(sink, run_id)
         self.dispatcher: TraceDispatcher | None = None
+        self.kernels: kernels_probe.KernelCollector | None = None
         self._uninstall: Callable[[], None] | None = None
         self._tee: IO[str] | None = None
 
@@ -192,6 +194,9 @@ class Run:
             settled = self._compiles()
             if s.benchmark:
                 self._benchmark(fn, compiled, args, timer, first_s, compile_sum)
+                if self.kernels is not None and s.backend == "inductor":
+                    KernelProfile(self.sink, self.run_id, self.notes, self.kernels, s.reps,
+                                  s.iters).run(fn, compiled, args, timer)  # fmt: skip
             else:
                 sink = bench.Sink()
                 bench.warm_up(compiled, args, timer, sink)
@@ -211,7 +216,7 @@ class Run:
         # Without provenance the kernel table still comes from the output code
         # (fused ops read back from kernel names).
         kernels_probe.enable_provenance(self.notes)
-        kernels = kernels_probe.KernelCollector(
+        kernels = self.kernels = kernels_probe.KernelCollector(
             self.sink, self.run_id, kernels_probe.aten_op_exists()
         )
         tee_path = os.environ.get(TEE_ENV)
