@@ -47,7 +47,7 @@ from dlcprof.worker.probes.kernels import CompiledGraph, KernelCollector, parse_
 
 CPU_METHOD = "perf_counter around each launch inside the compiled call"
 GPU_METHOD = "torch.profiler CUDA activity, one range per launch inside the compiled call"
-REP_S = 0.02  # aim for repetitions of at least this long
+REP_S = 0.05  # aim for repetitions of at least this long
 GPU_CALLS = 10  # compiled calls in the one profiled window on a GPU
 COPY_BYTES = 256 * 2**20
 RANGE_PREFIX = "dlcprof:"

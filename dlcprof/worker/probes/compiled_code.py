@@ -133,9 +133,11 @@ def _forward_block(text: str) -> str:
 
 
 def timed_forward_source(text: str) -> tuple[ast.Module, list[str], list[Placeholder]]:
-    """The graph's forward with every node timed: ``t = HOOK.begin()`` before and
-    ``HOOK.end(i, t)`` after each ``name: "..." = expr`` statement; the node names
-    in order and the placeholders."""
+    """The graph's forward with every node timed: ``t = HOOK.begin()`` before each
+    ``name: "..." = expr`` statement and ``HOOK.end(i, t)`` after it and the
+    statements that follow it (``x = None``: freeing a multi-MB output costs
+    an unmap, and the eager call pays it too); the node names in order and the
+    placeholders."""
     try:
         tree = ast.parse(_forward_block(text))
     except SyntaxError as e:
@@ -149,15 +151,19 @@ def timed_forward_source(text: str) -> tuple[ast.Module, list[str], list[Placeho
         placeholders.append(Placeholder(a.arg, text_ann))
     nodes: list[str] = []
     body: list[ast.stmt] = []
+    node: int | None = None  # the node being timed
     for stmt in fdef.body:
-        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-            i = len(nodes)
-            nodes.append(stmt.target.id)
+        starts = isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+        if node is not None and (starts or isinstance(stmt, ast.Return)):
+            body += ast.parse(f"{HOOK}.end({node}, {_T})").body
+            node = None
+        if starts:
+            node = len(nodes)
+            nodes.append(stmt.target.id)  # type: ignore[union-attr]
             body += ast.parse(f"{_T} = {HOOK}.begin()").body
-            body.append(stmt)
-            body += ast.parse(f"{HOOK}.end({i}, {_T})").body
-        else:
-            body.append(stmt)
+        body.append(stmt)
+    if node is not None:
+        body += ast.parse(f"{HOOK}.end({node}, {_T})").body
     fdef.body = body
     ast.fix_missing_locations(tree)
     return tree, nodes, placeholders
