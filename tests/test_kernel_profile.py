@@ -27,7 +27,7 @@ TRACES = Path(__file__).parent / "fixtures" / "trace"
 
 # Printed by Dynamo (the `dynamo_output_graph` payload) for layernorm-residual,
 # size small, torch 2.13: copied from a real run.
-DYNAMO_GRAPH = '''class GraphModule(torch.nn.Module):
+DYNAMO_GRAPH = """class GraphModule(torch.nn.Module):
     def forward(self, L_x_: "f32[4, 1024][1024, 1]cpu", L_residual_: "f32[4, 1024][1024, 1]cpu", L_self_modules_norm_parameters_weight_: "f32[1024][1]cpu", L_self_modules_norm_parameters_bias_: "f32[1024][1]cpu", L_self_parameters_scale_: "f32[1024][1]cpu"):
         l_x_ = L_x_
         l_residual_ = L_residual_
@@ -42,7 +42,7 @@ DYNAMO_GRAPH = '''class GraphModule(torch.nn.Module):
         layer_norm: "f32[4, 1024][1024, 1]cpu" = torch.nn.functional.layer_norm(h, (1024,), l_self_modules_norm_parameters_weight_, l_self_modules_norm_parameters_bias_, 1e-05);  l_self_modules_norm_parameters_weight_ = l_self_modules_norm_parameters_bias_ = None
         mul: "f32[4, 1024][1024, 1]cpu" = layer_norm * l_self_parameters_scale_;  layer_norm = l_self_parameters_scale_ = None
         return (mul, h)
-'''  # noqa: E501
+"""  # noqa: E501
 
 
 def recorded_payloads(name: str, wanted: str) -> list[str]:
@@ -66,9 +66,7 @@ def test_every_launch_the_kernel_probe_reads_goes_through_the_hook():
     for code in recorded_payloads("training_step", "inductor_output_code"):
         parsed = K.parse_output_code(code)
         tree, launches = cc.instrument_source(code, parsed.definitions)
-        assert [(x.name, x.extern) for x in launches] == [
-            (c.name, c.extern) for c in parsed.calls
-        ]
+        assert [(x.name, x.extern) for x in launches] == [(c.name, c.extern) for c in parsed.calls]
         rewritten = compile(tree, "<x>", "exec").co_consts  # it compiles
         assert rewritten
         src = __import__("ast").unparse(tree)
@@ -266,6 +264,31 @@ def test_device_time_goes_to_the_range_around_each_launch():
     assert times.total_us == 45.5
 
 
+GPU_FIXTURES = Path(__file__).parent / "fixtures" / "gpu"
+RECORDED_GPU = sorted(p for p in GPU_FIXTURES.glob("*") if (p / "trace.json").exists())
+
+
+@pytest.mark.skipif(not RECORDED_GPU, reason="no GPU trace recorded yet "
+                    "(scripts/record_gpu_kernel_trace.py on a GPU box)")  # fmt: skip
+@pytest.mark.parametrize("where", RECORDED_GPU, ids=lambda p: p.name)
+def test_a_recorded_gpu_trace_times_every_launch(where):
+    from dlcprof.worker.gpu_trace import device_times
+
+    trace = json.loads((where / "trace.json").read_text())
+    launches = json.loads((where / "launches.json").read_text())
+    times = device_times(trace, P.RANGE_PREFIX)
+    for label, info in launches.items():
+        assert times.by_label.get(label, 0) > 0, (label, info)
+        if info["kind"] != "extern" and info["kernel"].startswith("triton_"):
+            assert times.names[label] == [info["kernel"]]  # named as Inductor named it
+    events = [ev.decode(line) for line in (where / "events.jsonl").read_text().splitlines()]
+    run = Session.from_events(events).latest_run
+    assert run is not None
+    assert all(t.time_ms for t in fk.kernel_timings(run).values())
+    s = fk.profile_summary(run)
+    assert s is not None and s.device_busy and 0 < s.device_busy <= 1.1
+
+
 # --- real runs ---------------------------------------------------------------------------
 
 
@@ -280,8 +303,10 @@ def profiled_block():
 @pytest.mark.slow
 def test_every_generated_kernel_has_a_time_and_no_time_is_invented(profiled_block):
     r = profiled_block
-    bench, started, prof = r.one(ev.BenchmarkMeasured), r.one(ev.ProfilingStarted), r.one(
-        ev.KernelsProfiled
+    bench, started, prof = (
+        r.one(ev.BenchmarkMeasured),
+        r.one(ev.ProfilingStarted),
+        r.one(ev.KernelsProfiled),
     )
     # A separate stage, after the benchmark: the headline timed the user's code.
     assert r.events.index(bench) < r.events.index(started) < r.events.index(prof)

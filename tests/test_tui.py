@@ -79,8 +79,7 @@ def scripted_run(run_id: str, s: RunSettings, t: float = 1000.0) -> list[ev.Even
                                      transition_s=cost, latency_ms=1.0, reason=None, t=t + 1 + i)
             )  # fmt: skip
         out.append(
-            ev.SweepFinished(run_id=run_id, cumulative_transition_s=sum(steps), compiles=2,
-                             t=t + 3)
+            ev.SweepFinished(run_id=run_id, cumulative_transition_s=sum(steps), compiles=2, t=t + 3)
         )
     if s.benchmark:
         out.append(

@@ -290,15 +290,16 @@ def timing_sentence(t: KernelTiming) -> str:
     )
 
 
-def summary_lines(run: Run) -> list[str]:
-    """The profiling stage in sentences: coverage, eager coverage, copy bandwidth, how."""
+def summary_lines(run: Run, method: bool = True) -> list[str]:
+    """The profiling stage in sentences: coverage, eager coverage, copy bandwidth,
+    and (``method``) how and when it measured."""
     s = profile_summary(run)
     if s is None:
         return [f"time per kernel: {text.na(why_no_profile(run))}"]
-    return [
+    lines = [
         text.kernel_coverage(s.kernel_ms, s.compiled_ms, s.coverage, s.device_busy),
         text.eager_coverage(s.eager_nodes_ms, s.eager_ms, s.eager_coverage, s.eager_why),
         text.copy_bandwidth(s.copy_gbps, s.copy_why),
-        text.profiled(s.wall_s, s.calls, s.method),
         *s.notes,
     ]
+    return [*lines, text.profiled(s.wall_s, s.calls, s.method)] if method else lines

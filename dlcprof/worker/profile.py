@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dlcprof import events as ev
-from dlcprof.text import ms as ms_words
+from dlcprof import text
 from dlcprof.worker import bench
 from dlcprof.worker.probes import ProbeNotes, Sink
 from dlcprof.worker.probes import compiled_code as cc
@@ -52,6 +52,9 @@ GPU_CALLS = 10  # compiled calls in the one profiled window on a GPU
 COPY_BYTES = 256 * 2**20
 RANGE_PREFIX = "dlcprof:"
 NOT_RUN = "not run by the profiled call (compiled for other inputs)"
+NOT_TIMED = "its code ran at warm-up only (CUDA graphs replay it without launches to time)"
+# Keeps the GPU profiler's trace and the launches it ranges (tests/fixtures/gpu).
+GPU_TRACE_ENV = "DLCPROF_GPU_TRACE_DIR"
 
 _PARAMS_CPP = re.compile(r'extern\s+"C"[^(]*\(([^)]*)\)', re.S)
 _PARAMS_PY = re.compile(r"^def\s+\w+\(([^)]*)\)", re.M)
@@ -350,9 +353,16 @@ class KernelProfile:
         copy, copy_why = self._copy_gbps(timer)
         for plan in plans:
             plan.recorder = None  # drop the captured inputs
+        wall_s = time.time() - t0
+        self.sink.emit(
+            ev.LogEmitted(
+                run_id=self.run_id, level="info", source="dlcprof",
+                message=text.profiled(wall_s, timed.calls, method),
+            )
+        )  # fmt: skip
         self.sink.emit(
             ev.KernelsProfiled(
-                run_id=self.run_id, method=method, calls=timed.calls, wall_s=time.time() - t0,
+                run_id=self.run_id, method=method, calls=timed.calls, wall_s=wall_s,
                 kernels=_kernel_dicts(graphs, results), compiled_ms=timed.compiled_ms,
                 call_ms=timed.call_ms, eager_ms=eager_ms, eager_nodes_ms=nodes_ms,
                 eager_why=eager_why, copy_gbps=copy, copy_why=copy_why,
@@ -405,7 +415,7 @@ class KernelProfile:
                 r.launches += rec.count[i] // rec.entered
                 if rec.bytes[i] is not None:
                     r.bytes = (r.bytes or 0) + (rec.bytes[i] or 0)
-                if rec.count[i] and rec.rep_ms:
+                if rec.rep_ms:
                     sums = kernel_reps.setdefault(owner, [0.0] * len(rec.rep_ms))
                     for j, rep in enumerate(rec.rep_ms):
                         sums[j] += rep[i]
@@ -414,7 +424,7 @@ class KernelProfile:
                 res[owner].spread_ms = spread if len(sums) > 1 else None
             for r in res:
                 if r.time_ms is None:
-                    r.why.setdefault("time_ms", "no launch of it was seen in the profiled call")
+                    r.why.setdefault("time_ms", NOT_TIMED)
         return timed
 
     def _cpu_reps(
@@ -424,6 +434,7 @@ class KernelProfile:
         """Repetitions alternate the plain call and the instrumented one, so that
         background load hits both (as the benchmark alternates eager and compiled)."""
         recs = [p.recorder for p in live if p.recorder is not None]
+        entered = [rec.entered for rec in recs]
         plain: list[float] = []
         inst: list[float] = []
         sink = bench.Sink()
@@ -435,6 +446,9 @@ class KernelProfile:
                 inst.append(timer.per_call_ms(compiled, args, per_rep, sink))
             for rec in recs:
                 rec.rep_ms.append([s * 1e3 / per_rep for s in rec.seconds])
+        for rec, before in zip(recs, entered, strict=True):
+            if rec.entered == before:
+                rec.rep_ms = []  # ran at warm-up only
         return Timed(self.reps * per_rep, statistics.median(plain), statistics.median(inst))
 
     def _gpu_window(
@@ -450,16 +464,23 @@ class KernelProfile:
             timer.per_call_ms(compiled, args, per_rep, sink) for _ in range(self.reps)
         )
         acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        entered = {id(p): p.recorder.entered for p in live if p.recorder}
         with _instrumented(live), torch.profiler.profile(activities=acts) as prof:
             call_ms = timer.per_call_ms(compiled, args, GPU_CALLS, sink)
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "trace.json")
             prof.export_chrome_trace(path)
             with open(path, encoding="utf-8") as f:
-                times = device_times(json.load(f), RANGE_PREFIX)
+                trace = json.load(f)
+        times = device_times(trace, RANGE_PREFIX)
+        keep = os.environ.get(GPU_TRACE_ENV)
+        if keep:
+            _keep_trace(keep, trace, live)
         for p in live:
             rec = p.recorder
             assert isinstance(rec, GpuRecorder)
+            if rec.entered == entered[id(p)]:
+                continue  # replayed without call() (CUDA graphs): no launch to read
             rec.rep_ms = [
                 [
                     times.by_label.get(f"{rec.label}:{i}", 0.0) / 1e3 / GPU_CALLS
@@ -468,7 +489,7 @@ class KernelProfile:
             ]
         if times.unattributed_us:
             self.notes_out.append(
-                f"{ms_words(times.unattributed_us / 1e3 / GPU_CALLS)} of device time per call "
+                f"{text.ms(times.unattributed_us / 1e3 / GPU_CALLS)} of device time per call "
                 "was launched outside the compiled code's launches"
             )
         return Timed(GPU_CALLS, plain, call_ms, times.total_us / 1e3 / GPU_CALLS)
@@ -587,11 +608,29 @@ class KernelProfile:
             dst = torch.empty_like(src)
             sink = bench.Sink()
             timer.one_call_s(dst.copy_, (src,), sink)  # first touch of dst's pages
-            s = statistics.median(timer.one_call_s(dst.copy_, (src,), sink) for _ in range(5))
+            s = statistics.median(timer.one_call_s(dst.copy_, (src,), sink) for _ in range(3))
             del src, dst, sink
         except Exception as e:  # noqa: BLE001 - out of memory, most likely
             return None, f"the {COPY_BYTES >> 20} MiB copy failed: {type(e).__name__}: {e}"
         return 2 * COPY_BYTES / s / 1e9, None
+
+
+def _keep_trace(where: str, trace: dict[str, Any], live: list[GraphPlan]) -> None:
+    """The trace and what each range launched, for scripts/record_gpu_kernel_trace.py."""
+    os.makedirs(where, exist_ok=True)
+    launches = {}
+    for p in live:
+        assert isinstance(p.recorder, GpuRecorder)
+        for i, owner in enumerate(p.owner):
+            k = p.graph.kernels[owner]
+            launches[f"{p.recorder.label}:{i}"] = {
+                "compile_id": p.graph.compile_id, "graph": k.graph, "kernel": k.name,
+                "kind": k.kind, "order": k.order,
+            }  # fmt: skip
+    with open(os.path.join(where, "trace.json"), "w", encoding="utf-8") as f:
+        json.dump(trace, f)
+    with open(os.path.join(where, "launches.json"), "w", encoding="utf-8") as f:
+        json.dump(launches, f, indent=1)
 
 
 @contextlib.contextmanager

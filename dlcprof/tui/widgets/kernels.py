@@ -105,7 +105,8 @@ def _subtitle(run: Run | None) -> str:
 
 def _hint(run: Run | None, count: int, notes: text.Footnotes) -> str:
     if count and run is not None:
-        return "\n".join([*fk.summary_lines(run), *notes.lines()])
+        # How it was measured: in the Log, and the subtitle says when.
+        return "\n".join([*fk.summary_lines(run, method=False), *notes.lines()])
     if run is None:
         return "no kernels yet: press r to compile"
     if "kernels" in run.unavailable:
