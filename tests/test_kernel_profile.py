@@ -388,3 +388,36 @@ def test_the_stage_degrades_when_torch_moved_its_code_cache(monkeypatch):
     assert cc.call_function(module).__code__ is original
     assert cc.HOOK not in module.__dict__
     torch._dynamo.reset()
+
+
+def test_compare_matches_kernels_and_states_time_deltas_beyond_their_spread():
+    from dlcprof.report.compare import compare, render_compare_html, render_compare_table
+
+    a = _profiled_session()
+    events = []
+    for e in a.events:
+        if isinstance(e, ev.KernelsProfiled):
+            kernels = [dict(d) for d in e.kernels]
+            kernels[0]["time_ms"] = 1.02  # within its 0.05 ms spread
+            kernels[1]["time_ms"] = 1.5  # 1 ms faster
+            e = ev.KernelsProfiled(**{**e.__dict__, "kernels": kernels})
+        events.append(e)
+    cmp = compare(a, Session.from_events(events))
+    rows = {kt.name: kt for kt in cmp.kernel_times}
+    assert [kt.name for kt in cmp.kernel_times][0] == "extern_kernels.mm"  # slowest first
+    assert rows["extern_kernels.mm"].verdict == "better"
+    assert rows["extern_kernels.mm"].delta_text == "-1.00 ms"
+    assert rows["cpp_fused_a_0"].verdict == "same"
+    assert rows["cpp_fused_a_0"].delta_text == text.NO_DIFFERENCE
+    assert rows["cpp_fused_b_1"].a_text == "n/a (compiled after the profiling stage)"
+    console = " ".join(_console_text(render_compare_table(cmp)).split())
+    assert "kernel time per compiled call" in console and "-1.00 ms" in console
+    assert "Kernel time per compiled call" in render_compare_html(cmp)
+
+
+def _console_text(renderable) -> str:  # type: ignore[no-untyped-def]
+    from rich.console import Console
+
+    c = Console(width=200, record=True, color_system=None, file=open("/dev/null", "w"))  # noqa: SIM115
+    c.print(renderable)
+    return c.export_text()
