@@ -68,11 +68,7 @@ _TIMING_FIELDS = {
 }  # fmt: skip
 
 
-def _timing_dict(t: fk.KernelTiming | None) -> dict[str, Any]:
-    if t is None:
-        return dict.fromkeys(_TIMING_FIELDS) | {
-            "why": dict.fromkeys(_TIMING_FIELDS, "not profiled")
-        }
+def _timing_dict(t: fk.KernelTiming) -> dict[str, Any]:
     out: dict[str, Any] = {name: getattr(t, attr) for name, attr in _TIMING_FIELDS.items()}
     out["why"] = {
         name: t.reason(attr) or "not measured"
@@ -131,6 +127,13 @@ def _compile_dict(
     }
 
 
+def _profiled(m: rm.RunModel, bench: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The benchmark with the profiling stage's run-level figures beside it."""
+    if bench is None:
+        return None
+    return bench | _profile_dict(m.kernel_table, fk.why_no_profile(m.run))
+
+
 def _profile_dict(table: rm.KernelTable, why: str) -> dict[str, Any]:
     """The profiling stage's run-level figures, null with a reason where not measured."""
     p = table.profile
@@ -159,12 +162,11 @@ def _profile_dict(table: rm.KernelTable, why: str) -> dict[str, Any]:
     return out
 
 
-def _benchmark_dict(m: rm.RunModel) -> dict[str, Any] | None:
-    block = m.benchmark
+def _benchmark_dict(block: rm.BenchmarkBlock | None) -> dict[str, Any] | None:
     if block is None:
         return None
     b, s = block.event, block.speed
-    return _profile_dict(m.kernel_table, fk.why_no_profile(m.run)) | {
+    return {
         "eager_ms": b.eager_ms,
         "compiled_ms": b.compiled_ms,
         "speedup": s.speedup,
@@ -218,7 +220,7 @@ def _run_dict(m: rm.RunModel) -> dict[str, Any]:
         ],
         # Each compile attempt re-announces its symbols: list each once.
         "dynamic_dims": list(m.dims),
-        "benchmark": _benchmark_dict(m),
+        "benchmark": _profiled(m, _benchmark_dict(m.benchmark)),
         "shape_sweep": [
             {k: v for k, v in dataclasses.asdict(st).items() if k not in ("t", "run_id")}
             | {"step": step.flag}
