@@ -194,14 +194,17 @@ def kernel_coverage(kernel_ms: float | None, compiled_ms: float | None,
     return out + "; the rest is Python, guards, allocation and launches"
 
 
-def eager_coverage(nodes_ms: float | None, eager_ms: float | None,
-                   coverage: float | None, why: str | None) -> str:  # fmt: skip
-    """The user's ops run one by one, against the eager call they come from."""
+def eager_coverage(nodes_ms: float | None, eager_ms: float | None, coverage: float | None,
+                   why: str | None, in_kernels_ms: float | None = None) -> str:  # fmt: skip
+    """The user's ops run one by one, against the eager call they come from, and
+    how much of them the kernels fused."""
     if nodes_ms is None:
         return f"eager ops {na(why)}"
     out = f"eager ops one by one {ms(nodes_ms)}"
     if coverage is not None:
         out += f" = {pct(coverage)} of the eager call ({ms(eager_ms)}, timed alongside)"
+    if in_kernels_ms is not None:
+        out += f"; the kernels fused {ms(in_kernels_ms)} of them"
     return out
 
 

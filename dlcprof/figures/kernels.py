@@ -119,6 +119,7 @@ class ProfileSummary:
     coverage: float | None  # kernel_ms / compiled_ms
     call_ms: float | None  # the compiled call while instrumented
     eager_nodes_ms: float | None  # the user ops of the graphs, run one by one
+    eager_kernels_ms: float | None  # the part of it the kernels fused (views stay out)
     eager_ms: float | None  # the eager call, measured alongside the replay
     eager_coverage: float | None  # eager_nodes_ms / eager_ms
     eager_why: str | None
@@ -220,13 +221,15 @@ def profile_summary(run: Run) -> ProfileSummary | None:
         return None
     times = [d["time_ms"] for d in p.kernels if d.get("time_ms") is not None]
     kernel_ms = sum(times) if times else None
+    eager = [d["eager_ms"] for d in p.kernels if d.get("eager_ms") is not None]
     b = run.benchmark
     compiled_ms = _compiled_ms(run)
     eager_ms = p.eager_ms if p.eager_ms is not None else (b.eager_ms if b else None)
     return ProfileSummary(
         method=p.method, calls=p.calls, wall_s=p.wall_s, kernel_ms=kernel_ms,
         compiled_ms=compiled_ms, coverage=_ratio(kernel_ms, compiled_ms), call_ms=p.call_ms,
-        eager_nodes_ms=p.eager_nodes_ms, eager_ms=eager_ms,
+        eager_nodes_ms=p.eager_nodes_ms, eager_kernels_ms=sum(eager) if eager else None,
+        eager_ms=eager_ms,
         eager_coverage=_ratio(p.eager_nodes_ms, eager_ms), eager_why=p.eager_why,
         copy_gbps=p.copy_gbps, copy_why=p.copy_why,
         device_busy=_ratio(p.device_busy_ms, compiled_ms), notes=list(p.notes),
@@ -298,7 +301,9 @@ def summary_lines(run: Run, method: bool = True) -> list[str]:
         return [f"time per kernel: {text.na(why_no_profile(run))}"]
     lines = [
         text.kernel_coverage(s.kernel_ms, s.compiled_ms, s.coverage, s.device_busy),
-        text.eager_coverage(s.eager_nodes_ms, s.eager_ms, s.eager_coverage, s.eager_why),
+        text.eager_coverage(
+            s.eager_nodes_ms, s.eager_ms, s.eager_coverage, s.eager_why, s.eager_kernels_ms
+        ),
         text.copy_bandwidth(s.copy_gbps, s.copy_why),
         *s.notes,
     ]

@@ -153,7 +153,8 @@ def _profile_dict(table: rm.KernelTable, why: str) -> dict[str, Any]:
         {
             "method": p.method, "calls": p.calls, "wall_s": p.wall_s,
             "kernel_ms": p.kernel_ms, "compiled_ms": p.compiled_ms, "call_ms": p.call_ms,
-            "eager_nodes_ms": p.eager_nodes_ms, "eager_ms": p.eager_ms,
+            "eager_nodes_ms": p.eager_nodes_ms, "eager_kernels_ms": p.eager_kernels_ms,
+            "eager_ms": p.eager_ms,
             "device_busy": p.device_busy, "notes": list(p.notes),
         }
         if p

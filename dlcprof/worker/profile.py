@@ -58,8 +58,7 @@ GPU_TRACE_ENV = "DLCPROF_GPU_TRACE_DIR"
 
 _PARAMS_CPP = re.compile(r'extern\s+"C"[^(]*\(([^)]*)\)', re.S)
 _PARAMS_PY = re.compile(r"^def\s+\w+\(([^)]*)\)", re.M)
-_DTYPES = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i64": 8, "i32": 4, "i8": 1, "u8": 1, "b8": 1}
-_ANN_SHAPE = re.compile(r"^(\w+)\[([^\]]*)\]")
+_ANN_SHAPE = re.compile(r"^\w+\[([^\]]*)\]")  # "f32[4, s0]...": a tensor's dtype and sizes
 
 
 # --- pure helpers ---------------------------------------------------------------------
@@ -83,11 +82,11 @@ def shape_matches(annotation: str, shape: list[int] | None) -> bool:
     """Whether a placeholder's printed annotation ("f32[4, 1024][1024, 1]cpu")
     agrees with a tensor's shape (None: not a tensor). Symbolic sizes match anything."""
     m = _ANN_SHAPE.match(annotation)
-    if not m or m.group(1) not in _DTYPES:
+    if not m:
         return shape is None or not annotation  # Sym(s0), or no annotation
     if shape is None:
         return False
-    dims = [d.strip() for d in m.group(2).split(",") if d.strip()]
+    dims = [d.strip() for d in m.group(1).split(",") if d.strip()]
     if len(dims) != len(shape):
         return False
     return all(not d.isdigit() or int(d) == n for d, n in zip(dims, shape, strict=True))
@@ -167,13 +166,14 @@ class GpuRecorder(Recorder):
     """Names each launch's range; the device times come from the profiler trace."""
 
     def __init__(self, label: str, *a: Any) -> None:
-        super().__init__(*a)
-        self.label = label
-
-    def launch(self, i: int, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         import torch
 
-        with torch.profiler.record_function(f"{self.label}:{i}"):
+        super().__init__(*a)
+        self.label = label
+        self._range = torch.profiler.record_function
+
+    def launch(self, i: int, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        with self._range(f"{self.label}:{i}"):
             out = fn(*args, **kwargs)
         self._after(i, args, kwargs, out)
         return out
@@ -422,8 +422,11 @@ class KernelProfile:
             for owner, sums in kernel_reps.items():
                 res[owner].time_ms, spread = bench.median_iqr(sums)
                 res[owner].spread_ms = spread if len(sums) > 1 else None
-            for r in res:
-                if r.time_ms is None:
+            for i, r in enumerate(res):
+                if i not in p.owner:
+                    r.why.setdefault("time_ms", "never launched from the wrapper's call()")
+                    r.why.setdefault("bytes", r.why["time_ms"])
+                elif r.time_ms is None:
                     r.why.setdefault("time_ms", NOT_TIMED)
         return timed
 
