@@ -110,6 +110,16 @@ def test_placeholder_annotations_check_the_inputs():
     assert not P.shape_matches("f32[4][1]cpu", None)
 
 
+def test_per_launch_medians_add_up_to_the_median_repetition():
+    # Two launches; a stall hits one or the other in most repetitions.
+    reps = [[1.0, 2.0], [1.5, 2.0], [1.0, 2.5], [1.0, 2.0], [1.5, 2.0]]
+    values, scale = P.summing_medians(reps)
+    assert sum(values) == pytest.approx(3.5)  # the median repetition, not 1.0 + 2.0
+    assert values[0] / values[1] == pytest.approx(0.5) and scale == pytest.approx(3.5 / 3.0)
+    assert P.summing_medians([[1.0, 2.0], [1.0, 2.0]]) == ([1.0, 2.0], 1.0)
+    assert P.summing_medians([]) == ([], 1.0)
+
+
 def test_an_ops_eager_time_goes_to_the_kernels_its_nodes_went_to():
     pre_to_post = {
         "linear": ["permute", "addmm", "view"],  # a GEMM, its output viewed by kernel 1

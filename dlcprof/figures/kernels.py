@@ -137,8 +137,6 @@ def why_no_profile(run: Run) -> str:
         return f"backend {run.settings.backend} generates no kernels"
     if run.settings is not None and not run.settings.benchmark:
         return "compile only (--no-benchmark): kernels are profiled after the benchmark"
-    if run.sweep or run.sweep_done is not None:
-        return "a shape-sweep run is not profiled"
     if run.profiling is not None:
         return "profiling…" if run.live else f"the run ended ({run.status}) while profiling"
     if run.live:

@@ -134,11 +134,14 @@ class KernelTimeDelta:
 
     @property
     def verdict(self) -> str:
-        """ "worse" | "better" | "same" (within the larger spread) | "" (not comparable)."""
+        """ "worse" | "better" | "same" (within the larger spread) | "" (not comparable,
+        or a side measured no spread: one profiler window on a GPU)."""
         d = self.delta
         if d is None or self.a is None or self.b is None:
             return ""
-        spread = max(self.a.spread_ms or 0.0, self.b.spread_ms or 0.0)
+        if self.a.spread_ms is None or self.b.spread_ms is None:
+            return ""
+        spread = max(self.a.spread_ms, self.b.spread_ms)
         if abs(d) <= spread:
             return "same"
         return "worse" if d > 0 else "better"

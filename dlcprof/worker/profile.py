@@ -119,11 +119,18 @@ def split_eager(
     return out
 
 
-def median_of_reps(per_rep: list[list[float]]) -> list[float]:
-    """Per column, the median over repetitions."""
+def summing_medians(per_rep: list[list[float]]) -> tuple[list[float], float]:
+    """Per column (a launch, a node), its median over repetitions, scaled so the
+    columns add up to the median repetition; and that scale. Under background
+    load each column's median drops the stalls that hit it while most
+    repetitions hold a stall somewhere, so plain medians would add up to less
+    than the call they are shares of; on a quiet machine the scale is ~1."""
     if not per_rep:
-        return []
-    return [statistics.median(col) for col in zip(*per_rep, strict=True)]
+        return [], 1.0
+    medians = [statistics.median(col) for col in zip(*per_rep, strict=True)]
+    total = sum(medians)
+    scale = statistics.median(sum(row) for row in per_rep) / total if total > 0 else 1.0
+    return [m * scale for m in medians], scale
 
 
 # --- recorders: what the instrumented code calls --------------------------------------
@@ -141,7 +148,8 @@ class Recorder:
         self.count = [0] * launches  # launches, warm-up included
         self.seconds = [0.0] * launches  # since the last reset
         self.bytes: list[int | None] = [None] * launches
-        self.rep_ms: list[list[float]] = []  # the result: per repetition, per launch, per call
+        self.rep_ms: list[list[float]] = []  # per repetition, per launch: ms per call
+        self.launch_ms: list[float] = []  # per launch: ms per call (summing_medians)
 
     def enter(self, args: list[Any]) -> None:
         self.entered += 1
@@ -370,6 +378,13 @@ class KernelProfile:
             )
         )  # fmt: skip
 
+    def _say_scale(self, what: str, scale: float) -> None:
+        if abs(scale - 1.0) > 0.1:
+            self.notes_out.append(
+                f"background load: the {what} medians were scaled by {scale:.2f} to add up "
+                "to the median repetition"
+            )
+
     def _per_rep(self, fn: Callable[..., Any], args: tuple, timer: bench.Timer) -> int:
         """Calls per repetition: warmed up, at least REP_S long, at most --iters."""
         sink = bench.Sink()
@@ -401,6 +416,14 @@ class KernelProfile:
             timed = self._gpu_window(compiled, args, timer, live, per_rep)
         else:
             timed = self._cpu_reps(compiled, args, timer, live, per_rep)
+        recs = [p.recorder for p in live if p.recorder is not None and p.recorder.rep_ms]
+        reps = len(recs[0].rep_ms) if recs else 0
+        medians, scale = summing_medians(
+            [[ms for rec in recs for ms in rec.rep_ms[j]] for j in range(reps)]
+        )
+        for rec in recs:
+            rec.launch_ms, medians = medians[: len(rec.seconds)], medians[len(rec.seconds) :]
+        self._say_scale("kernel", scale)
         for p, res in zip(plans, results, strict=True):
             rec = p.recorder
             if rec is None:
@@ -416,12 +439,12 @@ class KernelProfile:
                 if rec.bytes[i] is not None:
                     r.bytes = (r.bytes or 0) + (rec.bytes[i] or 0)
                 if rec.rep_ms:
+                    r.time_ms = (r.time_ms or 0.0) + rec.launch_ms[i]
                     sums = kernel_reps.setdefault(owner, [0.0] * len(rec.rep_ms))
                     for j, rep in enumerate(rec.rep_ms):
                         sums[j] += rep[i]
             for owner, sums in kernel_reps.items():
-                res[owner].time_ms, spread = bench.median_iqr(sums)
-                res[owner].spread_ms = spread if len(sums) > 1 else None
+                res[owner].spread_ms = bench.median_iqr(sums)[1] if len(sums) > 1 else None
             for i, r in enumerate(res):
                 if i not in p.owner:
                     r.why.setdefault("time_ms", "never launched from the wrapper's call()")
@@ -442,10 +465,11 @@ class KernelProfile:
         inst: list[float] = []
         sink = bench.Sink()
         for _ in range(self.reps):
-            plain.append(timer.per_call_ms(compiled, args, per_rep, sink))
-            for rec in recs:
-                rec.seconds = [0.0] * len(rec.seconds)
+            plain.append(_settled_ms(compiled, args, per_rep, timer, sink))
             with _instrumented(live):
+                sink.value = compiled(*args)  # settle, untimed (see _settled_ms)
+                for rec in recs:
+                    rec.seconds = [0.0] * len(rec.seconds)
                 inst.append(timer.per_call_ms(compiled, args, per_rep, sink))
             for rec in recs:
                 rec.rep_ms.append([s * 1e3 / per_rep for s in rec.seconds])
@@ -528,10 +552,12 @@ class KernelProfile:
                 for k in rp.results:
                     k.why.setdefault("eager_ms", why)
             return None, None, why
-        nodes_ms = 0.0
+        rows = [[ms for rp in replays for ms in rp.reps[j]] for j in range(self.reps)]
+        medians, scale = summing_medians(rows)
+        self._say_scale("eager op", scale)
+        nodes_ms = sum(medians)
         for rp in replays:
-            node_ms = median_of_reps(rp.reps)
-            nodes_ms += sum(node_ms)
+            node_ms, medians = medians[: len(rp.nodes)], medians[len(rp.nodes) :]
             weights = {i: r.time_ms for i, r in enumerate(rp.results) if r.time_ms}
             by_kernel = split_eager(
                 dict(zip(rp.nodes, node_ms, strict=True)), rp.pre_to_post, rp.post_to_kernels,
@@ -592,8 +618,9 @@ class KernelProfile:
         sink = bench.Sink()
         eager: list[float] = []
         for _ in range(self.reps):
-            eager.append(timer.per_call_ms(fn, args, per_rep, sink))
+            eager.append(_settled_ms(fn, args, per_rep, timer, sink))
             for rp in replays:
+                sink.value = rp.fn(*rp.args)  # settle, untimed (see _settled_ms)
                 rp.clock.seconds = [0.0] * len(rp.clock.seconds)
                 for _ in range(per_rep):
                     sink.value = rp.fn(*rp.args)
@@ -616,6 +643,16 @@ class KernelProfile:
         except Exception as e:  # noqa: BLE001 - out of memory, most likely
             return None, f"the {COPY_BYTES >> 20} MiB copy failed: {type(e).__name__}: {e}"
         return 2 * COPY_BYTES / s / 1e9, None
+
+
+def _settled_ms(
+    fn: Callable[..., Any], args: tuple, calls: int, timer: bench.Timer, sink: bench.Sink
+) -> float:
+    """ms per call over ``calls`` calls, after one untimed call: the first call
+    after switching between two codes pays for the switch (the allocator maps
+    fresh pages for multi-MB outputs), which is neither code's steady cost."""
+    sink.value = fn(*args)
+    return timer.per_call_ms(fn, args, calls, sink)
 
 
 def _keep_trace(where: str, trace: dict[str, Any], live: list[GraphPlan]) -> None:
