@@ -93,7 +93,9 @@ HELP = """\
 [b]?[/b]  this help      [b]q[/b]  quit
 
 [b]Phases[/b]: where compile time went, per compile id (bars to scale).
-[b]Kernels[/b]: the fused kernels; Enter shows the generated source.
+[b]Kernels[/b]: the fused kernels, slowest first once profiled after the benchmark:
+time per compiled call and share of it, the eager cost of the ops each fused and
+the gain, GB/s and its share of a large copy's (over 100%: in cache); Enter: source.
 [b]Benchmark[/b]: eager vs compiled, speedup, and the runs needed to pay
 back the compile (break-even); every run of the session side by side.
 [b]Recompiles[/b]: guard failures and what each cost; the sweep compares the
