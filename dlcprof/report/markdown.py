@@ -86,14 +86,17 @@ def _kernels(r: rm.RunModel, detail: int) -> list[str]:
         return out + [text.na(r.kernels_why), ""]
     rows = []
     kt = r.kernel_table
+    origins = detail > COMPACT  # the user source lines are the first to give way
     for k in r.kernels:
         origin = "; ".join(f"{s.location} {s.code}".strip() for s in k.sources[:2])
         rows.append([k.number, code(k.name), k.kernel.kind, *kt.cells(k), k.ops,
-                     origin or "—", k.compiles])  # fmt: skip
-    head = ["#", "kernel", "kind", *kt.columns, "fused ops", "from (user source)", "compiles"]
-    out += table(head, rows, "rll" + "r" * len(kt.columns) + "lll") + [""]
+                     *([origin or "—"] if origins else []), k.compiles])  # fmt: skip
+    head = ["#", "kernel", "kind", *kt.columns, "fused ops",
+            *(["from (user source)"] if origins else []), "compiles"]  # fmt: skip
+    out += table(head, rows, "rll" + "r" * len(kt.columns) + "l" * (len(head) - 3)) + [""]
+    summary = kt.summary + ([kt.method] if kt.method and detail > COMPACT else [])
     if kt.profile is not None or detail > COMPACT:
-        out += [f"- {line}" for line in kt.summary] + [f"- {n}" for n in kt.notes] + [""]
+        out += [f"- {line}" for line in summary] + [f"- {n}" for n in kt.notes] + [""]
     if detail < FULL:
         return out + ["Kernel sources left out to fit a paste: see report.html.", ""]
     for k in r.kernels:

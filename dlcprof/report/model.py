@@ -305,6 +305,7 @@ class KernelRow:
 class KernelTable:
     rows: list[KernelRow]  # slowest first once profiled
     summary: list[str]  # the profiling stage in sentences (figures.kernels.summary_lines)
+    method: str | None  # how and when it measured
     notes: list[str]  # the reasons behind "n/a¹" cells
     profile: fk.ProfileSummary | None
     timings: dict[str, fk.KernelTiming]  # every kernel of the run, by kernel_key
@@ -334,7 +335,9 @@ def _kernel_table(run: Run) -> KernelTable:
             KernelRow(i, k, g.compile_ids, ", ".join(k.fused_ops) or "—", sources, t,
                       fk.timing_cells(t, notes))
         )  # fmt: skip
-    return KernelTable(rows, fk.summary_lines(run), notes.lines(), fk.profile_summary(run), timings)
+    summary = fk.summary_lines(run)
+    method = summary.pop() if run.kernel_profile is not None else None
+    return KernelTable(rows, summary, method, notes.lines(), fk.profile_summary(run), timings)
 
 
 @dataclass
