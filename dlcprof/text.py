@@ -111,7 +111,7 @@ def break_even(x: float | None, measurable: bool = True) -> str:
 
 
 def speedup_verdict(x: float | None, measurable: bool = True) -> str:
-    """ "2.91x", or "1.00x (no measurable difference)"."""
+    """"2.91x", or "1.00x (no measurable difference)"."""
     return speedup(x) if measurable else f"{speedup(x)} ({NO_DIFFERENCE})"
 
 

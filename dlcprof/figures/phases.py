@@ -217,10 +217,14 @@ def share_base(run: Run, tree: list[PhaseTotal]) -> float:
     return max(run.compile_wall_s, roots)
 
 
-def split_minor(totals: list[PhaseTotal], base: float) -> tuple[list[PhaseTotal], list[PhaseTotal]]:
+def split_minor(
+    totals: list[PhaseTotal], base: float
+) -> tuple[list[PhaseTotal], list[PhaseTotal]]:
     """(phases worth a row, the short ones folded)."""
     major = [
-        t for t in totals if t.name in ALWAYS_SHOWN or t.depth == 0 or not is_minor(t.total_s, base)
+        t
+        for t in totals
+        if t.name in ALWAYS_SHOWN or t.depth == 0 or not is_minor(t.total_s, base)
     ]
     return major, [t for t in totals if t not in major]
 

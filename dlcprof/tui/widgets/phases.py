@@ -166,13 +166,8 @@ def _rows(phases: list[ev.PhaseEnded], opened: list[ev.PhaseStarted]) -> list[_R
     """Finished and running phases nested together (depth = enclosing phases)."""
     running = [
         ev.PhaseEnded(
-            run_id=p.run_id,
-            compile_id=p.compile_id,
-            name=p.name,
-            thread=p.thread,
-            start_t=p.t,
-            duration_s=_STILL_OPEN_END - p.t,
-            t=p.t,
+            run_id=p.run_id, compile_id=p.compile_id, name=p.name, thread=p.thread,
+            start_t=p.t, duration_s=_STILL_OPEN_END - p.t, t=p.t,
         )  # fmt: skip
         for p in opened
     ]
