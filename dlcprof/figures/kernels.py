@@ -25,7 +25,7 @@ def kernel_key(k: ev.KernelGenerated) -> str:
 
 
 def compile_label(k: ev.KernelGenerated) -> str:
-    """ "0/0", "0/0 fwd", "0/0 bwd"."""
+    """"0/0", "0/0 fwd", "0/0 bwd"."""
     short = _GRAPH_SHORT.get(k.graph, k.graph) if k.graph else ""
     return f"{k.compile_id} {short}".strip()
 
