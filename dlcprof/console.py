@@ -100,6 +100,12 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
                 f"  size {event.size:>6}: {flag:<10} transition {text.secs(event.transition_s)}, "
                 f"steady {text.latency(event.latency_ms, event.latency_spread_ms)}"
             )
+        case ev.ProfilingStarted():
+            return Text.assemble(("  ⏱ ", "cyan"), f"profiling kernels: {event.method}")
+        case ev.KernelsProfiled():
+            return Text.assemble(
+                ("  ✓ ", "green"), f"kernels profiled in {text.secs(event.wall_s)}"
+            )
         case ev.ErrorRaised():
             return Text.assemble(("✗ ", "bold red"), event.message)
         case ev.LogEmitted() if event.level in ("warning", "error") and event.source != "stderr":
@@ -142,18 +148,25 @@ def phases_table(run: Run) -> Table:
 
 
 def kernels_table(run: Run) -> Table:
-    t = Table(title="Fused kernels", title_justify="left")
+    timings = fk.kernel_timings(run)
+    profiled = run.kernel_profile is not None
+    notes = text.Footnotes()
+    t = Table(title="Fused kernels" + (", slowest first" if profiled else ""),
+              title_justify="left")  # fmt: skip
+    t.add_column("compile")
     # A kernel name is never cut: its column is as wide as the longest name
-    # (up to NAME_WIDTH), the fused ops wrap beside it, and narrower still folds.
+    # (up to NAME_WIDTH), and narrower still folds.
     longest = max((len(k.name) for k in run.kernels), default=0)
-    for col in ("compile", "kernel", "kind", "#ops", "fused ops"):
-        width = min(longest, NAME_WIDTH) if col == "kernel" else None
-        t.add_column(col, overflow="fold", min_width=width)
-    for k in run.kernels:
-        t.add_row(
-            fk.compile_label(k), k.name, k.kind, str(len(k.fused_ops)),
-            ", ".join(k.fused_ops) or text.NA,
-        )  # fmt: skip
+    t.add_column("kernel", overflow="fold", min_width=min(longest, NAME_WIDTH))
+    t.add_column("kind")
+    for col in fk.TIMING_COLUMNS if profiled else ():
+        t.add_column(col, justify="right")
+    t.add_column("fused ops")
+    for k in fk.by_time(run.kernels, timings) if profiled else run.kernels:
+        c = fk.timing_cells(timings.get(fk.kernel_key(k)), notes).values() if profiled else ()
+        t.add_row(fk.compile_label(k), k.name, k.kind, *c, ", ".join(fk.short_ops(k)) or text.NA)
+    t.caption = "\n".join([*fk.summary_lines(run), *notes.lines()])
+    t.caption_justify = "left"
     return t
 
 

@@ -345,6 +345,44 @@ class SteadyAllocatorMeasured(Repetitions, Event):
 
 
 @dataclass
+class ProfilingStarted(Event):
+    """The kernel profiling stage began: after the benchmark, apart from it."""
+
+    run_id: str
+    method: str  # how kernels are timed (words for people)
+
+
+@dataclass
+class KernelsProfiled(Event):
+    """What the profiling stage measured inside the compiled code.
+
+    ``kernels``: one dict per kernel, ``compile_id``/``graph``/``name``/``order``
+    as in its KernelGenerated, then ``time_ms`` (per compiled call, all its
+    launches; median over repetitions, ``spread_ms`` their IQR), ``launches``
+    (per call), ``bytes`` (read + written per call),
+    ``eager_ms`` (the eager ops it fused, per call); None with the reason in
+    ``why[field]`` where not measured.
+    """
+
+    run_id: str
+    method: str
+    calls: int  # compiled calls timed, all repetitions together
+    wall_s: float  # how long the stage took
+    kernels: list[dict[str, Any]]
+    # Measured in repetitions alternating with the instrumented call and the
+    # replay, so that background load hits both sides of each ratio.
+    compiled_ms: float | None = None  # the plain compiled call
+    call_ms: float | None = None  # the compiled call while instrumented
+    eager_ms: float | None = None  # the plain eager call
+    eager_nodes_ms: float | None = None  # the graphs' user ops run one by one, per call
+    eager_why: str | None = None
+    copy_gbps: float | None = None  # a large tensor copy, bytes read + written per second
+    copy_why: str | None = None
+    device_busy_ms: float | None = None  # GPU: every device kernel in the window, per call
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
 class ShapeStepMeasured(Event):
     run_id: str
     size: int

@@ -80,6 +80,8 @@ class Run:
     cudagraphs: list[ev.CudagraphDecided] = field(default_factory=list)
     cudagraph_skips: list[ev.CudagraphSkipped] = field(default_factory=list)
     cudagraph_counts: ev.CudagraphsCounted | None = None
+    profiling: ev.ProfilingStarted | None = None
+    kernel_profile: ev.KernelsProfiled | None = None
     sweep: list[ev.ShapeStepMeasured] = field(default_factory=list)
     sweep_done: ev.SweepFinished | None = None
     errors: list[ev.ErrorRaised] = field(default_factory=list)
@@ -293,6 +295,12 @@ class Session:
 
     def _on_CudagraphsCounted(self, e: ev.CudagraphsCounted) -> None:
         self.run(e.run_id).cudagraph_counts = e
+
+    def _on_ProfilingStarted(self, e: ev.ProfilingStarted) -> None:
+        self.run(e.run_id).profiling = e
+
+    def _on_KernelsProfiled(self, e: ev.KernelsProfiled) -> None:
+        self.run(e.run_id).kernel_profile = e
 
     def _on_ShapeStepMeasured(self, e: ev.ShapeStepMeasured) -> None:
         self.run(e.run_id).sweep.append(e)

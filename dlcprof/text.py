@@ -309,6 +309,86 @@ def broke_inside(detail: str) -> str:
     return f"(broke inside {short_path(detail)})" if detail else ""
 
 
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+class Footnotes:
+    """ "n/a" in a narrow table cell, with its reason once below the table:
+    ``cell(None, why)`` -> "n/a¹"; ``lines()`` -> ["¹ why", ...]."""
+
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+
+    def mark(self, why: str | None) -> str:
+        if not why:
+            return ""
+        if why not in self.reasons:
+            self.reasons.append(why)
+        return str(self.reasons.index(why) + 1).translate(_SUPERSCRIPT)
+
+    def cell(self, words: str | None, why: str | None) -> str:
+        return words if words is not None else NA + self.mark(why)
+
+    def lines(self) -> list[str]:
+        return [f"{str(i).translate(_SUPERSCRIPT)} {NA}: {why}"
+                for i, why in enumerate(self.reasons, 1)]  # fmt: skip
+
+
+def gbps(x: float | None, why: str | None = None) -> str:
+    """A bandwidth: 9.22 GB/s, 123 GB/s, 2.1 TB/s."""
+    if x is None or not math.isfinite(x):
+        return na(why)
+    if x >= 999.5:
+        return f"{x / 1000:.1f} TB/s"
+    return f"{x:.3g} GB/s"
+
+
+def nbytes(x: float | None, why: str | None = None) -> str:
+    """A size in decimal units: 512 B, 8.19 KB, 4.19 MB, 1.07 GB."""
+    if x is None or not math.isfinite(x):
+        return na(why)
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if x >= scale:
+            return f"{x / scale:.3g} {unit}"
+    return f"{x:.0f} B"
+
+
+def kernel_coverage(kernel_ms: float | None, compiled_ms: float | None,
+                    coverage: float | None, device_busy: float | None = None) -> str:  # fmt: skip
+    """How much of the compiled call the kernels explain; the rest is the wrapper's own work."""
+    if kernel_ms is None:
+        return f"kernels {NA} (no kernel was timed)"
+    out = f"kernels {ms(kernel_ms)}"
+    if coverage is None:
+        return out
+    out += f" = {pct(coverage)} of the compiled call ({ms(compiled_ms)}, timed alongside)"
+    if device_busy is not None:
+        return out + f"; device busy {pct(device_busy)} of the call"
+    return out + "; the rest is Python, guards, allocation and launches"
+
+
+def eager_coverage(nodes_ms: float | None, eager_ms: float | None, coverage: float | None,
+                   why: str | None, in_kernels_ms: float | None = None) -> str:  # fmt: skip
+    """The user's ops run one by one, against the eager call they come from, and
+    how much of them the kernels fused."""
+    if nodes_ms is None:
+        return f"eager ops {na(why)}"
+    out = f"eager ops one by one {ms(nodes_ms)}"
+    if coverage is not None:
+        out += f" = {pct(coverage)} of the eager call ({ms(eager_ms)}, timed alongside)"
+    if in_kernels_ms is not None:
+        out += f"; the kernels fused {ms(in_kernels_ms)} of them"
+    return out
+
+
+def copy_bandwidth(x: float | None, why: str | None) -> str:
+    return f"copy bandwidth {gbps(x, why)} (a 256 MiB tensor copy, same device and threads)"
+
+
+def profiled(wall_s: float, calls: int, method: str) -> str:
+    return f"profiled after the benchmark in {secs(wall_s)}: {calls} calls, {method}"
+
+
 def spread(x: float | None) -> str:
     """A measured spread (interquartile range) beside its median."""
     return f"± {ms(x)}" if x is not None else ""

@@ -57,6 +57,20 @@ def test_a_run_fills_the_session_and_ends_idle(scripted) -> None:  # type: ignor
     assert c.state(None) == ("idle", "")
 
 
+def test_the_status_says_when_kernels_are_being_profiled(scripted) -> None:  # type: ignore[no-untyped-def]
+    scripted.hold = True
+    scripted.script = staticmethod(
+        lambda rid, s: [e for e in scripted_run(rid, s) if not isinstance(e, ev.KernelsProfiled)]
+    )
+    c, inbox = controller(Engine(live_run=scripted))
+    c.start([settings()])
+    fold_until(c, inbox, lambda: c.session.latest_run and c.session.latest_run.profiling)
+    state, detail = c.state(c.session.latest_run.profiling.t + 1.5)
+    assert state == "profiling kernels" and detail.endswith("after the benchmark 1.50 s")
+    c.cancel()
+    fold_until(c, inbox, lambda: not c.busy)
+
+
 def test_a_second_start_while_busy_starts_nothing(scripted) -> None:  # type: ignore[no-untyped-def]
     scripted.hold = True
     c, inbox = controller(Engine(live_run=scripted))

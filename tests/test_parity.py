@@ -18,18 +18,21 @@ import re
 import pytest
 from conftest import load_fixture
 from rich.console import Console
+from textual.widgets import DataTable, Static
 
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.console import run_summary
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import recompiles as fr
 from dlcprof.report.html import render_html
 from dlcprof.report.markdown import render_markdown
 from dlcprof.session import Run, Session
 from dlcprof.tables import modes_table
+from dlcprof.tui.app import DlcprofApp
 from dlcprof.tui.view import View
 from dlcprof.tui.widgets.benchmark import BenchmarkReport
 from dlcprof.tui.widgets.modes import ModesReport
@@ -172,6 +175,37 @@ def test_the_allocator_sessions_show_what_they_are_for():
             assert a.verdict == wanted
         else:
             assert len(a.default.modes) == 2 and text.TWO_CLUSTERS in fb.speedup_text(a.default)
+
+
+def kernel_sentences(run: Run) -> list[str]:
+    """What every view says about the kernels' time: the cells and the totals."""
+    timings = fk.kernel_timings(run)
+    notes = text.Footnotes()
+    cells = [fk.timing_cells(timings[fk.kernel_key(k)], notes) for k in run.kernels]
+    return [c.time for c in cells] + [c.gain for c in cells] + fk.summary_lines(run, False)
+
+
+@pytest.mark.parametrize("name", ["pointwise_chain", "graph_breaks"])
+async def test_every_view_states_the_same_kernel_times(name):
+    session = Session.from_events(load_fixture(name))
+    run = session.latest_run
+    assert run is not None and run.kernel_profile is not None, "re-record the fixture"
+    wanted = kernel_sentences(run)
+    app = DlcprofApp(session=session, replay=True, deterministic=True)
+    async with app.run_test(size=(220, 60)) as pilot:
+        app.select_run(run.run_id)
+        await pilot.pause()
+        table = app.query_one("#kernels-table", DataTable)
+        rows = [" ".join(str(c) for c in table.get_row_at(i)) for i in range(table.row_count)]
+        hint = str(app.query_one("#kernels-hint", Static).render())
+    rendered = {
+        "tui": " ".join(rows) + " " + hint,
+        **{k: v for k, v in views(session, run).items() if k != "tui"},
+    }
+    for view, text_ in rendered.items():
+        flat = " ".join(text_.split())
+        for sentence in wanted:
+            assert " ".join(sentence.split()) in flat, f"{name} / {view}: {sentence!r}"
 
 
 def test_no_view_derives_a_break_even_from_noise():

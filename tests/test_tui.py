@@ -80,8 +80,7 @@ def scripted_run(run_id: str, s: RunSettings, t: float = 1000.0) -> list[ev.Even
                                      transition_s=cost, latency_ms=1.0, reason=None, t=t + 1 + i)
             )  # fmt: skip
         out.append(
-            ev.SweepFinished(run_id=run_id, cumulative_transition_s=sum(steps), compiles=2,
-                             t=t + 3)
+            ev.SweepFinished(run_id=run_id, cumulative_transition_s=sum(steps), compiles=2, t=t + 3)
         )
     if s.benchmark:
         out.append(
@@ -90,6 +89,15 @@ def scripted_run(run_id: str, s: RunSettings, t: float = 1000.0) -> list[ev.Even
                                  threads=1, load_avg=[0.1, 0.1, 0.1], timer="perf_counter",
                                  t=t + 2)
         )  # fmt: skip
+        kernel = {"compile_id": "0/0", "graph": None, "name": "cpp_fused_cos_mul_sin_0",
+                  "order": 0, "time_ms": 0.3, "spread_ms": 0.01, "launches": 1,
+                  "bytes": 8192, "eager_ms": 1.5, "why": {}}  # fmt: skip
+        out += [
+            ev.ProfilingStarted(run_id=run_id, method="perf_counter", t=t + 2.1),
+            ev.KernelsProfiled(run_id=run_id, method="perf_counter", calls=35, wall_s=0.5,
+                               kernels=[kernel], compiled_ms=0.5, call_ms=0.51, eager_ms=2.0,
+                               eager_nodes_ms=1.8, copy_gbps=10.0, t=t + 2.6),
+        ]  # fmt: skip
     out.append(ev.RunFinished(run_id=run_id, status="ok", wall_s=3.0, t=t + 3))
     return out
 

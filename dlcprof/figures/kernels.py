@@ -1,4 +1,5 @@
-"""Fused kernels: grouped across compiles, and where each came from."""
+"""Fused kernels: grouped across compiles, where each came from, and what each
+costs inside the compiled call (the profiling stage, ``KernelsProfiled``)."""
 
 from __future__ import annotations
 
@@ -6,16 +7,21 @@ import re
 from dataclasses import dataclass
 
 from dlcprof import events as ev
+from dlcprof import text
 from dlcprof.session import Run
 
 _GRAPH_SHORT = {"forward": "fwd", "backward": "bwd", "inference": ""}
 _SOURCE_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?:\s+(?P<code>.*))?$")
 
 
+def key_of(compile_id: str, graph: str | None, name: str, order: int) -> str:
+    return f"{compile_id}|{graph}|{name}|{order}"
+
+
 def kernel_key(k: ev.KernelGenerated) -> str:
     """Unique within a run: names repeat across compiles and across a compile's
     forward and backward graphs."""
-    return f"{k.compile_id}|{k.graph}|{k.name}|{k.order}"
+    return key_of(k.compile_id, k.graph, k.name, k.order)
 
 
 def compile_label(k: ev.KernelGenerated) -> str:
@@ -67,3 +73,239 @@ def compile_list(ids: list[str], limit: int = 4) -> str:
 def short_ops(k: ev.KernelGenerated) -> list[str]:
     """Fused ops without the ``aten.`` prefix every one of them carries."""
     return [op.removeprefix("aten.") for op in k.fused_ops]
+
+
+# --- time, fusion gain and bandwidth (the profiling stage) ------------------------------
+
+
+@dataclass(frozen=True)
+class KernelTiming:
+    """One kernel's figures per compiled call; a None figure has its reason in ``why``."""
+
+    time_ms: float | None
+    spread_ms: float | None  # IQR over the profiling repetitions
+    share: float | None  # of the compiled call's measured latency
+    launches: int
+    eager_ms: float | None  # the eager ops it fused, run one by one
+    gain: float | None  # eager_ms / time_ms: what fusing them saved
+    bytes: int | None  # read + written
+    gbps: float | None
+    bw_share: float | None  # gbps / the copy bandwidth measured on the spot
+    why: dict[str, str]
+
+    def reason(self, figure: str) -> str | None:
+        """Why ``figure`` is None: the reason of what it is made of, else its own."""
+        for f in (*_MADE_OF.get(figure, ()), figure):
+            if f in self.why:
+                return self.why[f]
+        return None
+
+
+# A derived figure is n/a for the reason one of its parts is.
+_MADE_OF = {
+    "share": ("time_ms",),
+    "gain": ("time_ms", "eager_ms"),
+    "gbps": ("time_ms", "bytes"),
+    "bw_share": ("time_ms", "bytes"),
+}
+
+
+@dataclass(frozen=True)
+class ProfileSummary:
+    """The profiling stage as a whole: how much of each call its parts explain."""
+
+    method: str
+    calls: int
+    wall_s: float
+    kernel_ms: float | None  # sum of kernel times per compiled call
+    compiled_ms: float | None  # the compiled call, measured alongside the kernels
+    coverage: float | None  # kernel_ms / compiled_ms
+    call_ms: float | None  # the compiled call while instrumented
+    eager_nodes_ms: float | None  # the user ops of the graphs, run one by one
+    eager_kernels_ms: float | None  # the part of it the kernels fused (views stay out)
+    eager_ms: float | None  # the eager call, measured alongside the replay
+    eager_coverage: float | None  # eager_nodes_ms / eager_ms
+    eager_why: str | None
+    copy_gbps: float | None
+    copy_why: str | None
+    device_busy: float | None  # GPU: device kernel time / compiled latency
+    notes: list[str]
+
+
+def why_no_profile(run: Run) -> str:
+    """Why a run has no per-kernel figures, in one wording for every view."""
+    if run.kernel_profile is not None:
+        return "not profiled"
+    if run.settings is not None and run.settings.backend != "inductor":
+        return f"backend {run.settings.backend} generates no kernels"
+    if run.settings is not None and not run.settings.benchmark:
+        return "compile only (--no-benchmark): kernels are profiled after the benchmark"
+    if run.profiling is not None:
+        return "profiling…" if run.live else f"the run ended ({run.status}) while profiling"
+    if run.live:
+        return "measured after the benchmark"
+    if run.status in ("cancelled", "crashed", "error"):
+        return f"the run ended ({run.status}) before the profiling stage"
+    return "no profiling stage in this run"
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b is not None and b > 0 else None
+
+
+def _compiled_ms(run: Run) -> float | None:
+    """The compiled call the kernel times are shares of: measured alongside them
+    by the profiling stage, else the benchmark's."""
+    p = run.kernel_profile
+    if p is not None and p.compiled_ms is not None:
+        return p.compiled_ms
+    return run.benchmark.compiled_ms if run.benchmark else None
+
+
+def kernel_timings(run: Run) -> dict[str, KernelTiming]:
+    """Every kernel of the run by kernel_key (n/a with the reason where not measured)."""
+    p = run.kernel_profile
+    measured = {key_of(d["compile_id"], d.get("graph"), d["name"], d["order"]): d
+                for d in (p.kernels if p else [])}  # fmt: skip
+    compiled_ms = _compiled_ms(run)
+    copy = p.copy_gbps if p else None
+    out = {}
+    for k in run.kernels:
+        key = kernel_key(k)
+        d = measured.get(key)
+        if d is None:
+            why = "compiled after the profiling stage" if p else why_no_profile(run)
+            d = {"why": dict.fromkeys(("time_ms", "eager_ms", "bytes"), why)}
+        why = dict(d.get("why") or {})
+        t, eager, nbytes = d.get("time_ms"), d.get("eager_ms"), d.get("bytes")
+        gbps = nbytes / (t * 1e6) if nbytes is not None and t else None
+        if compiled_ms is None:
+            why["share"] = "no benchmark"
+        if copy is None:
+            why["bw_share"] = (p.copy_why if p else None) or "no copy bandwidth measured"
+        out[key] = KernelTiming(
+            time_ms=t, spread_ms=d.get("spread_ms"), share=_ratio(t, compiled_ms),
+            launches=int(d.get("launches") or 0), eager_ms=eager, gain=_ratio(eager, t),
+            bytes=nbytes, gbps=gbps, bw_share=_ratio(gbps, copy), why=why,
+        )  # fmt: skip
+    return out
+
+
+def group_timing(group: KernelGroup, timings: dict[str, KernelTiming]) -> KernelTiming | None:
+    """A kernel compiled several times identically: the first compile that was timed."""
+    first = None
+    for cid in group.compile_ids:
+        k = group.kernel
+        t = timings.get(key_of(cid, k.graph, k.name, k.order))
+        if t is not None and t.time_ms is not None:
+            return t
+        first = first or t
+    return first or timings.get(kernel_key(group.kernel))
+
+
+def by_time(
+    kernels: list[ev.KernelGenerated], timings: dict[str, KernelTiming | None]
+) -> list[ev.KernelGenerated]:
+    """Slowest first; kernels without a time after, in launch order."""
+
+    def key(k: ev.KernelGenerated) -> tuple[float, str, int]:
+        t = timings.get(kernel_key(k))
+        ms = t.time_ms if t is not None and t.time_ms is not None else -1.0
+        return (-ms, k.compile_id, k.order)
+
+    return sorted(kernels, key=key)
+
+
+def profile_summary(run: Run) -> ProfileSummary | None:
+    p = run.kernel_profile
+    if p is None:
+        return None
+    times = [d["time_ms"] for d in p.kernels if d.get("time_ms") is not None]
+    kernel_ms = sum(times) if times else None
+    eager = [d["eager_ms"] for d in p.kernels if d.get("eager_ms") is not None]
+    b = run.benchmark
+    compiled_ms = _compiled_ms(run)
+    eager_ms = p.eager_ms if p.eager_ms is not None else (b.eager_ms if b else None)
+    return ProfileSummary(
+        method=p.method, calls=p.calls, wall_s=p.wall_s, kernel_ms=kernel_ms,
+        compiled_ms=compiled_ms, coverage=_ratio(kernel_ms, compiled_ms), call_ms=p.call_ms,
+        eager_nodes_ms=p.eager_nodes_ms, eager_kernels_ms=sum(eager) if eager else None,
+        eager_ms=eager_ms,
+        eager_coverage=_ratio(p.eager_nodes_ms, eager_ms), eager_why=p.eager_why,
+        copy_gbps=p.copy_gbps, copy_why=p.copy_why,
+        device_busy=_ratio(p.device_busy_ms, compiled_ms), notes=list(p.notes),
+    )  # fmt: skip
+
+
+# The per-kernel figure columns, as every table heads them (TimingCells order).
+TIMING_COLUMNS = ("time", "share", "eager ops", "fusion gain", "bytes", "GB/s", "of copy BW")
+
+
+@dataclass(frozen=True)
+class TimingCells:
+    """A kernel's figures worded for a table row ("n/a¹" where not known)."""
+
+    time: str
+    share: str
+    eager: str
+    gain: str
+    bytes: str
+    gbps: str
+    bw_share: str
+
+    def values(self) -> tuple[str, ...]:
+        """In TIMING_COLUMNS order."""
+        return (self.time, self.share, self.eager, self.gain, self.bytes, self.gbps,
+                self.bw_share)  # fmt: skip
+
+
+def timing_cells(t: KernelTiming | None, notes: text.Footnotes) -> TimingCells:
+    if t is None:
+        na = notes.cell(None, "not profiled")
+        return TimingCells(na, na, na, na, na, na, na)
+
+    def cell(value: float | None, figure: str, words) -> str:  # type: ignore[no-untyped-def]
+        return notes.cell(None if value is None else words(value), t.reason(figure))
+
+    return TimingCells(
+        time=cell(t.time_ms, "time_ms", text.ms),
+        share=cell(t.share, "share", text.pct),
+        eager=cell(t.eager_ms, "eager_ms", text.ms),
+        gain=cell(t.gain, "gain", text.speedup),
+        bytes=cell(t.bytes, "bytes", text.nbytes),
+        gbps=cell(t.gbps, "gbps", text.gbps),
+        bw_share=cell(t.bw_share, "bw_share", text.pct),
+    )
+
+
+def timing_sentence(t: KernelTiming) -> str:
+    """One kernel's figures in a line, each "n/a (why)" where not known."""
+    time = text.ms(t.time_ms, t.reason("time_ms"))
+    if t.share is not None:
+        time += f" ({text.pct(t.share)} of the compiled call)"
+    if t.launches > 1:
+        time += f", {t.launches} launches"
+    return (
+        f"time {time} · eager ops {text.ms(t.eager_ms, t.reason('eager_ms'))} · "
+        f"fusion gain {text.speedup(t.gain, t.reason('gain'))} · "
+        f"{text.nbytes(t.bytes, t.reason('bytes'))} read and written at "
+        f"{text.gbps(t.gbps, t.reason('gbps'))} = "
+        f"{text.pct(t.bw_share, t.reason('bw_share'))} of copy bandwidth"
+    )
+
+
+def summary_lines(run: Run, method: bool = True) -> list[str]:
+    """The profiling stage in sentences: coverage, eager coverage, copy bandwidth,
+    and (``method``) how and when it measured."""
+    s = profile_summary(run)
+    if s is None:
+        return [f"time per kernel: {text.na(why_no_profile(run))}"]
+    lines = [
+        text.kernel_coverage(s.kernel_ms, s.compiled_ms, s.coverage, s.device_busy),
+        text.eager_coverage(
+            s.eager_nodes_ms, s.eager_ms, s.eager_coverage, s.eager_why, s.eager_kernels_ms
+        ),
+        text.copy_bandwidth(s.copy_gbps, s.copy_why),
+        *s.notes,
+    ]
+    return [*lines, text.profiled(s.wall_s, s.calls, s.method)] if method else lines

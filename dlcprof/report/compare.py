@@ -25,6 +25,7 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
@@ -37,6 +38,7 @@ __all__ = [
     "Comparison",
     "HeadlineRow",
     "KernelChange",
+    "KernelTimeDelta",
     "MetricDelta",
     "PhaseDelta",
     "compare",
@@ -92,6 +94,63 @@ class KernelChange:
     @property
     def ops(self) -> str:
         return f"{', '.join(self.a.fused_ops)} → {', '.join(self.b.fused_ops)}"
+
+
+@dataclass
+class KernelTimeDelta:
+    """One kernel's time per compiled call in A and B, matched as the kernel diff
+    matches them (same name, else same fused ops); None on a side without it."""
+
+    name: str
+    a: fk.KernelTiming | None
+    b: fk.KernelTiming | None
+
+    @staticmethod
+    def _ms(t: fk.KernelTiming | None) -> float | None:
+        return t.time_ms if t is not None else None
+
+    def _text(self, t: fk.KernelTiming | None, side: str) -> str:
+        if t is None:
+            return f"— (not in {side})"
+        return text.ms(t.time_ms, t.reason("time_ms"))
+
+    @property
+    def a_text(self) -> str:
+        return self._text(self.a, "A")
+
+    @property
+    def b_text(self) -> str:
+        return self._text(self.b, "B")
+
+    @property
+    def delta(self) -> float | None:
+        a, b = self._ms(self.a), self._ms(self.b)
+        return b - a if a is not None and b is not None else None
+
+    @property
+    def delta_text(self) -> str:
+        d = self.delta
+        if d is None:
+            return text.NA
+        return text.NO_DIFFERENCE if self.verdict == "same" else text.signed_ms(d)
+
+    @property
+    def verdict(self) -> str:
+        """ "worse" | "better" | "same" (within the larger spread) | "" (not comparable,
+        or a side measured no spread: one profiler window on a GPU)."""
+        d = self.delta
+        if d is None or self.a is None or self.b is None:
+            return ""
+        if self.a.spread_ms is None or self.b.spread_ms is None:
+            return ""
+        spread = max(self.a.spread_ms, self.b.spread_ms)
+        if abs(d) <= spread:
+            return "same"
+        return "worse" if d > 0 else "better"
+
+    @property
+    def largest_ms(self) -> float:
+        return max(self._ms(self.a) or 0.0, self._ms(self.b) or 0.0)
 
 
 @dataclass
@@ -219,6 +278,8 @@ class Comparison:
     recompiles_gone: list[str] = field(default_factory=list)
     # A normalized reason -> the reason as recorded (first seen), to word its newest guard.
     reasons: dict[str, str] = field(default_factory=dict)
+    # Per-kernel time per call, slowest first; empty unless a side was profiled.
+    kernel_times: list[KernelTimeDelta] = field(default_factory=list)
 
     def metric(self, name: str) -> MetricDelta:
         return next(m for m in self.metrics if m.name == name)
@@ -335,6 +396,7 @@ def _diff_kernels(
         if count_a[key] != count_b[key]:
             cmp.kernels_recompiled.append((key[0], count_a[key], count_b[key]))
     unmatched_a, unmatched_b = list(a), list(b)
+    pairs: list[tuple[ev.KernelGenerated | None, ev.KernelGenerated | None]] = []
     # 1. Same name: the same kernel; changed when it fuses different ops.
     for kb in list(unmatched_b):
         ka = next((k for k in unmatched_a if k.name == kb.name), None)
@@ -342,6 +404,7 @@ def _diff_kernels(
             continue
         unmatched_a.remove(ka)
         unmatched_b.remove(kb)
+        pairs.append((ka, kb))
         if Counter(ka.fused_ops) == Counter(kb.fused_ops):
             cmp.kernels_same += 1
         else:
@@ -355,9 +418,25 @@ def _diff_kernels(
             continue
         unmatched_a.remove(ka)
         unmatched_b.remove(kb)
+        pairs.append((ka, kb))
         cmp.kernels_changed.append(KernelChange(ka, kb, "renamed"))
     cmp.kernels_added = unmatched_b
     cmp.kernels_removed = unmatched_a
+    if cmp.a_run.kernel_profile is None and cmp.b_run.kernel_profile is None:
+        return
+    ta, tb = fk.kernel_timings(cmp.a_run), fk.kernel_timings(cmp.b_run)
+    pairs += [(k, None) for k in unmatched_a] + [(None, k) for k in unmatched_b]
+    rows = []
+    for ka, kb in pairs:
+        name = KernelChange(ka, kb, "").name if ka and kb else (ka or kb).name  # type: ignore[union-attr]
+        rows.append(
+            KernelTimeDelta(
+                name,
+                ta.get(fk.kernel_key(ka)) if ka else None,
+                tb.get(fk.kernel_key(kb)) if kb else None,
+            )
+        )
+    cmp.kernel_times = sorted(rows, key=lambda r: -r.largest_ms)
 
 
 def _bench_metrics(a: Run, b: Run) -> list[MetricDelta]:
@@ -601,6 +680,17 @@ def render_compare_table(cmp: Comparison) -> Group:
         parts.append(
             Text(f"kernels: {cmp.kernels_same} unchanged, none added or removed", style="dim")
         )
+
+    if cmp.kernel_times:
+        t = Table(title="kernel time per compiled call (delta = B - A)", title_justify="left")
+        t.add_column("kernel")
+        t.add_column("A", justify="right")
+        t.add_column("B", justify="right")
+        t.add_column("delta", justify="right")
+        for kt in cmp.kernel_times:
+            style = VERDICT_STYLE[kt.verdict]
+            t.add_row(kt.name, kt.a_text, kt.b_text, Text(kt.delta_text, style=style))
+        parts.append(t)
 
     t = Table(title="graph breaks and recompiles", title_justify="left")
     t.add_column("change")

@@ -86,18 +86,25 @@ def _phases(r: rm.RunModel, detail: int) -> list[str]:
     return out
 
 
-def _kernels(r: rm.RunModel, sources: bool) -> list[str]:
+def _kernels(r: rm.RunModel, detail: int) -> list[str]:
     out = ["### Fused kernels", ""]
     if not r.kernels:
         return out + [text.na(r.kernels_why), ""]
     rows = []
+    kt = r.kernel_table
+    origins = detail > COMPACT  # the user source lines are the first to give way
     for k in r.kernels:
         origin = "; ".join(f"{s.location} {s.code}".strip() for s in k.sources[:2])
         origin = origin or text.na(text.NO_SOURCE_LINES)
-        rows.append([k.number, code(k.name), k.kernel.kind, k.ops, origin, k.compiles])
-    head = ["#", "kernel", "kind", "fused ops", "from (user source)", "compiles"]
-    out += table(head, rows, "rlllll") + [""]
-    if not sources:
+        rows.append([k.number, code(k.name), k.kernel.kind, *kt.cells(k), k.ops,
+                     *([origin] if origins else []), k.compiles])  # fmt: skip
+    head = ["#", "kernel", "kind", *kt.columns, "fused ops",
+            *(["from (user source)"] if origins else []), "compiles"]  # fmt: skip
+    out += table(head, rows, "rll" + "r" * len(kt.columns) + "l" * (len(head) - 3)) + [""]
+    summary = kt.summary + ([kt.method] if kt.method and detail > COMPACT else [])
+    if kt.profile is not None or detail > COMPACT:
+        out += [f"- {line}" for line in summary] + [f"- {n}" for n in kt.notes] + [""]
+    if detail < FULL:
         return out + ["Kernel sources left out to fit a paste: see report.html.", ""]
     for k in r.kernels:
         if not k.kernel.source.strip():
@@ -283,7 +290,7 @@ def _run_section(r: rm.RunModel, detail: int = FULL) -> list[str]:
     for e in r.errors:
         out += [f"> **Error ({e.stage})**: {cell(e.message)}", ""]
     if detail >= COMPACT:
-        out += _phases(r, detail) + _kernels(r, detail >= FULL)
+        out += _phases(r, detail) + _kernels(r, detail)
     else:  # many runs: each one's phase and kernel tables are in report.html
         out += [
             f"{text.plural(len(r.compiles), 'compile')}, total wall {r.compile_wall.text}; "

@@ -290,6 +290,8 @@ class KernelRow:
     compile_ids: list[str]
     ops: str  # fused ops, ", "-joined, or "—"
     sources: list[SourceLine]
+    timing: fk.KernelTiming | None
+    cells: fk.TimingCells  # the timing worded for the table ("n/a¹" with a footnote)
 
     @property
     def name(self) -> str:
@@ -309,13 +311,43 @@ class KernelRow:
         return "cpp" if 'extern "C"' in src or "#include" in src else "python"
 
 
-def _kernel_rows(run: Run) -> list[KernelRow]:
-    out = []
-    for i, g in enumerate(fk.kernel_groups(run), 1):
-        k = g.kernel
+@dataclass
+class KernelTable:
+    rows: list[KernelRow]  # slowest first once profiled
+    summary: list[str]  # the profiling stage in sentences (figures.kernels.summary_lines)
+    method: str | None  # how and when it measured
+    notes: list[str]  # the reasons behind "n/a¹" cells
+    profile: fk.ProfileSummary | None
+    timings: dict[str, fk.KernelTiming]  # every kernel of the run, by kernel_key
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The per-kernel figure columns; none when the run was not profiled
+        (the summary says why once instead of a column of n/a)."""
+        return fk.TIMING_COLUMNS if self.profile is not None else ()
+
+    def cells(self, row: KernelRow) -> tuple[str, ...]:
+        return row.cells.values() if self.columns else ()
+
+
+def _kernel_table(run: Run) -> KernelTable:
+    timings = fk.kernel_timings(run)
+    groups = fk.kernel_groups(run)
+    by_kernel = {id(g.kernel): g for g in groups}
+    group_t = {fk.kernel_key(g.kernel): fk.group_timing(g, timings) for g in groups}
+    notes = text.Footnotes()
+    rows = []
+    for i, k in enumerate(fk.by_time([g.kernel for g in groups], group_t), 1):
+        g = by_kernel[id(k)]
+        t = group_t[fk.kernel_key(k)]
         sources = [SourceLine(*fk.source_line(line), line) for line in k.source_lines]
-        out.append(KernelRow(i, k, g.compile_ids, ", ".join(k.fused_ops) or "—", sources))
-    return out
+        rows.append(
+            KernelRow(i, k, g.compile_ids, ", ".join(k.fused_ops) or "—", sources, t,
+                      fk.timing_cells(t, notes))
+        )  # fmt: skip
+    summary = fk.summary_lines(run)
+    method = summary.pop() if run.kernel_profile is not None else None
+    return KernelTable(rows, summary, method, notes.lines(), fk.profile_summary(run), timings)
 
 
 @dataclass
@@ -647,6 +679,7 @@ class RunModel:
     compiles: list[CompileRow]
     kernels: list[KernelRow]
     kernels_why: str
+    kernel_table: KernelTable
     recompiles: list[RecompileRow]
     dims: list[str]
     scalars: list[str]  # "zf0 = L['self'].p": scalars made symbols, apart from the dims
@@ -786,6 +819,7 @@ def run_model(session: Session, run: Run, number: int | None = None) -> RunModel
     wall = _compile_wall(run)
     bench = _benchmark(run)
     sweep = _sweep_table(run)
+    ktable = _kernel_table(run)
     return RunModel(
         number=number,
         run=run,
@@ -807,9 +841,10 @@ def run_model(session: Session, run: Run, number: int | None = None) -> RunModel
         compile_wall=wall,
         phases=_phase_table(run) if run.compiles else None,
         compiles=_compile_rows(run),
-        kernels=_kernel_rows(run),
+        kernels=ktable.rows,
         kernels_why=run.unavailable.get("kernels")
         or "none generated, or the kernel probe did not run",
+        kernel_table=ktable,
         recompiles=_recompile_rows(run),
         dims=[f"{d.symbol} = {d.source}" for d in fr.unique_dims(run)],
         scalars=[f"{d.symbol} = {d.source}" for d in fr.symbolic_scalars(run)],

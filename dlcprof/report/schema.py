@@ -21,6 +21,7 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
@@ -64,7 +65,26 @@ def _settings(s: ev.RunStarted | None) -> dict[str, Any]:
     return {k: v for k, v in dataclasses.asdict(s).items() if k not in ("t", "run_id")}
 
 
-def _compile_dict(row: rm.CompileRow, origin: float | None) -> dict[str, Any]:
+# Per-kernel figures in the JSON, as KernelTiming names them (None: see "why").
+_TIMING_FIELDS = {
+    "time_ms": "time_ms", "share": "share", "launches": "launches", "eager_ms": "eager_ms",
+    "fusion_gain": "gain", "bytes": "bytes", "gbps": "gbps", "copy_bw_share": "bw_share",
+}  # fmt: skip
+
+
+def _timing_dict(t: fk.KernelTiming) -> dict[str, Any]:
+    out: dict[str, Any] = {name: getattr(t, attr) for name, attr in _TIMING_FIELDS.items()}
+    out["why"] = {
+        name: t.reason(attr) or "not measured"
+        for name, attr in _TIMING_FIELDS.items()
+        if out[name] is None
+    }
+    return out
+
+
+def _compile_dict(
+    row: rm.CompileRow, origin: float | None, timings: dict[str, fk.KernelTiming]
+) -> dict[str, Any]:
     c, rec = row.compile, row.record
     base = origin or 0.0
     return {
@@ -93,6 +113,7 @@ def _compile_dict(row: rm.CompileRow, origin: float | None) -> dict[str, Any]:
                 "source_lines": list(k.source_lines),
                 "order": k.order,
             }
+            | _timing_dict(timings[fk.kernel_key(k)])
             for k in sorted(c.kernels, key=lambda k: k.order)
         ],
         "recompile_reason": rec.recompile_reason if rec else None,
@@ -167,6 +188,42 @@ def _steady_dict(a: fa.AllocatorContrast, st: ev.SteadyAllocatorMeasured | None)
         "clusters": _clusters(s),
         "wall_s": st.wall_s,
     }
+
+
+def _profiled(m: rm.RunModel, bench: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The benchmark with the profiling stage's run-level figures beside it."""
+    if bench is None:
+        return None
+    return bench | _profile_dict(m.kernel_table, fk.why_no_profile(m.run))
+
+
+def _profile_dict(table: rm.KernelTable, why: str) -> dict[str, Any]:
+    """The profiling stage's run-level figures, null with a reason where not measured."""
+    p = table.profile
+    figures = {
+        "kernel_coverage": p.coverage if p else None,
+        "eager_coverage": p.eager_coverage if p else None,
+        "copy_gbps": p.copy_gbps if p else None,
+    }
+    reasons = {
+        "kernel_coverage": "no kernel was timed",
+        "eager_coverage": (p.eager_why if p else None) or "no graph was replayed",
+        "copy_gbps": (p.copy_why if p else None) or "not measured",
+    }
+    out: dict[str, Any] = dict(figures)
+    out["why"] = {k: (reasons[k] if p else why) for k, v in figures.items() if v is None}
+    out["profile"] = (
+        {
+            "method": p.method, "calls": p.calls, "wall_s": p.wall_s,
+            "kernel_ms": p.kernel_ms, "compiled_ms": p.compiled_ms, "call_ms": p.call_ms,
+            "eager_nodes_ms": p.eager_nodes_ms, "eager_kernels_ms": p.eager_kernels_ms,
+            "eager_ms": p.eager_ms,
+            "device_busy": p.device_busy, "notes": list(p.notes),
+        }
+        if p
+        else None
+    )  # fmt: skip
+    return out
 
 
 def benchmark_dict(run: Run) -> dict[str, Any] | None:
@@ -282,7 +339,7 @@ def _run_dict(m: rm.RunModel) -> dict[str, Any]:
         "started": _iso(run.started_t),
         "wall_s": run.wall_s,
         "compile_wall_s": run.compile_wall_s,
-        "compiles": [_compile_dict(c, origin) for c in m.compiles],
+        "compiles": [_compile_dict(c, origin, m.kernel_table.timings) for c in m.compiles],
         "recompiles": [
             {
                 "compile_id": r.row.compile_id,
@@ -301,10 +358,11 @@ def _run_dict(m: rm.RunModel) -> dict[str, Any]:
         # Each compile attempt re-announces its symbols: list each once.
         "dynamic_dims": list(m.dims),
         "dynamic_scalars": list(m.scalars),
-        "benchmark": (
+        "benchmark": _profiled(
+            m,
             {**(benchmark_dict(run) or {}), **_allocator_dict(m.benchmark, run)}
             if m.benchmark
-            else None
+            else None,
         ),
         "shape_sweep": [
             {k: v for k, v in dataclasses.asdict(st).items() if k not in ("t", "run_id")}

@@ -86,6 +86,8 @@ AFFECTS: dict[type[ev.Event], set[str]] = {
     ev.CudagraphDecided: {"modes"},
     ev.CudagraphSkipped: {"modes", "log"},
     ev.CudagraphsCounted: {"modes"},
+    ev.ProfilingStarted: {"kernels", "status"},
+    ev.KernelsProfiled: {"kernels", "status"},
     ev.ShapeStepMeasured: {"recompiles"},
     ev.SweepFinished: {"recompiles", "runs"},
     ev.DeviceSampled: {"device"},
@@ -393,7 +395,7 @@ class DlcprofApp(App[None]):
         self._repaint()
 
     def on_kernel_chosen(self, message: KernelChosen) -> None:
-        self.push_screen(KernelSourceScreen(message.kernel))
+        self.push_screen(KernelSourceScreen(message.kernel, message.figures))
 
     def on_workload_chosen(self, message: WorkloadChosen) -> None:
         self.target = message.target

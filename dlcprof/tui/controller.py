@@ -82,6 +82,9 @@ class RunController:
             compiled = any(c.finished for c in run.compiles.values())
             if live.settings.benchmark and compiled and run.benchmark is None:
                 return "benchmarking", where
+            if run.profiling is not None and run.kernel_profile is None:
+                elapsed = f" {text.secs(now - run.profiling.t)}" if now is not None else ""
+                return "profiling kernels", f"{where} · after the benchmark{elapsed}"
             if run.benchmark is not None and run.steady is None and run.status == "running":
                 if "steady_allocator" not in run.unavailable:
                     return "benchmarking", f"{where} · {text.STEADY_ALLOC}"

@@ -10,9 +10,10 @@ from dlcprof import events as ev
 class KernelChosen(Message):
     """The user picked a kernel to read its source."""
 
-    def __init__(self, kernel: ev.KernelGenerated) -> None:
+    def __init__(self, kernel: ev.KernelGenerated, figures: str = "") -> None:
         super().__init__()
         self.kernel = kernel
+        self.figures = figures  # its time, fusion gain and bandwidth, in a sentence
 
 
 class WorkloadChosen(Message):

@@ -28,9 +28,10 @@ class KernelSourceScreen(Screen[None]):
         Binding("q", "app.pop_screen", "Back", show=False),
     ]
 
-    def __init__(self, kernel: ev.KernelGenerated) -> None:
+    def __init__(self, kernel: ev.KernelGenerated, figures: str = "") -> None:
         super().__init__()
         self.kernel = kernel
+        self.figures = figures
 
     def compose(self) -> ComposeResult:
         k = self.kernel
@@ -42,6 +43,8 @@ class KernelSourceScreen(Screen[None]):
             ),
             id="kernel-title",
         )
+        if self.figures:
+            yield Static(Text(f" {self.figures}"), id="kernel-figures")
         with Horizontal(id="kernel-body"):
             with VerticalScroll(id="kernel-source"):
                 if k.source.strip():
@@ -93,7 +96,9 @@ HELP = """\
 [b]?[/b]  this help      [b]q[/b]  quit
 
 [b]Phases[/b]: where compile time went, per compile id (bars to scale).
-[b]Kernels[/b]: the fused kernels; Enter shows the generated source.
+[b]Kernels[/b]: the fused kernels, slowest first once profiled after the benchmark:
+time per compiled call and share of it, the eager cost of the ops each fused and
+the gain, GB/s and its share of a large copy's (over 100%: in cache); Enter: source.
 [b]Benchmark[/b]: eager vs compiled, speedup, and the runs needed to pay
 back the compile (break-even); every run of the session side by side.
 [b]Recompiles[/b]: guard failures and what each cost; the sweep compares the

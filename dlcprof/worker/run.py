@@ -31,6 +31,7 @@ from dlcprof.worker.probes import guards as guards_probe
 from dlcprof.worker.probes import kernels as kernels_probe
 from dlcprof.worker.probes import trace as trace_probe
 from dlcprof.worker.probes.trace import CompileCounts, TraceDispatcher
+from dlcprof.worker.profile import KernelProfile
 from dlcprof.worker.sweep import run_sweep
 
 DYNAMIC = {"auto": None, "true": True, "false": False}
@@ -101,6 +102,7 @@ class Run:
         self.dispatcher: TraceDispatcher | None = None
         self.cudagraphs = cudagraphs_probe.CudagraphProbe(sink, run_id, self.notes, self._prefix)
         self.eager = guards_probe.EagerCalls(self.notes)
+        self.kernels: kernels_probe.KernelCollector | None = None
         self._uninstall: Callable[[], None] | None = None
         self._close_raw_trace: Callable[[], None] | None = None
         self._tee: IO[str] | None = None
@@ -215,6 +217,11 @@ class Run:
             settled = self._compiles()
             if s.benchmark:
                 self._benchmark(fn, compiled, args, timer, first_s, compile_sum)
+                if self.kernels is not None and s.backend == "inductor":
+                    KernelProfile(self.sink, self.run_id, self.notes, self.kernels, s.reps,
+                                  s.iters).run(fn, compiled, args, timer)  # fmt: skip
+                # Last: pinning the allocator cannot be undone.
+                self._steady_allocator(fn, compiled, args, timer)
             else:
                 sink = bench.Sink()
                 bench.warm_up(compiled, args, timer, sink)
@@ -234,7 +241,7 @@ class Run:
         # Without provenance the kernel table still comes from the output code
         # (fused ops read back from kernel names).
         kernels_probe.enable_provenance(self.notes)
-        kernels = kernels_probe.KernelCollector(
+        kernels = self.kernels = kernels_probe.KernelCollector(
             self.sink, self.run_id, kernels_probe.aten_op_exists()
         )
         tee_path = os.environ.get(TEE_ENV)
@@ -385,7 +392,6 @@ class Run:
             )
         )  # fmt: skip
         self._log_compile(first_s, steady_s, compile_sum)
-        self._steady_allocator(fn, compiled, args, timer)
 
     def _steady_allocator(self, fn: Any, compiled: Any, args: tuple, timer: bench.Timer) -> None:
         """The benchmark again with the allocator held steady: last, as it cannot be undone."""

@@ -1,4 +1,5 @@
-"""Kernels pane: every fused kernel Inductor generated; Enter opens its source."""
+"""Kernels pane: every fused kernel Inductor generated, slowest first once
+profiled, with what each costs inside the compiled call; Enter opens its source."""
 
 from __future__ import annotations
 
@@ -8,31 +9,38 @@ from textual.widgets import DataTable, Static
 
 from dlcprof import events as ev
 from dlcprof import text
-from dlcprof.figures.kernels import compile_label, kernel_key, short_ops
+from dlcprof.figures import kernels as fk
 from dlcprof.session import Run
 from dlcprof.tui.messages import KernelChosen
 from dlcprof.tui.view import View
 
 # Fixed widths: auto-sized columns reflow as rows stream in and make
-# snapshots flaky (docs/design.md).
+# snapshots flaky (docs/design.md). The figures come before the fused ops,
+# which may run off to the right (the table scrolls).
 _COLUMNS: list[tuple[str, str, int]] = [
-    ("#", "order", 2),
-    ("compile", "compile", 12),
-    ("kernel", "name", 36),
+    ("compile", "compile", 7),
+    ("kernel", "name", 30),
     ("kind", "kind", 9),
-    ("ops", "nops", 3),
-    ("fused aten ops", "ops", 38),
-    ("time", "time", 4),
+    ("time", "time", 8),
+    ("share", "share", 5),
+    ("eager ops", "eager", 9),
+    ("gain", "gain", 7),
+    ("GB/s", "gbps", 10),
+    ("of copy", "bw", 7),
+    ("fused aten ops", "ops", 40),
 ]
 
 
 class KernelsPane(Vertical):
-    """A DataTable filled incrementally so the cursor stays put while rows arrive."""
+    """A DataTable filled incrementally so the cursor stays put while rows
+    arrive; refilled in time order when the profiling stage reports."""
 
     def __init__(self, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(**kwargs)
         self._run_id: str | None = None
+        self._profile: ev.KernelsProfiled | None = None
         self._kernels: dict[str, ev.KernelGenerated] = {}
+        self._timings: dict[str, fk.KernelTiming] = {}
 
     def compose(self) -> ComposeResult:
         table: DataTable[str] = DataTable(id="kernels-table", cursor_type="row", zebra_stripes=True)
@@ -43,37 +51,38 @@ class KernelsPane(Vertical):
 
     def on_mount(self) -> None:
         self.border_title = "Kernels"
-        self.border_subtitle = "time n/a: per-kernel timing is not captured yet · Enter: source"
+        self.border_subtitle = "Enter: source"
 
     def show(self, view: View) -> None:
         table = self.query_one(DataTable)
         run = view.run
         rid = run.run_id if run else None
-        if rid != self._run_id:
+        profile = run.kernel_profile if run else None
+        restore = None
+        if rid != self._run_id or profile is not self._profile:
+            restore = table.cursor_row if rid == self._run_id else 0
             table.clear()
             self._kernels.clear()
-            self._run_id = rid
+            self._run_id, self._profile = rid, profile
         kernels = run.kernels if run else []
-        for k in kernels:
-            key = kernel_key(k)
+        timings = self._timings = fk.kernel_timings(run) if run else {}
+        notes = text.Footnotes()
+        for k in fk.by_time(kernels, timings) if profile is not None else kernels:
+            key = fk.kernel_key(k)
+            c = fk.timing_cells(timings.get(key), notes)
             if key in self._kernels:
                 continue
             self._kernels[key] = k
-            ops = ", ".join(short_ops(k)) or text.NA
             table.add_row(
-                str(k.order),
-                compile_label(k),
-                k.name,
-                k.kind,
-                str(len(k.fused_ops)),
-                ops,
-                text.NA,
-                key=key,
-            )
+                fk.compile_label(k), k.name, k.kind, c.time, c.share, c.eager, c.gain, c.gbps,
+                c.bw_share, ", ".join(fk.short_ops(k)) or text.NA, key=key,
+            )  # fmt: skip
+        if restore:
+            table.move_cursor(row=min(restore, table.row_count - 1))
         self.border_title = f"Kernels ({len(kernels)})" if kernels else "Kernels"
+        self.border_subtitle = _subtitle(run)
         hint = self.query_one("#kernels-hint", Static)
-        hint.update(_hint(run, len(kernels)))
-        hint.display = not kernels
+        hint.update(_hint(run, len(kernels), notes))
 
     def kernel(self, key: str) -> ev.KernelGenerated | None:
         return self._kernels.get(key)
@@ -82,12 +91,22 @@ class KernelsPane(Vertical):
         event.stop()
         k = self._kernels.get(str(event.row_key.value))
         if k is not None:
-            self.post_message(KernelChosen(k))
+            timing = self._timings.get(fk.kernel_key(k))
+            self.post_message(KernelChosen(k, fk.timing_sentence(timing) if timing else ""))
 
 
-def _hint(run: Run | None, count: int) -> str:
-    if count:
-        return ""
+def _subtitle(run: Run | None) -> str:
+    if run is not None and run.kernel_profile is not None:
+        return f"slowest first · profiled in {text.secs(run.kernel_profile.wall_s)} · Enter: source"
+    if run is not None and run.profiling is not None and run.live:
+        return "profiling kernels… · Enter: source"
+    return "Enter: source"
+
+
+def _hint(run: Run | None, count: int, notes: text.Footnotes) -> str:
+    if count and run is not None:
+        # How it was measured: in the Log, and the subtitle says when.
+        return "\n".join([*fk.summary_lines(run, method=False), *notes.lines()])
     if run is None:
         return "no kernels yet: press r to compile"
     if "kernels" in run.unavailable:

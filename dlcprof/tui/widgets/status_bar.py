@@ -11,6 +11,7 @@ STATE_STYLES = {
     "compiling": "bold yellow",
     "benchmarking": "bold cyan",
     "sweeping shapes": "bold cyan",
+    "profiling kernels": "bold cyan",
     "running": "yellow",
     "cancelling": "magenta",
     "idle": "",

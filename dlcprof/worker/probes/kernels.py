@@ -34,6 +34,7 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from dlcprof import events as ev
 from dlcprof.worker.probes import ProbeNotes, Sink
@@ -124,6 +125,17 @@ def _call_body(code: str) -> list[str]:
     return body
 
 
+def launch_target(token: str, definitions: dict[str, Any]) -> tuple[str, bool] | None:
+    """(kernel name, extern) when calling ``token`` launches a kernel: a kernel
+    defined in the module (``NAME(`` or Triton's ``NAME.run(``), or an extern call."""
+    base = token[: -len(".run")] if token.endswith(".run") else token
+    if base in definitions:
+        return base, False
+    if _EXTERN_RE.match(token) and not token.startswith(_NOT_KERNELS_NS):
+        return token, True
+    return None
+
+
 def _parse_calls(code: str, definitions: dict[str, tuple[str, str]]) -> list[KernelCall]:
     calls: list[KernelCall] = []
     handle: str | None = None
@@ -142,12 +154,9 @@ def _parse_calls(code: str, definitions: dict[str, tuple[str, str]]) -> list[Ker
             continue
         found = None
         for token in _CALL_TOKEN_RE.findall(line.split("#", 1)[0]):
-            base = token[: -len(".run")] if token.endswith(".run") else token
-            if base in definitions:
-                found = KernelCall(base, False, handle, aten)
-                break
-            if _EXTERN_RE.match(token) and not token.startswith(_NOT_KERNELS_NS):
-                found = KernelCall(token, True, handle, aten)
+            target = launch_target(token, definitions)
+            if target is not None:
+                found = KernelCall(target[0], target[1], handle, aten)
                 break
         if found is not None:
             # The comments just above a launch describe it (other statements, e.g.
@@ -162,13 +171,14 @@ def parse_post_grad_graph(text: str) -> dict[str, str]:
     return {m.group(1): f"{m.group(2)}.{m.group(3)}" for m in _NODE_RE.finditer(text)}
 
 
-def parse_node_mappings(text: str) -> dict[str, list[str]]:
-    """The ``cppCodeToPost`` map: "NAME:N" -> post-grad node names (empty when untracked)."""
+def parse_node_mappings(text: str, key: str = "cppCodeToPost") -> dict[str, list[str]]:
+    """A provenance map, empty when untracked: ``cppCodeToPost`` ("NAME:N" ->
+    post-grad node names) or ``preToPost`` (Dynamo graph node -> post-grad nodes)."""
     try:
         data = json.loads(text)
     except (TypeError, ValueError):
         return {}
-    mapping = data.get("cppCodeToPost") if isinstance(data, dict) else None
+    mapping = data.get(key) if isinstance(data, dict) else None
     if not isinstance(mapping, dict):
         return {}
     return {str(k): [str(n) for n in v] for k, v in mapping.items() if isinstance(v, list)}
@@ -262,6 +272,20 @@ class GraphPayloads:
     output_code: str | None = None
     mappings: str | None = None
     stack_traces: str | None = None
+    path: str | None = None  # where the wrapper module was written (and loaded from)
+
+
+@dataclass
+class CompiledGraph:
+    """A compiled graph as the profiling stage needs it, kept after its kernels
+    are emitted: the wrapper module's file, its launches, its kernels and the
+    provenance that joins them to the graph's nodes."""
+
+    compile_id: str
+    path: str | None
+    code: OutputCode
+    kernels: list[KernelInfo]
+    mappings: str | None
 
 
 @dataclass
@@ -276,12 +300,14 @@ class KernelInfo:
 
 
 def build_kernels(
-    payloads: GraphPayloads, is_op: Callable[[str], bool] = lambda _: False
+    payloads: GraphPayloads,
+    is_op: Callable[[str], bool] = lambda _: False,
+    code: OutputCode | None = None,
 ) -> list[KernelInfo]:
     """One entry per kernel (first launch wins) and one per extern call, in call order."""
     if not payloads.output_code:
         return []
-    code = parse_output_code(payloads.output_code)
+    code = code or parse_output_code(payloads.output_code)
     nodes = parse_post_grad_graph(payloads.post_grad or "")
     position = {n: i for i, n in enumerate(nodes)}
     mappings = parse_node_mappings(payloads.mappings or "")
@@ -367,6 +393,8 @@ class KernelCollector:
         self._pending: dict[str, GraphPayloads] = {}
         self._lock = threading.RLock()
         self.emitted = 0
+        self.graphs: list[CompiledGraph] = []  # for the profiling stage
+        self.dynamo_graphs: dict[str, str] = {}  # compile id -> printed Dynamo graph
 
     def post_grad(self, cid: str, text: str | None) -> None:
         with self._lock:
@@ -375,12 +403,19 @@ class KernelCollector:
                 self.flush(cid)
             self._graph(cid).post_grad = text
 
-    def output_code(self, cid: str, text: str | None) -> None:
+    def output_code(self, cid: str, text: str | None, path: str | None = None) -> None:
         with self._lock:
             p = self._pending.get(cid)
             if p is not None and p.output_code:
                 self.flush(cid)
-            self._graph(cid).output_code = text
+            g = self._graph(cid)
+            g.output_code, g.path = text, path
+
+    def dynamo_graph(self, cid: str, text: str | None) -> None:
+        """The printed Dynamo graph of a frame compile (its nodes are the user's ops)."""
+        with self._lock:
+            if text:
+                self.dynamo_graphs[cid] = text
 
     def mappings(self, cid: str, text: str | None) -> None:
         with self._lock:
@@ -397,11 +432,14 @@ class KernelCollector:
             payloads = self._pending.pop(cid, None)
             if payloads is None or not payloads.output_code:
                 return
-            for k in build_kernels(payloads, self.is_op):
+            code = parse_output_code(payloads.output_code)
+            kernels = build_kernels(payloads, self.is_op, code)
+            for k in kernels:
                 self.sink.emit(
                     ev.KernelGenerated(run_id=self.run_id, compile_id=cid, **dataclasses.asdict(k))
                 )
                 self.emitted += 1
+            self.graphs.append(CompiledGraph(cid, payloads.path, code, kernels, payloads.mappings))
 
     def flush_all(self) -> None:
         with self._lock:

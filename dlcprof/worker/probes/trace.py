@@ -58,7 +58,7 @@ METRIC_FIELDS = (
 CONSUMED = frozenset(
     {
         "chromium_event", "compilation_metrics", "bwd_compilation_metrics",
-        "create_symbol", "inductor_output_code", "inductor_post_grad_graph",
+        "create_symbol", "inductor_output_code", "inductor_post_grad_graph", "dynamo_output_graph",
         "recompile_reasons", "dynamo_graph_break_reason", "fx_graph_cache_hit",
         "fx_graph_cache_miss", "fx_graph_cache_bypass",
         "inductor_provenance_tracking_node_mappings",
@@ -423,7 +423,9 @@ class TraceDispatcher:
             if name == "inductor_post_grad_graph":
                 self.kernels.post_grad(md_cid, payload)
             elif name == "inductor_output_code":
-                self.kernels.output_code(md_cid, payload)
+                self.kernels.output_code(md_cid, payload, (md.get(name) or {}).get("filename"))
+            elif name == "dynamo_output_graph":
+                self.kernels.dynamo_graph(md_cid, payload)
             elif name == "inductor_provenance_tracking_node_mappings":
                 self.kernels.mappings(md_cid, payload)
             elif name == "inductor_provenance_tracking_kernel_stack_traces":

@@ -1,0 +1,706 @@
+"""The profiling stage: where the compiled call spends its time, kernel by kernel.
+
+It runs after the benchmark, which has already timed the code the user gets;
+nothing here is inside it. On the same compiled function, arguments, thread
+count and grad mode it:
+
+1. times every launch of the compiled code in place: each compiled graph's
+   ``call()`` gets a copy of its code with every launch going through a
+   recorder (``probes/compiled_code.py``), so the kernels run exactly as the
+   user's call runs them: same generated code, same buffers, same order. On
+   the CPU the recorder reads ``perf_counter`` around each launch (Inductor's
+   C++ kernels and extern calls return when done). On a GPU it opens a
+   ``record_function`` range per launch and reads the device time of what each
+   range launched from torch.profiler's CUDA activity (``gpu_trace.py``).
+   The bytes each launch reads and writes come from its tensor arguments (an
+   ``in_out_ptr`` counts twice), measured once;
+2. runs the Dynamo graph of each compile (the user's own ops) node by node on
+   the inputs its compiled graph received, device-synchronized, and splits
+   each op's time over the kernels its post-grad nodes went to (provenance
+   ``preToPost`` and ``cppCodeToPost``): the eager cost of what each kernel
+   fused;
+3. measures the copy bandwidth: a 256 MiB tensor copy, same device and threads.
+
+Everything it cannot know is None with the reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import re
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.worker import bench
+from dlcprof.worker.probes import ProbeNotes, Sink
+from dlcprof.worker.probes import compiled_code as cc
+from dlcprof.worker.probes.kernels import CompiledGraph, KernelCollector, parse_node_mappings
+
+CPU_METHOD = "perf_counter around each launch inside the compiled call"
+GPU_METHOD = "torch.profiler CUDA activity, one range per launch inside the compiled call"
+REP_S = 0.05  # aim for repetitions of at least this long
+GPU_CALLS = 10  # compiled calls in the one profiled window on a GPU
+COPY_BYTES = 256 * 2**20
+RANGE_PREFIX = "dlcprof:"
+NOT_RUN = "not run by the profiled call (compiled for other inputs)"
+NOT_TIMED = "its code ran at warm-up only (CUDA graphs replay it without launches to time)"
+# Keeps the GPU profiler's trace and the launches it ranges (tests/fixtures/gpu).
+GPU_TRACE_ENV = "DLCPROF_GPU_TRACE_DIR"
+
+_PARAMS_CPP = re.compile(r'extern\s+"C"[^(]*\(([^)]*)\)', re.S)
+_PARAMS_PY = re.compile(r"^def\s+\w+\(([^)]*)\)", re.M)
+_ANN_SHAPE = re.compile(r"^\w+\[([^\]]*)\]")  # "f32[4, s0]...": a tensor's dtype and sizes
+
+
+# --- pure helpers ---------------------------------------------------------------------
+
+
+def param_names(source: str) -> list[str]:
+    """A generated kernel's parameter names, in order: C++ ``kernel(const float*
+    in_ptr0, ...)`` or Triton ``def triton_...(in_ptr0, ..., XBLOCK : tl.constexpr)``."""
+    m = _PARAMS_CPP.search(source)
+    if m:
+        pieces = [p.strip() for p in m.group(1).split(",") if p.strip()]
+        return [re.findall(r"\w+", p)[-1] for p in pieces]
+    m = _PARAMS_PY.search(source)
+    if m:
+        pieces = [p.strip() for p in m.group(1).split(",") if p.strip()]
+        return [re.split(r"[\s:=]", p, maxsplit=1)[0] for p in pieces]
+    return []
+
+
+def shape_matches(annotation: str, shape: list[int] | None) -> bool:
+    """Whether a placeholder's printed annotation ("f32[4, 1024][1024, 1]cpu")
+    agrees with a tensor's shape (None: not a tensor). Symbolic sizes match anything."""
+    m = _ANN_SHAPE.match(annotation)
+    if not m:
+        return shape is None or not annotation  # Sym(s0), or no annotation
+    if shape is None:
+        return False
+    dims = [d.strip() for d in m.group(1).split(",") if d.strip()]
+    if len(dims) != len(shape):
+        return False
+    return all(not d.isdigit() or int(d) == n for d, n in zip(dims, shape, strict=True))
+
+
+def split_eager(
+    node_ms: dict[str, float],
+    pre_to_post: dict[str, list[str]],
+    post_to_kernels: dict[str, list[int]],
+    kernel_ms: dict[int, float],
+) -> dict[int, float]:
+    """Each user op's eager time, split over the kernels its post-grad nodes went
+    to. One kernel takes it all; between several (a Linear's addmm and the kernel
+    that fused a view of its output; a LayerNorm cut in two) it goes in
+    proportion to the kernels' compiled times, else (a kernel not timed) to how
+    many of the op's nodes each holds. Ops whose nodes became no kernel (views)
+    stay out."""
+    out: dict[int, float] = {}
+    for node, ms in node_ms.items():
+        counts: dict[int, int] = {}
+        for post in pre_to_post.get(node, []):
+            for k in post_to_kernels.get(post, []):
+                counts[k] = counts.get(k, 0) + 1
+        weights: dict[int, float] = dict(counts)
+        if all(kernel_ms.get(k) for k in counts):
+            weights = {k: kernel_ms[k] for k in counts}
+        total = sum(weights.values())
+        for k, w in weights.items():
+            out[k] = out.get(k, 0.0) + ms * w / total
+    return out
+
+
+def summing_medians(per_rep: list[list[float]]) -> tuple[list[float], float]:
+    """Per column (a launch, a node), its median over repetitions, scaled so the
+    columns add up to the median repetition; and that scale. Under background
+    load each column's median drops the stalls that hit it while most
+    repetitions hold a stall somewhere, so plain medians would add up to less
+    than the call they are shares of; on a quiet machine the scale is ~1."""
+    if not per_rep:
+        return [], 1.0
+    medians = [statistics.median(col) for col in zip(*per_rep, strict=True)]
+    total = sum(medians)
+    scale = statistics.median(sum(row) for row in per_rep) / total if total > 0 else 1.0
+    return [m * scale for m in medians], scale
+
+
+# --- recorders: what the instrumented code calls --------------------------------------
+
+
+class Recorder:
+    """The hook of one compiled graph: its inputs, and per launch time and bytes."""
+
+    def __init__(self, launches: int, inout: list[list[bool]], extern: list[bool]) -> None:
+        self.inout = inout  # per launch, per positional arg: an in_out_ptr (read and written)
+        self.extern = extern
+        self.args: list[Any] | None = None
+        self.capture = True
+        self.entered = 0  # calls of call(), warm-up included
+        self.count = [0] * launches  # launches, warm-up included
+        self.seconds = [0.0] * launches  # since the last reset
+        self.bytes: list[int | None] = [None] * launches
+        self.rep_ms: list[list[float]] = []  # per repetition, per launch: ms per call
+        self.launch_ms: list[float] = []  # per launch: ms per call (summing_medians)
+
+    def enter(self, args: list[Any]) -> None:
+        self.entered += 1
+        if self.capture:
+            self.args = list(args)  # call() clears its list
+            self.capture = False
+
+    def launch(self, i: int, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        out = fn(*args, **kwargs)
+        self.seconds[i] += time.perf_counter() - t0
+        self._after(i, args, kwargs, out)
+        return out
+
+    def _after(self, i: int, args: tuple, kwargs: dict[str, Any], out: Any) -> None:
+        self.count[i] += 1
+        if self.bytes[i] is None:
+            self.bytes[i] = _launch_bytes(args, kwargs, out, self.inout[i], self.extern[i])
+
+
+class GpuRecorder(Recorder):
+    """Names each launch's range; the device times come from the profiler trace."""
+
+    def __init__(self, label: str, *a: Any) -> None:
+        import torch
+
+        super().__init__(*a)
+        self.label = label
+        self._range = torch.profiler.record_function
+
+    def launch(self, i: int, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        with self._range(f"{self.label}:{i}"):
+            out = fn(*args, **kwargs)
+        self._after(i, args, kwargs, out)
+        return out
+
+
+def _tensor_bytes(x: Any) -> int:
+    import torch
+
+    if isinstance(x, torch.Tensor):
+        return int(x.numel()) * int(x.element_size())
+    if isinstance(x, (list, tuple)):
+        return sum(_tensor_bytes(v) for v in x)
+    return 0
+
+
+def _launch_bytes(
+    args: tuple, kwargs: dict[str, Any], out: Any, inout: list[bool], extern: bool
+) -> int:
+    """Bytes a launch must read and write: each tensor argument once, an
+    ``in_out_ptr`` twice; an extern call's result (when not written in place) once."""
+    total = 0
+    for j, a in enumerate(args):
+        n = _tensor_bytes(a)
+        total += 2 * n if j < len(inout) and inout[j] else n
+    total += sum(_tensor_bytes(v) for v in kwargs.values())
+    if extern and "out" not in kwargs:
+        total += _tensor_bytes(out)
+    return total
+
+
+class NodeClock:
+    """The hook of a replayed graph: time per node, device-synchronized."""
+
+    def __init__(self, nodes: int, sync: Callable[[], None]) -> None:
+        self.seconds = [0.0] * nodes
+        self.sync = sync
+
+    def begin(self) -> float:
+        self.sync()
+        return time.perf_counter()
+
+    def end(self, i: int, t0: float) -> None:
+        self.sync()
+        self.seconds[i] += time.perf_counter() - t0
+
+
+# --- the plan: which graphs can be timed, and how launches map to kernels -----------------
+
+
+@dataclass
+class GraphPlan:
+    graph: CompiledGraph
+    owner: list[int] = field(default_factory=list)  # launch -> index in graph.kernels
+    modules: list[Any] = field(default_factory=list)
+    code: Any = None
+    recorder: Recorder | None = None
+    why: str | None = None  # when its launches cannot be timed
+
+
+def _owners(graph: CompiledGraph) -> list[int]:
+    """Launch i of call() -> its kernel: a generated kernel by name (every launch
+    of it), an extern call by its position (KernelInfo.order is the call index)."""
+    by_name = {k.name: i for i, k in enumerate(graph.kernels) if k.kind != "extern"}
+    by_order = {k.order: i for i, k in enumerate(graph.kernels) if k.kind == "extern"}
+    owners = []
+    for n, call in enumerate(graph.code.calls):
+        owner = by_order.get(n) if call.extern else by_name.get(call.name)
+        if owner is None:
+            raise cc.CodeUnavailable(f"launch {n} ({call.name}) matches no listed kernel")
+        owners.append(owner)
+    return owners
+
+
+def _plan(graph: CompiledGraph, label: str, gpu: bool) -> GraphPlan:
+    plan = GraphPlan(graph)
+    try:
+        if not graph.path:
+            raise cc.CodeUnavailable("torch did not say where the wrapper module was written")
+        plan.modules = cc.loaded_modules(graph.path)
+        if not plan.modules:
+            raise cc.CodeUnavailable(f"no loaded module for {os.path.basename(graph.path)}")
+        with open(graph.path, encoding="utf-8") as f:
+            source = f.read()
+        tree, launches = cc.instrument_source(source, graph.code.definitions)
+        listed = [(c.name, c.extern) for c in graph.code.calls]
+        if [(x.name, x.extern) for x in launches] != listed:
+            raise cc.CodeUnavailable("the loaded module's launches differ from the reported code")
+        plan.owner = _owners(graph)
+        plan.code = cc.compile_instrumented(plan.modules[0], tree)
+    except (cc.CodeUnavailable, OSError, SyntaxError) as e:
+        plan.why = str(e)
+        return plan
+    inout, extern = [], []
+    for i in plan.owner:
+        k = graph.kernels[i]
+        names = [] if k.kind == "extern" else param_names(k.source)
+        inout.append([n.startswith("in_out_ptr") for n in names])
+        extern.append(k.kind == "extern")
+    n = len(plan.owner)
+    plan.recorder = GpuRecorder(label, n, inout, extern) if gpu else Recorder(n, inout, extern)
+    return plan
+
+
+# --- the stage --------------------------------------------------------------------------
+
+
+@dataclass
+class KernelResult:
+    time_ms: float | None = None  # median over repetitions
+    spread_ms: float | None = None  # their IQR (None from one window)
+    launches: int = 0
+    bytes: int | None = None
+    eager_ms: float | None = None
+    why: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Timed:
+    """What the launch timing measured, per compiled call."""
+
+    calls: int = 0
+    compiled_ms: float | None = None  # the plain call, in repetitions alternating with
+    call_ms: float | None = None  # ... the instrumented call
+    busy_ms: float | None = None  # GPU: every device activity in the window
+
+
+@dataclass
+class Replay:
+    """One graph's Dynamo forward, ready to run node by node."""
+
+    plan: GraphPlan
+    results: list[KernelResult]
+    fn: Callable[..., Any]
+    args: list[Any]
+    nodes: list[str]
+    clock: NodeClock
+    pre_to_post: dict[str, list[str]]
+    post_to_kernels: dict[str, list[int]]
+    reps: list[list[float]] = field(default_factory=list)
+
+
+class KernelProfile:
+    def __init__(
+        self, sink: Sink, run_id: str, notes: ProbeNotes, collector: KernelCollector,
+        reps: int, iters: int,
+    ) -> None:  # fmt: skip
+        self.sink = sink
+        self.run_id = run_id
+        self.notes = notes
+        self.collector = collector
+        self.reps = max(1, reps)
+        self.iters = max(1, iters)
+        self.notes_out: list[str] = []
+
+    def run(
+        self, fn: Callable[..., Any], compiled: Callable[..., Any], args: tuple,
+        timer: bench.Timer,
+    ) -> None:  # fmt: skip
+        graphs = list(self.collector.graphs)
+        if not graphs:
+            return
+        gpu = timer.device == "cuda"
+        method = GPU_METHOD if gpu else CPU_METHOD
+        self.sink.emit(ev.ProfilingStarted(run_id=self.run_id, method=method))
+        t0 = time.time()
+        plans = [_plan(g, f"{RANGE_PREFIX}{i}", gpu) for i, g in enumerate(graphs)]
+        results = [[KernelResult() for _ in g.kernels] for g in graphs]
+        timed = Timed()
+        try:
+            timed = self._time_launches(compiled, args, timer, plans, results)
+        except Exception as e:  # noqa: BLE001 - the stage must never cost the run
+            why = f"timing failed: {type(e).__name__}: {e}"
+            for res in results:
+                for r in res:
+                    r.why.setdefault("time_ms", why)
+        eager_ms, nodes_ms, eager_why = self._eager(fn, args, plans, results, timer)
+        copy, copy_why = self._copy_gbps(timer)
+        for plan in plans:
+            plan.recorder = None  # drop the captured inputs
+        wall_s = time.time() - t0
+        self.sink.emit(
+            ev.LogEmitted(
+                run_id=self.run_id, level="info", source="dlcprof",
+                message=text.profiled(wall_s, timed.calls, method),
+            )
+        )  # fmt: skip
+        self.sink.emit(
+            ev.KernelsProfiled(
+                run_id=self.run_id, method=method, calls=timed.calls, wall_s=wall_s,
+                kernels=_kernel_dicts(graphs, results), compiled_ms=timed.compiled_ms,
+                call_ms=timed.call_ms, eager_ms=eager_ms, eager_nodes_ms=nodes_ms,
+                eager_why=eager_why, copy_gbps=copy, copy_why=copy_why,
+                device_busy_ms=timed.busy_ms, notes=self.notes_out,
+            )
+        )  # fmt: skip
+
+    def _say_scale(self, what: str, scale: float) -> None:
+        if abs(scale - 1.0) > 0.1:
+            self.notes_out.append(
+                f"background load: the {what} medians were scaled by {scale:.2f} to add up "
+                "to the median repetition"
+            )
+
+    def _per_rep(self, fn: Callable[..., Any], args: tuple, timer: bench.Timer) -> int:
+        """Calls per repetition: warmed up, at least REP_S long, at most --iters."""
+        sink = bench.Sink()
+        bench.warm_up(fn, args, timer, sink)
+        per_call_s = bench.steady_call_s(fn, args, timer, sink, n=3)
+        return max(1, min(self.iters, math.ceil(REP_S / max(per_call_s, 1e-6))))
+
+    # 1. time inside the compiled call ---------------------------------------------------
+
+    def _time_launches(
+        self,
+        compiled: Callable[..., Any],
+        args: tuple,
+        timer: bench.Timer,
+        plans: list[GraphPlan],
+        results: list[list[KernelResult]],
+    ) -> Timed:
+        live = [p for p in plans if p.recorder is not None]
+        for p, res in zip(plans, results, strict=True):
+            if p.why is not None:
+                self.notes.unavailable(cc.PROBE, p.why)
+                for r in res:
+                    r.why["time_ms"] = r.why["bytes"] = p.why
+        if not live:
+            return Timed()
+        with _instrumented(live):  # the first calls capture inputs and bytes
+            per_rep = self._per_rep(compiled, args, timer)
+        if timer.device == "cuda":
+            timed = self._gpu_window(compiled, args, timer, live, per_rep)
+        else:
+            timed = self._cpu_reps(compiled, args, timer, live, per_rep)
+        recs = [p.recorder for p in live if p.recorder is not None and p.recorder.rep_ms]
+        reps = len(recs[0].rep_ms) if recs else 0
+        medians, scale = summing_medians(
+            [[ms for rec in recs for ms in rec.rep_ms[j]] for j in range(reps)]
+        )
+        for rec in recs:
+            rec.launch_ms, medians = medians[: len(rec.seconds)], medians[len(rec.seconds) :]
+        self._say_scale("kernel", scale)
+        for p, res in zip(plans, results, strict=True):
+            rec = p.recorder
+            if rec is None:
+                continue
+            if not rec.entered:
+                for r in res:
+                    r.why["time_ms"] = r.why["bytes"] = NOT_RUN
+                continue
+            kernel_reps: dict[int, list[float]] = {}
+            for i, owner in enumerate(p.owner):
+                r = res[owner]
+                r.launches += rec.count[i] // rec.entered
+                if rec.bytes[i] is not None:
+                    r.bytes = (r.bytes or 0) + (rec.bytes[i] or 0)
+                if rec.rep_ms:
+                    r.time_ms = (r.time_ms or 0.0) + rec.launch_ms[i]
+                    sums = kernel_reps.setdefault(owner, [0.0] * len(rec.rep_ms))
+                    for j, rep in enumerate(rec.rep_ms):
+                        sums[j] += rep[i]
+            for owner, sums in kernel_reps.items():
+                res[owner].spread_ms = bench.median_iqr(sums)[1] if len(sums) > 1 else None
+            for i, r in enumerate(res):
+                if i not in p.owner:
+                    r.why.setdefault("time_ms", "never launched from the wrapper's call()")
+                    r.why.setdefault("bytes", r.why["time_ms"])
+                elif r.time_ms is None:
+                    r.why.setdefault("time_ms", NOT_TIMED)
+        return timed
+
+    def _cpu_reps(
+        self, compiled: Callable[..., Any], args: tuple, timer: bench.Timer,
+        live: list[GraphPlan], per_rep: int,
+    ) -> Timed:  # fmt: skip
+        """Repetitions alternate the plain call and the instrumented one, so that
+        background load hits both (as the benchmark alternates eager and compiled)."""
+        recs = [p.recorder for p in live if p.recorder is not None]
+        entered = [rec.entered for rec in recs]
+        plain: list[float] = []
+        inst: list[float] = []
+        sink = bench.Sink()
+        for _ in range(self.reps):
+            plain.append(_settled_ms(compiled, args, per_rep, timer, sink))
+            with _instrumented(live):
+                sink.value = compiled(*args)  # settle, untimed (see _settled_ms)
+                for rec in recs:
+                    rec.seconds = [0.0] * len(rec.seconds)
+                inst.append(timer.per_call_ms(compiled, args, per_rep, sink))
+            for rec in recs:
+                rec.rep_ms.append([s * 1e3 / per_rep for s in rec.seconds])
+        for rec, before in zip(recs, entered, strict=True):
+            if rec.entered == before:
+                rec.rep_ms = []  # ran at warm-up only
+        return Timed(self.reps * per_rep, statistics.median(plain), statistics.median(inst))
+
+    def _gpu_window(
+        self, compiled: Callable[..., Any], args: tuple, timer: bench.Timer,
+        live: list[GraphPlan], per_rep: int,
+    ) -> Timed:  # fmt: skip
+        import torch
+
+        from dlcprof.worker.gpu_trace import device_times
+
+        sink = bench.Sink()
+        plain = statistics.median(
+            timer.per_call_ms(compiled, args, per_rep, sink) for _ in range(self.reps)
+        )
+        acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        entered = {id(p): p.recorder.entered for p in live if p.recorder}
+        with _instrumented(live), torch.profiler.profile(activities=acts) as prof:
+            call_ms = timer.per_call_ms(compiled, args, GPU_CALLS, sink)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "trace.json")
+            prof.export_chrome_trace(path)
+            with open(path, encoding="utf-8") as f:
+                trace = json.load(f)
+        times = device_times(trace, RANGE_PREFIX)
+        keep = os.environ.get(GPU_TRACE_ENV)
+        if keep:
+            _keep_trace(keep, trace, live)
+        for p in live:
+            rec = p.recorder
+            assert isinstance(rec, GpuRecorder)
+            if rec.entered == entered[id(p)]:
+                continue  # replayed without call() (CUDA graphs): no launch to read
+            rec.rep_ms = [
+                [
+                    times.by_label.get(f"{rec.label}:{i}", 0.0) / 1e3 / GPU_CALLS
+                    for i in range(len(rec.seconds))
+                ]
+            ]
+        if times.unattributed_us:
+            self.notes_out.append(
+                f"{text.ms(times.unattributed_us / 1e3 / GPU_CALLS)} of device time per call "
+                "was launched outside the compiled code's launches"
+            )
+        return Timed(GPU_CALLS, plain, call_ms, times.total_us / 1e3 / GPU_CALLS)
+
+    # 2. the eager cost of the ops each kernel fused ------------------------------------
+
+    def _eager(
+        self, fn: Callable[..., Any], args: tuple, plans: list[GraphPlan],
+        results: list[list[KernelResult]], timer: bench.Timer,
+    ) -> tuple[float | None, float | None, str | None]:  # fmt: skip
+        """(the eager call, the graphs' user ops one by one, why not), per call, in
+        repetitions alternating the two."""
+        replays: list[Replay] = []
+        reasons: list[str] = []
+        for plan, res in zip(plans, results, strict=True):
+            r = self._replay(plan, res, timer)
+            if isinstance(r, str):
+                for k in res:
+                    k.why.setdefault("eager_ms", r)
+                if r not in reasons:
+                    reasons.append(r)
+            else:
+                replays.append(r)
+        if not replays:
+            return None, None, "; ".join(reasons) or "no graph could be replayed"
+        if reasons:
+            self.notes_out.append("eager replay left out some graphs: " + "; ".join(reasons))
+        try:
+            eager_ms = self._replay_reps(fn, args, replays, timer)
+        except Exception as e:  # noqa: BLE001 - a graph that runs differently outside Dynamo
+            why = f"the Dynamo graph did not run eagerly: {type(e).__name__}: {e}"
+            for rp in replays:
+                for k in rp.results:
+                    k.why.setdefault("eager_ms", why)
+            return None, None, why
+        rows = [[ms for rp in replays for ms in rp.reps[j]] for j in range(self.reps)]
+        medians, scale = summing_medians(rows)
+        self._say_scale("eager op", scale)
+        nodes_ms = sum(medians)
+        for rp in replays:
+            node_ms, medians = medians[: len(rp.nodes)], medians[len(rp.nodes) :]
+            weights = {i: r.time_ms for i, r in enumerate(rp.results) if r.time_ms}
+            by_kernel = split_eager(
+                dict(zip(rp.nodes, node_ms, strict=True)), rp.pre_to_post, rp.post_to_kernels,
+                weights,
+            )  # fmt: skip
+            for i, r in enumerate(rp.results):
+                if i in by_kernel:
+                    r.eager_ms = by_kernel[i]
+                else:
+                    r.why.setdefault("eager_ms", "none of its nodes comes from a user op")
+        return eager_ms, nodes_ms, None
+
+    def _replay(self, plan: GraphPlan, res: list[KernelResult], timer: bench.Timer) -> Replay | str:
+        """The graph's Dynamo forward ready to run, or why it cannot be."""
+        g = plan.graph
+        rec = plan.recorder
+        if g.code.graph == "backward":
+            return "a backward graph runs autograd's ops, not the user's"
+        if rec is None or rec.args is None:
+            return plan.why or NOT_RUN
+        text = self.collector.dynamo_graphs.get(g.compile_id)
+        if not text:
+            return "torch gave no Dynamo graph for this compile"
+        pre_to_post = parse_node_mappings(g.mappings or "", "preToPost")
+        cpp_to_post = parse_node_mappings(g.mappings or "")
+        if not pre_to_post or not cpp_to_post:
+            return "no kernel provenance for this graph"
+        try:
+            tree, nodes, placeholders = cc.timed_forward_source(text)
+            if len(placeholders) != len(rec.args) or not all(
+                shape_matches(p.annotation, _shape(a))
+                for p, a in zip(placeholders, rec.args, strict=True)
+            ):
+                return "the compiled graph's inputs differ from the Dynamo graph's"
+            clock = NodeClock(len(nodes), timer.sync)
+            fn = cc.runnable_forward(tree, clock)
+        except cc.CodeUnavailable as e:
+            return str(e)
+        except Exception as e:  # noqa: BLE001 - a printed graph that does not compile
+            return f"the Dynamo graph does not compile: {type(e).__name__}: {e}"
+        handles = {c.handle: plan.owner[i] for i, c in enumerate(g.code.calls) if c.handle}
+        post_to_kernels: dict[str, list[int]] = {}
+        for handle, posts in cpp_to_post.items():
+            owner = handles.get(handle)
+            for post in posts if owner is not None else []:
+                owners = post_to_kernels.setdefault(post, [])
+                if owner not in owners:
+                    owners.append(owner)
+        return Replay(plan, res, fn, rec.args, nodes, clock, pre_to_post, post_to_kernels)
+
+    def _replay_reps(
+        self, fn: Callable[..., Any], args: tuple, replays: list[Replay], timer: bench.Timer
+    ) -> float:
+        """The eager call's ms; each replay's per-node ms per repetition in ``reps``."""
+        per_rep = self._per_rep(fn, args, timer)
+        for rp in replays:
+            bench.warm_up(rp.fn, tuple(rp.args), timer, bench.Sink())
+        sink = bench.Sink()
+        eager: list[float] = []
+        for _ in range(self.reps):
+            eager.append(_settled_ms(fn, args, per_rep, timer, sink))
+            for rp in replays:
+                sink.value = rp.fn(*rp.args)  # settle, untimed (see _settled_ms)
+                rp.clock.seconds = [0.0] * len(rp.clock.seconds)
+                for _ in range(per_rep):
+                    sink.value = rp.fn(*rp.args)
+                rp.reps.append([s * 1e3 / per_rep for s in rp.clock.seconds])
+        return statistics.median(eager)
+
+    # 3. copy bandwidth ------------------------------------------------------------------
+
+    def _copy_gbps(self, timer: bench.Timer) -> tuple[float | None, str | None]:
+        try:
+            import torch
+
+            n = COPY_BYTES // 4
+            src = torch.ones(n, dtype=torch.float32, device=timer.device)
+            dst = torch.empty_like(src)
+            sink = bench.Sink()
+            timer.one_call_s(dst.copy_, (src,), sink)  # first touch of dst's pages
+            s = statistics.median(timer.one_call_s(dst.copy_, (src,), sink) for _ in range(3))
+            del src, dst, sink
+        except Exception as e:  # noqa: BLE001 - out of memory, most likely
+            return None, f"the {COPY_BYTES >> 20} MiB copy failed: {type(e).__name__}: {e}"
+        return 2 * COPY_BYTES / s / 1e9, None
+
+
+def _settled_ms(
+    fn: Callable[..., Any], args: tuple, calls: int, timer: bench.Timer, sink: bench.Sink
+) -> float:
+    """ms per call over ``calls`` calls, after one untimed call: the first call
+    after switching between two codes pays for the switch (the allocator maps
+    fresh pages for multi-MB outputs), which is neither code's steady cost."""
+    sink.value = fn(*args)
+    return timer.per_call_ms(fn, args, calls, sink)
+
+
+def _keep_trace(where: str, trace: dict[str, Any], live: list[GraphPlan]) -> None:
+    """The trace and what each range launched, for scripts/record_gpu_kernel_trace.py."""
+    os.makedirs(where, exist_ok=True)
+    launches = {}
+    for p in live:
+        assert isinstance(p.recorder, GpuRecorder)
+        for i, owner in enumerate(p.owner):
+            k = p.graph.kernels[owner]
+            launches[f"{p.recorder.label}:{i}"] = {
+                "compile_id": p.graph.compile_id, "graph": k.graph, "kernel": k.name,
+                "kind": k.kind, "order": k.order,
+            }  # fmt: skip
+    with open(os.path.join(where, "trace.json"), "w", encoding="utf-8") as f:
+        json.dump(trace, f)
+    with open(os.path.join(where, "launches.json"), "w", encoding="utf-8") as f:
+        json.dump(launches, f, indent=1)
+
+
+@contextlib.contextmanager
+def _instrumented(plans: list[GraphPlan]) -> Iterator[None]:
+    """Every planned graph's loaded call() instrumented for the block."""
+    with contextlib.ExitStack() as stack:
+        for p in plans:
+            for m in p.modules:
+                stack.enter_context(cc.instrumented(m, p.code, p.recorder))
+        yield
+
+
+def _shape(x: Any) -> list[int] | None:
+    shape = getattr(x, "shape", None)
+    return [int(n) for n in shape] if shape is not None else None
+
+
+def _kernel_dicts(
+    graphs: list[CompiledGraph], results: list[list[KernelResult]]
+) -> list[dict[str, Any]]:
+    out = []
+    for g, res in zip(graphs, results, strict=True):
+        for k, r in zip(g.kernels, res, strict=True):
+            out.append(
+                {
+                    "compile_id": g.compile_id, "graph": k.graph, "name": k.name,
+                    "order": k.order, "time_ms": r.time_ms, "spread_ms": r.spread_ms,
+                    "launches": r.launches,
+                    "bytes": r.bytes, "eager_ms": r.eager_ms,
+                    "why": {f: w for f, w in r.why.items() if getattr(r, f) is None},
+                }
+            )  # fmt: skip
+    return out

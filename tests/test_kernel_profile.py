@@ -1,0 +1,433 @@
+"""The kernel profiling stage: time per kernel inside the compiled call, the
+eager cost of what each kernel fused, bytes and copy bandwidth.
+
+Pure parts on payloads recorded from real runs; one real profiled run through
+the worker (transformer-block, small: generated C++ kernels, extern GEMMs and
+attention); one in-process compile for the adapter that must degrade.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from worker_helpers import run_worker
+
+from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.figures import kernels as fk
+from dlcprof.session import Session
+from dlcprof.settings import RunSettings
+from dlcprof.worker import profile as P
+from dlcprof.worker.probes import compiled_code as cc
+from dlcprof.worker.probes import kernels as K
+
+TRACES = Path(__file__).parent / "fixtures" / "trace"
+
+# Printed by Dynamo (the `dynamo_output_graph` payload) for layernorm-residual,
+# size small, torch 2.13: copied from a real run.
+DYNAMO_GRAPH = """class GraphModule(torch.nn.Module):
+    def forward(self, L_x_: "f32[4, 1024][1024, 1]cpu", L_residual_: "f32[4, 1024][1024, 1]cpu", L_self_modules_norm_parameters_weight_: "f32[1024][1]cpu", L_self_modules_norm_parameters_bias_: "f32[1024][1]cpu", L_self_parameters_scale_: "f32[1024][1]cpu"):
+        l_x_ = L_x_
+        l_residual_ = L_residual_
+        l_self_modules_norm_parameters_weight_ = L_self_modules_norm_parameters_weight_
+        l_self_modules_norm_parameters_bias_ = L_self_modules_norm_parameters_bias_
+        l_self_parameters_scale_ = L_self_parameters_scale_
+
+        # File: /work/wt/kernels/workloads/layernorm_residual.py:20 in forward, code: h = x + residual
+        h: "f32[4, 1024][1024, 1]cpu" = l_x_ + l_residual_;  l_x_ = l_residual_ = None
+
+        # File: /work/wt/kernels/workloads/layernorm_residual.py:21 in forward, code: return self.norm(h) * self.scale, h
+        layer_norm: "f32[4, 1024][1024, 1]cpu" = torch.nn.functional.layer_norm(h, (1024,), l_self_modules_norm_parameters_weight_, l_self_modules_norm_parameters_bias_, 1e-05);  l_self_modules_norm_parameters_weight_ = l_self_modules_norm_parameters_bias_ = None
+        mul: "f32[4, 1024][1024, 1]cpu" = layer_norm * l_self_parameters_scale_;  layer_norm = l_self_parameters_scale_ = None
+        return (mul, h)
+"""  # noqa: E501
+
+
+def recorded_payloads(name: str, wanted: str) -> list[str]:
+    out = []
+    for line in (TRACES / f"{name}.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        md = rec["metadata"]
+        key = next(iter(md))
+        if key == "artifact":
+            key = md["artifact"]["name"]
+        if key == wanted:
+            out.append(rec["payload"])
+    return out
+
+
+# --- the compiled code, instrumented (pure) ---------------------------------------------
+
+
+def test_every_launch_the_kernel_probe_reads_goes_through_the_hook():
+    # The training step's forward launches one C++ kernel twice and three GEMMs.
+    for code in recorded_payloads("training_step", "inductor_output_code"):
+        parsed = K.parse_output_code(code)
+        tree, launches = cc.instrument_source(code, parsed.definitions)
+        assert [(x.name, x.extern) for x in launches] == [(c.name, c.extern) for c in parsed.calls]
+        rewritten = compile(tree, "<x>", "exec").co_consts  # it compiles
+        assert rewritten
+        src = __import__("ast").unparse(tree)
+        assert src.count(f"{cc.HOOK}.launch(") == len(launches)
+        assert f"{cc.HOOK}.enter(args)" in src
+    forward = K.parse_output_code(recorded_payloads("training_step", "inductor_output_code")[0])
+    assert [c.name for c in forward.calls].count("cpp_fused_relu_0") == 2
+
+
+def test_a_wrapper_without_call_cannot_be_instrumented():
+    with pytest.raises(cc.CodeUnavailable, match="no call"):
+        cc.instrument_source("x = 1\n", {})
+
+
+def test_the_printed_dynamo_graph_is_timed_node_by_node():
+    tree, nodes, placeholders = cc.timed_forward_source(DYNAMO_GRAPH)
+    assert nodes == ["h", "layer_norm", "mul"]  # the names provenance's preToPost uses
+    assert [p.name for p in placeholders][:2] == ["L_x_", "L_residual_"]
+    assert placeholders[0].annotation == "f32[4, 1024][1024, 1]cpu"
+    src = __import__("ast").unparse(tree)
+    # Each node's timing ends after the statements that free what it no longer needs.
+    assert src.index("l_x_ = l_residual_ = None") < src.index(f"{cc.HOOK}.end(0")
+    assert src.index(f"{cc.HOOK}.end(2") < src.index("return (mul, h)")
+    with pytest.raises(cc.CodeUnavailable, match="no forward"):
+        cc.timed_forward_source("class G:\n    pass\n")
+
+
+def test_kernel_parameters_say_which_buffers_are_read_and_written():
+    cpp = 'extern "C"  void  kernel(float* in_out_ptr0,\n const float* in_ptr0,\n float* out_ptr0,\n const int64_t ks0)\n{'  # noqa: E501
+    assert P.param_names(cpp) == ["in_out_ptr0", "in_ptr0", "out_ptr0", "ks0"]
+    triton = "@triton.jit\ndef triton_poi_fused_add_0(in_out_ptr0, in_ptr0, xnumel, XBLOCK : tl.constexpr):\n    pass"  # noqa: E501
+    assert P.param_names(triton) == ["in_out_ptr0", "in_ptr0", "xnumel", "XBLOCK"]
+    assert P.param_names("") == []
+
+
+def test_placeholder_annotations_check_the_inputs():
+    assert P.shape_matches("f32[4, 1024][1024, 1]cpu", [4, 1024])
+    assert not P.shape_matches("f32[4, 1024][1024, 1]cpu", [8, 1024])
+    assert P.shape_matches("f32[s0, 1024][1024, 1]cpu", [8, 1024])  # symbolic
+    assert P.shape_matches("Sym(s0)", None)
+    assert not P.shape_matches("f32[4][1]cpu", None)
+
+
+def test_per_launch_medians_add_up_to_the_median_repetition():
+    # Two launches; a stall hits one or the other in most repetitions.
+    reps = [[1.0, 2.0], [1.5, 2.0], [1.0, 2.5], [1.0, 2.0], [1.5, 2.0]]
+    values, scale = P.summing_medians(reps)
+    assert sum(values) == pytest.approx(3.5)  # the median repetition, not 1.0 + 2.0
+    assert values[0] / values[1] == pytest.approx(0.5) and scale == pytest.approx(3.5 / 3.0)
+    assert P.summing_medians([[1.0, 2.0], [1.0, 2.0]]) == ([1.0, 2.0], 1.0)
+    assert P.summing_medians([]) == ([], 1.0)
+
+
+def test_an_ops_eager_time_goes_to_the_kernels_its_nodes_went_to():
+    pre_to_post = {
+        "linear": ["permute", "addmm", "view"],  # a GEMM, its output viewed by kernel 1
+        "ln": ["var_mean", "sub", "mul"],  # cut in two kernels
+        "flat": ["view_1"],  # a view: no kernel
+    }
+    post_to_kernels = {"addmm": [0], "view": [1], "var_mean": [1], "sub": [2], "mul": [2]}
+    node_ms = {"linear": 10.0, "ln": 3.0, "flat": 0.5}
+    # With compiled times: the GEMM's time follows the GEMM, not the view.
+    split = P.split_eager(node_ms, pre_to_post, post_to_kernels, {0: 9.0, 1: 1.0, 2: 2.0})
+    assert split[0] == pytest.approx(9.0)
+    assert split[1] == pytest.approx(1.0 + 1.0)
+    assert split[2] == pytest.approx(2.0)
+    assert sum(split.values()) == pytest.approx(13.0)  # the view's 0.5 ms stays out
+    # A kernel not timed: by how many of the op's nodes each kernel holds.
+    split = P.split_eager(node_ms, pre_to_post, post_to_kernels, {0: 9.0})
+    assert split[0] == pytest.approx(5.0) and split[2] == pytest.approx(2.0)
+
+
+# --- figures and words -----------------------------------------------------------------
+
+
+def _kernel(name: str, order: int, kind: str = "pointwise") -> ev.KernelGenerated:
+    return ev.KernelGenerated(
+        run_id="r", compile_id="0/0", name=name, kind=kind, fused_ops=["aten.sin"],
+        source="", source_lines=[], order=order, graph="inference",
+    )  # fmt: skip
+
+
+def _profiled_session(**profile) -> Session:  # type: ignore[no-untyped-def]
+    events: list[ev.Event] = [
+        ev.RunStarted(
+            run_id="r", target="t", workload="t", mode="default", dynamic="auto",
+            backend="inductor", device="cpu", device_name="cpu", dtype="float32", size="small",
+            cache="warm", threads=1, iters=20, shapes=[], torch_version="2.13",
+        ),
+        _kernel("cpp_fused_a_0", 0), _kernel("extern_kernels.mm", 1, "extern"),
+        _kernel("cpp_fused_b_1", 2),
+        ev.BenchmarkMeasured(
+            run_id="r", eager_ms=12.0, compiled_ms=4.0, eager_spread_ms=0.1,
+            compiled_spread_ms=0.1, reps=7, iters=20, warmup=5, compile_s=1.0, threads=1,
+            load_avg=[0.1, 0.1, 0.1], timer="perf_counter",
+        ),
+    ]  # fmt: skip
+    kernels = [
+        {"compile_id": "0/0", "graph": "inference", "name": "cpp_fused_a_0", "order": 0,
+         "time_ms": 1.0, "spread_ms": 0.05, "launches": 1, "bytes": 8_000_000, "eager_ms": 3.0,
+         "why": {}},
+        {"compile_id": "0/0", "graph": "inference", "name": "extern_kernels.mm", "order": 1,
+         "time_ms": 2.5, "spread_ms": 0.1, "launches": 1, "bytes": 4_000_000, "eager_ms": None,
+         "why": {"eager_ms": "none of its nodes comes from a user op"}},
+    ]  # fmt: skip
+    events.append(
+        ev.KernelsProfiled(
+            run_id="r", method=P.CPU_METHOD, calls=70, wall_s=1.5, kernels=kernels,
+            compiled_ms=4.2, call_ms=4.3, eager_ms=12.5, eager_nodes_ms=11.0, copy_gbps=10.0,
+            **profile,
+        )
+    )  # fmt: skip
+    return Session.from_events(events)
+
+
+def test_figures_join_times_to_kernels_and_word_every_gap():
+    run = _profiled_session().runs["r"]
+    t = fk.kernel_timings(run)
+    a, mm, b = (t[fk.kernel_key(k)] for k in run.kernels)
+    assert a.share == pytest.approx(1.0 / 4.2)  # of the call timed alongside
+    assert a.gain == pytest.approx(3.0) and a.gbps == pytest.approx(8.0)
+    assert a.bw_share == pytest.approx(0.8)
+    assert mm.gain is None and mm.reason("gain") == "none of its nodes comes from a user op"
+    assert b.time_ms is None and b.reason("time_ms") == "compiled after the profiling stage"
+    assert b.reason("gbps") == b.reason("time_ms")
+    s = fk.profile_summary(run)
+    assert s is not None and s.coverage == pytest.approx(3.5 / 4.2)
+    assert sum(x.share for x in t.values() if x.share) == pytest.approx(s.coverage)
+    assert s.eager_coverage == pytest.approx(11.0 / 12.5)
+    assert [k.name for k in fk.by_time(run.kernels, t)] == [
+        "extern_kernels.mm", "cpp_fused_a_0", "cpp_fused_b_1",
+    ]  # fmt: skip
+    notes = text.Footnotes()
+    cells = fk.timing_cells(b, notes)
+    assert cells.time == "n/a¹" and cells.gain == "n/a¹"
+    assert notes.lines() == ["¹ n/a: compiled after the profiling stage"]
+    assert fk.timing_cells(a, notes).values() == (
+        "1.00 ms", "24%", "3.00 ms", "3.00x", "8 MB", "8 GB/s", "80%",
+    )  # fmt: skip
+    lines = fk.summary_lines(run)
+    assert lines[0].startswith("kernels 3.50 ms = 83% of the compiled call (4.20 ms")
+    assert lines[1].startswith("eager ops one by one 11.0 ms = 88% of the eager call")
+    assert "10 GB/s" in lines[2]
+
+
+def test_no_profile_says_why_in_every_figure():
+    events = [e for e in _profiled_session().events if not isinstance(e, ev.KernelsProfiled)]
+    live = Session.from_events(events).runs["r"]
+    assert {x.reason("time_ms") for x in fk.kernel_timings(live).values()} == {
+        "measured after the benchmark"
+    }
+    events.append(ev.RunFinished(run_id="r", status="ok", wall_s=1.0))
+    r = Session.from_events(events).runs["r"]
+    t = fk.kernel_timings(r)
+    assert all(x.time_ms is None for x in t.values())
+    assert {x.reason("time_ms") for x in t.values()} == {"no profiling stage in this run"}
+    assert fk.summary_lines(r) == ["time per kernel: n/a (no profiling stage in this run)"]
+
+
+# --- the GPU path, on a trace in kineto's format ---------------------------------------
+
+# Constructed, not recorded (no GPU on the machine this was written on): event
+# shapes as kineto's ChromeTraceLogger writes them (libkineto/src/output_json.cpp,
+# handleActivity: {"ph": "X", "cat": <ActivityType>, "name", "pid", "tid", "ts",
+# "dur", "args"}; category names from ActivityType.cpp; "correlation" in the
+# CUPTI kernel and runtime metadata). scripts/record_gpu_kernel_trace.py records
+# a real one on a GPU box into tests/fixtures/gpu/.
+
+
+def _x(cat: str, name: str, ts: float, dur: float, tid: int, **args) -> dict:  # type: ignore[no-untyped-def]
+    return {"ph": "X", "cat": cat, "name": name, "pid": 4242 if tid < 100 else 0, "tid": tid,
+            "ts": ts, "dur": dur, "args": args}  # fmt: skip
+
+
+CONSTRUCTED_TRACE = {
+    "schemaVersion": 1,
+    "traceEvents": [
+        _x("cpu_op", "aten::mm", 100.0, 6.0, 1, **{"External id": 7}),
+        _x("user_annotation", "dlcprof:0:0", 99.0, 9.0, 1, **{"External id": 6}),
+        _x("cuda_runtime", "cudaLaunchKernel", 102.0, 3.0, 1, cbid=211, correlation=501),
+        _x("kernel", "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32", 110.0, 40.0,
+           7, device=0, stream=7, correlation=501, grid=[8, 1, 1], block=[128, 1, 1]),
+        _x("user_annotation", "dlcprof:0:1", 120.0, 5.0, 1, **{"External id": 8}),
+        _x("cuda_driver", "cuLaunchKernel", 121.0, 2.0, 1, cbid=307, correlation=502),
+        _x("kernel", "triton_poi_fused_add_relu_1", 151.0, 4.5, 7, device=0, stream=7,
+           correlation=502, grid=[64, 1, 1], block=[128, 1, 1]),
+        _x("gpu_user_annotation", "dlcprof:0:1", 151.0, 4.5, 7),  # device-side copy: not counted
+        # Launched outside every range (an allocator memset, say).
+        _x("cuda_runtime", "cudaMemsetAsync", 130.0, 1.0, 1, cbid=51, correlation=503),
+        _x("gpu_memset", "Memset (Device)", 160.0, 1.0, 7, device=0, stream=7, correlation=503),
+        {"ph": "s", "id": 501, "pid": 4242, "tid": 1, "ts": 102.0, "cat": "ac2g", "name": "ac2g"},
+        {"name": "Record Window End", "ph": "i", "s": "g", "pid": "", "tid": "", "ts": 200.0},
+    ],
+}  # fmt: skip
+
+
+def test_device_time_goes_to_the_range_around_each_launch():
+    times = __import__("dlcprof.worker.gpu_trace", fromlist=["x"]).device_times(
+        CONSTRUCTED_TRACE, P.RANGE_PREFIX
+    )
+    assert times.by_label == {"dlcprof:0:0": 40.0, "dlcprof:0:1": 4.5}
+    # A Triton kernel on the device is named as Inductor named it.
+    assert times.names["dlcprof:0:1"] == ["triton_poi_fused_add_relu_1"]
+    assert times.unattributed_us == 1.0
+    assert times.total_us == 45.5
+
+
+GPU_FIXTURES = Path(__file__).parent / "fixtures" / "gpu"
+RECORDED_GPU = sorted(p for p in GPU_FIXTURES.glob("*") if (p / "trace.json").exists())
+
+
+@pytest.mark.skipif(not RECORDED_GPU, reason="no GPU trace recorded yet "
+                    "(scripts/record_gpu_kernel_trace.py on a GPU box)")  # fmt: skip
+@pytest.mark.parametrize("where", RECORDED_GPU, ids=lambda p: p.name)
+def test_a_recorded_gpu_trace_times_every_launch(where):
+    from dlcprof.worker.gpu_trace import device_times
+
+    trace = json.loads((where / "trace.json").read_text())
+    launches = json.loads((where / "launches.json").read_text())
+    times = device_times(trace, P.RANGE_PREFIX)
+    for label, info in launches.items():
+        assert times.by_label.get(label, 0) > 0, (label, info)
+        if info["kind"] != "extern" and info["kernel"].startswith("triton_"):
+            assert times.names[label] == [info["kernel"]]  # named as Inductor named it
+    events = [ev.decode(line) for line in (where / "events.jsonl").read_text().splitlines()]
+    run = Session.from_events(events).latest_run
+    assert run is not None
+    assert all(t.time_ms for t in fk.kernel_timings(run).values())
+    s = fk.profile_summary(run)
+    assert s is not None and s.device_busy and 0 < s.device_busy <= 1.1
+
+
+# --- real runs ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def profiled_block():
+    """One real run: transformer-block, small, benchmarked then profiled."""
+    r = run_worker(RunSettings(target="transformer-block", size="small", reps=3, iters=5))
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+@pytest.mark.slow
+def test_every_generated_kernel_has_a_time_and_no_time_is_invented(profiled_block):
+    r = profiled_block
+    bench, started, prof = (
+        r.one(ev.BenchmarkMeasured),
+        r.one(ev.ProfilingStarted),
+        r.one(ev.KernelsProfiled),
+    )
+    # A separate stage, after the benchmark: the headline timed the user's code.
+    assert r.events.index(bench) < r.events.index(started) < r.events.index(prof)
+    assert prof.wall_s > 0 and prof.calls > 0
+    kernels = r.of(ev.KernelGenerated)
+    keys = {fk.kernel_key(k) for k in kernels}
+    profiled = {fk.key_of(d["compile_id"], d["graph"], d["name"], d["order"]): d
+                for d in prof.kernels}  # fmt: skip
+    assert set(profiled) == keys  # nothing attributed to a kernel that does not exist
+    # Every kernel in the output code (generated and extern) was timed.
+    for key, d in profiled.items():
+        assert d["time_ms"] and d["time_ms"] > 0, (key, d["why"])
+        assert d["launches"] >= 1 and d["bytes"] > 0
+    kinds = {k.kind for k in kernels}
+    assert "extern" in kinds and kinds & {"pointwise", "reduction"}
+    # The user's ops ran one by one; the generated kernels got their eager cost.
+    assert prof.eager_nodes_ms and prof.eager_nodes_ms > 0 and prof.eager_ms
+    generated = [profiled[fk.kernel_key(k)] for k in kernels if k.kind != "extern"]
+    assert all(d["eager_ms"] and d["eager_ms"] > 0 for d in generated)
+    assert prof.copy_gbps and prof.copy_gbps > 0.1
+    assert not r.of(ev.ProbeUnavailable)
+    # Shares sum to the coverage, worded the same in every figure.
+    run = Session.from_events(r.events).runs["test"]
+    s = fk.profile_summary(run)
+    assert s is not None and s.coverage is not None
+    shares = [t.share for t in fk.kernel_timings(run).values()]
+    assert sum(x for x in shares if x) == pytest.approx(s.coverage)
+    # Kernels cannot take longer than the call that runs them (noise aside).
+    assert 0.2 < s.coverage < 1.5, s
+
+
+@pytest.mark.slow
+def test_the_stage_degrades_when_torch_moved_its_code_cache(monkeypatch):
+    torch = pytest.importorskip("torch")
+    from torch._inductor import codecache
+
+    from dlcprof.worker import bench
+    from dlcprof.worker.emit import ListEmitter
+    from dlcprof.worker.probes import ProbeNotes
+    from dlcprof.worker.probes import trace as T
+
+    sink = ListEmitter()
+    notes = ProbeNotes(sink, "r")
+    collector = K.KernelCollector(sink, "r", K.aten_op_exists())
+    K.enable_provenance(notes)
+    uninstall = T.install(T.TraceDispatcher(sink, "r", collector), notes)
+    torch._dynamo.reset()
+
+    def f(x):
+        return torch.sin(x) * torch.cos(x) + 1
+
+    try:
+        with torch.no_grad():
+            compiled = torch.compile(f)
+            args = (torch.randn(64, 64),)
+            compiled(*args)
+    finally:
+        assert uninstall is not None
+        uninstall()
+    (graph,) = collector.graphs
+    (module,) = cc.loaded_modules(graph.path or "")
+    original = cc.call_function(module).__code__
+    timer = bench.Timer("cpu")
+    with torch.no_grad():
+        monkeypatch.delattr(codecache.PyCodeCache, "modules")
+        P.KernelProfile(sink, "r", notes, collector, reps=2, iters=3).run(f, compiled, args, timer)
+        monkeypatch.undo()
+        (gone,) = [e for e in sink.events if isinstance(e, ev.KernelsProfiled)]
+        (note,) = [e for e in sink.events if isinstance(e, ev.ProbeUnavailable)]
+        assert note.probe == cc.PROBE and "PyCodeCache" in note.reason
+        (k,) = gone.kernels
+        assert k["time_ms"] is None and "PyCodeCache" in k["why"]["time_ms"]
+        assert gone.copy_gbps is not None  # the rest of the stage went on
+        # Put back, the same stage times the kernel, and leaves the code as it was.
+        P.KernelProfile(sink, "r", notes, collector, reps=2, iters=3).run(f, compiled, args, timer)
+    (k,) = [e for e in sink.events if isinstance(e, ev.KernelsProfiled)][-1].kernels
+    assert k["time_ms"] and k["time_ms"] > 0 and k["bytes"] == 2 * 64 * 64 * 4
+    assert k["eager_ms"] and k["eager_ms"] > 0
+    assert cc.call_function(module).__code__ is original
+    assert cc.HOOK not in module.__dict__
+    torch._dynamo.reset()
+
+
+def test_compare_matches_kernels_and_states_time_deltas_beyond_their_spread():
+    from dlcprof.report.compare import compare, render_compare_html, render_compare_table
+
+    a = _profiled_session()
+    events = []
+    for e in a.events:
+        if isinstance(e, ev.KernelsProfiled):
+            kernels = [dict(d) for d in e.kernels]
+            kernels[0]["time_ms"] = 1.02  # within its 0.05 ms spread
+            kernels[1]["time_ms"] = 1.5  # 1 ms faster
+            e = ev.KernelsProfiled(**{**e.__dict__, "kernels": kernels})
+        events.append(e)
+    cmp = compare(a, Session.from_events(events))
+    rows = {kt.name: kt for kt in cmp.kernel_times}
+    assert [kt.name for kt in cmp.kernel_times][0] == "extern_kernels.mm"  # slowest first
+    assert rows["extern_kernels.mm"].verdict == "better"
+    assert rows["extern_kernels.mm"].delta_text == "-1.00 ms"
+    assert rows["cpp_fused_a_0"].verdict == "same"
+    assert rows["cpp_fused_a_0"].delta_text == text.NO_DIFFERENCE
+    assert rows["cpp_fused_b_1"].a_text == "n/a (compiled after the profiling stage)"
+    console = " ".join(_console_text(render_compare_table(cmp)).split())
+    assert "kernel time per compiled call" in console and "-1.00 ms" in console
+    assert "Kernel time per compiled call" in render_compare_html(cmp)
+
+
+def _console_text(renderable) -> str:  # type: ignore[no-untyped-def]
+    from rich.console import Console
+
+    c = Console(width=200, record=True, color_system=None, file=open("/dev/null", "w"))  # noqa: SIM115
+    c.print(renderable)
+    return c.export_text()
