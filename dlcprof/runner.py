@@ -84,17 +84,32 @@ class WorkerProcess:
     def pid(self) -> int:
         return self.proc.pid
 
-    def start(self, settings: RunSettings, run_id: str | None = None) -> str:
-        """Send the one run request; returns its run id."""
+    def start(self, settings: RunSettings, run_id: str | None = None, quiet: bool = False) -> str:
+        """Send the one run request; returns its run id. ``quiet``: the worker
+        asks before it times (TimingStarted) and waits for ``answer_quiet``."""
         self.run_id = run_id or new_run_id()
-        line = json.dumps({"run_id": self.run_id, "settings": settings.to_dict()}) + "\n"
+        request = {"run_id": self.run_id, "settings": settings.to_dict()}
+        if quiet:
+            request["quiet"] = True
         assert self.proc.stdin is not None
         try:
-            self.proc.stdin.write(line.encode())
-            self.proc.stdin.close()
+            self.proc.stdin.write((json.dumps(request) + "\n").encode())
+            if quiet:
+                self.proc.stdin.flush()  # stdin stays open: it carries the answer
+            else:
+                self.proc.stdin.close()
         except BrokenPipeError:
             pass  # the worker already died: events() reports how
         return self.run_id
+
+    def answer_quiet(self, quiet: bool) -> None:
+        """Tell the worker whether nothing watches it now (dlcprof/worker/quiet.py)."""
+        if self.proc.stdin and not self.proc.stdin.closed:
+            try:
+                self.proc.stdin.write(b"quiet\n" if quiet else b"busy\n")
+                self.proc.stdin.flush()
+            except (BrokenPipeError, OSError, ValueError):
+                pass  # the worker died: events() reports how
 
     def dismiss(self) -> None:
         """Let an unused standby worker exit cleanly (EOF on its stdin)."""
@@ -191,6 +206,7 @@ class WorkerProcess:
         except subprocess.TimeoutExpired:
             _kill_group(self.proc)
             rc = self.proc.wait()
+        self.dismiss()  # a quiet run's stdin was still open
         for path in self._cleanup:
             shutil.rmtree(path, ignore_errors=True)
         sig = signal.Signals(-rc).name if rc < 0 else None

@@ -17,6 +17,10 @@ NA = "n/a"
 NO_DIFFERENCE = "no measurable difference"
 NEVER = "never (compiled is slower)"
 NOT_FINISHED = "not finished"
+# A sampled thread blocked on another process: the hot-frame row in its place.
+WAITING_COMPILER = "waiting on the C++ compiler"
+WAITING_WORKERS = "waiting on compile workers"
+WAITING_PROCESS = "waiting on a subprocess"
 
 
 def na(why: str | None = None) -> str:
@@ -213,3 +217,60 @@ def metric(key: str, v: float | None) -> str:
 
 def load_avg(values: list[float] | None) -> str:
     return " ".join(f"{x:.2f}" for x in values) if values else NA
+
+
+def samples(n: int) -> str:
+    return f"{count(n)} sample" + ("" if n == 1 else "s")
+
+
+def hot_scope(thread: str | None, n: int) -> str:
+    """What a hot-frame table covers and what its shares are of."""
+    if thread is None:
+        return f"every thread, {count(n)} sampling ticks; shares of each thread's samples"
+    return f"the compiling thread ({thread}), {samples(n)}"
+
+
+def other_threads(by_thread: dict[str, int]) -> str:
+    """The threads a hot-frame table leaves out, with their samples."""
+    return "not shown: " + ", ".join(f"{t} ({samples(n)})" for t, n in by_thread.items())
+
+
+# --- the observer: what watched a run (figures/observer.py) -------------------------
+
+
+def core_share(x: float | None) -> str:
+    """CPU used, as a share of one core: "7.2% of a core"."""
+    return na("not measured yet") if x is None else f"{pct(x)} of a core"
+
+
+def watcher(name: str, how: str, share: float | None) -> str:
+    return f"{name} {how} ({core_share(share)})"
+
+
+def observer_timing(watched: bool, quiet: bool | None, timing_now: bool) -> str:
+    """What watched the timed repetitions."""
+    if not watched:
+        return "no monitors ran"
+    if timing_now:
+        return "monitors paused: timing now"
+    if quiet is None:
+        return "the monitors pause while the benchmark is timed"
+    if quiet:
+        return "the monitors were paused while the benchmark was timed"
+    return "the monitors RAN while the benchmark was timed: its latencies include their cost"
+
+
+def observer(probes: list[str], watchers: list[str], timing: str) -> str:
+    """One line for every report: "observer: ...; ...; paused while ..."."""
+    parts = []
+    if probes:
+        parts.append(f"probes in the worker ({', '.join(probes)})")
+    parts += watchers
+    return f"observer: {', '.join(parts) or 'nothing'}; {timing}"
+
+
+def observer_short(watchers: list[tuple[str, float | None]], timing_now: bool) -> str:
+    """The status bar's form: "py-spy 7.2% · device sampler 0.4% of a core, pause to time"."""
+    costs = " · ".join(f"{name} {na() if x is None else pct(x)}" for name, x in watchers)
+    when = "paused: timing" if timing_now else "pause to time"
+    return f"observer: {costs} of a core, {when}"

@@ -21,6 +21,7 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.console import run_summary
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import observer as fo
 from dlcprof.figures import recompiles as fr
 from dlcprof.report.html import render_html
 from dlcprof.report.markdown import render_markdown
@@ -64,6 +65,8 @@ def expected(session: Session, run: Run) -> list[str]:
         ]
         if not s.measurable:
             out.append(text.NO_DIFFERENCE)
+    if run.benchmark is not None:
+        out.append(fo.line(run))  # what watched the run while it was timed
     if run.recompiles:
         out.append(str(fr.newest_reason(run.recompiles[-1].reason)))
     pair = fr.sweep_pair(session, run)

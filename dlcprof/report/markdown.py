@@ -147,7 +147,7 @@ def _benchmark(r: rm.RunModel) -> list[str]:
     out = ["### Benchmark", ""]
     b = r.benchmark
     if b is None:
-        return out + [text.na(r.benchmark_why), ""]
+        return out + [text.na(r.benchmark_why), "", f"- {r.observer}", ""]
     out += table(
         ["", "median per call", "spread (IQR)"],
         [["eager", b.eager, b.eager_spread], ["compiled", b.compiled, b.compiled_spread]],
@@ -161,6 +161,7 @@ def _benchmark(r: rm.RunModel) -> list[str]:
         f"- compile cost: {b.compile} (first compiled call minus a steady one)",
         f"- {b.sentence}",
         f"- measured: {b.measured}",
+        f"- {r.observer}",
         "",
     ]
 
@@ -308,7 +309,7 @@ def _render(report: rm.Report, detail: int) -> str:
         if len(report.runs) > 1:
             out += [f"### Run {r.number}: {plain(r.name)}", ""]
         out += [
-            f"py-spy, {r.hotspots.samples} samples; own = samples in the function itself, "
+            f"py-spy, {r.hotspots.scope}; own = samples in the function itself, "
             "total = with callees.",
             "",
         ]
@@ -317,6 +318,8 @@ def _render(report: rm.Report, detail: int) -> str:
             for h in r.hotspots.rows[:15]
         ]
         out += table(["function", "location", "own", "total", "phase"], rows, "llrrl") + [""]
+        if r.hotspots.others:
+            out += [r.hotspots.others, ""]
 
     if report.errors:
         out += ["## Errors", ""]

@@ -86,6 +86,7 @@ HELP = """\
 [b]c[/b] / [b]esc[/b]  cancel: kill the worker, keep what was captured
 [b]ctrl+s[/b]  save the session as a report      [b]ctrl+p[/b]  command palette
 [b]p[/b]  show every phase (short FX passes are folded by default)
+[b]t[/b]  hot frames of every thread (the compiling thread by default)
 [b]1[/b]-[b]4[/b]  Recompiles, Log, Device, Hotspots tabs      [b]tab[/b]  move between panes
 [b]?[/b]  this help      [b]q[/b]  quit
 

@@ -25,6 +25,7 @@ from dlcprof.worker.probes import dynamo as dynamo_probe
 from dlcprof.worker.probes import kernels as kernels_probe
 from dlcprof.worker.probes import trace as trace_probe
 from dlcprof.worker.probes.trace import CompileCounts, TraceDispatcher
+from dlcprof.worker.quiet import QuietWindow
 from dlcprof.worker.sweep import run_sweep
 
 DYNAMIC = {"auto": None, "true": True, "false": False}
@@ -87,10 +88,13 @@ def worker_ready(torch: Any) -> ev.WorkerReady:
 
 
 class Run:
-    def __init__(self, sink: Sink, run_id: str, settings: RunSettings) -> None:
+    def __init__(
+        self, sink: Sink, run_id: str, settings: RunSettings, control: IO[str] | None = None
+    ) -> None:
         self.sink = sink
         self.run_id = run_id
         self.s = settings
+        self.quiet = QuietWindow(sink, run_id, control)
         self.notes = ProbeNotes(sink, run_id)
         self.dispatcher: TraceDispatcher | None = None
         self._uninstall: Callable[[], None] | None = None
@@ -323,7 +327,8 @@ class Run:
     ) -> None:
         s = self.s
         try:
-            r = bench.benchmark(fn, compiled, args, s.iters, s.reps, timer)
+            with self.quiet("benchmark"):
+                r = bench.benchmark(fn, compiled, args, s.iters, s.reps, timer)
         except Exception as e:  # noqa: BLE001
             raise StageError(
                 "benchmark", f"benchmark failed: {one_line(e)}", traceback.format_exc()
@@ -440,6 +445,7 @@ def serve(sink: Sink, stdin: IO[str] | None = None) -> int:
     if not line.strip():
         return 0  # a standby worker that was not needed
     run_id = None
+    control = stdin or sys.stdin  # the parent's answers (worker/quiet.py), when it asks
     try:
         request = json.loads(line)
         run_id = str(request["run_id"])
@@ -450,6 +456,7 @@ def serve(sink: Sink, stdin: IO[str] | None = None) -> int:
             sink.emit(ev.RunFinished(run_id=run_id, status="error", wall_s=0.0))
         return 1
     with contextlib.suppress(Exception):
-        # The workload may read stdin; it holds nothing more for us.
+        # The workload may read stdin; what more comes there is ours (``control``).
         sys.stdin = open(os.devnull)  # noqa: SIM115
-    return Run(sink, run_id, settings).execute()
+    quiet = request.get("quiet") is True
+    return Run(sink, run_id, settings, control if quiet else None).execute()
