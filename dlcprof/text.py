@@ -77,7 +77,7 @@ def pct(x: float | None, why: str | None = None) -> str:
     """A fraction as a percentage: 0.123 -> 12%; under half a percent, <1%."""
     if x is None or not math.isfinite(x):
         return na(why)
-    if 0 < x < 0.005:
+    if 0 < x and round(x * 100) == 0:  # 0.005 rounds to even: "0%" would read as none
         return "<1%"
     return f"{x * 100:.0f}%"
 
@@ -238,9 +238,16 @@ def other_threads(by_thread: dict[str, int]) -> str:
 # --- the observer: what watched a run (figures/observer.py) -------------------------
 
 
+def share_of_core(x: float | None) -> str:
+    """A monitor's own CPU as a percentage of one core: "7.2%", "0.4%", "12%"."""
+    if x is None or not math.isfinite(x):
+        return NA
+    return f"{x * 100:.1f}%" if x < 0.1 else pct(x)
+
+
 def core_share(x: float | None) -> str:
     """CPU used, as a share of one core: "7.2% of a core"."""
-    return na("not measured yet") if x is None else f"{pct(x)} of a core"
+    return na("not measured yet") if x is None else f"{share_of_core(x)} of a core"
 
 
 def watcher(name: str, how: str, share: float | None) -> str:
@@ -270,7 +277,7 @@ def observer(probes: list[str], watchers: list[str], timing: str) -> str:
 
 
 def observer_short(watchers: list[tuple[str, float | None]], timing_now: bool) -> str:
-    """The status bar's form: "py-spy 7.2% · device sampler 0.4% of a core, pause to time"."""
-    costs = " · ".join(f"{name} {na() if x is None else pct(x)}" for name, x in watchers)
-    when = "paused: timing" if timing_now else "pause to time"
+    """The status bar's form: "py-spy 7.2% · device sampler 0.4% of a core, paused to time"."""
+    costs = " · ".join(f"{name} {share_of_core(x)}" for name, x in watchers)
+    when = "paused now: timing" if timing_now else "paused to time"
     return f"observer: {costs} of a core, {when}"

@@ -6,18 +6,17 @@ never compiled."""
 
 from __future__ import annotations
 
-import gzip
+import dataclasses
 from collections import defaultdict
 
 import pytest
-from conftest import FIXTURES, load_fixture
+from conftest import load_fixture, pyspy_hot_frames
 from rich.console import Console
 
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.console import hotspots_table, run_summary
 from dlcprof.figures import hotspots as fh
-from dlcprof.monitors.hotspots import attribute_phases, load_samples, thread_samples
 from dlcprof.report import model as rm
 from dlcprof.report.html import render_html
 from dlcprof.report.markdown import render_markdown
@@ -27,27 +26,15 @@ from dlcprof.tui.widgets.hotspots import body, frames_table
 
 
 @pytest.fixture(scope="module")
-def samples(tmp_path_factory):
-    path = tmp_path_factory.mktemp("pyspy") / "cold_compile.speedscope.json"
-    path.write_bytes(gzip.decompress((FIXTURES / "pyspy" / "cold_compile.speedscope.json.gz")
-                                     .read_bytes()))  # fmt: skip
-    return load_samples(path)
+def hot(tmp_path_factory) -> ev.HotFramesSampled:
+    return pyspy_hot_frames("r0", tmp_path_factory.mktemp("pyspy"))
 
 
-def hot_event(samples, run_id: str) -> ev.HotFramesSampled:
-    """What LiveRun emits at the end of a run (no phases recorded for this profile)."""
-    ticks = max(thread_samples(samples).values())
-    return ev.HotFramesSampled(
-        samples=ticks, rows=attribute_phases(samples, []), run_id=run_id,
-        threads=thread_samples(samples),
-    )  # fmt: skip
-
-
-def compiled_session(samples) -> Session:
+def compiled_session(hot: ev.HotFramesSampled) -> Session:
     """A real compile's event stream with this real profile as its hot frames."""
     events = load_fixture("pointwise_chain")
     run_id = next(e.run_id for e in events if isinstance(e, ev.RunStarted))
-    return Session.from_events([*events, hot_event(samples, run_id)])
+    return Session.from_events([*events, dataclasses.replace(hot, run_id=run_id)])
 
 
 def _plain(renderable) -> str:  # type: ignore[no-untyped-def]
@@ -56,18 +43,15 @@ def _plain(renderable) -> str:  # type: ignore[no-untyped-def]
     return console.export_text()
 
 
-def test_the_fixture_is_the_case_of_the_issue(samples) -> None:
+def test_the_fixture_is_the_case_of_the_issue(hot) -> None:
     # A helper thread that only waits, and a compiling thread mostly waiting on g++:
     # counted against all ticks, the shares used to add up past 100%.
-    by_thread = thread_samples(samples)
-    assert {"main", "tqdm_monitor", "pool"} <= set(by_thread)
-    ticks = max(by_thread.values())
-    rows = attribute_phases(samples, [])
-    assert sum(r["own"] for r in rows) / ticks > 1.5
+    assert {"main", "tqdm_monitor", "pool"} <= set(hot.threads)
+    assert sum(r["own"] for r in hot.rows) / hot.samples > 1.5
 
 
-def test_the_compiling_thread_by_default_with_waiting_named(samples) -> None:
-    run = compiled_session(samples).latest_run
+def test_the_compiling_thread_by_default_with_waiting_named(hot) -> None:
+    run = compiled_session(hot).latest_run
     rows = fh.hot_rows(run, 100)
     assert rows and {r.thread for r in rows} == {"main"}
     assert rows[0].function == text.WAITING_COMPILER and rows[0].waiting
@@ -76,12 +60,12 @@ def test_the_compiling_thread_by_default_with_waiting_named(samples) -> None:
     # The subprocess plumbing is folded into the waiting row, not listed as hot.
     assert not names & {"Popen.communicate", "Popen._wait", "Condition.wait", "Future.result"}
     assert sum(r.own or 0 for r in rows) <= 1.0
-    assert fh.samples_shown(run) == thread_samples(samples)["main"]
+    assert fh.samples_shown(run) == hot.threads["main"]
     assert set(fh.other_threads(run)) == {"tqdm_monitor", "pool"}
 
 
-def test_every_thread_on_request_each_within_100_percent(samples) -> None:
-    run = compiled_session(samples).latest_run
+def test_every_thread_on_request_each_within_100_percent(hot) -> None:
+    run = compiled_session(hot).latest_run
     rows = fh.hot_rows(run, 1000, all_threads=True)
     own: dict[str, float] = defaultdict(float)
     for r in rows:
@@ -93,10 +77,10 @@ def test_every_thread_on_request_each_within_100_percent(samples) -> None:
     assert fh.other_threads(run, all_threads=True) == {}
 
 
-def test_views_show_the_compiling_thread_and_name_the_rest(samples) -> None:
-    session = compiled_session(samples)
+def test_views_show_the_compiling_thread_and_name_the_rest(hot) -> None:
+    session = compiled_session(hot)
     run = session.latest_run
-    scope = text.hot_scope("main", thread_samples(samples)["main"])
+    scope = text.hot_scope("main", hot.threads["main"])
     others = text.other_threads(fh.other_threads(run))
     tui = _plain(frames_table(run))
     console = _plain(hotspots_table(run))
@@ -111,10 +95,10 @@ def test_views_show_the_compiling_thread_and_name_the_rest(samples) -> None:
     assert "tqdm_monitor" in _plain(frames_table(run, all_threads=True)).split(others)[0]
 
 
-def test_no_hot_frames_for_a_run_that_failed_before_compiling(samples) -> None:
+def test_no_hot_frames_for_a_run_that_failed_before_compiling(hot) -> None:
     # py-spy sampled the worker while it loaded, then the workload failed: the
     # samples are start-up (imports), not the compiler.
-    run_id = "r0"
+    run_id = hot.run_id
     events = [
         ev.RunStarted(run_id=run_id, target="broken.py", workload="broken", mode="default",
                       dynamic="auto", backend="inductor", device="cpu", device_name="cpu",
@@ -122,7 +106,7 @@ def test_no_hot_frames_for_a_run_that_failed_before_compiling(samples) -> None:
                       shapes=[], torch_version="2.13"),
         ev.ErrorRaised(run_id, "load", "workload broken raised when called eagerly"),
         ev.RunFinished(run_id=run_id, status="error", wall_s=3.0),
-        hot_event(samples, run_id),
+        hot,
     ]  # fmt: skip
     session = Session.from_events(events)
     run = session.latest_run
