@@ -62,17 +62,6 @@ def ratio_line(name: str, ratios: Sequence[float], goal: float | None = None) ->
     return line
 
 
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def load_avg() -> str:
     try:
         return " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -94,10 +83,11 @@ def machine() -> str:
     except (OSError, subprocess.SubprocessError):
         torch = "n/a"
     from dlcprof.monitors.hotspots import pyspy_status
+    from dlcprof.worker.run import cpu_name  # imports no torch at module level
 
     ok, pyspy = pyspy_status()
     pyspy = pyspy.split(" (")[0] if ok else "py-spy n/a"
     return (
-        f"machine: {cpu_model()}, {os.cpu_count()} cores · Python {platform.python_version()} · "
+        f"machine: {cpu_name()}, {os.cpu_count()} cores · Python {platform.python_version()} · "
         f"torch {torch} · {pyspy} · load average {load_avg()}"
     )

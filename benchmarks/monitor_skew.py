@@ -81,17 +81,19 @@ CONFIGS: dict[str, Callable[[int, Callable], list[Monitor]]] = {
 }  # fmt: skip
 
 
-def _path(target: str) -> str:
-    return target if target.endswith(".py") else str(resolve(target).path)
-
-
-def diagnose(name: str, target: str, rounds: int, reps: int, iters: int) -> None:
-    child = subprocess.Popen(
-        [sys.executable, str(ROOT / "benchmarks" / "timing_child.py"), _path(target),
+def timing_child(target: str) -> subprocess.Popen[str]:
+    """benchmarks/timing_child.py on ``target``, allocator pinned, commands on its stdin."""
+    path = target if target.endswith(".py") else str(resolve(target).path)
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "benchmarks" / "timing_child.py"), path,
          "--threads", str(THREADS)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
         env={**_env(), "PYTHONWARNINGS": "ignore"},
     )  # fmt: skip
+
+
+def diagnose(name: str, target: str, rounds: int, reps: int, iters: int) -> None:
+    child = timing_child(target)
     assert child.stdin is not None and child.stdout is not None
     ready = json.loads(child.stdout.readline())
     print(f"\n{name}: one timing process, {ready['tasks']} OS threads, {THREADS} torch thread; "
@@ -179,12 +181,7 @@ def dlcprof_run(target: str, monitors: bool, reps: int, iters: int) -> ev.Benchm
 
 def harness_run(target: str, reps: int, iters: int) -> tuple[float, float]:
     """The independent harness in a fresh process: (eager ms, compiled ms), medians."""
-    child = subprocess.Popen(
-        [sys.executable, str(ROOT / "benchmarks" / "timing_child.py"), _path(target),
-         "--threads", str(THREADS)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        env={**_env(), "PYTHONWARNINGS": "ignore"},
-    )  # fmt: skip
+    child = timing_child(target)
     out, _ = child.communicate(
         json.dumps({"cmd": "time", "reps": reps, "iters": iters}) + "\n", timeout=900
     )

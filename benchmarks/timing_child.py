@@ -38,6 +38,27 @@ def load(path: str):
     return module
 
 
+def build(path: str, size: str, threads: int):  # type: ignore[no-untyped-def]
+    """(fn, args) of the workload file at ``path``, torch at ``threads`` threads."""
+    import torch
+
+    torch.set_num_threads(threads)
+    module = load(path)
+    kwargs = {"size": size} if "size" in inspect.signature(module.build).parameters else {}
+    return module.build("cpu", torch.float32, **kwargs)
+
+
+def compile_first(fn, args):  # type: ignore[no-untyped-def]
+    """(compiled fn, seconds of its first call): call eagerly first, as dlcprof does."""
+    import torch
+
+    fn(*args)
+    compiled = torch.compile(fn)
+    t0 = time.perf_counter()
+    compiled(*args)
+    return compiled, time.perf_counter() - t0
+
+
 def schedstat() -> tuple[int, int]:
     """(ns on a CPU, ns waiting for one) of this thread, from the kernel's scheduler."""
     with open(f"/proc/self/task/{threading.get_native_id()}/schedstat") as f:
@@ -73,17 +94,9 @@ def main() -> int:
     a = ap.parse_args()
     import torch
 
-    torch.set_num_threads(a.threads)
-    module = load(a.workload)
-    params = inspect.signature(module.build).parameters
-    kwargs = {"size": a.size} if "size" in params else {}
-    fn, args = module.build("cpu", torch.float32, **kwargs)
+    fn, args = build(a.workload, a.size, a.threads)
     with torch.no_grad():
-        fn(*args)
-        compiled = torch.compile(fn)
-        t0 = time.perf_counter()
-        compiled(*args)
-        first_s = time.perf_counter() - t0
+        compiled, first_s = compile_first(fn, args)
         for _ in range(a.warmup):
             fn(*args)
             compiled(*args)

@@ -64,7 +64,9 @@ class LiveRun:
             worker = WorkerProcess(cache=settings.cache, idle_timeout_s=idle_timeout_s)
         self.worker = worker
         self.run_id: str | None = None
-        self._monitors = monitors_for(settings, worker.pid, self._stamp, monitors, profile)
+        self._monitors = monitors_for(
+            settings, worker.pid, self._stamp, monitors, profile and settings.hotspots
+        )
         self._profiler = next((m for m in self._monitors if isinstance(m, PySpySampler)), None)
         self._phases: list[tuple[str, float, float]] = []
         self._thread = threading.Thread(target=self._pump, name="dlcprof-run", daemon=True)

@@ -12,14 +12,9 @@ from pathlib import Path
 import pytest
 
 from dlcprof.events import DeviceSampled, MonitorCostMeasured, MonitorStatus
+from dlcprof.figures.device import summarize
 from dlcprof.monitors import nvml
-from dlcprof.monitors.device import (
-    CPU_KEYS,
-    GPU_KEYS,
-    DeviceSampler,
-    is_compiler,
-    summarize,
-)
+from dlcprof.monitors.device import CPU_KEYS, GPU_KEYS, DeviceSampler, is_compiler
 
 MIB = 1024 * 1024
 

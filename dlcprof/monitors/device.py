@@ -2,7 +2,7 @@
 
 A daemon thread samples a few times a second and emits ``DeviceSampled``
 events stamped with ``time.time()``, the clock of the compile phases, so
-``summarize`` can split utilization into during-compile and during-benchmark.
+``figures.device.summarize`` can split utilization into during-compile and after.
 
 CPU values (every mode): the worker's CPU and RSS, the system CPU, and the
 backend compilers the worker runs (g++/cc1plus for the CPU backend, ptxas
@@ -17,7 +17,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import psutil
@@ -377,34 +377,3 @@ class DeviceSampler:
     def _emit_cost(self, cpu_s: float, watched: WatchClock) -> None:
         self.emit(MonitorCostMeasured(monitor="device", cpu_s=cpu_s, active_s=watched.seconds))
 
-
-def summarize(
-    samples: Iterable[DeviceSampled], spans: Iterable[tuple[str, float, float]]
-) -> dict[str, dict[str, float | None]]:
-    """Mean and max of every value per named span, e.g. "compile" vs "benchmark".
-
-    Spans sharing a name are pooled (a compile, then recompiles later). A
-    sample counts in a span when ``start <= t <= end``. Keys are
-    ``"<value>.mean"`` and ``"<value>.max"`` (None when the span has no value),
-    plus ``"samples"`` and ``"duration_s"``.
-    """
-    samples = list(samples)
-    keys: dict[str, None] = {}  # every value name seen, in first-seen order
-    for s in samples:
-        keys.update(dict.fromkeys(s.values))
-    grouped: dict[str, list[tuple[float, float]]] = {}
-    for name, start, end in spans:
-        grouped.setdefault(name, []).append((start, end))
-    out: dict[str, dict[str, float | None]] = {}
-    for name, ranges in grouped.items():
-        inside = [s for s in samples if any(a <= s.t <= b for a, b in ranges)]
-        row: dict[str, float | None] = {
-            "samples": float(len(inside)),
-            "duration_s": float(sum(max(0.0, b - a) for a, b in ranges)),
-        }
-        for key in keys:
-            vals = [float(v) for s in inside if (v := s.values.get(key)) is not None]
-            row[f"{key}.mean"] = sum(vals) / len(vals) if vals else None
-            row[f"{key}.max"] = max(vals) if vals else None
-        out[name] = row
-    return out
