@@ -254,10 +254,8 @@ def watcher(name: str, how: str, share: float | None) -> str:
     return f"{name} {how} ({core_share(share)})"
 
 
-def observer_timing(watched: bool, quiet: bool | None, timing_now: bool) -> str:
-    """What watched the timed repetitions."""
-    if not watched:
-        return "no monitors ran"
+def observer_timing(quiet: bool | None, timing_now: bool) -> str:
+    """What the monitors did while the repetitions were timed."""
     if timing_now:
         return "monitors paused: timing now"
     if quiet is None:
@@ -267,17 +265,24 @@ def observer_timing(watched: bool, quiet: bool | None, timing_now: bool) -> str:
     return "the monitors RAN while the benchmark was timed: its latencies include their cost"
 
 
-def observer(probes: list[str], watchers: list[str], timing: str) -> str:
-    """One line for every report: "observer: ...; ...; paused while ..."."""
-    parts = []
-    if probes:
-        parts.append(f"probes in the worker ({', '.join(probes)})")
-    parts += watchers
-    return f"observer: {', '.join(parts) or 'nothing'}; {timing}"
+def observer(probes: list[str], watchers: list[str], timing: str | None) -> str:
+    """One line for every report: "observer: worker probes (...), py-spy ...; the
+    monitors were paused while ..."; ``timing`` None when no monitor ran."""
+    parts = [f"worker probes ({', '.join(probes)})"] if probes else []
+    if timing is None:
+        return f"observer: {', '.join(parts) or 'nothing'} only"
+    return f"observer: {', '.join([*parts, *watchers])}; {timing}"
 
 
-def observer_short(watchers: list[tuple[str, float | None]], timing_now: bool) -> str:
-    """The status bar's form: "py-spy 7.2% · device sampler 0.4% of a core, paused to time"."""
+def observer_short(
+    watchers: list[tuple[str, float | None]], quiet: bool | None, timing_now: bool
+) -> str:
+    """The status bar's form: "py-spy 7.2% · device sampler 0.4% of a core, paused while timing"."""
     costs = " · ".join(f"{name} {share_of_core(x)}" for name, x in watchers)
-    when = "paused now: timing" if timing_now else "paused to time"
+    if timing_now:
+        when = "paused now: timing"
+    elif quiet is False:
+        when = "RAN while timing"
+    else:
+        when = "paused while timing"
     return f"observer: {costs} of a core, {when}"

@@ -74,8 +74,8 @@ def line(run: Run) -> str:
     """What watched the run and what it cost, for the reports and the headless summary."""
     o = observer(run)
     shown = [text.watcher(w.name, w.how, w.cpu_share) for w in o.watchers]
-    return text.observer(o.probes, shown, text.observer_timing(bool(o.watchers), o.quiet,
-                                                                o.timing_now))  # fmt: skip
+    timing = text.observer_timing(o.quiet, o.timing_now) if o.watchers else None
+    return text.observer(o.probes, shown, timing)
 
 
 def short(run: Run) -> str | None:
@@ -83,4 +83,5 @@ def short(run: Run) -> str | None:
     o = observer(run)
     if not o.watchers:
         return None
-    return text.observer_short([(w.name, w.cpu_share) for w in o.watchers], o.timing_now)
+    watchers = [(w.name, w.cpu_share) for w in o.watchers]
+    return text.observer_short(watchers, o.quiet, o.timing_now)
