@@ -11,10 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from dlcprof.events import DeviceSampled, MonitorCostMeasured, MonitorStatus
+from dlcprof import events as ev
+from dlcprof.events import DeviceSampled, MonitorStatus
 from dlcprof.figures.device import summarize
 from dlcprof.monitors import nvml
-from dlcprof.monitors.device import CPU_KEYS, GPU_KEYS, DeviceSampler, is_compiler
+from dlcprof.monitors.device import (
+    CPU_KEYS,
+    GPU_KEYS,
+    DeviceSampler,
+    is_compiler,
+)
 
 MIB = 1024 * 1024
 
@@ -86,7 +92,7 @@ def test_cpu_path_against_a_real_compiling_child(tmp_path: Path) -> None:
     assert max(s.values["worker_rss_mb"] for s in samples) > 1
     # What the sampler itself cost: its thread's CPU over the time it watched, last.
     cost = events[-1]
-    assert isinstance(cost, MonitorCostMeasured) and cost.monitor == "device"
+    assert isinstance(cost, ev.MonitorCostMeasured) and cost.monitor == "device"
     assert 0 < cost.cpu_s < cost.active_s and cost.active_s > 0.5
 
 
@@ -202,7 +208,7 @@ def test_paused_sampler_takes_no_sample_until_resumed(sleeper) -> None:
     assert not [t for t in times if paused <= t <= resumed]
     assert len([t for t in times if t < paused]) >= 3
     assert len([t for t in times if t > resumed]) >= 3
-    cost = _collect(events, MonitorCostMeasured)[-1]
+    cost = _collect(events, ev.MonitorCostMeasured)[-1]
     assert cost.active_s < stopped - started - 0.4  # the pause is not watched time
 
 

@@ -147,7 +147,7 @@ def _benchmark(r: rm.RunModel) -> list[str]:
     out = ["### Benchmark", ""]
     b = r.benchmark
     if b is None:
-        return out + [text.na(r.benchmark_why), "", f"- {r.observer}", ""]
+        return out + [text.na(r.benchmark_why), "", f"- {r.observer.line}", ""]
     out += table(
         ["", "median per call", "spread (IQR)"],
         [["eager", b.eager, b.eager_spread], ["compiled", b.compiled, b.compiled_spread]],
@@ -161,7 +161,7 @@ def _benchmark(r: rm.RunModel) -> list[str]:
         f"- compile cost: {b.compile} (first compiled call minus a steady one)",
         f"- {b.sentence}",
         f"- measured: {b.measured}",
-        f"- {r.observer}",
+        f"- {r.observer.line}",
         "",
     ]
 

@@ -597,6 +597,17 @@ def _hotspots(run: Run) -> Hotspots:
     )
 
 
+@dataclass
+class Observer:
+    """What watched the run and what it cost (figures/observer.py)."""
+
+    line: str
+    figures: fo.Observer
+
+    def to_json(self) -> dict[str, Any]:
+        return {"line": self.line, **dataclasses.asdict(self.figures)}
+
+
 # --- the run section ----------------------------------------------------------------------
 
 
@@ -633,7 +644,7 @@ class RunModel:
     warnings: list[ev.LogEmitted]
     device: DeviceSummary
     hotspots: Hotspots
-    observer: str  # what watched the run and what it cost (figures/observer.py)
+    observer: Observer
 
     @property
     def run_id(self) -> str:
@@ -759,7 +770,7 @@ def run_model(session: Session, run: Run, number: int | None = None) -> RunModel
         warnings=[lg for lg in run.logs if lg.level in ("warning", "error")],
         device=device_summary(run.device_samples, fd.activity_spans(run), dict(run.monitors)),
         hotspots=_hotspots(run),
-        observer=fo.line(run),
+        observer=Observer(fo.line(run), fo.observer(run)),
     )
 
 

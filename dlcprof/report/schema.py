@@ -18,7 +18,6 @@ from typing import Any
 
 import dlcprof
 from dlcprof import events as ev
-from dlcprof.figures import observer as fo
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures import runs as fruns
@@ -186,7 +185,7 @@ def _run_dict(m: rm.RunModel) -> dict[str, Any]:
         "unavailable": dict(run.unavailable),
         "device": m.device.to_json(),
         "hotspots": m.hotspots.to_json(),
-        "observer": {"line": m.observer, **dataclasses.asdict(fo.observer(run))},
+        "observer": m.observer.to_json(),
     }
 
 
