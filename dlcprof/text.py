@@ -254,15 +254,19 @@ def watcher(name: str, how: str, share: float | None) -> str:
     return f"{name} {how} ({core_share(share)})"
 
 
-def observer_timing(quiet: bool | None, timing_now: bool) -> str:
+def observer_timing(quiet: bool | None, timing_now: bool, swept: bool = False) -> str:
     """What the monitors did while the repetitions were timed."""
     if timing_now:
-        return "monitors paused: timing now"
-    if quiet is None:
-        return "the monitors pause while the benchmark is timed"
-    if quiet:
-        return "the monitors were paused while the benchmark was timed"
-    return "the monitors RAN while the benchmark was timed: its latencies include their cost"
+        parts = ["monitors paused: timing now"]
+    elif quiet is None:
+        parts = [] if swept else ["the monitors pause while the benchmark is timed"]
+    elif quiet:
+        parts = ["the monitors were paused while the benchmark was timed"]
+    else:
+        parts = ["the monitors RAN while the benchmark was timed: its latencies include their cost"]
+    if swept:
+        parts.append("the monitors ran through the shape sweep, its latencies included")
+    return "; ".join(parts)
 
 
 def observer(probes: list[str], watchers: list[str], timing: str | None) -> str:

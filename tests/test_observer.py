@@ -9,6 +9,7 @@ import os
 import queue
 
 import pytest
+from conftest import load_fixture
 from rich.console import Console
 
 from dlcprof import events as ev
@@ -99,3 +100,22 @@ def test_a_real_run_pauses_every_monitor_while_it_times(tmp_path) -> None:
     out.print(run_summary(run, session))
     assert line in out.file.getvalue()
 
+
+
+@pytest.mark.parametrize(
+    ("fixture", "says"),
+    [
+        # Recorded before the monitors paused: they ran while it was timed.
+        ("pointwise_chain", "the monitors RAN while the benchmark was timed"),
+        ("variable_length_static", "the monitors ran through the shape sweep"),
+    ],
+)
+def test_the_observer_line_says_what_ran_while_timing(fixture, says) -> None:
+    events = load_fixture(fixture)
+    run_id = next(e.run_id for e in events if isinstance(e, ev.RunStarted))
+    watched = ev.MonitorStatus("py-spy", True, "py-spy sampling", run_id, t=events[0].t)
+    run = Session.from_events([*events, watched]).runs[run_id]
+    assert says in fo.line(run) and "py-spy n/a (rate not recorded)" in fo.line(run)
+    bare = Session.from_events(events).runs[run_id]
+    assert fo.line(bare) == "observer: worker probes (trace, kernels) only"
+    assert fo.short(bare) is None

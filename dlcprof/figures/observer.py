@@ -34,6 +34,7 @@ class Observer:
     watchers: list[Watcher]  # monitors that ran
     quiet: bool | None  # every timed window ran with the monitors paused; None: none timed
     timing_now: bool  # a window is being timed now
+    swept: bool  # a shape sweep ran: its latencies are timed with the monitors running
 
 
 def watchers(run: Run) -> list[Watcher]:
@@ -66,15 +67,16 @@ def observer(run: Run) -> Observer:
     else:  # a benchmark without a window was recorded before the monitors paused
         quiet = False if run.benchmark is not None else None
     return Observer(
-        probes=probes, watchers=watchers(run), quiet=quiet, timing_now=run.timing is not None
-    )
+        probes=probes, watchers=watchers(run), quiet=quiet, timing_now=run.timing is not None,
+        swept=bool(run.sweep),
+    )  # fmt: skip
 
 
 def line(run: Run) -> str:
     """What watched the run and what it cost, for the reports and the headless summary."""
     o = observer(run)
     shown = [text.watcher(w.name, w.how, w.cpu_share) for w in o.watchers]
-    timing = text.observer_timing(o.quiet, o.timing_now) if o.watchers else None
+    timing = text.observer_timing(o.quiet, o.timing_now, o.swept) if o.watchers else None
     return text.observer(o.probes, shown, timing)
 
 
