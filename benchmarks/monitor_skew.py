@@ -9,8 +9,9 @@ diagnose  One timing process (benchmarks/timing_child.py, no dlcprof inside) per
           configuration to it, UNPAUSED, rotating the order each round:
           off, the device sampler alone (psutil /proc reads, 4 Hz), py-spy as
           dlcprof used to run it (100 Hz, blocking, 1 s windows re-attached),
-          py-spy in one window (no re-attach), py-spy --nonblocking, and both
-          monitors. Prints eager and compiled ms per configuration ÷ off.
+          the same in one window (no re-attach), py-spy as dlcprof runs it now
+          (PySpySampler's defaults: non-blocking), and both monitors as issue 15
+          measured them. Per call: wall, on-CPU and stopped ms (timing_child.py).
 product   dlcprof's own benchmark through LiveRun as a user gets it (monitors on,
           paused while timing) ÷ LiveRun with no monitors, alternating fresh
           workers: eager and compiled each, goal ≤1.03.
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import queue
 import subprocess
 import sys
@@ -67,16 +69,18 @@ GOAL_AGREEMENT = 0.10
 # --- diagnose: each monitor alone, unpaused, on one timing process ------------------
 
 Monitor = DeviceSampler | PySpySampler
+# py-spy as dlcprof ran it when issue 15 was measured: 100 Hz, stopping the worker.
+BLOCKING = {"rate_hz": 100, "nonblocking": False}
 CONFIGS: dict[str, Callable[[int, Callable], list[Monitor]]] = {
     "off": lambda pid, emit: [],
     "device sampler": lambda pid, emit: [DeviceSampler(pid, emit, cuda_index=None)],
-    "py-spy live (blocking)": lambda pid, emit: [PySpySampler(pid, emit, None)],
-    "py-spy one window": lambda pid, emit: [PySpySampler(pid, emit, None, live_interval_s=0)],
-    "py-spy live --nonblocking": lambda pid, emit: [
-        PySpySampler(pid, emit, None, nonblocking=True)
+    "py-spy 100 Hz blocking": lambda pid, emit: [PySpySampler(pid, emit, None, **BLOCKING)],
+    "py-spy 100 Hz blocking, 1 window": lambda pid, emit: [
+        PySpySampler(pid, emit, None, live_interval_s=0, **BLOCKING)
     ],
-    "both (blocking)": lambda pid, emit: [
-        DeviceSampler(pid, emit, cuda_index=None), PySpySampler(pid, emit, None)
+    "py-spy default (non-blocking)": lambda pid, emit: [PySpySampler(pid, emit, None)],
+    "both, blocking (issue 15)": lambda pid, emit: [
+        DeviceSampler(pid, emit, cuda_index=None), PySpySampler(pid, emit, None, **BLOCKING)
     ],
 }  # fmt: skip
 
@@ -137,7 +141,7 @@ def _print_diagnosis(results: dict[str, dict[str, list[tuple[float, float, float
     """Per configuration and kind: wall ms per call and its ratio to off (moves with
     the load), CPU ms and stopped ms per call (do not), and (cpu + stopped) ÷ off's,
     the latency ratio to expect on an idle machine."""
-    print(f"  {'configuration':<27} {'':<8} {'wall ms':>8} {'÷ off':>6} {'cpu ms':>8}"
+    print(f"  {'configuration':<33} {'':<8} {'wall ms':>8} {'÷ off':>6} {'cpu ms':>8}"
           f" {'stopped':>8} {'(cpu+stopped) ÷ off':>20}")  # fmt: skip
     off = results["off"]
     for config, kinds in results.items():
@@ -146,7 +150,7 @@ def _print_diagnosis(results: dict[str, dict[str, list[tuple[float, float, float
             wall = ratios([r[0] for r in rows], [b[0] for b in base])
             quiet = ratios([r[1] + r[2] for r in rows], [b[1] + b[2] for b in base])
             print(
-                f"  {config:<27} {kind:<8} {median([r[0] for r in rows]):8.2f} {median(wall):6.3f}"
+                f"  {config:<33} {kind:<8} {median([r[0] for r in rows]):8.2f} {median(wall):6.3f}"
                 f" {median([r[1] for r in rows]):8.2f} {median([r[2] for r in rows]):8.3f}"
                 f" {median(quiet):8.3f} ({spread(quiet)})"
             )
@@ -156,8 +160,6 @@ def _print_diagnosis(results: dict[str, dict[str, list[tuple[float, float, float
 
 
 def _env() -> dict[str, str]:
-    import os
-
     return {**os.environ, **PINNED_ALLOCATOR}
 
 
