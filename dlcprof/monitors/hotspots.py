@@ -592,8 +592,6 @@ class PySpySampler:
                 cur = None
             if not attached:
                 self._finish_window(nxt)
-                if nxt.t_attached is not None:  # attached just as it was interrupted
-                    self._collect(nxt)
                 if self._paused.is_set() and not self._stop.is_set():
                     continue
                 err = nxt.error()
