@@ -12,6 +12,7 @@ Variants:
   block1s   100 Hz, 1 s windows, py-spy's default mode (stops the worker per sample)
   nb1s      the same, --nonblocking (reads the stacks without stopping the worker)
   nb2s      --nonblocking, 2 s windows (half the re-attaches)
+  nb1s50    --nonblocking, 1 s windows, 50 Hz (dlcprof's default)
   nb2s50    --nonblocking, 2 s windows, 50 Hz
   nbsingle  --nonblocking, one window for the whole run (no live rows, no re-attach)
 
@@ -68,14 +69,16 @@ CHILD = textwrap.dedent(
     """
 )
 
-# Sampler settings per variant (PySpySampler keyword arguments).
+# Sampler settings per variant (PySpySampler keyword arguments, all explicit).
 VARIANTS: dict[str, dict[str, Any]] = {
     "off": {},
-    "block1s": {"live_interval_s": 1.0},  # dlcprof before issue 15: stops the worker per sample
-    "nb1s": {"live_interval_s": 1.0, "nonblocking": True},
-    "nb2s": {"live_interval_s": 2.0, "nonblocking": True},
-    "nb2s50": {"live_interval_s": 2.0, "nonblocking": True, "rate_hz": 50},
-    "nbsingle": {"live_interval_s": 0.0, "nonblocking": True},  # no re-attach, no live rows
+    # dlcprof before issue 15: stops the worker per sample
+    "block1s": {"rate_hz": 100, "live_interval_s": 1.0, "nonblocking": False},
+    "nb1s": {"rate_hz": 100, "live_interval_s": 1.0, "nonblocking": True},
+    "nb2s": {"rate_hz": 100, "live_interval_s": 2.0, "nonblocking": True},
+    "nb1s50": {"rate_hz": 50, "live_interval_s": 1.0, "nonblocking": True},  # the default
+    "nb2s50": {"rate_hz": 50, "live_interval_s": 2.0, "nonblocking": True},
+    "nbsingle": {"rate_hz": 100, "live_interval_s": 0.0, "nonblocking": True},  # no live rows
 }
 DEFAULT_VARIANTS = ",".join(VARIANTS)
 
