@@ -440,6 +440,10 @@ def serve(sink: Sink, stdin: IO[str] | None = None) -> int:
                            traceback.format_exc())
         )  # fmt: skip
         return 1
+    with contextlib.suppress(Exception):  # a broken Inductor says so when it compiles
+        # The compiler's own imports (seconds) before "ready": a standby worker then
+        # compiles the moment the user asks (benchmarks/tui_latency.py).
+        import torch._inductor.compile_fx  # noqa: F401
     sink.emit(worker_ready(torch))
     line = (stdin or sys.stdin).readline()
     if not line.strip():
