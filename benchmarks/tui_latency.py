@@ -180,19 +180,19 @@ async def live_app(
                 await pilot.pause(0.1)
         # 3: key latency while a real compile runs (a cold cache makes it last);
         # only presses made while it compiles count
-        app.base_settings = RunSettings(
-            target="transformer-block", size="small", cache="cold", reps=3, iters=5
+        app._start(  # as the r key does, with settings the panel cannot pick here
+            [RunSettings(target="transformer-block", size="small", cache="cold", reps=3, iters=5)]
         )
-        await pilot.press("r")
         while app.worker_state()[0] != "compiling":
             await pilot.pause(0.05)
-        while len(latencies) < presses and app.worker_state()[0] == "compiling":
+        while len(latencies) < presses and app.runs.busy:
+            compiling = app.worker_state()[0] == "compiling"
             t0 = time.perf_counter()
             await pilot.press("d")
-            if app.worker_state()[0] == "compiling":
+            if compiling:
                 latencies.append(handled[-1] - t0)
             await pilot.pause(0.1)
-        still = app.worker_state()[0] == "compiling"
+        still = app.runs.busy
         await pilot.press("c")
         while app.runs.busy:
             await pilot.pause(0.1)
@@ -218,7 +218,7 @@ def main() -> int:
     p50, p95 = 1e3 * _percentile(lat, 0.5), 1e3 * _percentile(lat, 0.95)
     ok = p95 <= GOAL_KEY_P95_MS
     print(f"3. key latency during a real compile: p50 {p50:.1f} ms, p95 {p95:.1f} ms over "
-          f"{len(lat)} presses (compile still running after them: {still}); goal p95 "
+          f"{len(lat)} presses (the run still going after them: {still}); goal p95 "
           f"≤{GOAL_KEY_P95_MS:.0f} ms: {'met' if ok else 'MISSED'}")  # fmt: skip
     print(f"4. UI process RSS, peak through 2-3: {rss.peak:.0f} MB; goal ≤{GOAL_RSS_MB:.0f} MB: "
           f"{'met' if rss.peak <= GOAL_RSS_MB else 'MISSED'}")  # fmt: skip
