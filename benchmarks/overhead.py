@@ -15,16 +15,19 @@ component of dlcprof switched on as dlcprof runs it:
   py-spy live               monitors/hotspots.py as a run starts it (engine.monitors_for)
   dlcprof default           every probe and every monitor a user gets by default
 
-compile = the first compiled call minus a steady call; worker CPU = the compiling
-process's own CPU seconds (what the probes add to; it moves far less with
-background load than wall time, and monitors outside the process show as their
-own CPU in a run's status instead); steady = per-call latency
-after the compile, timed as dlcprof times it: the monitors paused first
-(pause(), as LiveRun does on TimingStarted). Ratios are per round to that
-round's bare run; the goals are ≤1.05 on compile time and ≤1.03 on steady
-latency for the default. Caches: cold = a fresh Inductor cache dir and
+compile = the first compiled call minus a steady call; worker CPU = the
+compiling process's own CPU seconds (what the probes add to; it moves far less
+with background load than wall time; monitors outside the process show their
+own CPU in a run's status instead); steady = per-call latency after the
+compile, timed as dlcprof times it: the monitors paused first (pause(), as
+LiveRun does on TimingStarted). Ratios are per round to that round's bare run;
+the goals are ≤1.05 on compile time and ≤1.03 on steady latency for the
+default. glibc's allocator is pinned (benchmarks/common.py): without it the
+steady latency alone can differ 2x between processes. One unmeasured run comes
+first (the OS's file cache). Caches: cold = a fresh Inductor cache dir and
 TMPDIR per process (every kernel built, the one-time ISA probes and header
-too); warm = one shared cache warmed first (Dynamo and the cache lookups).
+too); warm = one shared cache, filled by that first run (Dynamo and the cache
+lookups).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
+    PINNED_ALLOCATOR,
     ROOT,
     load_line,
     machine,
@@ -106,11 +110,12 @@ def run_variant(
 
 
 def measure(cache: str, path: str, settings: RunSettings, rounds: int, variants: list[str]) -> None:
-    base_env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    base_env = {**os.environ, **PINNED_ALLOCATOR, "PYTHONWARNINGS": "ignore"}
     shared = tempfile.mkdtemp(prefix="dlcprof-overhead-cache-")
     cleanup = [shared]
-    if cache == "warm":  # fill the shared cache (kernels, FX graphs, the header) first
-        run_variant("bare", path, settings, {**base_env, "TORCHINDUCTOR_CACHE_DIR": shared})
+    # One run first, not measured: it fills the shared cache (kernels, FX graphs, the
+    # header) for "warm", and the OS's file cache (torch's libraries, headers) for both.
+    run_variant("bare", path, settings, {**base_env, "TORCHINDUCTOR_CACHE_DIR": shared})
     results: dict[str, list[dict[str, float]]] = {v: [] for v in variants}
     try:
         for rnd in range(rounds):
