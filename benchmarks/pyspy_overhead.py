@@ -1,13 +1,20 @@
-"""How much does py-spy sampling slow the compile it watches?
+"""Which py-spy settings watch a compile at the least cost? (chooses PySpySampler's defaults)
 
 Runs the same torch.compile in a fresh child process several times, with the
-sampler off and on, alternating (rotated each repetition, so machine-load
-drift hits every variant alike), and prints the compile time side by side.
+sampler off and in several settings, alternating (rotated each repetition, so
+machine-load drift hits every variant alike), and prints the compile time
+side by side with what py-spy itself burned (its CPU as a share of one core:
+on a machine with few cores that CPU is taken from the compile, and unlike
+the compile time it barely moves with background load).
 
 Variants:
-  off     no sampler
-  live    PySpySampler as dlcprof runs it: 100 Hz, --idle, 1 s record windows
-  single  one py-spy record for the whole run (no live rows): the cost of chaining
+  off       no sampler
+  block1s   100 Hz, 1 s windows, py-spy's default mode (stops the worker per sample)
+  nb1s      the same, --nonblocking (reads the stacks without stopping the worker)
+  nb2s      --nonblocking, 2 s windows (half the re-attaches)
+  nb1s50    --nonblocking, 1 s windows, 50 Hz (dlcprof's default)
+  nb2s50    --nonblocking, 2 s windows, 50 Hz
+  nbsingle  --nonblocking, one window for the whole run (no live rows, no re-attach)
 
 Caches (--cache):
   fresh   a new TORCHINDUCTOR_CACHE_DIR per run: every compile is fully real
@@ -15,7 +22,7 @@ Caches (--cache):
   shapes  one warm cache dir, new static shapes per run: only the per-graph
           work (Dynamo, Inductor, g++) is redone; shorter, Python-heavier
 
-Usage: .venv/bin/python benchmarks/pyspy_overhead.py [--reps 3] [--cache fresh]
+Usage: .venv/bin/python benchmarks/pyspy_overhead.py [--quick] [--reps 5] [--cache shapes]
 """
 
 from __future__ import annotations
@@ -34,7 +41,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import machine, rotated  # noqa: E402
 
 from dlcprof.monitors.hotspots import PySpySampler  # noqa: E402
 
@@ -60,15 +69,18 @@ CHILD = textwrap.dedent(
     """
 )
 
-# Sampler settings per variant (PySpySampler keyword arguments).
+# Sampler settings per variant (PySpySampler keyword arguments, all explicit).
 VARIANTS: dict[str, dict[str, Any]] = {
     "off": {},
-    "live": {"live_interval_s": 1.0},  # what dlcprof runs
-    "single": {"live_interval_s": 0.0},
-    "live3": {"live_interval_s": 3.0},
-    "nonblock": {"live_interval_s": 1.0, "nonblocking": True},
+    # dlcprof before issue 15: stops the worker per sample
+    "block1s": {"rate_hz": 100, "live_interval_s": 1.0, "nonblocking": False},
+    "nb1s": {"rate_hz": 100, "live_interval_s": 1.0, "nonblocking": True},
+    "nb2s": {"rate_hz": 100, "live_interval_s": 2.0, "nonblocking": True},
+    "nb1s50": {"rate_hz": 50, "live_interval_s": 1.0, "nonblocking": True},  # the default
+    "nb2s50": {"rate_hz": 50, "live_interval_s": 2.0, "nonblocking": True},
+    "nbsingle": {"rate_hz": 100, "live_interval_s": 0.0, "nonblocking": True},  # no live rows
 }
-DEFAULT_VARIANTS = "off,live,single"
+DEFAULT_VARIANTS = ",".join(VARIANTS)
 
 
 def run_once(
@@ -116,11 +128,14 @@ def run_once(
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="1 rep, 2 shapes: proves it runs")
     ap.add_argument("--shapes", type=int, default=4, help="compiles per run (static shapes)")
     ap.add_argument("--cache", choices=("fresh", "shapes"), default="fresh")
     ap.add_argument("--variants", default=DEFAULT_VARIANTS, help=f"of {', '.join(VARIANTS)}")
     args = ap.parse_args()
+    if args.quick:
+        args.reps, args.shapes = 1, 2
     variants = [v for v in args.variants.split(",") if v]
 
     work = Path(tempfile.mkdtemp(prefix="dlcprof-pyspy-bench-"))
@@ -132,14 +147,14 @@ def main() -> None:
     try:
         if args.cache == "shapes":  # pay the one-time ISA probes before measuring
             run_once("off", 1, 17, shared_cache, script)
-        print(f"cache={args.cache} shapes/run={args.shapes} reps={args.reps} cpus={os.cpu_count()}")
+        print(machine())
+        print(f"cache={args.cache} shapes/run={args.shapes} reps={args.reps}")
         print(
             f"{'rep':>3} {'variant':>8} {'compile_s':>9} {'wall_s':>7} {'ticks':>6}"
             f" {'cover':>6} {'child_cpu_s':>11} {'spy_cpu_s':>9} {'parent_cpu_s':>12}"
         )
         for rep in range(args.reps):
-            order = variants[rep % len(variants) :] + variants[: rep % len(variants)]
-            for v in order:
+            for v in rotated(variants, rep):
                 base += 2 * args.shapes  # new shapes: never a cache hit
                 cache = str(work / f"cache-{rep}-{v}") if args.cache == "fresh" else shared_cache
                 r = run_once(v, args.shapes, base, cache, script)

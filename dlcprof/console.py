@@ -20,6 +20,7 @@ from dlcprof.figures import device as fd
 from dlcprof.figures import hotspots as fh
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
+from dlcprof.figures import observer as fo
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures.runs import run_label
@@ -284,15 +285,18 @@ def hotspots_table(run: Run, limit: int = 10) -> Table | None:
     rows = fh.hot_rows(run, limit)
     if not rows:
         return None
-    samples = run.hot_frames.samples if run.hot_frames else 0
-    t = Table(title=f"Compiler hot frames (py-spy, {samples} samples)", title_justify="left")
+    scope = text.hot_scope(fh.shown_thread(run), fh.samples_shown(run))
+    t = Table(title=f"Compiler hot frames (py-spy, {scope})", title_justify="left")
     for col in ("own", "total", "function", "where", "thread", "phase"):
         t.add_column(col, overflow="fold")
     for r in rows:
         t.add_row(
-            text.pct(r.own), text.pct(r.total), r.function, f"{r.file}:{r.line}", r.thread,
-            r.phase or "(not compiling)",
+            text.pct(r.own), text.pct(r.total), Text(r.function, "yellow" if r.waiting else ""),
+            f"{r.file}:{r.line}", r.thread, r.phase or "(not compiling)",
         )  # fmt: skip
+    others = fh.other_threads(run)
+    if others:
+        t.caption, t.caption_justify = text.other_threads(others), "left"
     return t
 
 
@@ -321,6 +325,7 @@ def run_summary(run: Run, session: Session) -> RenderableType:
         )
     if run.benchmark is not None or not run.sweep:
         parts.append(benchmark_table(run))
+    parts.append(Text(fo.line(run), style="dim"))
     if run.sweep:
         parts.append(sweep_table(run))
         verdict = sweep_verdict(session, run)

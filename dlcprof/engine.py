@@ -16,16 +16,32 @@ from pathlib import Path
 from dlcprof import events as ev
 from dlcprof.figures.phases import KEY_NAMES
 from dlcprof.monitors.device import DeviceSampler
-from dlcprof.monitors.hotspots import PySpySampler, attribute_phases
+from dlcprof.monitors.hotspots import PySpySampler, attribute_phases, thread_samples
 from dlcprof.runner import DEFAULT_IDLE_TIMEOUT_S, WorkerProcess
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings
 
 Emit = Callable[[ev.Event], None]
-Monitored = ev.DeviceSampled | ev.MonitorStatus | ev.HotFramesSampled | ev.ProfileSaved
+Monitored = (
+    ev.DeviceSampled | ev.MonitorStatus | ev.HotFramesSampled | ev.ProfileSaved
+    | ev.MonitorCostMeasured
+)
 
 # Compile phases py-spy samples are attributed to (each to the innermost).
 _HOTSPOT_PHASES = KEY_NAMES | {"entire_frame_compile"}
+
+
+def monitors_for(
+    settings: RunSettings, pid: int, emit: Emit, device: bool = True, profile: bool = True
+) -> list[DeviceSampler | PySpySampler]:
+    """The monitors a run gets, not yet started (benchmarks/overhead.py measures these)."""
+    out: list[DeviceSampler | PySpySampler] = []
+    if device:
+        out.append(DeviceSampler(pid, emit, cuda_index=None if settings.device == "cpu" else 0))
+    if profile:
+        path = Path(tempfile.mkdtemp(prefix="dlcprof-pyspy-")) / "pyspy.speedscope.json"
+        out.append(PySpySampler(pid, emit, path))
+    return out
 
 
 class LiveRun:
@@ -48,20 +64,16 @@ class LiveRun:
             worker = WorkerProcess(cache=settings.cache, idle_timeout_s=idle_timeout_s)
         self.worker = worker
         self.run_id: str | None = None
-        self._monitors: list[DeviceSampler | PySpySampler] = []
-        self._profiler: PySpySampler | None = None
+        self._monitors = monitors_for(
+            settings, worker.pid, self._stamp, monitors, profile and settings.hotspots
+        )
+        self._profiler = next((m for m in self._monitors if isinstance(m, PySpySampler)), None)
         self._phases: list[tuple[str, float, float]] = []
-        if monitors:
-            cuda_index = None if settings.device == "cpu" else 0
-            self._monitors.append(DeviceSampler(worker.pid, self._stamp, cuda_index=cuda_index))
-        if profile:
-            out = Path(tempfile.mkdtemp(prefix="dlcprof-pyspy-")) / "pyspy.speedscope.json"
-            self._profiler = PySpySampler(worker.pid, self._stamp, out)
-            self._monitors.append(self._profiler)
         self._thread = threading.Thread(target=self._pump, name="dlcprof-run", daemon=True)
 
     def start(self) -> str:
-        self.run_id = self.worker.start(self.settings)
+        # With monitors on, the worker asks before it times and we pause them.
+        self.run_id = self.worker.start(self.settings, quiet=bool(self._monitors))
         for monitor in self._monitors:
             monitor.start()
         self._thread.start()
@@ -83,15 +95,27 @@ class LiveRun:
                     monitor.stop()
                 self._emit_hotspots_by_phase()
             self.emit(event)
+            if isinstance(event, ev.TimingStarted):
+                # The worker waits for this answer before its first timed call.
+                paused = [monitor.pause() for monitor in self._monitors]
+                self.worker.answer_quiet(all(paused))
+            elif isinstance(event, ev.TimingEnded):
+                for monitor in self._monitors:
+                    monitor.resume()
 
     def _emit_hotspots_by_phase(self) -> None:
         """The final hot frames, each sample in the compile phase it fell in
-        (None: outside any compile, e.g. the benchmark)."""
+        (None: outside any compile, e.g. loading the workload)."""
         p = self._profiler
         if p is None or not p.samples:
             return
-        rows = attribute_phases(p.samples, self._phases)
-        self.emit(ev.HotFramesSampled(samples=p.ticks, rows=rows, run_id=self.run_id))
+        samples = p.samples
+        rows = attribute_phases(samples, self._phases)
+        self.emit(
+            ev.HotFramesSampled(
+                samples=p.ticks, rows=rows, run_id=self.run_id, threads=thread_samples(samples)
+            )
+        )
 
     def cancel(self, reason: str = "cancelled by user") -> None:
         self.worker.cancel(reason)

@@ -383,6 +383,23 @@ class KernelsProfiled(Event):
 
 
 @dataclass
+class TimingStarted(Event):
+    """The worker is about to time repetitions and asks the monitors to pause
+    (dlcprof/worker/quiet.py)."""
+
+    run_id: str
+    what: str  # "benchmark"
+
+
+@dataclass
+class TimingEnded(Event):
+    run_id: str
+    what: str
+    start_t: float  # TimingStarted's t
+    quiet: bool  # the parent confirmed its monitors paused before the first timed call
+
+
+@dataclass
 class ShapeStepMeasured(Event):
     run_id: str
     size: int
@@ -425,6 +442,17 @@ class MonitorStatus(Event):
     available: bool
     message: str
     run_id: str | None = None
+    how: str = ""  # how it samples, when available: "50 Hz, non-blocking"
+
+
+@dataclass
+class MonitorCostMeasured(Event):
+    """What a monitor itself used so far: its CPU over the time it watched."""
+
+    monitor: str  # "device" | "py-spy"
+    cpu_s: float  # CPU seconds: py-spy's processes, or the device sampler's thread
+    active_s: float  # seconds it watched the worker (pauses excluded)
+    run_id: str | None = None
 
 
 @dataclass
@@ -434,6 +462,7 @@ class HotFramesSampled(Event):
     samples: int
     rows: list[dict[str, Any]]  # {function, file, line, thread, own, total, phase}
     run_id: str | None = None
+    threads: dict[str, int] = field(default_factory=dict)  # samples of each thread
 
 
 @dataclass

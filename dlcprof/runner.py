@@ -78,16 +78,22 @@ class WorkerProcess:
             p for p in (root, child_env.get("PYTHONPATH", "")) if p
         )
         read_fd, write_fd = os.pipe()
+        # Answers to the worker's requests for a quiet window (worker/quiet.py): a
+        # pipe of their own, as stdin is the lifeline and must carry nothing more.
+        control_read, control_write = os.pipe()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "dlcprof.worker", "--events-fd", str(write_fd)],
+            [sys.executable, "-m", "dlcprof.worker", "--events-fd", str(write_fd),
+             "--control-fd", str(control_read)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            pass_fds=(write_fd,),
+            pass_fds=(write_fd, control_read),
             env=child_env,
             start_new_session=True,
-        )
+        )  # fmt: skip
         os.close(write_fd)
+        os.close(control_read)
+        self._control = os.fdopen(control_write, "wb", buffering=0)
         self._events_fd = read_fd
         self._partial = b""  # an event line not yet complete
         self._stream = self._read_events()
@@ -98,18 +104,28 @@ class WorkerProcess:
     def pid(self) -> int:
         return self.proc.pid
 
-    def start(self, settings: RunSettings, run_id: str | None = None) -> str:
-        """Send the one run request; returns its run id."""
+    def start(self, settings: RunSettings, run_id: str | None = None, quiet: bool = False) -> str:
+        """Send the one run request; returns its run id. ``quiet``: the worker
+        asks before it times (TimingStarted) and waits for ``answer_quiet``."""
         self.run_id = run_id or new_run_id()
-        line = json.dumps({"run_id": self.run_id, "settings": settings.to_dict()}) + "\n"
+        request = {"run_id": self.run_id, "settings": settings.to_dict()}
+        if quiet:
+            request["quiet"] = True
         assert self.proc.stdin is not None
         try:
             # Left open: the worker's lifeline (closed when the worker exits).
-            self.proc.stdin.write(line.encode())
+            self.proc.stdin.write((json.dumps(request) + "\n").encode())
             self.proc.stdin.flush()
         except (BrokenPipeError, ValueError):
             pass  # the worker already died: events() reports how
         return self.run_id
+
+    def answer_quiet(self, quiet: bool) -> None:
+        """Tell the worker whether nothing watches it now (dlcprof/worker/quiet.py)."""
+        try:
+            self._control.write(b"quiet\n" if quiet else b"busy\n")
+        except (BrokenPipeError, OSError, ValueError):
+            pass  # the worker died: events() reports how
 
     def dismiss(self) -> None:
         """Let an unused standby worker exit cleanly (EOF on its stdin)."""
@@ -230,7 +246,7 @@ class WorkerProcess:
             _kill_group(self.proc)
         _kill_stragglers(self.proc)
         rc = self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr, self._control):
             try:
                 if stream is not None:
                     stream.close()

@@ -94,6 +94,10 @@ class Run:
     hot_frames: ev.HotFramesSampled | None = None
     profile: ev.ProfileSaved | None = None
     raw_trace: ev.TraceSaved | None = None  # torch's structured trace, for tlparse
+    monitor_costs: dict[str, ev.MonitorCostMeasured] = field(default_factory=dict)
+    # Timed repetitions: the one being timed now, and those done.
+    timing: ev.TimingStarted | None = None
+    timed: list[ev.TimingEnded] = field(default_factory=list)
 
     @property
     def target(self) -> str:
@@ -191,7 +195,7 @@ class Session:
         return sorted([*samples, *self.device_samples], key=lambda s: s.t)
 
     def _monitored(self, e: ev.DeviceSampled | ev.MonitorStatus | ev.HotFramesSampled |
-                   ev.ProfileSaved) -> Run | None:  # fmt: skip
+                   ev.ProfileSaved | ev.MonitorCostMeasured) -> Run | None:  # fmt: skip
         """The run a monitor event belongs to: its run id, else (older reports)
         the latest run started by then."""
         if e.run_id is not None:
@@ -213,6 +217,7 @@ class Session:
         r = self.run(e.run_id)
         r.status, r.finished_t, r.wall_s = e.status, e.t, e.wall_s
         r.open_phases.clear()
+        r.timing = None
 
     def _on_WorkerExited(self, e: ev.WorkerExited) -> None:
         self.worker_exits.append(e)
@@ -222,6 +227,7 @@ class Session:
                 r.status = "cancelled" if e.cancelled else "crashed"
                 r.finished_t = e.t
                 r.open_phases.clear()
+                r.timing = None
 
     def _on_ErrorRaised(self, e: ev.ErrorRaised) -> None:
         (self.run(e.run_id).errors if e.run_id else self.errors).append(e)
@@ -301,6 +307,19 @@ class Session:
 
     def _on_KernelsProfiled(self, e: ev.KernelsProfiled) -> None:
         self.run(e.run_id).kernel_profile = e
+
+    def _on_TimingStarted(self, e: ev.TimingStarted) -> None:
+        self.run(e.run_id).timing = e
+
+    def _on_TimingEnded(self, e: ev.TimingEnded) -> None:
+        r = self.run(e.run_id)
+        r.timing = None
+        r.timed.append(e)
+
+    def _on_MonitorCostMeasured(self, e: ev.MonitorCostMeasured) -> None:
+        r = self._monitored(e)
+        if r is not None:
+            r.monitor_costs[e.monitor] = e
 
     def _on_ShapeStepMeasured(self, e: ev.ShapeStepMeasured) -> None:
         self.run(e.run_id).sweep.append(e)

@@ -83,6 +83,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("shapes", "shape sweep over these sizes", kind="sizes", values="16,32,64"),
     Option("sweep", "shape sweep over the workload's `SIZES`", kind="switch"),
     Option("benchmark", "compile only: no eager-vs-compiled timing", kind="off-switch"),
+    Option("hotspots", "no py-spy on the worker: no hot frames, and none of its CPU taken from "
+           "the compile (it never runs while the benchmark is timed)", kind="off-switch"),
 )  # fmt: skip
 OPTION = {o.name: o for o in OPTIONS}
 
@@ -104,6 +106,7 @@ class RunSettings:
     shapes: list[int] | None = None  # sweep these sizes (else the workload's SIZES)
     sweep: bool = False
     benchmark: bool = True
+    hotspots: bool = True  # py-spy samples the worker (parent side: monitors only)
 
     def validate(self) -> RunSettings:
         for o in OPTIONS:
@@ -178,6 +181,8 @@ def repro_command(s: _Settled, target: str | None = None) -> str:
         parts.append("--sweep")
     if not s.benchmark:
         parts.append("--no-benchmark")
+    if not getattr(s, "hotspots", True):  # RunStarted does not carry it: the parent's choice
+        parts.append("--no-hotspots")
     return shlex.join(parts)
 
 

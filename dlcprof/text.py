@@ -24,6 +24,12 @@ MIXED = "faster or slower, by cluster"
 TWO_CLUSTERS = "repetitions in two clusters"
 
 
+# A sampled thread blocked on another process: the hot-frame row in its place.
+WAITING_COMPILER = "waiting on the C++ compiler"
+WAITING_WORKERS = "waiting on compile workers"
+WAITING_PROCESS = "waiting on a subprocess"
+
+
 def na(why: str | None = None) -> str:
     return f"{NA} ({why})" if why else NA
 
@@ -78,7 +84,7 @@ def pct(x: float | None, why: str | None = None) -> str:
     """A fraction as a percentage: 0.123 -> 12%; under half a percent, <1%."""
     if x is None or not math.isfinite(x):
         return na(why)
-    if 0 < x < 0.005:
+    if 0 < x and round(x * 100) == 0:  # 0.005 rounds to even: "0%" would read as none
         return "<1%"
     return f"{x * 100:.0f}%"
 
@@ -613,3 +619,76 @@ def vs_baseline(ratio: float | None, verdict: str) -> str:
     if verdict == NO_DIFFERENCE or ratio is None:
         return NO_DIFFERENCE
     return f"{ratio:.2f}x {verdict}"
+
+
+def samples(n: int) -> str:
+    return f"{count(n)} sample" + ("" if n == 1 else "s")
+
+
+def hot_scope(thread: str | None, n: int) -> str:
+    """What a hot-frame table covers and what its shares are of."""
+    if thread is None:
+        return f"every thread, {count(n)} sampling ticks; shares of each thread's samples"
+    return f"the compiling thread ({thread}), {samples(n)}"
+
+
+def other_threads(by_thread: dict[str, int]) -> str:
+    """The threads a hot-frame table leaves out, with their samples."""
+    return "not shown: " + ", ".join(f"{t} ({samples(n)})" for t, n in by_thread.items())
+
+
+# --- the observer: what watched a run (figures/observer.py) -------------------------
+
+
+def share_of_core(x: float | None) -> str:
+    """A monitor's own CPU as a percentage of one core: "7.2%", "0.4%", "12%"."""
+    if x is None or not math.isfinite(x):
+        return NA
+    return f"{x * 100:.1f}%" if x < 0.1 else pct(x)
+
+
+def core_share(x: float | None) -> str:
+    """CPU used, as a share of one core: "7.2% of a core"."""
+    return na("not measured yet") if x is None else f"{share_of_core(x)} of a core"
+
+
+def watcher(name: str, how: str, share: float | None) -> str:
+    return f"{name} {how} ({core_share(share)})"
+
+
+def observer_timing(quiet: bool | None, timing_now: bool, swept: bool = False) -> str:
+    """What the monitors did while the repetitions were timed."""
+    if timing_now:
+        parts = ["monitors paused: timing now"]
+    elif quiet is None:
+        parts = [] if swept else ["the monitors pause while the benchmark is timed"]
+    elif quiet:
+        parts = ["the monitors were paused while the benchmark was timed"]
+    else:
+        parts = ["the monitors RAN while the benchmark was timed: its latencies include their cost"]
+    if swept:
+        parts.append("the monitors ran through the shape sweep, its latencies included")
+    return "; ".join(parts)
+
+
+def observer(probes: list[str], watchers: list[str], timing: str | None) -> str:
+    """One line for every report: "observer: worker probes (...), py-spy ...; the
+    monitors were paused while ..."; ``timing`` None when no monitor ran."""
+    parts = [f"worker probes ({', '.join(probes)})"] if probes else []
+    if timing is None:
+        return f"observer: {', '.join(parts) or 'nothing'} only"
+    return f"observer: {', '.join([*parts, *watchers])}; {timing}"
+
+
+def observer_short(
+    watchers: list[tuple[str, float | None]], quiet: bool | None, timing_now: bool
+) -> str:
+    """The status bar's form: "py-spy 7.2% · device sampler 0.4% of a core, paused while timing"."""
+    costs = " · ".join(f"{name} {share_of_core(x)}" for name, x in watchers)
+    if timing_now:
+        when = "paused now: timing"
+    elif quiet is False:
+        when = "RAN while timing"
+    else:
+        when = "paused while timing"
+    return f"observer: {costs} of a core, {when}"

@@ -33,3 +33,21 @@ def load_fixture(name: str) -> list[ev.Event]:
 @pytest.fixture
 def fixture_events():
     return load_fixture
+
+
+def pyspy_hot_frames(run_id: str, tmp_dir: Path) -> ev.HotFramesSampled:
+    """A real py-spy profile of a cold compile (tests/fixtures/pyspy, recorded by
+    scripts/record_pyspy_fixture.py) as LiveRun emits it at the end of a run."""
+    import gzip
+
+    from dlcprof.monitors.hotspots import attribute_phases, load_samples, thread_samples
+
+    path = tmp_dir / "cold_compile.speedscope.json"
+    path.write_bytes(gzip.decompress((FIXTURES / "pyspy" / "cold_compile.speedscope.json.gz")
+                                     .read_bytes()))  # fmt: skip
+    samples = load_samples(path)
+    by_thread = thread_samples(samples)
+    return ev.HotFramesSampled(
+        samples=max(by_thread.values()), rows=attribute_phases(samples, []), run_id=run_id,
+        threads=by_thread,
+    )  # fmt: skip

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from dlcprof import events as ev
 from dlcprof.events import DeviceSampled, MonitorStatus
 from dlcprof.figures.device import summarize
 from dlcprof.monitors import nvml
@@ -78,6 +79,7 @@ def test_cpu_path_against_a_real_compiling_child(tmp_path: Path) -> None:
             available=False,
             message="no NVIDIA GPU (NVML not found): showing CPU",
             t=status.t,
+            how="10 Hz",
         )
         assert all(s.source == "cpu" for s in samples)
     for s in samples:
@@ -88,6 +90,10 @@ def test_cpu_path_against_a_real_compiling_child(tmp_path: Path) -> None:
     assert max(s.values["children_cpu_pct"] for s in samples) > 10
     assert max(s.values["worker_cpu_pct"] for s in samples) > 10
     assert max(s.values["worker_rss_mb"] for s in samples) > 1
+    # What the sampler itself cost: its thread's CPU over the time it watched, last.
+    cost = events[-1]
+    assert isinstance(cost, ev.MonitorCostMeasured) and cost.monitor == "device"
+    assert 0 < cost.cpu_s < cost.active_s and cost.active_s > 0.5
 
 
 def test_worker_already_gone_is_one_status_not_an_exception() -> None:
@@ -177,6 +183,33 @@ def sleeper():
     yield child
     child.kill()
     child.wait()
+
+
+def test_paused_sampler_takes_no_sample_until_resumed(sleeper) -> None:
+    events: list = []
+    sampler = DeviceSampler(sleeper.pid, events.append, interval_s=0.02, cuda_index=None)
+    started = time.time()
+    sampler.start()
+    try:
+        deadline = time.monotonic() + 10
+        while len(_collect(events, DeviceSampled)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert sampler.pause()
+        paused = time.time()  # no sample is in progress once pause() returned
+        time.sleep(0.5)  # ~25 sampling periods
+        resumed = time.time()
+        sampler.resume()
+        while time.time() < resumed + 0.5:
+            time.sleep(0.02)
+    finally:
+        sampler.stop()
+    stopped = time.time()
+    times = [e.t for e in _collect(events, DeviceSampled)]
+    assert not [t for t in times if paused <= t <= resumed]
+    assert len([t for t in times if t < paused]) >= 3
+    assert len([t for t in times if t > resumed]) >= 3
+    cost = _collect(events, ev.MonitorCostMeasured)[-1]
+    assert cost.active_s < stopped - started - 0.4  # the pause is not watched time
 
 
 def test_query_turns_errors_and_missing_fields_into_none(monkeypatch) -> None:

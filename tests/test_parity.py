@@ -27,6 +27,7 @@ from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
+from dlcprof.figures import observer as fo
 from dlcprof.figures import recompiles as fr
 from dlcprof.report.html import render_html
 from dlcprof.report.markdown import render_markdown
@@ -79,6 +80,8 @@ def expected(session: Session, run: Run) -> list[str]:
             out.append(text.NO_DIFFERENCE)
         assert run.benchmark is not None
         out += fb.split_notes(run.benchmark, s)
+    if run.benchmark is not None:
+        out.append(fo.line(run))  # what watched the run while it was timed
     if run.recompiles:
         out.append(str(fr.newest_reason(run.recompiles[-1].reason)))
     pair = fr.sweep_pair(session, run)

@@ -35,7 +35,7 @@ def test_tui_selects_and_checkboxes_are_the_tui_options():
 def test_repro_command_parses_back_into_the_same_settings():
     s = RunSettings(target="pointwise-chain", mode="max-autotune", dynamic="false", threads=1,
                     iters=3, reps=2, shapes=[4, 8], benchmark=False,
-                    freezing=True).validate()  # fmt: skip
+                    freezing=True, hotspots=False).validate()  # fmt: skip
     argv = shlex.split(repro_command(s))
     assert argv[:3] == ["dlcprof", "run", "pointwise-chain"]
     args = build_parser().parse_args(argv[1:])

@@ -12,6 +12,7 @@ backend these are the live sign that Inductor is compiling kernels.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import threading
@@ -21,8 +22,9 @@ from typing import Any
 
 import psutil
 
-from dlcprof.events import DeviceSampled, Event, MonitorStatus
+from dlcprof.events import DeviceSampled, Event, MonitorCostMeasured, MonitorStatus
 from dlcprof.monitors import nvml
+from dlcprof.monitors.watch import WatchClock
 
 Emit = Callable[[Event], None]
 
@@ -51,6 +53,7 @@ NVML_NOTE = (
 )
 
 _MIB = 1024 * 1024
+COST_EVERY = 20  # samples between MonitorCostMeasured events
 # Compiler drivers and their stages, also versioned/cross names ("x86_64-linux-gnu-g++-12").
 _COMPILER_RE = re.compile(
     r"(^|-)(g\+\+|c\+\+|gcc|cc|clang|clang\+\+|cc1|cc1plus|ptxas|nvcc)(-[\d.]+)?$"
@@ -261,10 +264,27 @@ class DeviceSampler:
         self.interval_s = interval_s
         self.cuda_index = cuda_index
         self._stop = threading.Event()
+        self._paused = threading.Event()
+        self._sampling = threading.Lock()  # held while a sample is taken
         self._thread = threading.Thread(target=self._run, name="dlcprof-device", daemon=True)
+
+    @property
+    def how(self) -> str:
+        return f"{1 / self.interval_s:g} Hz"
 
     def start(self) -> None:
         self._thread.start()
+
+    def pause(self, timeout_s: float = 5.0) -> bool:
+        """No sample from now until ``resume``; True once none is in progress."""
+        self._paused.set()
+        if self._sampling.acquire(timeout=timeout_s):
+            self._sampling.release()
+            return True
+        return False
+
+    def resume(self) -> None:
+        self._paused.clear()
 
     def stop(self, timeout_s: float = 2.0) -> None:
         self._stop.set()
@@ -284,6 +304,7 @@ class DeviceSampler:
                     MonitorStatus(
                         monitor="cpu", available=True,
                         message="CPU run: sampling the worker's CPU and its compilers",
+                        how=self.how,
                     )
                 )  # fmt: skip
             else:
@@ -298,15 +319,17 @@ class DeviceSampler:
                 if gpu is None:
                     self.emit(
                         MonitorStatus(
-                            monitor="nvml", available=False, message=f"{reason}: showing CPU"
+                            monitor="nvml", available=False, message=f"{reason}: showing CPU",
+                            how=self.how,  # it samples the CPU all the same
                         )
-                    )
+                    )  # fmt: skip
                 else:
                     self.emit(
                         MonitorStatus(
-                            monitor="nvml", available=True, message=f"{gpu.name}: {NVML_NOTE}"
+                            monitor="nvml", available=True, message=f"{gpu.name}: {NVML_NOTE}",
+                            how=self.how,
                         )
-                    )
+                    )  # fmt: skip
             self._loop(gpu)
         except Exception as e:  # never let a monitor take the UI down
             message = f"device sampler stopped: {e}"
@@ -326,23 +349,41 @@ class DeviceSampler:
             )
             return
         source = "nvml" if gpu is not None else "cpu"
+        watched, cpu0 = WatchClock(), time.thread_time()
         next_t = time.monotonic() + self.interval_s
-        while not self._stop.wait(max(0.0, next_t - time.monotonic())):
-            next_t += self.interval_s
-            if next_t < time.monotonic():  # fell behind (suspended, overloaded): no burst
-                next_t = time.monotonic() + self.interval_s
-            try:
-                values, pids = cpu.sample()
-            except _WorkerGone:
-                return  # the worker exited: end quietly
-            if gpu is not None:
-                try:
-                    values.update(gpu.sample(pids))
-                except Exception as e:  # the driver went away mid-run: keep the CPU view
-                    gpu, source = None, "cpu"
-                    self.emit(MonitorStatus(
-                        monitor="nvml", available=False,
-                        message=f"NVML failed mid-run ({type(e).__name__}: {e}): showing CPU",
-                    ))  # fmt: skip
-            self.emit(DeviceSampled(source=source, values=values, t=time.time()))
+        try:
+            for n in itertools.count(1):
+                if self._stop.wait(max(0.0, next_t - time.monotonic())):
+                    return
+                next_t += self.interval_s
+                if next_t < time.monotonic():  # fell behind (suspended, overloaded): no burst
+                    next_t = time.monotonic() + self.interval_s
+                with self._sampling:
+                    watched.watching(not self._paused.is_set())
+                    if self._paused.is_set():
+                        continue
+                    try:
+                        values, pids = cpu.sample()
+                    except _WorkerGone:
+                        return  # the worker exited: end quietly
+                    if gpu is not None:
+                        try:
+                            values.update(gpu.sample(pids))
+                        except Exception as e:  # the driver went away mid-run: keep the CPU view
+                            gpu, source = None, "cpu"
+                            self.emit(MonitorStatus(
+                                monitor="nvml", available=False,
+                                message=f"NVML failed mid-run ({type(e).__name__}: {e}): "
+                                "showing CPU",
+                            ))  # fmt: skip
+                    t = time.time()
+                self.emit(DeviceSampled(source=source, values=values, t=t))
+                if n % COST_EVERY == 0:
+                    self._emit_cost(time.thread_time() - cpu0, watched)
+        finally:
+            watched.watching(False)
+            self._emit_cost(time.thread_time() - cpu0, watched)
+
+    def _emit_cost(self, cpu_s: float, watched: WatchClock) -> None:
+        self.emit(MonitorCostMeasured(monitor="device", cpu_s=cpu_s, active_s=watched.seconds))
 

@@ -1,40 +1,33 @@
 """The compiler's own hot Python frames, sampled by py-spy from outside the worker.
 
-How "live" works with py-spy 0.4.3 (measured on this 2-vCPU machine against
-a compiling torch worker):
+Why it works the way it does (py-spy 0.4):
 
-- ``py-spy record`` writes its output only when it stops (on exit of the
-  target or on SIGINT): a raw/speedscope file never grows while it runs, so
-  there is nothing to read incrementally.
-- ``py-spy top`` refuses to run without a TTY ("Not a tty").
-- ``py-spy dump --json`` is one stack per call and costs ~40 ms (spawn +
-  attach) per call: 1 sample a second is too sparse for a profile, 20 a
-  second would keep a core busy.
-- So we chain short ``record`` windows: one py-spy process samples for
-  ``live_interval_s`` (default 1 s) at ``rate_hz`` (100); the next one is
-  spawned shortly before, and the current one is stopped with SIGINT (it then
-  writes its speedscope file) only once the next has printed "Sampling
-  process" (it attached, ~50-80 ms here). Windows therefore overlap by a few
-  ms instead of leaving gaps; each window is parsed as it ends, added to the
-  running aggregate and emitted as ``HotFramesSampled``, about once a second.
-  At the end the windows are merged into one speedscope file.
-- Because we know when each window attached and was stopped (``time.time()``),
-  every sample gets an (interpolated) wall-clock time: a plain py-spy
-  speedscope has weights but no timestamps; ours puts the epoch time in each
-  profile's ``startValue`` and fills uncovered time with empty-stack samples,
-  so ``load_samples`` recovers per-sample times and ``attribute_phases`` can
-  group samples by compile phase (to within a sample or two).
-- ``--idle`` is on: waiting on g++ is idle time, and without it only ~6 s of
-  a 25 s compile were sampled. Threads stay apart (one speedscope profile
-  each).
-- Numbers (benchmarks/pyspy_overhead.py, 2 vCPUs shared with other load,
-  median of 3-5 alternating runs): ~97-99 ticks/s (of 100), windows cover
-  100% of the run; a 4-shape compile took 1.10x (warm cache, new shapes) to
-  1.26x (fresh cache dir) as long with live sampling, vs 1.08x-1.11x with
-  one single record (min-of-runs ratios 1.09-1.12 for both). py-spy itself
-  used ~14-15% of a core live vs ~12.5% single (re-attaching every second
-  costs ~2.5% of a core); parsing and aggregating here ~0.5%. Give
-  ``live_interval_s=0`` for one window (no live rows) where that matters.
+- ``py-spy record`` writes its output only when it stops (on the target's exit
+  or SIGINT), ``py-spy top`` refuses to run without a TTY, and ``py-spy dump``
+  pays a spawn and an attach per stack. So live rows come from chained short
+  ``record`` windows: the next window is spawned shortly before the current
+  one is due, and the current one is stopped (SIGINT: it then writes its
+  speedscope file) only once the next has printed "Sampling process". Windows
+  overlap by a few ms instead of leaving gaps; each is parsed as it ends,
+  added to the running aggregate and emitted as ``HotFramesSampled``. At the
+  end the windows are merged into one speedscope file.
+- We know when each window attached and stopped (``time.time()``), so every
+  sample gets an interpolated wall-clock time: the merged file puts the epoch
+  time in each profile's ``startValue`` and fills uncovered time with
+  empty-stack samples; ``load_samples`` recovers per-sample times and
+  ``attribute_phases`` groups samples by compile phase.
+- ``--idle``: waiting on g++ is idle time, and without it most of a cold
+  compile goes unsampled. Threads stay apart (one speedscope profile each).
+  Waiting is named as such (``waiting``): a compiling thread blocked on the
+  C++ compiler shows as one row, not as ``Popen.communicate``.
+- ``--nonblocking`` by default: py-spy's default mode stops the worker for
+  every sample, which slows whatever it samples (and more on a loaded
+  machine, where py-spy waits for a core while the worker is stopped).
+  Non-blocking reads the stacks while the worker runs; what remains is
+  py-spy's own CPU, reported as ``MonitorCostMeasured``. The rate and window
+  length were chosen with benchmarks/pyspy_overhead.py (benchmarks/RESULTS.md).
+- ``pause``/``resume``: the worker's timed repetitions run with no py-spy
+  process attached (dlcprof/worker/quiet.py).
 """
 
 from __future__ import annotations
@@ -59,7 +52,15 @@ from typing import Any
 
 import psutil
 
-from dlcprof.events import Event, HotFramesSampled, MonitorStatus, ProfileSaved
+from dlcprof import text
+from dlcprof.events import (
+    Event,
+    HotFramesSampled,
+    MonitorCostMeasured,
+    MonitorStatus,
+    ProfileSaved,
+)
+from dlcprof.monitors.watch import WatchClock
 
 Emit = Callable[[Event], None]
 Frame = tuple[str, str, int]  # (function, file, line)
@@ -179,31 +180,70 @@ def short_path(path: str) -> str:
     return path
 
 
+# Where a compiling thread waits on another process, as (file suffix, functions):
+# a stack through one of these is waiting, whatever frames lie below it.
+_WAITS = (
+    ("subprocess.py", frozenset({"run", "call", "check_call", "check_output", "Popen.communicate",
+                                 "Popen.wait"})),
+    ("concurrent/futures/_base.py", frozenset({"Future.result", "wait", "as_completed"})),
+)  # fmt: skip
+
+
+def waiting(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
+    """The stack with its waiting tail replaced by one frame that names what it
+    waits on (text.WAITING_*): Popen.communicate under Inductor's C++ builder
+    is the C++ compiler, Future.result under Inductor is its compile workers.
+    Stacks that do not wait come back as they are."""
+    for i, (func, file, _) in enumerate(frames):
+        for suffix, funcs in _WAITS:
+            if func in funcs and file.endswith(suffix):
+                callers = "".join(f for _, f, _ in frames[:i])
+                if suffix == "subprocess.py":
+                    cxx = "cpp_builder" in callers
+                    what = text.WAITING_COMPILER if cxx else text.WAITING_PROCESS
+                elif "torch/_inductor" in callers:
+                    what = text.WAITING_WORKERS
+                else:
+                    continue
+                return (*frames[:i], (what, file, frames[i][2]))
+    return frames
+
+
 class FrameStats:
-    """Own/total counts per frame, built incrementally (the live view adds each
-    window's samples once instead of re-walking every stack each second)."""
+    """Own/total counts per frame and samples per thread, built incrementally
+    (the live view adds each window's samples once instead of re-walking every
+    stack each second). Waiting tails are named as such (``waiting``)."""
 
     def __init__(self) -> None:
         self.own: Counter[tuple[str, str, str]] = Counter()
         self.total: Counter[tuple[str, str, str]] = Counter()
         self.lines: dict[tuple[str, str, str], Counter[int]] = defaultdict(Counter)
+        self.threads: Counter[str] = Counter()  # samples per thread: the 100% of its shares
 
     def add(self, s: Sample) -> None:
         if not s.frames:
             return
+        self.threads[s.thread] += s.count
+        frames = waiting(s.frames)
         seen: set[tuple[str, str, str]] = set()
-        for func, file, line in s.frames:
+        for func, file, line in frames:
             key = (func, file, s.thread)
             self.lines[key][line] += s.count
             if key not in seen:
                 seen.add(key)
                 self.total[key] += s.count
-        func, file, _ = s.frames[-1]
+        func, file, _ = frames[-1]
         self.own[(func, file, s.thread)] += s.count
 
     def rows(self, top: int = 15) -> list[dict[str, Any]]:
+        """The top ``top`` by own and by total of each thread (so a view that
+        shows one thread still has its rows)."""
         own, total = self.own, self.total
-        chosen = {k for k, _ in own.most_common(top)} | {k for k, _ in total.most_common(top)}
+        chosen: set[tuple[str, str, str]] = set()
+        for thread in self.threads:
+            for counts in (own, total):
+                mine = Counter({k: n for k, n in counts.items() if k[2] == thread and n})
+                chosen.update(k for k, _ in mine.most_common(top))
         ordered = sorted(chosen, key=lambda k: (-own[k], -total[k], k))
         return [
             {
@@ -225,13 +265,22 @@ def aggregate(stacks: Iterable[Sample], top: int = 15) -> list[dict[str, Any]]:
     A frame is a function in a file on a thread; ``line`` is the line seen
     most often in it. ``own`` counts samples where it is the leaf (running or
     waiting right there), ``total`` samples where it is anywhere on the stack
-    (once per sample, also under recursion). Rows are the union of the top
-    ``top`` by own and by total, own-heaviest first, then total.
+    (once per sample, also under recursion). Rows are the union of each
+    thread's top ``top`` by own and by total, own-heaviest first, then total.
     """
     stats = FrameStats()
     for s in stacks:
         stats.add(s)
     return stats.rows(top)
+
+
+def thread_samples(stacks: Iterable[Sample]) -> dict[str, int]:
+    """Samples per thread (those with Python frames)."""
+    out: Counter[str] = Counter()
+    for s in stacks:
+        if s.frames:
+            out[s.thread] += s.count
+    return dict(out)
 
 
 def attribute_phases(
@@ -309,6 +358,8 @@ class _Window:
         self.t_spawn = time.time()
         self.t_attached: float | None = None
         self.t_end: float | None = None
+        self.cpu_s: float | None = None  # py-spy's own CPU, once it exited
+        self.counted = False  # added to the sampler's cpu_s
         cmd = [binary, "record", "--pid", str(pid), "--rate", str(rate_hz), "--idle"]
         cmd += ["--format", "speedscope", "--output", str(path)]
         if nonblocking:
@@ -340,14 +391,29 @@ class _Window:
                     if _ATTACHED in self._out:
                         self.t_attached = time.time()
                         return True
-                    if not chunk and self.proc.poll() is not None:
+                    if not chunk and self.poll() is not None:
                         return False
-                elif self.proc.poll() is not None:
+                elif self.poll() is not None:
                     return False
         return False
 
+    def poll(self) -> int | None:
+        """``Popen.poll``, reading the process's CPU time once it exited and
+        before it is reaped (a zombie keeps its counters)."""
+        if self.proc.returncode is None and hasattr(os, "waitid"):
+            try:
+                done = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                done = None
+            if done is None and self.proc.returncode is None:
+                return None
+            with contextlib.suppress(psutil.Error):
+                t = psutil.Process(self.proc.pid).cpu_times()
+                self.cpu_s = t.user + t.system
+        return self.proc.poll()
+
     def exited(self) -> bool:
-        if self.proc.poll() is not None:
+        if self.poll() is not None:
             if self.t_end is None:
                 self.t_end = time.time()
             return True
@@ -355,13 +421,14 @@ class _Window:
 
     def finish(self, timeout_s: float = 10.0) -> None:
         """Stop sampling (SIGINT makes py-spy write its file) and reap it."""
-        if self.proc.poll() is None:
+        if self.poll() is None:
             self.t_end = time.time()
             with contextlib.suppress(ProcessLookupError):
                 self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout_s)
-            except subprocess.TimeoutExpired:
+            deadline = time.monotonic() + timeout_s
+            while self.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.005)
+            if self.proc.returncode is None:
                 self.proc.kill()
                 self.proc.wait()
         elif self.t_end is None:
@@ -403,12 +470,12 @@ class PySpySampler:
         pid: int,
         emit: Emit,
         out_path: str | Path | None,
-        rate_hz: int = 100,
+        rate_hz: int = 50,
         live_interval_s: float = 1.0,
         *,
         binary: str | None = None,
         top: int = 15,
-        nonblocking: bool = False,
+        nonblocking: bool = True,
     ) -> None:
         self.pid = pid
         self.emit = emit
@@ -420,13 +487,22 @@ class PySpySampler:
         self.nonblocking = nonblocking
         self.ticks = 0  # sampling ticks so far (each samples every thread)
         self.windows: list[tuple[float, float, int]] = []  # (attached, stopped, ticks)
+        self.cpu_s = 0.0  # what the py-spy processes burned
+        self.watched = WatchClock()
         self._stats = FrameStats()
         # (profile name, t, weight, frames): the timeline for the merged speedscope.
         self._timeline: list[tuple[str, float, float, tuple[Frame, ...]]] = []
         self._frames: dict[tuple[Frame, ...], tuple[Frame, ...]] = {}  # interning
         self._worker: psutil.Process | None = None
         self._stop = threading.Event()
+        self._paused = threading.Event()
+        self._interrupt = threading.Event()  # stop or pause: end the window now
+        self._detached = threading.Event()  # paused: no py-spy process is attached
         self._thread = threading.Thread(target=self._run, name="dlcprof-pyspy", daemon=True)
+
+    @property
+    def how(self) -> str:
+        return f"{self.rate_hz} Hz, {'non-blocking' if self.nonblocking else 'stops the worker'}"
 
     def start(self) -> None:
         self._thread.start()
@@ -434,7 +510,23 @@ class PySpySampler:
     def stop(self, timeout_s: float = 15.0) -> None:
         """Stop sampling, write the profile, emit ProfileSaved; returns when done."""
         self._stop.set()
+        self._interrupt.set()
         self.wait(timeout_s)
+
+    def pause(self, timeout_s: float = 15.0) -> bool:
+        """Detach from the worker until ``resume``: True once no py-spy process
+        samples it (the current window is stopped and collected)."""
+        self._paused.set()
+        self._interrupt.set()
+        if not self._thread.is_alive():
+            return True
+        return self._detached.wait(timeout_s) or not self._thread.is_alive()
+
+    def resume(self) -> None:
+        self._detached.clear()
+        self._paused.clear()
+        if not self._stop.is_set():
+            self._interrupt.clear()
 
     def wait(self, timeout_s: float | None = None) -> bool:
         """True once sampling ended (worker exited or stopped) and the profile is saved."""
@@ -482,13 +574,26 @@ class PySpySampler:
         attach_s = 0.1  # running estimate of spawn -> attached
         announced = False
         for k in range(10**9):
+            if self._paused.is_set():
+                if cur is not None:
+                    self._collect(cur)
+                    cur = None
+                self.watched.watching(False)
+                self._detached.set()
+                while self._paused.is_set() and not self._stop.wait(0.02):
+                    pass
+                if self._stop.is_set() or not self._worker_alive():
+                    return
+            self.watched.watching(True)
             nxt = _Window(binary, self.pid, self.rate_hz, tmp / f"w{k}.json", self.nonblocking)
-            attached = nxt.wait_attached(30.0, self._stop)
+            attached = nxt.wait_attached(30.0, self._interrupt)
             if cur is not None:  # the next one samples now (or never will): hand over
                 self._collect(cur)
                 cur = None
             if not attached:
-                nxt.finish()
+                self._finish_window(nxt)
+                if self._paused.is_set() and not self._stop.is_set():
+                    continue
                 err = nxt.error()
                 if _DENIED_RE.search(err):
                     self._status(False, DENIED_MESSAGE)
@@ -499,7 +604,7 @@ class PySpySampler:
                 if failures >= 50:  # ~10 s of retries: not a start-up race
                     self._status(False, f"py-spy cannot sample the worker: {err}")
                     return
-                self._stop.wait(0.2)  # the worker's interpreter may still be starting
+                self._interrupt.wait(0.2)  # the worker's interpreter may still be starting
                 continue
             failures = 0
             assert nxt.t_attached is not None
@@ -507,24 +612,36 @@ class PySpySampler:
             if not announced:
                 announced = True
                 self._status(
-                    True, f"py-spy sampling pid {self.pid} at {self.rate_hz} Hz (idle incl.)"
-                )
+                    True, f"py-spy sampling pid {self.pid} at {self.rate_hz} Hz (idle incl.)",
+                    self.how,
+                )  # fmt: skip
             cur = nxt
             # Spawn the successor early enough that it is attached when this window is due.
             live = self.live_interval_s > 0
             due = cur.t_attached + max(0.2, self.live_interval_s - attach_s)
-            while not self._stop.is_set() and not cur.exited():
+            while not self._interrupt.is_set() and not cur.exited():
                 if live and time.time() >= due:
                     break
-                self._stop.wait(0.05)
+                self._interrupt.wait(0.05)
             if self._stop.is_set() or cur.exited():
                 self._collect(cur)
                 if self._stop.is_set() or not self._worker_alive():
                     return
                 cur = None
 
-    def _collect(self, w: _Window) -> None:
+    def _finish_window(self, w: _Window) -> None:
         w.finish()
+        if not w.counted:
+            w.counted = True
+            self.cpu_s += w.cpu_s or 0.0
+
+    def _emit_cost(self) -> None:
+        self.emit(
+            MonitorCostMeasured(monitor="py-spy", cpu_s=self.cpu_s, active_s=self.watched.seconds)
+        )
+
+    def _collect(self, w: _Window) -> None:
+        self._finish_window(w)
         profiles = w.profiles()
         if not profiles or w.t_attached is None or w.t_end is None:
             return
@@ -552,13 +669,21 @@ class PySpySampler:
         self.windows.append((w.t_attached, w.t_end, ticks))
         if self.live_interval_s > 0:
             self._emit_rows()
+            self._emit_cost()
 
     def _emit_rows(self) -> None:
-        self.emit(HotFramesSampled(samples=self.ticks, rows=self._stats.rows(self.top)))
+        self.emit(
+            HotFramesSampled(
+                samples=self.ticks, rows=self._stats.rows(self.top),
+                threads=dict(self._stats.threads),
+            )
+        )  # fmt: skip
 
     def _finish(self) -> None:
+        self.watched.watching(False)
         if self.ticks == 0:
             return
+        self._emit_cost()
         if self.live_interval_s <= 0:
             self._emit_rows()
         if self.out_path is None:
@@ -618,5 +743,5 @@ class PySpySampler:
             "profiles": profiles,
         }
 
-    def _status(self, available: bool, message: str) -> None:
-        self.emit(MonitorStatus(monitor="py-spy", available=available, message=message))
+    def _status(self, available: bool, message: str, how: str = "") -> None:
+        self.emit(MonitorStatus(monitor="py-spy", available=available, message=message, how=how))

@@ -211,7 +211,7 @@ def _benchmark(r: rm.RunModel, detail: int = FULL) -> list[str]:
     out = ["### Benchmark", ""]
     b = r.benchmark
     if b is None:
-        return out + [text.na(r.benchmark_why), ""]
+        return out + [text.na(r.benchmark_why), "", f"- {r.observer.line}", ""]
     if detail < NO_SOURCES:
         # Compact: the headline figures and the verdict on the two speedups.
         return out + [
@@ -228,6 +228,7 @@ def _benchmark(r: rm.RunModel, detail: int = FULL) -> list[str]:
         f"- {b.sentence}",
         *(f"- {plain(n)}" for n in b.notes),
         f"- measured: {b.measured}",
+        f"- {r.observer.line}",
         "",
     ]
 
@@ -387,7 +388,7 @@ def _render(report: rm.Report, detail: int) -> str:
         if len(report.runs) > 1:
             out += [f"### Run {r.number}: {plain(r.name)}", ""]
         out += [
-            f"py-spy, {r.hotspots.samples} samples; own = samples in the function itself, "
+            f"py-spy, {r.hotspots.scope}; own = samples in the function itself, "
             "total = with callees.",
             "",
         ]
@@ -396,6 +397,8 @@ def _render(report: rm.Report, detail: int) -> str:
             for h in r.hotspots.rows[:15]
         ]
         out += table(["function", "location", "own", "total", "phase"], rows, "llrrl") + [""]
+        if r.hotspots.others:
+            out += [r.hotspots.others, ""]
 
     if report.errors:
         out += ["## Errors", ""]

@@ -25,6 +25,7 @@ from dlcprof.figures import device as fd
 from dlcprof.figures import hotspots as fh
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
+from dlcprof.figures import observer as fo
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures import runs as fruns
@@ -617,22 +618,26 @@ class HotspotRow:
 
 @dataclass
 class Hotspots:
-    samples: int
+    samples: int  # of the thread shown (every tick when all are)
     rows: list[HotspotRow]
     why: str  # why there are none
+    scope: str  # what the table covers (text.hot_scope)
+    threads: dict[str, int]  # samples per thread
+    others: str | None  # the threads left out (text.other_threads)
 
     def to_json(self, run_id: str | None = None) -> dict[str, Any]:
         rows = []
         for r in self.rows:
             h = r.row
+            n = self.threads.get(h.thread, self.samples)
             rows.append(
                 {
                     "function": h.function, "file": h.file, "line": h.line, "thread": h.thread,
-                    "own": _count(h.own, self.samples), "total": _count(h.total, self.samples),
+                    "own": _count(h.own, n), "total": _count(h.total, n),
                     "own_share": h.own, "total_share": h.total, "phase": h.phase,
                 }
             )  # fmt: skip
-        out: dict[str, Any] = {"samples": self.samples, "rows": rows}
+        out: dict[str, Any] = {"samples": self.samples, "rows": rows, "threads": self.threads}
         if run_id is not None:
             out["run_id"] = run_id
         return out
@@ -647,8 +652,29 @@ def _hotspots(run: Run) -> Hotspots:
         HotspotRow(r, text.pct(r.own), text.pct(r.total)) for r in fh.hot_rows(run, HOTSPOT_LIMIT)
     ]
     status = run.monitors.get("py-spy")
-    why = status.message if status and not status.available else "no py-spy samples in this run"
-    return Hotspots(run.hot_frames.samples if run.hot_frames else 0, rows, why)
+    why = fh.why_none(run) or (
+        status.message if status and not status.available else "no py-spy samples in this run"
+    )
+    others = fh.other_threads(run)
+    return Hotspots(
+        samples=fh.samples_shown(run),
+        rows=rows,
+        why=why,
+        scope=text.hot_scope(fh.shown_thread(run), fh.samples_shown(run)),
+        threads=fh.thread_samples(run),
+        others=text.other_threads(others) if others else None,
+    )
+
+
+@dataclass
+class Observer:
+    """What watched the run and what it cost (figures/observer.py)."""
+
+    line: str
+    figures: fo.Observer
+
+    def to_json(self) -> dict[str, Any]:
+        return {"line": self.line, **dataclasses.asdict(self.figures)}
 
 
 # --- the run section ----------------------------------------------------------------------
@@ -692,6 +718,7 @@ class RunModel:
     hotspots: Hotspots
     autotune: fm.Autotune
     cudagraphs: fm.Cudagraphs
+    observer: Observer
 
     @property
     def run_id(self) -> str:
@@ -857,6 +884,7 @@ def run_model(session: Session, run: Run, number: int | None = None) -> RunModel
         hotspots=_hotspots(run),
         autotune=fm.autotune(run),
         cudagraphs=fm.cudagraphs(run),
+        observer=Observer(fo.line(run), fo.observer(run)),
     )
 
 
@@ -922,7 +950,8 @@ class Report:
         status = self.monitors.get("py-spy")
         if status is not None and not status.available:
             return status.message
-        return "no py-spy samples in this session"
+        whys = {r.hotspots.why for r in self.runs}
+        return whys.pop() if len(whys) == 1 else "no py-spy samples in this session"
 
     @property
     def subtitle(self) -> str:

@@ -391,6 +391,7 @@ def _run_dict(m: rm.RunModel) -> dict[str, Any]:
         "hotspots": m.hotspots.to_json(),
         "autotune": _autotune_dict(m.autotune),
         "cudagraphs": _cudagraphs_dict(m.cudagraphs),
+        "observer": m.observer.to_json(),
     }
 
 

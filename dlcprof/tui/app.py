@@ -29,6 +29,7 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 from dlcprof import events as ev
 from dlcprof import text, workloads
 from dlcprof.engine import Engine
+from dlcprof.figures import observer as fo
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings, SettingsError
 from dlcprof.tui.controller import RunController
@@ -88,6 +89,9 @@ AFFECTS: dict[type[ev.Event], set[str]] = {
     ev.CudagraphsCounted: {"modes"},
     ev.ProfilingStarted: {"kernels", "status"},
     ev.KernelsProfiled: {"kernels", "status"},
+    ev.TimingStarted: {"status"},
+    ev.TimingEnded: {"status", "benchmark"},
+    ev.MonitorCostMeasured: {"status", "hotspots"},
     ev.ShapeStepMeasured: {"recompiles"},
     ev.SweepFinished: {"recompiles", "runs"},
     ev.DeviceSampled: {"device"},
@@ -123,6 +127,7 @@ class DlcprofApp(App[None]):
         Binding("escape", "cancel(True)", "Cancel", show=False),
         Binding("ctrl+s", "save", "Save report"),
         Binding("p", "toggle_phases", "All phases", show=False),
+        Binding("t", "toggle_threads", "All threads", show=False),
         Binding("1", "show_tab('recompiles')", "Recompiles", show=False),
         Binding("2", "show_tab('log')", "Log", show=False),
         Binding("3", "show_tab('device')", "Device", show=False),
@@ -369,7 +374,11 @@ class DlcprofApp(App[None]):
 
     def _paint_status(self, view: View) -> None:
         state, detail = self.worker_state()
-        self._home.query_one(StatusBar).show(state, detail, self._device_text(), self._message)
+        run = self.runs.live_run() or view.run
+        watched = fo.short(run) if run is not None else None
+        self._home.query_one(StatusBar).show(
+            state, detail, self._device_text(), self._message, watched
+        )
 
     # --- selection ------------------------------------------------------------------
 
@@ -481,6 +490,13 @@ class DlcprofApp(App[None]):
         pane = self._home.query_one(PhasesPane)
         pane.action_toggle_all()
         self.notify("phases: all" if pane.show_all else "phases: short ones folded", timeout=2)
+
+    def action_toggle_threads(self) -> None:
+        pane = self._home.query_one(HotspotsPane)
+        pane.all_threads = not pane.all_threads
+        self._dirty.add("hotspots")
+        what = "every thread" if pane.all_threads else "the compiling thread"
+        self.notify(f"hot frames: {what}", timeout=2)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

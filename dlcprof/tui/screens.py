@@ -92,6 +92,7 @@ HELP = """\
 [b]ctrl+s[/b]  save the session as a report (after a failed save: choose where)
 [b]ctrl+p[/b]  command palette ("Save report to…" picks the folder)
 [b]p[/b]  show every phase (short FX passes are folded by default)
+[b]t[/b]  hot frames of every thread (the compiling thread by default)
 [b]1[/b]-[b]5[/b]  Recompiles, Log, Device, Hotspots, Modes tabs    [b]tab[/b]  next pane
 [b]?[/b]  this help      [b]q[/b]  quit
 

@@ -1,4 +1,4 @@
-"""``python -m dlcprof.worker --events-fd N``: see dlcprof/worker/__init__.py."""
+"""``python -m dlcprof.worker --events-fd N [--control-fd M]``: see dlcprof/worker/__init__.py."""
 
 from __future__ import annotations
 
@@ -15,13 +15,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--events-fd", type=int, required=True, help="write events (JSON lines) to this fd"
     )
+    parser.add_argument(
+        "--control-fd", type=int, default=None,
+        help="read the parent's answers (a quiet window for timing) from this fd",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     buffered_stdio()
     emitter = Emitter(args.events_fd)
+    control = None
+    if args.control_fd is not None:
+        os.set_inheritable(args.control_fd, False)  # compiler children never hold it
+        control = open(args.control_fd, encoding="utf-8")  # noqa: SIM115
     try:
         from dlcprof.worker.run import serve
 
-        return serve(emitter)
+        return serve(emitter, control=control)
     finally:
         emitter.close()
 

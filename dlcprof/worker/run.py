@@ -7,6 +7,7 @@ everything captured before the failure already emitted.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import platform
@@ -32,6 +33,7 @@ from dlcprof.worker.probes import kernels as kernels_probe
 from dlcprof.worker.probes import trace as trace_probe
 from dlcprof.worker.probes.trace import CompileCounts, TraceDispatcher
 from dlcprof.worker.profile import KernelProfile
+from dlcprof.worker.quiet import QuietWindow
 from dlcprof.worker.sweep import run_sweep
 
 DYNAMIC = {"auto": None, "true": True, "false": False}
@@ -94,10 +96,13 @@ def worker_ready(torch: Any) -> ev.WorkerReady:
 
 
 class Run:
-    def __init__(self, sink: Sink, run_id: str, settings: RunSettings) -> None:
+    def __init__(
+        self, sink: Sink, run_id: str, settings: RunSettings, control: IO[str] | None = None
+    ) -> None:
         self.sink = sink
         self.run_id = run_id
         self.s = settings
+        self.quiet = QuietWindow(sink, run_id, control)
         self.notes = ProbeNotes(sink, run_id)
         self.dispatcher: TraceDispatcher | None = None
         self.cudagraphs = cudagraphs_probe.CudagraphProbe(sink, run_id, self.notes, self._prefix)
@@ -218,8 +223,9 @@ class Run:
             if s.benchmark:
                 self._benchmark(fn, compiled, args, timer, first_s, compile_sum)
                 if self.kernels is not None and s.backend == "inductor":
-                    KernelProfile(self.sink, self.run_id, self.notes, self.kernels, s.reps,
-                                  s.iters).run(fn, compiled, args, timer)  # fmt: skip
+                    with self.quiet("kernel profile"):
+                        KernelProfile(self.sink, self.run_id, self.notes, self.kernels, s.reps,
+                                      s.iters).run(fn, compiled, args, timer)  # fmt: skip
                 # Last: pinning the allocator cannot be undone.
                 self._steady_allocator(fn, compiled, args, timer)
             else:
@@ -369,7 +375,8 @@ class Run:
     ) -> None:
         s = self.s
         try:
-            r = bench.benchmark(fn, compiled, args, s.iters, s.reps, timer)
+            with self.quiet("benchmark"):
+                r = bench.benchmark(fn, compiled, args, s.iters, s.reps, timer)
         except Exception as e:  # noqa: BLE001
             raise StageError(
                 "benchmark", f"benchmark failed: {one_line(e)}", traceback.format_exc()
@@ -396,7 +403,9 @@ class Run:
     def _steady_allocator(self, fn: Any, compiled: Any, args: tuple, timer: bench.Timer) -> None:
         """The benchmark again with the allocator held steady: last, as it cannot be undone."""
         try:
-            self.emit(steady.measure(self.run_id, fn, compiled, args, self.s, timer))
+            with self.quiet("steady allocator"):
+                measured = steady.measure(self.run_id, fn, compiled, args, self.s, timer)
+            self.emit(measured)
         except steady.NotMeasured as e:
             self.notes.unavailable("steady_allocator", str(e))
         except Exception as e:  # noqa: BLE001 - the default benchmark stands without it
@@ -485,8 +494,9 @@ def _threads() -> int:
     return int(torch.get_num_threads())
 
 
-def serve(sink: Sink, stdin: IO[str] | None = None) -> int:
-    """Import torch, say ready, take one request from stdin, run it."""
+def serve(sink: Sink, stdin: IO[str] | None = None, control: IO[str] | None = None) -> int:
+    """Import torch, say ready, take one request from stdin, run it; ``control``
+    carries the parent's answers when the run asks for a quiet window."""
     import json
 
     from dlcprof.settings import SettingsError
@@ -499,6 +509,10 @@ def serve(sink: Sink, stdin: IO[str] | None = None) -> int:
                            traceback.format_exc())
         )  # fmt: skip
         return 1
+    with contextlib.suppress(Exception):  # a broken Inductor says so when it compiles
+        # The compiler's own imports (seconds) before "ready": a standby worker then
+        # compiles the moment the user asks (benchmarks/tui_latency.py).
+        import torch._inductor.compile_fx  # noqa: F401
     sink.emit(worker_ready(torch))
     line = (stdin or sys.stdin).readline()
     if not line.strip():
@@ -516,4 +530,5 @@ def serve(sink: Sink, stdin: IO[str] | None = None) -> int:
     if stdin is None:
         # stdin stays open as the lifeline to the parent; the workload reads /dev/null.
         lifeline.watch(lifeline.take_stdin())
-    return Run(sink, run_id, settings).execute()
+    quiet = request.get("quiet") is True
+    return Run(sink, run_id, settings, control if quiet else None).execute()

@@ -12,6 +12,7 @@ from dlcprof import text
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import modes as fm
+from dlcprof.figures import observer as fo
 from dlcprof.figures.runs import run_number
 from dlcprof.session import Run
 from dlcprof.settings import OPTION
@@ -172,6 +173,7 @@ class BenchmarkReport:
         if run is not None and run.benchmark is not None:
             yield Text()
             yield Text(f"measured: {fb.measured_with(run.benchmark)}", style="dim")
+            yield Text(fo.line(run), style="dim")
 
 
 class BenchmarkPane(VerticalScroll):

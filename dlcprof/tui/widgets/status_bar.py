@@ -1,4 +1,4 @@
-"""Status bar: worker state, the phase running now, the device."""
+"""Status bar: worker state, the phase running now, what watches the worker, the device."""
 
 from __future__ import annotations
 
@@ -22,11 +22,16 @@ STATE_STYLES = {
 
 
 class StatusBar(Static):
-    def show(self, state: str, detail: str, device: str, message: str | None = None) -> None:
+    def show(
+        self, state: str, detail: str, device: str, message: str | None = None,
+        observer: str | None = None,
+    ) -> None:  # fmt: skip
         out = Text(no_wrap=True, overflow="ellipsis")
         out.append(f" ● {state} ", style=STATE_STYLES.get(state, ""))
         if detail:
             out.append(f"│ {detail} ")
+        if observer:
+            out.append(f"│ {observer} ", style="dim")
         out.append(f"│ {device} ", style="dim")
         if message:
             out.append("│ ")

@@ -1,0 +1,93 @@
+"""What every benchmark here shares: the machine line, the allocator setting,
+alternating order, and medians with their spread.
+
+Each script measures its variants side by side in one run, alternating
+(rotated each repetition, so a drift in background load hits every variant
+alike), and prints ratios to a baseline with the spread of the ratio.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+# glibc's allocator pinned (docs/torch-notes.md §7): without it eager latency is
+# bimodal across processes, which would swamp a few-percent difference.
+PINNED_ALLOCATOR = {
+    "MALLOC_MMAP_THRESHOLD_": "1073741824",
+    "MALLOC_TRIM_THRESHOLD_": "1073741824",
+}
+
+
+def rotated(variants: Sequence[str], rep: int) -> list[str]:
+    k = rep % len(variants)
+    return [*variants[k:], *variants[:k]]
+
+
+def median(xs: Sequence[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def spread(xs: Sequence[float]) -> str:
+    """'min–max' of a sample (all of it: with 5 pairs a quartile is one point)."""
+    return f"{min(xs):.3f}–{max(xs):.3f}" if xs else "n/a"
+
+
+def ratios(num: Sequence[float], den: Sequence[float]) -> list[float]:
+    """Per-pair ratios of two series measured side by side."""
+    return [a / b for a, b in zip(num, den, strict=True)]
+
+
+def ratio_line(name: str, ratios: Sequence[float], goal: float | None = None) -> str:
+    """'name  1.012 (0.98–1.04, 5 pairs)  goal ≤1.03: met' for per-pair ratios."""
+    med = median(ratios)
+    line = f"{name:<34} {med:6.3f}  ({spread(ratios)}, {len(ratios)} pairs)"
+    if goal is not None:
+        if max(ratios) <= goal:
+            verdict = "met"
+        elif med <= goal:
+            verdict = "met by the median, not by every pair"
+        else:
+            verdict = f"MISSED by {med / goal - 1:+.1%}"
+        line += f"  goal ≤{goal:.2f}: {verdict}"
+    return line
+
+
+def load_avg() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
+def load_line() -> str:
+    return f"load average at the end: {load_avg()}"
+
+
+def machine() -> str:
+    """One line: the machine, torch, py-spy, and the load right now."""
+    try:
+        torch = subprocess.run(
+            [sys.executable, "-c", "import torch; print(torch.__version__)"],
+            capture_output=True, text=True, timeout=120, check=False,
+        ).stdout.strip() or "n/a"  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        torch = "n/a"
+    from dlcprof.monitors.hotspots import pyspy_status
+    from dlcprof.worker.run import cpu_name  # imports no torch at module level
+
+    ok, pyspy = pyspy_status()
+    pyspy = pyspy.split(" (")[0] if ok else "py-spy n/a"
+    return (
+        f"machine: {cpu_name()}, {os.cpu_count()} cores · Python {platform.python_version()} · "
+        f"torch {torch} · {pyspy} · load average {load_avg()}"
+    )

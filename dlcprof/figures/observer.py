@@ -1,0 +1,89 @@
+"""What watched a run while it compiled and while it was timed, and what that cost.
+
+The probes run inside the worker for the whole run; the monitors (device
+sampler, py-spy) watch it from outside and pause while the benchmark is timed
+(dlcprof/worker/quiet.py). Each monitor reports the CPU it used itself
+(``MonitorCostMeasured``): on a machine with fewer free cores than the
+compile uses, that CPU is taken from the compile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.session import Run
+
+PROBES = ("trace", "kernels")  # the worker's probes (worker/probes/), by ProbeUnavailable name
+_NAMES = {"device": "device sampler", "py-spy": "py-spy"}
+# MonitorStatus.monitor -> the monitor whose cost it reports
+_STATUS_OF = {"cpu": "device", "nvml": "device", "py-spy": "py-spy"}
+
+
+@dataclass(frozen=True)
+class Watcher:
+    name: str  # "py-spy", "device sampler"
+    how: str  # "50 Hz, non-blocking"
+    cpu_share: float | None  # of one core while it watched; None until measured
+
+
+@dataclass(frozen=True)
+class Observer:
+    probes: list[str]  # worker probes that ran
+    watchers: list[Watcher]  # monitors that ran
+    quiet: bool | None  # every timed window ran with the monitors paused; None: none timed
+    timing_now: bool  # a window is being timed now
+    swept: bool  # a shape sweep ran: its latencies are timed with the monitors running
+
+
+def watchers(run: Run) -> list[Watcher]:
+    """The monitors that sampled this run, with the CPU each used."""
+    seen: dict[str, str] = {}
+    for status in run.monitors.values():
+        key = _STATUS_OF.get(status.monitor)
+        # The device sampler samples the CPU even where NVML is unavailable.
+        if key is not None and (status.available or (key == "device" and status.how)):
+            seen[key] = status.how or text.na("rate not recorded")
+    if run.device_samples and "device" not in seen:
+        seen["device"] = text.na("rate not recorded")
+    out = []
+    for key, how in seen.items():
+        cost = run.monitor_costs.get(key)
+        out.append(Watcher(_NAMES[key], how, cpu_share(cost)))
+    return sorted(out, key=lambda w: w.name)
+
+
+def cpu_share(cost: ev.MonitorCostMeasured | None) -> float | None:
+    if cost is None or cost.active_s <= 0:
+        return None
+    return cost.cpu_s / cost.active_s
+
+
+def observer(run: Run) -> Observer:
+    probes = [p for p in PROBES if p not in run.unavailable]
+    if run.timed:
+        quiet: bool | None = all(t.quiet for t in run.timed)
+    else:  # a benchmark without a window was recorded before the monitors paused
+        quiet = False if run.benchmark is not None else None
+    return Observer(
+        probes=probes, watchers=watchers(run), quiet=quiet, timing_now=run.timing is not None,
+        swept=bool(run.sweep),
+    )  # fmt: skip
+
+
+def line(run: Run) -> str:
+    """What watched the run and what it cost, for the reports and the headless summary."""
+    o = observer(run)
+    shown = [text.watcher(w.name, w.how, w.cpu_share) for w in o.watchers]
+    timing = text.observer_timing(o.quiet, o.timing_now, o.swept) if o.watchers else None
+    return text.observer(o.probes, shown, timing)
+
+
+def short(run: Run) -> str | None:
+    """The same for the status bar; None when no monitor watched the run."""
+    o = observer(run)
+    if not o.watchers:
+        return None
+    watchers = [(w.name, w.cpu_share) for w in o.watchers]
+    return text.observer_short(watchers, o.quiet, o.timing_now)
