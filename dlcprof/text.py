@@ -656,16 +656,21 @@ def watcher(name: str, how: str, share: float | None) -> str:
     return f"{name} {how} ({core_share(share)})"
 
 
-def observer_timing(quiet: bool | None, timing_now: bool, swept: bool = False) -> str:
-    """What the monitors did while the repetitions were timed."""
+def observer_timing(
+    quiet: bool | None, timing_now: bool, swept: bool = False, timed: list[str] | None = None
+) -> str:
+    """What the monitors did while the repetitions were timed (``timed``: what was,
+    e.g. ["benchmark", "kernel profile"]; the benchmark when not said)."""
+    what = " and ".join(f"the {w}" for w in timed) if timed else "the benchmark"
+    verb = "were" if timed and len(timed) > 1 else "was"
     if timing_now:
         parts = ["monitors paused: timing now"]
     elif quiet is None:
         parts = [] if swept else ["the monitors pause while the benchmark is timed"]
     elif quiet:
-        parts = ["the monitors were paused while the benchmark was timed"]
+        parts = [f"the monitors were paused while {what} {verb} timed"]
     else:
-        parts = ["the monitors RAN while the benchmark was timed: its latencies include their cost"]
+        parts = [f"the monitors RAN while {what} {verb} timed: its latencies include their cost"]
     if swept:
         parts.append("the monitors ran through the shape sweep, its latencies included")
     return "; ".join(parts)

@@ -35,6 +35,7 @@ class Observer:
     quiet: bool | None  # every timed window ran with the monitors paused; None: none timed
     timing_now: bool  # a window is being timed now
     swept: bool  # a shape sweep ran: its latencies are timed with the monitors running
+    timed: list[str]  # what was timed in a window: "benchmark", "kernel profile", ...
 
 
 def watchers(run: Run) -> list[Watcher]:
@@ -68,7 +69,7 @@ def observer(run: Run) -> Observer:
         quiet = False if run.benchmark is not None else None
     return Observer(
         probes=probes, watchers=watchers(run), quiet=quiet, timing_now=run.timing is not None,
-        swept=bool(run.sweep),
+        swept=bool(run.sweep), timed=list(dict.fromkeys(t.what for t in run.timed)),
     )  # fmt: skip
 
 
@@ -76,7 +77,7 @@ def line(run: Run) -> str:
     """What watched the run and what it cost, for the reports and the headless summary."""
     o = observer(run)
     shown = [text.watcher(w.name, w.how, w.cpu_share) for w in o.watchers]
-    timing = text.observer_timing(o.quiet, o.timing_now, o.swept) if o.watchers else None
+    timing = text.observer_timing(o.quiet, o.timing_now, o.swept, o.timed) if o.watchers else None
     return text.observer(o.probes, shown, timing)
 
 

@@ -581,7 +581,9 @@ class PySpySampler:
                 self.watched.watching(False)
                 self._detached.set()
                 while self._paused.is_set() and not self._stop.wait(0.02):
-                    pass
+                    # Still detached: a resume and a pause in quick succession (one
+                    # timed window right after another) find it so at once.
+                    self._detached.set()
                 if self._stop.is_set() or not self._worker_alive():
                     return
             self.watched.watching(True)
