@@ -36,16 +36,20 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dlcprof import allocator, text
+from dlcprof.engine import run_headless
+from dlcprof.figures import allocator as fa
+from dlcprof.figures import benchmark as fb
+from dlcprof.runner import WorkerProcess
+from dlcprof.session import Run, Session
+from dlcprof.settings import RunSettings
+from dlcprof.workloads import list_bundled
 
-from paper_findings import run  # noqa: E402
 
-from dlcprof import allocator, text  # noqa: E402
-from dlcprof.figures import allocator as fa  # noqa: E402
-from dlcprof.figures import benchmark as fb  # noqa: E402
-from dlcprof.runner import WorkerProcess  # noqa: E402
-from dlcprof.settings import RunSettings  # noqa: E402
-from dlcprof.workloads import list_bundled  # noqa: E402
+def run(settings: RunSettings, worker: WorkerProcess | None = None) -> Run:
+    session = Session()
+    run_id, _ = run_headless(settings.validate(), session.apply, worker=worker)
+    return session.run(run_id or "")
 
 
 def environments() -> dict[str, dict[str, str]]:

@@ -1,4 +1,4 @@
-"""Command line: ``dlcprof [tui] | run | list | report | replay | compare | doctor``.
+"""Command line: ``dlcprof [tui] | run | paper | list | report | replay | compare | doctor``.
 
 Never imports torch: the worker does. Bad input is one line on stderr and
 exit code 2; a failed run exits 1 (130 when cancelled) after writing
@@ -16,7 +16,7 @@ from typing import NoReturn
 from dlcprof import __version__
 from dlcprof import events as ev
 from dlcprof.console import make_console
-from dlcprof.settings import OPTIONS, Option, RunSettings, SettingsError, parse_shapes
+from dlcprof.settings import OPTION, OPTIONS, Option, RunSettings, SettingsError, parse_shapes
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -103,6 +103,25 @@ def build_parser() -> _Parser:
         default=600.0,
         help="seconds without progress before the worker counts as hung",
     )
+
+    paper = sub.add_parser("paper", help="reproduce the findings of arXiv 2611.04273 here")
+    for name in ("device", "size"):
+        o = OPTION[name]
+        paper.add_argument(o.flag, default=getattr(RunSettings(target="-"), name), help=_help(o))
+    paper.add_argument(
+        "--quick", action="store_true",
+        help="three workloads, one fresh-cache compile, four sweep sizes (minutes, not ten)",
+    )  # fmt: skip
+    paper.add_argument(
+        "--workloads", type=lambda v: [n for n in v.split(",") if n.strip()], default=None,
+        help="comma-separated workloads to benchmark (default: all bundled; --quick: three)",
+    )  # fmt: skip
+    paper.add_argument("--sweep-workload", default="variable-length",
+                       help="the workload swept static vs dynamic")  # fmt: skip
+    paper.add_argument("--json", type=Path, default=None, help="write the report JSON here")
+    paper.add_argument("--report", type=Path, default=None, help="write a report folder here")
+    paper.add_argument("--timeout", type=float, default=600.0,
+                       help="seconds without progress before a worker counts as hung")  # fmt: skip
 
     sub.add_parser("list", help="list the bundled workloads")
 
@@ -226,6 +245,38 @@ def _write_outputs(session, args: argparse.Namespace) -> bool:
     return ok
 
 
+def cmd_paper(args: argparse.Namespace) -> int:
+    from dlcprof.console import paper_line, paper_tables
+    from dlcprof.figures.paper import findings
+    from dlcprof.paper import PlanError, make_plan, run_plan
+    from dlcprof.session import Session
+
+    try:
+        plan = make_plan(quick=args.quick, device=args.device, size=args.size,
+                         workloads=args.workloads, sweep=args.sweep_workload)  # fmt: skip
+    except PlanError as e:
+        raise _LoadError(str(e)) from None
+    out = make_console()
+    session = Session()
+
+    def progress(event: ev.Event) -> None:
+        line = paper_line(event, session)
+        if line is not None:
+            out.print(line)
+
+    cancelled = run_plan(plan, session, progress, args.timeout)
+    f = findings(session)
+    assert f is not None
+    out.print(paper_tables(f))
+    ok = len(session.runs) == len(plan.runs) and all(
+        r.status == "ok" for r in session.runs.values()
+    ) and all(x.returncode == 0 for x in session.worker_exits)  # fmt: skip
+    exit_code = EXIT_CANCELLED if cancelled else EXIT_OK if ok else EXIT_FAILED
+    if not _write_outputs(session, args):
+        exit_code = exit_code or EXIT_FAILED
+    return exit_code
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     from dlcprof.workloads import list_bundled
 
@@ -310,6 +361,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 _COMMANDS = {
     "tui": cmd_tui,
     "run": cmd_run,
+    "paper": cmd_paper,
     "list": cmd_list,
     "report": cmd_report,
     "replay": cmd_replay,

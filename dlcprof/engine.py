@@ -7,6 +7,7 @@ monitors alike); callers make it thread-safe (a queue, or Textual's
 
 from __future__ import annotations
 
+import queue
 import tempfile
 import threading
 from collections.abc import Callable
@@ -152,6 +153,47 @@ class Standby:
         if worker is not None:
             worker.dismiss()
             worker.cancel("standby closed")
+
+
+def run_headless(
+    settings: RunSettings,
+    on_event: Emit,
+    worker: WorkerProcess | None = None,
+    idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
+    monitors: bool = False,
+) -> tuple[str | None, bool]:
+    """Run ``settings`` to its end, handing every event to ``on_event`` on this
+    thread (py-spy stays off, the monitors too unless asked). Ctrl-C stops the
+    worker and its compiler children. Returns (run id, cancelled)."""
+    inbox: queue.Queue[ev.Event] = queue.Queue()
+    live = LiveRun(settings, inbox.put, worker=worker, idle_timeout_s=idle_timeout_s,
+                   monitors=monitors, profile=False)  # fmt: skip
+    cancelled = False
+    try:
+        live.start()
+    except KeyboardInterrupt:
+        cancelled = True
+        live.cancel("cancelled with Ctrl-C")
+    while True:
+        try:
+            event = inbox.get(timeout=0.1)
+        except queue.Empty:
+            if not live.running:  # never started, or its pump is gone
+                return live.run_id, cancelled
+            continue
+        except KeyboardInterrupt:
+            if not cancelled:
+                cancelled = True
+                live.cancel("cancelled with Ctrl-C")
+            continue
+        try:
+            on_event(event)
+        except KeyboardInterrupt:
+            if not cancelled:
+                cancelled = True
+                live.cancel("cancelled with Ctrl-C")
+        if isinstance(event, ev.WorkerExited):
+            return live.run_id, cancelled
 
 
 def save_report(session: Session, directory: Path | None = None) -> Path:

@@ -46,6 +46,7 @@ BUNDLED_PACKAGE = "dlcprof.bundled"
 # files not named here follow alphabetically.
 TEACHING_ORDER = (
     "pointwise-chain",
+    "pointwise-epilogue",
     "layernorm-residual",
     "attention",
     "gelu-mlp",

@@ -158,6 +158,18 @@ def runs(tmp: Path) -> list[tuple[str, RunSettings, bool, bool, dict[str, str | 
             False,
             {"MALLOC_MMAP_THRESHOLD_": None, "MALLOC_TRIM_THRESHOLD_": None, "LD_PRELOAD": None},
         ),
+        # The paper's findings (tests/test_paper.py): a GEMM-bound and an
+        # overhead-bound workload beside pointwise_chain_allocator, and that
+        # workload compiled again on a fresh Inductor cache.
+        ("gelu_mlp", RunSettings(target="gelu-mlp", iters=10, reps=5), True, False, {}),
+        ("tiny_ops", RunSettings(target="tiny-ops", **small), True, False, {}),
+        (
+            "pointwise_chain_fresh",
+            RunSettings(target="pointwise-chain", cache="fresh", reps=3, iters=5),
+            True,
+            False,
+            {},
+        ),
         # Raw traces only: a cold compile (so the backward compiles lazily, with
         # its own bwd_compilation_metrics) and a recompile-limit hit.
         (
@@ -193,7 +205,7 @@ def runs(tmp: Path) -> list[tuple[str, RunSettings, bool, bool, dict[str, str | 
 
 def record(settings: RunSettings, env: dict[str, str | None]) -> list[ev.Event]:
     merged = {k: v for k, v in {**os.environ, **env}.items() if v is not None}
-    worker = WorkerProcess(cache="warm", env=merged)
+    worker = WorkerProcess(cache=settings.cache, env=merged)
     worker.start(settings)
     return list(worker.events())
 

@@ -96,3 +96,12 @@ def test_benchmark_with_the_allocator_held_steady(snap_compare) -> None:  # type
     events = [ev.decode(line) for line in path.read_text().splitlines() if line.strip()]
     app = DlcprofApp(session=Session.from_events(events), replay=True, deterministic=True)
     assert snap_compare(app, terminal_size=SIZE, run_before=showing("pointwise-chain"))
+
+
+def test_paper_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    # A session as `dlcprof paper` makes one, from recorded runs: the findings
+    # beside the paper's, then each workload.
+    from paper_helpers import paper_events
+
+    app = DlcprofApp(session=Session.from_events(paper_events()), replay=True, deterministic=True)
+    assert snap_compare(app, terminal_size=SIZE, press=["f"])

@@ -202,6 +202,13 @@ def _notes(r: rm.RunModel, detail: int) -> list[str]:
     return out
 
 
+def _paper(p: rm.PaperSection) -> list[str]:
+    out = [f"## The findings of {text.PAPER}, measured here", ""]
+    out += table(list(text.PAPER_COLUMNS), [list(row) for row in p.summary]) + [""]
+    out += table(list(text.WORKLOAD_COLUMNS), p.workloads, "ll" + "r" * 8) + [""]
+    return out + [f"- {plain(n)}" for n in p.notes] + [""]
+
+
 def _device_spans(dev: rm.DeviceSummary) -> list[str]:
     head = [
         "metric",
@@ -288,6 +295,8 @@ def _render(report: rm.Report, detail: int) -> str:
         out += table(
             list(rm.SUMMARY_COLUMNS), [r.summary_row() for r in report.runs], "rllllrrrrrrr"
         ) + [""]
+    if report.paper is not None:
+        out += _paper(report.paper)
     for c in report.sweeps:
         out += [f"**Shape transitions, {plain(c.workload)}**: {c.verdict}.", ""]
     for r in report.runs:

@@ -85,6 +85,7 @@ HELP = """\
 [b]s[/b]  shape sweep: the workload's sizes static, then dynamic; compare costs
 [b]c[/b] / [b]esc[/b]  cancel: kill the worker, keep what was captured
 [b]ctrl+s[/b]  save the session as a report      [b]ctrl+p[/b]  command palette
+[b]f[/b]  the paper (arXiv 2611.04273): its findings beside this machine's (runs them first)
 [b]p[/b]  show every phase (short FX passes are folded by default)
 [b]1[/b]-[b]4[/b]  Recompiles, Log, Device, Hotspots tabs      [b]tab[/b]  move between panes
 [b]?[/b]  this help      [b]q[/b]  quit
