@@ -430,11 +430,11 @@ def change(x: float | None) -> str:
     return f"{'−' if x < 0 else '+'}{abs(x) * 100:.0f}%"
 
 
-def overhead_evidence(ops: int, us_per_op: float) -> str:
-    """Why a workload is overhead-bound: each eager op does microseconds of work."""
+def overhead_evidence(ops: int, us_per_op: float, threshold_us: float) -> str:
+    """Why a workload is overhead-bound: each eager op takes microseconds."""
     return (
-        f"{plural(ops, 'graph op')} at {us_per_op:.1f} µs of eager time each: dispatching "
-        "each op, not its arithmetic, is the cost"
+        f"{plural(ops, 'graph op')} at {us_per_op:.1f} µs of eager time each (under "
+        f"{threshold_us:.0f} µs): dispatching an op costs about as much as its arithmetic"
     )
 
 
@@ -444,15 +444,15 @@ def library_evidence(n: int, total: int, names: list[str], time_share: float | N
     if time_share is not None:
         return f"library kernels ({what}) take {pct(time_share)} of the kernel time"
     return (
-        f"{n} of {plural(total, 'kernel')} are library calls ({what}), which compiling "
-        "leaves as they are"
+        f"library calls ({what}) are {n} of {plural(total, 'kernel')}: compiling leaves "
+        "them as they are"
     )
 
 
 def fusion_evidence(ops: int, kernels: int, library: int) -> str:
-    """What Inductor fused in a fusion-friendly workload."""
-    out = f"{plural(ops, 'op')} fused into {plural(kernels, 'kernel')}"
-    return out + (f" beside {plural(library, 'library call')}" if library else "")
+    """What Inductor made of a fusion-friendly workload's graph."""
+    out = f"{plural(ops, 'graph op')} compiled into {plural(kernels, 'fused kernel')}"
+    return out + (f" and {plural(library, 'library call')}" if library else "")
 
 
 def kernels_count(names: list[str]) -> list[str]:

@@ -113,15 +113,20 @@ def test_each_workload_is_judged_from_the_kernels_it_compiled():
     # one fused GELU; tiny-ops' eager time per graph op.
     gelu = next(w for w in f.workloads if w.name == "gelu-mlp").run
     assert [k.kind for k in gelu.kernels].count("extern") == 2 and len(gelu.kernels) == 3
-    assert "2 of 3 kernels are library calls (addmm ×2)" in kinds["gelu-mlp"].evidence
+    assert "library calls (addmm ×2) are 2 of 3 kernels" in kinds["gelu-mlp"].evidence
     tiny = next(w for w in f.workloads if w.name == "tiny-ops").run
     ops = sum(c.record.graph_op_count for c in tiny.compiles.values())
     per_op = tiny.benchmark.eager_ms * 1e3 / ops
     assert per_op < fpa.OVERHEAD_US_PER_OP
-    assert kinds["tiny-ops"].evidence == text.overhead_evidence(ops, per_op)
+    assert kinds["tiny-ops"].evidence == text.overhead_evidence(
+        ops, per_op, fpa.OVERHEAD_US_PER_OP
+    )
     chain = next(w for w in f.workloads if w.name == "pointwise-chain").run
-    assert kinds["pointwise-chain"].evidence.endswith("fused into 1 kernel")
-    assert len(chain.kernels) == 1
+    (compiled,) = chain.compiles.values()
+    assert len(chain.kernels) == 1 and kinds["pointwise-chain"].evidence == (
+        text.fusion_evidence(compiled.record.graph_op_count, 1, 0)
+    )
+    assert kinds["pointwise-chain"].evidence.endswith("compiled into 1 fused kernel")
 
 
 def test_per_kernel_times_decide_where_a_run_has_them():
@@ -224,6 +229,24 @@ def test_rows_read_n_a_with_the_reason_until_their_runs_ran():
     assert cells["gelu-mlp"].why == "cancelled"
     assert cells["tiny-ops"].why == "not run: the paper run cancelled"
     assert fpa.workload_rows(f)[2][2] == text.na("not run: the paper run cancelled")
+
+
+def test_a_sweep_that_failed_says_so_and_the_rest_stand():
+    events = paper_events(BENCHMARKS + FRESH + SWEEPS)
+    # The static sweep's worker failed before its SweepFinished.
+    static = next(e.run_id for e in events if isinstance(e, ev.RunStarted) and e.sweep
+                  and e.dynamic == "false")  # fmt: skip
+    cut = []
+    for e in events:
+        if getattr(e, "run_id", None) == static and isinstance(e, ev.SweepFinished):
+            continue
+        if getattr(e, "run_id", None) == static and isinstance(e, ev.RunFinished):
+            e = dataclasses.replace(e, status="error")
+        cut.append(e)
+    f = findings(cut)
+    why = text.na(text.sweep_ended("false", "error"))
+    assert row(f, text.FINDING_TRANSITIONS) == why == row(f, text.FINDING_STEADY)
+    assert not row(f, text.FINDING_BEST).startswith(text.NA)
 
 
 def test_runs_before_the_plan_are_not_the_papers():
