@@ -323,12 +323,12 @@ def paper_line(event: ev.Event, session: Session) -> Text | None:
 
 def paper_tables(f: fpa.Findings) -> RenderableType:
     """The paper's findings beside this machine's, then the workloads behind them."""
-    t = Table(title=f"The findings of {text.PAPER}, measured here", title_justify="left")
+    t = Table(title=text.PAPER_TITLE, title_justify="left")
     for col in text.PAPER_COLUMNS:
         t.add_column(col, overflow="fold")
     for row in fpa.summary_rows(f):
         t.add_row(*row)
-    w = Table(title="Per workload", title_justify="left")
+    w = Table(title=text.PAPER_WORKLOADS, title_justify="left")
     for i, col in enumerate(text.WORKLOAD_COLUMNS):
         w.add_column(col, justify="right" if i >= 2 else "left", overflow="fold")
     for row in fpa.workload_rows(f):

@@ -415,6 +415,8 @@ PAPER_LITTLE = f"little ({GEMM_BOUND} and {OVERHEAD_BOUND} graphs)"
 PAPER_BREAK_EVEN = "thousands of runs"
 PAPER_TRANSITIONS = "about −70% (dynamic vs static)"
 PAPER_STEADY = "a modest slowdown"
+PAPER_TITLE = f"The findings of {PAPER}, measured here"
+PAPER_WORKLOADS = "Per workload"
 PAPER_COLUMNS = ("finding", f"paper ({PAPER_MACHINE})", "measured here")
 WORKLOAD_COLUMNS = (
     "workload", "graph", "eager → compiled", "speedup", "steady alloc.", "compile (warm)",

@@ -279,7 +279,7 @@ def test_the_report_states_the_findings_and_replays_them(tmp_path):
     assert fpa.summary_rows(fpa.findings(again)) == fpa.summary_rows(fpa.findings(session))
     assert build_report(again)["paper"]["findings"] == paper["findings"]
     md = (folder / "report.md").read_text()
-    assert f"## The findings of {text.PAPER}, measured here" in md
+    assert f"## {text.PAPER_TITLE}" in md
 
 
 # --- the command, for real ------------------------------------------------------------

@@ -203,8 +203,9 @@ def _notes(r: rm.RunModel, detail: int) -> list[str]:
 
 
 def _paper(p: rm.PaperSection) -> list[str]:
-    out = [f"## The findings of {text.PAPER}, measured here", ""]
+    out = [f"## {text.PAPER_TITLE}", ""]
     out += table(list(text.PAPER_COLUMNS), [list(row) for row in p.summary]) + [""]
+    out += [f"### {text.PAPER_WORKLOADS}", ""]
     out += table(list(text.WORKLOAD_COLUMNS), p.workloads, "ll" + "r" * 8) + [""]
     return out + [f"- {plain(n)}" for n in p.notes] + [""]
 

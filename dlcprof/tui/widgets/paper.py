@@ -41,13 +41,13 @@ def progress(session: Session, live: Run | None, replay: bool) -> Text:
 def findings_table(f: fpa.Findings) -> RenderableType:
     """The same tables ``dlcprof paper`` prints, from figures.paper."""
     t = Table(expand=True, header_style="bold", title_justify="left",
-              title=f"The findings of {text.PAPER}, measured here")  # fmt: skip
+              title=text.PAPER_TITLE)  # fmt: skip
     t.add_column(text.PAPER_COLUMNS[0], style="bold", ratio=2)
     t.add_column(text.PAPER_COLUMNS[1], ratio=2)
     t.add_column(text.PAPER_COLUMNS[2], ratio=5)
     for row in fpa.summary_rows(f):
         t.add_row(*row)
-    w = Table(expand=True, header_style="bold", title="Per workload",
+    w = Table(expand=True, header_style="bold", title=text.PAPER_WORKLOADS,
               title_justify="left")  # fmt: skip
     for i, col in enumerate(text.WORKLOAD_COLUMNS):
         # The workload and its kind whole; the figures wrap at their spaces.
