@@ -80,6 +80,9 @@ def make_plan(
     ``sweep`` swept static and dynamic, each on a fresh cache (a kernel built
     by an earlier run would make a recompile look cheap). SettingsError or
     PlanError (one line) on bad input."""
+    if workloads is not None and not workloads:
+        raise PlanError("--workloads names no workload: give them comma-separated, "
+                        "e.g. gelu-mlp,tiny-ops")  # fmt: skip
     names = list(dict.fromkeys(workloads or (QUICK_WORKLOADS if quick else wl.bundled_names())))
     for name in [*names, sweep]:
         _check(name)

@@ -1,4 +1,5 @@
-"""A session as ``dlcprof paper`` makes one, from recorded real runs (tests/fixtures).
+"""A session as ``dlcprof paper`` makes one, from recorded real runs (tests/fixtures,
+tests/fixtures/paper).
 
 The plan names the workloads of the recorded runs; its event goes ahead of
 them, as the CLI and the TUI emit it.
@@ -11,8 +12,8 @@ from conftest import load_fixture
 from dlcprof import events as ev
 
 # (fixture, its role in the plan): warm benchmarks, a fresh-cache compile, the sweeps.
-BENCHMARKS = ("pointwise_chain_allocator", "gelu_mlp", "tiny_ops")
-FRESH = ("pointwise_chain_fresh",)
+BENCHMARKS = ("pointwise_chain_allocator", "paper/gelu_mlp", "paper/tiny_ops")
+FRESH = ("paper/pointwise_chain_fresh",)
 SWEEPS = ("variable_length_static", "variable_length_dynamic")
 WORKLOADS = ["pointwise-chain", "gelu-mlp", "tiny-ops"]
 

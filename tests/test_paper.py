@@ -90,6 +90,7 @@ def test_quick_sizes_spread_over_the_sizes_first_and_last_included():
         (["--device", "tpu"], "invalid --device 'tpu'"),
         (["--size", "huge"], "invalid --size 'huge'"),
         (["--sweep-workload", "graph-breaks"], "graph-breaks has no inputs_for"),
+        (["--workloads", ","], "--workloads names no workload"),
     ],
 )
 def test_cli_bad_input_is_one_line_and_exit_2(argv, words, capsys):
@@ -250,7 +251,7 @@ def test_a_sweep_that_failed_says_so_and_the_rest_stand():
 
 
 def test_runs_before_the_plan_are_not_the_papers():
-    earlier = load_fixture("gelu_mlp")
+    earlier = load_fixture("paper/gelu_mlp")
     events = paper_events(BENCHMARKS[:1])
     # A gelu-mlp run of the same session, made before `dlcprof paper` started.
     shifted = [dataclasses.replace(e, t=events[0].t - 10) for e in earlier]

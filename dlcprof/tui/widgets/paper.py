@@ -51,7 +51,8 @@ def findings_table(f: fpa.Findings) -> RenderableType:
               title_justify="left")  # fmt: skip
     for i, col in enumerate(text.WORKLOAD_COLUMNS):
         # The workload and its kind whole; the figures wrap at their spaces.
-        w.add_column(col, justify="right" if i >= 2 else "left", no_wrap=i < 2)
+        w.add_column(col, justify="right" if i >= 2 else "left", no_wrap=i < 2,
+                     overflow="fold")  # fmt: skip
     for row in fpa.workload_rows(f):
         w.add_row(*row)
     return Group(t, Text(""), w, *(Text(n, style="dim") for n in fpa.notes(f)))
