@@ -33,19 +33,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from common import headless_run as run
 from rich.console import Console
 from rich.table import Table
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from paper_findings import run  # noqa: E402
-
-from dlcprof import allocator, text  # noqa: E402
-from dlcprof.figures import allocator as fa  # noqa: E402
-from dlcprof.figures import benchmark as fb  # noqa: E402
-from dlcprof.runner import WorkerProcess  # noqa: E402
-from dlcprof.settings import RunSettings  # noqa: E402
-from dlcprof.workloads import list_bundled  # noqa: E402
+from dlcprof import allocator, text
+from dlcprof.figures import allocator as fa
+from dlcprof.figures import benchmark as fb
+from dlcprof.runner import WorkerProcess
+from dlcprof.settings import RunSettings
+from dlcprof.workloads import list_bundled
 
 
 def environments() -> dict[str, dict[str, str]]:

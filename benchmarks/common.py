@@ -91,3 +91,13 @@ def machine() -> str:
         f"machine: {cpu_name()}, {os.cpu_count()} cores · Python {platform.python_version()} · "
         f"torch {torch} · {pyspy} · load average {load_avg()}"
     )
+
+
+def headless_run(settings, worker=None):  # type: ignore[no-untyped-def]
+    """One run to its end in a fresh worker with no monitors: its folded Run."""
+    from dlcprof.engine import run_headless
+    from dlcprof.session import Session
+
+    session = Session()
+    run_id = run_headless(settings.validate(), session.apply, worker=worker, monitors=False)
+    return session.run(run_id or "")

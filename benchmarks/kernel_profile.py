@@ -22,7 +22,7 @@ import argparse
 import json
 import sys
 
-from paper_findings import run
+from common import headless_run as run
 from rich.console import Console
 from rich.table import Table
 

@@ -1,4 +1,4 @@
-"""Command line: ``dlcprof [tui] | run | list | report | replay | compare | doctor``.
+"""Command line: ``dlcprof [tui] | run | paper | list | report | replay | compare | doctor``.
 
 Never imports torch: the worker does. Bad input is one line on stderr and
 exit code 2; a failed run exits 1, one stopped by Ctrl-C, SIGTERM or SIGHUP
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import queue
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -21,6 +20,7 @@ from dlcprof import events as ev
 from dlcprof.console import make_console
 from dlcprof.settings import (
     ALL_MODES,
+    OPTION,
     OPTIONS,
     Option,
     RunSettings,
@@ -127,6 +127,25 @@ def build_parser() -> _Parser:
         help="seconds without progress before the worker counts as hung",
     )
 
+    paper = sub.add_parser("paper", help="reproduce the findings of arXiv 2611.04273 here")
+    for name in ("device", "size"):
+        o = OPTION[name]
+        paper.add_argument(o.flag, default=getattr(RunSettings(target="-"), name), help=_help(o))
+    paper.add_argument(
+        "--quick", action="store_true",
+        help="three workloads, one fresh-cache compile, four sweep sizes (minutes, not ten)",
+    )  # fmt: skip
+    paper.add_argument(
+        "--workloads", type=lambda v: [n for n in v.split(",") if n.strip()], default=None,
+        help="comma-separated workloads to benchmark (default: all bundled; --quick: three)",
+    )  # fmt: skip
+    paper.add_argument("--sweep-workload", default="variable-length",
+                       help="the workload swept static vs dynamic")  # fmt: skip
+    paper.add_argument("--json", type=Path, default=None, help="write the report JSON here")
+    paper.add_argument("--report", type=Path, default=None, help="write a report folder here")
+    paper.add_argument("--timeout", type=float, default=600.0,
+                       help="seconds without progress before a worker counts as hung")  # fmt: skip
+
     sub.add_parser("list", help="list the bundled workloads")
 
     rep = sub.add_parser("report", help="re-render a saved session")
@@ -196,7 +215,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = make_console()
     session = Session()
     exit_code = EXIT_OK
-    with stop_on_signals() as stops:
+    with stop_on_signals(_stopping(out)) as stops:
         # `--mode all`: one worker per mode, one after another, into one session.
         for settings in runs:
             run_id, bad = _follow(settings, session, out, args, stops)
@@ -220,39 +239,40 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _follow(
-    settings: RunSettings, session, out: Console, args: argparse.Namespace, stops: list
+    settings: RunSettings, session, out: Console, args: argparse.Namespace, stops: list,
+    line=None, monitors: bool = True,  # type: ignore[no-untyped-def]
 ) -> tuple[str | None, ev.ErrorRaised | None]:
-    """Run ``settings`` in a worker, fold and print its events until it exits; stop
-    it when a signal arrives (``stops``). (run id, the bad-input error if any)."""
+    """Run ``settings`` in a worker, fold and print its events until it exits (each
+    worded by ``line``, the live lines by default); a signal in ``stops`` stops
+    it. (run id, the bad-input error if any)."""
     from dlcprof.console import live_line
-    from dlcprof.engine import LiveRun
+    from dlcprof.engine import run_headless
 
-    inbox: queue.Queue[ev.Event] = queue.Queue()
+    line = line or live_line
+    quiet = getattr(args, "quiet", False)
     bad: ev.ErrorRaised | None = None  # the workload broke the contract: one line, exit 2
-    live = LiveRun(settings, inbox.put, idle_timeout_s=args.timeout)
-    try:
-        live.start()
-        done = cancelling = False
-        while not done:
-            if stops and not cancelling:
-                cancelling = True
-                _say(out, f"[yellow]{stops[0].said}: stopping the worker and its "
-                          "compiler children…[/]")  # fmt: skip
-                live.cancel(f"stopped by {stops[0].said}")
-            try:
-                event = inbox.get(timeout=0.1)
-            except queue.Empty:
-                continue
-            done = isinstance(event, ev.WorkerExited)
-            session.apply(event)
-            if isinstance(event, ev.ErrorRaised) and event.bad_input and bad is None:
-                bad = event
-            elif bad is None or not done:
-                if not args.quiet or isinstance(event, _LOUD):
-                    _say(out, live_line(event, session))
-    finally:
-        live.cancel("dlcprof stopped")  # never leave a worker behind, whatever went wrong
-    return live.run_id, bad
+
+    def on_event(event: ev.Event) -> None:
+        nonlocal bad
+        session.apply(event)
+        if isinstance(event, ev.ErrorRaised) and event.bad_input and bad is None:
+            bad = event
+        elif bad is None or not isinstance(event, ev.WorkerExited):
+            if not quiet or isinstance(event, _LOUD):
+                _say(out, line(event, session))
+
+    run_id = run_headless(settings, on_event, stops, idle_timeout_s=args.timeout,
+                          monitors=monitors)  # fmt: skip
+    return run_id, bad
+
+
+def _stopping(out: Console):  # type: ignore[no-untyped-def]
+    """What a stop signal prints, the moment it arrives."""
+
+    def say(stop) -> None:  # type: ignore[no-untyped-def]
+        _say(out, f"[yellow]{stop.said}: stopping the worker and its compiler children…[/]")
+
+    return say
 
 
 # Events printed under --quiet too.
@@ -327,6 +347,44 @@ def _note(message: str) -> None:
         print(message, file=sys.stderr)
     except OSError:
         pass
+
+
+def cmd_paper(args: argparse.Namespace) -> int:
+    """The paper's findings beside this machine's: the plan's runs one after
+    another (no monitors: the figures are compile seconds and latencies), then
+    the tables; every run is an ordinary run of the session."""
+    from dlcprof.console import paper_line, paper_tables
+    from dlcprof.figures.paper import findings
+    from dlcprof.paper import PlanError, make_plan
+    from dlcprof.session import Session
+    from dlcprof.signals import stop_on_signals
+
+    try:
+        plan = make_plan(quick=args.quick, device=args.device, size=args.size,
+                         workloads=args.workloads, sweep=args.sweep_workload)  # fmt: skip
+    except PlanError as e:
+        raise _LoadError(str(e)) from None
+    out = make_console()
+    session = Session()
+    session.apply(plan.event)
+    _say(out, paper_line(plan.event, session))
+    exit_code = EXIT_OK
+    with stop_on_signals(_stopping(out)) as stops:
+        for settings in plan.runs:
+            run_id, bad = _follow(settings, session, out, args, stops, paper_line, False)
+            if bad is not None:
+                _error(bad.message)
+            if stops:
+                exit_code = stops[0].exit_code
+                break
+            # A failed run does not stop the others: its row says n/a and why.
+            exit_code = exit_code or _exit_code(session, run_id)
+        f = findings(session)
+        assert f is not None
+        _say(out, paper_tables(f))
+        if not _write_outputs(session, args):
+            exit_code = exit_code or EXIT_FAILED
+    return exit_code
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -451,6 +509,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 _COMMANDS = {
     "tui": cmd_tui,
     "run": cmd_run,
+    "paper": cmd_paper,
     "list": cmd_list,
     "report": cmd_report,
     "replay": cmd_replay,

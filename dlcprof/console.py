@@ -21,6 +21,7 @@ from dlcprof.figures import hotspots as fh
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import observer as fo
+from dlcprof.figures import paper as fpa
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures.runs import run_label
@@ -338,3 +339,44 @@ def run_summary(run: Run, session: Session) -> RenderableType:
         if not status.available:
             parts.append(Text(f"{name}: {text.na(status.message)}", style="yellow"))
     return Group(*parts)
+
+
+def paper_line(event: ev.Event, session: Session) -> Text | None:
+    """One progress line of ``dlcprof paper``, or None to stay quiet."""
+    match event:
+        case ev.PaperPlanned():
+            return Text(
+                text.paper_plan(fpa.planned_runs(event), event.workloads, event.fresh,
+                                event.sweep, event.sizes),
+                style="bold",
+            )  # fmt: skip
+        case ev.RunStarted() if session.paper is not None:
+            n = fpa.planned_runs(session.paper)
+            i = len(fpa.paper_runs(session))
+            return Text.assemble(
+                ("▶ ", "bold green"), f"[{i}/{n}] ", fpa.step(session.run(event.run_id))
+            )
+        case ev.RunFinished() if event.status == "ok":
+            return Text.assemble(("  ✓ ", "green"), fpa.outcome(session.run(event.run_id)))
+        case (ev.ShapeStepMeasured() | ev.ErrorRaised() | ev.RecompileLimitHit()
+              | ev.WorkerExited()):  # fmt: skip
+            return live_line(event, session)
+    return None
+
+
+def paper_tables(f: fpa.Findings) -> RenderableType:
+    """The paper's findings beside this machine's, then the workloads behind them."""
+    t = Table(title=text.PAPER_TITLE, title_justify="left")
+    for col in text.PAPER_COLUMNS:
+        t.add_column(col)
+    for row in fpa.summary_rows(f):
+        t.add_row(*row)
+    w = Table(title=text.PAPER_WORKLOADS, title_justify="left")
+    for i, col in enumerate(text.WORKLOAD_COLUMNS):
+        # The workload and its kind whole; the figures wrap at their spaces.
+        w.add_column(col, justify="right" if i >= 2 else "left", no_wrap=i < 2,
+                     overflow="fold")  # fmt: skip
+    for row in fpa.workload_rows(f):
+        w.add_row(*row)
+    notes = [Text(line, style="dim") for line in fpa.notes(f)]
+    return Group(t, w, *notes)

@@ -7,9 +7,10 @@ monitors alike); callers make it thread-safe (a queue, or Textual's
 
 from __future__ import annotations
 
+import queue
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -176,6 +177,39 @@ class Standby:
         if worker is not None:
             worker.dismiss()
             worker.cancel("standby closed")
+
+
+def run_headless(
+    settings: RunSettings,
+    on_event: Emit,
+    stops: Sequence[object] = (),
+    worker: WorkerProcess | None = None,
+    idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
+    monitors: bool = True,
+) -> str | None:
+    """Run ``settings`` to its end, handing every event to ``on_event`` on this
+    thread; returns the run id. The worker (and its compiler children) is
+    stopped when ``stops`` fills (signals.stop_on_signals) and, whatever
+    happens, when this returns. ``monitors`` False: no device sampler, no py-spy."""
+    inbox: queue.Queue[ev.Event] = queue.Queue()
+    live = LiveRun(settings, inbox.put, worker=worker, idle_timeout_s=idle_timeout_s,
+                   monitors=monitors, profile=monitors)  # fmt: skip
+    try:
+        live.start()
+        done = cancelling = False
+        while not done:
+            if stops and not cancelling:
+                cancelling = True
+                live.cancel(f"stopped by {getattr(stops[0], 'said', 'a signal')}")
+            try:
+                event = inbox.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            done = isinstance(event, ev.WorkerExited)
+            on_event(event)
+    finally:
+        live.cancel("dlcprof stopped")  # never leave a worker behind, whatever went wrong
+    return live.run_id
 
 
 def save_report(session: Session, directory: Path | None = None) -> Path:

@@ -68,7 +68,7 @@ class RunStarted(Event):
     device_name: str
     dtype: str
     size: str
-    cache: str  # "warm" | "cold"
+    cache: str  # "warm" | "cold" | "fresh"
     threads: int
     iters: int
     shapes: list[int]
@@ -488,6 +488,20 @@ class TraceSaved(Event):
     records: int
     bytes: int
     run_id: str | None = None
+
+
+@dataclass
+class PaperPlanned(Event):
+    """Emitted by the parent when ``dlcprof paper`` (or the TUI's paper screen)
+    starts: the runs that follow reproduce the findings of arXiv 2611.04273."""
+
+    workloads: list[str]  # benchmarked on the warm cache, in order (findings 1 and 2)
+    fresh: list[str]  # compiled again on a fresh Inductor cache (finding 2)
+    sweep: str  # swept static, then dynamic (finding 3)
+    sizes: list[int]  # the sweep's sizes
+    quick: bool
+    size: str  # the workloads' --size
+    device: str
 
 
 # --- codec ----------------------------------------------------------------------------

@@ -44,12 +44,19 @@ def new_run_id() -> str:
     return uuid.uuid4().hex[:8]
 
 
-def cold_cache_env() -> tuple[dict[str, str], list[str]]:
-    """Fresh TMPDIR and Inductor cache dir: the precompiled header lives under
-    TMPDIR, outside the cache dir, so a truly cold compile needs both."""
-    tmp = tempfile.mkdtemp(prefix="dlcprof-cold-tmp-")
-    cache = tempfile.mkdtemp(prefix="dlcprof-cold-cache-")
-    return {"TMPDIR": tmp, "TORCHINDUCTOR_CACHE_DIR": cache}, [tmp, cache]
+def cache_env(cache: str) -> tuple[dict[str, str], list[str]]:
+    """The environment of a ``cache`` setting, and the folders to remove after.
+
+    cold: a fresh TMPDIR and Inductor cache dir (the precompiled header lives
+    under TMPDIR, outside the cache dir, so a truly cold compile needs both);
+    fresh: a fresh Inductor cache dir only, so every kernel is built again but
+    the one-time header build is not repeated; warm: nothing changes."""
+    env: dict[str, str] = {}
+    if cache == "cold":
+        env["TMPDIR"] = tempfile.mkdtemp(prefix="dlcprof-cold-tmp-")
+    if cache in ("cold", "fresh"):
+        env["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"dlcprof-{cache}-cache-")
+    return env, list(env.values())
 
 
 class WorkerProcess:
@@ -67,9 +74,8 @@ class WorkerProcess:
         self._cancel_reason: str | None = None
         self._cleanup: list[str] = []
         child_env = dict(os.environ if env is None else env)
-        if cache == "cold":
-            extra, self._cleanup = cold_cache_env()
-            child_env.update(extra)
+        extra, self._cleanup = cache_env(cache)
+        child_env.update(extra)
         # torch's raw trace of each run (for tlparse), kept for the report folder.
         child_env.setdefault(ev.RAW_TRACE_DIR_ENV, tempfile.mkdtemp(prefix="dlcprof-trace-"))
         # The worker must import this same dlcprof, also when run from a checkout.

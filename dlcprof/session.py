@@ -163,6 +163,7 @@ class Session:
         # Monitor events that belong to no run (none was running).
         self.device_samples: list[ev.DeviceSampled] = []
         self.monitors: dict[str, ev.MonitorStatus] = {}
+        self.paper: ev.PaperPlanned | None = None  # the latest `dlcprof paper` in the session
 
     # --- folding -----------------------------------------------------------------
 
@@ -339,6 +340,9 @@ class Session:
         r = self._monitored(e)
         if r is not None:
             r.hot_frames = e
+
+    def _on_PaperPlanned(self, e: ev.PaperPlanned) -> None:
+        self.paper = e
 
     def _on_TraceSaved(self, e: ev.TraceSaved) -> None:
         if e.run_id is not None:

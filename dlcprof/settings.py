@@ -20,7 +20,7 @@ BACKENDS = ("inductor", "aot_eager", "eager")
 DEVICES = ("auto", "cpu", "cuda")
 DTYPES = ("float32", "bfloat16", "float16")
 SIZES = ("small", "default")
-CACHES = ("warm", "cold")
+CACHES = ("warm", "cold", "fresh")
 # What the modes turn on in Inductor (torch._inductor.list_mode_options()).
 CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
 AUTOTUNE_MODES = ("max-autotune", "max-autotune-no-cudagraphs")
@@ -73,7 +73,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("dtype", "the dtype the workload builds its model and inputs in", DTYPES, tui=True),
     Option("size", "the workload's input size (`small` is for tests)", SIZES, tui=True),
     Option("cache", "`cold`: a fresh `TMPDIR` and Inductor cache dir, so the compile time is "
-           "reproducible", CACHES, tui=True),
+           "reproducible; `fresh`: a fresh Inductor cache dir only (every kernel is built "
+           "again, the one-time precompiled header is kept)", CACHES, tui=True),
     Option("freezing", "Inductor freezing: weights become constants (CPU inference; what lets "
            "max-autotune tune CPU matmuls)", kind="switch", tui=True),
     Option("threads", "torch threads for compile and timing (default: cores − 1)", kind="int",

@@ -697,3 +697,188 @@ def observer_short(
     else:
         when = "paused while timing"
     return f"observer: {costs} of a core, {when}"
+
+
+# --- the paper: arXiv 2611.04273 (TorchInductor on an RTX A6000) -------------------
+
+PAPER = "arXiv 2611.04273"
+PAPER_MACHINE = "TorchInductor on an RTX A6000"
+# What kind of graph a workload is, judged from the kernels it compiled (figures/paper.py).
+FUSION_FRIENDLY, GEMM_BOUND, OVERHEAD_BOUND = "fusion-friendly", "GEMM-bound", "overhead-bound"
+# The findings, as the tables name them, and the paper's figure for each.
+FINDING_BEST = "1. fusion: the best speedup"
+FINDING_LITTLE = "1. fusion: gained little"
+FINDING_BREAK_EVEN = "2. compile cost: break-even, warm cache"
+FINDING_FRESH = "2. compile cost: break-even, fresh cache"
+FINDING_TRANSITIONS = "3. dynamic shapes: shape-transition cost"
+FINDING_STEADY = "3. dynamic shapes: steady-state latency"
+PAPER_BEST = "up to 8.21x (fusion-friendly graphs)"
+PAPER_LITTLE = f"little ({GEMM_BOUND} and {OVERHEAD_BOUND} graphs)"
+PAPER_BREAK_EVEN = "thousands of runs"
+PAPER_TRANSITIONS = "about −70% (dynamic vs static)"
+PAPER_STEADY = "a modest slowdown"
+PAPER_TITLE = f"The findings of {PAPER}, measured here"
+PAPER_WORKLOADS = "Per workload"
+PAPER_COLUMNS = ("finding", f"paper ({PAPER_MACHINE})", "measured here")
+WORKLOAD_COLUMNS = (
+    "workload", "graph", "eager → compiled", "speedup", "steady alloc.", "compile (warm)",
+    "compile (fresh)", "break-even (warm)", "break-even (fresh)", "fusion gain",
+)  # fmt: skip
+NONE_FASTER = "no workload was measurably faster compiled"
+
+
+def change(x: float | None) -> str:
+    """A relative change with its sign, as the paper writes it: "−85%", "+12%"."""
+    if x is None or not math.isfinite(x):
+        return NA
+    return f"{'−' if x < 0 else '+'}{abs(x) * 100:.0f}%"
+
+
+def overhead_evidence(ops: int, us_per_op: float, threshold_us: float) -> str:
+    """Why a workload is overhead-bound: each eager op takes microseconds."""
+    return (
+        f"{plural(ops, 'graph op')} at {us_per_op:.1f} µs of eager time each (under "
+        f"{threshold_us:.0f} µs): dispatching an op costs about as much as its arithmetic"
+    )
+
+
+def library_evidence(n: int, total: int, names: list[str], time_share: float | None) -> str:
+    """Why a workload is GEMM-bound: library kernels (GEMMs, convolutions) hold its time."""
+    what = ", ".join(names)
+    if time_share is not None:
+        return f"library kernels ({what}) take {pct(time_share)} of the kernel time"
+    return (
+        f"library calls ({what}) are {n} of {plural(total, 'kernel')}: compiling leaves "
+        "them as they are"
+    )
+
+
+def fusion_evidence(ops: int, kernels: int, library: int) -> str:
+    """What Inductor made of a fusion-friendly workload's graph."""
+    out = f"{plural(ops, 'graph op')} compiled into {plural(kernels, 'fused kernel')}"
+    return out + (f" and {plural(library, 'library call')}" if library else "")
+
+
+def kernels_count(names: list[str]) -> list[str]:
+    """"addmm ×24": kernels by name, the most frequent first."""
+    counts: dict[str, int] = {}
+    for n in names:
+        counts[n] = counts.get(n, 0) + 1
+    ordered = sorted(counts.items(), key=lambda kv: -kv[1])
+    return [f"{n} ×{c}" if c > 1 else n for n, c in ordered]
+
+
+def best_speedup(name: str, default: str, steady: str) -> str:
+    """"pointwise-epilogue: 19.84x; 8.81x with the allocator held steady"."""
+    return f"{name}: {default}; {steady} with the {STEADY_ALLOC}"
+
+
+def gained_little(name: str, speedup_words: str, kind: str | None) -> str:
+    """"gelu-mlp 0.97x (no measurable difference): GEMM-bound"."""
+    return f"{name} {speedup_words}" + (f": {kind}" if kind else "")
+
+
+def none_little(little: float) -> str:
+    return f"none: every workload gained {speedup(little)} or more"
+
+
+def break_even_span(low: float, median: float, high: float, slower: int, n: int) -> str:
+    """The break-evens of several workloads: "487 to 14,601 runs (median 1,200)"."""
+    if round(low) == round(high):
+        out = runs(low)
+    else:
+        out = f"{count(low)} to {runs(high)} (median {count(median)})"
+    return out + (f"; {slower} of {n} never pay back (compiled is slower)" if slower else "")
+
+
+def fresh_compile(name: str, fresh: str, warm: str, break_even_words: str) -> str:
+    """One workload compiled on a fresh cache and on the warm one."""
+    return f"{break_even_words}: {name} compiled in {fresh} on a fresh cache, {warm} warm"
+
+
+def transitions_change(
+    change_words: str, static_s: float | None, dynamic_s: float | None, sizes: int, workload: str
+) -> str:
+    """"−85%: static 10.3 s vs dynamic 1.52 s over 4 sizes of variable-length"."""
+    return (
+        f"{change_words}: static {secs(static_s)} vs dynamic {secs(dynamic_s)} over "
+        f"{plural(sizes, 'size')} of {workload}"
+    )
+
+
+def steady_cost(ratio_words: str, size: int, differs: bool | None) -> str:
+    """Dynamic's steady-state latency against static's, at one size."""
+    out = f"{ratio_words} static's latency at size {size}"
+    if differs is False:
+        return f"{out}: {NO_DIFFERENCE}"
+    if differs is None:
+        return f"{out} ({ROUGH})"
+    return out
+
+
+def paper_plan(runs: int, workloads: list[str], fresh: list[str], sweep: str,
+               sizes: list[int]) -> str:  # fmt: skip
+    """What ``dlcprof paper`` is about to do, in one line."""
+    swept = f"over {', '.join(map(str, sizes))}" if sizes else "over its SIZES"
+    return (
+        f"Reproducing {PAPER} ({PAPER_MACHINE}) here: {plural(runs, 'run')}: "
+        f"{', '.join(workloads)} benchmarked on the warm cache; {', '.join(fresh)} compiled "
+        f"again on a fresh cache; {sweep} swept {swept}, static then dynamic"
+    )
+
+
+def paper_step(role: str, name: str, dynamic: str, sizes: int | None) -> str:
+    """What one paper run does."""
+    if role == "sweep":
+        what = plural(sizes, "size") if sizes else "its sizes"
+        return f"{name}: shape sweep over {what}, dynamic={dynamic}, fresh cache"
+    if role == "fresh":
+        return f"{name}: compile on a fresh cache"
+    return f"{name}: compile on the warm cache, then eager vs compiled"
+
+
+def benchmark_outcome(name: str, default: str, steady: str, compile_words: str) -> str:
+    return f"{name}: {default}; {steady} with the {STEADY_ALLOC}; compile {compile_words}"
+
+
+def fresh_outcome(name: str, compile_words: str) -> str:
+    return f"{name}: compiled in {compile_words} on a fresh cache"
+
+
+def sweep_outcome(name: str, dynamic: str, compiles: int, total_s: float | None) -> str:
+    return (
+        f"{name}, dynamic={dynamic}: {plural(compiles, 'compile')}, {secs(total_s)} of "
+        "shape transitions"
+    )
+
+
+def measured_on(device: str, device_name: str, threads: int, torch_version: str) -> str:
+    """Where the paper's findings were measured this time, beside where the paper did."""
+    return (
+        f"measured on {device} ({device_name}), {plural(threads, 'thread')}, torch "
+        f"{torch_version}; the paper measured {PAPER_MACHINE}"
+    )
+
+
+_AGAIN = " · r runs the quick set again"
+
+
+def paper_none(replay: bool) -> str:
+    if replay:
+        return f"no paper run in this recording (dlcprof paper reproduces {PAPER})"
+    return f"no paper run in this session: r runs the quick set of {PAPER}"
+
+
+def paper_done(done: int, planned: int, replay: bool = False) -> str:
+    return f"done: {done} of {plural(planned, 'run')}" + ("" if replay else _AGAIN)
+
+
+def paper_stopped(done: int, planned: int, name: str, status: str, replay: bool = False) -> str:
+    return (
+        f"{done} of {plural(planned, 'run')} ran; {name} ended ({status}): the rows it "
+        "leaves read n/a" + ("" if replay else _AGAIN)
+    )
+
+
+def sweep_ended(dynamic: str, status: str) -> str:
+    return f"the dynamic={dynamic} sweep ended ({status}) before it finished"

@@ -48,6 +48,7 @@ BUNDLED_PACKAGE = "dlcprof.bundled"
 # files not named here follow alphabetically.
 TEACHING_ORDER = (
     "pointwise-chain",
+    "pointwise-epilogue",
     "layernorm-residual",
     "attention",
     "gelu-mlp",

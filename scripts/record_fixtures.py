@@ -174,6 +174,19 @@ def runs(tmp: Path) -> list[tuple[str, Settings, bool, bool, dict[str, str | Non
             False,
             {},
         ),
+        # The paper's findings (tests/test_paper.py), in a folder of their own
+        # (the report tests load every fixture at the top): a GEMM-bound and an
+        # overhead-bound workload beside pointwise_chain_allocator, and that
+        # workload compiled again on a fresh Inductor cache.
+        ("paper/gelu_mlp", RunSettings(target="gelu-mlp", iters=10, reps=5), True, False, {}),
+        ("paper/tiny_ops", RunSettings(target="tiny-ops", **small), True, False, {}),
+        (
+            "paper/pointwise_chain_fresh",
+            RunSettings(target="pointwise-chain", cache="fresh", reps=3, iters=5),
+            True,
+            False,
+            {},
+        ),
         # Raw traces only: a cold compile (so the backward compiles lazily, with
         # its own bwd_compilation_metrics) and a recompile-limit hit.
         (
@@ -212,7 +225,7 @@ def record(settings: Settings, env: dict[str, str | None]) -> list[ev.Event]:
         clear_autotune_cache(os.environ["TORCHINDUCTOR_CACHE_DIR"])
         return [e for s in settings for e in record(s, env)]
     merged = {k: v for k, v in {**os.environ, **env}.items() if v is not None}
-    worker = WorkerProcess(cache="warm", env=merged)
+    worker = WorkerProcess(cache=settings.cache, env=merged)
     worker.start(settings)
     return list(worker.events())
 
@@ -238,6 +251,7 @@ def main() -> int:
             line = f"{name}: {len(events)} events, {status}, {time.monotonic() - t0:.1f} s"
             if keep_events:
                 path = FIXTURES / f"{name}.jsonl"
+                path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(b"".join(ev.encode(e) for e in events))
                 kb = path.stat().st_size / 1024
                 line += f", {path.relative_to(ROOT)} {kb:.0f} KB"

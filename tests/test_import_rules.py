@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "dlcprof"
-UI_SIDE = ["cli.py", "console.py", "session.py", "engine.py", "runner.py", "events.py",
+UI_SIDE = ["cli.py", "console.py", "session.py", "engine.py", "runner.py", "events.py", "paper.py",
            "settings.py", "text.py", "workloads.py", "doctor.py", "allocator.py", "figures",
            "tui", "report", "monitors"]  # fmt: skip
 

@@ -218,3 +218,30 @@ def test_no_view_derives_a_break_even_from_noise():
     assert s is not None and not s.measurable and s.break_even is None
     for view, rendered in views(session, run).items():
         assert not re.search(r"\d[\d,]* runs\b", rendered), view
+
+
+def test_the_papers_findings_read_the_same_in_every_view():
+    """`dlcprof paper`'s table: printed by the CLI, on the TUI's paper screen
+    and in both reports, every cell worded by figures.paper and text."""
+    from paper_helpers import paper_events
+
+    from dlcprof.console import paper_tables
+    from dlcprof.figures import paper as fpa
+    from dlcprof.tui.widgets.paper import findings_table
+
+    session = Session.from_events(paper_events())
+    f = fpa.findings(session)
+    assert f is not None
+    rendered = {
+        "console": _plain(paper_tables(f)),
+        "tui": _plain(findings_table(f)),
+        "markdown": render_markdown(session),
+        "html": _unhtml(render_html(session)),
+    }
+    wanted = [c for r in fpa.summary_rows(f) for c in r]
+    wanted += [c for r in fpa.workload_rows(f) for c in r] + fpa.notes(f)
+    assert "8.21x" in wanted[1] and len(wanted) > 40
+    for view, page in rendered.items():
+        flat = " ".join(page.split())
+        for sentence in wanted:
+            assert " ".join(sentence.split()) in flat, f"{view}: {sentence!r}"

@@ -132,3 +132,12 @@ def test_hotspots_of_the_compiling_thread(snap_compare, tmp_path) -> None:  # ty
         session.apply(e)
     app = DlcprofApp(session=session, replay=True, deterministic=True)
     assert snap_compare(app, terminal_size=SIZE, run_before=showing("pointwise-chain", "hotspots"))
+
+
+def test_paper_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    # A session as `dlcprof paper` makes one, from recorded runs: the findings
+    # beside the paper's, then each workload.
+    from paper_helpers import paper_events
+
+    app = DlcprofApp(session=Session.from_events(paper_events()), replay=True, deterministic=True)
+    assert snap_compare(app, terminal_size=SIZE, press=["P"])

@@ -18,6 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 BUNDLED = {
     "pointwise-chain",
     "gelu-mlp",
+    "pointwise-epilogue",
     "layernorm-residual",
     "attention",
     "transformer-block",

@@ -11,4 +11,5 @@ Rich, Textual, the report writers or the monitors.
 - ``kernels``: kernels grouped across compiles, their source lines.
 - ``device``, ``hotspots``: monitor samples per run and per span.
 - ``runs``: time origins, titles and labels of runs and sessions.
+- ``paper``: the findings of arXiv 2611.04273, from the runs ``dlcprof paper`` made.
 """

@@ -261,6 +261,14 @@ def _notes(r: rm.RunModel, detail: int) -> list[str]:
     return out
 
 
+def _paper(p: rm.PaperSection) -> list[str]:
+    out = [f"## {text.PAPER_TITLE}", ""]
+    out += table(list(text.PAPER_COLUMNS), [list(row) for row in p.summary]) + [""]
+    out += [f"### {text.PAPER_WORKLOADS}", ""]
+    out += table(list(text.WORKLOAD_COLUMNS), p.workloads, "ll" + "r" * 8) + [""]
+    return out + [f"- {plain(n)}" for n in p.notes] + [""]
+
+
 def _device_spans(dev: rm.DeviceSummary) -> list[str]:
     head = [
         "metric",
@@ -348,6 +356,8 @@ def _render(report: rm.Report, detail: int) -> str:
         out += table(
             list(rm.SUMMARY_COLUMNS), [r.summary_row() for r in report.runs], "rllllrrrrrrr"
         ) + [""]
+    if report.paper is not None:
+        out += _paper(report.paper)
     for c in report.sweeps:
         out += [f"**Shape transitions, {plain(c.workload)}**: {c.verdict}.", ""]
     out += _modes(report)

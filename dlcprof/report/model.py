@@ -26,6 +26,7 @@ from dlcprof.figures import hotspots as fh
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import observer as fo
+from dlcprof.figures import paper as fpa
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures import runs as fruns
@@ -918,6 +919,37 @@ class SweepContrast:
 
 
 @dataclass
+class PaperSection:
+    """The paper's findings beside this machine's, for a session ``dlcprof paper`` made."""
+
+    findings: fpa.Findings
+    summary: list[tuple[str, str, str]]  # (finding, paper, measured here)
+    workloads: list[list[str]]  # cells in text.WORKLOAD_COLUMNS order
+    notes: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        f = self.findings
+        p = f.plan
+        return {
+            "plan": {"workloads": p.workloads, "fresh": p.fresh, "sweep": p.sweep,
+                     "sizes": p.sizes, "quick": p.quick, "size": p.size, "device": p.device},
+            "findings": [dict(zip(("finding", "paper", "measured"), row, strict=True))
+                         for row in self.summary],
+            "workloads": [fpa.workload_json(w) for w in f.workloads],
+            "sweep": {"static_s": f.sweep.static_s, "dynamic_s": f.sweep.dynamic_s,
+                      "reduction": f.sweep.reduction,
+                      "steady": list(f.sweep.steady) if f.sweep.steady else None},
+        }  # fmt: skip
+
+
+def paper_section(session: Session) -> PaperSection | None:
+    f = fpa.findings(session)
+    if f is None:
+        return None
+    return PaperSection(f, fpa.summary_rows(f), fpa.workload_rows(f), fpa.notes(f))
+
+
+@dataclass
 class SessionError:
     stage: str
     message: str
@@ -940,6 +972,7 @@ class Report:
     device: DeviceSummary
     monitors: dict[str, ev.MonitorStatus]
     errors: list[SessionError] = field(default_factory=list)
+    paper: PaperSection | None = None  # a session `dlcprof paper` made
 
     @property
     def hotspot_runs(self) -> list[RunModel]:
@@ -990,4 +1023,5 @@ def build(session: Session) -> Report:
         device=device_summary(session.all_device_samples(), spans, monitors),
         monitors=monitors,
         errors=errors,
+        paper=paper_section(session),
     )

@@ -415,6 +415,7 @@ def build_report(session: Session, extra: dict[str, Any] | None = None) -> dict[
         "runs": [_run_dict(r) for r in model.runs],
         "sweeps": [c.to_json() for c in model.sweeps],
         "modes": [_modes_dict(t) for t in model.modes],
+        "paper": model.paper.to_json() if model.paper else None,
         "device": model.device.to_json(),
         # The latest run's hot frames (each run carries its own under runs[].hotspots).
         "hotspots": hot.hotspots.to_json(hot.run_id)

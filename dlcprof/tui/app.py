@@ -99,7 +99,8 @@ AFFECTS: dict[type[ev.Event], set[str]] = {
     ev.HotFramesSampled: {"hotspots"},
     ev.ProfileSaved: {"hotspots", "log"},
 }
-REPAINT_FREE: frozenset[type[ev.Event]] = frozenset({ev.TraceSaved})
+# The paper screen polls the session (tui/widgets/paper.py).
+REPAINT_FREE: frozenset[type[ev.Event]] = frozenset({ev.TraceSaved, ev.PaperPlanned})
 
 # What to do next, per failing stage: the second half of a one-line error.
 _REMEDY = {
@@ -126,6 +127,7 @@ class DlcprofApp(App[None]):
         Binding("c", "cancel", "Cancel"),
         Binding("escape", "cancel(True)", "Cancel", show=False),
         Binding("ctrl+s", "save", "Save report"),
+        Binding("P", "paper", "Paper", key_display="P"),
         Binding("p", "toggle_phases", "All phases", show=False),
         Binding("t", "toggle_threads", "All threads", show=False),
         Binding("1", "show_tab('recompiles')", "Recompiles", show=False),
@@ -420,7 +422,8 @@ class DlcprofApp(App[None]):
     # --- actions ----------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if self.replay and action in ("compile", "cycle", "sweep", "all_modes", "cancel"):
+        if self.replay and (action in ("compile", "cycle", "sweep", "all_modes", "cancel") or
+                            action == "paper" and parameters):  # fmt: skip
             return False  # a replay has no worker: hide the keys
         return True
 
@@ -498,6 +501,26 @@ class DlcprofApp(App[None]):
         what = "every thread" if pane.all_threads else "the compiling thread"
         self.notify(f"hot frames: {what}", timeout=2)
 
+    def action_paper(self, again: bool = False) -> None:
+        """The paper's findings beside this machine's: runs the quick set of
+        ``dlcprof paper`` first (the device and size of the settings panel) when
+        the session has none yet, or ``again``."""
+        from dlcprof.paper import PlanError, make_plan
+        from dlcprof.tui.widgets.paper import PaperScreen
+
+        if (again or self.session.paper is None) and not self.replay and not self._busy():
+            s = self.settings_for_run()
+            try:
+                plan = make_plan(quick=True, device=s.device, size=s.size) if s else None
+            except (PlanError, SettingsError) as e:
+                self._report(str(e), "error")
+                plan = None
+            if plan is not None:
+                self.emit(plan.event)
+                self._start(plan.runs)
+        if not isinstance(self.screen, PaperScreen):
+            self.push_screen(PaperScreen())
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -517,6 +540,10 @@ class DlcprofApp(App[None]):
                 "All modes (a)", "Every Inductor mode side by side", self.action_all_modes
             )
             yield SystemCommand("Cancel run (c)", "Kill the worker, keep data", self.action_cancel)
+        yield SystemCommand(
+            "Reproduce the paper (P)", "arXiv 2611.04273's findings, measured here",
+            self.action_paper,
+        )  # fmt: skip
         yield SystemCommand("Save report (ctrl+s)", "Write the session to disk", self.action_save)
         yield SystemCommand(
             "Save report to…", "Choose the folder to write the session to", self.action_save_as

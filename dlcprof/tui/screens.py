@@ -91,6 +91,7 @@ HELP = """\
 [b]c[/b] / [b]esc[/b]  cancel: kill the worker, keep what was captured
 [b]ctrl+s[/b]  save the session as a report (after a failed save: choose where)
 [b]ctrl+p[/b]  command palette ("Save report to…" picks the folder)
+[b]P[/b]  the paper (arXiv 2611.04273): its findings beside this machine's (runs them first)
 [b]p[/b]  show every phase (short FX passes are folded by default)
 [b]t[/b]  hot frames of every thread (the compiling thread by default)
 [b]1[/b]-[b]5[/b]  Recompiles, Log, Device, Hotspots, Modes tabs    [b]tab[/b]  next pane
