@@ -35,7 +35,7 @@ from dlcprof.cli import main
         (["run", "pointwise-chain", "--frobnicate"], "unrecognized arguments: --frobnicate"),
         (["run"], "the following arguments are required: target"),
         (["run", "no-such-workload"], "unknown workload 'no-such-workload'"),
-        (["run", "pointwise-chian"], "did you mean pointwise-chain?"),
+        (["run", "pointwise-chian"], "did you mean pointwise-chain or pointwise-epilogue?"),
         (["run", "gelu_mpl"], "did you mean gelu-mlp?"),
         (["run", "pointwise-chain", "--shapes", "-4"], "invalid --shapes '-4'"),
         (["run", "pointwise-chain", "--timeout", "soon"], "invalid float value: 'soon'"),
