@@ -58,7 +58,7 @@ from common import (  # noqa: E402
 )
 
 from dlcprof.engine import monitors_for  # noqa: E402
-from dlcprof.runner import cold_cache_env  # noqa: E402
+from dlcprof.runner import cache_env  # noqa: E402
 from dlcprof.settings import RunSettings  # noqa: E402
 from dlcprof.workloads import resolve  # noqa: E402
 
@@ -127,7 +127,7 @@ def measure(cache: str, path: str, settings: RunSettings, rounds: int, variants:
         for rnd in range(rounds):
             for v in rotated(variants, rnd):
                 if cache == "cold":
-                    extra, dirs = cold_cache_env()
+                    extra, dirs = cache_env("cold")
                     cleanup += dirs
                 else:
                     extra = {"TORCHINDUCTOR_CACHE_DIR": shared}
