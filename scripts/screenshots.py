@@ -38,12 +38,20 @@ SIZE = (160, 48)
 Step = Callable[[DlcprofApp, object], Awaitable[None]]
 
 
-def recorded_session() -> Session:
+def recorded_session(names: list[str] = RECORDED) -> Session:
     events: list[ev.Event] = []
-    for name in RECORDED:
+    for name in names:
         path = FIXTURES / f"{name}.jsonl"
         events += [ev.decode(line) for line in path.read_text().splitlines() if line.strip()]
     return Session.from_events(events)
+
+
+def paper_session() -> Session:
+    """A session as `dlcprof paper --quick` makes one, from the recorded runs."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from paper_helpers import paper_events
+
+    return Session.from_events(paper_events())
 
 
 def run_id(app: DlcprofApp, workload: str, dynamic: str | None = None) -> str:
@@ -65,20 +73,35 @@ def showing(workload: str, tab: str, dynamic: str | None = None, keys: tuple[str
     return step
 
 
-# name -> (how to get there, what it shows)
-REPLAYED: dict[str, tuple[Step, str]] = {
-    "main": (showing("pointwise-chain", "recompiles"), "fusion run: phases, kernel, benchmark"),
-    "kernel-source": (showing("pointwise-chain", "recompiles", keys=("enter",)), "kernel source"),
-    "recompiles": (showing("variable-length", "recompiles", "false"), "static vs dynamic sweep"),
-    "graph-breaks": (showing("graph-breaks", "log"), "graph breaks in the log"),
-    "help": (showing("pointwise-chain", "recompiles", keys=("question_mark",)), "keys"),
-}
+async def paper_screen(app: DlcprofApp, pilot) -> None:  # type: ignore[no-untyped-def]
+    await pilot.press("P")
+    await pilot.pause(0.5)
+
+
+# name -> (the session, how to get there, what it shows)
+REPLAYED: dict[str, tuple[Callable[[], Session], Step, str]] = {
+    "main": (recorded_session, showing("pointwise-chain", "recompiles"),
+             "fusion run: phases, the kernel with its time, benchmark"),
+    "kernel-source": (recorded_session, showing("pointwise-chain", "recompiles", keys=("enter",)),
+                      "kernel figures and source"),
+    "recompiles": (recorded_session, showing("variable-length", "recompiles", "false"),
+                   "static vs dynamic sweep"),
+    "graph-breaks": (recorded_session, showing("graph-breaks", "log"), "graph breaks in the log"),
+    "allocator": (lambda: recorded_session(["pointwise_chain_allocator"]),
+                  showing("pointwise-chain", "recompiles"),
+                  "default-size run: both speedups, page faults, the allocator verdict"),
+    "modes": (lambda: recorded_session(["gelu_mlp_modes"]), showing("gelu-mlp", "modes"),
+              "every mode side by side"),
+    "paper": (paper_session, paper_screen, "the paper's findings beside this machine's"),
+    "help": (recorded_session, showing("pointwise-chain", "recompiles", keys=("question_mark",)),
+             "keys"),
+}  # fmt: skip
 
 
 async def shoot_replayed(out: Path) -> list[Path]:
     svgs = []
-    for name, (step, _) in REPLAYED.items():
-        app = DlcprofApp(session=recorded_session(), replay=True, deterministic=True)
+    for name, (session, step, _) in REPLAYED.items():
+        app = DlcprofApp(session=session(), replay=True, deterministic=True)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             await step(app, pilot)
@@ -98,7 +121,7 @@ async def shoot_live(out: Path) -> list[Path]:
     svgs = []
     async with app.run_test(size=SIZE) as pilot:
         deadline = time.monotonic() + 60
-        while not app._standby_ready and time.monotonic() < deadline:
+        while not app.runs.standby_ready and time.monotonic() < deadline:
             await pilot.pause(0.1)
         await pilot.press("r")
         deadline = time.monotonic() + 180
@@ -106,7 +129,7 @@ async def shoot_live(out: Path) -> list[Path]:
             await pilot.pause(0.05)
         await pilot.pause(1.0)  # let a few phases land
         svgs.append(Path(app.save_screenshot(str(out / "live-compiling.svg"))))
-        while app._live is not None and time.monotonic() < deadline:
+        while app.runs.busy and time.monotonic() < deadline:
             await pilot.pause(0.2)
         for tab in ("device", "hotspots"):
             app.show_tab(tab)
