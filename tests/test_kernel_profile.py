@@ -35,10 +35,10 @@ DYNAMO_GRAPH = """class GraphModule(torch.nn.Module):
         l_self_modules_norm_parameters_bias_ = L_self_modules_norm_parameters_bias_
         l_self_parameters_scale_ = L_self_parameters_scale_
 
-        # File: /work/wt/kernels/workloads/layernorm_residual.py:20 in forward, code: h = x + residual
+        # File: /home/user/dlcprof/workloads/layernorm_residual.py:20 in forward, code: h = x + residual
         h: "f32[4, 1024][1024, 1]cpu" = l_x_ + l_residual_;  l_x_ = l_residual_ = None
 
-        # File: /work/wt/kernels/workloads/layernorm_residual.py:21 in forward, code: return self.norm(h) * self.scale, h
+        # File: /home/user/dlcprof/workloads/layernorm_residual.py:21 in forward, code: return self.norm(h) * self.scale, h
         layer_norm: "f32[4, 1024][1024, 1]cpu" = torch.nn.functional.layer_norm(h, (1024,), l_self_modules_norm_parameters_weight_, l_self_modules_norm_parameters_bias_, 1e-05);  l_self_modules_norm_parameters_weight_ = l_self_modules_norm_parameters_bias_ = None
         mul: "f32[4, 1024][1024, 1]cpu" = layer_norm * l_self_parameters_scale_;  layer_norm = l_self_parameters_scale_ = None
         return (mul, h)
