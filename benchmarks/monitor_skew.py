@@ -184,9 +184,11 @@ class WindowWork:
         self.seconds: float | None = None
 
     def __call__(self, e: ev.Event) -> None:
-        if isinstance(e, ev.TimingStarted):
+        # The benchmark's window only: the kernel profile and the steady-allocator
+        # benchmark that follow time other work.
+        if isinstance(e, ev.TimingStarted) and e.what == "benchmark":
             self._start = (e, _schedstat(self.pid))
-        elif isinstance(e, ev.TimingEnded) and self._start is not None:
+        elif isinstance(e, ev.TimingEnded) and e.what == "benchmark" and self._start:
             started, (t0, r0, w0) = self._start
             t1, r1, w1 = _schedstat(self.pid)
             handshake = max(0.0, e.start_t - started.t)
