@@ -214,8 +214,7 @@ class DlcprofApp(App[None]):
 
     def on_mount(self) -> None:
         self.set_interval(TICK_S, self._tick)
-        # After the first frame: the worker's torch import would compete with it.
-        self.call_after_refresh(self.runs.prepare_standby)
+        self.runs.prepare_standby()
         self._repaint()
         if not self.replay and self._home.query_one(WorkloadPicker).bundled_target:
             self._home.query_one("#workload-list").focus()
