@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from common import headless_run as run
-from rich.console import Console
 from rich.table import Table
 
 from dlcprof import allocator, text
+from dlcprof.console import make_console
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.runner import WorkerProcess
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reps", type=int, default=None)
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
-    out = Console(highlight=False)
+    out = make_console()
     names = args.workloads.split(",") if args.workloads else [w.name for w in list_bundled()]
     envs = environments()
     extra: dict[str, Any] = {"size": args.size}

@@ -23,10 +23,10 @@ import json
 import sys
 
 from common import headless_run as run
-from rich.console import Console
 from rich.table import Table
 
 from dlcprof import text
+from dlcprof.console import make_console
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import kernels as fk
 from dlcprof.settings import RunSettings
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workloads", default=WORKLOADS)
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
-    out = Console(highlight=False, width=150)
+    out = make_console()
     results: dict[str, dict] = {}
     t = Table(title=f"Kernel profiling stage (size={args.size}, warm cache)")
     cols = ("workload", "timed", "kernel cov", "eager cov", "hooks cost", "top kernel",

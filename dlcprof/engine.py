@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlcprof import events as ev
+from dlcprof import scratch
 from dlcprof.figures.phases import KEY_NAMES
 from dlcprof.monitors.device import DeviceSampler
 from dlcprof.monitors.hotspots import PySpySampler, attribute_phases, thread_samples
@@ -40,7 +41,7 @@ def monitors_for(
     if device:
         out.append(DeviceSampler(pid, emit, cuda_index=None if settings.device == "cpu" else 0))
     if profile:
-        path = Path(tempfile.mkdtemp(prefix="dlcprof-pyspy-")) / "pyspy.speedscope.json"
+        path = scratch.new_folder("pyspy") / "pyspy.speedscope.json"
         out.append(PySpySampler(pid, emit, path))
     return out
 

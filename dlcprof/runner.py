@@ -19,7 +19,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from collections import deque
@@ -27,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from dlcprof import events as ev
-from dlcprof import text
+from dlcprof import scratch, text
 from dlcprof.settings import RunSettings
 
 # Seconds without any event or output before a worker counts as hung.
@@ -53,9 +52,9 @@ def cache_env(cache: str) -> tuple[dict[str, str], list[str]]:
     the one-time header build is not repeated; warm: nothing changes."""
     env: dict[str, str] = {}
     if cache == "cold":
-        env["TMPDIR"] = tempfile.mkdtemp(prefix="dlcprof-cold-tmp-")
+        env["TMPDIR"] = str(scratch.new_folder("cold-tmp"))
     if cache in ("cold", "fresh"):
-        env["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"dlcprof-{cache}-cache-")
+        env["TORCHINDUCTOR_CACHE_DIR"] = str(scratch.new_folder(f"{cache}-cache"))
     return env, list(env.values())
 
 
@@ -77,7 +76,7 @@ class WorkerProcess:
         extra, self._cleanup = cache_env(cache)
         child_env.update(extra)
         # torch's raw trace of each run (for tlparse), kept for the report folder.
-        child_env.setdefault(ev.RAW_TRACE_DIR_ENV, tempfile.mkdtemp(prefix="dlcprof-trace-"))
+        child_env.setdefault(ev.RAW_TRACE_DIR_ENV, str(scratch.folder()))
         # The worker must import this same dlcprof, also when run from a checkout.
         root = str(Path(__file__).resolve().parent.parent)
         child_env["PYTHONPATH"] = os.pathsep.join(

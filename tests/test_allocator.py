@@ -180,16 +180,38 @@ def build(device, dtype):
 '''
 
 
-def _run(target: str) -> Session:
-    r = run_worker(RunSettings(target=target, iters=20, reps=7, threads=1))
+# Each eager op writes a fresh 48 MiB tensor: above glibc's largest dynamic mmap
+# threshold (32 MiB), so with the default allocator every one is mmapped and
+# faulted in, and held steady none is; compiled, the chain and its sum are one
+# loop with no large buffer. The flag must come out whatever the machine's load.
+LARGE_INTERMEDIATES = '''
+"""Pointwise ops over a 48 MiB tensor, then a sum."""
+import torch
+
+
+def chain(x):
+    for _ in range(4):
+        x = x * 1.001 + 0.5
+    return x.sum()
+
+
+def build(device, dtype):
+    torch.manual_seed(0)
+    return chain, (torch.randn(12 * 1024 * 1024, device=device, dtype=dtype),)
+'''
+
+
+def _run(target: str, iters: int = 20) -> Session:
+    r = run_worker(RunSettings(target=target, iters=iters, reps=7, threads=1))
     assert r.returncode == 0, r.stderr
     return Session.from_events(r.events)
 
 
 @pytest.mark.slow
-def test_large_intermediates_fault_in_eager_and_the_workload_is_allocator_sensitive():
-    # pointwise-chain at its default size: each eager op writes a fresh 4 MiB tensor.
-    session = _run("pointwise-chain")
+def test_large_intermediates_fault_in_eager_and_the_workload_is_allocator_sensitive(tmp_path):
+    path = tmp_path / "large_intermediates.py"
+    path.write_text(textwrap.dedent(LARGE_INTERMEDIATES).lstrip())
+    session = _run(str(path), iters=3)
     run = session.latest_run
     a = fa.contrast(run)
     assert a is not None and a.steady is not None, run.unavailable

@@ -158,6 +158,23 @@ def test_per_kernel_times_decide_where_a_run_has_them():
     assert other["fusion gain"] == text.na(fpa.NO_KERNEL_TIMES)
 
 
+def test_a_fusion_gain_that_cannot_be_known_says_why():
+    """A fused kernel whose ops had no eager time (a backward's, say) leaves the
+    run's fusion gain n/a with that kernel's reason; no fused kernel at all, too."""
+    session = Session.from_events(paper_events())
+    gelu = next(w for w in fpa.findings(session).workloads if w.name == "gelu-mlp").run
+    why = "the backward's ops are not replayed eagerly"
+    timed = [{"compile_id": k.compile_id, "graph": k.graph, "name": k.name, "order": k.order,
+              "time_ms": 1.0, "eager_ms": None, "why": {"eager_ms": why}}
+             for k in gelu.kernels]  # fmt: skip
+    session.apply(ev.KernelsProfiled(run_id=gelu.run_id, method="stand-in", calls=1, wall_s=0.0,
+                                     kernels=timed))  # fmt: skip
+    cells = dict(zip(text.WORKLOAD_COLUMNS, fpa.workload_rows(fpa.findings(session))[1],
+                     strict=True))  # fmt: skip
+    assert cells["fusion gain"] == text.na(why)
+    assert fpa.KernelTimes(1.0, 0.0, None).gain_why == fpa.NO_FUSED_KERNEL
+
+
 def test_the_findings_table_puts_the_paper_beside_the_runs_figures():
     session = Session.from_events(paper_events())
     f = fpa.findings(session)

@@ -46,6 +46,9 @@ def slow(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
 def test_run_stops_the_worker_and_writes_the_json_on(sig, slow, tmp_path) -> None:  # type: ignore[no-untyped-def]
     path, mark, env = slow
     out = tmp_path / "out.json"
+    scratch = tmp_path / "tmp"  # a TMPDIR of its own: what the run leaves there
+    scratch.mkdir()
+    env = {**env, "TMPDIR": str(scratch)}
     p = spawn(dlcprof_argv("run", str(path), "--json", str(out), "--quiet"), env=env)
     worker, child = map(int, wait_for_file(mark, p).split())
     everyone = [*tree(p.pid)[1:], child]  # the worker, its child, py-spy
@@ -64,6 +67,7 @@ def test_run_stops_the_worker_and_writes_the_json_on(sig, slow, tmp_path) -> Non
     (exit_,) = [e for e in data["events"] if e["type"] == "WorkerExited"]
     assert exit_["cancelled"] and signal.Signals(sig).name in exit_["message"]
     assert any(e["type"] == "PhaseStarted" for e in data["events"])  # it was compiling
+    assert list(scratch.iterdir()) == [], "files left in TMPDIR"
 
 
 def test_the_worker_dies_with_a_killed_dlcprof(slow, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -49,6 +49,7 @@ LIBRARY_KINDS = ("extern", "template")
 # A speedup under this "gained little".
 LITTLE = 1.5
 NO_KERNEL_TIMES = "not profiled"
+NO_FUSED_KERNEL = "no fused kernel"
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class KernelTimes:
     library_ms: float
     fused_ms: float
     fused_eager_ms: float | None  # the eager ops the fused kernels replaced
+    eager_why: str | None = None  # why fused_eager_ms is None
 
     @property
     def library_share(self) -> float | None:
@@ -79,6 +81,13 @@ class KernelTimes:
             return None
         return self.fused_eager_ms / self.fused_ms
 
+    @property
+    def gain_why(self) -> str | None:
+        """Why ``fusion_gain`` is None."""
+        if self.fused_ms <= 0:
+            return NO_FUSED_KERNEL
+        return self.eager_why if self.fused_eager_ms is None else None
+
 
 def is_library(k: ev.KernelGenerated) -> bool:
     return k.kind in LIBRARY_KINDS
@@ -91,6 +100,7 @@ def kernel_times(run: Run) -> KernelTimes | None:
     timings = fk.kernel_timings(run)
     library = fused = 0.0
     eager: float | None = 0.0
+    why: str | None = None
     for k in run.kernels:
         t = timings[fk.kernel_key(k)]
         if t.time_ms is None:
@@ -99,10 +109,12 @@ def kernel_times(run: Run) -> KernelTimes | None:
             library += t.time_ms
             continue
         fused += t.time_ms
+        if t.eager_ms is None:
+            why = why or t.reason("eager_ms")
         eager = None if eager is None or t.eager_ms is None else eager + t.eager_ms
     if library + fused <= 0:
         return None
-    return KernelTimes(library, fused, eager)
+    return KernelTimes(library, fused, eager, why)
 
 
 def _graph_ops(run: Run) -> int:
@@ -436,7 +448,7 @@ def workload_rows(f: Findings) -> list[list[str]]:
             fresh.compile_text if fresh else text.na(w.fresh_why),
             fb.break_even_text(a.default),
             fb.break_even_text(fresh) if fresh else text.na(w.fresh_why),
-            text.speedup(gain, None if w.times else NO_KERNEL_TIMES),
+            text.speedup(gain, w.times.gain_why if w.times else NO_KERNEL_TIMES),
         ])  # fmt: skip
     return out
 

@@ -41,7 +41,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
@@ -52,7 +51,7 @@ from typing import Any
 
 import psutil
 
-from dlcprof import text
+from dlcprof import scratch, text
 from dlcprof.events import (
     Event,
     HotFramesSampled,
@@ -551,7 +550,7 @@ class PySpySampler:
         except psutil.Error:
             self._status(False, f"worker {self.pid} is not running")
             return
-        tmp = Path(tempfile.mkdtemp(prefix="dlcprof-pyspy-"))
+        tmp = scratch.new_folder("pyspy-windows")
         try:
             self._sample(binary, tmp)
             self._finish()
