@@ -12,8 +12,9 @@ Variants:
   block1s   100 Hz, 1 s windows, py-spy's default mode (stops the worker per sample)
   nb1s      the same, --nonblocking (reads the stacks without stopping the worker)
   nb2s      --nonblocking, 2 s windows (half the re-attaches)
-  nb1s50    --nonblocking, 1 s windows, 50 Hz (dlcprof's default)
+  nb1s50    --nonblocking, 1 s windows, 50 Hz
   nb2s50    --nonblocking, 2 s windows, 50 Hz
+  nb1s25    --nonblocking, 1 s windows, 25 Hz (dlcprof's default)
   nbsingle  --nonblocking, one window for the whole run (no live rows, no re-attach)
 
 Caches (--cache):
@@ -76,8 +77,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "block1s": {"rate_hz": 100, "live_interval_s": 1.0, "nonblocking": False},
     "nb1s": {"rate_hz": 100, "live_interval_s": 1.0, "nonblocking": True},
     "nb2s": {"rate_hz": 100, "live_interval_s": 2.0, "nonblocking": True},
-    "nb1s50": {"rate_hz": 50, "live_interval_s": 1.0, "nonblocking": True},  # the default
+    "nb1s50": {"rate_hz": 50, "live_interval_s": 1.0, "nonblocking": True},
     "nb2s50": {"rate_hz": 50, "live_interval_s": 2.0, "nonblocking": True},
+    "nb1s25": {"rate_hz": 25, "live_interval_s": 1.0, "nonblocking": True},  # the default
     "nbsingle": {"rate_hz": 100, "live_interval_s": 0.0, "nonblocking": True},  # no live rows
 }
 DEFAULT_VARIANTS = ",".join(VARIANTS)

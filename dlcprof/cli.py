@@ -13,11 +13,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from rich.console import Console
-
 from dlcprof import __version__, text
 from dlcprof import events as ev
-from dlcprof.console import make_console
 from dlcprof.settings import (
     ALL_MODES,
     OPTION,
@@ -29,9 +26,18 @@ from dlcprof.settings import (
 )
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from dlcprof.tui.app import DlcprofApp
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2  # a stop signal: 128 + its number (signals.py)
+
+
+def _console() -> Console:
+    # Imported here: the TUI, the default command, has no use for the console's tables.
+    from dlcprof.console import make_console
+
+    return make_console()
 
 
 class UsageError(Exception):
@@ -212,7 +218,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     runs = _run_queue(args)
     _resolve(runs[0].target, runs[0])
-    out = make_console()
+    out = _console()
     session = Session()
     exit_code = EXIT_OK
     with stop_on_signals(_stopping(out)) as stops:
@@ -364,7 +370,7 @@ def cmd_paper(args: argparse.Namespace) -> int:
                          workloads=args.workloads, sweep=args.sweep_workload)  # fmt: skip
     except PlanError as e:
         raise _LoadError(str(e)) from None
-    out = make_console()
+    out = _console()
     session = Session()
     session.apply(plan.event)
     _say(out, paper_line(plan.event, session))
@@ -390,7 +396,7 @@ def cmd_paper(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     from dlcprof.workloads import list_bundled
 
-    out = make_console()
+    out = _console()
     infos = list_bundled()
     width = max(len(w.name) for w in infos)
     for w in infos:
@@ -493,7 +499,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         cmp = compare(_load(args.a), _load(args.b))
     except ReportError as e:
         raise _LoadError(str(e)) from None
-    make_console().print(render_compare_table(cmp))
+    _console().print(render_compare_table(cmp))
     if args.html is not None:
         return _write_file(args.html, render_compare_html(cmp))
     return EXIT_OK
@@ -502,7 +508,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     from dlcprof.doctor import checks, render
 
-    make_console().print(render(checks()))
+    _console().print(render(checks()))
     return EXIT_OK
 
 

@@ -442,7 +442,7 @@ class MonitorStatus(Event):
     available: bool
     message: str
     run_id: str | None = None
-    how: str = ""  # how it samples, when available: "50 Hz, non-blocking"
+    how: str = ""  # how it samples, when available: "25 Hz, non-blocking"
 
 
 @dataclass

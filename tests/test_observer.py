@@ -56,7 +56,7 @@ def test_the_worker_times_once_the_parent_answers(answer, quiet, warned) -> None
 
 @pytest.mark.slow
 def test_a_real_run_pauses_every_monitor_while_it_times(tmp_path) -> None:
-    # Enough timed calls that 50 Hz py-spy and the 4 Hz device sampler would
+    # Enough timed calls that 25 Hz py-spy and the 4 Hz device sampler would
     # both have sampled the window many times had they been running.
     settings = RunSettings(target="pointwise-chain", size="small", reps=5, iters=4000)
     inbox: queue.Queue[ev.Event] = queue.Queue()
@@ -93,11 +93,11 @@ def test_a_real_run_pauses_every_monitor_while_it_times(tmp_path) -> None:
     # What watched it, what that cost, and that timing was quiet: in every view.
     watchers = {w.name: w for w in fo.watchers(run)}
     assert set(watchers) == {"py-spy", "device sampler"}
-    assert watchers["py-spy"].how == "50 Hz, non-blocking"
+    assert watchers["py-spy"].how == "25 Hz, non-blocking"
     for w in watchers.values():
         assert w.cpu_share is not None and 0 < w.cpu_share < 1, w
     line = fo.line(run)
-    assert "py-spy 50 Hz, non-blocking (" in line and "of a core" in line
+    assert "py-spy 25 Hz, non-blocking (" in line and "of a core" in line
     assert "paused while the benchmark" in line and "timed" in line
     assert line in render_markdown(session)
     out = Console(width=400, file=io.StringIO())

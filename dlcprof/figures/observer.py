@@ -24,7 +24,7 @@ _STATUS_OF = {"cpu": "device", "nvml": "device", "py-spy": "py-spy"}
 @dataclass(frozen=True)
 class Watcher:
     name: str  # "py-spy", "device sampler"
-    how: str  # "50 Hz, non-blocking"
+    how: str  # "25 Hz, non-blocking"
     cpu_share: float | None  # of one core while it watched; None until measured
 
 

@@ -469,7 +469,7 @@ class PySpySampler:
         pid: int,
         emit: Emit,
         out_path: str | Path | None,
-        rate_hz: int = 50,
+        rate_hz: int = 25,
         live_interval_s: float = 1.0,
         *,
         binary: str | None = None,

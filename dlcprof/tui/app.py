@@ -18,6 +18,7 @@ import time
 from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
@@ -28,7 +29,6 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from dlcprof import events as ev
 from dlcprof import text, workloads
-from dlcprof.engine import Engine
 from dlcprof.figures import observer as fo
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings, SettingsError
@@ -55,6 +55,9 @@ from dlcprof.tui.widgets.runs import RunSelector
 from dlcprof.tui.widgets.settings_panel import SettingsPanel
 from dlcprof.tui.widgets.status_bar import StatusBar
 from dlcprof.tui.widgets.workloads import WorkloadPicker
+
+if TYPE_CHECKING:
+    from dlcprof.engine import Engine
 
 TICK_S = 1 / 20  # panes repaint at most this often
 MAX_BATCH = 5000  # events folded per tick; the rest wait for the next one
@@ -214,7 +217,8 @@ class DlcprofApp(App[None]):
 
     def on_mount(self) -> None:
         self.set_interval(TICK_S, self._tick)
-        self.runs.prepare_standby()
+        # After the first frame: it imports the engine and starts a worker.
+        self.call_after_refresh(self.runs.prepare_standby)
         self._repaint()
         if not self.replay and self._home.query_one(WorkloadPicker).bundled_target:
             self._home.query_one("#workload-list").focus()

@@ -14,12 +14,15 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dlcprof import events as ev
 from dlcprof import text
-from dlcprof.engine import Engine, LiveRun
 from dlcprof.session import Run, Session
 from dlcprof.settings import RunSettings
+
+if TYPE_CHECKING:
+    from dlcprof.engine import Engine, LiveRun, Standby
 
 Emit = Callable[[ev.Event], None]
 
@@ -37,7 +40,7 @@ class RunController:
                  standby: bool = True) -> None:  # fmt: skip
         self.session = session
         self.emit = emit
-        self.engine = engine or Engine()
+        self._engine = engine
         self.live: LiveRun | None = None
         self.queue: list[RunSettings] = []
         self.cancelling = False
@@ -45,7 +48,18 @@ class RunController:
         self.last_saved: Path | None = None
         self.save_failed: str | None = None  # why the last save failed: the next one asks where
         self.notices: deque[Notice] = deque()
-        self._standby = self.engine.standby() if standby else None
+        self._with_standby = standby
+        self._standby: Standby | None = None  # made by prepare_standby
+
+    @property
+    def engine(self) -> Engine:
+        """Imported on first use, after the TUI's first frame (prepare_standby):
+        the engine brings the monitors, psutil and NVML with it."""
+        if self._engine is None:
+            from dlcprof.engine import Engine
+
+            self._engine = Engine()
+        return self._engine
 
     # --- state --------------------------------------------------------------------
 
@@ -168,8 +182,10 @@ class RunController:
 
     def prepare_standby(self) -> None:
         """Spawn a worker that imports torch now and waits for a request (a thread)."""
-        if self._standby is None:
+        if not self._with_standby:
             return
+        if self._standby is None:
+            self._standby = self.engine.standby()
         threading.Thread(target=self._prepare, name="dlcprof-standby", daemon=True).start()
 
     def _prepare(self) -> None:

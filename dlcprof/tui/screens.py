@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -34,6 +33,8 @@ class KernelSourceScreen(Screen[None]):
         self.figures = figures
 
     def compose(self) -> ComposeResult:
+        from rich.syntax import Syntax  # Pygments: only once a kernel is opened
+
         k = self.kernel
         yield Static(
             Text.assemble(
