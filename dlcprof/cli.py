@@ -290,8 +290,11 @@ def _say(out: Console, line: object) -> None:
     stay quiet and carry on, so the report still gets written."""
     if line is None:
         return
+    from rich.text import Text
+
     try:
-        out.print(line)
+        # Off a terminal (a log, a pipe to grep) a line stays one line, however long.
+        out.print(line, soft_wrap=isinstance(line, str | Text) and not out.is_terminal)
     except OSError:
         from dlcprof.signals import silence_terminal
 

@@ -214,3 +214,21 @@ def test_rendering_to_an_unwritable_place_is_one_line(tmp_path, capsys) -> None:
     assert main(["report", str(folder), "--html", "-o", str(tmp_path / "file" / "r.html")]) == 1
     line = _one_error_line(capsys)
     assert "cannot write" in line and "a parent path is not a directory" in line
+
+
+def test_a_long_line_stays_one_line_off_a_terminal(monkeypatch) -> None:
+    """An error naming a deep path, piped to a log: one line, not wrapped at the width."""
+    import io
+
+    from dlcprof import cli
+    from dlcprof.console import make_console
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    buf = io.StringIO()
+    out = make_console(file=buf)
+    line = "✗ workload /" + "deep/" * 60 + "m.py raised MemoryError (line 9, in build)"
+    cli._say(out, line)
+    cli._say(out, "[yellow]Ctrl-C: stopping the worker and its compiler children…[/]")
+    assert buf.getvalue().splitlines() == [
+        line, "Ctrl-C: stopping the worker and its compiler children…"
+    ]
