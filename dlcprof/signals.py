@@ -7,7 +7,9 @@ report, and the worker, in a session of its own, compiles on. Within
 group, writes what was captured and exits with ``Stopped.exit_code`` (128 +
 the signal number, as a shell reports it).
 A signal that was ignored when we started (``nohup``, a background job's
-SIGINT) stays ignored. Main thread only, as Python requires.
+SIGINT) stays ignored, except those a caller takes anyway: the TUI takes
+SIGHUP, since without its terminal it can only spin. Main thread only, as
+Python requires.
 """
 
 from __future__ import annotations
@@ -46,11 +48,13 @@ class Stopped:
 @contextlib.contextmanager
 def stop_on_signals(
     on_stop: Callable[[Stopped], None] | None = None,
+    even_if_ignored: tuple[int, ...] = (),
 ) -> Iterator[list[Stopped]]:
     """Within: stop signals are noted in the yielded list (the first decides the
     exit code), for a loop to notice; the first also calls ``on_stop``. Nothing
     is raised, so no event is lost half-folded and writing the report is never
-    cut short by a second signal."""
+    cut short by a second signal. ``even_if_ignored``: signals taken even when
+    they were ignored at start."""
     arrived: list[Stopped] = []
 
     def handler(signum: int, frame: object) -> None:
@@ -64,7 +68,7 @@ def stop_on_signals(
     previous = {}
     for sig in SIGNALS:
         try:
-            if signal.getsignal(sig) is not signal.SIG_IGN:
+            if sig in even_if_ignored or signal.getsignal(sig) is not signal.SIG_IGN:
                 previous[sig] = signal.signal(sig, handler)
         except (ValueError, OSError):  # not the main thread, or not settable here
             pass

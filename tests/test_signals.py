@@ -81,10 +81,16 @@ def test_the_worker_dies_with_a_killed_dlcprof(slow, tmp_path) -> None:  # type:
     assert not wait_gone(everyone, 10), "py-spy outlived the worker"
 
 
-@pytest.mark.parametrize("how", ["SIGTERM", "SIGHUP", "q"])
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGHUP", "nohup", "q"])
 def test_tui_mid_compile(how, slow, tmp_path) -> None:  # type: ignore[no-untyped-def]
     path, mark, env = slow
-    term = Terminal(dlcprof_argv("tui", str(path)), tmp_path, {**env, "TERM": "xterm-256color"})
+    # nohup: SIGHUP ignored from the start, which the TUI must not keep (it spun).
+    inherited = signal.signal(signal.SIGHUP, signal.SIG_IGN if how == "nohup" else signal.SIG_DFL)
+    try:
+        term = Terminal(dlcprof_argv("tui", str(path)), tmp_path,
+                        {**env, "TERM": "xterm-256color"})  # fmt: skip
+    finally:
+        signal.signal(signal.SIGHUP, inherited)
     deadline = time.monotonic() + 60
     while b"Compile/run" not in term.output and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -94,7 +100,7 @@ def test_tui_mid_compile(how, slow, tmp_path) -> None:  # type: ignore[no-untype
     assert worker in everyone
     if how == "SIGTERM":
         term.proc.send_signal(signal.SIGTERM)
-    elif how == "SIGHUP":
+    elif how in ("SIGHUP", "nohup"):
         term.close()  # the kernel sends SIGHUP: no one sends it by hand
     else:
         term.type(b"q")
@@ -104,7 +110,7 @@ def test_tui_mid_compile(how, slow, tmp_path) -> None:  # type: ignore[no-untype
     if how == "q":
         assert rc == 0 and not reports.exists()  # quitting is the user's choice
         return
-    assert rc == 128 + getattr(signal, how)
+    assert rc == 128 + getattr(signal, "SIGHUP" if how == "nohup" else how)
     (folder,) = reports.iterdir()
     session = load_session(folder / "session.json")
     assert session.latest_run is not None and session.latest_run.status == "cancelled"
