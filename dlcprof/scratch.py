@@ -1,8 +1,9 @@
-"""Where a session keeps its files until they are saved: torch's raw trace per
-run, the py-spy profile. One folder per dlcprof process, removed when the
-process exits (a stop signal exits normally, see signals.py). A folder whose
-process died without exiting (SIGKILL, OOM) is removed by the next dlcprof
-that starts one: the pid is in its name."""
+"""Where a session keeps its files until they are saved (torch's raw trace per
+run, the py-spy profile) and a cold or fresh run's caches live. One folder
+per dlcprof process, removed when the process exits (a stop signal exits
+normally, see signals.py). A folder whose process died without exiting
+(SIGKILL, OOM) is removed by the next dlcprof that starts one: the pid is in
+its name."""
 
 from __future__ import annotations
 
