@@ -425,11 +425,10 @@ def _run_app(app: DlcprofApp) -> int:
     closes it like q does, and then the session is saved, not lost."""
     from dlcprof.engine import elsewhere, save_report
     from dlcprof.report.errors import ReportError
-    from dlcprof.signals import SIGNALS, stop_on_signals
+    from dlcprof.signals import HANGUP, stop_on_signals
 
     # SIGHUP even under nohup: a TUI whose terminal hung up has nothing to show.
-    hup = tuple(s for s in SIGNALS if s.name == "SIGHUP")
-    with stop_on_signals(even_if_ignored=hup) as stops:
+    with stop_on_signals(even_if_ignored=(HANGUP,)) as stops:
         app.stops = stops
         app.run()  # closing stops the live run and waits for its last events
         if not stops:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
 )
+HANGUP = getattr(signal, "SIGHUP", None)  # the terminal closed (none on Windows)
 
 
 class Stopped:
@@ -40,7 +41,7 @@ class Stopped:
         """How the user knows it: "Ctrl-C", "SIGTERM", "SIGHUP (terminal closed)"."""
         if self.signum == signal.SIGINT:
             return "Ctrl-C"
-        if self.name == "SIGHUP":
+        if self.signum == HANGUP:
             return "SIGHUP (terminal closed)"
         return self.name
 
@@ -48,7 +49,7 @@ class Stopped:
 @contextlib.contextmanager
 def stop_on_signals(
     on_stop: Callable[[Stopped], None] | None = None,
-    even_if_ignored: tuple[int, ...] = (),
+    even_if_ignored: tuple[int | None, ...] = (),
 ) -> Iterator[list[Stopped]]:
     """Within: stop signals are noted in the yielded list (the first decides the
     exit code), for a loop to notice; the first also calls ``on_stop``. Nothing
@@ -60,7 +61,7 @@ def stop_on_signals(
     def handler(signum: int, frame: object) -> None:
         stop = Stopped(signum)
         arrived.append(stop)
-        if signum == getattr(signal, "SIGHUP", None):
+        if signum == HANGUP:
             silence_terminal()
         if len(arrived) == 1 and on_stop is not None:
             on_stop(stop)
