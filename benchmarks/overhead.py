@@ -127,13 +127,13 @@ def measure(cache: str, path: str, settings: RunSettings, rounds: int, variants:
         for rnd in range(rounds):
             for v in rotated(variants, rnd):
                 if cache == "cold":
-                    extra, dirs = cache_env("cold")
-                    cleanup += dirs
+                    extra = cache_env("cold")
+                    cleanup += extra.values()
                 else:
                     extra = {"TORCHINDUCTOR_CACHE_DIR": shared}
                 results[v].append(run_variant(v, path, settings, {**base_env, **extra}))
                 if cache == "cold":
-                    for d in dirs:
+                    for d in extra.values():
                         shutil.rmtree(d, ignore_errors=True)
     finally:
         for d in cleanup:

@@ -43,8 +43,9 @@ def new_run_id() -> str:
     return uuid.uuid4().hex[:8]
 
 
-def cache_env(cache: str) -> tuple[dict[str, str], list[str]]:
-    """The environment of a ``cache`` setting, and the folders to remove after.
+def cache_env(cache: str) -> dict[str, str]:
+    """The environment of a ``cache`` setting; each value is a fresh folder, to
+    remove after.
 
     cold: a fresh TMPDIR and Inductor cache dir (the precompiled header lives
     under TMPDIR, outside the cache dir, so a truly cold compile needs both);
@@ -55,7 +56,7 @@ def cache_env(cache: str) -> tuple[dict[str, str], list[str]]:
         env["TMPDIR"] = str(scratch.new_folder("cold-tmp"))
     if cache in ("cold", "fresh"):
         env["TORCHINDUCTOR_CACHE_DIR"] = str(scratch.new_folder(f"{cache}-cache"))
-    return env, list(env.values())
+    return env
 
 
 class WorkerProcess:
@@ -71,10 +72,9 @@ class WorkerProcess:
         self.idle_timeout_s = idle_timeout_s
         self.run_id: str | None = None
         self._cancel_reason: str | None = None
-        self._cleanup: list[str] = []
         child_env = dict(os.environ if env is None else env)
-        extra, self._cleanup = cache_env(cache)
-        child_env.update(extra)
+        self._cache_dirs = cache_env(cache)
+        child_env.update(self._cache_dirs)
         # torch's raw trace of each run (for tlparse), kept for the report folder.
         child_env.setdefault(ev.RAW_TRACE_DIR_ENV, str(scratch.folder()))
         # The worker must import this same dlcprof, also when run from a checkout.
@@ -257,7 +257,7 @@ class WorkerProcess:
                     stream.close()
             except OSError:
                 pass
-        for path in self._cleanup:
+        for path in self._cache_dirs.values():
             shutil.rmtree(path, ignore_errors=True)
         sig = signal.Signals(-rc).name if rc < 0 else None
         if self._cancel_reason is not None:
