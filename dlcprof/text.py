@@ -529,6 +529,7 @@ WARM_CACHE_ORDER = (
 
 
 NOT_STARTED = "the run has not started"
+NOT_MEASURED_YET = "not measured yet"
 NOT_COMPILED_YET = "not compiled yet"
 NO_COMPILE_FINISHED = "no compile finished"
 NO_GRAPH_REPORTED = "no compiled graph reported"
@@ -641,15 +642,16 @@ def other_threads(by_thread: dict[str, int]) -> str:
 
 
 def share_of_core(x: float | None) -> str:
-    """A monitor's own CPU as a percentage of one core: "7.2%", "0.4%", "12%"."""
+    """A monitor's own CPU as a percentage of one core: "7.2%", "0.4%", "12%"; before
+    its first measurement "n/a (not measured yet)"."""
     if x is None or not math.isfinite(x):
-        return NA
+        return na(NOT_MEASURED_YET)
     return f"{x * 100:.1f}%" if x < 0.1 else pct(x)
 
 
 def core_share(x: float | None) -> str:
     """CPU used, as a share of one core: "7.2% of a core"."""
-    return na("not measured yet") if x is None else f"{share_of_core(x)} of a core"
+    return share_of_core(x) if x is None else f"{share_of_core(x)} of a core"
 
 
 def watcher(name: str, how: str, share: float | None) -> str:

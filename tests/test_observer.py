@@ -120,6 +120,8 @@ def test_the_observer_line_says_what_ran_while_timing(fixture, says) -> None:
     watched = ev.MonitorStatus("py-spy", True, "py-spy sampling", run_id, t=events[0].t)
     run = Session.from_events([*events, watched]).runs[run_id]
     assert says in fo.line(run) and "py-spy n/a (rate not recorded)" in fo.line(run)
+    # Before its first cost measurement, the status bar says so, as the line does.
+    assert "py-spy n/a (not measured yet)" in (fo.short(run) or "")
     bare = Session.from_events(events).runs[run_id]
     assert fo.line(bare) == "observer: worker probes (trace, kernels) only"
     assert fo.short(bare) is None

@@ -113,7 +113,7 @@ def why_no_steady(run: Run) -> str:
     if "steady_allocator" in run.unavailable:
         return run.unavailable["steady_allocator"]
     if run.live:
-        return "not measured yet"
+        return text.NOT_MEASURED_YET
     if run.status in ("cancelled", "crashed", "error"):
         return f"the run ended ({run.status}) before it"
     return "not measured in this recording"

@@ -284,7 +284,7 @@ def split_notes(b: Timed, s: Speed) -> list[str]:
 # Why a run has no benchmark: (the sentence, the word or two for a narrow column).
 _WHY_NONE = {
     "sweep": ("a shape-sweep run is not benchmarked", "sweep run"),
-    "live": ("not measured yet", "running"),
+    "live": (text.NOT_MEASURED_YET, "running"),
     "compile only": ("compile only (--no-benchmark)", "compile only"),
     "other": ("not measured in this run", "not measured"),
 }
