@@ -73,9 +73,9 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
             best = op.winner
             return Text.assemble(
                 ("  ⚙ autotuned ", "bold cyan"), f"{op.op}({op.shapes}): ",
-                text.choices_line(len(op.choices), best.name if best else None,
+                fm.choices_line(len(op.choices), best.name if best else None,
                                   best.ms if best else None),
-                f" · {text.AUTOTUNE_CACHED}" if op.cached else f" · {text.secs(op.seconds)}",
+                f" · {fm.AUTOTUNE_CACHED}" if op.cached else f" · {text.secs(op.seconds)}",
             )  # fmt: skip
         case ev.CudagraphDecided():
             cg = fm.cudagraphs(session.run(event.run_id))
@@ -346,7 +346,7 @@ def paper_line(event: ev.Event, session: Session) -> Text | None:
     match event:
         case ev.PaperPlanned():
             return Text(
-                text.paper_plan(fpa.planned_runs(event), event.workloads, event.fresh,
+                fpa.paper_plan(fpa.planned_runs(event), event.workloads, event.fresh,
                                 event.sweep, event.sizes),
                 style="bold",
             )  # fmt: skip
@@ -366,13 +366,13 @@ def paper_line(event: ev.Event, session: Session) -> Text | None:
 
 def paper_tables(f: fpa.Findings) -> RenderableType:
     """The paper's findings beside this machine's, then the workloads behind them."""
-    t = Table(title=text.PAPER_TITLE, title_justify="left")
-    for col in text.PAPER_COLUMNS:
+    t = Table(title=fpa.PAPER_TITLE, title_justify="left")
+    for col in fpa.PAPER_COLUMNS:
         t.add_column(col)
     for row in fpa.summary_rows(f):
         t.add_row(*row)
-    w = Table(title=text.PAPER_WORKLOADS, title_justify="left")
-    for i, col in enumerate(text.WORKLOAD_COLUMNS):
+    w = Table(title=fpa.PAPER_WORKLOADS, title_justify="left")
+    for i, col in enumerate(fpa.WORKLOAD_COLUMNS):
         # The workload and its kind whole; the figures wrap at their spaces.
         w.add_column(col, justify="right" if i >= 2 else "left", no_wrap=i < 2,
                      overflow="fold")  # fmt: skip

@@ -525,7 +525,7 @@ def _metrics(a: Run, b: Run) -> list[MetricDelta]:
     ]
     ta, tb = fm.autotune(a), fm.autotune(b)
     if ta.seconds is not None or tb.seconds is not None:
-        none = text.NOTHING_AUTOTUNED
+        none = fm.NOTHING_AUTOTUNED
         out.append(MetricDelta("autotune", ta.seconds, tb.seconds, "s",
                                a_why="" if ta.seconds is not None else none,
                                b_why="" if tb.seconds is not None else none))  # fmt: skip

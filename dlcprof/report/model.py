@@ -728,7 +728,7 @@ class RunModel:
     @property
     def mode_meaning(self) -> str:
         s = self.settings
-        return f"{s.mode}: {text.MODE_MEANINGS.get(s.mode, '')}" if s else ""
+        return f"{s.mode}: {fm.MODE_MEANINGS.get(s.mode, '')}" if s else ""
 
     @property
     def shows_autotune(self) -> bool:
@@ -832,7 +832,7 @@ def _kpis(
         )  # fmt: skip
         a = bench.allocator
         label = f"speedup, {text.STEADY_ALLOC}"
-        label += f", {text.ALLOC_SENSITIVE}" if a.sensitive else ""
+        label += f", {fa.SENSITIVE}" if a.sensitive else ""
         items.append(Kpi(bench.steady_speedup, label, na=a.steady is None))
     if sweep is not None:
         items.append(
@@ -924,7 +924,7 @@ class PaperSection:
 
     findings: fpa.Findings
     summary: list[tuple[str, str, str]]  # (finding, paper, measured here)
-    workloads: list[list[str]]  # cells in text.WORKLOAD_COLUMNS order
+    workloads: list[list[str]]  # cells in fpa.WORKLOAD_COLUMNS order
     notes: list[str]
 
     def to_json(self) -> dict[str, Any]:
