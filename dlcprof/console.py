@@ -100,7 +100,7 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
             flag = fr.step_flag(len(run.sweep) - 1, event)
             return Text(
                 f"  size {event.size:>6}: {flag:<10} transition {text.secs(event.transition_s)}, "
-                f"steady {text.latency(event.latency_ms, event.latency_spread_ms)}"
+                f"steady {fr.latency(event.latency_ms, event.latency_spread_ms)}"
             )
         case ev.ProfilingStarted():
             return Text.assemble(("  ⏱ ", "cyan"), f"profiling kernels: {event.method}")
@@ -200,7 +200,7 @@ def sweep_table(run: Run) -> Table:
     for i, (step, cum) in enumerate(zip(run.sweep, fr.cumulative(run), strict=True)):
         t.add_row(
             str(step.size), fr.step_flag(i, step), text.secs(step.transition_s), text.secs(cum),
-            text.latency(step.latency_ms, step.latency_spread_ms),
+            fr.latency(step.latency_ms, step.latency_spread_ms),
             str(fr.newest_reason(step.reason) or ""),
         )  # fmt: skip
     if fr.rough_latency(run):
@@ -224,7 +224,7 @@ def restart_lines(run: Run) -> list[Text]:
     for c in run.compiles.values():
         r = fp.restarts(c)
         if r is not None:
-            out.append(Text(f"[{c.compile_id}] {text.restarts(r.count, r.cost_s, r.reasons)}",
+            out.append(Text(f"[{c.compile_id}] {fp.restarts_words(r.count, r.cost_s, r.reasons)}",
                             style="yellow"))  # fmt: skip
     return out
 
@@ -232,14 +232,13 @@ def restart_lines(run: Run) -> list[Text]:
 def dynamic_lines(run: Run) -> list[Text]:
     """The dims made dynamic, and apart from them the scalars made symbols."""
     out = []
-    dims = fr.unique_dims(run)
+    dims = fr.dim_words(run)
     if dims:
-        out.append(Text("Dims made dynamic: " + ", ".join(f"{d.symbol} = {d.source}" for d in dims),
-                        style="cyan"))  # fmt: skip
+        out.append(Text(f"{fr.DIMS_MADE_DYNAMIC}: " + ", ".join(dims), style="cyan"))
     scalars = fr.symbolic_scalars(run)
     if scalars:
         names = [fr.scalar_name(d.source) for d in scalars]
-        out.append(Text(text.symbolic_scalars(names), style="dim"))
+        out.append(Text(fr.scalars_made_symbols(names), style="dim"))
     return out
 
 
@@ -286,7 +285,7 @@ def hotspots_table(run: Run, limit: int = 10) -> Table | None:
     rows = fh.hot_rows(run, limit)
     if not rows:
         return None
-    scope = text.hot_scope(fh.shown_thread(run), fh.samples_shown(run))
+    scope = fh.hot_scope(fh.shown_thread(run), fh.samples_shown(run))
     t = Table(title=f"Compiler hot frames (py-spy, {scope})", title_justify="left")
     for col in ("own", "total", "function", "where", "thread", "phase"):
         t.add_column(col, overflow="fold")
@@ -297,7 +296,7 @@ def hotspots_table(run: Run, limit: int = 10) -> Table | None:
         )  # fmt: skip
     others = fh.other_threads(run)
     if others:
-        t.caption, t.caption_justify = text.other_threads(others), "left"
+        t.caption, t.caption_justify = fh.threads_not_shown(others), "left"
     return t
 
 

@@ -10,6 +10,7 @@ of the import graph.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 NA = "n/a"
@@ -127,12 +128,6 @@ def speedup_verdict(x: float | None, measurable: bool = True) -> str:
 ROUGH = "rough: a median of single calls, no spread"
 
 
-def latency(x: float, spread_ms: float | None) -> str:
-    """A sweep step's steady latency: with its spread, or marked rough ("~")
-    when a report measured none (the note ROUGH says what "~" means)."""
-    return f"{ms(x)} {spread(spread_ms)}" if spread_ms is not None else f"~{ms(x)}"
-
-
 def faults(x: float | None) -> str:
     """Page faults per call: "2,433"; a few stray ones, "<1"."""
     if x is None or not math.isfinite(x):
@@ -145,76 +140,16 @@ DEFAULT_ALLOC = "default allocator"
 STEADY_ALLOC = "allocator held steady"
 
 
-def headline(allocator: str) -> str:
-    """Which speedup is the headline, and why."""
-    if not allocator:
-        return "headline: as measured (this recording does not say which allocator)"
-    if allocator.endswith("default thresholds"):
-        return (
-            f"headline: the speedup your process would see with glibc's default allocator "
-            f"({allocator})"
-        )
-    return f"headline: the speedup with {allocator}, as the worker's process ran"
-
-
-def sweep_verdict(
-    static_s: float | None,
-    dynamic_s: float | None,
-    reduction: float | None,
-    steady: tuple[int, float, float] | None,
-    steady_differs: bool | None = None,
-) -> str:
-    """Static vs dynamic shapes in one sentence (the paper's finding 3).
-    ``steady_differs``: whether the steady latencies differ by more than their
-    spread (None: no spread was measured)."""
-    out = f"cumulative transition cost: static {secs(static_s)} vs dynamic {secs(dynamic_s)}"
-    if reduction is None:
-        out += ": ratio n/a (static cost 0 s)"
-    elif reduction >= 0:
-        out += f": dynamic shapes cut it by {pct(reduction)}"
-    else:
-        out += f": dynamic shapes cost {pct(-reduction)} more"
-    if steady is not None:
-        size, s_ms, d_ms = steady
-        ratio = f" ({d_ms / s_ms:.2f}x)" if s_ms > 0 else ""
-        if steady_differs is False:
-            ratio = f": {NO_DIFFERENCE}"
-        elif steady_differs is None:
-            ratio = ratio[:-1] + f"; {ROUGH})" if ratio else f" ({ROUGH})"
-        out += f"; steady latency at size {size}: {ms(s_ms)} static vs {ms(d_ms)} dynamic{ratio}"
-    return out
-
-
-def cache_differs(a: str, b: str) -> str:
-    """Why two compile times or break-evens are not like for like."""
-    return (
-        f"The two sides' caches differ (A: {a}; B: {b}): a cache hit loads a compiled "
-        "graph instead of compiling it, so compile times and break-even are not like for like."
-    )
-
-
-def symbolic_scalars(names: list[str], limit: int = 6) -> str:
-    """Unspecialized Python scalars, apart from the dims: "2 scalars made symbols
-    (not dims): self.norm.eps, math.pi"."""
-    shown = ", ".join(names[:limit])
-    if len(names) > limit:
-        shown += f", … (+{len(names) - limit} more)"
-    return f"{plural(len(names), 'scalar')} made symbols (not dims): {shown}"
-
-
-def restarts(count: int, cost_s: float, reasons: list[str]) -> str:
-    """"1 restart threw away 2.89 s (TensorifyScalarRestartAnalysis)"."""
-    why = f" ({'; '.join(reasons)})" if reasons else ""
-    return f"{plural(count, 'restart')} threw away {secs(cost_s)}{why}"
-
-
 def short_path(path: str) -> str:
-    """An installed package's file from its package on: ".../site-packages/torch/optim/x.py:79"
-    -> "torch/optim/x.py:79"."""
-    for marker in ("site-packages/", "dist-packages/"):
-        if marker in path:
-            return path.rsplit(marker, 1)[1]
-    return path
+    """A file from its package on, or from the standard library on:
+    ".../site-packages/torch/optim/x.py:79" -> "torch/optim/x.py:79",
+    ".../lib/python3.11/subprocess.py" -> "subprocess.py"; any other path as it is."""
+    for marker in ("/site-packages/", "/dist-packages/"):
+        i = path.rfind(marker)
+        if i >= 0:
+            return path[i + len(marker) :]
+    m = re.search(r"/lib/python\d+\.\d+/", path)
+    return path[m.end() :] if m else path
 
 
 def broke_inside(detail: str) -> str:
@@ -316,14 +251,6 @@ def eager_calls(n: int | None) -> str:
     return f"{plural(n, 'call')} then ran eager"
 
 
-def data_size(n: float) -> str:
-    """Bytes (or characters) as people read them: 812 B, 64 kB, 5.2 MB."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}" if n < 10 * scale else f"{n / scale:,.0f} {unit}"
-    return f"{n:.0f} B"
-
-
 # --- device metrics: the monitors' keys carry their unit as a suffix ---------------
 
 _UNITS = (("_pct", "%"), ("_mb", "MB"), ("_w", "W"), ("_c", "°C"), ("_mhz", "MHz"))
@@ -383,22 +310,6 @@ def modes_need_inductor(backend: str) -> str:
     """Why every mode side by side cannot run with another backend."""
     return (f"every mode side by side compares Inductor's modes: backend {backend} has none "
             "(pick backend inductor)")  # fmt: skip
-
-
-def samples(n: int) -> str:
-    return f"{count(n)} sample" + ("" if n == 1 else "s")
-
-
-def hot_scope(thread: str | None, n: int) -> str:
-    """What a hot-frame table covers and what its shares are of."""
-    if thread is None:
-        return f"every thread, {count(n)} sampling ticks; shares of each thread's samples"
-    return f"the compiling thread ({thread}), {samples(n)}"
-
-
-def other_threads(by_thread: dict[str, int]) -> str:
-    """The threads a hot-frame table leaves out, with their samples."""
-    return "not shown: " + ", ".join(f"{t} ({samples(n)})" for t, n in by_thread.items())
 
 
 # --- a monitor's own CPU (figures/observer.py) ---------------------------------------

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.session import Run
+from dlcprof.stats import median_iqr
 
 FASTER, SLOWER, SAME = "faster", "slower", text.NO_DIFFERENCE
 # Repetitions in two clusters, compiled faster in one pairing and slower in another.
@@ -51,13 +52,6 @@ class Clusters:
         return min(len(self.fast), len(self.slow)) >= SPLIT_BALANCED * n
 
 
-def _median_iqr(values: Sequence[float]) -> tuple[float, float]:
-    if len(values) < 2:
-        return values[0], 0.0
-    q = statistics.quantiles(values, n=4, method="inclusive")
-    return statistics.median(values), q[2] - q[0]
-
-
 def two_clusters(values: Sequence[float]) -> Clusters | None:
     """The repetitions' two clusters, or None when they form one: split at the
     widest gap between neighbours (sorted), keep it if it is wider than either
@@ -73,7 +67,7 @@ def two_clusters(values: Sequence[float]) -> Clusters | None:
     width = max(low[-1] - low[0], high[-1] - high[0])
     if gap <= width or gap < SPLIT_MIN_GAP * statistics.median(low):
         return None
-    (fast_ms, fast_spread), (slow_ms, slow_spread) = _median_iqr(low), _median_iqr(high)
+    (fast_ms, fast_spread), (slow_ms, slow_spread) = median_iqr(low), median_iqr(high)
     return Clusters(
         tuple(sorted(order[:k])), tuple(sorted(order[k:])), fast_ms, slow_ms, fast_spread,
         slow_spread,

@@ -11,6 +11,7 @@ from typing import Any
 from dlcprof import text
 from dlcprof.figures import modes as fm
 from dlcprof.figures import paper as fpa
+from dlcprof.figures import recompiles as fr
 from dlcprof.report import model as rm
 from dlcprof.session import Session
 
@@ -145,7 +146,7 @@ def _recompiles(r: rm.RunModel, detail: int) -> list[str]:
         head = ["#", "compile", "newest guard failure", "cost", "cumulative"]
         out += table(head, rows, "rllrr") + [""]
     if r.dims:
-        out += ["Dims made dynamic: " + ", ".join(code(d) for d in r.dims), ""]
+        out += [f"{fr.DIMS_MADE_DYNAMIC}: " + ", ".join(code(d) for d in r.dims), ""]
     if r.scalars_text and detail >= NO_SOURCES:
         out += [r.scalars_text, ""]
     if r.sweep:

@@ -249,7 +249,7 @@ class CompileRow:
     @property
     def restarts_text(self) -> str | None:
         r = self.restarts
-        return text.restarts(r.count, r.cost_s, r.reasons) if r is not None else None
+        return fp.restarts_words(r.count, r.cost_s, r.reasons) if r is not None else None
 
 
 def _compile_rows(run: Run) -> list[CompileRow]:
@@ -413,7 +413,7 @@ def _sweep_table(run: Run) -> SweepTable | None:
     steps = [
         SweepStep(
             st.size, fr.step_flag(i, st), text.secs(st.transition_s), text.secs(cum), cum,
-            text.latency(st.latency_ms, st.latency_spread_ms), reason_text(st.reason), st,
+            fr.latency(st.latency_ms, st.latency_spread_ms), reason_text(st.reason), st,
         )
         for i, (st, cum) in enumerate(zip(run.sweep, fr.cumulative(run), strict=True))
     ]  # fmt: skip
@@ -622,9 +622,9 @@ class Hotspots:
     samples: int  # of the thread shown (every tick when all are)
     rows: list[HotspotRow]
     why: str  # why there are none
-    scope: str  # what the table covers (text.hot_scope)
+    scope: str  # what the table covers (fh.hot_scope)
     threads: dict[str, int]  # samples per thread
-    others: str | None  # the threads left out (text.other_threads)
+    others: str | None  # the threads left out (fh.threads_not_shown)
 
     def to_json(self, run_id: str | None = None) -> dict[str, Any]:
         rows = []
@@ -661,9 +661,9 @@ def _hotspots(run: Run) -> Hotspots:
         samples=fh.samples_shown(run),
         rows=rows,
         why=why,
-        scope=text.hot_scope(fh.shown_thread(run), fh.samples_shown(run)),
+        scope=fh.hot_scope(fh.shown_thread(run), fh.samples_shown(run)),
         threads=fh.thread_samples(run),
-        others=text.other_threads(others) if others else None,
+        others=fh.threads_not_shown(others) if others else None,
     )
 
 
@@ -768,7 +768,7 @@ class RunModel:
     @property
     def scalars_text(self) -> str | None:
         names = [fr.scalar_name(d.source) for d in fr.symbolic_scalars(self.run)]
-        return text.symbolic_scalars(names) if names else None
+        return fr.scalars_made_symbols(names) if names else None
 
     @property
     def restarted(self) -> list[CompileRow]:
@@ -874,7 +874,7 @@ def run_model(session: Session, run: Run, number: int | None = None) -> RunModel
         or "none generated, or the kernel probe did not run",
         kernel_table=ktable,
         recompiles=_recompile_rows(run),
-        dims=[f"{d.symbol} = {d.source}" for d in fr.unique_dims(run)],
+        dims=fr.dim_words(run),
         scalars=[f"{d.symbol} = {d.source}" for d in fr.symbolic_scalars(run)],
         sweep=sweep,
         benchmark=bench,
@@ -897,7 +897,7 @@ class SweepContrast:
     """Static vs dynamic shapes over one target (the paper's finding 3)."""
 
     pair: fr.SweepPair
-    verdict: str  # text.sweep_verdict
+    verdict: str  # fr.sweep_verdict
 
     @property
     def workload(self) -> str:
