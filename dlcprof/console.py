@@ -1,7 +1,7 @@
 """Rich renderings of a Session for the headless CLI: live lines and tables.
 
-Every figure comes from ``dlcprof.figures`` and every word from
-``dlcprof.text``: this module only lays them out.
+Every figure and its words come from ``dlcprof.figures`` (units from
+``dlcprof.text``): this module only lays them out.
 """
 
 from __future__ import annotations

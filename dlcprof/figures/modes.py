@@ -400,55 +400,29 @@ MODE_MEANINGS: dict[str, str] = {
     "configs on a GPU, C++ GEMM templates on the CPU with freezing), plus CUDA graphs",
     "max-autotune-no-cudagraphs": "max-autotune without CUDA graphs",
 }
-
-
 NOTHING_AUTOTUNED = "nothing autotuned"
-
-
 CUDAGRAPHS_NOT_IN_MODE = "not used by this mode"
-
-
 CPU_NEEDS_FREEZING = (
     "on the CPU Inductor's C++ GEMM template needs constant weights: without --freezing "
     "each matmul had one choice (aten) and nothing was benchmarked"
 )
-
-
 NO_TUNABLE_OPS = "no matmul or convolution with more than one implementation in this graph"
-
-
 FROM_FX_CACHE = (
     "the graph came from Inductor's FX graph cache: it was autotuned when first compiled "
     "(--cache cold measures it)"
 )
-
-
 AUTOTUNE_CACHED = (
     "timings from Inductor's autotune cache: nothing benchmarked (--cache cold measures it)"
 )
-
-
 WARM_CACHE_ORDER = (
     "warm cache: a mode may reuse kernels an earlier one built; --cache cold gives each "
     "mode a fresh cache"
 )
-
-
 NOT_STARTED = "the run has not started"
-
-
 NOT_COMPILED_YET = "not compiled yet"
-
-
 NO_COMPILE_FINISHED = "no compile finished"
-
-
 NO_GRAPH_REPORTED = "no compiled graph reported"
-
-
 NO_REASON_GIVEN = "no reason given"
-
-
 SKIPPED_AT_RUN_TIME = "graphed, then skipped at run time"
 
 

@@ -491,60 +491,26 @@ def workload_json(w: WorkloadFigures) -> dict[str, Any]:
 
 
 PAPER = "arXiv 2611.04273"
-
-
 PAPER_MACHINE = "TorchInductor on an RTX A6000"
-
-
 # The findings, as the tables name them, and the paper's figure for each.
 FINDING_BEST = "1. fusion: the best speedup"
-
-
 FINDING_LITTLE = "1. fusion: gained little"
-
-
 FINDING_BREAK_EVEN = "2. compile cost: break-even, warm cache"
-
-
 FINDING_FRESH = "2. compile cost: break-even, fresh cache"
-
-
 FINDING_TRANSITIONS = "3. dynamic shapes: shape-transition cost"
-
-
 FINDING_STEADY = "3. dynamic shapes: steady-state latency"
-
-
 PAPER_BEST = "up to 8.21x (fusion-friendly graphs)"
-
-
 PAPER_LITTLE = f"little ({GEMM_BOUND} and {OVERHEAD_BOUND} graphs)"
-
-
 PAPER_BREAK_EVEN = "thousands of runs"
-
-
 PAPER_TRANSITIONS = "about −70% (dynamic vs static)"
-
-
 PAPER_STEADY = "a modest slowdown"
-
-
 PAPER_TITLE = f"The findings of {PAPER}, measured here"
-
-
 PAPER_WORKLOADS = "Per workload"
-
-
 PAPER_COLUMNS = ("finding", f"paper ({PAPER_MACHINE})", "measured here")
-
-
 WORKLOAD_COLUMNS = (
     "workload", "graph", "eager → compiled", "speedup", "steady alloc.", "compile (warm)",
     "compile (fresh)", "break-even (warm)", "break-even (fresh)", "fusion gain",
 )  # fmt: skip
-
-
 NONE_FASTER = "no workload was measurably faster compiled"
 
 

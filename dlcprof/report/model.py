@@ -1,9 +1,9 @@
 """The report model: everything a report states about a session, built once.
 
 JSON (``schema``), HTML (``html``) and Markdown (``markdown``) render this one
-model, so the three cannot disagree. Every number comes from
-``dlcprof.figures`` and every word from ``dlcprof.text``; the renderers only
-place them. A figure the session does not have is ``None`` with the reason
+model, so the three cannot disagree. Every number and its words come from
+``dlcprof.figures`` (units from ``dlcprof.text``); the renderers only place
+them. A figure the session does not have is ``None`` with the reason
 beside it, worded "n/a (why)".
 """
 
