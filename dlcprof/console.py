@@ -1,7 +1,7 @@
 """Rich renderings of a Session for the headless CLI: live lines and tables.
 
-Every figure comes from ``dlcprof.figures`` and every word from
-``dlcprof.text``: this module only lays them out.
+Every figure and its words come from ``dlcprof.figures`` (units from
+``dlcprof.text``): this module only lays them out.
 """
 
 from __future__ import annotations
@@ -73,9 +73,9 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
             best = op.winner
             return Text.assemble(
                 ("  ⚙ autotuned ", "bold cyan"), f"{op.op}({op.shapes}): ",
-                text.choices_line(len(op.choices), best.name if best else None,
+                fm.choices_line(len(op.choices), best.name if best else None,
                                   best.ms if best else None),
-                f" · {text.AUTOTUNE_CACHED}" if op.cached else f" · {text.secs(op.seconds)}",
+                f" · {fm.AUTOTUNE_CACHED}" if op.cached else f" · {text.secs(op.seconds)}",
             )  # fmt: skip
         case ev.CudagraphDecided():
             cg = fm.cudagraphs(session.run(event.run_id))
@@ -100,7 +100,7 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
             flag = fr.step_flag(len(run.sweep) - 1, event)
             return Text(
                 f"  size {event.size:>6}: {flag:<10} transition {text.secs(event.transition_s)}, "
-                f"steady {text.latency(event.latency_ms, event.latency_spread_ms)}"
+                f"steady {fr.latency(event.latency_ms, event.latency_spread_ms)}"
             )
         case ev.ProfilingStarted():
             return Text.assemble(("  ⏱ ", "cyan"), f"profiling kernels: {event.method}")
@@ -200,7 +200,7 @@ def sweep_table(run: Run) -> Table:
     for i, (step, cum) in enumerate(zip(run.sweep, fr.cumulative(run), strict=True)):
         t.add_row(
             str(step.size), fr.step_flag(i, step), text.secs(step.transition_s), text.secs(cum),
-            text.latency(step.latency_ms, step.latency_spread_ms),
+            fr.latency(step.latency_ms, step.latency_spread_ms),
             str(fr.newest_reason(step.reason) or ""),
         )  # fmt: skip
     if fr.rough_latency(run):
@@ -224,7 +224,7 @@ def restart_lines(run: Run) -> list[Text]:
     for c in run.compiles.values():
         r = fp.restarts(c)
         if r is not None:
-            out.append(Text(f"[{c.compile_id}] {text.restarts(r.count, r.cost_s, r.reasons)}",
+            out.append(Text(f"[{c.compile_id}] {fp.restarts_words(r.count, r.cost_s, r.reasons)}",
                             style="yellow"))  # fmt: skip
     return out
 
@@ -232,14 +232,13 @@ def restart_lines(run: Run) -> list[Text]:
 def dynamic_lines(run: Run) -> list[Text]:
     """The dims made dynamic, and apart from them the scalars made symbols."""
     out = []
-    dims = fr.unique_dims(run)
+    dims = fr.dim_words(run)
     if dims:
-        out.append(Text("Dims made dynamic: " + ", ".join(f"{d.symbol} = {d.source}" for d in dims),
-                        style="cyan"))  # fmt: skip
+        out.append(Text(f"{fr.DIMS_MADE_DYNAMIC}: " + ", ".join(dims), style="cyan"))
     scalars = fr.symbolic_scalars(run)
     if scalars:
         names = [fr.scalar_name(d.source) for d in scalars]
-        out.append(Text(text.symbolic_scalars(names), style="dim"))
+        out.append(Text(fr.scalars_made_symbols(names), style="dim"))
     return out
 
 
@@ -286,7 +285,7 @@ def hotspots_table(run: Run, limit: int = 10) -> Table | None:
     rows = fh.hot_rows(run, limit)
     if not rows:
         return None
-    scope = text.hot_scope(fh.shown_thread(run), fh.samples_shown(run))
+    scope = fh.hot_scope(fh.shown_thread(run), fh.samples_shown(run))
     t = Table(title=f"Compiler hot frames (py-spy, {scope})", title_justify="left")
     for col in ("own", "total", "function", "where", "thread", "phase"):
         t.add_column(col, overflow="fold")
@@ -297,7 +296,7 @@ def hotspots_table(run: Run, limit: int = 10) -> Table | None:
         )  # fmt: skip
     others = fh.other_threads(run)
     if others:
-        t.caption, t.caption_justify = text.other_threads(others), "left"
+        t.caption, t.caption_justify = fh.threads_not_shown(others), "left"
     return t
 
 
@@ -346,7 +345,7 @@ def paper_line(event: ev.Event, session: Session) -> Text | None:
     match event:
         case ev.PaperPlanned():
             return Text(
-                text.paper_plan(fpa.planned_runs(event), event.workloads, event.fresh,
+                fpa.paper_plan(fpa.planned_runs(event), event.workloads, event.fresh,
                                 event.sweep, event.sizes),
                 style="bold",
             )  # fmt: skip
@@ -366,13 +365,13 @@ def paper_line(event: ev.Event, session: Session) -> Text | None:
 
 def paper_tables(f: fpa.Findings) -> RenderableType:
     """The paper's findings beside this machine's, then the workloads behind them."""
-    t = Table(title=text.PAPER_TITLE, title_justify="left")
-    for col in text.PAPER_COLUMNS:
+    t = Table(title=fpa.PAPER_TITLE, title_justify="left")
+    for col in fpa.PAPER_COLUMNS:
         t.add_column(col)
     for row in fpa.summary_rows(f):
         t.add_row(*row)
-    w = Table(title=text.PAPER_WORKLOADS, title_justify="left")
-    for i, col in enumerate(text.WORKLOAD_COLUMNS):
+    w = Table(title=fpa.PAPER_WORKLOADS, title_justify="left")
+    for i, col in enumerate(fpa.WORKLOAD_COLUMNS):
         # The workload and its kind whole; the figures wrap at their spaces.
         w.add_column(col, justify="right" if i >= 2 else "left", no_wrap=i < 2,
                      overflow="fold")  # fmt: skip

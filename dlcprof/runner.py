@@ -341,7 +341,7 @@ class _Output:
             yield ev.LogEmitted(
                 run_id=self.run_id, level="warning", source="dlcprof",
                 message=f"the workload printed {self.lines:,} lines to {self.stream}: "
-                f"{dropped:,} in the middle ({text.data_size(self.dropped_bytes)}) not kept",
+                f"{dropped:,} in the middle ({text.nbytes(self.dropped_bytes)}) not kept",
             )  # fmt: skip
         for line in self.tail:
             yield self._event(line)

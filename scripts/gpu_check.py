@@ -86,7 +86,7 @@ def check(folder: Path, gemm: bool) -> tuple[list[list[str]], list[str]]:
                     fails.append(f"{where}: {op.op} had {len(op.choices)} choice(s), no winner")
         best = ", ".join(f"{op.op}: {op.winner.name}" for op in a.ops if op.winner) or "—"
         rows.append([
-            run.name, mode, text.with_autotune(speed.compile_s if speed else None, a.seconds),
+            run.name, mode, fm.with_autotune(speed.compile_s if speed else None, a.seconds),
             text.ms(speed.compiled_ms) if speed else text.NA,
             text.speedup_verdict(speed.speedup, speed.measurable) if speed else text.NA,
             f"{len(triton)}/{len(run.kernels)}", cg.line,

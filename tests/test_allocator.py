@@ -22,6 +22,7 @@ from dlcprof.figures import benchmark as fb
 from dlcprof.report.schema import build_report
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings
+from dlcprof.stats import median_iqr
 from dlcprof.worker import bench, steady
 
 REPS = json.loads((Path(__file__).parent / "fixtures" / "repetitions.json").read_text())
@@ -40,8 +41,8 @@ def test_clusters_in_recorded_repetitions(name):
 
 def _bench(eager: dict, compiled: dict, **kw) -> ev.BenchmarkMeasured:
     """A benchmark event around recorded repetitions (medians as the worker takes them)."""
-    e, es = fb._median_iqr(eager["ms"])
-    c, cs = fb._median_iqr(compiled["ms"])
+    e, es = median_iqr(eager["ms"])
+    c, cs = median_iqr(compiled["ms"])
     fields = dict(
         run_id="r", eager_ms=e, compiled_ms=c, eager_spread_ms=es, compiled_spread_ms=cs,
         reps=len(eager["ms"]), iters=20, warmup=5, compile_s=2.0, threads=1, load_avg=[],

@@ -80,8 +80,8 @@ def test_every_thread_on_request_each_within_100_percent(hot) -> None:
 def test_views_show_the_compiling_thread_and_name_the_rest(hot) -> None:
     session = compiled_session(hot)
     run = session.latest_run
-    scope = text.hot_scope("main", hot.threads["main"])
-    others = text.other_threads(fh.other_threads(run))
+    scope = fh.hot_scope("main", hot.threads["main"])
+    others = fh.threads_not_shown(fh.other_threads(run))
     tui = _plain(frames_table(run))
     console = _plain(hotspots_table(run))
     md = render_markdown(session)

@@ -21,7 +21,6 @@ from test_tui_live import wait_for
 from textual.widgets import Static
 from worker_helpers import clear_autotune_cache
 
-from dlcprof import text
 from dlcprof.figures import modes as fm
 from dlcprof.report import load_session
 from dlcprof.settings import MODES, RunSettings
@@ -50,7 +49,7 @@ def test_mode_all_headless_runs_four_workers_into_one_table(tmp_path):
     cols = [header.index(f" {m} ") for m in MODES[:3]]
     assert cols == sorted(cols) and "max-autotune-no-" in p.stdout
     # Without --freezing nothing is autotuned on the CPU, and the run says why.
-    assert text.nothing_autotuned(text.CPU_NEEDS_FREEZING) in stdout
+    assert fm.nothing_autotuned(fm.CPU_NEEDS_FREEZING) in stdout
     # reduce-overhead (and max-autotune) skip CUDA graphs with torch's reason.
     assert "CUDA graphs: no: the graph runs on the CPU (torch:" in stdout
 
@@ -65,7 +64,7 @@ def test_mode_all_headless_runs_four_workers_into_one_table(tmp_path):
     # torch's own counter saw the skip (it moves on the CPU too).
     assert reduce.cudagraph_counts is not None and reduce.cudagraph_counts.skips >= 1
     assert not default.cudagraphs and default.cudagraph_counts is None
-    assert not autotune.autotuned and fm.autotune(autotune).why_none == text.CPU_NEEDS_FREEZING
+    assert not autotune.autotuned and fm.autotune(autotune).why_none == fm.CPU_NEEDS_FREEZING
     assert fm.cudagraphs(no_cg).verdict == "off"
     # The JSON holds the four runs and the table, worded as printed.
     report = json.loads(out.read_text())
@@ -118,5 +117,5 @@ async def test_tui_key_a_runs_every_mode_and_max_autotune_tunes_with_freezing():
     assert "Modes side by side, gelu-mlp" in shown
     assert a.line in shown and "fastest" in shown
     assert fm.cudagraphs(runs[2]).line in shown
-    assert text.with_autotune(fm.mode_table(app.session, runs[2]).rows[2].compile_s,
+    assert fm.with_autotune(fm.mode_table(app.session, runs[2]).rows[2].compile_s,
                               a.seconds) in shown  # fmt: skip

@@ -72,7 +72,7 @@ def test_an_autotuned_op_states_its_choices_winner_and_seconds():
 
 def test_cached_timings_say_nothing_was_benchmarked():
     a = fm.autotune(run_of(started("r", "max-autotune", freezing=True), tuned("r", cached=True)))
-    assert a.all_cached and text.AUTOTUNE_CACHED in a.line
+    assert a.all_cached and fm.AUTOTUNE_CACHED in a.line
 
 
 @pytest.mark.parametrize(
@@ -80,11 +80,11 @@ def test_cached_timings_say_nothing_was_benchmarked():
     [
         ([started("r", "default")], "mode default does not autotune (the max-autotune modes do)"),
         ([started("r", "max-autotune", backend="aot_eager")], "backend aot_eager does not run"),
-        ([started("r", "max-autotune"), compiled("r"), finished("r")], text.CPU_NEEDS_FREEZING),
+        ([started("r", "max-autotune"), compiled("r"), finished("r")], fm.CPU_NEEDS_FREEZING),
         ([started("r", "max-autotune", freezing=True), compiled("r"), finished("r")],
-         text.NO_TUNABLE_OPS),
+         fm.NO_TUNABLE_OPS),
         ([started("r", "max-autotune", device="cuda"), compiled("r", cache="hit"), finished("r")],
-         text.FROM_FX_CACHE),
+         fm.FROM_FX_CACHE),
         ([started("r", "max-autotune")], "not compiled yet"),
         ([started("r", "max-autotune"),
           ev.ProbeUnavailable(run_id="r", probe="autotune", reason="add_feedback_saver gone")],
@@ -94,7 +94,7 @@ def test_cached_timings_say_nothing_was_benchmarked():
 def test_nothing_autotuned_always_says_why(events, why):
     a = fm.autotune(run_of(*events))
     assert not a.ops and a.why_none is not None and a.why_none.startswith(why)
-    assert a.line == text.nothing_autotuned(a.why_none)
+    assert a.line == fm.nothing_autotuned(a.why_none)
 
 
 def test_runtime_triton_autotuning_counts_toward_the_cost():
@@ -201,7 +201,7 @@ def test_one_table_per_workload_in_mode_order_with_the_noise_verdict():
     assert words["max-autotune"][vs] == "2.00x faster"
     assert words["max-autotune"][1] == "2.50 s (nothing autotuned)"
     assert words["default"][1] == "2.50 s"
-    assert text.WARM_CACHE_ORDER in table.notes
+    assert fm.WARM_CACHE_ORDER in table.notes
     assert any(n.startswith("max-autotune: nothing autotuned") for n in table.notes)
     assert fm.mode_table(session, session.runs["x"]) is None
     mine = fm.mode_table(session, session.runs["r1"])
@@ -236,4 +236,4 @@ def test_a_skip_at_run_time_is_not_a_yes():
                             "node 1 due to static input data pointer changed."),
     )  # fmt: skip
     cg = fm.cudagraphs(run)
-    assert cg.verdict == text.SKIPPED_AT_RUN_TIME and "re-recording limit" in cg.line
+    assert cg.verdict == fm.SKIPPED_AT_RUN_TIME and "re-recording limit" in cg.line

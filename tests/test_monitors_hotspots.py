@@ -23,9 +23,9 @@ from dlcprof.monitors.hotspots import (
     find_pyspy,
     load_samples,
     pyspy_status,
-    short_path,
     thread_label,
 )
+from dlcprof.text import short_path
 
 # A real torch.compile: a pointwise chain compiled for 3 new static shapes. The
 # session's Inductor cache dir (tests/conftest.py) is reused so the one-time ISA

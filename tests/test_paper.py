@@ -118,13 +118,13 @@ def test_each_workload_is_judged_from_the_kernels_it_compiled():
     ops = sum(c.record.graph_op_count for c in tiny.compiles.values())
     per_op = tiny.benchmark.eager_ms * 1e3 / ops
     assert per_op < fpa.OVERHEAD_US_PER_OP
-    assert kinds["tiny-ops"].evidence == text.overhead_evidence(
+    assert kinds["tiny-ops"].evidence == fpa.overhead_evidence(
         ops, per_op, fpa.OVERHEAD_US_PER_OP
     )
     chain = next(w for w in f.workloads if w.name == "pointwise-chain").run
     (compiled,) = chain.compiles.values()
     assert len(chain.kernels) == 1 and kinds["pointwise-chain"].evidence == (
-        text.fusion_evidence(compiled.record.graph_op_count, 1, 0)
+        fpa.fusion_evidence(compiled.record.graph_op_count, 1, 0)
     )
     assert kinds["pointwise-chain"].evidence.endswith("compiled into 1 fused kernel")
 
@@ -149,12 +149,12 @@ def test_per_kernel_times_decide_where_a_run_has_them():
     assert times.fusion_gain == pytest.approx(3.0)
     c = fpa.character(gelu)
     assert c is not None and c.kind == fpa.FUSION_FRIENDLY
-    cells = dict(zip(text.WORKLOAD_COLUMNS, fpa.workload_rows(fpa.findings(session))[1],
+    cells = dict(zip(fpa.WORKLOAD_COLUMNS, fpa.workload_rows(fpa.findings(session))[1],
                      strict=True))  # fmt: skip
     assert cells["fusion gain"] == "3.00x"
     # Without times, the count decides and the gain says why it is n/a.
     assert cells["graph"] == fpa.FUSION_FRIENDLY
-    other = dict(zip(text.WORKLOAD_COLUMNS, fpa.workload_rows(f)[0], strict=True))
+    other = dict(zip(fpa.WORKLOAD_COLUMNS, fpa.workload_rows(f)[0], strict=True))
     assert other["fusion gain"] == text.na(fpa.NO_KERNEL_TIMES)
 
 
@@ -169,7 +169,7 @@ def test_a_fusion_gain_that_cannot_be_known_says_why():
              for k in gelu.kernels]  # fmt: skip
     session.apply(ev.KernelsProfiled(run_id=gelu.run_id, method="stand-in", calls=1, wall_s=0.0,
                                      kernels=timed))  # fmt: skip
-    cells = dict(zip(text.WORKLOAD_COLUMNS, fpa.workload_rows(fpa.findings(session))[1],
+    cells = dict(zip(fpa.WORKLOAD_COLUMNS, fpa.workload_rows(fpa.findings(session))[1],
                      strict=True))  # fmt: skip
     assert cells["fusion gain"] == text.na(why)
     assert fpa.KernelTimes(1.0, 0.0, None).gain_why == fpa.NO_FUSED_KERNEL
@@ -180,8 +180,8 @@ def test_the_findings_table_puts_the_paper_beside_the_runs_figures():
     f = fpa.findings(session)
     rows = fpa.summary_rows(f)
     assert [r[1] for r in rows] == [
-        text.PAPER_BEST, text.PAPER_LITTLE, text.PAPER_BREAK_EVEN, text.PAPER_BREAK_EVEN,
-        text.PAPER_TRANSITIONS, text.PAPER_STEADY,
+        fpa.PAPER_BEST, fpa.PAPER_LITTLE, fpa.PAPER_BREAK_EVEN, fpa.PAPER_BREAK_EVEN,
+        fpa.PAPER_TRANSITIONS, fpa.PAPER_STEADY,
     ]  # fmt: skip
     assert "8.21x" in rows[0][1] and "thousands" in rows[2][1] and "−70%" in rows[4][1]
 
@@ -189,12 +189,12 @@ def test_the_findings_table_puts_the_paper_beside_the_runs_figures():
     speeds = {w.name: fa.contrast(w.run) for w in f.workloads}
     best = max(speeds, key=lambda n: speeds[n].default.speedup)
     a = speeds[best]
-    assert row(f, text.FINDING_BEST) == text.best_speedup(
+    assert row(f, fpa.FINDING_BEST) == fpa.best_speedup(
         best, fb.speedup_text(a.default), fb.speedup_text(a.steady)
     )
     # gelu-mlp gained little (1.14x, under 1.5x): named with its kind.
     assert speeds["gelu-mlp"].default.speedup < fpa.LITTLE
-    assert row(f, text.FINDING_LITTLE) == text.gained_little(
+    assert row(f, fpa.FINDING_LITTLE) == fpa.gained_little(
         "gelu-mlp", fb.speedup_text(speeds["gelu-mlp"].default), fpa.GEMM_BOUND
     )
 
@@ -203,8 +203,8 @@ def test_the_findings_table_puts_the_paper_beside_the_runs_figures():
     for a in speeds.values():
         for m in a.default.modes or (a.default,):
             values.append(m.compile_s / ((m.eager_ms - m.compiled_ms) / 1e3))
-    warm = row(f, text.FINDING_BREAK_EVEN)
-    assert warm == text.break_even_span(
+    warm = row(f, fpa.FINDING_BREAK_EVEN)
+    assert warm == fpa.break_even_span(
         min(values), statistics.median(values), max(values), 0, 3
     )
     # The fresh compile's seconds over the warm run's saving per call.
@@ -212,17 +212,17 @@ def test_the_findings_table_puts_the_paper_beside_the_runs_figures():
     fresh_b, warm_b = chain.fresh_run.benchmark, chain.run.benchmark
     assert fresh_b.compile_s > warm_b.compile_s  # a fresh cache compiles for real
     runs = fresh_b.compile_s / ((warm_b.eager_ms - warm_b.compiled_ms) / 1e3)
-    fresh = row(f, text.FINDING_FRESH)
+    fresh = row(f, fpa.FINDING_FRESH)
     assert fresh.startswith(text.runs(runs)) and "on a fresh cache" in fresh
 
     # Finding 3: the same pair and figures as the recompiles pane's.
     (pair,) = fr.sweep_pairs(session)
     assert pair.reduction is not None and pair.reduction > 0
-    assert row(f, text.FINDING_TRANSITIONS).startswith(text.change(-pair.reduction) + ":")
-    assert text.change(-pair.reduction).startswith("−")
+    assert row(f, fpa.FINDING_TRANSITIONS).startswith(fpa.change(-pair.reduction) + ":")
+    assert fpa.change(-pair.reduction).startswith("−")
     size, s_ms, d_ms = pair.steady
-    assert row(f, text.FINDING_STEADY).startswith(f"{text.speedup(d_ms / s_ms)} static's")
-    assert str(size) in row(f, text.FINDING_STEADY)
+    assert row(f, fpa.FINDING_STEADY).startswith(f"{text.speedup(d_ms / s_ms)} static's")
+    assert str(size) in row(f, fpa.FINDING_STEADY)
 
 
 def test_rows_read_n_a_with_the_reason_until_their_runs_ran():
@@ -238,7 +238,7 @@ def test_rows_read_n_a_with_the_reason_until_their_runs_ran():
     cells = {w.name: w for w in f.workloads}
     assert cells["gelu-mlp"].why == "running"
     assert cells["tiny-ops"].why == "waiting its turn"
-    assert row(f, text.FINDING_TRANSITIONS) == text.na("waiting its turn")
+    assert row(f, fpa.FINDING_TRANSITIONS) == text.na("waiting its turn")
     # The live run was cancelled: what never ran says so.
     exited = ev.WorkerExited(returncode=-15, signal="SIGTERM", message="cancelled",
                              cancelled=True, t=live.t + 1)  # fmt: skip
@@ -262,9 +262,9 @@ def test_a_sweep_that_failed_says_so_and_the_rest_stand():
             e = dataclasses.replace(e, status="error")
         cut.append(e)
     f = findings(cut)
-    why = text.na(text.sweep_ended("false", "error"))
-    assert row(f, text.FINDING_TRANSITIONS) == why == row(f, text.FINDING_STEADY)
-    assert not row(f, text.FINDING_BEST).startswith(text.NA)
+    why = text.na(fpa.sweep_ended("false", "error"))
+    assert row(f, fpa.FINDING_TRANSITIONS) == why == row(f, fpa.FINDING_STEADY)
+    assert not row(f, fpa.FINDING_BEST).startswith(text.NA)
 
 
 def test_runs_before_the_plan_are_not_the_papers():
@@ -289,7 +289,7 @@ def test_the_report_states_the_findings_and_replays_them(tmp_path):
     report = json.loads((folder / "session.json").read_text())
     paper = report["paper"]
     assert paper["plan"]["sweep"] == "variable-length"
-    assert [r["paper"] for r in paper["findings"]][0] == text.PAPER_BEST
+    assert [r["paper"] for r in paper["findings"]][0] == fpa.PAPER_BEST
     gelu = next(w for w in paper["workloads"] if w["workload"] == "gelu-mlp")
     assert gelu["graph"] == fpa.GEMM_BOUND and gelu["speedup"] > 1
     # A saved paper session replays with its plan: the same table.
@@ -297,7 +297,7 @@ def test_the_report_states_the_findings_and_replays_them(tmp_path):
     assert fpa.summary_rows(fpa.findings(again)) == fpa.summary_rows(fpa.findings(session))
     assert build_report(again)["paper"]["findings"] == paper["findings"]
     md = (folder / "report.md").read_text()
-    assert f"## {text.PAPER_TITLE}" in md
+    assert f"## {fpa.PAPER_TITLE}" in md
 
 
 # --- the command, for real ------------------------------------------------------------
@@ -322,11 +322,11 @@ def test_dlcprof_paper_quick_end_to_end(tmp_path):
     def table_row(label: str) -> str:
         return next(line for line in lines if label in line)
 
-    assert "8.21x" in table_row(text.FINDING_BEST)
-    assert "thousands of runs" in table_row(text.FINDING_BREAK_EVEN)
-    assert "thousands of runs" in table_row(text.FINDING_FRESH)
-    assert "−70%" in table_row(text.FINDING_TRANSITIONS)
-    assert text.PAPER_STEADY in table_row(text.FINDING_STEADY)
+    assert "8.21x" in table_row(fpa.FINDING_BEST)
+    assert "thousands of runs" in table_row(fpa.FINDING_BREAK_EVEN)
+    assert "thousands of runs" in table_row(fpa.FINDING_FRESH)
+    assert "−70%" in table_row(fpa.FINDING_TRANSITIONS)
+    assert fpa.PAPER_STEADY in table_row(fpa.FINDING_STEADY)
 
     session = load_session(out / "session.json")
     f = fpa.findings(session)
@@ -338,7 +338,7 @@ def test_dlcprof_paper_quick_end_to_end(tmp_path):
     pair = f.sweep
     assert pair.complete and pair.sizes() == [4, 6, 8]
     assert sum(st.recompiled for st in pair.static.sweep) == 3  # one compile per size
-    assert text.change(-pair.reduction) in table_row(text.FINDING_TRANSITIONS)
+    assert fpa.change(-pair.reduction) in table_row(fpa.FINDING_TRANSITIONS)
     # The fresh-cache runs ran on a cache of their own, not the warm one.
     fresh = [r for r in session.runs.values() if r.settings.cache == "fresh"]
     assert len(fresh) == 3 and all(fb.compile_cache(r).state == "miss" for r in fresh)
@@ -350,4 +350,4 @@ def test_dlcprof_paper_quick_end_to_end(tmp_path):
     )
     assert [c.record.graph_op_count for c in epilogue.compiles.values()] == [36]
     assert {"report.html", "report.md", "session.json"} <= {p.name for p in out.iterdir()}
-    assert text.PAPER_BEST in (out / "report.html").read_text()
+    assert fpa.PAPER_BEST in (out / "report.html").read_text()

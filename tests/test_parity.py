@@ -71,7 +71,7 @@ def expected(session: Session, run: Run) -> list[str]:
     a = fa.contrast(run)
     if a is not None:
         s = a.default
-        out += [fb.speedup_text(s), fb.break_even_text(s), a.sentence, text.headline(a.allocator)]
+        out += [fb.speedup_text(s), fb.break_even_text(s), a.sentence, fa.headline(a.allocator)]
         # The cache state beside the compile time and the break-even.
         out.append(s.compile_text)
         if a.steady is not None:

@@ -18,7 +18,7 @@ import pytest
 from worker_helpers import nesting_problems, outermost
 
 from dlcprof import events as ev
-from dlcprof.worker.bench import median_iqr
+from dlcprof.stats import median_iqr
 from dlcprof.worker.emit import Emitter, ListEmitter
 from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes import kernels as K

@@ -1,9 +1,10 @@
 """Every figure derived from a Session, computed once for every view.
 
-Panes, the headless console and the reports only place and word these (words
-and units are ``dlcprof.text``); none of them derives a number of its own, so
-two views cannot disagree. Nothing here renders, and nothing here imports
-Rich, Textual, the report writers or the monitors.
+Each module also words its topic, with the units of ``dlcprof.text``; panes,
+the headless console and the reports only place the result, and none of them
+derives a number of its own, so two views cannot disagree. Nothing here
+renders, and nothing here imports Rich, Textual, the report writers or the
+monitors.
 
 - ``phases``: torch's phase names -> stage, label, colour; totals and trees.
 - ``benchmark``: speedup, break-even, the noise verdict, split repetitions, why there is none.

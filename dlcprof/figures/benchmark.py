@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.session import Run
+from dlcprof.stats import median_iqr
 
 FASTER, SLOWER, SAME = "faster", "slower", text.NO_DIFFERENCE
 # Repetitions in two clusters, compiled faster in one pairing and slower in another.
-MIXED = text.MIXED
+MIXED = "faster or slower, by cluster"
 
 # Two clusters of repetitions are real when the gap between them is wider than
 # either cluster and at least SPLIT_MIN_GAP of the faster one's median (a quiet
@@ -51,13 +52,6 @@ class Clusters:
         return min(len(self.fast), len(self.slow)) >= SPLIT_BALANCED * n
 
 
-def _median_iqr(values: Sequence[float]) -> tuple[float, float]:
-    if len(values) < 2:
-        return values[0], 0.0
-    q = statistics.quantiles(values, n=4, method="inclusive")
-    return statistics.median(values), q[2] - q[0]
-
-
 def two_clusters(values: Sequence[float]) -> Clusters | None:
     """The repetitions' two clusters, or None when they form one: split at the
     widest gap between neighbours (sorted), keep it if it is wider than either
@@ -73,7 +67,7 @@ def two_clusters(values: Sequence[float]) -> Clusters | None:
     width = max(low[-1] - low[0], high[-1] - high[0])
     if gap <= width or gap < SPLIT_MIN_GAP * statistics.median(low):
         return None
-    (fast_ms, fast_spread), (slow_ms, slow_spread) = _median_iqr(low), _median_iqr(high)
+    (fast_ms, fast_spread), (slow_ms, slow_spread) = median_iqr(low), median_iqr(high)
     return Clusters(
         tuple(sorted(order[:k])), tuple(sorted(order[k:])), fast_ms, slow_ms, fast_spread,
         slow_spread,
@@ -136,7 +130,7 @@ def compile_cache(run: Run) -> CacheState | None:
 
 
 def cache_text(c: CacheState | None) -> str:
-    return text.cache_state(c.state if c else None, c.hits if c else 0, c.graphs if c else 0)
+    return cache_state(c.state if c else None, c.hits if c else 0, c.graphs if c else 0)
 
 
 @dataclass(frozen=True)
@@ -243,14 +237,14 @@ def run_speed(run: Run) -> Speed | None:
 def speedup_text(s: Speed) -> str:
     """The speedup as every view states it: of each cluster when repetitions split."""
     if s.modes:
-        return text.split_speedups([m.speedup for m in s.modes])
+        return split_speedups([m.speedup for m in s.modes])
     return text.speedup_verdict(s.speedup, s.measurable)
 
 
 def speedup_short(s: Speed) -> str:
     """The same, for a narrow cell."""
     if s.modes:
-        return text.speedup_range([m.speedup for m in s.modes])
+        return speedup_range([m.speedup for m in s.modes])
     return text.speedup(s.speedup)
 
 
@@ -258,7 +252,7 @@ def break_even_text(s: Speed) -> str:
     """Break-even as every view states it: of each cluster when repetitions split,
     with the cache state of the compile it pays back."""
     if s.modes:
-        return text.either([text.break_even(m.break_even, m.measurable) for m in s.modes])
+        return either([text.break_even(m.break_even, m.measurable) for m in s.modes])
     words = text.break_even(s.break_even, s.measurable)
     return f"{words} ({s.cache_text})" if s.break_even is not None and s.cache else words
 
@@ -274,7 +268,7 @@ def split_notes(b: Timed, s: Speed) -> list[str]:
             by = cluster_faults(c, faults)
             cause = None if by is None else clearly_more_faults(by[1], by[0])
             out.append(
-                text.split_note(
+                split_note(
                     side, len(c.fast), c.fast_ms, len(c.slow), c.slow_ms, c.balanced, by, cause
                 )
             )
@@ -314,3 +308,60 @@ def measured_with(b: ev.BenchmarkMeasured) -> str:
         f"spread = IQR, {text.plural(b.threads, 'thread')}, {b.timer}, "
         f"load avg {text.load_avg(b.load_avg)}"
     )
+
+
+# --- the words of a benchmark (the units are text's) ---------------------------
+
+
+def split_speedups(xs: list[float | None]) -> str:
+    """"1.79x or 4.82x (repetitions in two clusters)": never a median of a mix."""
+    return f"{either([text.speedup(x) for x in xs])} ({text.TWO_CLUSTERS})"
+
+
+def speedup_range(xs: list[float | None]) -> str:
+    """The same in a narrow cell: "1.79–4.82x"."""
+    lo, hi = xs[0], xs[-1]
+    if lo is None or hi is None:
+        return text.NA
+    return f"{lo:.2f}–{hi:.2f}x"
+
+
+def either(words: list[str]) -> str:
+    """Two figures that are both true, one per cluster: "186 runs or 610 runs"."""
+    return " or ".join(dict.fromkeys(words))
+
+
+def split_note(
+    side: str,
+    n_fast: int,
+    fast_ms: float,
+    n_slow: int,
+    slow_ms: float,
+    balanced: bool,
+    faults_by: tuple[float, float] | None,
+    allocator: bool | None,
+) -> str:
+    """Repetitions in two clusters: how many near what, whose figures are stated,
+    and what the page faults say of the cause."""
+    stated = "so both are stated" if balanced else "the median is the larger cluster's"
+    near = f"{n_fast} near {text.ms(fast_ms)}, {n_slow} near {text.ms(slow_ms)}"
+    out = f"{side} {text.TWO_CLUSTERS}: {near}, {stated}"
+    if faults_by is not None:
+        f_fast, f_slow = faults_by
+        pf = f"page faults per call {text.faults(f_fast)} vs {text.faults(f_slow)}"
+        out += f"; {pf}: " + (
+            "the allocator" if allocator else "not the allocator (background load?)"
+        )
+    return out
+
+
+def cache_state(state: str | None, hits: int = 0, graphs: int = 0) -> str:
+    """Inductor's graph cache beside a compile time: "cache hit", "cache miss",
+    "cache hit for 1 of 3 graphs", "graph cache off", "cache state n/a"."""
+    if state == "partial":
+        return f"cache hit for {hits} of {text.plural(graphs, 'graph')}"
+    return {
+        "hit": "cache hit",
+        "miss": "cache miss",
+        "off": "graph cache off",
+    }.get(state or "", f"cache state {text.NA}")

@@ -106,3 +106,22 @@ def other_threads(run: Run, all_threads: bool = False) -> dict[str, int]:
         return {}
     others = {t: n for t, n in thread_samples(run).items() if t != thread}
     return dict(sorted(others.items(), key=lambda kv: -kv[1]))
+
+
+# --- the words of the hot frames (the units are text's) ------------------------
+
+
+def samples(n: int) -> str:
+    return f"{text.count(n)} sample" + ("" if n == 1 else "s")
+
+
+def hot_scope(thread: str | None, n: int) -> str:
+    """What a hot-frame table covers and what its shares are of."""
+    if thread is None:
+        return f"every thread, {text.count(n)} sampling ticks; shares of each thread's samples"
+    return f"the compiling thread ({thread}), {samples(n)}"
+
+
+def threads_not_shown(by_thread: dict[str, int]) -> str:
+    """The threads a hot-frame table leaves out, with their samples."""
+    return "not shown: " + ", ".join(f"{t} ({samples(n)})" for t, n in by_thread.items())

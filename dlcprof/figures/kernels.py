@@ -301,11 +301,46 @@ def summary_lines(run: Run, method: bool = True) -> list[str]:
     if s is None:
         return [f"time per kernel: {text.na(why_no_profile(run))}"]
     lines = [
-        text.kernel_coverage(s.kernel_ms, s.compiled_ms, s.coverage, s.device_busy),
-        text.eager_coverage(
+        kernel_coverage(s.kernel_ms, s.compiled_ms, s.coverage, s.device_busy),
+        eager_coverage(
             s.eager_nodes_ms, s.eager_ms, s.eager_coverage, s.eager_why, s.eager_kernels_ms
         ),
-        text.copy_bandwidth(s.copy_gbps, s.copy_why),
+        copy_bandwidth(s.copy_gbps, s.copy_why),
         *s.notes,
     ]
     return [*lines, text.profiled(s.wall_s, s.calls, s.method)] if method else lines
+
+
+# --- the words of the profiling stage (the units are text's) -------------------
+
+
+def kernel_coverage(kernel_ms: float | None, compiled_ms: float | None,
+                    coverage: float | None, device_busy: float | None = None) -> str:  # fmt: skip
+    """How much of the compiled call the kernels explain; the rest is the wrapper's own work."""
+    if kernel_ms is None:
+        return f"kernels {text.NA} (no kernel was timed)"
+    out = f"kernels {text.ms(kernel_ms)}"
+    if coverage is None:
+        return out
+    out += f" = {text.pct(coverage)} of the compiled call ({text.ms(compiled_ms)}, timed alongside)"
+    if device_busy is not None:
+        return out + f"; device busy {text.pct(device_busy)} of the call"
+    return out + "; the rest is Python, guards, allocation and launches"
+
+
+def eager_coverage(nodes_ms: float | None, eager_ms: float | None, coverage: float | None,
+                   why: str | None, in_kernels_ms: float | None = None) -> str:  # fmt: skip
+    """The user's ops run one by one, against the eager call they come from, and
+    how much of them the kernels fused."""
+    if nodes_ms is None:
+        return f"eager ops {text.na(why)}"
+    out = f"eager ops one by one {text.ms(nodes_ms)}"
+    if coverage is not None:
+        out += f" = {text.pct(coverage)} of the eager call ({text.ms(eager_ms)}, timed alongside)"
+    if in_kernels_ms is not None:
+        out += f"; the kernels fused {text.ms(in_kernels_ms)} of them"
+    return out
+
+
+def copy_bandwidth(x: float | None, why: str | None) -> str:
+    return f"copy bandwidth {text.gbps(x, why)} (a 256 MiB tensor copy, same device and threads)"

@@ -116,10 +116,10 @@ class Autotune:
     def line(self) -> str:
         """The whole story in one line, as every view states it."""
         if self.why_none is not None:
-            return text.nothing_autotuned(self.why_none)
+            return nothing_autotuned(self.why_none)
         if self.all_cached:
-            return text.autotune_cached(len(self.ops))
-        return text.autotuned(len(self.ops), self.seconds, self.runtime_kernels,
+            return autotune_cached(len(self.ops))
+        return autotuned(len(self.ops), self.seconds, self.runtime_kernels,
                               self.runtime_triton_s)  # fmt: skip
 
 
@@ -131,21 +131,21 @@ def _from_cache(c: Compile) -> bool:
 def _why_not_autotuned(run: Run) -> str:
     s = run.settings
     if s is None:
-        return text.NOT_STARTED
+        return NOT_STARTED
     if s.backend != "inductor":
-        return text.not_inductor(s.backend)
+        return not_inductor(s.backend)
     if s.mode not in AUTOTUNE_MODES:
-        return f"{text.mode_does_not(s.mode, 'autotune')} (the max-autotune modes do)"
+        return f"{mode_does_not(s.mode, 'autotune')} (the max-autotune modes do)"
     if "autotune" in run.unavailable:
         return run.unavailable["autotune"]
     finished = [c for c in run.compiles.values() if c.finished]
     if not finished:
-        return text.NOT_COMPILED_YET if run.live else text.NO_COMPILE_FINISHED
+        return NOT_COMPILED_YET if run.live else NO_COMPILE_FINISHED
     if s.device == "cpu" and not s.freezing:
-        return text.CPU_NEEDS_FREEZING
+        return CPU_NEEDS_FREEZING
     if all(_from_cache(c) for c in finished):
-        return text.FROM_FX_CACHE
-    return text.NO_TUNABLE_OPS
+        return FROM_FX_CACHE
+    return NO_TUNABLE_OPS
 
 
 def autotune(run: Run) -> Autotune:
@@ -210,7 +210,7 @@ class Cudagraphs:
 
     @property
     def line(self) -> str:
-        return text.cudagraphed(self.verdict, self.reason)
+        return cudagraphed(self.verdict, self.reason)
 
     @property
     def counted(self) -> bool:
@@ -227,7 +227,7 @@ def cudagraphs(run: Run) -> Cudagraphs:
         return per.get(cid or "?", {}).get(key, 0) if on_gpu and counts else None
 
     graphs = [
-        GraphStatus(d, None if d.graphed else skip_reason(d.reason or text.NO_REASON_GIVEN),
+        GraphStatus(d, None if d.graphed else skip_reason(d.reason or NO_REASON_GIVEN),
                     count(d.compile_id, "recordings"), count(d.compile_id, "rerecordings"),
                     count(d.compile_id, "replays"))
         for d in run.cudagraphs
@@ -249,24 +249,24 @@ def _cudagraph_verdict(
 ) -> tuple[str | None, str | None]:
     s = run.settings
     if s is None:
-        return None, text.NOT_STARTED
+        return None, NOT_STARTED
     if s.backend != "inductor":
-        return "off", text.not_inductor(s.backend)
+        return "off", not_inductor(s.backend)
     if s.mode not in CUDAGRAPH_MODES:
-        return "off", text.CUDAGRAPHS_NOT_IN_MODE
+        return "off", CUDAGRAPHS_NOT_IN_MODE
     if not graphs:
         if "cudagraphs" in run.unavailable:
             return None, run.unavailable["cudagraphs"]
-        return None, text.NOT_COMPILED_YET if run.live else text.NO_GRAPH_REPORTED
+        return None, NOT_COMPILED_YET if run.live else NO_GRAPH_REPORTED
     skipped = [g for g in graphs if not g.event.graphed]
     why = skipped[0].reason if skipped else (runtime[0] if runtime else None)
     if why and s.device == "cpu":
-        why = text.on_cpu(why)
+        why = on_cpu(why)
     if not skipped:
-        return ("yes", None) if not runtime else (text.SKIPPED_AT_RUN_TIME, why)
+        return ("yes", None) if not runtime else (SKIPPED_AT_RUN_TIME, why)
     if len(skipped) == len(graphs):
         return "no", why
-    return text.partly(len(graphs) - len(skipped), len(graphs), "graph"), why
+    return partly(len(graphs) - len(skipped), len(graphs), "graph"), why
 
 
 # --- every mode side by side --------------------------------------------------------------
@@ -292,18 +292,18 @@ class ModeRow:
         elif self.mode not in AUTOTUNE_MODES:
             compile_ = text.secs(self.compile_s)
         elif a.why_none is not None:
-            compile_ = f"{text.secs(self.compile_s)} ({text.NOTHING_AUTOTUNED})"
+            compile_ = f"{text.secs(self.compile_s)} ({NOTHING_AUTOTUNED})"
         elif a.all_cached:
             compile_ = f"{text.secs(self.compile_s)} (autotune cached)"
         else:
-            compile_ = text.with_autotune(self.compile_s, a.seconds)
+            compile_ = with_autotune(self.compile_s, a.seconds)
         return [
             self.mode,
             compile_,
             f"{text.ms(s.compiled_ms)} {text.spread(s.compiled_spread_ms)}" if s else why,
             text.speedup_verdict(s.speedup, s.measurable) if s else why,
             text.break_even(s.break_even, s.measurable) if s else why,
-            text.vs_baseline(*self.vs_baseline) if self.vs_baseline else "—",
+            vs_baseline(*self.vs_baseline) if self.vs_baseline else "—",
             str(self.kernels),
             self.cudagraphs.line,
         ]
@@ -320,7 +320,7 @@ class ModeTable:
         """What the cells leave out: each autotune mode's line, the cache caveat."""
         out = [f"{r.mode}: {r.autotune.line}" for r in self.rows if r.mode in AUTOTUNE_MODES]
         if self.cache == "warm":
-            out.append(text.WARM_CACHE_ORDER)
+            out.append(WARM_CACHE_ORDER)
         return out
 
     @property
@@ -387,3 +387,107 @@ def mode_table(session: Session, run: Run | None) -> ModeTable | None:
     if run is None:
         return tables[-1] if tables else None
     return next((t for t in tables if any(row.run is run for row in t.rows)), None)
+
+
+# --- the words of the modes (the units are text's) -----------------------------
+
+
+MODE_MEANINGS: dict[str, str] = {
+    "default": "fused kernels; no autotuning, no CUDA graphs",
+    "reduce-overhead": "default plus CUDA graphs: each graph replays as one launch on a GPU, "
+    "cutting Python and launch overhead",
+    "max-autotune": "benchmarks implementations of each matmul and convolution (Triton "
+    "configs on a GPU, C++ GEMM templates on the CPU with freezing), plus CUDA graphs",
+    "max-autotune-no-cudagraphs": "max-autotune without CUDA graphs",
+}
+NOTHING_AUTOTUNED = "nothing autotuned"
+CUDAGRAPHS_NOT_IN_MODE = "not used by this mode"
+CPU_NEEDS_FREEZING = (
+    "on the CPU Inductor's C++ GEMM template needs constant weights: without --freezing "
+    "each matmul had one choice (aten) and nothing was benchmarked"
+)
+NO_TUNABLE_OPS = "no matmul or convolution with more than one implementation in this graph"
+FROM_FX_CACHE = (
+    "the graph came from Inductor's FX graph cache: it was autotuned when first compiled "
+    "(--cache cold measures it)"
+)
+AUTOTUNE_CACHED = (
+    "timings from Inductor's autotune cache: nothing benchmarked (--cache cold measures it)"
+)
+WARM_CACHE_ORDER = (
+    "warm cache: a mode may reuse kernels an earlier one built; --cache cold gives each "
+    "mode a fresh cache"
+)
+NOT_STARTED = "the run has not started"
+NOT_COMPILED_YET = "not compiled yet"
+NO_COMPILE_FINISHED = "no compile finished"
+NO_GRAPH_REPORTED = "no compiled graph reported"
+NO_REASON_GIVEN = "no reason given"
+SKIPPED_AT_RUN_TIME = "graphed, then skipped at run time"
+
+
+def not_inductor(backend: str) -> str:
+    return f"backend {backend} does not run Inductor"
+
+
+def on_cpu(torch_reason: str) -> str:
+    """A CUDA-graph skip on the CPU, where torch's own words mislead."""
+    return f"the graph runs on the CPU (torch: {torch_reason})"
+
+
+def partly(done: int, of: int, what: str) -> str:
+    return f"partly ({done} of {text.plural(of, what)})"
+
+
+def autotuned(ops: int, seconds: float | None, kernels: int, kernels_s: float | None) -> str:
+    """"2 ops autotuned in 8.24 s", with Triton kernels tuned at their first call."""
+    out = f"{text.plural(ops, 'op')} autotuned in {text.secs(seconds)}"
+    if kernels:
+        first = text.plural(kernels, "Triton kernel")
+        out += f" (of which {first} at their first call: {text.secs(kernels_s)})"
+    return out
+
+
+def autotune_cached(ops: int) -> str:
+    return f"{text.plural(ops, 'op')}: {AUTOTUNE_CACHED}"
+
+
+def nothing_autotuned(why: str) -> str:
+    """"nothing autotuned: <why>", the one line for an empty autotune table."""
+    return f"{NOTHING_AUTOTUNED}: {why}"
+
+
+def mode_does_not(mode: str, what: str) -> str:
+    """"mode default does not autotune"."""
+    return f"mode {mode} does not {what}"
+
+
+def with_autotune(compile_s: float | None, autotune_s: float | None) -> str:
+    """Compile seconds and the autotune share of them: "7.71 s (autotune 7.66 s)"."""
+    if autotune_s is None:
+        return text.secs(compile_s)
+    return f"{text.secs(compile_s)} (autotune {text.secs(autotune_s)})"
+
+
+def choices_line(n: int, winner: str | None, winner_ms: float | None) -> str:
+    """"2 choices, fastest cpp_CppMicroGemmFP32Vec_0 14.7 µs"."""
+    out = text.plural(n, "choice")
+    return f"{out}, fastest {winner} {text.ms(winner_ms)}" if winner else out
+
+
+def cudagraphed(verdict: str | None, reason: str | None = None) -> str:
+    """"yes", "no: cpu device (arg0_1)", "partly (1 of 2 graphs): ...", "off (why)"."""
+    if verdict is None:
+        return text.na(reason)
+    if verdict == "off":
+        return f"off ({reason})" if reason else "off"
+    if verdict == "yes" or not reason:
+        return verdict
+    return f"{verdict}: {reason}"
+
+
+def vs_baseline(ratio: float | None, verdict: str) -> str:
+    """A mode's steady latency against the default mode's: "1.12x faster"."""
+    if verdict == text.NO_DIFFERENCE or ratio is None:
+        return text.NO_DIFFERENCE
+    return f"{ratio:.2f}x {verdict}"

@@ -74,17 +74,45 @@ def observer(run: Run) -> Observer:
 
 
 def line(run: Run) -> str:
-    """What watched the run and what it cost, for the reports and the headless summary."""
+    """What watched the run and what it cost, for the reports and the headless summary:
+    "observer: worker probes (...), py-spy ...; the monitors were paused while ..."."""
     o = observer(run)
-    shown = [text.watcher(w.name, w.how, w.cpu_share) for w in o.watchers]
-    timing = text.observer_timing(o.quiet, o.timing_now, o.swept, o.timed) if o.watchers else None
-    return text.observer(o.probes, shown, timing)
+    parts = [f"worker probes ({', '.join(o.probes)})"] if o.probes else []
+    if not o.watchers:
+        return f"observer: {', '.join(parts) or 'nothing'} only"
+    shown = [f"{w.name} {w.how} ({text.core_share(w.cpu_share)})" for w in o.watchers]
+    return f"observer: {', '.join([*parts, *shown])}; {_timing(o)}"
+
+
+def _timing(o: Observer) -> str:
+    """What the monitors did while the repetitions were timed (``o.timed``: what was,
+    e.g. ["benchmark", "kernel profile"]; the benchmark when not said)."""
+    what = " and ".join(f"the {w}" for w in o.timed) if o.timed else "the benchmark"
+    verb = "were" if len(o.timed) > 1 else "was"
+    if o.timing_now:
+        parts = ["monitors paused: timing now"]
+    elif o.quiet is None:
+        parts = [] if o.swept else ["the monitors pause while the benchmark is timed"]
+    elif o.quiet:
+        parts = [f"the monitors were paused while {what} {verb} timed"]
+    else:
+        parts = [f"the monitors RAN while {what} {verb} timed: its latencies include their cost"]
+    if o.swept:
+        parts.append("the monitors ran through the shape sweep, its latencies included")
+    return "; ".join(parts)
 
 
 def short(run: Run) -> str | None:
-    """The same for the status bar; None when no monitor watched the run."""
+    """The same for the status bar, None when no monitor watched the run: "py-spy 7.2% ·
+    device sampler 0.4% of a core, paused while timing"."""
     o = observer(run)
     if not o.watchers:
         return None
-    watchers = [(w.name, w.cpu_share) for w in o.watchers]
-    return text.observer_short(watchers, o.quiet, o.timing_now)
+    costs = " · ".join(f"{w.name} {text.share_of_core(w.cpu_share)}" for w in o.watchers)
+    if o.timing_now:
+        when = "paused now: timing"
+    elif o.quiet is False:
+        when = "RAN while timing"
+    else:
+        when = "paused while timing"
+    return f"observer: {costs} of a core, {when}"

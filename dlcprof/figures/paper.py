@@ -18,6 +18,7 @@ count, and the fusion gain; without them those read n/a with the reason.
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 from typing import Any
@@ -30,9 +31,8 @@ from dlcprof.figures import kernels as fk
 from dlcprof.figures import recompiles as fr
 from dlcprof.session import Run, Session
 
-FUSION_FRIENDLY, GEMM_BOUND, OVERHEAD_BOUND = (
-    text.FUSION_FRIENDLY, text.GEMM_BOUND, text.OVERHEAD_BOUND
-)
+# What kind of graph a workload is, judged from the kernels it compiled.
+FUSION_FRIENDLY, GEMM_BOUND, OVERHEAD_BOUND = "fusion-friendly", "GEMM-bound", "overhead-bound"
 # Eager time per graph op under which the fixed cost of dispatching it (5-10 µs
 # on a CPU, a kernel launch on a GPU) is a large part of it: tiny-ops measured
 # 9-17 µs per op on 2 cores (quiet and loaded), the other bundled workloads
@@ -135,10 +135,10 @@ def character(run: Run) -> Character | None:
     ops, b = _graph_ops(run), run.benchmark
     if ops and b is not None and b.eager_ms * 1e3 / ops < OVERHEAD_US_PER_OP:
         us = b.eager_ms * 1e3 / ops
-        return Character(OVERHEAD_BOUND, text.overhead_evidence(ops, us, OVERHEAD_US_PER_OP))
+        return Character(OVERHEAD_BOUND, overhead_evidence(ops, us, OVERHEAD_US_PER_OP))
     library = [k for k in kernels if is_library(k)]
     # "extern_kernels.addmm" -> "addmm", "torch.ops.aten.x.default" -> "x"
-    names = text.kernels_count([k.name.removesuffix(".default").rsplit(".", 1)[-1]
+    names = kernels_count([k.name.removesuffix(".default").rsplit(".", 1)[-1]
                                 for k in library])  # fmt: skip
     times = kernel_times(run)
     time_share = times.library_share if times is not None else None
@@ -148,10 +148,10 @@ def character(run: Run) -> Character | None:
         gemm_bound = len(library) >= LIBRARY_COUNT_SHARE * len(kernels)
     if library and gemm_bound:
         return Character(
-            GEMM_BOUND, text.library_evidence(len(library), len(kernels), names, time_share)
+            GEMM_BOUND, library_evidence(len(library), len(kernels), names, time_share)
         )
     fused = len(kernels) - len(library)
-    return Character(FUSION_FRIENDLY, text.fusion_evidence(ops, fused, len(library)))
+    return Character(FUSION_FRIENDLY, fusion_evidence(ops, fused, len(library)))
 
 
 # --- the runs of a paper session ---------------------------------------------------
@@ -197,7 +197,7 @@ def step(run: Run) -> str:
     """What a paper run does, as its progress line says when it starts."""
     s = run.settings
     assert s is not None
-    return text.paper_step(role(run) or "", run.name, s.dynamic, len(s.shapes) or None)
+    return paper_step(role(run) or "", run.name, s.dynamic, len(s.shapes) or None)
 
 
 def outcome(run: Run) -> str:
@@ -207,14 +207,14 @@ def outcome(run: Run) -> str:
         done = run.sweep_done
         compiles = done.compiles if done else sum(st.recompiled for st in run.sweep)
         dynamic = run.settings.dynamic if run.settings else ""
-        return text.sweep_outcome(run.name, dynamic, compiles, fr.sweep_total(run))
+        return sweep_outcome(run.name, dynamic, compiles, fr.sweep_total(run))
     a = fa.contrast(run)
     if a is None:
         return f"{run.name}: {text.na(fb.why_none(run))}"
     if r == FRESH:
-        return text.fresh_outcome(run.name, a.default.compile_text)
+        return fresh_outcome(run.name, a.default.compile_text)
     steady = _speedup_or_why(a.steady, a.steady_why)
-    return text.benchmark_outcome(
+    return benchmark_outcome(
         run.name, fb.speedup_text(a.default), steady, a.default.compile_text
     )
 
@@ -331,7 +331,7 @@ def _sweep_why(pair: fr.SweepPair, runs: list[Run]) -> str:
     swept = [r for r in (pair.static, pair.dynamic) if r is not None]
     ended = [r for r in swept if not r.live and r.sweep_done is None]
     if ended:
-        return text.sweep_ended(ended[0].settings.dynamic if ended[0].settings else "",
+        return sweep_ended(ended[0].settings.dynamic if ended[0].settings else "",
                                 ended[0].status)  # fmt: skip
     return "sweeping" if any(r.live for r in swept) else _not_run(runs)
 
@@ -347,11 +347,11 @@ def _best(f: Findings) -> str:
     best = f.best
     if best is None:
         if f.measured:
-            return text.NONE_FASTER
+            return NONE_FASTER
         return text.na(next((w.why for w in f.workloads if w.why), "no workload measured"))
     a = best.contrast
     assert a is not None
-    return text.best_speedup(
+    return best_speedup(
         best.name, fb.speedup_text(a.default), _speedup_or_why(a.steady, a.steady_why)
     )
 
@@ -361,9 +361,9 @@ def _little(f: Findings) -> str:
         return text.na("no workload measured")
     little = f.little
     if not little:
-        return text.none_little(LITTLE)
+        return none_little(LITTLE)
     return "; ".join(
-        text.gained_little(w.name, fb.speedup_text(w.speed), w.character.kind if w.character
+        gained_little(w.name, fb.speedup_text(w.speed), w.character.kind if w.character
                            else None)  # type: ignore[arg-type]
         for w in little
     )  # fmt: skip
@@ -376,7 +376,7 @@ def _break_evens(speeds: list[fb.Speed]) -> str:
     slower = sum(s.verdict == fb.SLOWER for s in speeds)
     if not values:
         return text.na("no workload measurably faster") if speeds else text.na("none measured")
-    return text.break_even_span(min(values), statistics.median(values), max(values), slower,
+    return break_even_span(min(values), statistics.median(values), max(values), slower,
                                 len(speeds))  # fmt: skip
 
 
@@ -393,7 +393,7 @@ def _break_even_fresh(f: Findings) -> str:
     if len(fresh) == 1:
         w = fresh[0]
         assert w.fresh is not None and w.speed is not None
-        return text.fresh_compile(w.name, w.fresh.compile_text, w.speed.compile_text, words)
+        return fresh_compile(w.name, w.fresh.compile_text, w.speed.compile_text, words)
     return words
 
 
@@ -401,8 +401,8 @@ def _transitions(f: Findings) -> str:
     p = f.sweep
     if p.reduction is None:
         return text.na(f.sweep_why or "static transitions cost nothing")
-    return text.transitions_change(
-        text.change(-p.reduction), p.static_s, p.dynamic_s, len(p.sizes()), p.workload
+    return transitions_change(
+        change(-p.reduction), p.static_s, p.dynamic_s, len(p.sizes()), p.workload
     )
 
 
@@ -413,23 +413,23 @@ def _steady(f: Findings) -> str:
         return text.na(f.sweep_why or "no size swept both ways")
     size, s_ms, d_ms = steady
     ratio = d_ms / s_ms if s_ms > 0 else None
-    return text.steady_cost(text.speedup(ratio), size, p.steady_differs)
+    return steady_cost(text.speedup(ratio), size, p.steady_differs)
 
 
 def summary_rows(f: Findings) -> list[tuple[str, str, str]]:
     """(finding, the paper's figure, the figure measured here), for every view."""
     return [
-        (text.FINDING_BEST, text.PAPER_BEST, _best(f)),
-        (text.FINDING_LITTLE, text.PAPER_LITTLE, _little(f)),
-        (text.FINDING_BREAK_EVEN, text.PAPER_BREAK_EVEN, _break_even_warm(f)),
-        (text.FINDING_FRESH, text.PAPER_BREAK_EVEN, _break_even_fresh(f)),
-        (text.FINDING_TRANSITIONS, text.PAPER_TRANSITIONS, _transitions(f)),
-        (text.FINDING_STEADY, text.PAPER_STEADY, _steady(f)),
+        (FINDING_BEST, PAPER_BEST, _best(f)),
+        (FINDING_LITTLE, PAPER_LITTLE, _little(f)),
+        (FINDING_BREAK_EVEN, PAPER_BREAK_EVEN, _break_even_warm(f)),
+        (FINDING_FRESH, PAPER_BREAK_EVEN, _break_even_fresh(f)),
+        (FINDING_TRANSITIONS, PAPER_TRANSITIONS, _transitions(f)),
+        (FINDING_STEADY, PAPER_STEADY, _steady(f)),
     ]
 
 
 def workload_rows(f: Findings) -> list[list[str]]:
-    """One row per planned workload, cells in text.WORKLOAD_COLUMNS order."""
+    """One row per planned workload, cells in WORKLOAD_COLUMNS order."""
     out = []
     for w in f.workloads:
         kind = w.character.kind if w.character else text.NA
@@ -457,7 +457,7 @@ def notes(f: Findings) -> list[str]:
     """What the tables need said beside them: where it was measured, each
     workload's evidence, the sweep."""
     started = [r.settings for r in (w.run for w in f.workloads) if r and r.settings]
-    out = [text.measured_on(started[0].device, started[0].device_name, started[0].threads,
+    out = [measured_on(started[0].device, started[0].device_name, started[0].threads,
                             started[0].torch_version)] if started else []  # fmt: skip
     out += [f"{w.name}: {w.character.kind}: {w.character.evidence}" for w in f.workloads
             if w.character is not None]  # fmt: skip
@@ -485,3 +485,187 @@ def workload_json(w: WorkloadFigures) -> dict[str, Any]:
         "fusion_gain": w.times.fusion_gain if w.times else None,
         "why": w.why or None,
     }
+
+
+# --- the paper's words: arXiv 2611.04273 (TorchInductor on an RTX A6000) --------
+
+
+PAPER = "arXiv 2611.04273"
+PAPER_MACHINE = "TorchInductor on an RTX A6000"
+# The findings, as the tables name them, and the paper's figure for each.
+FINDING_BEST = "1. fusion: the best speedup"
+FINDING_LITTLE = "1. fusion: gained little"
+FINDING_BREAK_EVEN = "2. compile cost: break-even, warm cache"
+FINDING_FRESH = "2. compile cost: break-even, fresh cache"
+FINDING_TRANSITIONS = "3. dynamic shapes: shape-transition cost"
+FINDING_STEADY = "3. dynamic shapes: steady-state latency"
+PAPER_BEST = "up to 8.21x (fusion-friendly graphs)"
+PAPER_LITTLE = f"little ({GEMM_BOUND} and {OVERHEAD_BOUND} graphs)"
+PAPER_BREAK_EVEN = "thousands of runs"
+PAPER_TRANSITIONS = "about −70% (dynamic vs static)"
+PAPER_STEADY = "a modest slowdown"
+PAPER_TITLE = f"The findings of {PAPER}, measured here"
+PAPER_WORKLOADS = "Per workload"
+PAPER_COLUMNS = ("finding", f"paper ({PAPER_MACHINE})", "measured here")
+WORKLOAD_COLUMNS = (
+    "workload", "graph", "eager → compiled", "speedup", "steady alloc.", "compile (warm)",
+    "compile (fresh)", "break-even (warm)", "break-even (fresh)", "fusion gain",
+)  # fmt: skip
+NONE_FASTER = "no workload was measurably faster compiled"
+
+
+def change(x: float | None) -> str:
+    """A relative change with its sign, as the paper writes it: "−85%", "+12%"."""
+    if x is None or not math.isfinite(x):
+        return text.NA
+    return f"{'−' if x < 0 else '+'}{abs(x) * 100:.0f}%"
+
+
+def overhead_evidence(ops: int, us_per_op: float, threshold_us: float) -> str:
+    """Why a workload is overhead-bound: each eager op takes microseconds."""
+    return (
+        f"{text.plural(ops, 'graph op')} at {us_per_op:.1f} µs of eager time each (under "
+        f"{threshold_us:.0f} µs): dispatching an op costs about as much as its arithmetic"
+    )
+
+
+def library_evidence(n: int, total: int, names: list[str], time_share: float | None) -> str:
+    """Why a workload is GEMM-bound: library kernels (GEMMs, convolutions) hold its time."""
+    what = ", ".join(names)
+    if time_share is not None:
+        return f"library kernels ({what}) take {text.pct(time_share)} of the kernel time"
+    return (
+        f"library calls ({what}) are {n} of {text.plural(total, 'kernel')}: compiling leaves "
+        "them as they are"
+    )
+
+
+def fusion_evidence(ops: int, kernels: int, library: int) -> str:
+    """What Inductor made of a fusion-friendly workload's graph."""
+    out = f"{text.plural(ops, 'graph op')} compiled into {text.plural(kernels, 'fused kernel')}"
+    return out + (f" and {text.plural(library, 'library call')}" if library else "")
+
+
+def kernels_count(names: list[str]) -> list[str]:
+    """"addmm ×24": kernels by name, the most frequent first."""
+    counts: dict[str, int] = {}
+    for n in names:
+        counts[n] = counts.get(n, 0) + 1
+    ordered = sorted(counts.items(), key=lambda kv: -kv[1])
+    return [f"{n} ×{c}" if c > 1 else n for n, c in ordered]
+
+
+def best_speedup(name: str, default: str, steady: str) -> str:
+    """"pointwise-epilogue: 19.84x; 8.81x with the allocator held steady"."""
+    return f"{name}: {default}; {steady} with the {text.STEADY_ALLOC}"
+
+
+def gained_little(name: str, speedup_words: str, kind: str | None) -> str:
+    """"gelu-mlp 0.97x (no measurable difference): GEMM-bound"."""
+    return f"{name} {speedup_words}" + (f": {kind}" if kind else "")
+
+
+def none_little(little: float) -> str:
+    return f"none: every workload gained {text.speedup(little)} or more"
+
+
+def break_even_span(low: float, median: float, high: float, slower: int, n: int) -> str:
+    """The break-evens of several workloads: "487 to 14,601 runs (median 1,200)"."""
+    if round(low) == round(high):
+        out = text.runs(low)
+    else:
+        out = f"{text.count(low)} to {text.runs(high)} (median {text.count(median)})"
+    return out + (f"; {slower} of {n} never pay back (compiled is slower)" if slower else "")
+
+
+def fresh_compile(name: str, fresh: str, warm: str, break_even_words: str) -> str:
+    """One workload compiled on a fresh cache and on the warm one."""
+    return f"{break_even_words}: {name} compiled in {fresh} on a fresh cache, {warm} warm"
+
+
+def transitions_change(
+    change_words: str, static_s: float | None, dynamic_s: float | None, sizes: int, workload: str
+) -> str:
+    """"−85%: static 10.3 s vs dynamic 1.52 s over 4 sizes of variable-length"."""
+    return (
+        f"{change_words}: static {text.secs(static_s)} vs dynamic {text.secs(dynamic_s)} over "
+        f"{text.plural(sizes, 'size')} of {workload}"
+    )
+
+
+def steady_cost(ratio_words: str, size: int, differs: bool | None) -> str:
+    """Dynamic's steady-state latency against static's, at one size."""
+    out = f"{ratio_words} static's latency at size {size}"
+    if differs is False:
+        return f"{out}: {text.NO_DIFFERENCE}"
+    if differs is None:
+        return f"{out} ({text.ROUGH})"
+    return out
+
+
+def paper_plan(runs: int, workloads: list[str], fresh: list[str], sweep: str,
+               sizes: list[int]) -> str:  # fmt: skip
+    """What ``dlcprof paper`` is about to do, in one line."""
+    swept = f"over {', '.join(map(str, sizes))}" if sizes else "over its SIZES"
+    return (
+        f"Reproducing {PAPER} ({PAPER_MACHINE}) here: {text.plural(runs, 'run')}: "
+        f"{', '.join(workloads)} benchmarked on the warm cache; {', '.join(fresh)} compiled "
+        f"again on a fresh cache; {sweep} swept {swept}, static then dynamic"
+    )
+
+
+def paper_step(role: str, name: str, dynamic: str, sizes: int | None) -> str:
+    """What one paper run does."""
+    if role == "sweep":
+        what = text.plural(sizes, "size") if sizes else "its sizes"
+        return f"{name}: shape sweep over {what}, dynamic={dynamic}, fresh cache"
+    if role == "fresh":
+        return f"{name}: compile on a fresh cache"
+    return f"{name}: compile on the warm cache, then eager vs compiled"
+
+
+def benchmark_outcome(name: str, default: str, steady: str, compile_words: str) -> str:
+    return f"{name}: {default}; {steady} with the {text.STEADY_ALLOC}; compile {compile_words}"
+
+
+def fresh_outcome(name: str, compile_words: str) -> str:
+    return f"{name}: compiled in {compile_words} on a fresh cache"
+
+
+def sweep_outcome(name: str, dynamic: str, compiles: int, total_s: float | None) -> str:
+    return (
+        f"{name}, dynamic={dynamic}: {text.plural(compiles, 'compile')}, {text.secs(total_s)} of "
+        "shape transitions"
+    )
+
+
+def measured_on(device: str, device_name: str, threads: int, torch_version: str) -> str:
+    """Where the paper's findings were measured this time, beside where the paper did."""
+    return (
+        f"measured on {device} ({device_name}), {text.plural(threads, 'thread')}, torch "
+        f"{torch_version}; the paper measured {PAPER_MACHINE}"
+    )
+
+
+_AGAIN = " · r runs the quick set again"
+
+
+def paper_none(replay: bool) -> str:
+    if replay:
+        return f"no paper run in this recording (dlcprof paper reproduces {PAPER})"
+    return f"no paper run in this session: r runs the quick set of {PAPER}"
+
+
+def paper_done(done: int, planned: int, replay: bool = False) -> str:
+    return f"done: {done} of {text.plural(planned, 'run')}" + ("" if replay else _AGAIN)
+
+
+def paper_stopped(done: int, planned: int, name: str, status: str, replay: bool = False) -> str:
+    return (
+        f"{done} of {text.plural(planned, 'run')} ran; {name} ended ({status}): the rows it "
+        "leaves read n/a" + ("" if replay else _AGAIN)
+    )
+
+
+def sweep_ended(dynamic: str, status: str) -> str:
+    return f"the dynamic={dynamic} sweep ended ({status}) before it finished"

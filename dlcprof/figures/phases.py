@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from dlcprof import events as ev
+from dlcprof import text
 from dlcprof.session import Compile, Run
 
 
@@ -310,3 +311,12 @@ def restarts(c: Compile) -> Restarts | None:
     before = metrics.get("dynamo_time_before_restart_s")
     cost = float(before) if before else sum(s for _, s in attempts)
     return Restarts(attempts, sorted(set(reasons)), cost)
+
+
+# --- the words of the phases (the units are text's) ----------------------------
+
+
+def restarts_words(count: int, cost_s: float, reasons: list[str]) -> str:
+    """"1 restart threw away 2.89 s (TensorifyScalarRestartAnalysis)"."""
+    why = f" ({'; '.join(reasons)})" if reasons else ""
+    return f"{text.plural(count, 'restart')} threw away {text.secs(cost_s)}{why}"

@@ -87,6 +87,15 @@ def unique_dims(run: Run) -> list[ev.DimMadeDynamic]:
     return [d for d in _unique(run) if is_tensor_dim(d)]
 
 
+# What every view calls the dims that ``unique_dims`` lists.
+DIMS_MADE_DYNAMIC = "Dims made dynamic"
+
+
+def dim_words(run: Run) -> list[str]:
+    """The dims made dynamic, each as "s0 = L['x'].size()[0]"."""
+    return [f"{d.symbol} = {d.source}" for d in unique_dims(run)]
+
+
 def symbolic_scalars(run: Run) -> list[ev.DimMadeDynamic]:
     """Python scalars Dynamo made symbols of instead of constants (not dims)."""
     return [d for d in _unique(run) if not is_tensor_dim(d)]
@@ -223,7 +232,7 @@ class SweepPair:
 
     @property
     def verdict(self) -> str:
-        return text.sweep_verdict(
+        return sweep_verdict(
             self.static_s, self.dynamic_s, self.reduction, self.steady, self.steady_differs
         )
 
@@ -260,3 +269,55 @@ def cumulative_by_size(run: Run | None) -> dict[int, float]:
     if run is None:
         return {}
     return {s.size: c for s, c in zip(run.sweep, cumulative(run), strict=True)}
+
+
+# --- the words of recompiles and sweeps (the units are text's) ------------------
+
+
+def latency(x: float, spread_ms: float | None) -> str:
+    """A sweep step's steady latency: with its spread, or marked rough ("~")
+    when a report measured none (the note ROUGH says what "~" means)."""
+    return f"{text.ms(x)} {text.spread(spread_ms)}" if spread_ms is not None else f"~{text.ms(x)}"
+
+
+def sweep_verdict(
+    static_s: float | None,
+    dynamic_s: float | None,
+    reduction: float | None,
+    steady: tuple[int, float, float] | None,
+    steady_differs: bool | None = None,
+) -> str:
+    """Static vs dynamic shapes in one sentence (the paper's finding 3).
+    ``steady_differs``: whether the steady latencies differ by more than their
+    spread (None: no spread was measured)."""
+    out = (
+        f"cumulative transition cost: static {text.secs(static_s)} vs dynamic "
+        f"{text.secs(dynamic_s)}"
+    )
+    if reduction is None:
+        out += ": ratio n/a (static cost 0 s)"
+    elif reduction >= 0:
+        out += f": dynamic shapes cut it by {text.pct(reduction)}"
+    else:
+        out += f": dynamic shapes cost {text.pct(-reduction)} more"
+    if steady is not None:
+        size, s_ms, d_ms = steady
+        ratio = f" ({d_ms / s_ms:.2f}x)" if s_ms > 0 else ""
+        if steady_differs is False:
+            ratio = f": {text.NO_DIFFERENCE}"
+        elif steady_differs is None:
+            ratio = ratio[:-1] + f"; {text.ROUGH})" if ratio else f" ({text.ROUGH})"
+        out += (
+            f"; steady latency at size {size}: {text.ms(s_ms)} static vs {text.ms(d_ms)} "
+            f"dynamic{ratio}"
+        )
+    return out
+
+
+def scalars_made_symbols(names: list[str], limit: int = 6) -> str:
+    """Unspecialized Python scalars, apart from the dims: "2 scalars made symbols
+    (not dims): self.norm.eps, math.pi"."""
+    shown = ", ".join(names[:limit])
+    if len(names) > limit:
+        shown += f", … (+{len(names) - limit} more)"
+    return f"{text.plural(len(names), 'scalar')} made symbols (not dims): {shown}"

@@ -167,18 +167,6 @@ def thread_label(name: str) -> str:
     return tname
 
 
-def short_path(path: str) -> str:
-    """Drop the install prefix: '…/site-packages/torch/_inductor/x.py' -> 'torch/_inductor/x.py'."""
-    for marker in ("/site-packages/", "/dist-packages/"):
-        i = path.rfind(marker)
-        if i >= 0:
-            return path[i + len(marker) :]
-    m = re.search(r"/lib/python\d+\.\d+/", path)
-    if m:
-        return path[m.end() :]
-    return path
-
-
 # Where a compiling thread waits on another process, as (file suffix, functions):
 # a stack through one of these is waiting, whatever frames lie below it.
 _WAITS = (
@@ -247,7 +235,7 @@ class FrameStats:
         return [
             {
                 "function": func,
-                "file": short_path(file),
+                "file": text.short_path(file),
                 "line": self.lines[(func, file, thread)].most_common(1)[0][0],
                 "thread": thread,
                 "own": own[(func, file, thread)],

@@ -2,7 +2,7 @@
 Chrome trace and comparisons. Never imports torch, Textual or the monitors.
 
 A session is built once into one model (``dlcprof.report.model``: figures
-from ``dlcprof.figures``, words from ``dlcprof.text``) and rendered as JSON
+and their words from ``dlcprof.figures``) and rendered as JSON
 (``schema``), HTML (Jinja2 templates with auto-escaping, ``html``) and
 Markdown (``markdown``), so the three state the same numbers in the same words.
 

@@ -298,11 +298,16 @@ class Comparison:
 
     @property
     def cache_note(self) -> str | None:
-        """Said when the two sides' compiles met different cache states."""
+        """Said when the two sides' compiles met different cache states: then compile
+        times and break-evens are not like for like."""
         a, b = fb.compile_cache(self.a_run), fb.compile_cache(self.b_run)
         if (a.state if a else None) == (b.state if b else None):
             return None
-        return text.cache_differs(fb.cache_text(a), fb.cache_text(b))
+        return (
+            f"The two sides' caches differ (A: {fb.cache_text(a)}; B: {fb.cache_text(b)}): a "
+            "cache hit loads a compiled graph instead of compiling it, so compile times and "
+            "break-even are not like for like."
+        )
 
     def headline(self) -> list[HeadlineRow]:
         a, b = fb.compile_cache(self.a_run), fb.compile_cache(self.b_run)
@@ -525,7 +530,7 @@ def _metrics(a: Run, b: Run) -> list[MetricDelta]:
     ]
     ta, tb = fm.autotune(a), fm.autotune(b)
     if ta.seconds is not None or tb.seconds is not None:
-        none = text.NOTHING_AUTOTUNED
+        none = fm.NOTHING_AUTOTUNED
         out.append(MetricDelta("autotune", ta.seconds, tb.seconds, "s",
                                a_why="" if ta.seconds is not None else none,
                                b_why="" if tb.seconds is not None else none))  # fmt: skip

@@ -19,6 +19,8 @@ from markupsafe import Markup
 import dlcprof
 from dlcprof import text
 from dlcprof.figures import device as fd
+from dlcprof.figures import paper as fpa
+from dlcprof.figures import recompiles as fr
 from dlcprof.report import model as rm
 from dlcprof.report import svg
 from dlcprof.session import Session
@@ -44,7 +46,8 @@ ENV = Environment(
 )
 ENV.filters["short"] = text.short
 ENV.globals.update(
-    text=text, share_bar=svg.share_bar, csp=CSP, version=dlcprof.__version__, css=_css()
+    text=text, paper_figures=fpa, dims_made_dynamic=fr.DIMS_MADE_DYNAMIC, share_bar=svg.share_bar,
+    csp=CSP, version=dlcprof.__version__, css=_css(),
 )
 
 

@@ -10,6 +10,8 @@ from typing import Any
 
 from dlcprof import text
 from dlcprof.figures import modes as fm
+from dlcprof.figures import paper as fpa
+from dlcprof.figures import recompiles as fr
 from dlcprof.report import model as rm
 from dlcprof.session import Session
 
@@ -144,7 +146,7 @@ def _recompiles(r: rm.RunModel, detail: int) -> list[str]:
         head = ["#", "compile", "newest guard failure", "cost", "cumulative"]
         out += table(head, rows, "rllrr") + [""]
     if r.dims:
-        out += ["Dims made dynamic: " + ", ".join(code(d) for d in r.dims), ""]
+        out += [f"{fr.DIMS_MADE_DYNAMIC}: " + ", ".join(code(d) for d in r.dims), ""]
     if r.scalars_text and detail >= NO_SOURCES:
         out += [r.scalars_text, ""]
     if r.sweep:
@@ -262,10 +264,10 @@ def _notes(r: rm.RunModel, detail: int) -> list[str]:
 
 
 def _paper(p: rm.PaperSection) -> list[str]:
-    out = [f"## {text.PAPER_TITLE}", ""]
-    out += table(list(text.PAPER_COLUMNS), [list(row) for row in p.summary]) + [""]
-    out += [f"### {text.PAPER_WORKLOADS}", ""]
-    out += table(list(text.WORKLOAD_COLUMNS), p.workloads, "ll" + "r" * 8) + [""]
+    out = [f"## {fpa.PAPER_TITLE}", ""]
+    out += table(list(fpa.PAPER_COLUMNS), [list(row) for row in p.summary]) + [""]
+    out += [f"### {fpa.PAPER_WORKLOADS}", ""]
+    out += table(list(fpa.WORKLOAD_COLUMNS), p.workloads, "ll" + "r" * 8) + [""]
     return out + [f"- {plain(n)}" for n in p.notes] + [""]
 
 

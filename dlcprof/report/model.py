@@ -1,9 +1,9 @@
 """The report model: everything a report states about a session, built once.
 
 JSON (``schema``), HTML (``html``) and Markdown (``markdown``) render this one
-model, so the three cannot disagree. Every number comes from
-``dlcprof.figures`` and every word from ``dlcprof.text``; the renderers only
-place them. A figure the session does not have is ``None`` with the reason
+model, so the three cannot disagree. Every number and its words come from
+``dlcprof.figures`` (units from ``dlcprof.text``); the renderers only place
+them. A figure the session does not have is ``None`` with the reason
 beside it, worded "n/a (why)".
 """
 
@@ -249,7 +249,7 @@ class CompileRow:
     @property
     def restarts_text(self) -> str | None:
         r = self.restarts
-        return text.restarts(r.count, r.cost_s, r.reasons) if r is not None else None
+        return fp.restarts_words(r.count, r.cost_s, r.reasons) if r is not None else None
 
 
 def _compile_rows(run: Run) -> list[CompileRow]:
@@ -413,7 +413,7 @@ def _sweep_table(run: Run) -> SweepTable | None:
     steps = [
         SweepStep(
             st.size, fr.step_flag(i, st), text.secs(st.transition_s), text.secs(cum), cum,
-            text.latency(st.latency_ms, st.latency_spread_ms), reason_text(st.reason), st,
+            fr.latency(st.latency_ms, st.latency_spread_ms), reason_text(st.reason), st,
         )
         for i, (st, cum) in enumerate(zip(run.sweep, fr.cumulative(run), strict=True))
     ]  # fmt: skip
@@ -622,9 +622,9 @@ class Hotspots:
     samples: int  # of the thread shown (every tick when all are)
     rows: list[HotspotRow]
     why: str  # why there are none
-    scope: str  # what the table covers (text.hot_scope)
+    scope: str  # what the table covers (fh.hot_scope)
     threads: dict[str, int]  # samples per thread
-    others: str | None  # the threads left out (text.other_threads)
+    others: str | None  # the threads left out (fh.threads_not_shown)
 
     def to_json(self, run_id: str | None = None) -> dict[str, Any]:
         rows = []
@@ -661,9 +661,9 @@ def _hotspots(run: Run) -> Hotspots:
         samples=fh.samples_shown(run),
         rows=rows,
         why=why,
-        scope=text.hot_scope(fh.shown_thread(run), fh.samples_shown(run)),
+        scope=fh.hot_scope(fh.shown_thread(run), fh.samples_shown(run)),
         threads=fh.thread_samples(run),
-        others=text.other_threads(others) if others else None,
+        others=fh.threads_not_shown(others) if others else None,
     )
 
 
@@ -728,7 +728,7 @@ class RunModel:
     @property
     def mode_meaning(self) -> str:
         s = self.settings
-        return f"{s.mode}: {text.MODE_MEANINGS.get(s.mode, '')}" if s else ""
+        return f"{s.mode}: {fm.MODE_MEANINGS.get(s.mode, '')}" if s else ""
 
     @property
     def shows_autotune(self) -> bool:
@@ -768,7 +768,7 @@ class RunModel:
     @property
     def scalars_text(self) -> str | None:
         names = [fr.scalar_name(d.source) for d in fr.symbolic_scalars(self.run)]
-        return text.symbolic_scalars(names) if names else None
+        return fr.scalars_made_symbols(names) if names else None
 
     @property
     def restarted(self) -> list[CompileRow]:
@@ -832,7 +832,7 @@ def _kpis(
         )  # fmt: skip
         a = bench.allocator
         label = f"speedup, {text.STEADY_ALLOC}"
-        label += f", {text.ALLOC_SENSITIVE}" if a.sensitive else ""
+        label += f", {fa.SENSITIVE}" if a.sensitive else ""
         items.append(Kpi(bench.steady_speedup, label, na=a.steady is None))
     if sweep is not None:
         items.append(
@@ -874,7 +874,7 @@ def run_model(session: Session, run: Run, number: int | None = None) -> RunModel
         or "none generated, or the kernel probe did not run",
         kernel_table=ktable,
         recompiles=_recompile_rows(run),
-        dims=[f"{d.symbol} = {d.source}" for d in fr.unique_dims(run)],
+        dims=fr.dim_words(run),
         scalars=[f"{d.symbol} = {d.source}" for d in fr.symbolic_scalars(run)],
         sweep=sweep,
         benchmark=bench,
@@ -897,7 +897,7 @@ class SweepContrast:
     """Static vs dynamic shapes over one target (the paper's finding 3)."""
 
     pair: fr.SweepPair
-    verdict: str  # text.sweep_verdict
+    verdict: str  # fr.sweep_verdict
 
     @property
     def workload(self) -> str:
@@ -924,7 +924,7 @@ class PaperSection:
 
     findings: fpa.Findings
     summary: list[tuple[str, str, str]]  # (finding, paper, measured here)
-    workloads: list[list[str]]  # cells in text.WORKLOAD_COLUMNS order
+    workloads: list[list[str]]  # cells in fpa.WORKLOAD_COLUMNS order
     notes: list[str]
 
     def to_json(self) -> dict[str, Any]:

@@ -18,7 +18,6 @@ from typing import Any
 
 import dlcprof
 from dlcprof import events as ev
-from dlcprof import text
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import kernels as fk
@@ -259,7 +258,7 @@ def _allocator_dict(block: rm.BenchmarkBlock, run: Run) -> dict[str, Any]:
         "compiled_reps_ms": list(b.compiled_reps_ms),
         "clusters": _clusters(s),
         "allocator": b.allocator or None,
-        "headline": text.headline(b.allocator),
+        "headline": fa.headline(b.allocator),
         "page_faults_per_call": faults,
         "page_faults_why": None if faults else "not counted in this recording",
         "steady_allocator": _steady_dict(a, run.steady),

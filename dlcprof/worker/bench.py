@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dlcprof import events as ev
+from dlcprof.stats import median_iqr
 
 try:
     import resource
@@ -97,16 +98,6 @@ def minor_faults() -> int | None:
     if resource is None:
         return None
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-
-
-def median_iqr(values: list[float]) -> tuple[float, float]:
-    if not values:
-        return float("nan"), float("nan")
-    med = statistics.median(values)
-    if len(values) < 2:
-        return med, 0.0
-    q = statistics.quantiles(values, n=4, method="inclusive")
-    return med, q[2] - q[0]
 
 
 def steady_call_s(

@@ -40,6 +40,7 @@ from typing import Any
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.stats import median_iqr
 from dlcprof.worker import bench
 from dlcprof.worker.probes import ProbeNotes, Sink
 from dlcprof.worker.probes import compiled_code as cc
@@ -444,7 +445,7 @@ class KernelProfile:
                     for j, rep in enumerate(rec.rep_ms):
                         sums[j] += rep[i]
             for owner, sums in kernel_reps.items():
-                res[owner].spread_ms = bench.median_iqr(sums)[1] if len(sums) > 1 else None
+                res[owner].spread_ms = median_iqr(sums)[1] if len(sums) > 1 else None
             for i, r in enumerate(res):
                 if i not in p.owner:
                     r.why.setdefault("time_ms", "never launched from the wrapper's call()")

@@ -1,12 +1,12 @@
 """Timing with nothing watching: the worker asks the parent to pause its monitors.
 
 A sampler that stops the worker to read its stacks, or competes with it for a
-core, adds to every call it catches: with py-spy and the device sampler
-running, eager slowed ~16% and compiled ~4% (benchmarks/RESULTS.md). So the
-timed repetitions run in a quiet window:
+core, adds to every call it catches (benchmarks/RESULTS.md measures how much).
+So the timed repetitions run in a quiet window:
 
 1. the worker emits ``TimingStarted`` and waits for one line on its control
-   stream (the stdin its run request came on);
+   pipe (``--control-fd``; stdin is the lifeline and carries nothing after the
+   run request);
 2. the parent pauses py-spy and the device sampler and answers "quiet" once
    none of them touches the worker any more ("busy" if one would not stop);
 3. the worker times, then emits ``TimingEnded(quiet=...)``: True when the

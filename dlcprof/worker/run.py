@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Callable
 from typing import IO, Any
 
-from dlcprof import allocator, text
+from dlcprof import allocator
 from dlcprof import events as ev
 from dlcprof.settings import AUTOTUNE_MODES, CUDAGRAPH_MODES, RunSettings
 from dlcprof.worker import bench, lifeline, steady
@@ -93,6 +93,18 @@ def worker_ready(torch: Any) -> ev.WorkerReady:
         device_name=device_name(torch, "cuda" if cuda else "cpu"),
         cpu_count=os.cpu_count() or 1,
     )
+
+
+def cpu_mode_note(mode: str, cudagraphs: bool, autotune: bool, freezing: bool) -> str | None:
+    """What a mode does on the CPU, for the run's log; None for plain default."""
+    parts = []
+    if cudagraphs:
+        parts.append("CUDA graphs are GPU-only, so Inductor skips them (the reason is shown)")
+    if autotune and not freezing:
+        parts.append("CPU matmuls are autotuned only with --freezing")
+    if autotune and freezing:
+        parts.append("each matmul's C++ GEMM template is benchmarked against MKL/aten")
+    return f"mode {mode} on the CPU: " + "; ".join(parts) if parts else None
 
 
 class Run:
@@ -346,7 +358,7 @@ class Run:
         kwargs = self._compile_kwargs(device)
         if s.freezing and s.backend == "inductor":
             freezing_probe.enable(self.notes)
-        note = text.cpu_mode_note(
+        note = cpu_mode_note(
             s.mode, s.mode in CUDAGRAPH_MODES, s.mode in AUTOTUNE_MODES, s.freezing
         )
         if device == "cpu" and note and s.backend == "inductor":

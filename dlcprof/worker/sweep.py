@@ -25,7 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dlcprof.worker.bench import Sink, Timer, median_iqr, warm_up
+from dlcprof.stats import median_iqr
+from dlcprof.worker.bench import Sink, Timer, warm_up
 from dlcprof.worker.probes.trace import CompileCounts
 
 

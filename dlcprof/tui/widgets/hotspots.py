@@ -28,7 +28,7 @@ def _relative(path: str) -> str:
 
 
 def frames_table(run: Run, all_threads: bool = False) -> Table:
-    scope = text.hot_scope(
+    scope = fh.hot_scope(
         fh.shown_thread(run, all_threads), fh.samples_shown(run, all_threads)
     )
     t = Table(
@@ -56,7 +56,7 @@ def frames_table(run: Run, all_threads: bool = False) -> Table:
         t.add_row(*cells)
     others = fh.other_threads(run, all_threads)
     if others:
-        t.caption = text.other_threads(others)
+        t.caption = fh.threads_not_shown(others)
         t.caption_justify = "left"
     return t
 

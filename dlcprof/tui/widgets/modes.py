@@ -8,7 +8,6 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from dlcprof import text
 from dlcprof.figures import modes as fm
 from dlcprof.tables import autotune_table, cudagraphs_table, modes_table
 from dlcprof.tui.view import View
@@ -32,7 +31,7 @@ class ModesReport:
             yield Text(NO_TABLE, style="dim")
         mode = run.settings.mode
         yield Text()
-        yield Text.assemble((f"this run, {mode}: ", "bold"), text.MODE_MEANINGS.get(mode, ""))
+        yield Text.assemble((f"this run, {mode}: ", "bold"), fm.MODE_MEANINGS.get(mode, ""))
         for part in (autotune_table(run), cudagraphs_table(run)):
             if part is not None:
                 yield part

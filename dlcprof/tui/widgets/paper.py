@@ -12,7 +12,6 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from dlcprof import text
 from dlcprof.figures import paper as fpa
 from dlcprof.session import Run, Session
 
@@ -23,7 +22,7 @@ def progress(session: Session, live: Run | None, replay: bool) -> Text:
     """Which run of the plan is going, or how the plan ended."""
     plan = session.paper
     if plan is None:
-        return Text(text.paper_none(replay), style="dim")
+        return Text(fpa.paper_none(replay), style="dim")
     runs = fpa.paper_runs(session)
     n = fpa.planned_runs(plan)
     if live is not None and live in runs:
@@ -33,23 +32,23 @@ def progress(session: Session, live: Run | None, replay: bool) -> Text:
     done = sum(not r.live for r in runs)
     failed = [r for r in runs if r.status != "ok" and not r.live]
     if failed:
-        return Text(text.paper_stopped(done, n, failed[-1].name, failed[-1].status, replay),
+        return Text(fpa.paper_stopped(done, n, failed[-1].name, failed[-1].status, replay),
                     style="bold yellow")  # fmt: skip
-    return Text(text.paper_done(done, n, replay), style="dim")
+    return Text(fpa.paper_done(done, n, replay), style="dim")
 
 
 def findings_table(f: fpa.Findings) -> RenderableType:
     """The same tables ``dlcprof paper`` prints, from figures.paper."""
     t = Table(expand=True, header_style="bold", title_justify="left",
-              title=text.PAPER_TITLE)  # fmt: skip
-    t.add_column(text.PAPER_COLUMNS[0], style="bold", ratio=2)
-    t.add_column(text.PAPER_COLUMNS[1], ratio=2)
-    t.add_column(text.PAPER_COLUMNS[2], ratio=5)
+              title=fpa.PAPER_TITLE)  # fmt: skip
+    t.add_column(fpa.PAPER_COLUMNS[0], style="bold", ratio=2)
+    t.add_column(fpa.PAPER_COLUMNS[1], ratio=2)
+    t.add_column(fpa.PAPER_COLUMNS[2], ratio=5)
     for row in fpa.summary_rows(f):
         t.add_row(*row)
-    w = Table(expand=True, header_style="bold", title=text.PAPER_WORKLOADS,
+    w = Table(expand=True, header_style="bold", title=fpa.PAPER_WORKLOADS,
               title_justify="left")  # fmt: skip
-    for i, col in enumerate(text.WORKLOAD_COLUMNS):
+    for i, col in enumerate(fpa.WORKLOAD_COLUMNS):
         # The workload and its kind whole; the figures wrap at their spaces.
         w.add_column(col, justify="right" if i >= 2 else "left", no_wrap=i < 2,
                      overflow="fold")  # fmt: skip

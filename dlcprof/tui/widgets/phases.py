@@ -112,7 +112,7 @@ class PhaseTimeline:
         restarted = fp.restarts(c)
         if restarted is not None:
             out.append(
-                "  " + text.restarts(restarted.count, restarted.cost_s, restarted.reasons),
+                "  " + fp.restarts_words(restarted.count, restarted.cost_s, restarted.reasons),
                 style="yellow",
             )
         return out

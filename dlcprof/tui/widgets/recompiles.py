@@ -51,16 +51,13 @@ class RecompileReport:
         if run.recompiles and not run.sweep:
             yield Text()
             yield self._cumulative(run, width)
-        dims = fr.unique_dims(run)
+        dims = fr.dim_words(run)
         if dims:
-            yield Text(
-                "dims made dynamic: " + ", ".join(f"{d.symbol} = {d.source}" for d in dims),
-                style="cyan",
-            )
+            yield Text(f"{fr.DIMS_MADE_DYNAMIC}: " + ", ".join(dims), style="cyan")
         scalars = fr.symbolic_scalars(run)
         if scalars:
             names = [fr.scalar_name(d.source) for d in scalars]
-            yield Text(text.symbolic_scalars(names), style="dim")
+            yield Text(fr.scalars_made_symbols(names), style="dim")
 
     def _recompiles(self, run: Run) -> Group | Text:
         if not run.recompiles:
@@ -116,7 +113,7 @@ class RecompileReport:
             t.add_row(
                 str(step.size), Text(flag, style=style), text.secs(step.transition_s),
                 FitBar(cum / top if top > 0 else 0.0, "yellow"),
-                text.secs(cum), text.latency(step.latency_ms, step.latency_spread_ms),
+                text.secs(cum), fr.latency(step.latency_ms, step.latency_spread_ms),
             )  # fmt: skip
         if run.sweep_done is None and run.live:
             t.caption = "sweeping…"
