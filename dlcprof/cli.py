@@ -317,10 +317,11 @@ def _write_outputs(session, args: argparse.Namespace) -> bool:
     from dlcprof.engine import elsewhere
     from dlcprof.report.atomic import write_atomic
     from dlcprof.report.folder import save_session
+    from dlcprof.report.model import build
     from dlcprof.report.schema import ReportError, build_report, dumps_report
 
     def json_to(path: Path) -> Path:
-        write_atomic(path, dumps_report(build_report(session)))
+        write_atomic(path, dumps_report(build_report(build(session))))
         return path
 
     def json_elsewhere() -> Path:
@@ -466,9 +467,10 @@ def _load(path: Path):
 def cmd_report(args: argparse.Namespace) -> int:
     from dlcprof.report.html import render_html
     from dlcprof.report.markdown import render_markdown
+    from dlcprof.report.model import build
 
-    session = _load(args.session)
-    text = render_html(session) if args.html else render_markdown(session)
+    model = build(_load(args.session))
+    text = render_html(model) if args.html else render_markdown(model)
     if args.output is None:
         sys.stdout.write(text)
         return EXIT_OK

@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 from dlcprof import events as ev  # noqa: E402
 from dlcprof.report.compare import compare, render_compare_html  # noqa: E402
 from dlcprof.report.html import render_html  # noqa: E402
+from dlcprof.report.model import build  # noqa: E402
 from dlcprof.report.schema import ReportError, load_session  # noqa: E402
 from dlcprof.session import Session  # noqa: E402
 
@@ -131,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="dlcprof-html-"))
     out.mkdir(parents=True, exist_ok=True)
-    pages = {"report": render_html(main_session)}
+    pages = {"report": render_html(build(main_session))}
     if pair is not None:
         pages["compare"] = render_compare_html(compare(*pair))
     failed = False

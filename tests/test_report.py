@@ -13,6 +13,7 @@ from dlcprof import events as ev
 from dlcprof.report import schema
 from dlcprof.report.errors import ReportError
 from dlcprof.report.folder import PROFILE_NAME, default_report_dir, save_session
+from dlcprof.report.model import build as build_model
 from dlcprof.report.schema import REPORT_SCHEMA, build_report, load_session
 from dlcprof.session import Session
 
@@ -54,7 +55,7 @@ def _one_line(e: pytest.ExceptionInfo[ReportError]) -> str:
 )
 def test_round_trip_through_folder(tmp_path: Path, make) -> None:
     session = make()
-    before = _without_created(build_report(session))
+    before = _without_created(build_report(build_model(session)))
     folder = save_session(session, tmp_path / "rep")
     assert folder == tmp_path / "rep"
     for name in ("session.json", "report.html", "report.md", "trace.json"):
@@ -65,14 +66,14 @@ def test_round_trip_through_folder(tmp_path: Path, make) -> None:
     assert [ev.to_dict(e) for e in loaded.events] == [ev.to_dict(e) for e in session.events]
     # Same state: the report rebuilt from the replayed session matches the file...
     on_disk = json.loads((folder / "session.json").read_text())
-    assert _without_created(build_report(loaded)) == _without_created(on_disk)
+    assert _without_created(build_report(build_model(loaded))) == _without_created(on_disk)
     # ...and the original session's report (the file adds only the files note).
-    after = _without_created(build_report(loaded))
+    after = _without_created(build_report(build_model(loaded)))
     assert after.pop("extra")["files"]["profile"] is None
     before.pop("extra")
     assert after == before
     # The session object itself was not touched by saving.
-    assert _without_created(build_report(session))["runs"] == before["runs"]
+    assert _without_created(build_report(build_model(session)))["runs"] == before["runs"]
 
 
 def test_load_folder_and_bare_jsonl(tmp_path: Path) -> None:
@@ -90,7 +91,7 @@ def test_load_folder_and_bare_jsonl(tmp_path: Path) -> None:
 
 
 def test_report_fields(tmp_path: Path) -> None:
-    report = build_report(full_session(), extra={"command": "dlcprof run x"})
+    report = build_report(build_model(full_session()), extra={"command": "dlcprof run x"})
     assert report["schema"] == REPORT_SCHEMA
     assert report["extra"]["command"] == "dlcprof run x"
     for key in (
@@ -161,7 +162,7 @@ def test_report_fields(tmp_path: Path) -> None:
 
 
 def test_break_even_null_unless_measurably_faster() -> None:
-    report = build_report(full_session())
+    report = build_report(build_model(full_session()))
     benches = [r["benchmark"] for r in report["runs"] if r["benchmark"]]
     by_verdict = {b["verdict"]: b for b in benches}
     # The recordings hold all three: faster, slower, and within the spread.
@@ -174,7 +175,7 @@ def test_break_even_null_unless_measurably_faster() -> None:
 
 def test_hotspots_and_device_per_run() -> None:
     session = with_monitors(full_session())
-    report = build_report(session)
+    report = build_report(build_model(session))
     latest = report["runs"][-1]
     assert latest["hotspots"]["samples"] == 412 and latest["hotspots"]["rows"]
     top = latest["hotspots"]["rows"][0]
@@ -192,12 +193,38 @@ def test_loaded_report_keeps_recording_platform(tmp_path: Path) -> None:
     data = json.loads((folder / "session.json").read_text())
     data["environment"]["platform"] = "Linux-recorded-elsewhere"
     (folder / "session.json").write_text(json.dumps(data))
-    assert (
-        build_report(load_session(folder))["environment"]["platform"] == "Linux-recorded-elsewhere"
-    )
+    report = build_report(build_model(load_session(folder)))
+    assert report["environment"]["platform"] == "Linux-recorded-elsewhere"
 
 
 # --- failures -----------------------------------------------------------------------------
+
+
+def test_a_save_builds_the_model_once(tmp_path: Path, monkeypatch) -> None:
+    """session.json, report.html, report.md and trace.json place one model."""
+    from dlcprof.report import model as rm
+
+    session = with_monitors(full_session())
+    builds: list[Session] = []
+    runs: list[object] = []
+    build, run_model = rm.build, rm.run_model
+    monkeypatch.setattr(rm, "build", lambda s: builds.append(s) or build(s))
+    monkeypatch.setattr(rm, "run_model", lambda *a: runs.append(a) or run_model(*a))
+    save_session(session, tmp_path / "rep")
+    assert builds == [session]
+    assert len(runs) == len(session.runs)
+
+
+def test_loaded_report_carries_its_provenance(tmp_path: Path) -> None:
+    """Where a loaded report was recorded is a field of its Session; a session
+    recorded here has none."""
+    session = benchmark_session()
+    assert session.provenance is None
+    folder = save_session(session, tmp_path / "rep", profile_path=None)
+    loaded = load_session(folder)
+    assert loaded.provenance is not None
+    assert set(loaded.provenance) == {"environment", "created", "extra", "dlcprof_version"}
+    assert loaded.provenance["environment"] == build_report(build_model(session))["environment"]
 
 
 def test_missing_file(tmp_path: Path) -> None:
@@ -398,10 +425,10 @@ def test_nothing_in_a_report_is_executed(tmp_path: Path) -> None:
                 e["reason"] = evil
 
     session = load_session(_hostile(tmp_path, change))
-    html = render_html(session)
+    html = render_html(build_model(session))
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;" in html
     assert "{{ 7*7 }}" in html and ">49<" not in html
-    assert "{{ 7*7 }}" in render_markdown(session)
+    assert "{{ 7*7 }}" in render_markdown(build_model(session))
 
 
 # --- saving -------------------------------------------------------------------------------
@@ -445,7 +472,7 @@ def test_save_copies_the_pyspy_profile(tmp_path: Path) -> None:
 
 def test_failed_save_leaves_nothing_and_can_retry(tmp_path: Path, monkeypatch) -> None:
     session = benchmark_session()
-    before = build_report(session)["events"]
+    before = build_report(build_model(session))["events"]
     from dlcprof.report import atomic
 
     real_replace = atomic.os.replace
@@ -464,7 +491,7 @@ def test_failed_save_leaves_nothing_and_can_retry(tmp_path: Path, monkeypatch) -
     assert not (tmp_path / "rep").exists()  # the half-written folder is gone
     monkeypatch.setattr(atomic.os, "replace", real_replace)
     assert save_session(session, tmp_path / "rep") == tmp_path / "rep"
-    assert build_report(session)["events"] == before
+    assert build_report(build_model(session))["events"] == before
 
 
 def test_save_into_unwritable_place(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from paper_helpers import paper_events
 from test_report_support import synthetic_events
 
 from dlcprof import events as ev
-from dlcprof.report import build_report, dumps_report, render_markdown
+from dlcprof.report import build_model, build_report, dumps_report, render_markdown
 from dlcprof.session import Session
 
 GOLDEN = FIXTURES / "golden"
@@ -60,8 +60,9 @@ def pinned(monkeypatch: pytest.MonkeyPatch):
 
 
 def render(session: Session) -> dict[str, str]:
-    report = _CREATED.sub(' "created": "golden",', dumps_report(build_report(session)))
-    return {"json": report, "md": render_markdown(session)}
+    model = build_model(session)
+    report = _CREATED.sub(' "created": "golden",', dumps_report(build_report(model)))
+    return {"json": report, "md": render_markdown(model)}
 
 
 def _check(path: Path, got: str) -> None:

@@ -21,7 +21,8 @@ from dlcprof import text
 from dlcprof.figures import device as fd
 from dlcprof.report import model as rm
 from dlcprof.report import svg
-from dlcprof.session import Session
+from dlcprof.report.benchmark import BenchmarkBlock
+from dlcprof.report.run import RunModel
 
 __all__ = ["CSP", "page", "render", "render_html"]
 
@@ -62,12 +63,12 @@ def page(title: str, subtitle: str, body: list[str]) -> str:
 # --- charts: SVG built by svg.py from the model's figures ---------------------------------
 
 
-def _sweep_series(r: rm.RunModel, color: str, label: str) -> svg.Series:
+def _sweep_series(r: RunModel, color: str, label: str) -> svg.Series:
     steps = r.sweep.steps if r.sweep else []
     return svg.Series(label, color, [(float(i), st.cumulative_s) for i, st in enumerate(steps)])
 
 
-def _sweep_ticks(runs: list[rm.RunModel]) -> list[tuple[float, str]]:
+def _sweep_ticks(runs: list[RunModel]) -> list[tuple[float, str]]:
     longest = max(runs, key=lambda r: len(r.sweep.steps) if r.sweep else 0)
     steps = longest.sweep.steps if longest.sweep else []
     return [(float(i), str(st.size)) for i, st in enumerate(steps)]
@@ -81,11 +82,11 @@ class Charts:
         return svg.empty_chart(message)
 
     @staticmethod
-    def timeline(r: rm.RunModel) -> Markup:
+    def timeline(r: RunModel) -> Markup:
         return svg.phase_timeline(r.run)
 
     @staticmethod
-    def benchmark(b: rm.BenchmarkBlock) -> Markup:
+    def benchmark(b: BenchmarkBlock) -> Markup:
         s, st = b.speed, b.allocator.steady
         bars = [("eager", s.eager_ms, s.eager_spread_ms, svg.EAGER),
                 ("compiled", s.compiled_ms, s.compiled_spread_ms, svg.COMPILED)]  # fmt: skip
@@ -97,7 +98,7 @@ class Charts:
         return svg.benchmark_bars(bars)
 
     @staticmethod
-    def run_sweep(r: rm.RunModel) -> Markup:
+    def run_sweep(r: RunModel) -> Markup:
         dynamic = r.sweep.dynamic if r.sweep else text.NA
         series = _sweep_series(r, svg.PALETTE[0], f"cumulative transition cost (dynamic={dynamic})")
         return svg.line_chart(
@@ -168,9 +169,8 @@ class Charts:
         return wide, narrow
 
 
-def render_html(session: Session) -> str:
-    """The whole session as one self-contained HTML page."""
-    report = rm.build(session)
+def render_html(report: rm.Report) -> str:
+    """A session's model as one self-contained HTML page."""
     return render(
         "report.html.j2",
         title=report.title,

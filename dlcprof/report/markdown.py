@@ -11,7 +11,8 @@ from typing import Any
 from dlcprof import text
 from dlcprof.figures import modes as fm
 from dlcprof.report import model as rm
-from dlcprof.session import Session
+from dlcprof.report.monitors import DeviceSummary
+from dlcprof.report.run import RunModel
 
 KERNEL_SOURCE_LINES = 60  # per kernel; a paste must stay readable
 # GitHub refuses issue and comment bodies over 65,536 characters.
@@ -50,7 +51,7 @@ def table(header: list[str], rows: list[list[Any]], align: str = "") -> list[str
     return out
 
 
-def _phases(r: rm.RunModel, detail: int) -> list[str]:
+def _phases(r: RunModel, detail: int) -> list[str]:
     out = ["### Compile time", ""]
     if r.phases is None:
         return out + [text.na("no compile recorded in this run"), ""]
@@ -86,7 +87,7 @@ def _phases(r: rm.RunModel, detail: int) -> list[str]:
     return out
 
 
-def _kernels(r: rm.RunModel, detail: int) -> list[str]:
+def _kernels(r: RunModel, detail: int) -> list[str]:
     out = ["### Fused kernels", ""]
     if not r.kernels:
         return out + [text.na(r.kernels_why), ""]
@@ -126,7 +127,7 @@ def _kernels(r: rm.RunModel, detail: int) -> list[str]:
     return out
 
 
-def _recompiles(r: rm.RunModel, detail: int) -> list[str]:
+def _recompiles(r: RunModel, detail: int) -> list[str]:
     out = ["### Recompiles", ""]
     if not r.recompiles:
         out += ["None.", ""]
@@ -159,7 +160,7 @@ def _recompiles(r: rm.RunModel, detail: int) -> list[str]:
     return out
 
 
-def _run_modes(r: rm.RunModel) -> list[str]:
+def _run_modes(r: RunModel) -> list[str]:
     """What the run's mode did: the ops it autotuned, its graphs' CUDA graphs."""
     a, cg = r.autotune, r.cudagraphs
     if not (r.shows_autotune or r.shows_cudagraphs):
@@ -207,7 +208,7 @@ def _modes(report: rm.Report) -> list[str]:
     return out
 
 
-def _benchmark(r: rm.RunModel, detail: int = FULL) -> list[str]:
+def _benchmark(r: RunModel, detail: int = FULL) -> list[str]:
     out = ["### Benchmark", ""]
     b = r.benchmark
     if b is None:
@@ -233,7 +234,7 @@ def _benchmark(r: rm.RunModel, detail: int = FULL) -> list[str]:
     ]
 
 
-def _notes(r: rm.RunModel, detail: int) -> list[str]:
+def _notes(r: RunModel, detail: int) -> list[str]:
     if not (r.warnings or r.unavailable):
         return []
     out = ["### Notes", ""]
@@ -269,7 +270,7 @@ def _paper(p: rm.PaperSection) -> list[str]:
     return out + [f"- {plain(n)}" for n in p.notes] + [""]
 
 
-def _device_spans(dev: rm.DeviceSummary) -> list[str]:
+def _device_spans(dev: DeviceSummary) -> list[str]:
     head = [
         "metric",
         *(f"{name} ({row['samples']:.0f} samples)" for name, row in dev.by_span.items()),
@@ -278,7 +279,7 @@ def _device_spans(dev: rm.DeviceSummary) -> list[str]:
     return table(head, rows, "l" + "r" * len(dev.by_span)) + [""]
 
 
-def _run_section(r: rm.RunModel, detail: int = FULL) -> list[str]:
+def _run_section(r: RunModel, detail: int = FULL) -> list[str]:
     out = [f"## Run {r.number}: {plain(r.label)}", ""]
     out.append(
         f"Run id `{r.run_id}` · status **{r.status}** · target `{r.target}`"
@@ -327,10 +328,9 @@ def _run_section(r: rm.RunModel, detail: int = FULL) -> list[str]:
     return out
 
 
-def render_markdown(session: Session) -> str:
-    """The whole session as Markdown (GitHub flavour), short enough to paste:
+def render_markdown(report: rm.Report) -> str:
+    """A session's model as Markdown (GitHub flavour), short enough to paste:
     kernel sources are left out when they would push it past GitHub's limit."""
-    report = rm.build(session)
     for detail in (FULL, NO_SOURCES, COMPACT, BRIEF, SUMMARY):
         md = _render(report, detail)
         if len(md) <= PASTE_LIMIT:
