@@ -5,6 +5,12 @@ from __future__ import annotations
 import re
 
 import pytest
+from report_helpers import (
+    benchmark_session,
+    full_session,
+    graph_break_session,
+    sweep_sessions,
+)
 from rich.console import Console
 
 from dlcprof import events as ev
@@ -13,21 +19,6 @@ from dlcprof.figures import benchmark as fb
 from dlcprof.report.compare import compare, render_compare_html, render_compare_table
 from dlcprof.report.errors import ReportError
 from dlcprof.session import Session
-
-try:
-    from test_report_support import (
-        benchmark_session,
-        full_session,
-        graph_break_session,
-        sweep_sessions,
-    )
-except ImportError:  # tests/ collected as a package
-    from tests.test_report_support import (
-        benchmark_session,
-        full_session,
-        graph_break_session,
-        sweep_sessions,
-    )
 
 
 def _text(renderable) -> str:

@@ -8,6 +8,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from report_helpers import (
+    benchmark_session,
+    full_session,
+    graph_break_session,
+    has_benchmark,
+    has_graph_breaks,
+    recorded_sessions,
+    sweep_run,
+    synthetic_session,
+    with_monitors,
+)
 
 from dlcprof import events as ev
 from dlcprof.report import schema
@@ -16,21 +27,6 @@ from dlcprof.report.folder import PROFILE_NAME, default_report_dir, save_session
 from dlcprof.report.model import build as build_model
 from dlcprof.report.schema import REPORT_SCHEMA, build_report, load_session
 from dlcprof.session import Session
-
-try:
-    from test_report_support import (
-        benchmark_session,
-        full_session,
-        graph_break_session,
-        with_monitors,
-    )
-except ImportError:  # tests/ collected as a package
-    from tests.test_report_support import (
-        benchmark_session,
-        full_session,
-        graph_break_session,
-        with_monitors,
-    )
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -527,3 +523,21 @@ def test_report_never_imports_torch_textual_or_monitors() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+# --- the test sessions themselves -------------------------------------------------
+
+
+def test_synthetic_stream_folds() -> None:
+    s = synthetic_session()
+    assert len(s.runs) == 4
+    assert all(r.status == "ok" for r in s.runs.values())
+    static = sweep_run(s, "false")
+    assert static is not None and len(static.recompiles) == 4
+    assert all(rc.cost_s for rc in static.recompiles)
+    assert has_benchmark(s) and has_graph_breaks(s)
+
+
+def test_fixtures_decode() -> None:
+    for name, session in recorded_sessions().items():
+        assert session().runs, f"{name} has no run"

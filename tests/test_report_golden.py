@@ -18,15 +18,12 @@ import os
 import platform
 import re
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, load_fixture
-from paper_helpers import paper_events
-from test_report_support import synthetic_events
+from conftest import FIXTURES
+from report_helpers import recorded_sessions
 
-from dlcprof import events as ev
 from dlcprof.report import build_model, build_report, dumps_report, render_markdown
 from dlcprof.session import Session
 
@@ -35,18 +32,7 @@ UPDATE = os.environ.get("DLCPROF_UPDATE_GOLDEN") == "1"
 _CREATED = re.compile(r'^ "created": "[^"]*",$', re.M)
 
 
-def _recorded() -> dict[str, Callable[[], list[ev.Event]]]:
-    names = [p.stem for p in sorted(FIXTURES.glob("*.jsonl"))]
-    names += [f"paper/{p.stem}" for p in sorted((FIXTURES / "paper").glob("*.jsonl"))]
-    out: dict[str, Callable[[], list[ev.Event]]] = {
-        n.replace("/", "-"): (lambda n=n: load_fixture(n)) for n in names
-    }
-    out["paper-session"] = paper_events
-    out["synthetic"] = synthetic_events
-    return out
-
-
-SESSIONS = _recorded()
+SESSIONS = recorded_sessions()
 
 
 @pytest.fixture
@@ -77,6 +63,6 @@ def _check(path: Path, got: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(SESSIONS))
 def test_reports_match_golden(name: str, pinned: None) -> None:
-    out = render(Session.from_events(SESSIONS[name]()))
+    out = render(SESSIONS[name]())
     for kind, got in out.items():
         _check(GOLDEN / f"{name}.{kind}", got)

@@ -7,13 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from report_helpers import full_session, sweep_sessions
 
 from dlcprof import events as ev
-
-try:
-    from test_report_support import full_session, sweep_sessions
-except ImportError:  # tests/ collected as a package
-    from tests.test_report_support import full_session, sweep_sessions
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))

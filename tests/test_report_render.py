@@ -6,6 +6,14 @@ import html as _html
 import re
 
 import pytest
+from conftest import load_fixture
+from report_helpers import (
+    benchmark_session,
+    full_session,
+    graph_break_session,
+    synthetic_events,
+    with_monitors,
+)
 
 from dlcprof import events as ev
 from dlcprof import text
@@ -15,27 +23,6 @@ from dlcprof.report.html import render_html
 from dlcprof.report.markdown import render_markdown
 from dlcprof.report.model import build as build_model
 from dlcprof.session import Session
-
-try:
-    from test_report_support import (
-        FIXTURES,
-        benchmark_session,
-        full_session,
-        graph_break_session,
-        load_fixture,
-        synthetic_events,
-        with_monitors,
-    )
-except ImportError:  # tests/ collected as a package
-    from tests.test_report_support import (
-        FIXTURES,
-        benchmark_session,
-        full_session,
-        graph_break_session,
-        load_fixture,
-        synthetic_events,
-        with_monitors,
-    )
 
 
 def test_markdown_sections() -> None:
@@ -289,7 +276,7 @@ def _stated(session: Session) -> list[str]:
 def test_html_and_markdown_state_the_same_words(names: list[str]) -> None:
     events: list[ev.Event] = []
     for n in names:
-        events += load_fixture(FIXTURES / f"{n}.jsonl").events
+        events += load_fixture(n)
     session = Session.from_events(events)
     page = _html.unescape(render_html(build_model(session)))
     md = render_markdown(build_model(session))

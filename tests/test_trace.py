@@ -6,16 +6,12 @@ import json
 from collections import defaultdict
 
 import pytest
+from report_helpers import full_session, with_monitors
 
 from dlcprof import events as ev
 from dlcprof.report.model import build as build_model
 from dlcprof.report.trace import PID_DEVICE, render_chrome_trace
 from dlcprof.session import Session
-
-try:
-    from test_report_support import full_session, with_monitors
-except ImportError:  # tests/ collected as a package
-    from tests.test_report_support import full_session, with_monitors
 
 ALLOWED_PH = {"X", "B", "E", "i", "I", "C", "M"}
 

@@ -41,7 +41,10 @@ def code(x: Any) -> str:
 
 
 def table(header: list[str], rows: list[list[Any]], align: str = "") -> list[str]:
-    aligns = align or "l" * len(header)
+    """A GFM table; ``align`` is one letter per column ("l" or "r", "l" where
+    short). A delimiter row of another width than the header makes GitHub show
+    a paragraph of pipes, so it always has the header's."""
+    aligns = align[: len(header)].ljust(len(header), "l")
     sep = ["---:" if a == "r" else "---" for a in aligns]
     out = ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
     out += [
@@ -101,7 +104,7 @@ def _kernels(r: RunModel, detail: int) -> list[str]:
                      *([origin] if origins else []), k.compiles])  # fmt: skip
     head = ["#", "kernel", "kind", *kt.columns, "fused ops",
             *(["from (user source)"] if origins else []), "compiles"]  # fmt: skip
-    out += table(head, rows, "rll" + "r" * len(kt.columns) + "l" * (len(head) - 3)) + [""]
+    out += table(head, rows, "rll" + "r" * len(kt.columns)) + [""]
     summary = kt.summary + ([kt.method] if kt.method and detail > COMPACT else [])
     if kt.profile is not None or detail > COMPACT:
         out += [f"- {line}" for line in summary] + [f"- {n}" for n in kt.notes] + [""]
