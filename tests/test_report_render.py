@@ -172,6 +172,7 @@ def test_every_format_renders_a_session_cut_short() -> None:
     """Saving mid-run (Ctrl+S while compiling) or after a crash: open phases,
     compiles without a wall time, no benchmark. Nothing may raise."""
     from dlcprof.report.compare import compare, render_compare_html, render_compare_table
+
     from dlcprof.report.schema import build_report
     from dlcprof.report.trace import render_chrome_trace
 
@@ -289,3 +290,41 @@ def test_html_and_markdown_state_the_same_words(names: list[str]) -> None:
         assert words in md, words
     if len(names) > 1:
         assert any(w.startswith("cumulative transition cost: static") for w in stated)
+
+
+def _percent(cell: str) -> float:
+    return 0.5 if cell == "&lt;1%" else float(cell.rstrip("%"))
+
+
+def test_every_library_call_is_a_row_and_the_shares_add_up() -> None:
+    """Four Linear layers (tests/fixtures/linear_stack): four extern_kernels.addmm
+    launches, each a row of report.md and report.html, their shares adding up
+    to the coverage stated beside them (they were one row, 23% under "74%")."""
+    session = Session.from_events(load_fixture("linear_stack"))
+    run = session.latest_run
+    assert run is not None and run.kernel_profile is not None
+    addmms = [k for k in run.kernels if k.name == "extern_kernels.addmm"]
+    assert len(addmms) == 4
+    report = build_model(session)
+    (m,) = report.runs
+    assert [r.name for r in m.kernels].count("extern_kernels.addmm") == 4
+    profile = m.kernel_table.profile
+    assert profile is not None and profile.kernel_ms is not None and profile.coverage
+    times = [r.timing.time_ms for r in m.kernels if r.timing and r.timing.time_ms is not None]
+    assert len(times) == len(m.kernels)
+    assert sum(times) == pytest.approx(profile.kernel_ms)
+
+    md = render_markdown(report)
+    section = md.split("### Fused kernels", 1)[1].split("\n- ", 1)[0]
+    rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| ") and
+            line[2].isdigit()]  # fmt: skip
+    assert sum(1 for r in rows if "extern_kernels.addmm" in r[1]) == 4
+    stated = re.search(r"kernels [\d.]+ \S+ = (\d+)% of the compiled call", md)
+    assert stated is not None
+    shares = sum(_percent(r[4]) for r in rows)
+    # Each share is rounded to a percent: within half a percent a row.
+    assert abs(shares - int(stated.group(1))) <= 0.5 * len(rows) + 0.5
+
+    page = render_html(report)
+    table = page.split('<table class="kernels">', 1)[1].split("</table>", 1)[0]
+    assert table.count('<div class="kname">extern_kernels.addmm</div>') == 4
