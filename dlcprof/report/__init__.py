@@ -1,5 +1,6 @@
 """Reports: the JSON report (schema "dlcprof.report/1"), HTML, Markdown,
-Chrome trace and comparisons. Never imports torch, Textual or the monitors.
+Chrome trace and the comparison page. Never imports torch, Textual, Rich or
+the monitors.
 
 A session is built once into one model (``build_model``, from
 ``dlcprof.report.model``: figures from ``dlcprof.figures``) and the renderers
@@ -8,11 +9,9 @@ HTML (Jinja2 templates with auto-escaping, ``html``), Markdown (``markdown``)
 and the Chrome trace (``trace``), so they state the same numbers in the same
 words.
 
-The names below are the public API. Comparisons live in
-``dlcprof.report.compare`` (``compare()``, ``render_compare_table()``,
-``render_compare_html()``): the submodule shares the function's name, so the
-package does not re-export it, and it is only imported when used (it pulls in
-Rich, which saving a session does not need).
+The names below are the public API. A comparison of two runs is a figure
+(``dlcprof.figures.compare``), placed by ``dlcprof.tables.compare_table`` in
+the terminal and by ``dlcprof.report.html.render_compare_html`` as a page.
 """
 
 from __future__ import annotations
