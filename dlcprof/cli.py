@@ -168,6 +168,15 @@ def build_parser() -> _Parser:
     cmp.add_argument("a", type=Path)
     cmp.add_argument("b", type=Path)
     cmp.add_argument("--html", type=Path, default=None, help="also write the comparison as HTML")
+    cmp.add_argument(
+        "--run",
+        nargs="+",
+        metavar="RUN",
+        default=None,
+        help="the run to compare in a session of several: a number (1 is the first, -1 the "
+        "latest) or a run id; one for both sessions, or one for A then one for B "
+        "(default: the latest of each)",
+    )
 
     sub.add_parser("doctor", help="what this machine can do, and what is missing")
     return p
@@ -317,10 +326,11 @@ def _write_outputs(session, args: argparse.Namespace) -> bool:
     from dlcprof.engine import elsewhere
     from dlcprof.report.atomic import write_atomic
     from dlcprof.report.folder import save_session
+    from dlcprof.report.model import build
     from dlcprof.report.schema import ReportError, build_report, dumps_report
 
     def json_to(path: Path) -> Path:
-        write_atomic(path, dumps_report(build_report(session)))
+        write_atomic(path, dumps_report(build_report(build(session))))
         return path
 
     def json_elsewhere() -> Path:
@@ -466,9 +476,10 @@ def _load(path: Path):
 def cmd_report(args: argparse.Namespace) -> int:
     from dlcprof.report.html import render_html
     from dlcprof.report.markdown import render_markdown
+    from dlcprof.report.model import build
 
-    session = _load(args.session)
-    text = render_html(session) if args.html else render_markdown(session)
+    model = build(_load(args.session))
+    text = render_html(model) if args.html else render_markdown(model)
     if args.output is None:
         sys.stdout.write(text)
         return EXIT_OK
@@ -496,14 +507,19 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from dlcprof.report.compare import compare, render_compare_html, render_compare_table
-    from dlcprof.report.schema import ReportError
+    from dlcprof.figures.compare import CompareError, compare
+    from dlcprof.report.html import render_compare_html
+    from dlcprof.tables import compare_table
 
+    runs = args.run or [None]
+    if len(runs) > 2:
+        raise _LoadError("--run takes one run for both sessions, or one for A and one for B")
+    run_a, run_b = runs[0], runs[-1]
     try:
-        cmp = compare(_load(args.a), _load(args.b))
-    except ReportError as e:
+        cmp = compare(_load(args.a), _load(args.b), run_a, run_b)
+    except CompareError as e:
         raise _LoadError(str(e)) from None
-    _console().print(render_compare_table(cmp))
+    _console().print(compare_table(cmp))
     if args.html is not None:
         return _write_file(args.html, render_compare_html(cmp))
     return EXIT_OK

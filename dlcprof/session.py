@@ -11,6 +11,7 @@ from them lives in ``dlcprof.figures``. Pure Python: no torch, no Textual, no I/
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from dlcprof import events as ev
 
@@ -164,6 +165,11 @@ class Session:
         self.device_samples: list[ev.DeviceSampled] = []
         self.monitors: dict[str, ev.MonitorStatus] = {}
         self.paper: ev.PaperPlanned | None = None  # the latest `dlcprof paper` in the session
+        # What the report this session was loaded from said about where and when
+        # it was recorded (environment, created, extra, dlcprof_version): the
+        # events do not carry it, and re-saving a loaded session on another
+        # machine must not claim that machine recorded it. None: recorded here.
+        self.provenance: dict[str, Any] | None = None
 
     # --- folding -----------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 """Rich tables that the headless console and the TUI both show: what a mode
-did (autotuning, CUDA graphs) and every mode side by side."""
+did (autotuning, CUDA graphs), every mode side by side, and two runs compared
+(``dlcprof compare``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from dlcprof import text
+from dlcprof.figures import compare as fc
 from dlcprof.figures import modes as fm
 from dlcprof.session import Run
 
@@ -88,3 +90,90 @@ def _break_at_hyphens(name: str, width: int = 16) -> str:
         else:
             lines[-1] += piece
     return "\n".join(lines)
+
+
+# --- two runs side by side ---------------------------------------------------------------
+
+VERDICT_STYLE = {"better": "green", "worse": "red", "same": "dim", "": ""}
+
+
+def _delta_table(title: str, first: str) -> Table:
+    t = Table(title=title, title_justify="left")
+    t.add_column(first)
+    for col in ("A", "B", "delta"):
+        t.add_column(col, justify="right")
+    return t
+
+
+def compare_table(cmp: fc.Comparison) -> RenderableType:
+    """Two runs compared: headline numbers, phases, kernels, changes."""
+    parts: list[RenderableType] = [
+        Text.assemble(("A ", "bold"), cmp.a_label, "\n", ("B ", "bold"), cmp.b_label)
+    ]
+    parts += [Text(note, style="yellow") for note in cmp.notes]
+    if cmp.settings:
+        t = Table(title="settings that differ", title_justify="left", expand=False)
+        for col in ("setting", "A", "B"):
+            t.add_column(col)
+        for k, va, vb in cmp.settings:
+            t.add_row(k, text.value(va), text.value(vb))
+        parts.append(t)
+
+    t = _delta_table("headline (delta = B - A)", "metric")
+    for row in cmp.headline():
+        t.add_row(row.name, row.a, row.b, Text(row.delta, style=VERDICT_STYLE[row.verdict]))
+    parts.append(t)
+    if cmp.cache_note:
+        parts.append(Text(cmp.cache_note, style="yellow"))
+
+    t = _delta_table("compile time by phase", "phase")
+    major, minor = cmp.split_phases()
+    for p in major:
+        t.add_row(p.label, p.a_text, p.b_text, Text(p.delta_text, style=VERDICT_STYLE[p.verdict]))
+    if minor:
+        a_sum = sum(p.a_s or 0.0 for p in minor)
+        b_sum = sum(p.b_s or 0.0 for p in minor)
+        t.add_row(
+            Text(f"… {text.plural(len(minor), 'shorter phase')}", style="dim"),
+            Text(text.secs(a_sum), style="dim"),
+            Text(text.secs(b_sum), style="dim"),
+            Text(text.signed_secs(b_sum - a_sum), style="dim"),
+        )
+    parts.append(t)
+
+    t = Table(title=cmp.kernels_title, title_justify="left")
+    t.add_column("change")
+    t.add_column("kernel", overflow="fold")
+    t.add_column("fused ops", overflow="fold")
+    for k in cmp.kernels_added:
+        t.add_row(Text("added", style="green"), k.name, ", ".join(k.fused_ops))
+    for k in cmp.kernels_removed:
+        t.add_row(Text("removed", style="red"), k.name, ", ".join(k.fused_ops))
+    for c in cmp.kernels_changed:
+        t.add_row(Text(c.how, style="yellow"), c.name, c.ops)
+    for g in cmp.kernels_recompiled:
+        t.add_row(Text("unchanged", style="dim"), g.name, g.words)
+    parts.append(t if t.row_count else Text(cmp.kernels_title, style="dim"))
+
+    if cmp.kernel_times:
+        t = _delta_table("kernel time per compiled call (delta = B - A)", "kernel")
+        for kt in cmp.kernel_times:
+            style = VERDICT_STYLE[kt.verdict]
+            t.add_row(kt.name, kt.a_text, kt.b_text, Text(kt.delta_text, style=style))
+        parts.append(t)
+
+    t = Table(title="graph breaks and recompiles", title_justify="left")
+    for col in ("change", "kind", "reason", "location"):
+        t.add_column(col)
+    for reason, loc in cmp.graph_breaks_added:
+        t.add_row(Text("added", style="red"), "graph break", reason, loc)
+    for reason, loc in cmp.graph_breaks_gone:
+        t.add_row(Text("gone", style="green"), "graph break", reason, loc)
+    for how, newest in cmp.recompile_changes:
+        style = "red" if how == "added" else "green"
+        t.add_row(Text(how, style=style), "recompile", newest, "")
+    if t.row_count:
+        parts.append(t)
+    else:
+        parts.append(Text("graph breaks and recompiles: no change", style="dim"))
+    return Group(*parts)

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Render the HTML reports, open them in headless Chromium, fail on console errors.
+"""Render the HTML reports, open them in headless Chromium, fail on console errors
+or on content wider than its card.
 
     python scripts/check_html.py [--session PATH] [--compare A B] [--out DIR] [--height PX]
 
@@ -8,13 +9,15 @@ of them as one session, and the static/dynamic sweep pair on the compare page).
 Writes report.html, compare.html and a PNG screenshot of each into --out
 (default: a fresh temp dir) and exits non-zero when Chromium logs any console
 message (the pages carry no script, so any message is a failure: a CSP
-violation, a blocked network load, a parse error) or cannot render.
+violation, a blocked network load, a parse error), cannot render, or has
+something wider than its card at --width (1400 px by default).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,8 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from dlcprof import events as ev  # noqa: E402
-from dlcprof.report.compare import compare, render_compare_html  # noqa: E402
-from dlcprof.report.html import render_html  # noqa: E402
+from dlcprof.figures.compare import compare  # noqa: E402
+from dlcprof.report.html import render_compare_html, render_html  # noqa: E402
+from dlcprof.report.model import build  # noqa: E402
 from dlcprof.report.schema import ReportError, load_session  # noqa: E402
 from dlcprof.session import Session  # noqa: E402
 
@@ -109,6 +113,48 @@ def check_page(
     return problems
 
 
+# Measures, once the page has laid out, what sticks out of its card to the right,
+# and whether the page itself scrolls sideways. Run on a copy without the
+# page's CSP (which forbids scripts); the report itself never carries one.
+_PROBE = """<script>
+addEventListener('load', () => {
+  const out = [];
+  for (const card of document.querySelectorAll('section.card')) {
+    const edge = card.getBoundingClientRect().right;
+    for (const el of card.querySelectorAll(':scope > *')) {
+      const over = el.getBoundingClientRect().right - edge;
+      const h = card.querySelector('h2');
+      if (over > 0.5) out.push(`${h ? h.textContent : 'a card'}: ${el.tagName.toLowerCase()}`
+                               + `.${el.className} ${Math.round(over)} px past its card`);
+    }
+  }
+  const doc = document.documentElement.scrollWidth;
+  if (doc > innerWidth) out.push(`the page is ${doc - innerWidth} px wider than the window`);
+  const pre = document.createElement('pre');
+  pre.id = 'overflow-probe';
+  pre.textContent = out.join('\\n');
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def overflowing(chromium: str, html: str, width: int) -> list[str]:
+    """What sticks out of its card (or widens the page) at ``width`` pixels."""
+    html = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html)
+    html = html.replace("</body>", _PROBE + "</body>")
+    with tempfile.TemporaryDirectory(prefix="dlcprof-chromium-") as tmp:
+        page = Path(tmp) / "probe.html"
+        page.write_text(html, encoding="utf-8")
+        cmd = [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp}/profile",
+               f"--window-size={width},1200", "--virtual-time-budget=5000", "--dump-dom",
+               page.as_uri()]  # fmt: skip
+        dom = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
+    m = re.search(r'<pre id="overflow-probe">(.*?)</pre>', dom, re.S)
+    if m is None:
+        return ["the overflow probe did not run"]
+    return [line for line in m.group(1).splitlines() if line]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--session", help="a report (session.json, folder or .jsonl) to render")
@@ -131,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="dlcprof-html-"))
     out.mkdir(parents=True, exist_ok=True)
-    pages = {"report": render_html(main_session)}
+    pages = {"report": render_html(build(main_session))}
     if pair is not None:
         pages["compare"] = render_compare_html(compare(*pair))
     failed = False
@@ -140,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         html_path.write_text(html, encoding="utf-8")
         png = out / f"{name}.png"
         problems = check_page(chromium, html_path, png, args.width, args.height)
+        problems += overflowing(chromium, html, args.width)
         status = "FAIL" if problems else "ok"
         print(f"{status} {html_path} -> {png}")
         for p in problems:

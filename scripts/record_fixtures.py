@@ -117,6 +117,21 @@ def build(device, dtype):
 '''
 
 
+# Four Linear layers: four library calls (extern_kernels.addmm) in one compiled
+# call, each a launch of its own that every view must count.
+LINEARS_WORKLOAD = '''
+"""Four Linear layers with a ReLU between each."""
+import torch
+from torch import nn
+
+
+def build(device, dtype):
+    layers = [m for _ in range(4) for m in (nn.Linear(256, 256), nn.ReLU())]
+    model = nn.Sequential(*layers).to(device, dtype).eval()
+    return model, (torch.randn(64, 256, device=device, dtype=dtype),)
+'''
+
+
 Settings = RunSettings | list[RunSettings]
 
 
@@ -130,6 +145,8 @@ def runs(tmp: Path) -> list[tuple[str, Settings, bool, bool, dict[str, str | Non
     scalars.write_text(SCALARS_WORKLOAD.lstrip())
     optimizer = tmp / "optimizer_step.py"
     optimizer.write_text(OPTIMIZER_WORKLOAD.lstrip())
+    linears = tmp / "linear_stack.py"
+    linears.write_text(LINEARS_WORKLOAD.lstrip())
     small = {"size": "small"}
     return [
         # Graph caches off: the stream shows Inductor's whole pipeline (lowering,
@@ -196,6 +213,7 @@ def runs(tmp: Path) -> list[tuple[str, Settings, bool, bool, dict[str, str | Non
             True,
             {"TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"},
         ),
+        ("linear_stack", RunSettings(target=str(linears), **small), True, False, {}),
         (
             "dynamic_scalars",
             RunSettings(target=str(scalars), dynamic="true", benchmark=False, **small),

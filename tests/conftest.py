@@ -24,9 +24,19 @@ os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(_CACHE)
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
+def fixture_names() -> list[str]:
+    """Every recorded event stream, as ``load_fixture`` names it ("pointwise_chain",
+    "paper/gelu_mlp"); tests/fixtures/trace holds torch's raw trace records instead."""
+    names = [p.stem for p in sorted(FIXTURES.glob("*.jsonl"))]
+    return names + [f"paper/{p.stem}" for p in sorted((FIXTURES / "paper").glob("*.jsonl"))]
+
+
 def load_fixture(name: str) -> list[ev.Event]:
-    """An event stream recorded from a real run by scripts/record_fixtures.py."""
+    """An event stream recorded from a real run by scripts/record_fixtures.py.
+    A missing one fails the test: recordings are never stood in for."""
     path = FIXTURES / f"{name}.jsonl"
+    if not path.is_file():
+        pytest.fail(f"recorded fixture {path} missing (scripts/record_fixtures.py)")
     return [ev.decode(line) for line in path.read_text().splitlines() if line.strip()]
 
 

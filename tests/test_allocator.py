@@ -19,6 +19,7 @@ from dlcprof import events as ev
 from dlcprof.doctor import allocator_check
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
+from dlcprof.report.model import build as build_model
 from dlcprof.report.schema import build_report
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings
@@ -222,7 +223,7 @@ def test_large_intermediates_fault_in_eager_and_the_workload_is_allocator_sensit
     assert "mallopt" in a.how and a.allocator.endswith("default thresholds")
     assert a.verdict == fa.SENSITIVE, a.sentence
     assert a.steady.speedup < a.default.speedup
-    bench = build_report(session)["runs"][0]["benchmark"]
+    bench = build_report(build_model(session))["runs"][0]["benchmark"]
     assert set(bench["page_faults_per_call"]) == {"eager", "compiled"}
     steady = bench["steady_allocator"]
     assert {"eager_ms", "compiled_ms", "speedup", "how"} <= set(steady)

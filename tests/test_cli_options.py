@@ -206,8 +206,9 @@ def test_cuda_without_a_gpu_is_bad_input(tmp_path) -> None:  # type: ignore[no-u
 
 
 def test_rendering_to_an_unwritable_place_is_one_line(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from report_helpers import benchmark_session
+
     from dlcprof.report.folder import save_session
-    from tests.test_report_support import benchmark_session
 
     folder = save_session(benchmark_session(), tmp_path / "rep")
     (tmp_path / "file").write_text("a regular file")

@@ -17,9 +17,9 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.console import hotspots_table, run_summary
 from dlcprof.figures import hotspots as fh
-from dlcprof.report import model as rm
 from dlcprof.report.html import render_html
 from dlcprof.report.markdown import render_markdown
+from dlcprof.report.model import build as build_model
 from dlcprof.session import Session
 from dlcprof.tui.view import View
 from dlcprof.tui.widgets.hotspots import body, frames_table
@@ -84,8 +84,8 @@ def test_views_show_the_compiling_thread_and_name_the_rest(hot) -> None:
     others = fh.threads_not_shown(fh.other_threads(run))
     tui = _plain(frames_table(run))
     console = _plain(hotspots_table(run))
-    md = render_markdown(session)
-    page = render_html(session)
+    md = render_markdown(build_model(session))
+    page = render_html(build_model(session))
     for name, out in {"tui": tui, "console": console, "markdown": md, "html": page}.items():
         flat = " ".join(out.split())
         assert scope in flat and others in flat, name
@@ -115,8 +115,8 @@ def test_no_hot_frames_for_a_run_that_failed_before_compiling(hot) -> None:
     assert hotspots_table(run) is None and "Compiler hot frames" not in _plain(
         run_summary(run, session)
     )
-    report = rm.build(session)
+    report = build_model(session)
     assert not report.hotspot_runs and "before compiling" in report.hotspots_why
-    assert "before compiling" in render_markdown(session)
+    assert "before compiling" in render_markdown(report)
     pane = _plain(body(View(session, run, None, replay=True)))
     assert "before compiling" in pane and "own" not in pane

@@ -19,6 +19,7 @@ from dlcprof.figures import hotspots as fh
 from dlcprof.figures import observer as fo
 from dlcprof.monitors.hotspots import load_samples
 from dlcprof.report.markdown import render_markdown
+from dlcprof.report.model import build as build_model
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings
 from dlcprof.worker.emit import ListEmitter
@@ -99,7 +100,7 @@ def test_a_real_run_pauses_every_monitor_while_it_times(tmp_path) -> None:
     line = fo.line(run)
     assert "py-spy 25 Hz, non-blocking (" in line and "of a core" in line
     assert "paused while the benchmark" in line and "timed" in line
-    assert line in render_markdown(session)
+    assert line in render_markdown(build_model(session))
     out = Console(width=400, file=io.StringIO())
     out.print(run_summary(run, session))
     assert line in out.file.getvalue()

@@ -22,6 +22,7 @@ from dlcprof.figures import benchmark as fb
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import recompiles as fr
 from dlcprof.paper import QUICK_WORKLOADS, PlanError, make_plan, quick_sizes
+from dlcprof.report.model import build as build_model
 from dlcprof.report.schema import build_report, load_session
 from dlcprof.session import Session
 from dlcprof.workloads import bundled_names
@@ -295,7 +296,7 @@ def test_the_report_states_the_findings_and_replays_them(tmp_path):
     # A saved paper session replays with its plan: the same table.
     again = load_session(folder / "session.json")
     assert fpa.summary_rows(fpa.findings(again)) == fpa.summary_rows(fpa.findings(session))
-    assert build_report(again)["paper"]["findings"] == paper["findings"]
+    assert build_report(build_model(again))["paper"]["findings"] == paper["findings"]
     md = (folder / "report.md").read_text()
     assert f"## {fpa.PAPER_TITLE}" in md
 

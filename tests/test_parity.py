@@ -31,6 +31,7 @@ from dlcprof.figures import observer as fo
 from dlcprof.figures import recompiles as fr
 from dlcprof.report.html import render_html
 from dlcprof.report.markdown import render_markdown
+from dlcprof.report.model import build as build_model
 from dlcprof.session import Run, Session
 from dlcprof.tables import modes_table
 from dlcprof.tui.app import DlcprofApp
@@ -60,8 +61,8 @@ def views(session: Session, run: Run) -> dict[str, str]:
         "tui": _plain(BenchmarkReport(view)) + _plain(RecompileReport(view))
         + _plain(ModesReport(view)),
         "console": _plain(run_summary(run, session)) + "".join(_plain(t) for t in tables),
-        "markdown": render_markdown(session),
-        "html": _unhtml(render_html(session)),
+        "markdown": render_markdown(build_model(session)),
+        "html": _unhtml(render_html(build_model(session))),
     }
 
 
@@ -235,8 +236,8 @@ def test_the_papers_findings_read_the_same_in_every_view():
     rendered = {
         "console": _plain(paper_tables(f)),
         "tui": _plain(findings_table(f)),
-        "markdown": render_markdown(session),
-        "html": _unhtml(render_html(session)),
+        "markdown": render_markdown(build_model(session)),
+        "html": _unhtml(render_html(build_model(session))),
     }
     wanted = [c for r in fpa.summary_rows(f) for c in r]
     wanted += [c for r in fpa.workload_rows(f) for c in r] + fpa.notes(f)

@@ -8,28 +8,25 @@ import sys
 from pathlib import Path
 
 import pytest
+from report_helpers import (
+    benchmark_session,
+    full_session,
+    graph_break_session,
+    has_benchmark,
+    has_graph_breaks,
+    recorded_sessions,
+    sweep_run,
+    synthetic_session,
+    with_monitors,
+)
 
 from dlcprof import events as ev
 from dlcprof.report import schema
 from dlcprof.report.errors import ReportError
 from dlcprof.report.folder import PROFILE_NAME, default_report_dir, save_session
+from dlcprof.report.model import build as build_model
 from dlcprof.report.schema import REPORT_SCHEMA, build_report, load_session
 from dlcprof.session import Session
-
-try:
-    from test_report_support import (
-        benchmark_session,
-        full_session,
-        graph_break_session,
-        with_monitors,
-    )
-except ImportError:  # tests/ collected as a package
-    from tests.test_report_support import (
-        benchmark_session,
-        full_session,
-        graph_break_session,
-        with_monitors,
-    )
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -54,7 +51,7 @@ def _one_line(e: pytest.ExceptionInfo[ReportError]) -> str:
 )
 def test_round_trip_through_folder(tmp_path: Path, make) -> None:
     session = make()
-    before = _without_created(build_report(session))
+    before = _without_created(build_report(build_model(session)))
     folder = save_session(session, tmp_path / "rep")
     assert folder == tmp_path / "rep"
     for name in ("session.json", "report.html", "report.md", "trace.json"):
@@ -65,14 +62,14 @@ def test_round_trip_through_folder(tmp_path: Path, make) -> None:
     assert [ev.to_dict(e) for e in loaded.events] == [ev.to_dict(e) for e in session.events]
     # Same state: the report rebuilt from the replayed session matches the file...
     on_disk = json.loads((folder / "session.json").read_text())
-    assert _without_created(build_report(loaded)) == _without_created(on_disk)
+    assert _without_created(build_report(build_model(loaded))) == _without_created(on_disk)
     # ...and the original session's report (the file adds only the files note).
-    after = _without_created(build_report(loaded))
+    after = _without_created(build_report(build_model(loaded)))
     assert after.pop("extra")["files"]["profile"] is None
     before.pop("extra")
     assert after == before
     # The session object itself was not touched by saving.
-    assert _without_created(build_report(session))["runs"] == before["runs"]
+    assert _without_created(build_report(build_model(session)))["runs"] == before["runs"]
 
 
 def test_load_folder_and_bare_jsonl(tmp_path: Path) -> None:
@@ -90,7 +87,7 @@ def test_load_folder_and_bare_jsonl(tmp_path: Path) -> None:
 
 
 def test_report_fields(tmp_path: Path) -> None:
-    report = build_report(full_session(), extra={"command": "dlcprof run x"})
+    report = build_report(build_model(full_session()), extra={"command": "dlcprof run x"})
     assert report["schema"] == REPORT_SCHEMA
     assert report["extra"]["command"] == "dlcprof run x"
     for key in (
@@ -161,7 +158,7 @@ def test_report_fields(tmp_path: Path) -> None:
 
 
 def test_break_even_null_unless_measurably_faster() -> None:
-    report = build_report(full_session())
+    report = build_report(build_model(full_session()))
     benches = [r["benchmark"] for r in report["runs"] if r["benchmark"]]
     by_verdict = {b["verdict"]: b for b in benches}
     # The recordings hold all three: faster, slower, and within the spread.
@@ -174,7 +171,7 @@ def test_break_even_null_unless_measurably_faster() -> None:
 
 def test_hotspots_and_device_per_run() -> None:
     session = with_monitors(full_session())
-    report = build_report(session)
+    report = build_report(build_model(session))
     latest = report["runs"][-1]
     assert latest["hotspots"]["samples"] == 412 and latest["hotspots"]["rows"]
     top = latest["hotspots"]["rows"][0]
@@ -192,12 +189,38 @@ def test_loaded_report_keeps_recording_platform(tmp_path: Path) -> None:
     data = json.loads((folder / "session.json").read_text())
     data["environment"]["platform"] = "Linux-recorded-elsewhere"
     (folder / "session.json").write_text(json.dumps(data))
-    assert (
-        build_report(load_session(folder))["environment"]["platform"] == "Linux-recorded-elsewhere"
-    )
+    report = build_report(build_model(load_session(folder)))
+    assert report["environment"]["platform"] == "Linux-recorded-elsewhere"
 
 
 # --- failures -----------------------------------------------------------------------------
+
+
+def test_a_save_builds_the_model_once(tmp_path: Path, monkeypatch) -> None:
+    """session.json, report.html, report.md and trace.json place one model."""
+    from dlcprof.report import model as rm
+
+    session = with_monitors(full_session())
+    builds: list[Session] = []
+    runs: list[object] = []
+    build, run_model = rm.build, rm.run_model
+    monkeypatch.setattr(rm, "build", lambda s: builds.append(s) or build(s))
+    monkeypatch.setattr(rm, "run_model", lambda *a: runs.append(a) or run_model(*a))
+    save_session(session, tmp_path / "rep")
+    assert builds == [session]
+    assert len(runs) == len(session.runs)
+
+
+def test_loaded_report_carries_its_provenance(tmp_path: Path) -> None:
+    """Where a loaded report was recorded is a field of its Session; a session
+    recorded here has none."""
+    session = benchmark_session()
+    assert session.provenance is None
+    folder = save_session(session, tmp_path / "rep", profile_path=None)
+    loaded = load_session(folder)
+    assert loaded.provenance is not None
+    assert set(loaded.provenance) == {"environment", "created", "extra", "dlcprof_version"}
+    assert loaded.provenance["environment"] == build_report(build_model(session))["environment"]
 
 
 def test_missing_file(tmp_path: Path) -> None:
@@ -398,10 +421,10 @@ def test_nothing_in_a_report_is_executed(tmp_path: Path) -> None:
                 e["reason"] = evil
 
     session = load_session(_hostile(tmp_path, change))
-    html = render_html(session)
+    html = render_html(build_model(session))
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;" in html
     assert "{{ 7*7 }}" in html and ">49<" not in html
-    assert "{{ 7*7 }}" in render_markdown(session)
+    assert "{{ 7*7 }}" in render_markdown(build_model(session))
 
 
 # --- saving -------------------------------------------------------------------------------
@@ -445,7 +468,7 @@ def test_save_copies_the_pyspy_profile(tmp_path: Path) -> None:
 
 def test_failed_save_leaves_nothing_and_can_retry(tmp_path: Path, monkeypatch) -> None:
     session = benchmark_session()
-    before = build_report(session)["events"]
+    before = build_report(build_model(session))["events"]
     from dlcprof.report import atomic
 
     real_replace = atomic.os.replace
@@ -464,7 +487,7 @@ def test_failed_save_leaves_nothing_and_can_retry(tmp_path: Path, monkeypatch) -
     assert not (tmp_path / "rep").exists()  # the half-written folder is gone
     monkeypatch.setattr(atomic.os, "replace", real_replace)
     assert save_session(session, tmp_path / "rep") == tmp_path / "rep"
-    assert build_report(session)["events"] == before
+    assert build_report(build_model(session))["events"] == before
 
 
 def test_save_into_unwritable_place(tmp_path: Path) -> None:
@@ -486,17 +509,35 @@ def test_default_report_dir() -> None:
 # --- import rule --------------------------------------------------------------------------
 
 
-def test_report_never_imports_torch_textual_or_monitors() -> None:
+def test_report_never_imports_torch_textual_rich_or_monitors() -> None:
+    """Every module of dlcprof.report: the terminal's tables (Rich) are dlcprof.tables'."""
     code = (
-        "import sys\n"
-        "import dlcprof.report, dlcprof.report.schema, dlcprof.report.folder, dlcprof.report.html\n"
-        "import dlcprof.report.markdown, dlcprof.report.trace, dlcprof.report.compare\n"
-        "import dlcprof.report.atomic, dlcprof.report.svg, dlcprof.report.model\n"
-        "from dlcprof.report import ReportError, default_report_dir, save_session, load_session\n"
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'textual'))\n"
+        "import sys, importlib, pkgutil, dlcprof.report\n"
+        "for m in pkgutil.iter_modules(dlcprof.report.__path__):\n"
+        "    importlib.import_module('dlcprof.report.' + m.name)\n"
+        "import dlcprof.figures.compare\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'textual', 'rich'))\n"
         "assert not bad, bad\n"
         # Reports read what the monitors recorded from the session, never the monitors.
         "assert 'dlcprof.monitors' not in sys.modules, 'dlcprof.monitors imported'\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+# --- the test sessions themselves -------------------------------------------------
+
+
+def test_synthetic_stream_folds() -> None:
+    s = synthetic_session()
+    assert len(s.runs) == 4
+    assert all(r.status == "ok" for r in s.runs.values())
+    static = sweep_run(s, "false")
+    assert static is not None and len(static.recompiles) == 4
+    assert all(rc.cost_s for rc in static.recompiles)
+    assert has_benchmark(s) and has_graph_breaks(s)
+
+
+def test_fixtures_decode() -> None:
+    for name, session in recorded_sessions().items():
+        assert session().runs, f"{name} has no run"

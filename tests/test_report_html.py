@@ -7,13 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from report_helpers import full_session, sweep_sessions
 
 from dlcprof import events as ev
-
-try:
-    from test_report_support import full_session, sweep_sessions
-except ImportError:  # tests/ collected as a package
-    from tests.test_report_support import full_session, sweep_sessions
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -69,3 +65,25 @@ def test_checker_catches_console_errors_and_network_loads(tmp_path: Path) -> Non
     problems = check_page(find_chromium(), p, tmp_path / "bad.png", 800, 600)  # type: ignore[arg-type]
     text = "\n".join(problems)
     assert "Refused" in text or "Content Security Policy" in text, text
+
+
+@pytest.mark.skipif(
+    find_chromium() is None, reason="chromium not installed (apt-get install -y chromium)"
+)
+def test_kernels_table_stays_inside_its_card_at_1400_px() -> None:
+    """The profiled kernels table (13 columns) stuck out of its card by ~115 px
+    at 1400 px: it scrolls inside the card now."""
+    from check_html import overflowing
+
+    from dlcprof.report.html import render_html
+    from dlcprof.report.model import build
+
+    chromium = find_chromium()
+    assert chromium is not None
+    page = render_html(build(full_session()))
+    assert '<table class="kernels">' in page
+    assert overflowing(chromium, page, 1400) == []
+    # The probe itself sees a table wider than its card.
+    wide = page.replace("<main>", '<main><section class="card"><table style="width:3000px">'
+                        "<tr><td>x</td></tr></table></section>", 1)  # fmt: skip
+    assert any("past its card" in p for p in overflowing(chromium, wide, 1400))

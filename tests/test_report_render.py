@@ -6,41 +6,28 @@ import html as _html
 import re
 
 import pytest
+from conftest import load_fixture
+from report_helpers import (
+    benchmark_session,
+    full_session,
+    graph_break_session,
+    synthetic_events,
+    with_monitors,
+)
 
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import recompiles as fr
-from dlcprof.report import model as rm
 from dlcprof.report.html import render_html
 from dlcprof.report.markdown import render_markdown
+from dlcprof.report.model import build as build_model
 from dlcprof.session import Session
-
-try:
-    from test_report_support import (
-        FIXTURES,
-        benchmark_session,
-        full_session,
-        graph_break_session,
-        load_fixture,
-        synthetic_events,
-        with_monitors,
-    )
-except ImportError:  # tests/ collected as a package
-    from tests.test_report_support import (
-        FIXTURES,
-        benchmark_session,
-        full_session,
-        graph_break_session,
-        load_fixture,
-        synthetic_events,
-        with_monitors,
-    )
 
 
 def test_markdown_sections() -> None:
     s = full_session()
-    md = render_markdown(s)
+    md = render_markdown(build_model(s))
     for heading in (
         "## Environment",
         "## Summary",
@@ -62,14 +49,14 @@ def test_markdown_sections() -> None:
 
 def test_markdown_graph_breaks_with_location() -> None:
     s = graph_break_session()
-    md = render_markdown(s)
+    md = render_markdown(build_model(s))
     g = next(g for r in s.runs.values() for g in r.graph_breaks)
     assert g.location in md and g.reason.split("\n")[0][:30] in md
 
 
 def test_markdown_says_never_and_na() -> None:
     # Recorded: the graph-break run's compiled call is slower; no monitor ran.
-    md = render_markdown(full_session())
+    md = render_markdown(build_model(full_session()))
     assert "never (compiled is slower)" in md
     assert "n/a (no measurable difference)" in md
     assert "n/a (no device samples" in md
@@ -78,13 +65,13 @@ def test_markdown_says_never_and_na() -> None:
     sweep_only = Session.from_events(
         synthetic_events(benchmark=False, graph_breaks=False, monitors=False)
     )
-    assert "n/a (a shape-sweep run is not benchmarked)" in render_markdown(sweep_only)
+    assert "n/a (a shape-sweep run is not benchmarked)" in render_markdown(build_model(sweep_only))
     # An empty session still renders.
-    assert "n/a (no device samples" in render_markdown(Session())
+    assert "n/a (no device samples" in render_markdown(build_model(Session()))
 
 
 def test_markdown_tables_are_well_formed() -> None:
-    md = render_markdown(full_session())
+    md = render_markdown(build_model(full_session()))
     in_code = False
     for line in md.splitlines():
         if line.startswith("```"):
@@ -97,7 +84,7 @@ def test_markdown_tables_are_well_formed() -> None:
 
 def test_html_is_self_contained_and_escaped() -> None:
     s = full_session()
-    html = render_html(s)
+    html = render_html(build_model(s))
     assert html.startswith("<!DOCTYPE html>")
     assert "<script" not in html
     # No external loads: the only URL is the SVG namespace.
@@ -119,7 +106,7 @@ def test_html_is_self_contained_and_escaped() -> None:
 
 def test_html_sections() -> None:
     s = full_session()
-    html = render_html(s)
+    html = render_html(build_model(s))
     for section in (
         "Compile phase timeline",
         "Fused kernels",
@@ -134,19 +121,19 @@ def test_html_sections() -> None:
 
 
 def test_html_static_vs_dynamic_chart() -> None:
-    html = render_html(full_session())
+    html = render_html(build_model(full_session()))
     assert "Shape transitions: static vs dynamic" in html
     assert "cumulative transition cost" in html and "<polyline" in html
 
 
 def test_html_no_samples_state() -> None:
-    html = render_html(benchmark_session())
+    html = render_html(build_model(benchmark_session()))
     assert "no samples" in html
-    assert render_html(Session()).startswith("<!DOCTYPE html>")
+    assert render_html(build_model(Session())).startswith("<!DOCTYPE html>")
 
 
 def test_html_device_charts() -> None:
-    html = render_html(with_monitors(full_session()))
+    html = render_html(build_model(with_monitors(full_session())))
     assert "utilization (%)" in html and "memory (MB)" in html
     assert "worker_cpu_pct" in html and "the probe gave no value" in html  # gpu_util_pct: None
     assert "During the compiles vs after them" in html
@@ -161,10 +148,10 @@ def test_html_escapes_hostile_strings() -> None:
             next(iter(Session.from_events(events).runs)), "0/0", evil, f"{evil}.py:1", [evil]
         )
     )
-    html = render_html(Session.from_events(events))
+    html = render_html(build_model(Session.from_events(events)))
     assert evil not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
     # In Markdown, code spans show HTML literally; elsewhere it must be escaped.
-    md = re.sub(r"`[^`]*`", "", render_markdown(Session.from_events(events)))
+    md = re.sub(r"`[^`]*`", "", render_markdown(build_model(Session.from_events(events))))
     assert "<img" not in md
 
 
@@ -172,7 +159,7 @@ def test_benchmark_break_even() -> None:
     s = benchmark_session()
     b = next(r.benchmark for r in s.runs.values() if r.benchmark)
     speed = fb.speed(b)
-    html = _html.unescape(render_html(s))
+    html = _html.unescape(render_html(build_model(s)))
     if speed.verdict == fb.FASTER:
         assert f"pays for itself after {text.break_even(speed.break_even)}" in html
     elif speed.verdict == fb.SLOWER:
@@ -185,6 +172,7 @@ def test_every_format_renders_a_session_cut_short() -> None:
     """Saving mid-run (Ctrl+S while compiling) or after a crash: open phases,
     compiles without a wall time, no benchmark. Nothing may raise."""
     from dlcprof.report.compare import compare, render_compare_html, render_compare_table
+
     from dlcprof.report.schema import build_report
     from dlcprof.report.trace import render_chrome_trace
 
@@ -195,10 +183,10 @@ def test_every_format_renders_a_session_cut_short() -> None:
         if cut % 2:
             part.append(ev.WorkerExited(-11, "SIGSEGV", "worker crashed (SIGSEGV)"))
         s = Session.from_events(part)
-        build_report(s)
-        assert "dlcprof report" in render_markdown(s)
-        assert render_html(s).endswith("</html>\n")
-        render_chrome_trace(s)
+        build_report(build_model(s))
+        assert "dlcprof report" in render_markdown(build_model(s))
+        assert render_html(build_model(s)).endswith("</html>\n")
+        render_chrome_trace(build_model(s))
         if s.runs:
             cmp = compare(s, full)
             render_compare_html(cmp)
@@ -207,7 +195,7 @@ def test_every_format_renders_a_session_cut_short() -> None:
 
 def test_markdown_fits_a_github_paste() -> None:
     # Every recorded run: kernel sources must give way.
-    md = render_markdown(full_session())
+    md = render_markdown(build_model(full_session()))
     assert len(md) <= 65_536 and "```cpp" not in md
     assert "Kernel sources left out to fit a paste" in md
     # Four copies of every recorded run: the per-run sections too.
@@ -218,7 +206,7 @@ def test_markdown_fits_a_github_paste() -> None:
             if d.get("run_id"):
                 d["run_id"] = f"{d['run_id']}-{k}"
             dicts.append(d)
-    md = render_markdown(Session.from_events([ev.from_dict(d) for d in dicts]))
+    md = render_markdown(build_model(Session.from_events([ev.from_dict(d) for d in dicts])))
     assert len(md) <= 65_536
     assert "section is left out to fit a paste" in md and "## Summary" in md
 
@@ -227,7 +215,7 @@ def test_device_samples_split_into_compile_and_after():
     from dlcprof.figures.device import activity_spans
 
     session = with_monitors(benchmark_session())
-    by_span = rm.build(session).device.by_span
+    by_span = build_model(session).device.by_span
     assert set(by_span) == {"compile", "after compile"}
     run = session.latest_run
     for name, start, end in activity_spans(run):
@@ -252,13 +240,13 @@ def test_html_escapes_hostile_session_strings_through_the_templates() -> None:
             e.source = f"// {evil}\n{e.source}"
             e.source_lines = [f"m.py:1 {evil}"]
     session = Session.from_events(events)
-    page = render_html(session)
+    page = render_html(build_model(session))
     assert "<script" not in page
     assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in page
     # Unescaped, the page says exactly what the session holds.
     shown = _html.unescape(page)
     assert f"w{evil}" in shown and f"k{evil}" in shown and f"// {evil}" in shown
-    md = re.sub(r"`[^`]*`", "", render_markdown(session))
+    md = re.sub(r"`[^`]*`", "", render_markdown(build_model(session)))
     assert "<script" not in md
 
 
@@ -289,10 +277,10 @@ def _stated(session: Session) -> list[str]:
 def test_html_and_markdown_state_the_same_words(names: list[str]) -> None:
     events: list[ev.Event] = []
     for n in names:
-        events += load_fixture(FIXTURES / f"{n}.jsonl").events
+        events += load_fixture(n)
     session = Session.from_events(events)
-    page = _html.unescape(render_html(session))
-    md = render_markdown(session)
+    page = _html.unescape(render_html(build_model(session)))
+    md = render_markdown(build_model(session))
     stated = _stated(session)
     assert stated
     # HTML places "compiled vs eager" and its verdict in two cells of one row.
@@ -302,3 +290,41 @@ def test_html_and_markdown_state_the_same_words(names: list[str]) -> None:
         assert words in md, words
     if len(names) > 1:
         assert any(w.startswith("cumulative transition cost: static") for w in stated)
+
+
+def _percent(cell: str) -> float:
+    return 0.5 if cell == "&lt;1%" else float(cell.rstrip("%"))
+
+
+def test_every_library_call_is_a_row_and_the_shares_add_up() -> None:
+    """Four Linear layers (tests/fixtures/linear_stack): four extern_kernels.addmm
+    launches, each a row of report.md and report.html, their shares adding up
+    to the coverage stated beside them (they were one row, 23% under "74%")."""
+    session = Session.from_events(load_fixture("linear_stack"))
+    run = session.latest_run
+    assert run is not None and run.kernel_profile is not None
+    addmms = [k for k in run.kernels if k.name == "extern_kernels.addmm"]
+    assert len(addmms) == 4
+    report = build_model(session)
+    (m,) = report.runs
+    assert [r.name for r in m.kernels].count("extern_kernels.addmm") == 4
+    profile = m.kernel_table.profile
+    assert profile is not None and profile.kernel_ms is not None and profile.coverage
+    times = [r.timing.time_ms for r in m.kernels if r.timing and r.timing.time_ms is not None]
+    assert len(times) == len(m.kernels)
+    assert sum(times) == pytest.approx(profile.kernel_ms)
+
+    md = render_markdown(report)
+    section = md.split("### Fused kernels", 1)[1].split("\n- ", 1)[0]
+    rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| ") and
+            line[2].isdigit()]  # fmt: skip
+    assert sum(1 for r in rows if "extern_kernels.addmm" in r[1]) == 4
+    stated = re.search(r"kernels [\d.]+ \S+ = (\d+)% of the compiled call", md)
+    assert stated is not None
+    shares = sum(_percent(r[4]) for r in rows)
+    # Each share is rounded to a percent: within half a percent a row.
+    assert abs(shares - int(stated.group(1))) <= 0.5 * len(rows) + 0.5
+
+    page = render_html(report)
+    table = page.split('<table class="kernels">', 1)[1].split("</table>", 1)[0]
+    assert table.count('<div class="kname">extern_kernels.addmm</div>') == 4

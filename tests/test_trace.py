@@ -6,15 +6,12 @@ import json
 from collections import defaultdict
 
 import pytest
+from report_helpers import full_session, with_monitors
 
 from dlcprof import events as ev
+from dlcprof.report.model import build as build_model
 from dlcprof.report.trace import PID_DEVICE, render_chrome_trace
 from dlcprof.session import Session
-
-try:
-    from test_report_support import full_session, with_monitors
-except ImportError:  # tests/ collected as a package
-    from tests.test_report_support import full_session, with_monitors
 
 ALLOWED_PH = {"X", "B", "E", "i", "I", "C", "M"}
 
@@ -63,7 +60,7 @@ def check_trace(trace: dict) -> list[dict]:
 @pytest.mark.parametrize("monitors", [False, True])
 def test_full_session_trace_is_valid(monitors: bool) -> None:
     session = with_monitors(full_session()) if monitors else full_session()
-    trace = render_chrome_trace(session)
+    trace = render_chrome_trace(build_model(session))
     events = check_trace(trace)
     names = {x["name"] for x in events if x["ph"] == "X"}
     assert "inductor_compile" in names or "dynamo" in names
@@ -90,7 +87,7 @@ def test_full_session_trace_is_valid(monitors: bool) -> None:
 
 def test_phases_relative_to_session_start() -> None:
     session = full_session()
-    events = render_chrome_trace(session)["traceEvents"]
+    events = render_chrome_trace(build_model(session))["traceEvents"]
     origin = min(e.t for e in session.events)
     # A compile phase keeps its start (µs since the session's first event) and duration.
     phase = next(p for r in session.runs.values() for c in r.compiles.values() for p in c.phases)
@@ -129,18 +126,18 @@ def test_overlapping_phases_are_clamped() -> None:
     ]
     for e in events:
         e.t = t
-    trace = render_chrome_trace(Session.from_events(events))
+    trace = render_chrome_trace(build_model(Session.from_events(events)))
     xs = check_trace(trace)
     child = next(x for x in xs if x["name"] == "child")
     assert child["ts"] + child["dur"] <= 1_000_000 + 1e-6
 
 
 def test_empty_session() -> None:
-    trace = render_chrome_trace(Session())
+    trace = render_chrome_trace(build_model(Session()))
     assert check_trace(trace) == []
 
 
 def test_nan_samples_are_dropped() -> None:
     events = list(with_monitors(full_session()).events)
     events.append(ev.DeviceSampled("cpu", {"cpu_util_pct": float("nan"), "x": None}))
-    check_trace(render_chrome_trace(Session.from_events(events)))
+    check_trace(render_chrome_trace(build_model(Session.from_events(events))))

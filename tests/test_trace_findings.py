@@ -17,6 +17,7 @@ from dlcprof.console import run_summary
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
 from dlcprof.report.markdown import render_markdown
+from dlcprof.report.model import build as build_model
 from dlcprof.report.schema import build_report
 from dlcprof.session import Run, Session
 
@@ -85,8 +86,8 @@ def test_restarts_are_priced_and_explained():
     console = Console(width=200, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
     console.print(run_summary(run, session))
     assert words in console.export_text()
-    assert words in render_markdown(session)
-    (compile_json,) = build_report(session)["runs"][0]["compiles"]
+    assert words in render_markdown(build_model(session))
+    (compile_json,) = build_report(build_model(session))["runs"][0]["compiles"]
     assert compile_json["restarts"]["reasons"] == ["TensorifyScalarRestartAnalysis"]
 
 
@@ -101,10 +102,11 @@ def test_dims_made_dynamic_are_tensor_dims_and_scalars_are_listed_apart():
     assert [d.source for d in fr.unique_dims(run)] == ["L['x'].size()[0]", "L['x'].size()[1]"]
     names = [fr.scalar_name(d.source) for d in fr.symbolic_scalars(run)]
     assert names == ["self.norm.eps", "math.pi", "self.p", "self.scale"]
-    report = build_report(session)["runs"][0]
+    report = build_report(build_model(session))["runs"][0]
     assert report["dynamic_dims"] == ["s77 = L['x'].size()[0]", "s27 = L['x'].size()[1]"]
     assert len(report["dynamic_scalars"]) == 4
-    assert "4 scalars made symbols (not dims): self.norm.eps, math.pi" in render_markdown(session)
+    md = render_markdown(build_model(session))
+    assert "4 scalars made symbols (not dims): self.norm.eps, math.pi" in md
 
 
 def test_kernel_source_lines_are_the_lines_of_its_ops():
@@ -142,7 +144,7 @@ def test_a_break_inside_the_optimizer_points_at_the_users_step_line():
     console = Console(width=300, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
     console.print(run_summary(run, session))
     assert words in console.export_text().replace("`", "")
-    assert words in render_markdown(session).replace("`", "")
+    assert words in render_markdown(build_model(session)).replace("`", "")
 
 
 def test_piped_output_keeps_whole_kernel_names(monkeypatch):

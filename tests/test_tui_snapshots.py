@@ -7,16 +7,12 @@ after checking the new SVGs by eye.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-from conftest import pyspy_hot_frames
+from conftest import load_fixture, pyspy_hot_frames
 
 from dlcprof import events as ev
 from dlcprof.session import Session
 from dlcprof.tui.app import DlcprofApp
 
-FIXTURES = Path(__file__).parent / "fixtures"
 # One session holding four real runs: fusion, graph breaks, and the two sweeps.
 RECORDED = ["pointwise_chain", "graph_breaks", "variable_length_static", "variable_length_dynamic"]
 SIZE = (160, 48)
@@ -25,10 +21,7 @@ SIZE = (160, 48)
 def recorded_session(names: list[str] = RECORDED) -> Session:
     events: list[ev.Event] = []
     for name in names:
-        path = FIXTURES / f"{name}.jsonl"
-        if not path.exists():
-            pytest.skip(f"recorded fixture {path.name} missing (scripts/record_fixtures.py)")
-        events += [ev.decode(line) for line in path.read_text().splitlines() if line.strip()]
+        events += load_fixture(name)
     return Session.from_events(events)
 
 
@@ -107,8 +100,7 @@ def test_live_screen_before_any_run(snap_compare) -> None:  # type: ignore[no-un
 
 def test_benchmark_with_the_allocator_held_steady(snap_compare) -> None:  # type: ignore[no-untyped-def]
     # A default-size pointwise-chain run: both speedups, the page faults, the verdict.
-    path = FIXTURES / "pointwise_chain_allocator.jsonl"
-    events = [ev.decode(line) for line in path.read_text().splitlines() if line.strip()]
+    events = load_fixture("pointwise_chain_allocator")
     app = DlcprofApp(session=Session.from_events(events), replay=True, deterministic=True)
     assert snap_compare(app, terminal_size=SIZE, run_before=showing("pointwise-chain"))
 

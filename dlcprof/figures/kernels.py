@@ -43,10 +43,15 @@ class KernelGroup:
 
 
 def kernel_groups(run: Run) -> list[KernelGroup]:
-    groups: dict[tuple[str, tuple[str, ...], str], KernelGroup] = {}
+    """A library call repeated in one compile (``extern_kernels.addmm`` once per
+    Linear) is one group per call site: the nth in each compile together."""
+    groups: dict[tuple[str, tuple[str, ...], str, int], KernelGroup] = {}
     for c in run.compiles.values():
+        nth: dict[tuple[str, tuple[str, ...], str], int] = {}
         for k in sorted(c.kernels, key=lambda k: k.order):
-            key = (k.name, tuple(k.fused_ops), k.source)
+            same = (k.name, tuple(k.fused_ops), k.source)
+            nth[same] = nth.get(same, -1) + 1
+            key = (*same, nth[same])
             g = groups.get(key)
             if g is None:
                 groups[key] = KernelGroup(k, [k.compile_id])

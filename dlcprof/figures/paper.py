@@ -466,27 +466,6 @@ def notes(f: Findings) -> list[str]:
     return out
 
 
-def workload_json(w: WorkloadFigures) -> dict[str, Any]:
-    """One workload's figures as numbers (None where not measured), for the JSON report."""
-    a, fresh = w.contrast, w.fresh
-    return {
-        "workload": w.name,
-        "run_id": w.run.run_id if w.run else None,
-        "fresh_run_id": w.fresh_run.run_id if w.fresh_run else None,
-        "graph": w.character.kind if w.character else None,
-        "evidence": w.character.evidence if w.character else None,
-        "speedup": a.default.speedup if a else None,
-        "verdict": a.default.verdict if a else None,
-        "steady_speedup": a.steady.speedup if a and a.steady else None,
-        "compile_s": a.default.compile_s if a else None,
-        "fresh_compile_s": fresh.compile_s if fresh else None,
-        "break_even_runs": a.default.break_even if a else None,
-        "fresh_break_even_runs": fresh.break_even if fresh else None,
-        "fusion_gain": w.times.fusion_gain if w.times else None,
-        "why": w.why or None,
-    }
-
-
 # --- the paper's words: arXiv 2611.04273 (TorchInductor on an RTX A6000) --------
 
 

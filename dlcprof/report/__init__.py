@@ -1,16 +1,17 @@
 """Reports: the JSON report (schema "dlcprof.report/1"), HTML, Markdown,
-Chrome trace and comparisons. Never imports torch, Textual or the monitors.
+Chrome trace and the comparison page. Never imports torch, Textual, Rich or
+the monitors.
 
-A session is built once into one model (``dlcprof.report.model``: figures
-and their words from ``dlcprof.figures``) and rendered as JSON
-(``schema``), HTML (Jinja2 templates with auto-escaping, ``html``) and
-Markdown (``markdown``), so the three state the same numbers in the same words.
+A session is built once into one model (``build_model``, from
+``dlcprof.report.model``: figures from ``dlcprof.figures``) and the renderers
+take that model: JSON (``schema``, the one home of every JSON field's shape),
+HTML (Jinja2 templates with auto-escaping, ``html``), Markdown (``markdown``)
+and the Chrome trace (``trace``), so they state the same numbers in the same
+words.
 
-The names below are the public API. Comparisons live in
-``dlcprof.report.compare`` (``compare()``, ``render_compare_table()``,
-``render_compare_html()``): the submodule shares the function's name, so the
-package does not re-export it, and it is only imported when used (it pulls in
-Rich, which saving a session does not need).
+The names below are the public API. A comparison of two runs is a figure
+(``dlcprof.figures.compare``), placed by ``dlcprof.tables.compare_table`` in
+the terminal and by ``dlcprof.report.html.render_compare_html`` as a page.
 """
 
 from __future__ import annotations
@@ -20,12 +21,14 @@ from dlcprof.report.errors import ReportError
 from dlcprof.report.folder import default_report_dir, save_session
 from dlcprof.report.html import render_html
 from dlcprof.report.markdown import render_markdown
+from dlcprof.report.model import build as build_model
 from dlcprof.report.schema import REPORT_SCHEMA, build_report, dumps_report, load_session
 from dlcprof.report.trace import render_chrome_trace
 
 __all__ = [
     "REPORT_SCHEMA",
     "ReportError",
+    "build_model",
     "build_report",
     "default_report_dir",
     "dumps_report",

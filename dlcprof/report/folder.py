@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from dlcprof.figures.runs import session_origin
+from dlcprof.report import model as rm
 from dlcprof.report.atomic import os_reason, write_atomic
 from dlcprof.report.errors import ReportError
 from dlcprof.report.html import render_html
@@ -124,11 +125,12 @@ def save_session(
         extra["files"]["profile_note"] = profile_note
     if trace_notes:
         extra["files"]["torch_trace_note"] = "; ".join(trace_notes)
+    model = rm.build(session)  # once: every file below places the same figures
     files: dict[str, str | bytes] = {
-        "session.json": dumps_report(build_report(session, extra)),
-        "report.html": render_html(session),
-        "report.md": render_markdown(session),
-        "trace.json": json.dumps(render_chrome_trace(session), separators=(",", ":"), default=str),
+        "session.json": dumps_report(build_report(model, extra)),
+        "report.html": render_html(model),
+        "report.md": render_markdown(model),
+        "trace.json": json.dumps(render_chrome_trace(model), separators=(",", ":"), default=str),
     }
     if profile_bytes is not None:
         files[PROFILE_NAME] = profile_bytes

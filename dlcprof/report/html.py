@@ -1,4 +1,4 @@
-"""The session as one self-contained HTML page.
+"""The session as one self-contained HTML page, and a comparison of two runs.
 
 No network: inline CSS, inline SVG charts, no scripts, no web fonts (a
 monospace stack that uses Fira Code when installed). The page is a Jinja2
@@ -18,14 +18,17 @@ from markupsafe import Markup
 
 import dlcprof
 from dlcprof import text
+from dlcprof.figures import compare as fc
 from dlcprof.figures import device as fd
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import recompiles as fr
 from dlcprof.report import model as rm
 from dlcprof.report import svg
-from dlcprof.session import Session
+from dlcprof.report.benchmark import BenchmarkBlock
+from dlcprof.report.run import RunModel
+from dlcprof.session import Run
 
-__all__ = ["CSP", "page", "render", "render_html"]
+__all__ = ["CSP", "page", "render", "render_compare_html", "render_html"]
 
 # No network, ever: a policy that forbids every external load (and scripts).
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -65,12 +68,12 @@ def page(title: str, subtitle: str, body: list[str]) -> str:
 # --- charts: SVG built by svg.py from the model's figures ---------------------------------
 
 
-def _sweep_series(r: rm.RunModel, color: str, label: str) -> svg.Series:
+def _sweep_series(r: RunModel, color: str, label: str) -> svg.Series:
     steps = r.sweep.steps if r.sweep else []
     return svg.Series(label, color, [(float(i), st.cumulative_s) for i, st in enumerate(steps)])
 
 
-def _sweep_ticks(runs: list[rm.RunModel]) -> list[tuple[float, str]]:
+def _sweep_ticks(runs: list[RunModel]) -> list[tuple[float, str]]:
     longest = max(runs, key=lambda r: len(r.sweep.steps) if r.sweep else 0)
     steps = longest.sweep.steps if longest.sweep else []
     return [(float(i), str(st.size)) for i, st in enumerate(steps)]
@@ -84,11 +87,11 @@ class Charts:
         return svg.empty_chart(message)
 
     @staticmethod
-    def timeline(r: rm.RunModel) -> Markup:
+    def timeline(r: RunModel) -> Markup:
         return svg.phase_timeline(r.run)
 
     @staticmethod
-    def benchmark(b: rm.BenchmarkBlock) -> Markup:
+    def benchmark(b: BenchmarkBlock) -> Markup:
         s, st = b.speed, b.allocator.steady
         bars = [("eager", s.eager_ms, s.eager_spread_ms, svg.EAGER),
                 ("compiled", s.compiled_ms, s.compiled_spread_ms, svg.COMPILED)]  # fmt: skip
@@ -100,7 +103,7 @@ class Charts:
         return svg.benchmark_bars(bars)
 
     @staticmethod
-    def run_sweep(r: rm.RunModel) -> Markup:
+    def run_sweep(r: RunModel) -> Markup:
         dynamic = r.sweep.dynamic if r.sweep else text.NA
         series = _sweep_series(r, svg.PALETTE[0], f"cumulative transition cost (dynamic={dynamic})")
         return svg.line_chart(
@@ -171,9 +174,8 @@ class Charts:
         return wide, narrow
 
 
-def render_html(session: Session) -> str:
-    """The whole session as one self-contained HTML page."""
-    report = rm.build(session)
+def render_html(report: rm.Report) -> str:
+    """A session's model as one self-contained HTML page."""
     return render(
         "report.html.j2",
         title=report.title,
@@ -181,4 +183,57 @@ def render_html(session: Session) -> str:
         report=report,
         columns=rm.SUMMARY_COLUMNS,
         charts=Charts,
+    )
+
+
+# --- two runs side by side (dlcprof compare) ------------------------------------------------
+
+# A phase's delta, coloured by its verdict.
+_DELTA_COLORS = {"worse": "#b4441c", "better": "#18864b", "same": svg.MUTED}
+
+
+def _phase_pairs(phases: list[fc.PhaseDelta]) -> Markup:
+    rows = [(p.label, p.a_s, p.b_s, p.delta_text, p.verdict) for p in phases]
+    return svg.paired_bars(rows, _DELTA_COLORS)
+
+
+def _compare_sweep(cmp: fc.Comparison) -> Markup | None:
+    a, b = cmp.a_run, cmp.b_run
+    if not (a.sweep and b.sweep):
+        return None
+
+    def dynamic(r: Run) -> str:
+        return r.settings.dynamic if r.settings else text.NA
+
+    series = [
+        svg.Series(f"A: dynamic={dynamic(a)}", svg.PALETTE[0],
+                   [(float(i), c) for i, c in enumerate(fr.cumulative(a))]),
+        svg.Series(f"B: dynamic={dynamic(b)}", svg.PALETTE[1],
+                   [(float(i), c) for i, c in enumerate(fr.cumulative(b))], dashed=True),
+    ]  # fmt: skip
+    longest = a if len(a.sweep) >= len(b.sweep) else b
+    ticks = [(float(i), str(s.size)) for i, s in enumerate(longest.sweep)]
+    return svg.line_chart(
+        series,
+        x_ticks=ticks,
+        x_label="input size (sweep step)",
+        y_unit="s",
+        y_label="seconds",
+        title="cumulative transition cost",
+    )
+
+
+def render_compare_html(cmp: fc.Comparison) -> str:
+    """The comparison as one self-contained HTML page."""
+    major, minor = cmp.split_phases()
+    top = sorted(cmp.phases, key=lambda p: -max(p.a_s or 0.0, p.b_s or 0.0))[:14]
+    return render(
+        "compare.html.j2",
+        title=f"compare: {cmp.a_run.workload or 'A'} vs {cmp.b_run.workload or 'B'}",
+        subtitle=f"A {cmp.a_label}  ·  B {cmp.b_label}",
+        cmp=cmp,
+        major=major,
+        minor=minor,
+        phase_chart=_phase_pairs(top) if top else None,
+        sweep_chart=_compare_sweep(cmp),
     )

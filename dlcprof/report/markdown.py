@@ -13,7 +13,8 @@ from dlcprof.figures import modes as fm
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import recompiles as fr
 from dlcprof.report import model as rm
-from dlcprof.session import Session
+from dlcprof.report.monitors import DeviceSummary
+from dlcprof.report.run import RunModel
 
 KERNEL_SOURCE_LINES = 60  # per kernel; a paste must stay readable
 # GitHub refuses issue and comment bodies over 65,536 characters.
@@ -42,7 +43,10 @@ def code(x: Any) -> str:
 
 
 def table(header: list[str], rows: list[list[Any]], align: str = "") -> list[str]:
-    aligns = align or "l" * len(header)
+    """A GFM table; ``align`` is one letter per column ("l" or "r", "l" where
+    short). A delimiter row of another width than the header makes GitHub show
+    a paragraph of pipes, so it always has the header's."""
+    aligns = align[: len(header)].ljust(len(header), "l")
     sep = ["---:" if a == "r" else "---" for a in aligns]
     out = ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
     out += [
@@ -52,7 +56,7 @@ def table(header: list[str], rows: list[list[Any]], align: str = "") -> list[str
     return out
 
 
-def _phases(r: rm.RunModel, detail: int) -> list[str]:
+def _phases(r: RunModel, detail: int) -> list[str]:
     out = ["### Compile time", ""]
     if r.phases is None:
         return out + [text.na("no compile recorded in this run"), ""]
@@ -88,7 +92,7 @@ def _phases(r: rm.RunModel, detail: int) -> list[str]:
     return out
 
 
-def _kernels(r: rm.RunModel, detail: int) -> list[str]:
+def _kernels(r: RunModel, detail: int) -> list[str]:
     out = ["### Fused kernels", ""]
     if not r.kernels:
         return out + [text.na(r.kernels_why), ""]
@@ -102,7 +106,7 @@ def _kernels(r: rm.RunModel, detail: int) -> list[str]:
                      *([origin] if origins else []), k.compiles])  # fmt: skip
     head = ["#", "kernel", "kind", *kt.columns, "fused ops",
             *(["from (user source)"] if origins else []), "compiles"]  # fmt: skip
-    out += table(head, rows, "rll" + "r" * len(kt.columns) + "l" * (len(head) - 3)) + [""]
+    out += table(head, rows, "rll" + "r" * len(kt.columns)) + [""]
     summary = kt.summary + ([kt.method] if kt.method and detail > COMPACT else [])
     if kt.profile is not None or detail > COMPACT:
         out += [f"- {line}" for line in summary] + [f"- {n}" for n in kt.notes] + [""]
@@ -128,7 +132,7 @@ def _kernels(r: rm.RunModel, detail: int) -> list[str]:
     return out
 
 
-def _recompiles(r: rm.RunModel, detail: int) -> list[str]:
+def _recompiles(r: RunModel, detail: int) -> list[str]:
     out = ["### Recompiles", ""]
     if not r.recompiles:
         out += ["None.", ""]
@@ -161,7 +165,7 @@ def _recompiles(r: rm.RunModel, detail: int) -> list[str]:
     return out
 
 
-def _run_modes(r: rm.RunModel) -> list[str]:
+def _run_modes(r: RunModel) -> list[str]:
     """What the run's mode did: the ops it autotuned, its graphs' CUDA graphs."""
     a, cg = r.autotune, r.cudagraphs
     if not (r.shows_autotune or r.shows_cudagraphs):
@@ -209,7 +213,7 @@ def _modes(report: rm.Report) -> list[str]:
     return out
 
 
-def _benchmark(r: rm.RunModel, detail: int = FULL) -> list[str]:
+def _benchmark(r: RunModel, detail: int = FULL) -> list[str]:
     out = ["### Benchmark", ""]
     b = r.benchmark
     if b is None:
@@ -235,7 +239,7 @@ def _benchmark(r: rm.RunModel, detail: int = FULL) -> list[str]:
     ]
 
 
-def _notes(r: rm.RunModel, detail: int) -> list[str]:
+def _notes(r: RunModel, detail: int) -> list[str]:
     if not (r.warnings or r.unavailable):
         return []
     out = ["### Notes", ""]
@@ -271,7 +275,7 @@ def _paper(p: rm.PaperSection) -> list[str]:
     return out + [f"- {plain(n)}" for n in p.notes] + [""]
 
 
-def _device_spans(dev: rm.DeviceSummary) -> list[str]:
+def _device_spans(dev: DeviceSummary) -> list[str]:
     head = [
         "metric",
         *(f"{name} ({row['samples']:.0f} samples)" for name, row in dev.by_span.items()),
@@ -280,7 +284,7 @@ def _device_spans(dev: rm.DeviceSummary) -> list[str]:
     return table(head, rows, "l" + "r" * len(dev.by_span)) + [""]
 
 
-def _run_section(r: rm.RunModel, detail: int = FULL) -> list[str]:
+def _run_section(r: RunModel, detail: int = FULL) -> list[str]:
     out = [f"## Run {r.number}: {plain(r.label)}", ""]
     out.append(
         f"Run id `{r.run_id}` · status **{r.status}** · target `{r.target}`"
@@ -329,10 +333,9 @@ def _run_section(r: rm.RunModel, detail: int = FULL) -> list[str]:
     return out
 
 
-def render_markdown(session: Session) -> str:
-    """The whole session as Markdown (GitHub flavour), short enough to paste:
+def render_markdown(report: rm.Report) -> str:
+    """A session's model as Markdown (GitHub flavour), short enough to paste:
     kernel sources are left out when they would push it past GitHub's limit."""
-    report = rm.build(session)
     for detail in (FULL, NO_SOURCES, COMPACT, BRIEF, SUMMARY):
         md = _render(report, detail)
         if len(md) <= PASTE_LIMIT:

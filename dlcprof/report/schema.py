@@ -1,5 +1,8 @@
 """The JSON report: the raw event stream plus a summary, and its reader.
 
+Every JSON field's shape is here, read from the report model
+(``dlcprof.report.model``) and nothing else: the model holds no JSON.
+
 A report is self-describing (``"schema": "dlcprof.report/1"``). The summary is
 for people and other tools; ``load_session`` ignores it and replays
 ``events`` through ``Session.apply``, so a loaded report rebuilds exactly the
@@ -22,15 +25,19 @@ from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
+from dlcprof.figures import paper as fpa
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures import runs as fruns
 from dlcprof.report import model as rm
 from dlcprof.report.atomic import os_reason
+from dlcprof.report.benchmark import BenchmarkBlock
 from dlcprof.report.errors import ReportError
-from dlcprof.report.model import iso as _iso
-from dlcprof.report.model import report_origin
-from dlcprof.session import Run, Session
+from dlcprof.report.figure import iso as _iso
+from dlcprof.report.monitors import DeviceSummary, Hotspots, Observer
+from dlcprof.report.run import RunModel
+from dlcprof.report.run_tables import CompileRow, KernelTable
+from dlcprof.session import Session
 
 __all__ = [
     "MIGRATIONS",
@@ -41,7 +48,6 @@ __all__ = [
     "dumps_report",
     "load_report",
     "load_session",
-    "report_origin",
 ]
 
 SCHEMA_PREFIX = "dlcprof.report/"
@@ -82,7 +88,7 @@ def _timing_dict(t: fk.KernelTiming) -> dict[str, Any]:
 
 
 def _compile_dict(
-    row: rm.CompileRow, origin: float | None, timings: dict[str, fk.KernelTiming]
+    row: CompileRow, origin: float | None, timings: dict[str, fk.KernelTiming]
 ) -> dict[str, Any]:
     c, rec = row.compile, row.record
     base = origin or 0.0
@@ -189,14 +195,14 @@ def _steady_dict(a: fa.AllocatorContrast, st: ev.SteadyAllocatorMeasured | None)
     }
 
 
-def _profiled(m: rm.RunModel, bench: dict[str, Any] | None) -> dict[str, Any] | None:
+def _profiled(m: RunModel, bench: dict[str, Any] | None) -> dict[str, Any] | None:
     """The benchmark with the profiling stage's run-level figures beside it."""
     if bench is None:
         return None
     return bench | _profile_dict(m.kernel_table, fk.why_no_profile(m.run))
 
 
-def _profile_dict(table: rm.KernelTable, why: str) -> dict[str, Any]:
+def _profile_dict(table: KernelTable, why: str) -> dict[str, Any]:
     """The profiling stage's run-level figures, null with a reason where not measured."""
     p = table.profile
     figures = {
@@ -225,11 +231,9 @@ def _profile_dict(table: rm.KernelTable, why: str) -> dict[str, Any]:
     return out
 
 
-def benchmark_dict(run: Run) -> dict[str, Any] | None:
+def benchmark_dict(block: BenchmarkBlock) -> dict[str, Any]:
     """A run's benchmark with its figures, as the JSON report and the trace carry it."""
-    b, s = run.benchmark, fb.run_speed(run)
-    if b is None or s is None:
-        return None
+    b, s = block.event, block.speed
     return {
         "eager_ms": b.eager_ms,
         "compiled_ms": b.compiled_ms,
@@ -249,7 +253,9 @@ def benchmark_dict(run: Run) -> dict[str, Any] | None:
     }
 
 
-def _allocator_dict(block: rm.BenchmarkBlock, run: Run) -> dict[str, Any]:
+def _allocator_dict(
+    block: BenchmarkBlock, steady: ev.SteadyAllocatorMeasured | None
+) -> dict[str, Any]:
     """The benchmark's repetitions, page faults and the steady-allocator figures."""
     b, s, a = block.event, block.speed, block.allocator
     faults = _faults(a.faults)
@@ -261,7 +267,7 @@ def _allocator_dict(block: rm.BenchmarkBlock, run: Run) -> dict[str, Any]:
         "headline": fa.headline(b.allocator),
         "page_faults_per_call": faults,
         "page_faults_why": None if faults else "not counted in this recording",
-        "steady_allocator": _steady_dict(a, run.steady),
+        "steady_allocator": _steady_dict(a, steady),
         "steady_allocator_why": a.steady_why or None,
         "allocator_sensitive": a.sensitive,
         "allocator_verdict": a.sentence,
@@ -319,7 +325,7 @@ def _modes_dict(t: fm.ModeTable) -> dict[str, Any]:
     return {"workload": t.workload, "cache": t.cache, "rows": rows, "notes": t.notes}
 
 
-def _run_dict(m: rm.RunModel) -> dict[str, Any]:
+def _run_dict(m: RunModel) -> dict[str, Any]:
     run = m.run
     origin = fruns.run_origin(run)
     s = run.settings
@@ -359,7 +365,7 @@ def _run_dict(m: rm.RunModel) -> dict[str, Any]:
         "dynamic_scalars": list(m.scalars),
         "benchmark": _profiled(
             m,
-            {**(benchmark_dict(run) or {}), **_allocator_dict(m.benchmark, run)}
+            {**benchmark_dict(m.benchmark), **_allocator_dict(m.benchmark, run.steady)}
             if m.benchmark
             else None,
         ),
@@ -386,19 +392,111 @@ def _run_dict(m: rm.RunModel) -> dict[str, Any]:
             {"level": lg.level, "source": lg.source, "message": lg.message} for lg in m.warnings
         ],
         "unavailable": dict(run.unavailable),
-        "device": m.device.to_json(),
-        "hotspots": m.hotspots.to_json(),
+        "device": _device_dict(m.device),
+        "hotspots": _hotspots_dict(m.hotspots),
         "autotune": _autotune_dict(m.autotune),
         "cudagraphs": _cudagraphs_dict(m.cudagraphs),
-        "observer": m.observer.to_json(),
+        "observer": _observer_dict(m.observer),
     }
 
 
-def build_report(session: Session, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The JSON-ready report for ``session`` (see docs/report-schema.md)."""
-    model = rm.build(session)
+def _device_dict(d: DeviceSummary) -> dict[str, Any]:
+    return {
+        "by_span": d.by_span,
+        "samples": len(d.samples),
+        "sources": d.sources,
+        "duration_s": d.duration_s,
+        "metrics": {m.key: dataclasses.asdict(m.stats) for m in d.metrics},
+        "monitors": {
+            name: {"available": m.available, "message": m.message}
+            for name, m in d.monitors.items()
+        },
+    }
+
+
+def _count(share: float | None, samples: int) -> int | None:
+    return None if share is None else round(share * samples)
+
+
+def _hotspots_dict(h: Hotspots, run_id: str | None = None) -> dict[str, Any]:
+    rows = []
+    for r in h.rows:
+        f = r.row
+        n = h.threads.get(f.thread, h.samples)
+        rows.append(
+            {
+                "function": f.function, "file": f.file, "line": f.line, "thread": f.thread,
+                "own": _count(f.own, n), "total": _count(f.total, n),
+                "own_share": f.own, "total_share": f.total, "phase": f.phase,
+            }
+        )  # fmt: skip
+    out: dict[str, Any] = {"samples": h.samples, "rows": rows, "threads": h.threads}
+    if run_id is not None:
+        out["run_id"] = run_id
+    return out
+
+
+def _observer_dict(o: Observer) -> dict[str, Any]:
+    return {"line": o.line, **dataclasses.asdict(o.figures)}
+
+
+def _sweep_contrast_dict(c: rm.SweepContrast) -> dict[str, Any]:
+    p = c.pair
+    return {
+        "target": p.target,
+        "workload": p.workload,
+        "static_run_id": p.static.run_id if p.static else None,
+        "dynamic_run_id": p.dynamic.run_id if p.dynamic else None,
+        "static_s": p.static_s,
+        "dynamic_s": p.dynamic_s,
+        "reduction": p.reduction,
+        "steady": list(p.steady) if p.steady else None,
+        "verdict": c.verdict,
+    }
+
+
+def _workload_dict(w: fpa.WorkloadFigures) -> dict[str, Any]:
+    """One workload's figures as numbers (None where not measured)."""
+    a, fresh = w.contrast, w.fresh
+    return {
+        "workload": w.name,
+        "run_id": w.run.run_id if w.run else None,
+        "fresh_run_id": w.fresh_run.run_id if w.fresh_run else None,
+        "graph": w.character.kind if w.character else None,
+        "evidence": w.character.evidence if w.character else None,
+        "speedup": a.default.speedup if a else None,
+        "verdict": a.default.verdict if a else None,
+        "steady_speedup": a.steady.speedup if a and a.steady else None,
+        "compile_s": a.default.compile_s if a else None,
+        "fresh_compile_s": fresh.compile_s if fresh else None,
+        "break_even_runs": a.default.break_even if a else None,
+        "fresh_break_even_runs": fresh.break_even if fresh else None,
+        "fusion_gain": w.times.fusion_gain if w.times else None,
+        "why": w.why or None,
+    }
+
+
+def _paper_dict(p: rm.PaperSection) -> dict[str, Any]:
+    f = p.findings
+    plan = f.plan
+    return {
+        "plan": {"workloads": plan.workloads, "fresh": plan.fresh, "sweep": plan.sweep,
+                 "sizes": plan.sizes, "quick": plan.quick, "size": plan.size,
+                 "device": plan.device},
+        "findings": [dict(zip(("finding", "paper", "measured"), row, strict=True))
+                     for row in p.summary],
+        "workloads": [_workload_dict(w) for w in f.workloads],
+        "sweep": {"static_s": f.sweep.static_s, "dynamic_s": f.sweep.dynamic_s,
+                  "reduction": f.sweep.reduction,
+                  "steady": list(f.sweep.steady) if f.sweep.steady else None},
+    }  # fmt: skip
+
+
+def build_report(model: rm.Report, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON-ready report of a session's model (see docs/report-schema.md)."""
+    session = model.session
     latest = session.latest_run
-    origin = report_origin(session) or {}
+    origin = session.provenance or {}
     merged_extra = {**(origin.get("extra") or {}), **(extra or {})}
     hot = next((r for r in reversed(model.runs) if r.hotspots.rows), None)
     return {
@@ -412,12 +510,12 @@ def build_report(session: Session, extra: dict[str, Any] | None = None) -> dict[
             "target": latest.target if latest else "",
         },
         "runs": [_run_dict(r) for r in model.runs],
-        "sweeps": [c.to_json() for c in model.sweeps],
+        "sweeps": [_sweep_contrast_dict(c) for c in model.sweeps],
         "modes": [_modes_dict(t) for t in model.modes],
-        "paper": model.paper.to_json() if model.paper else None,
-        "device": model.device.to_json(),
+        "paper": _paper_dict(model.paper) if model.paper else None,
+        "device": _device_dict(model.device),
         # The latest run's hot frames (each run carries its own under runs[].hotspots).
-        "hotspots": hot.hotspots.to_json(hot.run_id)
+        "hotspots": _hotspots_dict(hot.hotspots, hot.run_id)
         if hot
         else {"samples": 0, "rows": [], "run_id": None},
         "errors": [
@@ -589,12 +687,7 @@ def load_session(path: str | os.PathLike[str]) -> Session:
         raise ReportError(
             f"{p} is corrupted: its events do not fit together ({type(e).__name__}: {e})"
         ) from None
-    rm.remember_origin(
-        session,
-        {
-            k: report[k]
-            for k in ("environment", "created", "extra", "dlcprof_version")
-            if k in report
-        },
-    )
+    session.provenance = {
+        k: report[k] for k in ("environment", "created", "extra", "dlcprof_version") if k in report
+    }
     return session

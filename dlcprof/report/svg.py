@@ -407,3 +407,34 @@ def share_bar(fraction: float | None, color: str = "#3b6fd8") -> Markup:
         + el("rect", width=w, height=8, rx=2, fill=color)
         + "</svg>"
     )
+
+
+def paired_bars(
+    rows: list[tuple[str, float | None, float | None, str, str]],
+    colors: dict[str, str],
+    width: int = 1100,
+) -> Markup:
+    """Paired bars on one scale, A grey and B blue: (label, A seconds, B seconds,
+    delta words, delta verdict) per row; None where a side has no bar."""
+    left, right, row_h = 300, 150, 30
+    hi = max(max(a or 0.0, b or 0.0) for _, a, b, _, _ in rows) or 1.0
+    scale = (width - left - right) / hi
+    body = []
+    for i, (label, a_s, b_s, delta, verdict) in enumerate(rows):
+        y = 24 + i * row_h
+        body.append(_text(left - 10, y + 13, label, 11, "end", INK, MONO))
+        for j, (v, color, side) in enumerate(((a_s, "#9aa3b5", "A"), (b_s, "#3b6fd8", "B"))):
+            if v is None:
+                continue
+            tip = svg_title(f"{side}: {text.secs(v)}")
+            body.append(
+                el("rect", tip, x=left, y=y + j * 11, width=max(v * scale, 1.0), height=10,
+                   rx=2, fill=color)
+            )  # fmt: skip
+        end = max(a_s or 0.0, b_s or 0.0) * scale + left + 8
+        body.append(_text(end, y + 14, delta, 11, "start", colors[verdict]))
+    body.append(el("rect", x=left, y=6, width=10, height=10, rx=2, fill="#9aa3b5"))
+    body.append(_text(left + 14, 15, "A (before)", 11))
+    body.append(el("rect", x=left + 100, y=6, width=10, height=10, rx=2, fill="#3b6fd8"))
+    body.append(_text(left + 114, 15, "B (after)", 11))
+    return _svg(width, 30 + len(rows) * row_h, body, "compile time by phase, A vs B")

@@ -1,39 +1,45 @@
 """Sessions for the report tests.
 
-Real recorded streams (``tests/fixtures/*.jsonl``, written by the worker) are
-found by what they contain, not by file name. ``synthetic_events`` is a small
-hand-made stream shaped like a real one, for edge cases the recordings lack.
+Real recorded streams (``tests/fixtures``, written by the worker; loaded by
+``conftest.load_fixture``) are found by what they contain, not by file name.
+``synthetic_events`` is a small hand-made stream shaped like a real one, for
+edge cases the recordings lack.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, fixture_names, load_fixture
+from paper_helpers import paper_events
 
 from dlcprof import events as ev
 from dlcprof.session import Run, Session
 
-FIXTURES = Path(__file__).parent / "fixtures"
-
-
 # --- real recordings ------------------------------------------------------------------
 
 
-def fixture_paths() -> list[Path]:
-    return sorted(FIXTURES.glob("*.jsonl")) if FIXTURES.is_dir() else []
+def recorded(name: str) -> Session:
+    return Session.from_events(load_fixture(name))
 
 
-def load_fixture(path: Path) -> Session:
-    return Session.from_events([ev.decode(line) for line in path.read_text().splitlines() if line])
+def recorded_sessions() -> dict[str, Callable[[], Session]]:
+    """Every recorded stream on its own, the paper session they make together,
+    and the hand-made stream, by a file-safe name."""
+    out: dict[str, Callable[[], Session]] = {
+        n.replace("/", "-"): (lambda n=n: recorded(n)) for n in fixture_names()
+    }
+    out["paper-session"] = lambda: Session.from_events(paper_events())
+    out["synthetic"] = lambda: Session.from_events(synthetic_events())
+    return out
 
 
-def find_fixture(pred: Callable[[Session], bool]) -> tuple[Path, Session] | None:
-    for p in fixture_paths():
-        s = load_fixture(p)
+def find_fixture(pred: Callable[[Session], bool]) -> Session | None:
+    for name in fixture_names():
+        s = recorded(name)
         if pred(s):
-            return p, s
+            return s
     return None
 
 
@@ -409,25 +415,6 @@ def synthetic_session(**kw: bool) -> Session:
     return Session.from_events(synthetic_events(**kw))
 
 
-# --- sanity of the helpers themselves -------------------------------------------------
-
-
-def test_synthetic_stream_folds() -> None:
-    s = synthetic_session()
-    assert len(s.runs) == 4
-    assert all(r.status == "ok" for r in s.runs.values())
-    static = sweep_run(s, "false")
-    assert static is not None and len(static.recompiles) == 4
-    assert all(rc.cost_s for rc in static.recompiles)
-    assert has_benchmark(s) and has_graph_breaks(s)
-
-
-def test_fixtures_decode() -> None:
-    for p in fixture_paths():
-        s = load_fixture(p)
-        assert s.runs, f"{p.name} has no run"
-
-
 # --- what the report tests run on ------------------------------------------------------
 
 
@@ -436,7 +423,7 @@ def _require(pred: Callable[[Session], bool], what: str) -> Session:
     if found is None:
         # Real recordings are the ground truth for these tests: never stand in for them.
         pytest.fail(f"no recorded fixture in {FIXTURES} with {what} (scripts/record_fixtures.py)")
-    return found[1]
+    return found
 
 
 def benchmark_session() -> Session:
@@ -467,14 +454,11 @@ def graph_break_session() -> Session:
 
 
 def full_session() -> Session:
-    """Every recording in one session (several runs, as in a TUI session)."""
-    paths = fixture_paths()
-    if not paths:
+    """Every top-level recording in one session (several runs, as in a TUI session)."""
+    names = [n for n in fixture_names() if "/" not in n]
+    if not names:
         pytest.fail(f"no recorded fixtures in {FIXTURES}")
-    events: list[ev.Event] = []
-    for p in paths:
-        events += load_fixture(p).events
-    return Session.from_events(events)
+    return Session.from_events([e for n in names for e in load_fixture(n)])
 
 
 def with_monitors(session: Session) -> Session:

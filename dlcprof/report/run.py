@@ -1,0 +1,229 @@
+"""One run's section of a report: every table and figure it states."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.figures import allocator as fa
+from dlcprof.figures import benchmark as fb
+from dlcprof.figures import device as fd
+from dlcprof.figures import modes as fm
+from dlcprof.figures import observer as fo
+from dlcprof.figures import recompiles as fr
+from dlcprof.figures import runs as fruns
+from dlcprof.report import run_tables as rt
+from dlcprof.report.benchmark import BenchmarkBlock, benchmark_block
+from dlcprof.report.figure import Figure, Kpi, seconds, unknown
+from dlcprof.report.monitors import DeviceSummary, Hotspots, Observer, device_summary, hotspot_table
+from dlcprof.session import Run, Session
+from dlcprof.settings import OPTIONS, repro_command
+
+
+@dataclass
+class LimitAlert:
+    limit: str
+    function: str
+    message: str  # shortened
+    eager: str  # the calls that then ran eager
+
+
+@dataclass
+class RunModel:
+    number: int
+    run: Run
+    name: str
+    label: str
+    status: str
+    wall: Figure | None
+    chips: list[tuple[str, str]]
+    repro: str | None
+    limit: LimitAlert | None
+    kpis: list[Kpi]
+    compile_wall: Figure
+    phases: rt.PhaseTable | None
+    compiles: list[rt.CompileRow]
+    kernels: list[rt.KernelRow]
+    kernels_why: str
+    kernel_table: rt.KernelTable
+    recompiles: list[rt.RecompileRow]
+    dims: list[str]
+    scalars: list[str]  # "zf0 = L['self'].p": scalars made symbols, apart from the dims
+    sweep: rt.SweepTable | None
+    benchmark: BenchmarkBlock | None
+    benchmark_why: str
+    benchmark_why_short: str
+    warnings: list[ev.LogEmitted]
+    device: DeviceSummary
+    hotspots: Hotspots
+    autotune: fm.Autotune
+    cudagraphs: fm.Cudagraphs
+    observer: Observer
+
+    @property
+    def run_id(self) -> str:
+        return self.run.run_id
+
+    @property
+    def mode_meaning(self) -> str:
+        s = self.settings
+        return f"{s.mode}: {fm.MODE_MEANINGS.get(s.mode, '')}" if s else ""
+
+    @property
+    def shows_autotune(self) -> bool:
+        """The autotune section: in an autotuning mode, or when something was tuned."""
+        s = self.settings
+        return bool(self.autotune.ops) or (s is not None and s.mode in fm.AUTOTUNE_MODES)
+
+    @property
+    def shows_cudagraphs(self) -> bool:
+        return self.cudagraphs.verdict != "off" or bool(self.cudagraphs.graphs)
+
+
+    @property
+    def target(self) -> str:
+        return self.run.target
+
+    @property
+    def description(self) -> str:
+        return self.run.description
+
+    @property
+    def settings(self) -> ev.RunStarted | None:
+        return self.run.settings
+
+    @property
+    def errors(self) -> list[ev.ErrorRaised]:
+        return self.run.errors
+
+    @property
+    def graph_breaks(self) -> list[ev.GraphBroken]:
+        return self.run.graph_breaks
+
+    @property
+    def unavailable(self) -> dict[str, str]:
+        return self.run.unavailable
+
+    @property
+    def scalars_text(self) -> str | None:
+        names = [fr.scalar_name(d.source) for d in fr.symbolic_scalars(self.run)]
+        return fr.scalars_made_symbols(names) if names else None
+
+    @property
+    def restarted(self) -> list[rt.CompileRow]:
+        return [c for c in self.compiles if c.restarts is not None]
+
+    def summary_row(self) -> list[str]:
+        """The run's line in the runs table (SUMMARY_COLUMNS)."""
+        s = self.settings
+        b = self.benchmark
+        why = text.na(self.benchmark_why_short)
+        return [
+            str(self.number), self.name, s.mode if s else text.NA, s.dynamic if s else text.NA,
+            self.status, self.compile_wall.text, str(len(self.run.kernels)),
+            str(len(self.run.recompiles)), str(len(self.run.graph_breaks)),
+            b.speedup if b else why, b.steady_speedup if b else why,
+            b.break_even if b else why,
+        ]  # fmt: skip
+
+
+def settings_chips(s: ev.RunStarted | None) -> list[tuple[str, str]]:
+    """The resolved settings in a stable order: the options, then what the worker resolved."""
+    if s is None:
+        return []
+    out = []
+    for o in OPTIONS:
+        out.append((o.name, text.value(getattr(s, o.name, None))))
+        if o.name == "device":
+            out.append(("device_name", text.value(s.device_name)))
+    out.append(("torch_version", text.value(s.torch_version)))
+    return out
+
+
+def _compile_wall(run: Run) -> Figure:
+    if not run.compiles:
+        return unknown("no compile")
+    if not any(c.finished for c in run.compiles.values()):
+        return unknown(text.NOT_FINISHED)
+    return seconds(run.compile_wall_s, text.NOT_FINISHED)
+
+
+def _kpis(
+    run: Run, wall: Figure, bench: BenchmarkBlock | None, sweep: rt.SweepTable | None
+) -> list[Kpi]:
+    n = len(run.compiles)
+    items = [
+        Kpi(wall.text, f"compile wall, {text.plural(n, 'compile')}", na=wall.na),
+        Kpi(str(len(run.kernels)), "fused kernels"),
+        Kpi(str(len(run.recompiles)), "recompiles", "bad" if run.recompile_limit else ""),
+        Kpi(str(len(run.graph_breaks)), "graph breaks", "bad" if run.graph_breaks else ""),
+    ]
+    if bench is not None:
+        s = bench.speed
+        tone = {fb.FASTER: "good", fb.SLOWER: "bad"}.get(s.verdict, "")
+        label = f"speedup (eager ÷ compiled), {text.DEFAULT_ALLOC}"
+        if not s.measurable:
+            label += f", {text.NO_DIFFERENCE}"
+        items.append(Kpi(fb.speedup_short(s), label, tone))
+        items.append(
+            Kpi(bench.break_even, "break-even", "bad" if s.verdict == fb.SLOWER else "",
+                na=not s.measurable)
+        )  # fmt: skip
+        a = bench.allocator
+        label = f"speedup, {text.STEADY_ALLOC}"
+        label += f", {fa.SENSITIVE}" if a.sensitive else ""
+        items.append(Kpi(bench.steady_speedup, label, na=a.steady is None))
+    if sweep is not None:
+        items.append(
+            Kpi(sweep.total.text, f"transition cost, {text.plural(len(sweep.steps), 'shape')}")
+        )
+    return items
+
+
+def run_model(session: Session, run: Run, number: int | None = None) -> RunModel:
+    number = number if number is not None else fruns.run_number(session, run)
+    limit = run.recompile_limit
+    wall = _compile_wall(run)
+    bench = benchmark_block(run)
+    sweep = rt.sweep_table(run)
+    ktable = rt.kernel_table(run)
+    return RunModel(
+        number=number,
+        run=run,
+        name=run.name,
+        label=fruns.run_label(run),
+        status=run.status,
+        wall=seconds(run.wall_s, text.NOT_FINISHED) if run.wall_s is not None else None,
+        chips=settings_chips(run.settings),
+        repro=repro_command(run.settings) if run.settings else None,
+        limit=LimitAlert(
+            text.value(limit.limit),
+            limit.function,
+            text.short(limit.message, 240),
+            text.eager_calls(run.eager_calls),
+        )
+        if limit
+        else None,
+        kpis=_kpis(run, wall, bench, sweep),
+        compile_wall=wall,
+        phases=rt.phase_table(run) if run.compiles else None,
+        compiles=rt.compile_rows(run),
+        kernels=ktable.rows,
+        kernels_why=run.unavailable.get("kernels")
+        or "none generated, or the kernel probe did not run",
+        kernel_table=ktable,
+        recompiles=rt.recompile_rows(run),
+        dims=fr.dim_words(run),
+        scalars=[f"{d.symbol} = {d.source}" for d in fr.symbolic_scalars(run)],
+        sweep=sweep,
+        benchmark=bench,
+        benchmark_why=fb.why_none(run),
+        benchmark_why_short=fb.why_none(run, short=True),
+        warnings=[lg for lg in run.logs if lg.level in ("warning", "error")],
+        device=device_summary(run.device_samples, fd.activity_spans(run), dict(run.monitors)),
+        hotspots=hotspot_table(run),
+        autotune=fm.autotune(run),
+        cudagraphs=fm.cudagraphs(run),
+        observer=Observer(fo.line(run), fo.observer(run)),
+    )
