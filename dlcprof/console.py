@@ -24,15 +24,22 @@ from dlcprof.figures import observer as fo
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
-from dlcprof.figures.runs import run_label
+from dlcprof.figures.runs import event_line, run_label
 from dlcprof.session import Run, Session
-from dlcprof.tables import autotune_table, cudagraphs_table
+from dlcprof.tables import autotune_table, cudagraphs_table, device_table
 
 _LIVE_PHASES = (fp.KEY_NAMES - {"compile_file"}) | {"entire_frame_compile"}
 # Off a terminal (a pipe, a log file, CI) Rich would cut every table to 80
 # columns; COLUMNS still wins when it is set.
 PIPE_WIDTH = 200
 NAME_WIDTH = 130  # the widest a kernel-name column asks for
+# The mark and style of each event figures.runs.event_line words.
+_EVENT_MARK = {
+    ev.RunStarted: ("▶ ", "bold green"),
+    ev.RecompileTriggered: ("  ↻ ", "bold yellow"),
+    ev.RecompileLimitHit: ("  ⚠ ", "bold white on red"),
+    ev.EagerCallsCounted: ("  ⚠ ", "bold red"),
+}
 
 
 def make_console(**kwargs) -> Console:  # type: ignore[no-untyped-def]
@@ -45,14 +52,11 @@ def make_console(**kwargs) -> Console:  # type: ignore[no-untyped-def]
 
 def live_line(event: ev.Event, session: Session) -> Text | None:
     """One line for the headless live log, or None to stay quiet."""
+    words = event_line(event)
+    if words is not None:
+        mark, style = _EVENT_MARK[type(event)]
+        return Text.assemble((f"{mark}{words[0]}", style), words[1])
     match event:
-        case ev.RunStarted():
-            return Text.assemble(
-                ("▶ ", "bold green"),
-                f"{event.workload} on {event.device} ({event.device_name}) · mode={event.mode} · "
-                f"dynamic={event.dynamic} · backend={event.backend} · {event.dtype} · "
-                f"size={event.size} · cache={event.cache} · threads={event.threads}",
-            )
         case ev.PhaseEnded() if event.name in _LIVE_PHASES:
             cid = event.compile_id or session.run(event.run_id).last_compile_id or "?"
             return Text.assemble(
@@ -80,16 +84,6 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
         case ev.CudagraphDecided():
             cg = fm.cudagraphs(session.run(event.run_id))
             return Text.assemble(("  CUDA graphs: ", "bold"), cg.line)
-        case ev.RecompileTriggered():
-            return Text.assemble(
-                ("  ↻ recompile: ", "bold yellow"), str(fr.newest_reason(event.reason))
-            )
-        case ev.RecompileLimitHit():
-            return Text.assemble(("  ⚠ RECOMPILE LIMIT HIT: ", "bold white on red"), event.message)
-        case ev.EagerCallsCounted():
-            return Text(
-                f"  ⚠ after the recompile limit: {text.eager_calls(event.calls)}", style="bold red"
-            )
         case ev.GraphBroken():
             return Text.assemble(
                 ("  ✂ graph break: ", "bold magenta"), f"{event.reason} at {event.location}",
@@ -261,24 +255,6 @@ def recompiles_table(run: Run) -> Table:
             row.compile_id or "?", str(fr.newest_reason(row.reason)),
             text.secs(row.cost_s, text.NOT_FINISHED), text.secs(row.cumulative_s),
         )  # fmt: skip
-    return t
-
-
-def device_table(run: Run) -> Table | None:
-    """Mean / max of the device samples during compiles vs after them."""
-    st = fd.span_table(run)
-    if st is None:
-        return None
-    t = Table(title=f"Device ({st.source}) — mean / max per span", title_justify="left")
-    t.add_column("metric")
-    for name, row in st.spans.items():
-        t.add_column(f"{name} ({row['samples']:.0f} samples)", justify="right")
-    for key in st.keys:
-        cells = []
-        for row in st.spans.values():
-            mean, peak = row.get(f"{key}.mean"), row.get(f"{key}.max")
-            cells.append(text.NA if mean is None else f"{mean:.1f} / {peak:.1f}")
-        t.add_row(text.metric_label(key), *cells)
     return t
 
 
