@@ -140,14 +140,6 @@ def split_speedups(xs: list[float | None]) -> str:
     return f"{either([speedup(x) for x in xs])} ({TWO_CLUSTERS})"
 
 
-def speedup_range(xs: list[float | None]) -> str:
-    """The same in a narrow cell: "1.79–4.82x"."""
-    lo, hi = xs[0], xs[-1]
-    if lo is None or hi is None:
-        return NA
-    return f"{lo:.2f}–{hi:.2f}x"
-
-
 def either(words: list[str]) -> str:
     """Two figures that are both true, one per cluster: "186 runs or 610 runs"."""
     return " or ".join(dict.fromkeys(words))
@@ -617,8 +609,8 @@ def cudagraphed(verdict: str | None, reason: str | None = None) -> str:
 
 def vs_baseline(ratio: float | None, verdict: str) -> str:
     """A mode's steady latency against the default mode's: "1.12x faster"."""
-    if verdict == NO_DIFFERENCE or ratio is None:
-        return NO_DIFFERENCE
+    if ratio is None:  # no difference, or why there is no ratio
+        return verdict
     return f"{ratio:.2f}x {verdict}"
 
 

@@ -176,6 +176,13 @@ class Speed:
         return f"{text.secs(self.compile_s)} ({self.cache_text})"
 
     @property
+    def one_speedup(self) -> float | None:
+        """The speedup as one number, None when the repetitions split into two
+        clusters (``modes`` then holds one per pairing): the JSON states no median
+        of a mix where every view states both."""
+        return None if self.modes else self.speedup
+
+    @property
     def speedup_spread(self) -> float:
         """The speedup's spread: the eager and compiled spreads, as shares, added."""
         if self.speedup is None or self.eager_ms <= 0 or self.compiled_ms <= 0:
@@ -248,9 +255,9 @@ def speedup_text(s: Speed) -> str:
 
 
 def speedup_short(s: Speed) -> str:
-    """The same, for a narrow cell."""
+    """The same without its verdict's words, for a narrow cell: "1.93x or 2.47x"."""
     if s.modes:
-        return text.speedup_range([m.speedup for m in s.modes])
+        return text.either([text.speedup(m.speedup) for m in s.modes])
     return text.speedup(s.speedup)
 
 
