@@ -32,7 +32,6 @@ _LIVE_PHASES = (fp.KEY_NAMES - {"compile_file"}) | {"entire_frame_compile"}
 # Off a terminal (a pipe, a log file, CI) Rich would cut every table to 80
 # columns; COLUMNS still wins when it is set.
 PIPE_WIDTH = 200
-NAME_WIDTH = 130  # the widest a kernel-name column asks for
 # The mark and style of each event figures.runs.event_line words.
 _EVENT_MARK = {
     ev.RunStarted: ("▶ ", "bold green"),
@@ -144,24 +143,29 @@ def phases_table(run: Run) -> Table:
 
 
 def kernels_table(run: Run) -> Table:
+    """Each kernel once per place in its frame's call (figures.kernels.kernel_groups),
+    slowest first once profiled; long names and op lists lose their middle, so
+    that the figures fit beside them."""
     timings = fk.kernel_timings(run)
+    groups = fk.kernel_groups(run)
+    group_t = {fk.kernel_key(g.kernel): fk.group_timing(g, timings) for g in groups}
+    by_kernel = {id(g.kernel): g for g in groups}
     profiled = run.kernel_profile is not None
     notes = text.Footnotes()
-    t = Table(title="Fused kernels" + (", slowest first" if profiled else ""),
-              title_justify="left")  # fmt: skip
+    t = Table(title="Kernels" + (", slowest first" if profiled else ""), title_justify="left")
     t.add_column("compile")
-    # A kernel name is never cut: its column is as wide as the longest name
-    # (up to NAME_WIDTH), and narrower still folds.
-    longest = max((len(k.name) for k in run.kernels), default=0)
-    t.add_column("kernel", overflow="fold", min_width=min(longest, NAME_WIDTH))
+    t.add_column("kernel", no_wrap=True)
     t.add_column("kind")
     for col in fk.TIMING_COLUMNS if profiled else ():
-        t.add_column(col, justify="right")
+        t.add_column(col, justify="right", no_wrap=True)
     t.add_column("fused ops")
-    for k in fk.by_time(run.kernels, timings) if profiled else run.kernels:
-        c = fk.timing_cells(timings.get(fk.kernel_key(k)), notes).values() if profiled else ()
-        t.add_row(fk.compile_label(k), k.name, k.kind, *c, ", ".join(fk.short_ops(k)) or text.NA)
-    t.caption = "\n".join([*fk.summary_lines(run), *notes.lines()])
+    kernels = [g.kernel for g in groups]
+    for k in fk.by_time(kernels, group_t) if profiled else kernels:  # type: ignore[arg-type]
+        g = by_kernel[id(k)]
+        c = fk.timing_cells(group_t[fk.kernel_key(k)], notes).values() if profiled else ()
+        t.add_row(fk.compile_list(g.compile_ids, 2), fk.short_name(k.name), k.kind, *c,
+                  fk.ops_cell(k))  # fmt: skip
+    t.caption = "\n".join([fk.kernel_count(run).words, *fk.summary_lines(run), *notes.lines()])
     t.caption_justify = "left"
     return t
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import kernels as fk
 from dlcprof.session import Compile, Run, Session
 from dlcprof.settings import AUTOTUNE_MODES, CUDAGRAPH_MODES, MODES
 
@@ -288,7 +289,7 @@ class ModeRow:
     compile_s: float | None  # first call minus a steady one (torch's compile sum if no benchmark)
     autotune: Autotune
     speed: fb.Speed | None
-    kernels: int
+    kernels: fk.KernelCount
     cudagraphs: Cudagraphs
     vs_baseline: tuple[float | None, str] | None  # (ratio, verdict) against BASELINE's latency
 
@@ -313,7 +314,7 @@ class ModeRow:
             fb.speedup_text(s) if s else why,
             fb.break_even_text(s) if s else why,
             text.vs_baseline(*self.vs_baseline) if self.vs_baseline else "—",
-            str(self.kernels),
+            self.kernels.words,
             self.cudagraphs.line,
         ]
 
@@ -379,7 +380,7 @@ def _row(run: Run, base: Run | None) -> ModeRow:
     base_speed = fb.run_speed(base) if base is not None and base is not run else None
     return ModeRow(
         run=run, mode=run.settings.mode if run.settings else text.NA, compile_s=compile_s,
-        autotune=autotune(run), speed=speed, kernels=len(run.kernels),
+        autotune=autotune(run), speed=speed, kernels=fk.kernel_count(run),
         cudagraphs=cudagraphs(run), vs_baseline=_against(speed, base_speed),
     )  # fmt: skip
 

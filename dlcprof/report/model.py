@@ -798,9 +798,10 @@ def _kpis(
     run: Run, wall: Figure, bench: BenchmarkBlock | None, sweep: SweepTable | None
 ) -> list[Kpi]:
     n = len(run.compiles)
+    kernels = fk.kernel_count(run)
     items = [
         Kpi(wall.text, f"compile wall, {text.plural(n, 'compile')}", na=wall.na),
-        Kpi(str(len(run.kernels)), "fused kernels"),
+        Kpi(str(kernels.fused), kernels.words.removeprefix(f"{kernels.fused} ")),
         Kpi(str(len(run.recompiles)), "recompiles", "bad" if run.recompile_limit else ""),
         Kpi(str(len(run.graph_breaks)), "graph breaks", "bad" if run.graph_breaks else ""),
     ]

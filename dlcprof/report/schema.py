@@ -312,7 +312,7 @@ def _modes_dict(t: fm.ModeTable) -> dict[str, Any]:
             {"run_id": row.run.run_id, "mode": row.mode, "compile_s": row.compile_s,
              "autotune_s": row.autotune.seconds, "compiled_ms": s.compiled_ms if s else None,
              "speedup": s.one_speedup if s else None, "verdict": s.verdict if s else None,
-             "break_even_runs": s.break_even if s else None, "kernels": row.kernels,
+             "break_even_runs": s.break_even if s else None, "kernels": row.kernels.fused,
              "cudagraphs": row.cudagraphs.verdict,
              "vs_default": list(row.vs_baseline) if row.vs_baseline else None,
              "words": dict(zip(fm.COLUMNS, row.words(), strict=True))}
