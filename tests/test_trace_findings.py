@@ -213,6 +213,26 @@ def test_a_sweep_lists_each_kernel_once_and_counts_no_library_call_as_fused(fixt
     assert fk.kernel_count(run).words in " ".join(str(table.caption).split())
 
 
+def test_recompiles_torch_recorded_but_dynamo_did_not_announce_are_listed(fixture_events):
+    """Issue 20, 7: a static sweep recompiled, torch's compilation_metrics name
+    each reason, but no recompile was announced: every view lists them."""
+    from test_parity import views
+
+    events = [e for e in fixture_events("variable_length_static")
+              if not isinstance(e, ev.RecompileTriggered)]  # fmt: skip
+    session = Session.from_events(events)
+    run = session.latest_run
+    assert not run.recompiles
+    rows = fr.recompile_rows(run)
+    assert [r.compile_id for r in rows] == [f"sweep:0/{i}" for i in range(1, 5)]
+    assert rows[-1].cumulative_s == pytest.approx(sum(r.cost_s for r in rows))
+    for view, rendered in views(session, run).items():
+        assert "Recompiles" in rendered, view
+        flat = " ".join(rendered.split())
+        for r in rows:
+            assert str(fr.newest_reason(r.reason)) in flat, (view, r.compile_id)
+
+
 def test_the_first_sweep_step_is_a_compile_not_a_recompile(fixture_events):
     """Recorded static sweep: the first size compiled, each later one recompiled."""
     from test_parity import views

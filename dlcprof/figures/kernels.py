@@ -231,6 +231,11 @@ def _compiled_ms(run: Run) -> float | None:
     return run.benchmark.compiled_ms if run.benchmark else None
 
 
+# A library call fuses nothing: eager runs the very same call, so a "gain" of
+# it would only compare two timings of one call, split by attribution.
+LIBRARY_GAIN = "a library call: nothing fused into it, eager runs the same call"
+
+
 def kernel_timings(run: Run) -> dict[str, KernelTiming]:
     """Every kernel of the run by kernel_key (n/a with the reason where not measured)."""
     p = run.kernel_profile
@@ -248,13 +253,16 @@ def kernel_timings(run: Run) -> dict[str, KernelTiming]:
         why = dict(d.get("why") or {})
         t, eager, nbytes = d.get("time_ms"), d.get("eager_ms"), d.get("bytes")
         gbps = nbytes / (t * 1e6) if nbytes is not None and t else None
+        if is_library_call(k):
+            why.setdefault("gain", LIBRARY_GAIN)
         if compiled_ms is None:
             why["share"] = "no benchmark"
         if copy is None:
             why["bw_share"] = (p.copy_why if p else None) or "no copy bandwidth measured"
         out[key] = KernelTiming(
             time_ms=t, spread_ms=d.get("spread_ms"), share=_ratio(t, compiled_ms),
-            launches=int(d.get("launches") or 0), eager_ms=eager, gain=_ratio(eager, t),
+            launches=int(d.get("launches") or 0), eager_ms=eager,
+            gain=None if is_library_call(k) else _ratio(eager, t),
             bytes=nbytes, gbps=gbps, bw_share=_ratio(gbps, copy), why=why,
         )  # fmt: skip
     return out
