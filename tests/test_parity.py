@@ -227,7 +227,17 @@ def kernel_sentences(run: Run) -> list[str]:
     timings = fk.kernel_timings(run)
     notes = text.Footnotes()
     cells = [fk.timing_cells(timings[fk.kernel_key(k)], notes) for k in run.kernels]
-    return [c.time for c in cells] + [c.gain for c in cells] + fk.summary_lines(run, False)
+    # Every figure with its unit: ms and µs, x, GB/s and % (bytes: kernel_bytes).
+    figures = [f for c in cells for f in (c.time, c.share, c.eager, c.gain, c.gbps, c.bw_share)]
+    return figures + fk.summary_lines(run, False)
+
+
+def kernel_bytes(run: Run) -> list[str]:
+    """Each kernel's bytes, in the views that have the column (the TUI's table
+    shows GB/s, its bytes are in the kernel's sentence on Enter)."""
+    timings = fk.kernel_timings(run)
+    return [fk.timing_cells(timings[fk.kernel_key(k)], text.Footnotes()).bytes
+            for k in run.kernels]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", ["pointwise_chain", "graph_breaks"])
@@ -249,7 +259,7 @@ async def test_every_view_states_the_same_kernel_times(name):
     }
     for view, text_ in rendered.items():
         flat = " ".join(text_.split())
-        for sentence in wanted:
+        for sentence in wanted + (kernel_bytes(run) if view != "tui" else []):
             assert " ".join(sentence.split()) in flat, f"{name} / {view}: {sentence!r}"
 
 
