@@ -245,3 +245,15 @@ def test_the_first_sweep_step_is_a_compile_not_a_recompile(fixture_events):
     for view, rendered in views(session, run).items():
         flat = " ".join(rendered.split())
         assert re.search(r"\b32\b[\s│|]*compiled\b", flat), view
+
+
+def test_a_compile_of_one_kernel_reads_in_the_singular(fixture_events):
+    """Issue 20, 12: "1 kernels" in the phase timeline's compile header."""
+    from dlcprof.tui.view import View
+    from dlcprof.tui.widgets.phases import PhaseTimeline
+
+    session = Session.from_events(fixture_events("graph_breaks"))
+    run = session.latest_run
+    c = next(c for c in run.compiles.values() if len(c.kernels) == 1)
+    header = PhaseTimeline(View(session, run, now=None, replay=True))._header("compile", c)
+    assert "1 kernel" in header.plain and "1 kernels" not in header.plain
