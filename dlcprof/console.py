@@ -163,7 +163,7 @@ def kernels_table(run: Run) -> Table:
     for k in fk.by_time(kernels, group_t) if profiled else kernels:  # type: ignore[arg-type]
         g = by_kernel[id(k)]
         c = fk.timing_cells(group_t[fk.kernel_key(k)], notes).values() if profiled else ()
-        t.add_row(fk.compile_list(g.compile_ids, 1), fk.short_name(k.name), k.kind, *c,
+        t.add_row(g.label, fk.short_name(k.name), k.kind, *c,
                   fk.ops_cell(k))  # fmt: skip
     t.caption = "\n".join([fk.kernel_count(run).words, *fk.summary_lines(run), *notes.lines()])
     t.caption_justify = "left"

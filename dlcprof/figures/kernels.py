@@ -42,6 +42,12 @@ class KernelGroup:
     kernel: ev.KernelGenerated
     compile_ids: list[str]
 
+    @property
+    def label(self) -> str:
+        """"0/0 fwd", "0/0 +3": the first compile (and graph), and how many more."""
+        more = len(self.compile_ids) - 1
+        return compile_label(self.kernel) + (f" +{more}" if more else "")
+
 
 def frame_of(compile_id: str) -> str:
     """The frame a compile id compiles: "0" for "0/3" and "sweep:0/1", "0 (bwd)"
