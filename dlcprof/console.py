@@ -24,15 +24,21 @@ from dlcprof.figures import observer as fo
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
-from dlcprof.figures.runs import run_label
+from dlcprof.figures.runs import event_line, run_label
 from dlcprof.session import Run, Session
-from dlcprof.tables import autotune_table, cudagraphs_table
+from dlcprof.tables import autotune_table, cudagraphs_table, device_table
 
 _LIVE_PHASES = (fp.KEY_NAMES - {"compile_file"}) | {"entire_frame_compile"}
 # Off a terminal (a pipe, a log file, CI) Rich would cut every table to 80
 # columns; COLUMNS still wins when it is set.
 PIPE_WIDTH = 200
-NAME_WIDTH = 130  # the widest a kernel-name column asks for
+# The mark and style of each event figures.runs.event_line words.
+_EVENT_MARK = {
+    ev.RunStarted: ("▶ ", "bold green"),
+    ev.RecompileTriggered: ("  ↻ ", "bold yellow"),
+    ev.RecompileLimitHit: ("  ⚠ ", "bold white on red"),
+    ev.EagerCallsCounted: ("  ⚠ ", "bold red"),
+}
 
 
 def make_console(**kwargs) -> Console:  # type: ignore[no-untyped-def]
@@ -45,14 +51,11 @@ def make_console(**kwargs) -> Console:  # type: ignore[no-untyped-def]
 
 def live_line(event: ev.Event, session: Session) -> Text | None:
     """One line for the headless live log, or None to stay quiet."""
+    words = event_line(event)
+    if words is not None:
+        mark, style = _EVENT_MARK[type(event)]
+        return Text.assemble((f"{mark}{words[0]}", style), words[1])
     match event:
-        case ev.RunStarted():
-            return Text.assemble(
-                ("▶ ", "bold green"),
-                f"{event.workload} on {event.device} ({event.device_name}) · mode={event.mode} · "
-                f"dynamic={event.dynamic} · backend={event.backend} · {event.dtype} · "
-                f"size={event.size} · cache={event.cache} · threads={event.threads}",
-            )
         case ev.PhaseEnded() if event.name in _LIVE_PHASES:
             cid = event.compile_id or session.run(event.run_id).last_compile_id or "?"
             return Text.assemble(
@@ -80,16 +83,6 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
         case ev.CudagraphDecided():
             cg = fm.cudagraphs(session.run(event.run_id))
             return Text.assemble(("  CUDA graphs: ", "bold"), cg.line)
-        case ev.RecompileTriggered():
-            return Text.assemble(
-                ("  ↻ recompile: ", "bold yellow"), str(fr.newest_reason(event.reason))
-            )
-        case ev.RecompileLimitHit():
-            return Text.assemble(("  ⚠ RECOMPILE LIMIT HIT: ", "bold white on red"), event.message)
-        case ev.EagerCallsCounted():
-            return Text(
-                f"  ⚠ after the recompile limit: {text.eager_calls(event.calls)}", style="bold red"
-            )
         case ev.GraphBroken():
             return Text.assemble(
                 ("  ✂ graph break: ", "bold magenta"), f"{event.reason} at {event.location}",
@@ -150,24 +143,29 @@ def phases_table(run: Run) -> Table:
 
 
 def kernels_table(run: Run) -> Table:
+    """Each kernel once per place in its frame's call (figures.kernels.kernel_groups),
+    slowest first once profiled; long names and op lists lose their middle, so
+    that the figures fit beside them."""
     timings = fk.kernel_timings(run)
+    groups = fk.kernel_groups(run)
+    group_t = {fk.kernel_key(g.kernel): fk.group_timing(g, timings) for g in groups}
+    by_kernel = {id(g.kernel): g for g in groups}
     profiled = run.kernel_profile is not None
     notes = text.Footnotes()
-    t = Table(title="Fused kernels" + (", slowest first" if profiled else ""),
-              title_justify="left")  # fmt: skip
+    t = Table(title="Kernels" + (", slowest first" if profiled else ""), title_justify="left")
     t.add_column("compile")
-    # A kernel name is never cut: its column is as wide as the longest name
-    # (up to NAME_WIDTH), and narrower still folds.
-    longest = max((len(k.name) for k in run.kernels), default=0)
-    t.add_column("kernel", overflow="fold", min_width=min(longest, NAME_WIDTH))
+    t.add_column("kernel", no_wrap=True)
     t.add_column("kind")
     for col in fk.TIMING_COLUMNS if profiled else ():
-        t.add_column(col, justify="right")
+        t.add_column(col, justify="right", no_wrap=True)
     t.add_column("fused ops")
-    for k in fk.by_time(run.kernels, timings) if profiled else run.kernels:
-        c = fk.timing_cells(timings.get(fk.kernel_key(k)), notes).values() if profiled else ()
-        t.add_row(fk.compile_label(k), k.name, k.kind, *c, ", ".join(fk.short_ops(k)) or text.NA)
-    t.caption = "\n".join([*fk.summary_lines(run), *notes.lines()])
+    kernels = [g.kernel for g in groups]
+    for k in fk.by_time(kernels, group_t) if profiled else kernels:  # type: ignore[arg-type]
+        g = by_kernel[id(k)]
+        c = fk.timing_cells(group_t[fk.kernel_key(k)], notes).values() if profiled else ()
+        t.add_row(g.label, fk.short_name(k.name), k.kind, *c,
+                  fk.ops_cell(k))  # fmt: skip
+    t.caption = "\n".join([fk.kernel_count(run).words, *fk.summary_lines(run), *notes.lines()])
     t.caption_justify = "left"
     return t
 
@@ -263,24 +261,6 @@ def recompiles_table(run: Run) -> Table:
     return t
 
 
-def device_table(run: Run) -> Table | None:
-    """Mean / max of the device samples during compiles vs after them."""
-    st = fd.span_table(run)
-    if st is None:
-        return None
-    t = Table(title=f"Device ({st.source}) — mean / max per span", title_justify="left")
-    t.add_column("metric")
-    for name, row in st.spans.items():
-        t.add_column(f"{name} ({row['samples']:.0f} samples)", justify="right")
-    for key in st.keys:
-        cells = []
-        for row in st.spans.values():
-            mean, peak = row.get(f"{key}.mean"), row.get(f"{key}.max")
-            cells.append(text.NA if mean is None else f"{mean:.1f} / {peak:.1f}")
-        t.add_row(text.metric_label(key), *cells)
-    return t
-
-
 def hotspots_table(run: Run, limit: int = 10) -> Table | None:
     rows = fh.hot_rows(run, limit)
     if not rows:
@@ -312,8 +292,9 @@ def run_summary(run: Run, session: Session) -> RenderableType:
             parts.append(mode_part)
     if run.graph_breaks:
         parts.append(graph_breaks_table(run))
-    if run.recompiles:
-        parts.append(recompiles_table(run))
+    recompiles = recompiles_table(run)
+    if recompiles.row_count:
+        parts.append(recompiles)
     parts += dynamic_lines(run)
     if run.recompile_limit:
         parts.append(

@@ -1,6 +1,6 @@
 """Rich tables that the headless console and the TUI both show: what a mode
-did (autotuning, CUDA graphs), every mode side by side, and two runs compared
-(``dlcprof compare``)."""
+did (autotuning, CUDA graphs), every mode side by side, the device per span, and two
+runs compared (``dlcprof compare``)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from rich.text import Text
 
 from dlcprof import text
 from dlcprof.figures import compare as fc
+from dlcprof.figures import device as fd
 from dlcprof.figures import modes as fm
 from dlcprof.session import Run
 
@@ -64,6 +65,19 @@ def cudagraphs_table(run: Run) -> RenderableType | None:
             cells += [text.count(g.recordings), text.count(g.rerecordings), text.count(g.replays)]
         t.add_row(*cells)
     return Group(t, line)
+
+
+def device_table(run: Run) -> Table | None:
+    """Mean / max of the device samples during compiles vs after them."""
+    st = fd.span_table(run)
+    if st is None:
+        return None
+    t = Table(title=f"Device ({st.source}) — mean / max per span", title_justify="left")
+    for i, col in enumerate(st.columns()):
+        t.add_column(col, justify="right" if i else "left")
+    for label, cells in st.rows():
+        t.add_row(label, *cells)
+    return t
 
 
 def modes_table(table: fm.ModeTable) -> RenderableType:

@@ -25,7 +25,7 @@ def test_run_prints_live_lines_and_tables_and_writes_the_report(tmp_path):
     assert p.stdout.count("✂ graph break:") == 2
     assert "graph_breaks.py:" in p.stdout
     assert "compile done in" in p.stdout
-    for title in ("Compile phases", "Fused kernels", "Eager vs compiled", "Device (cpu)"):
+    for title in ("Compile phases", "Kernels", "Eager vs compiled", "Device (cpu)"):
         assert title in p.stdout
     assert "no NVIDIA GPU (NVML not found)" in p.stdout
     # The folder: report, replayable session, trace, and the py-spy profile.

@@ -139,6 +139,25 @@ def test_an_ops_eager_time_goes_to_the_kernels_its_nodes_went_to():
     assert split[0] == pytest.approx(5.0) and split[2] == pytest.approx(2.0)
 
 
+def test_a_library_call_takes_its_own_time_of_the_op_it_shares():
+    """Issue 20, 4: a Linear 0.35 ms eager, its addmm 0.30 ms compiled, the view
+    of its output fused into a LayerNorm kernel of 0.60 ms. In proportion to
+    compiled time the addmm got 0.117 ms (a "gain" of 0.39x) and the LayerNorm
+    kernel the Linear's time; eager runs the same addmm, so it keeps its own
+    0.30 ms and only the rest goes to the kernel that fused the view."""
+    pre_to_post = {"linear": ["addmm", "view"], "ln": ["var_mean", "mul"]}
+    post_to_kernels = {"addmm": [0], "view": [1], "var_mean": [1], "mul": [1]}
+    node_ms = {"linear": 0.35, "ln": 0.5}
+    times = {0: 0.30, 1: 0.60}
+    split = P.split_eager(node_ms, pre_to_post, post_to_kernels, times, frozenset({0}))
+    assert split[0] == pytest.approx(0.30)
+    assert split[1] == pytest.approx(0.05 + 0.5)
+    assert sum(split.values()) == pytest.approx(0.85)
+    # Alone in its op (a bare mm), a library call takes the op's whole time.
+    alone = P.split_eager({"mm": 0.2}, {"mm": ["mm"]}, {"mm": [0]}, {0: 0.3}, frozenset({0}))
+    assert alone == {0: pytest.approx(0.2)}
+
+
 # --- figures and words -----------------------------------------------------------------
 
 
@@ -346,6 +365,23 @@ def test_every_generated_kernel_has_a_time_and_no_time_is_invented(profiled_bloc
     assert sum(x for x in shares if x) == pytest.approx(s.coverage)
     # Kernels cannot take longer than the call that runs them (noise aside).
     assert 0.2 < s.coverage < 1.5, s
+
+
+
+@pytest.mark.slow
+def test_a_library_call_states_no_fusion_gain(profiled_block):
+    """Issue 20, 4 and 18: an extern GEMM or attention call fuses nothing, so its
+    "fusion gain" is no figure (it compared one call with itself, split by
+    attribution): n/a with why, while the generated kernels keep theirs."""
+    run = Session.from_events(profiled_block.events).runs["test"]
+    timings = fk.kernel_timings(run)
+    library = [k for k in run.kernels if fk.is_library_call(k)]
+    assert library
+    for k in library:
+        t = timings[fk.kernel_key(k)]
+        assert t.gain is None and t.reason("gain") == fk.LIBRARY_GAIN, k.name
+    fused = [timings[fk.kernel_key(k)] for k in run.kernels if not fk.is_library_call(k)]
+    assert any(t.gain is not None for t in fused)
 
 
 @pytest.mark.slow

@@ -4,6 +4,8 @@ strings written from torch 2.13's source, marked "[from torch's source]"."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from dlcprof import events as ev
@@ -53,6 +55,13 @@ def tuned(run_id: str, cached: bool = False) -> ev.OpAutotuned:
     )  # fmt: skip
 
 
+def kernel(run_id: str, name: str) -> ev.KernelGenerated:
+    return ev.KernelGenerated(
+        run_id=run_id, compile_id="0/0", name=name, kind="pointwise",
+        fused_ops=["aten.sin"] if "fused" in name else [], source="", source_lines=[], order=0,
+    )  # fmt: skip
+
+
 def run_of(*events: ev.Event):  # type: ignore[no-untyped-def]
     return Session.from_events(list(events)).latest_run
 
@@ -81,6 +90,11 @@ def test_cached_timings_say_nothing_was_benchmarked():
         ([started("r", "default")], "mode default does not autotune (the max-autotune modes do)"),
         ([started("r", "max-autotune", backend="aot_eager")], "backend aot_eager does not run"),
         ([started("r", "max-autotune"), compiled("r"), finished("r")], fm.CPU_NEEDS_FREEZING),
+        ([started("r", "max-autotune"), compiled("r"), kernel("r", "extern_kernels.addmm"),
+          finished("r")], fm.CPU_NEEDS_FREEZING),
+        # No matmul to choose for: the freezing advice would be untrue (issue 20, 6).
+        ([started("r", "max-autotune"), compiled("r"), kernel("r", "cpp_fused_sin_0"),
+          finished("r")], fm.NO_TUNABLE_OPS),
         ([started("r", "max-autotune", freezing=True), compiled("r"), finished("r")],
          fm.NO_TUNABLE_OPS),
         ([started("r", "max-autotune", device="cuda"), compiled("r", cache="hit"), finished("r")],
@@ -206,6 +220,44 @@ def test_one_table_per_workload_in_mode_order_with_the_noise_verdict():
     assert fm.mode_table(session, session.runs["x"]) is None
     mine = fm.mode_table(session, session.runs["r1"])
     assert mine is not None and [r.run for r in mine.rows] == [r.run for r in table.rows]
+
+
+def test_no_faster_or_slower_when_eager_itself_drifted():
+    """Issue 20, 6: eager 1.27 ms in one worker, 2.27 ms in another: the modes'
+    latencies differ because the machine did, not the mode."""
+    session = _modes_session({"default": 1.0, "max-autotune": 1.4})
+    b = session.runs["r1"].benchmark
+    assert b is not None
+    session.runs["r1"].benchmark = dataclasses.replace(b, eager_ms=3.2)
+    (table,) = fm.mode_tables(session)
+    vs = fm.COLUMNS.index("vs default")
+    said = table.rows[1].words()[vs]
+    assert "faster" not in said and "slower" not in said
+    assert said == fm.eager_drifted(2.0, 3.2)
+
+
+def test_a_split_benchmark_reads_as_one_statement_in_the_modes_table():
+    """Issue 20, 5 and 22: repetitions in two clusters state both speedups and
+    no break-even, in the modes table as in the benchmark, and the JSON states
+    no median of the mix."""
+    from dlcprof.figures import benchmark as fb
+    from dlcprof.report.schema import benchmark_dict
+
+    session = _modes_session({"default": 1.0, "reduce-overhead": 0.9})
+    run = session.runs["r1"]
+    assert run.benchmark is not None
+    run.benchmark = dataclasses.replace(
+        run.benchmark, eager_reps_ms=[2.0] * 3, compiled_reps_ms=[1.0, 1.0, 1.01, 2.6, 2.6, 2.62]
+    )
+    s = fb.run_speed(run)
+    assert s is not None and len(s.modes) == 2 and s.verdict == fb.MIXED
+    row = fm.mode_table(session, run).rows[1].words()  # type: ignore[union-attr]
+    cols = fm.COLUMNS
+    assert row[cols.index("speedup")] == fb.speedup_text(s)
+    assert row[cols.index("break-even")] == fb.break_even_text(s)
+    assert text.TWO_CLUSTERS in row[cols.index("speedup")]
+    bench = benchmark_dict(run)
+    assert bench is not None and bench["speedup"] is None
 
 
 def test_the_latest_run_of_a_mode_is_the_one_compared():

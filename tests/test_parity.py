@@ -25,6 +25,7 @@ from dlcprof import text
 from dlcprof.console import run_summary
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import device as fd
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import observer as fo
@@ -142,6 +143,27 @@ def _two_clusters(events: list[ev.Event]) -> list[ev.Event]:
     return out
 
 
+def _sampled(events: list[ev.Event]) -> list[ev.Event]:
+    """The CPU monitor's samples every 0.1 s of each run (a resident set over
+    10 GB at its peak: a mean in MB beside a max in GB)."""
+    out: list[ev.Event] = []
+    start = None
+    for e in events:
+        out.append(e)
+        if isinstance(e, ev.RunStarted):
+            start = e.t
+        if isinstance(e, ev.RunFinished) and start is not None:
+            n = int((e.t - start) / 0.1)
+            out[-1:-1] = [
+                ev.DeviceSampled(t=start + i * 0.1, source="cpu", run_id=e.run_id, values={
+                    "worker_cpu_pct": 50.0 + i % 50, "children_cpu_pct": 0.0,
+                    "cxx_compilers": float(i % 3), "worker_rss_mb": 11000.0 - 2000 * (i % 2),
+                })
+                for i in range(n + 1)
+            ]  # fmt: skip
+    return out
+
+
 SESSIONS = {
     "pointwise_chain": lambda: load_fixture("pointwise_chain"),
     "pointwise_chain_allocator": lambda: load_fixture("pointwise_chain_allocator"),
@@ -170,6 +192,26 @@ def test_views_state_the_same_figures_in_the_same_words(name):
                 assert " ".join(sentence.split()) in flat, f"{name} / {view}: {sentence!r}"
 
 
+def test_the_device_table_reads_the_same_in_every_view():
+    """The device's mean / max per span: the console's table and both reports'
+    (the TUI's Device pane draws the samples over time instead), each figure
+    with its unit."""
+    session = Session.from_events(_sampled(load_fixture("pointwise_chain")))
+    run = session.latest_run
+    spans = fd.span_table(run)
+    assert spans is not None and len(spans.spans) == 2, "compile and after compile"
+    cells = [c for _, row in spans.rows() for c in row]
+    joined = " ".join(cells)
+    assert "%" in joined and " MB" in joined and " GB" in joined
+    wanted = spans.columns()[1:] + [label for label, _ in spans.rows()] + cells
+    for view, rendered in views(session, run).items():
+        if view == "tui":
+            continue
+        flat = " ".join(rendered.split())
+        for sentence in wanted:
+            assert sentence in flat, f"{view}: {sentence!r}"
+
+
 def test_the_allocator_sessions_show_what_they_are_for():
     for name, wanted in (("allocator_sensitive", fa.SENSITIVE), ("two_clusters", None)):
         run = Session.from_events(SESSIONS[name]()).latest_run
@@ -186,7 +228,17 @@ def kernel_sentences(run: Run) -> list[str]:
     timings = fk.kernel_timings(run)
     notes = text.Footnotes()
     cells = [fk.timing_cells(timings[fk.kernel_key(k)], notes) for k in run.kernels]
-    return [c.time for c in cells] + [c.gain for c in cells] + fk.summary_lines(run, False)
+    # Every figure with its unit: ms and µs, x, GB/s and % (bytes: kernel_bytes).
+    figures = [f for c in cells for f in (c.time, c.share, c.eager, c.gain, c.gbps, c.bw_share)]
+    return figures + fk.summary_lines(run, False)
+
+
+def kernel_bytes(run: Run) -> list[str]:
+    """Each kernel's bytes, in the views that have the column (the TUI's table
+    shows GB/s, its bytes are in the kernel's sentence on Enter)."""
+    timings = fk.kernel_timings(run)
+    return [fk.timing_cells(timings[fk.kernel_key(k)], text.Footnotes()).bytes
+            for k in run.kernels]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", ["pointwise_chain", "graph_breaks"])
@@ -208,7 +260,7 @@ async def test_every_view_states_the_same_kernel_times(name):
     }
     for view, text_ in rendered.items():
         flat = " ".join(text_.split())
-        for sentence in wanted:
+        for sentence in wanted + (kernel_bytes(run) if view != "tui" else []):
             assert " ".join(sentence.split()) in flat, f"{name} / {view}: {sentence!r}"
 
 
@@ -246,3 +298,33 @@ def test_the_papers_findings_read_the_same_in_every_view():
         flat = " ".join(page.split())
         for sentence in wanted:
             assert " ".join(sentence.split()) in flat, f"{view}: {sentence!r}"
+
+
+def test_the_live_log_and_the_log_pane_word_each_event_alike():
+    """A run's start, a recompile, the recompile limit: the console's live line
+    and the TUI's Log pane say the same words (figures.runs.event_line)."""
+    from dlcprof.console import live_line
+    from dlcprof.figures.runs import event_line
+    from dlcprof.tui.widgets.log import log_line
+
+    events = load_fixture("variable_length_static")
+    session = Session.from_events(events)
+    rid = session.latest_run.run_id
+    worded = [e for e in events if isinstance(e, (ev.RunStarted, ev.RecompileTriggered))]
+    worded += [
+        ev.RecompileLimitHit(t=0.0, run_id=rid, function="forward", limit=8,
+                             message="forward (model.py:12) hit recompile_limit (8)"),
+        ev.EagerCallsCounted(t=0.0, run_id=rid, calls=3),
+    ]  # fmt: skip
+    assert {type(e) for e in worded} == {
+        ev.RunStarted, ev.RecompileTriggered, ev.RecompileLimitHit, ev.EagerCallsCounted
+    }
+    for e in worded:
+        words = event_line(e)
+        assert words is not None
+        line = "".join(words)
+        console = live_line(e, session)
+        pane = log_line(e, None)
+        assert console is not None and pane is not None
+        assert line in console.plain, console.plain
+        assert line in pane[1].plain, pane[1].plain

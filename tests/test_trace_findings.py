@@ -147,30 +147,92 @@ def test_a_break_inside_the_optimizer_points_at_the_users_step_line():
     assert words in render_markdown(build_model(session)).replace("`", "")
 
 
-def test_piped_output_keeps_whole_kernel_names(monkeypatch):
-    """Off a terminal Rich would cut tables to 80 columns and end kernel names
-    in "…"; the CLI's console is wide there, and names fold rather than cut."""
+def test_piped_output_keeps_the_whole_kernels_table(monkeypatch):
+    """Off a terminal Rich would cut tables to 80 columns; the CLI's console is
+    wide there, and the kernels table fits it whole: every column and the right
+    border (issue 20, 13). A long name loses its middle, not its number."""
     import io
 
     from dlcprof.console import PIPE_WIDTH, kernels_table, make_console
+    from dlcprof.figures import kernels as fk
 
     monkeypatch.delenv("COLUMNS", raising=False)
     pipe = io.StringIO()
     console = make_console(file=pipe)
     assert not console.is_terminal and console.width == PIPE_WIDTH
     session, run = session_of("training_step")
-    console.print(run_summary(run, session))
-    out = pipe.getvalue()
+    console.print(kernels_table(run))
+    lines = pipe.getvalue().splitlines()
     longest = max(run.kernels, key=lambda k: len(k.name)).name
-    assert len(longest) > 80 and longest in out
-    assert all(k.name in out for k in run.kernels)
-    assert "…" not in out
-    # COLUMNS still wins, and a narrow table folds a name instead of cutting it.
-    monkeypatch.setenv("COLUMNS", "80")
-    narrow = make_console(file=io.StringIO(), record=True)
-    assert narrow.width == 80
-    narrow.print(kernels_table(run))
-    assert "…" not in narrow.export_text()
+    assert len(longest) > fk.NAME_CELL
+    table = [ln for ln in lines if ln[:1] in "┏┃┡│└"]
+    assert "fused ops" in table[1] and all(ln.rstrip()[-1] in "┓┃┩│┘" for ln in table)
+    assert all(fk.short_name(k.name) in pipe.getvalue() for k in run.kernels)
+    assert fk.short_name(longest).endswith(longest[-8:])
+
+
+@pytest.mark.parametrize("width", [200, 220])
+def test_a_long_kernel_name_leaves_every_figure_on_the_line(fixture_events, width):
+    """Issue 20, 19: a transformer's 140-character kernel name pushed bytes,
+    GB/s, copy share and fused ops off a 220-column table, and its wrapped
+    cells left blank rows."""
+    import dataclasses
+
+    from dlcprof.console import kernels_table
+
+    long = "cpp_fused_" + "_".join(["add_clone_mul_native_layer_norm_view"] * 4) + "_0"
+    assert len(long) > 130
+    events = []
+    for e in fixture_events("pointwise_chain"):
+        if isinstance(e, ev.KernelGenerated):
+            e = dataclasses.replace(e, name=long)
+        if isinstance(e, ev.KernelsProfiled):
+            e = dataclasses.replace(e, kernels=[{**d, "name": long} for d in e.kernels])
+        events.append(e)
+    run = Session.from_events(events).latest_run
+    console = Console(width=width, record=True, color_system=None, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(kernels_table(run))
+    table = [ln for ln in console.export_text().splitlines() if ln[:1] in "┏┃┡│└"]
+    assert len(table) == 4 + len(run.kernels), "one line per kernel, no wrapped rows"
+    assert all(ln.rstrip()[-1] in "┓┃┩│┘" for ln in table), "the right border"
+    for col in ("bytes", "GB/s", "of copy BW", "fused ops"):
+        assert col in table[1]
+
+
+def test_a_sweep_lists_each_kernel_once_and_counts_no_library_call_as_fused(fixture_events):
+    """Issue 20, 12: a static sweep regenerates every kernel once per size: one
+    row per kernel with its compiles, not one per compile; the count says fused
+    kernels and library calls apart, in the singular where there is one."""
+    from dlcprof.console import kernels_table
+    from dlcprof.figures import kernels as fk
+
+    session = Session.from_events(fixture_events("variable_length_static"))
+    run = session.latest_run
+    assert len(run.kernels) == 12 and len(run.compiles) == 6
+    table = kernels_table(run)
+    assert table.row_count == 2
+    assert fk.kernel_count(run).words == "1 fused kernel, 1 library call (in 6 compiles)"
+    assert fk.kernel_count(run).words in " ".join(str(table.caption).split())
+
+
+def test_recompiles_torch_recorded_but_dynamo_did_not_announce_are_listed(fixture_events):
+    """Issue 20, 7: a static sweep recompiled, torch's compilation_metrics name
+    each reason, but no recompile was announced: every view lists them."""
+    from test_parity import views
+
+    events = [e for e in fixture_events("variable_length_static")
+              if not isinstance(e, ev.RecompileTriggered)]  # fmt: skip
+    session = Session.from_events(events)
+    run = session.latest_run
+    assert not run.recompiles
+    rows = fr.recompile_rows(run)
+    assert [r.compile_id for r in rows] == [f"sweep:0/{i}" for i in range(1, 5)]
+    assert rows[-1].cumulative_s == pytest.approx(sum(r.cost_s for r in rows))
+    for view, rendered in views(session, run).items():
+        assert "Recompiles" in rendered, view
+        flat = " ".join(rendered.split())
+        for r in rows:
+            assert str(fr.newest_reason(r.reason)) in flat, (view, r.compile_id)
 
 
 def test_the_first_sweep_step_is_a_compile_not_a_recompile(fixture_events):
@@ -185,3 +247,15 @@ def test_the_first_sweep_step_is_a_compile_not_a_recompile(fixture_events):
     for view, rendered in views(session, run).items():
         flat = " ".join(rendered.split())
         assert re.search(r"\b32\b[\s│|]*compiled\b", flat), view
+
+
+def test_a_compile_of_one_kernel_reads_in_the_singular(fixture_events):
+    """Issue 20, 12: "1 kernels" in the phase timeline's compile header."""
+    from dlcprof.tui.view import View
+    from dlcprof.tui.widgets.phases import PhaseTimeline
+
+    session = Session.from_events(fixture_events("graph_breaks"))
+    run = session.latest_run
+    c = next(c for c in run.compiles.values() if len(c.kernels) == 1)
+    header = PhaseTimeline(View(session, run, now=None, replay=True))._header("compile", c)
+    assert "1 kernel" in header.plain and "1 kernels" not in header.plain

@@ -170,6 +170,13 @@ class Speed:
         return f"{text.secs(self.compile_s)} ({self.cache_text})"
 
     @property
+    def one_speedup(self) -> float | None:
+        """The speedup as one number, None when the repetitions split into two
+        clusters (``modes`` then holds one per pairing): the JSON states no median
+        of a mix where every view states both."""
+        return None if self.modes else self.speedup
+
+    @property
     def speedup_spread(self) -> float:
         """The speedup's spread: the eager and compiled spreads, as shares, added."""
         if self.speedup is None or self.eager_ms <= 0 or self.compiled_ms <= 0:
@@ -242,9 +249,9 @@ def speedup_text(s: Speed) -> str:
 
 
 def speedup_short(s: Speed) -> str:
-    """The same, for a narrow cell."""
+    """The same without its verdict's words, for a narrow cell: "1.93x or 2.47x"."""
     if s.modes:
-        return speedup_range([m.speedup for m in s.modes])
+        return either([text.speedup(m.speedup) for m in s.modes])
     return text.speedup(s.speedup)
 
 
@@ -316,14 +323,6 @@ def measured_with(b: ev.BenchmarkMeasured) -> str:
 def split_speedups(xs: list[float | None]) -> str:
     """"1.79x or 4.82x (repetitions in two clusters)": never a median of a mix."""
     return f"{either([text.speedup(x) for x in xs])} ({text.TWO_CLUSTERS})"
-
-
-def speedup_range(xs: list[float | None]) -> str:
-    """The same in a narrow cell: "1.79–4.82x"."""
-    lo, hi = xs[0], xs[-1]
-    if lo is None or hi is None:
-        return text.NA
-    return f"{lo:.2f}–{hi:.2f}x"
 
 
 def either(words: list[str]) -> str:

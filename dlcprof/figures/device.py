@@ -71,22 +71,50 @@ def summarize(
 
 @dataclass
 class SpanTable:
-    """Mean / max of the headline metrics during the compiles vs after them."""
+    """Mean / max of the headline metrics during the compiles vs after them: the
+    one table the console, the TUI's report and both reports place."""
 
     source: str
-    spans: dict[str, dict[str, float | None]]
+    spans: dict[str, dict[str, float | None]]  # summarize()
     keys: list[str]
+
+    def columns(self) -> list[str]:
+        """"metric", then each span with its sample count."""
+        return ["metric", *(f"{name} ({row['samples']:.0f} samples)"
+                            for name, row in self.spans.items())]  # fmt: skip
+
+    def rows(self) -> list[tuple[str, list[str]]]:
+        """(metric label, "mean / max" per span), each with its unit."""
+        out = []
+        for key in self.keys:
+            cells = []
+            for row in self.spans.values():
+                mean, peak = row.get(f"{key}.mean"), row.get(f"{key}.max")
+                cells.append(
+                    text.NA if mean is None
+                    else f"{text.metric(key, mean)} / {text.metric(key, peak)}"
+                )  # fmt: skip
+            out.append((text.metric_label(key), cells))
+        return out
+
+
+def spans_of(
+    samples: list[ev.DeviceSampled], by_span: dict[str, dict[str, float | None]]
+) -> SpanTable:
+    """The table of ``summarize``'s result: the source's headline metrics that
+    were sampled (every sampled one when the source has none)."""
+    source = samples[-1].source if samples else ""
+    named = dict.fromkeys(k for s in samples for k in s.values)
+    seen = [k for k in named if k not in TOTALS.values()]
+    keys = [k for k in HEADLINE_KEYS.get(source, ()) if k in seen] or seen
+    return SpanTable(source, by_span, keys)
 
 
 def span_table(run: Run) -> SpanTable | None:
     samples, spans = run.device_samples, activity_spans(run)
     if not samples or not spans:
         return None
-    source = samples[-1].source
-    by_span = summarize(samples, spans)
-    seen = {k for s in samples for k in s.values}
-    keys = [k for k in HEADLINE_KEYS.get(source, ()) if k in seen] or sorted(seen)
-    return SpanTable(source, by_span, keys)
+    return spans_of(samples, summarize(samples, spans))
 
 
 def series(samples: list[ev.DeviceSampled]) -> dict[str, list[tuple[float, float]]]:

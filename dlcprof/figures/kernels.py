@@ -35,29 +35,99 @@ def compile_label(k: ev.KernelGenerated) -> str:
 
 @dataclass
 class KernelGroup:
-    """One generated kernel and every compile that generated it identically
-    (a static-shape sweep regenerates the same kernel once per shape)."""
+    """One kernel and every compile that generated it at the same place: the
+    same frame, graph and position in the call, the same name and fused ops (a
+    static-shape sweep regenerates each kernel once per shape)."""
 
     kernel: ev.KernelGenerated
     compile_ids: list[str]
 
+    @property
+    def label(self) -> str:
+        """"0/0 fwd", "0/0 +3": the first compile (and graph), and how many more."""
+        more = len(self.compile_ids) - 1
+        return compile_label(self.kernel) + (f" +{more}" if more else "")
+
+
+def frame_of(compile_id: str) -> str:
+    """The frame a compile id compiles: "0" for "0/3" and "sweep:0/1", "0 (bwd)"
+    for a lazily compiled backward of frame 0."""
+    frame = compile_id.split("/", 1)[0].rsplit(":", 1)[-1]
+    return frame + (ev.BACKWARD if compile_id.endswith(ev.BACKWARD) else "")
+
 
 def kernel_groups(run: Run) -> list[KernelGroup]:
-    """A library call repeated in one compile (``extern_kernels.addmm`` once per
-    Linear) is one group per call site: the nth in each compile together."""
-    groups: dict[tuple[str, tuple[str, ...], str, int], KernelGroup] = {}
+    """Every kernel once per place it has in its frame's call, in launch order;
+    a launch repeated within one call (sixteen addmms) keeps a row each."""
+    groups: dict[tuple, KernelGroup] = {}
     for c in run.compiles.values():
-        nth: dict[tuple[str, tuple[str, ...], str], int] = {}
         for k in sorted(c.kernels, key=lambda k: k.order):
-            same = (k.name, tuple(k.fused_ops), k.source)
-            nth[same] = nth.get(same, -1) + 1
-            key = (*same, nth[same])
+            key = (frame_of(k.compile_id), k.graph, k.order, k.name, tuple(k.fused_ops))
             g = groups.get(key)
             if g is None:
                 groups[key] = KernelGroup(k, [k.compile_id])
             elif k.compile_id not in g.compile_ids:
                 g.compile_ids.append(k.compile_id)
     return list(groups.values())
+
+
+def is_library_call(k: ev.KernelGenerated) -> bool:
+    """A call into a library (aten, MKL, cuBLAS): nothing fused into it."""
+    return k.kind == "extern"
+
+
+@dataclass(frozen=True)
+class KernelCount:
+    """What a run generated: distinct fused kernels and library calls (each
+    place once, however many compiles regenerated it), and how many compiles."""
+
+    fused: int
+    library: int
+    compiles: int
+
+    @property
+    def words(self) -> str:
+        """"4 fused kernels, 2 library calls (in 7 compiles)"."""
+        out = text.plural(self.fused, "fused kernel")
+        if self.library:
+            out += f", {text.plural(self.library, 'library call')}"
+        return out + (f" (in {self.compiles} compiles)" if self.compiles > 1 else "")
+
+
+def kernel_count(run: Run) -> KernelCount:
+    groups = kernel_groups(run)
+    library = sum(is_library_call(g.kernel) for g in groups)
+    compiles = len({k.compile_id for k in run.kernels})
+    return KernelCount(len(groups) - library, library, compiles)
+
+
+# The widest a kernel's name and its fused ops are in a console row: longer ones
+# lose their middle ("…"), so that the figures beside them stay on the screen.
+NAME_CELL = 48
+OPS_CELL = 40
+
+
+def short_name(name: str, limit: int = NAME_CELL) -> str:
+    """A long generated name without its middle: its start and its number stay."""
+    if len(name) <= limit:
+        return name
+    tail = (limit - 1) // 3
+    return f"{name[: limit - 1 - tail]}…{name[-tail:]}"
+
+
+def ops_cell(k: ev.KernelGenerated, limit: int = OPS_CELL) -> str:
+    """The fused ops in at most ``limit`` characters: "sub, add, … (+9)"."""
+    ops = short_ops(k)
+    whole = ", ".join(ops)
+    if len(whole) <= limit:
+        return whole or text.NA
+    shown: list[str] = []
+    for op in ops:
+        left = len(ops) - len(shown) - 1
+        if len(", ".join([*shown, op, f"… (+{left})"])) > limit:
+            break
+        shown.append(op)
+    return ", ".join([*shown, f"… (+{len(ops) - len(shown)})"])
 
 
 def source_line(line: str) -> tuple[str, str]:
@@ -167,6 +237,11 @@ def _compiled_ms(run: Run) -> float | None:
     return run.benchmark.compiled_ms if run.benchmark else None
 
 
+# A library call fuses nothing: eager runs the very same call, so a "gain" of
+# it would only compare two timings of one call, split by attribution.
+LIBRARY_GAIN = "a library call: nothing fused into it, eager runs the same call"
+
+
 def kernel_timings(run: Run) -> dict[str, KernelTiming]:
     """Every kernel of the run by kernel_key (n/a with the reason where not measured)."""
     p = run.kernel_profile
@@ -184,13 +259,16 @@ def kernel_timings(run: Run) -> dict[str, KernelTiming]:
         why = dict(d.get("why") or {})
         t, eager, nbytes = d.get("time_ms"), d.get("eager_ms"), d.get("bytes")
         gbps = nbytes / (t * 1e6) if nbytes is not None and t else None
+        if is_library_call(k):
+            why.setdefault("gain", LIBRARY_GAIN)
         if compiled_ms is None:
             why["share"] = "no benchmark"
         if copy is None:
             why["bw_share"] = (p.copy_why if p else None) or "no copy bandwidth measured"
         out[key] = KernelTiming(
             time_ms=t, spread_ms=d.get("spread_ms"), share=_ratio(t, compiled_ms),
-            launches=int(d.get("launches") or 0), eager_ms=eager, gain=_ratio(eager, t),
+            launches=int(d.get("launches") or 0), eager_ms=eager,
+            gain=None if is_library_call(k) else _ratio(eager, t),
             bytes=nbytes, gbps=gbps, bw_share=_ratio(gbps, copy), why=why,
         )  # fmt: skip
     return out

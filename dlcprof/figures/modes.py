@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import kernels as fk
 from dlcprof.session import Compile, Run, Session
 from dlcprof.settings import AUTOTUNE_MODES, CUDAGRAPH_MODES, MODES
 
@@ -123,6 +124,15 @@ class Autotune:
                               self.runtime_triton_s)  # fmt: skip
 
 
+# A library call or kernel name, or a fused op, that autotuning could choose for.
+_MATMUL = re.compile(r"mm\b|conv|linear|matmul|scaled_dot_product")
+
+
+def _has_matmul(run: Run) -> bool:
+    """Some kernel of the run is a matmul, a convolution or a linear layer."""
+    return any(_MATMUL.search(name) for k in run.kernels for name in (k.name, *k.fused_ops))
+
+
 def _from_cache(c: Compile) -> bool:
     metrics = c.record.metrics if c.record else {}
     return c.cache == "hit" or bool(metrics.get("aotautograd_local_cache_hit_count"))
@@ -141,7 +151,7 @@ def _why_not_autotuned(run: Run) -> str:
     finished = [c for c in run.compiles.values() if c.finished]
     if not finished:
         return NOT_COMPILED_YET if run.live else NO_COMPILE_FINISHED
-    if s.device == "cpu" and not s.freezing:
+    if s.device == "cpu" and not s.freezing and (_has_matmul(run) or not run.kernels):
         return CPU_NEEDS_FREEZING
     if all(_from_cache(c) for c in finished):
         return FROM_FX_CACHE
@@ -279,7 +289,7 @@ class ModeRow:
     compile_s: float | None  # first call minus a steady one (torch's compile sum if no benchmark)
     autotune: Autotune
     speed: fb.Speed | None
-    kernels: int
+    kernels: fk.KernelCount
     cudagraphs: Cudagraphs
     vs_baseline: tuple[float | None, str] | None  # (ratio, verdict) against BASELINE's latency
 
@@ -301,10 +311,10 @@ class ModeRow:
             self.mode,
             compile_,
             f"{text.ms(s.compiled_ms)} {text.spread(s.compiled_spread_ms)}" if s else why,
-            text.speedup_verdict(s.speedup, s.measurable) if s else why,
-            text.break_even(s.break_even, s.measurable) if s else why,
+            fb.speedup_text(s) if s else why,
+            fb.break_even_text(s) if s else why,
             vs_baseline(*self.vs_baseline) if self.vs_baseline else "—",
-            str(self.kernels),
+            self.kernels.words,
             self.cudagraphs.line,
         ]
 
@@ -339,9 +349,22 @@ def _group_key(s: ev.RunStarted) -> tuple:
             s.sweep, s.benchmark)  # fmt: skip
 
 
+def eager_drifted(base_ms: float, eager_ms: float) -> str:
+    """Why a mode's latency is not set against the default's: eager itself changed."""
+    return text.na(
+        f"eager took {text.ms(base_ms)} in the {BASELINE} run, {text.ms(eager_ms)} in this "
+        "one: the machine changed between the runs"
+    )
+
+
 def _against(speed: fb.Speed | None, base: fb.Speed | None) -> tuple[float | None, str] | None:
+    """This mode's compiled latency against the baseline's: (ratio, verdict), or
+    (None, why not) when the runs' eager latencies differ beyond their spreads."""
     if speed is None or base is None:
         return None
+    if not fb.within_spread(speed.eager_ms, base.eager_ms, speed.eager_spread_ms,
+                            base.eager_spread_ms):  # fmt: skip
+        return None, eager_drifted(base.eager_ms, speed.eager_ms)
     if fb.within_spread(speed.compiled_ms, base.compiled_ms, speed.compiled_spread_ms,
                         base.compiled_spread_ms):  # fmt: skip
         return None, text.NO_DIFFERENCE
@@ -357,7 +380,7 @@ def _row(run: Run, base: Run | None) -> ModeRow:
     base_speed = fb.run_speed(base) if base is not None and base is not run else None
     return ModeRow(
         run=run, mode=run.settings.mode if run.settings else text.NA, compile_s=compile_s,
-        autotune=autotune(run), speed=speed, kernels=len(run.kernels),
+        autotune=autotune(run), speed=speed, kernels=fk.kernel_count(run),
         cudagraphs=cudagraphs(run), vs_baseline=_against(speed, base_speed),
     )  # fmt: skip
 
@@ -488,6 +511,6 @@ def cudagraphed(verdict: str | None, reason: str | None = None) -> str:
 
 def vs_baseline(ratio: float | None, verdict: str) -> str:
     """A mode's steady latency against the default mode's: "1.12x faster"."""
-    if verdict == text.NO_DIFFERENCE or ratio is None:
-        return text.NO_DIFFERENCE
+    if ratio is None:  # no difference, or why there is no ratio
+        return verdict
     return f"{ratio:.2f}x {verdict}"

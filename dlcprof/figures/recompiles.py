@@ -53,13 +53,26 @@ class RecompileRow:
 
 
 def recompile_rows(run: Run) -> list[RecompileRow]:
-    """Recompiles with their cost and the running total of those costs."""
+    """Recompiles with their cost and the running total of those costs: each
+    one Dynamo announced, and each compile whose record (torch's
+    compilation_metrics) names a recompile reason no announcement carried."""
+    found = [(rc.compile_id, rc.reason, rc.cost_s, rc.t) for rc in run.recompiles]
+    ids = {rc.compile_id for rc in run.recompiles}
+    # An announcement without a compile id still covers the compile its reason names.
+    reasons = {rc.reason for rc in run.recompiles}
+    for c in run.compiles.values():
+        rec = c.record
+        if rec is None or not rec.recompile_reason:
+            continue
+        if c.compile_id not in ids and rec.recompile_reason not in reasons:
+            t = rec.start_t if rec.start_t is not None else rec.t
+            found.append((c.compile_id, rec.recompile_reason, rec.wall_s, t))
     rows, total = [], 0.0
-    for rc in run.recompiles:
-        if rc.cost_s is not None:
-            total += rc.cost_s
-        cum = total if rc.cost_s is not None else None
-        rows.append(RecompileRow(rc.compile_id, rc.reason, rc.cost_s, cum, rc.t))
+    for cid, reason, cost_s, t in sorted(found, key=lambda r: r[3]):
+        if cost_s is not None:
+            total += cost_s
+        cum = total if cost_s is not None else None
+        rows.append(RecompileRow(cid, reason, cost_s, cum, t))
     return rows
 
 

@@ -276,12 +276,8 @@ def _paper(p: rm.PaperSection) -> list[str]:
 
 
 def _device_spans(dev: DeviceSummary) -> list[str]:
-    head = [
-        "metric",
-        *(f"{name} ({row['samples']:.0f} samples)" for name, row in dev.by_span.items()),
-    ]
-    rows = [[label, *cells] for label, cells in dev.span_rows()]
-    return table(head, rows, "l" + "r" * len(dev.by_span)) + [""]
+    rows = [[label, *cells] for label, cells in dev.spans.rows()]
+    return table(dev.spans.columns(), rows, "l" + "r" * len(dev.by_span)) + [""]
 
 
 def _run_section(r: RunModel, detail: int = FULL) -> list[str]:

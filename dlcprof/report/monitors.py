@@ -41,25 +41,10 @@ class DeviceSummary:
     def duration(self) -> str:
         return text.secs(self.duration_s)
 
-    def span_rows(self) -> list[tuple[str, list[str]]]:
-        """(metric label, "mean / max" per span) for the headline metrics."""
-        seen = {k for s in self.samples for k in s.values}
-        source = self.samples[-1].source if self.samples else ""
-        keys = [k for k in fd.HEADLINE_KEYS.get(source, ()) if k in seen] or [
-            m.key for m in self.metrics
-        ]
-        rows = []
-        for key in keys:
-            cells = []
-            for row in self.by_span.values():
-                mean, peak = row.get(f"{key}.mean"), row.get(f"{key}.max")
-                cells.append(
-                    text.NA
-                    if mean is None
-                    else f"{text.metric(key, mean)} / {text.metric(key, peak)}"
-                )
-            rows.append((text.metric_label(key), cells))
-        return rows
+    @property
+    def spans(self) -> fd.SpanTable:
+        """Mean / max per span, the table the console shows too."""
+        return fd.spans_of(self.samples, self.by_span)
 
 
 

@@ -9,6 +9,7 @@ from dlcprof import text
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import device as fd
+from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import observer as fo
 from dlcprof.figures import recompiles as fr
@@ -153,9 +154,10 @@ def _kpis(
     run: Run, wall: Figure, bench: BenchmarkBlock | None, sweep: rt.SweepTable | None
 ) -> list[Kpi]:
     n = len(run.compiles)
+    kernels = fk.kernel_count(run)
     items = [
         Kpi(wall.text, f"compile wall, {text.plural(n, 'compile')}", na=wall.na),
-        Kpi(str(len(run.kernels)), "fused kernels"),
+        Kpi(str(kernels.fused), kernels.words.removeprefix(f"{kernels.fused} ")),
         Kpi(str(len(run.recompiles)), "recompiles", "bad" if run.recompile_limit else ""),
         Kpi(str(len(run.graph_breaks)), "graph breaks", "bad" if run.graph_breaks else ""),
     ]

@@ -181,7 +181,7 @@ def _steady_dict(a: fa.AllocatorContrast, st: ev.SteadyAllocatorMeasured | None)
     return {
         "eager_ms": s.eager_ms,
         "compiled_ms": s.compiled_ms,
-        "speedup": s.speedup,
+        "speedup": s.one_speedup,
         "how": a.how,
         "verdict": s.verdict,
         "break_even_runs": s.break_even,
@@ -237,7 +237,7 @@ def benchmark_dict(block: BenchmarkBlock) -> dict[str, Any]:
     return {
         "eager_ms": b.eager_ms,
         "compiled_ms": b.compiled_ms,
-        "speedup": s.speedup,
+        "speedup": s.one_speedup,
         "verdict": s.verdict,
         "compile_s": b.compile_s,
         "compile_cache": s.cache.state if s.cache else None,
@@ -316,8 +316,8 @@ def _modes_dict(t: fm.ModeTable) -> dict[str, Any]:
         rows.append(
             {"run_id": row.run.run_id, "mode": row.mode, "compile_s": row.compile_s,
              "autotune_s": row.autotune.seconds, "compiled_ms": s.compiled_ms if s else None,
-             "speedup": s.speedup if s else None, "verdict": s.verdict if s else None,
-             "break_even_runs": s.break_even if s else None, "kernels": row.kernels,
+             "speedup": s.one_speedup if s else None, "verdict": s.verdict if s else None,
+             "break_even_runs": s.break_even if s else None, "kernels": row.kernels.fused,
              "cudagraphs": row.cudagraphs.verdict,
              "vs_default": list(row.vs_baseline) if row.vs_baseline else None,
              "words": dict(zip(fm.COLUMNS, row.words(), strict=True))}

@@ -98,25 +98,38 @@ def split_eager(
     pre_to_post: dict[str, list[str]],
     post_to_kernels: dict[str, list[int]],
     kernel_ms: dict[int, float],
+    library: frozenset[int] = frozenset(),
 ) -> dict[int, float]:
     """Each user op's eager time, split over the kernels its post-grad nodes went
-    to. One kernel takes it all; between several (a Linear's addmm and the kernel
-    that fused a view of its output; a LayerNorm cut in two) it goes in
-    proportion to the kernels' compiled times, else (a kernel not timed) to how
-    many of the op's nodes each holds. Ops whose nodes became no kernel (views)
-    stay out."""
+    to. One kernel takes it all. Between several, a library call (``library``:
+    an extern addmm, SDPA) first takes its own compiled time, since eager runs
+    the same call, and the rest goes to the others (a Linear's addmm and the
+    kernel that fused a view of its output); otherwise in proportion to the
+    kernels' compiled times, else (a kernel not timed) to how many of the op's
+    nodes each holds. Ops whose nodes became no kernel (views) stay out."""
     out: dict[int, float] = {}
+    budget = {k: kernel_ms[k] for k in library if kernel_ms.get(k)}
     for node, ms in node_ms.items():
         counts: dict[int, int] = {}
         for post in pre_to_post.get(node, []):
             for k in post_to_kernels.get(post, []):
                 counts[k] = counts.get(k, 0) + 1
+        others = {k: c for k, c in counts.items() if k not in budget}
+        if others and len(others) < len(counts):
+            for k in counts.keys() - others.keys():
+                share = min(budget[k], ms)
+                budget[k] -= share
+                ms -= share
+                out[k] = out.get(k, 0.0) + share
+            counts = others
         weights: dict[int, float] = dict(counts)
         if all(kernel_ms.get(k) for k in counts):
             weights = {k: kernel_ms[k] for k in counts}
         total = sum(weights.values())
         for k, w in weights.items():
             out[k] = out.get(k, 0.0) + ms * w / total
+            if k in budget:
+                budget[k] = max(0.0, budget[k] - ms * w / total)
     return out
 
 
@@ -560,9 +573,11 @@ class KernelProfile:
         for rp in replays:
             node_ms, medians = medians[: len(rp.nodes)], medians[len(rp.nodes) :]
             weights = {i: r.time_ms for i, r in enumerate(rp.results) if r.time_ms}
+            library = frozenset(i for i, k in enumerate(rp.plan.graph.kernels)
+                                if k.kind == "extern")  # fmt: skip
             by_kernel = split_eager(
                 dict(zip(rp.nodes, node_ms, strict=True)), rp.pre_to_post, rp.post_to_kernels,
-                weights,
+                weights, library,
             )  # fmt: skip
             for i, r in enumerate(rp.results):
                 if i in by_kernel:

@@ -12,11 +12,19 @@ from textual.widgets import RichLog
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.figures.runs import event_line
 from dlcprof.tui.view import View
 
 _MAX_QUEUED = 200  # newest lines kept for drawing; older ones are counted, not drawn
 FLUSH_BUDGET_S = 0.008  # drawing time per UI tick, so keys stay answered
 _LEVEL_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
+# The mark and style of each event figures.runs.event_line words.
+_EVENT_MARK = {
+    ev.RunStarted: ("── ", "bold"),
+    ev.RecompileTriggered: ("", "bold yellow"),
+    ev.RecompileLimitHit: ("", "bold white on red"),
+    ev.EagerCallsCounted: ("", "bold red"),
+}
 
 
 def log_line(e: ev.Event, t0: float | None) -> tuple[Text, Text] | None:
@@ -24,6 +32,12 @@ def log_line(e: ev.Event, t0: float | None) -> tuple[Text, Text] | None:
 
     ``t0`` None: no time stamp (UI notes carry wall-clock times)."""
     stamp = Text(f"{max(e.t - t0, 0.0):8.2f}s" if t0 is not None else "       ui", style="dim")
+    words = event_line(e)
+    if words is not None:
+        mark, style = _EVENT_MARK[type(e)]
+        if isinstance(e, ev.RunStarted):  # a rule between runs, with the run's id
+            mark = f"{mark}run {e.run_id}: "
+        return stamp, Text.assemble((f"{mark}{words[0]}", style), words[1])
     match e:
         case ev.GraphBroken():
             body = Text.assemble(
@@ -50,24 +64,11 @@ def log_line(e: ev.Event, t0: float | None) -> tuple[Text, Text] | None:
                 f"worker exited: {e.message}",
                 style="bold red" if bad else ("yellow" if e.cancelled else "dim"),
             )
-        case ev.RunStarted():
-            body = Text(
-                f"── run {e.run_id}: {e.workload} · {e.mode} · dynamic={e.dynamic} · "
-                f"{e.backend} · {e.device} ({e.device_name}) · {e.dtype} · size={e.size} · "
-                f"cache={e.cache} · torch {e.torch_version}",
-                style="bold",
-            )
         case ev.RunFinished():
             body = Text(
                 f"── run {e.run_id} finished: {e.status} in {text.secs(e.wall_s)}",
                 style="bold green" if e.status == "ok" else "bold red",
             )
-        case ev.RecompileTriggered():
-            body = Text.assemble(("recompile ", "bold yellow"), e.reason)
-        case ev.RecompileLimitHit():
-            body = Text.assemble(("RECOMPILE LIMIT HIT ", "bold white on red"), " " + e.message)
-        case ev.EagerCallsCounted():
-            body = Text(f"after the recompile limit: {text.eager_calls(e.calls)}", style="bold red")
         case ev.MonitorStatus():
             body = Text(f"monitor {e.monitor}: {e.message}", style="dim")
         case ev.ProfileSaved():

@@ -102,7 +102,7 @@ class PhaseTimeline:
         if rec is not None and rec.guard_count is not None:
             bits.append(f"{rec.guard_count} guards")
         if c.kernels:
-            bits.append(f"{len(c.kernels)} kernels")
+            bits.append(text.plural(len(c.kernels), "kernel"))
         out.append("  " + " · ".join(bits), style="dim")
         if rec is not None and rec.fail_type:
             out.append(f"  failed: {rec.fail_type}", style="bold red")

@@ -60,7 +60,7 @@ class RecompileReport:
             yield Text(fr.scalars_made_symbols(names), style="dim")
 
     def _recompiles(self, run: Run) -> Group | Text:
-        if not run.recompiles:
+        if not fr.recompile_rows(run):
             if run.live:
                 return Text("no recompile so far", style="dim")
             return Text("no recompiles in this run", style="dim")
