@@ -1,5 +1,5 @@
 """Rich tables that the headless console and the TUI both show: what a mode
-did (autotuning, CUDA graphs) and every mode side by side."""
+did (autotuning, CUDA graphs), every mode side by side, and the paper's findings."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from rich.text import Text
 
 from dlcprof import text
 from dlcprof.figures import modes as fm
+from dlcprof.figures import paper as fpa
 from dlcprof.session import Run
 
 
@@ -88,3 +89,22 @@ def _break_at_hyphens(name: str, width: int = 16) -> str:
         else:
             lines[-1] += piece
     return "\n".join(lines)
+
+
+def paper_tables(f: fpa.Findings, fill: bool = False) -> RenderableType:
+    """The paper's findings beside this machine's, then the workloads behind
+    them (``dlcprof paper``). ``fill``: as wide as the screen (the TUI's)."""
+    t = Table(title=text.PAPER_TITLE, title_justify="left", expand=fill)
+    for i, (col, ratio) in enumerate(zip(text.PAPER_COLUMNS, (2, 2, 5), strict=True)):
+        t.add_column(col, style="bold" if i == 0 else "", ratio=ratio if fill else None)
+    for row in fpa.summary_rows(f):
+        t.add_row(*row)
+    w = Table(title=text.PAPER_WORKLOADS, title_justify="left", expand=fill)
+    for i, col in enumerate(text.WORKLOAD_COLUMNS):
+        # The workload and its kind whole; the figures wrap at their spaces.
+        w.add_column(col, justify="right" if i >= 2 else "left", no_wrap=i < 2,
+                     overflow="fold")  # fmt: skip
+    for row in fpa.workload_rows(f):
+        w.add_row(*row)
+    notes = [Text(line, style="dim") for line in fpa.notes(f)]
+    return Group(t, *([Text("")] if fill else []), w, *notes)

@@ -561,18 +561,52 @@ async def test_unwritable_save_asks_where_and_saves_there(
 # --- keys, help, replay, determinism --------------------------------------------------------
 
 
-async def test_help_screen_and_palette_commands() -> None:
+def _keys_of(line: str, key: str) -> bool:
+    """Whether a help line is the one for ``key``: its key column names it."""
+    keys = line.strip().split("  ")[0]
+    if "-" in keys and keys[0].isdigit():
+        lo, hi = keys.split("-")
+        return key.isdigit() and (lo <= key <= hi or key == "0")
+    return key in keys.split(" / ")
+
+
+async def test_every_action_is_bound_in_the_palette_in_help_and_in_the_replay_check(
+    engine,  # type: ignore[no-untyped-def]
+) -> None:
+    """One table (tui/actions.py) feeds the keys, the palette, the help screen
+    and what a replay allows: every action must appear in each."""
+    from dlcprof.session import Session
+    from dlcprof.tui.actions import ACTIONS
+
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
+        bound = {(b.key, b.action) for b in app.BINDINGS}  # type: ignore[union-attr]
+        titles = [c.title for c in app.get_system_commands(app.screen)]
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
+        help_lines = text(app.screen.query_one("#help-text")).splitlines()
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
-        titles = [c.title for c in app.get_system_commands(app.screen)]
-        for key in ("(r)", "(m)", "(d)", "(s)", "(c)", "(ctrl+s)", "(?)"):
-            assert any(key in t for t in titles), key
         footer_keys = {b.key for _, b, enabled, _ in app.active_bindings.values() if b.show}
-        assert {"r", "m", "d", "s", "c", "ctrl+s", "question_mark", "q"} <= footer_keys
+    assert {"r", "m", "d", "s", "c", "ctrl+s", "question_mark", "q"} <= footer_keys
+    for a in ACTIONS:
+        assert (a.key, a.action) in bound, a
+        assert any(f"({a.display}" in t or f" {a.display})" in t or f"-{a.display}" in t
+                   or f"{a.display}-" in t for t in titles), a  # fmt: skip
+        # Its key starts a line of the help (alone, beside another key, or in a range).
+        row = next(i for i, line in enumerate(help_lines) if _keys_of(line, a.display))
+        wrapped = " ".join(" ".join(help_lines[row:row + 3]).split())
+        assert a.help.split(":")[0] in wrapped, a
+    assert len(titles) == len(set(titles))  # Textual's own Quit, Maximize: replaced by ours
+
+    events = scripted_run("r1", RunSettings(target="pointwise-chain"))
+    replay = make_app(engine=engine, session=Session.from_events(events), replay=True)
+    async with replay.run_test(size=SIZE):
+        allowed = {t for t in (c.title for c in replay.get_system_commands(replay.screen))}
+        for a in ACTIONS:
+            assert replay.check_action(a.name, ()) is a.replay, a
+            if a.title:
+                assert any(t.startswith(a.title + " (") for t in allowed) is a.replay, a
 
 
 async def test_replay_shows_a_saved_session_without_compile_keys(engine) -> None:  # type: ignore[no-untyped-def]

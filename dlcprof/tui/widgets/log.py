@@ -117,6 +117,14 @@ class LogPane(RichLog):
     def has_pending(self) -> bool:
         return bool(self._pending) or self._dropped > 0
 
+    def show(self, view: View) -> None:
+        """Queue the new log-worthy events of the selected run and the UI's notes
+        (no rendering: ``flush`` draws while the pane shows)."""
+        self.collect(view, view.notes)
+
+    def tab_label(self, view: View) -> str:
+        return f"Log ⚠ {self.errors}" if self.errors else "Log"
+
     def collect(self, view: View, notes: list[ev.LogEmitted]) -> None:
         """Queue the new log-worthy events of the selected run (no rendering)."""
         run_id = view.run.run_id if view.run else None
