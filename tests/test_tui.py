@@ -46,7 +46,8 @@ def scripted_run(run_id: str, s: RunSettings, t: float = 1000.0) -> list[ev.Even
         ev.RunStarted(run_id=run_id, target=s.target, workload=s.target, mode=s.mode,
                       dynamic=s.dynamic, backend=s.backend, device="cpu", device_name="Test CPU",
                       dtype=s.dtype, size=s.size, cache=s.cache, threads=1, iters=20, shapes=[],
-                      torch_version="2.13.0+cpu", t=t + 0.1),
+                      sweep=s.sweeping, benchmark=s.benchmark, torch_version="2.13.0+cpu",
+                      t=t + 0.1),
         ev.WorkloadLoaded(run_id=run_id, name=s.target, description="test", sizes=[4, 8],
                           has_inputs_for=True, t=t + 0.2),
         ev.PhaseStarted(run_id=run_id, compile_id=None, name="dynamo", thread=1, t=t + 0.3),
@@ -306,6 +307,31 @@ async def test_bad_file_shows_one_line_error_and_runs_nothing(engine, tmp_path: 
         assert app.is_running
 
 
+async def test_escape_drops_a_refused_path_and_its_error(engine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    app = make_app(engine=engine)
+    async with app.run_test(size=SIZE) as pilot:
+        inp = app.query_one("#workload-path", Input)
+        inp.focus()
+        inp.value = str(tmp_path / "nope.py")
+        await pilot.press("enter")
+        await pilot.pause()
+        err = app.query_one("#workload-error")
+        assert err.display and "not found" in status_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not err.display and app.query_one(WorkloadPicker).error is None
+        assert inp.value == "" and app.target == "pointwise-chain"
+        assert "not found" not in status_text(app)
+        # With nothing to drop, Escape is the app's again: it cancels a run.
+        engine.hold = True
+        app.query_one("#kernels-table").focus()
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.runs.busy)
+        inp.focus()
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not app.runs.busy)
+
+
 # --- a run, live ---------------------------------------------------------------------------
 
 
@@ -458,6 +484,9 @@ async def test_shape_sweep_runs_static_then_dynamic_and_compares(engine) -> None
         body = text(app.query_one("#recompiles-body"))
         assert "Static vs dynamic" in body
         assert "dynamic shapes cut it by 40%" in body  # 1.0 s static vs 0.6 s dynamic
+        # No per-kernel times: said for what the user did (s), not for a flag never given.
+        hint = " ".join(text(app.query_one("#kernels-hint")).split())
+        assert "a shape sweep skips the benchmark" in hint and "--no-benchmark" not in hint
 
 
 async def test_a_sweep_of_a_workload_without_inputs_for_is_refused_at_once(engine) -> None:  # type: ignore[no-untyped-def]
@@ -556,6 +585,56 @@ async def test_unwritable_save_asks_where_and_saves_there(
         from dlcprof.report import load_session
 
         assert len(load_session(tmp_path / "elsewhere").runs) == 1
+
+
+async def test_a_key_goes_to_each_pane_and_the_focused_pane_stands_out() -> None:
+    from dlcprof.tui.panes import FOCUSABLE
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.query_one("#tabs").size.height >= app.query_one("#kernels").size.height
+        framed = [app.query_one(f"#{p.name}") for p in FOCUSABLE if p.place != "tab"]
+        framed.append(app.query_one("#tabs"))
+        for pane in FOCUSABLE:
+            await pilot.press(pane.key)
+            await pilot.pause()
+            widget = app.query_one(f"#{pane.name}")
+            assert app.focused is not None
+            assert app.focused is widget or widget in app.focused.ancestors, pane.name
+            holder = app.query_one("#tabs") if pane.place == "tab" else widget
+            if pane.place == "tab":
+                assert app.query_one("#tabs", TabbedContent).active == f"tab-{pane.name}"
+            heavy = [w for w in framed if w.styles.border_top[0] == "heavy"]
+            assert heavy == [holder], pane.name
+        # z: the focused pane fills the screen; z again (or Escape) puts it back.
+        await pilot.press("3", "z")
+        await pilot.pause()
+        assert app.screen.maximized is app.query_one("#kernels")
+        await pilot.press("z")
+        assert app.screen.maximized is None
+        await pilot.press("4", "z")
+        await pilot.pause()
+        assert app.screen.maximized is app.query_one("#tabs")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen.maximized is None
+
+
+async def test_help_lines_wrap_inside_their_column() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        lines = [line.rstrip() for line in text(app.screen.query_one("#help-text")).splitlines()]
+    keyed = [line for line in lines if line.strip() and "  " in line.strip()[:10]]
+    assert len(keyed) > 10
+    # No word left alone on a line, and a wrapped key line goes on under its text.
+    assert all(len(line.split()) > 1 for line in lines if line.strip()), lines
+    column = len(keyed[0]) - len(keyed[0].split("  ", 1)[1].lstrip())
+    for line in lines:
+        if line and line[0] == " " and line.strip():
+            assert line[:column].strip() == "", line
 
 
 # --- keys, help, replay, determinism --------------------------------------------------------
@@ -771,5 +850,5 @@ async def test_log_draws_when_shown_after_scrolling_another_pane(engine) -> None
         app.query_one("#phases").focus()
         await pilot.press("down", "down", "up")
         await pilot.pause()
-        await pilot.press("2")
+        await pilot.press("5")
         await wait_for(pilot, lambda: app.query_one(LogPane).lines)

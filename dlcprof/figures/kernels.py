@@ -140,7 +140,7 @@ def why_no_profile(run: Run) -> str:
         return f"backend {run.settings.backend} generates no kernels"
     if run.settings is not None and not run.settings.benchmark:
         # The TUI's shape sweep skips the benchmark by itself: no flag to name there.
-        why = "a shape sweep skips the benchmark" if run.settings.sweeping else (
+        why = "a shape sweep skips the benchmark" if run.settings.sweep else (
             "compile only (--no-benchmark)")
         return f"{why}: kernels are profiled after the benchmark"
     if run.profiling is not None:

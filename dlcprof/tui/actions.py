@@ -60,7 +60,7 @@ _MAIN: tuple[Action, ...] = (
            "save the session as a report folder you choose", replay=True, footer=False),
     Action("P", "paper", "Paper", "Reproduce the paper",
            "arXiv 2611.04273's findings, measured here",
-           "the paper (arXiv 2611.04273): its findings beside this machine's (runs them first)",
+           "arXiv 2611.04273's findings beside this machine's (runs the quick set first)",
            replay=True),
     Action("p", "toggle_phases", "All phases", "Show all phases",
            "Unfold the short FX-pass phases",
@@ -72,7 +72,17 @@ _MAIN: tuple[Action, ...] = (
 )  # fmt: skip
 
 _BY_KEY = sorted(FOCUSABLE, key=lambda p: (p.key == "0", p.key))  # 1…9, then 0
-_FOCUS_HELP = "go to a pane: " + ", ".join(f"{p.key} {p.title}" for p in _BY_KEY)
+
+def _focus_help() -> str:
+    """The focus keys in one line: the tabs as one range."""
+    tabs = [p.key for p in _BY_KEY if p.place == "tab"]
+    named = [f"{p.key} {p.title}" for p in _BY_KEY if p.place != "tab"]
+    at = next(i for i, p in enumerate(_BY_KEY) if p.place == "tab")
+    named.insert(at, f"{tabs[0]}-{tabs[-1]} the tabs")
+    return "go to a pane: " + ", ".join(named)
+
+
+_FOCUS_HELP = _focus_help()
 _FOCUS: tuple[Action, ...] = tuple(
     Action(p.key, f"focus('{p.name}')", p.title, f"Go to {p.title}", "Focus this pane",
            _FOCUS_HELP if i == 0 else "", replay=True, footer=False)
