@@ -101,11 +101,13 @@ ACTIONS: tuple[Action, ...] = _MAIN + _FOCUS + _END
 
 # What a replay refuses: the actions that need a worker.
 NOT_IN_REPLAY = frozenset(a.name for a in ACTIONS if not a.replay)
+# What acts on the main screen's panes: off while another screen is on top.
+MAIN_SCREEN_ONLY = frozenset({"focus", "maximize"})
 
 
 def bindings() -> list[Binding]:
     return [
-        Binding(a.key, a.action, a.label, show=a.footer, key_display=a.display)
+        Binding(a.key, a.action, a.label, show=a.footer, key_display=_DISPLAY.get(a.key))
         for a in ACTIONS
     ]
 

@@ -371,7 +371,7 @@ class DlcprofApp(App[None]):
         # A replay has no worker: hide its keys (the paper screen's r runs the plan again).
         if self.replay and (action in actions.NOT_IN_REPLAY or action == "paper" and parameters):
             return False
-        return True
+        return action not in actions.MAIN_SCREEN_ONLY or len(self.screen_stack) == 1
 
     def action_compile(self) -> None:
         if self._busy():
