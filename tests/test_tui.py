@@ -637,6 +637,49 @@ async def test_help_lines_wrap_inside_their_column() -> None:
             assert line[:column].strip() == "", line
 
 
+async def test_the_paper_screen_repaints_as_the_plan_runs(engine) -> None:  # type: ignore[no-untyped-def]
+    """No polling: the paper pane is repainted from the events folded, like the others."""
+    from paper_helpers import paper_events
+
+    from dlcprof.tui.panes import AFFECTS
+    from dlcprof.tui.screens import PaperScreen
+
+    assert "paper" in AFFECTS[ev.PaperPlanned] and "paper" in AFFECTS[ev.RunFinished]
+    app = make_app(engine=engine)
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(PaperScreen())
+        await pilot.pause()
+        progress = app.screen.query_one("#paper-progress")
+        assert "no paper run in this session" in text(progress)
+        for e in paper_events():
+            app.emit(e)
+        await wait_for(pilot, lambda: "done: 6 of 6 runs" in text(progress))
+        assert "Per workload" in text(app.screen.query_one("#paper-tables"))
+
+
+def test_the_runs_table_gives_a_workload_its_whole_name_when_there_is_room() -> None:
+    from rich.console import Console
+
+    from dlcprof.session import Session
+    from dlcprof.tui.view import View
+    from dlcprof.tui.widgets.benchmark import runs_table
+
+    session = Session.from_events(scripted_run("r1", RunSettings(target="pointwise-chain")))
+    console = Console(width=90, record=True)
+    console.print(runs_table(View(session, session.latest_run, None), 90))
+    assert "pointwise-chain" in console.export_text()
+
+
+def test_kernel_source_lines_name_the_file_not_the_build_machines_folders() -> None:
+    from dlcprof.tui.screens import source_lines
+
+    line = "/home/ci/build/workloads/chain.py:3 y = x.sin()"
+    k = ev.KernelGenerated(run_id="r", compile_id="0/0", name="k", kind="pointwise",
+                           fused_ops=[], source="", order=0, t=0.0, source_lines=[line])
+    shown = source_lines(k).plain
+    assert shown == "chain.py:3  y = x.sin()" and "/home" not in shown
+
+
 # --- keys, help, replay, determinism --------------------------------------------------------
 
 
