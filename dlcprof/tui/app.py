@@ -57,6 +57,7 @@ if TYPE_CHECKING:
 
 TICK_S = 1 / 20  # panes repaint at most this often
 MAX_BATCH = 5000  # events folded per tick; the rest wait for the next one
+
 # What to do next, per failing stage: the second half of a one-line error.
 _REMEDY = {
     "load": "fix the workload file or pick another workload",
@@ -241,7 +242,7 @@ class DlcprofApp(App[None]):
     def _repaint(self) -> None:
         dirty, self._dirty = self._dirty, set()
         view = self._view()
-        for name in REPAINTED & dirty:
+        for name in (p.name for p in PANES if p.repaints and p.name in dirty):
             for screen in self.screen_stack:  # the paper pane lives on its own screen
                 for pane in screen.query(f"#{name}"):
                     pane.show(view)  # type: ignore[attr-defined]
@@ -303,7 +304,7 @@ class DlcprofApp(App[None]):
     def _select(self, run_id: str | None) -> None:
         if run_id != self._selected:
             self._selected = run_id
-            self._dirty |= REPAINTED - {"settings"}
+            self._dirty |= REPAINTED
 
     def select_run(self, run_id: str) -> None:
         """Show ``run_id`` in the panes (as picking it in the Runs list does)."""
