@@ -36,42 +36,123 @@ class Action:
 _DISPLAY = {"escape": "esc", "question_mark": "?"}
 
 _MAIN: tuple[Action, ...] = (
-    Action("r", "compile", "Compile/run", "Compile and run", "Compile and benchmark",
-           "compile and benchmark the workload with the settings on the left", replay=False),
-    Action("m", "cycle('mode')", "Mode", "Cycle mode", "Next Inductor mode",
-           "cycle the Inductor mode", replay=False),
-    Action("d", "cycle('dynamic')", "Dynamic", "Cycle dynamic", "auto / true / false",
-           "cycle dynamic shapes (auto / true / false)", replay=False),
-    Action("f", "cycle('freezing')", "Freezing", "Toggle freezing", "off / on",
-           "freezing off / on (CPU inference; lets max-autotune tune CPU matmuls)",
-           replay=False, footer=False),
-    Action("s", "sweep", "Shape sweep", "Shape sweep", "Static vs dynamic shapes",
-           "shape sweep: the workload's sizes static, then dynamic; compares their costs",
-           replay=False),
-    Action("a", "all_modes", "All modes", "All modes", "Every Inductor mode side by side",
-           "every Inductor mode, one run each, side by side in the Modes tab", replay=False),
-    Action("c", "cancel", "Cancel", "Cancel run", "Kill the worker, keep data",
-           "cancel: kill the worker, keep what was captured", replay=False),
+    Action(
+        "r",
+        "compile",
+        "Compile/run",
+        "Compile and run",
+        "Compile and benchmark",
+        "compile and benchmark the workload with the settings on the left",
+        replay=False,
+    ),
+    Action(
+        "m",
+        "cycle('mode')",
+        "Mode",
+        "Cycle mode",
+        "Next Inductor mode",
+        "cycle the Inductor mode",
+        replay=False,
+    ),
+    Action(
+        "d",
+        "cycle('dynamic')",
+        "Dynamic",
+        "Cycle dynamic",
+        "auto / true / false",
+        "cycle dynamic shapes (auto / true / false)",
+        replay=False,
+    ),
+    Action(
+        "f",
+        "cycle('freezing')",
+        "Freezing",
+        "Toggle freezing",
+        "off / on",
+        "freezing off / on (CPU inference; lets max-autotune tune CPU matmuls)",
+        replay=False,
+        footer=False,
+    ),
+    Action(
+        "s",
+        "sweep",
+        "Shape sweep",
+        "Shape sweep",
+        "Static vs dynamic shapes",
+        "shape sweep: the workload's sizes static, then dynamic; compares their costs",
+        replay=False,
+    ),
+    Action(
+        "a",
+        "all_modes",
+        "All modes",
+        "All modes",
+        "Every Inductor mode side by side",
+        "every Inductor mode, one run each, side by side in the Modes tab",
+        replay=False,
+    ),
+    Action(
+        "c",
+        "cancel",
+        "Cancel",
+        "Cancel run",
+        "Kill the worker, keep data",
+        "cancel: kill the worker, keep what was captured",
+        replay=False,
+    ),
     Action("escape", "cancel(True)", "Cancel", "", "", "", replay=False, footer=False),
-    Action("ctrl+s", "save", "Save report", "Save report", "Write the session to disk",
-           "save the session as a report folder (after a failed save: asks where)",
-           replay=True),
-    Action("S", "save_as", "Save to…", "Save report to…", "Choose the folder to write to",
-           "save the session as a report folder you choose", replay=True, footer=False),
-    Action("P", "paper", "Paper", "Reproduce the paper",
-           "arXiv 2611.04273's findings, measured here",
-           "arXiv 2611.04273's findings beside this machine's (runs the quick set first)",
-           replay=True),
-    Action("p", "toggle_phases", "All phases", "Show all phases",
-           "Unfold the short FX-pass phases",
-           "every phase (short FX passes are folded by default)", replay=True, footer=False),
-    Action("t", "toggle_threads", "All threads", "Hot frames of every thread",
-           "Not only the compiling thread",
-           "hot frames of every thread (the compiling thread by default)", replay=True,
-           footer=False),
-)  # fmt: skip
+    Action(
+        "ctrl+s",
+        "save",
+        "Save report",
+        "Save report",
+        "Write the session to disk",
+        "save the session as a report folder (after a failed save: asks where)",
+        replay=True,
+    ),
+    Action(
+        "S",
+        "save_as",
+        "Save to…",
+        "Save report to…",
+        "Choose the folder to write to",
+        "save the session as a report folder you choose",
+        replay=True,
+        footer=False,
+    ),
+    Action(
+        "P",
+        "paper",
+        "Paper",
+        "Reproduce the paper",
+        "arXiv 2611.04273's findings, measured here",
+        "arXiv 2611.04273's findings beside this machine's (runs the quick set first)",
+        replay=True,
+    ),
+    Action(
+        "p",
+        "toggle_phases",
+        "All phases",
+        "Show all phases",
+        "Unfold the short FX-pass phases",
+        "every phase (short FX passes are folded by default)",
+        replay=True,
+        footer=False,
+    ),
+    Action(
+        "t",
+        "toggle_threads",
+        "All threads",
+        "Hot frames of every thread",
+        "Not only the compiling thread",
+        "hot frames of every thread (the compiling thread by default)",
+        replay=True,
+        footer=False,
+    ),
+)
 
 _BY_KEY = sorted(FOCUSABLE, key=lambda p: (p.key == "0", p.key))  # 1…9, then 0
+
 
 def _focus_help() -> str:
     """The focus keys in one line: the tabs as one range."""
@@ -84,18 +165,40 @@ def _focus_help() -> str:
 
 _FOCUS_HELP = _focus_help()
 _FOCUS: tuple[Action, ...] = tuple(
-    Action(p.key, f"focus('{p.name}')", p.title, f"Go to {p.title}", "Focus this pane",
-           _FOCUS_HELP if i == 0 else "", replay=True, footer=False)
+    Action(
+        p.key,
+        f"focus('{p.name}')",
+        p.title,
+        f"Go to {p.title}",
+        "Focus this pane",
+        _FOCUS_HELP if i == 0 else "",
+        replay=True,
+        footer=False,
+    )
     for i, p in enumerate(_BY_KEY)
-)  # fmt: skip
+)
 
 _END: tuple[Action, ...] = (
-    Action("z", "maximize", "Maximize", "Maximize pane", "The focused pane fills the screen",
-           "maximize the focused pane (z or esc restores it)", replay=True),
-    Action("question_mark", "help", "Help", "Help", "Keys and panes",
-           "this help (ctrl+p: every command by name)", replay=True),
+    Action(
+        "z",
+        "maximize",
+        "Maximize",
+        "Maximize pane",
+        "The focused pane fills the screen",
+        "maximize the focused pane (z or esc restores it)",
+        replay=True,
+    ),
+    Action(
+        "question_mark",
+        "help",
+        "Help",
+        "Help",
+        "Keys and panes",
+        "this help (ctrl+p: every command by name)",
+        replay=True,
+    ),
     Action("q", "quit", "Quit", "Quit", "Quit dlcprof", "quit", replay=True),
-)  # fmt: skip
+)
 
 ACTIONS: tuple[Action, ...] = _MAIN + _FOCUS + _END
 

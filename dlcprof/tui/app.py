@@ -327,8 +327,8 @@ class DlcprofApp(App[None]):
 
     def _focus_inside(self, widget: Widget) -> None:
         home = self._home
-        target = next((w for w in home.focus_chain if w is widget or widget in w.ancestors),
-                      None)  # fmt: skip
+        inside = (w for w in home.focus_chain if w is widget or widget in w.ancestors)
+        target = next(inside, None)
         if target is not None:
             home.set_focus(target)
 

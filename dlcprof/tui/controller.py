@@ -138,8 +138,9 @@ class RunController:
 
     # --- runs ---------------------------------------------------------------------
 
-    def settings_for(self, target: str, values: dict[str, object],
-                     **overrides: object) -> RunSettings:  # fmt: skip
+    def settings_for(
+        self, target: str, values: dict[str, object], **overrides: object
+    ) -> RunSettings:
         """The next run's settings: ``target`` and the sidebar's ``values`` over
         the command line's, then ``overrides``; checked before any worker starts
         (raises NotRunnable with the one line to show)."""

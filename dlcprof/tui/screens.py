@@ -141,8 +141,9 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
-            yield Static(Group(Text.from_markup(HELP_HEAD), Text(""), actions.help_table(),
-                               Text(""), Text.from_markup(PANES_HELP)), id="help-text")  # fmt: skip
+            head, panes = Text.from_markup(HELP_HEAD), Text.from_markup(PANES_HELP)
+            body = Group(head, Text(), actions.help_table(), Text(), panes)
+            yield Static(body, id="help-text")
 
 
 class SaveScreen(ModalScreen[str | None]):
