@@ -372,11 +372,12 @@ def cmd_paper(args: argparse.Namespace) -> int:
     """The paper's findings beside this machine's: the plan's runs one after
     another (no monitors: the figures are compile seconds and latencies), then
     the tables; every run is an ordinary run of the session."""
-    from dlcprof.console import paper_line, paper_tables
+    from dlcprof.console import paper_line
     from dlcprof.figures.paper import findings
     from dlcprof.paper import PlanError, make_plan
     from dlcprof.session import Session
     from dlcprof.signals import stop_on_signals
+    from dlcprof.tables import paper_tables
 
     try:
         plan = make_plan(quick=args.quick, device=args.device, size=args.size,

@@ -342,21 +342,3 @@ def paper_line(event: ev.Event, session: Session) -> Text | None:
               | ev.WorkerExited()):  # fmt: skip
             return live_line(event, session)
     return None
-
-
-def paper_tables(f: fpa.Findings) -> RenderableType:
-    """The paper's findings beside this machine's, then the workloads behind them."""
-    t = Table(title=fpa.PAPER_TITLE, title_justify="left")
-    for col in fpa.PAPER_COLUMNS:
-        t.add_column(col)
-    for row in fpa.summary_rows(f):
-        t.add_row(*row)
-    w = Table(title=fpa.PAPER_WORKLOADS, title_justify="left")
-    for i, col in enumerate(fpa.WORKLOAD_COLUMNS):
-        # The workload and its kind whole; the figures wrap at their spaces.
-        w.add_column(col, justify="right" if i >= 2 else "left", no_wrap=i < 2,
-                     overflow="fold")  # fmt: skip
-    for row in fpa.workload_rows(f):
-        w.add_row(*row)
-    notes = [Text(line, style="dim") for line in fpa.notes(f)]
-    return Group(t, w, *notes)

@@ -1,6 +1,6 @@
 """Run settings, declared once: ``OPTIONS`` makes the CLI flags and their help,
 the TUI's selects, the short labels, the command that repeats a run and the
-README's table of options.
+table of options in docs/cli.md.
 
 Every invalid value raises SettingsError whose message is one line naming the
 bad value and the valid ones.
@@ -40,13 +40,13 @@ def default_threads() -> int:
 
 @dataclass(frozen=True)
 class Option:
-    """One run setting as the CLI, the TUI, the repro line and the README show it."""
+    """One run setting as the CLI, the TUI, the repro line and docs/cli.md show it."""
 
     name: str  # the RunSettings field
-    help: str  # what it means (the README's "meaning" column)
+    help: str  # what it means (docs/cli.md's "meaning" column)
     choices: tuple[str, ...] = ()  # a closed set; empty for numbers, sizes and switches
     kind: str = "choice"  # "choice" | "int" | "sizes" | "switch" | "off-switch"
-    values: str = ""  # the README's "values" column, when not the choices
+    values: str = ""  # docs/cli.md's "values" column, when not the choices
     short: dict[str, str] = field(default_factory=dict)  # narrow labels of long values
     tui: bool = False  # in the TUI's settings panel: a select, or a checkbox for a switch
     also: tuple[str, ...] = ()  # values the CLI takes beyond the choices (`--mode all`)
@@ -188,7 +188,7 @@ def repro_command(s: _Settled, target: str | None = None) -> str:
 
 
 def markdown_table() -> str:
-    """The README's table of options (a test keeps the README in step)."""
+    """docs/cli.md's table of options (a test keeps it in step)."""
     rows = ["| option | values | meaning |", "|---|---|---|"]
     for o in OPTIONS:
         flag = f"{o.flag} {o.values}".strip() if o.kind in ("int", "sizes") else o.flag

@@ -1,6 +1,6 @@
 """Rich tables that the headless console and the TUI both show: what a mode
-did (autotuning, CUDA graphs), every mode side by side, the device per span, and two
-runs compared (``dlcprof compare``)."""
+did (autotuning, CUDA graphs), every mode side by side, the device per span, the
+paper's findings, and two runs compared (``dlcprof compare``)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from dlcprof import text
 from dlcprof.figures import compare as fc
 from dlcprof.figures import device as fd
 from dlcprof.figures import modes as fm
+from dlcprof.figures import paper as fpa
 from dlcprof.session import Run
 
 
@@ -191,3 +192,22 @@ def compare_table(cmp: fc.Comparison) -> RenderableType:
     else:
         parts.append(Text("graph breaks and recompiles: no change", style="dim"))
     return Group(*parts)
+
+
+def paper_tables(f: fpa.Findings, fill: bool = False) -> RenderableType:
+    """The paper's findings beside this machine's, then the workloads behind
+    them (``dlcprof paper``). ``fill``: as wide as the screen (the TUI's)."""
+    t = Table(title=fpa.PAPER_TITLE, title_justify="left", expand=fill)
+    for i, (col, ratio) in enumerate(zip(fpa.PAPER_COLUMNS, (2, 2, 5), strict=True)):
+        t.add_column(col, style="bold" if i == 0 else "", ratio=ratio if fill else None)
+    for row in fpa.summary_rows(f):
+        t.add_row(*row)
+    w = Table(title=fpa.PAPER_WORKLOADS, title_justify="left", expand=fill)
+    for i, col in enumerate(fpa.WORKLOAD_COLUMNS):
+        # The workload and its kind whole; the figures wrap at their spaces.
+        w.add_column(col, justify="right" if i >= 2 else "left", no_wrap=i < 2,
+                     overflow="fold")  # fmt: skip
+    for row in fpa.workload_rows(f):
+        w.add_row(*row)
+    notes = [Text(line, style="dim") for line in fpa.notes(f)]
+    return Group(t, *([Text("")] if fill else []), w, *notes)

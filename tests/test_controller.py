@@ -172,3 +172,36 @@ def test_the_standby_worker_is_handed_to_the_next_run(scripted) -> None:  # type
     c.start([settings()])
     assert scripted.instances[0].worker is worker and not c.standby_ready
     fold_until(c, inbox, lambda: not c.busy)
+
+
+# --- the next run's settings ------------------------------------------------------------------
+
+
+def test_the_sidebar_goes_over_the_command_lines_settings(scripted) -> None:  # type: ignore[no-untyped-def]
+    from dlcprof.tui.controller import initial_settings
+
+    given = RunSettings(target="gelu-mlp", iters=3, reps=2, threads=1)
+    assert initial_settings(None, given, Session()) == given
+    assert initial_settings("tiny-ops", given, Session()).target == "tiny-ops"
+    c = RunController(Session(), lambda e: None, Engine(live_run=scripted), standby=False,
+                      settings=given)
+    s = c.settings_for("tiny-ops", {"mode": "max-autotune", "freezing": True}, benchmark=False)
+    assert (s.target, s.mode, s.freezing, s.benchmark) == ("tiny-ops", "max-autotune", True, False)
+    assert (s.iters, s.reps, s.threads) == (3, 2, 1)  # what the command line gave stays
+
+
+def test_settings_that_cannot_run_are_one_line_before_any_worker(scripted, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from dlcprof.tui.controller import NotRunnable
+
+    c = RunController(Session(), lambda e: None, Engine(live_run=scripted), standby=False)
+    with pytest.raises(NotRunnable) as bad_path:
+        c.settings_for(str(tmp_path / "nope.py"), {})
+    assert bad_path.value.bad_path and "not found" in bad_path.value.why
+    assert str(bad_path.value).endswith("fix the path, or pick a bundled workload")
+    with pytest.raises(NotRunnable) as no_sweep:
+        c.settings_for("tiny-ops", {}, sweep=True)
+    assert not no_sweep.value.bad_path and "has no inputs_for" in str(no_sweep.value)
+    with pytest.raises(NotRunnable) as bad_mode:
+        c.settings_for("tiny-ops", {"mode": "fast"})
+    assert "invalid --mode 'fast'" in str(bad_mode.value) and "\n" not in str(bad_mode.value)
+    assert scripted.instances == []

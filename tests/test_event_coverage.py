@@ -7,11 +7,11 @@ import pytest
 
 from dlcprof import events as ev
 from dlcprof.session import IGNORED, Session
-from dlcprof.tui.app import AFFECTS, PANES, REPAINT_FREE
+from dlcprof.tui.panes import AFFECTS, REPAINT_FREE, REPAINTED
 
 EVENT_TYPES = sorted(ev.Event.registry.values(), key=lambda c: c.__name__)
-# What AFFECTS may name besides the panes: parts of the screen repainted alike.
-_OTHER_TARGETS = {"device_note", "alarm", "status"}
+# What AFFECTS may name besides the panes: the status bar.
+_OTHER_TARGETS = {"status"}
 
 
 @pytest.mark.parametrize("cls", EVENT_TYPES, ids=lambda c: c.__name__)
@@ -22,11 +22,11 @@ def test_every_event_is_folded_or_listed_as_ignored(cls):
 
 @pytest.mark.parametrize("cls", EVENT_TYPES, ids=lambda c: c.__name__)
 def test_every_event_repaints_a_pane_or_is_listed_repaint_free(cls):
-    panes = AFFECTS.get(cls, set())
+    panes = AFFECTS.get(cls, frozenset())
     assert bool(panes) != (cls in REPAINT_FREE), (
         f"{cls.__name__}: name the panes it changes in AFFECTS or list it in REPAINT_FREE"
     )
-    assert panes <= set(PANES) | _OTHER_TARGETS
+    assert panes <= REPAINTED | _OTHER_TARGETS
 
 
 def test_no_stale_entries():

@@ -278,16 +278,15 @@ def test_the_papers_findings_read_the_same_in_every_view():
     and in both reports, every cell worded by figures.paper and text."""
     from paper_helpers import paper_events
 
-    from dlcprof.console import paper_tables
     from dlcprof.figures import paper as fpa
-    from dlcprof.tui.widgets.paper import findings_table
+    from dlcprof.tables import paper_tables
 
     session = Session.from_events(paper_events())
     f = fpa.findings(session)
     assert f is not None
     rendered = {
         "console": _plain(paper_tables(f)),
-        "tui": _plain(findings_table(f)),
+        "tui": _plain(paper_tables(f, fill=True)),
         "markdown": render_markdown(build_model(session)),
         "html": _unhtml(render_html(build_model(session))),
     }

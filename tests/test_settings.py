@@ -1,5 +1,5 @@
 """Run options are declared once: the CLI, the TUI, the repro line and the
-README are all made from dlcprof.settings.OPTIONS."""
+options table in docs/cli.md are all made from dlcprof.settings.OPTIONS."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from dlcprof.cli import _settings_from, build_parser
 from dlcprof.settings import OPTIONS, RunSettings, SettingsError, markdown_table, repro_command
 from dlcprof.tui.widgets.settings_panel import CHOICES, TOGGLES
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+CLI_DOC = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
 
 
-def test_readme_table_is_made_from_the_options():
-    text = README.read_text()
+def test_the_options_table_is_made_from_the_options():
+    text = CLI_DOC.read_text()
     block = text.split("<!-- options:begin -->\n", 1)[1].split("\n<!-- options:end -->", 1)[0]
-    assert block == markdown_table(), "README options table is stale: paste markdown_table()"
+    assert block == markdown_table(), "docs/cli.md options table is stale: paste markdown_table()"
 
 
 def test_every_option_is_a_cli_flag_with_its_help():

@@ -46,7 +46,8 @@ def scripted_run(run_id: str, s: RunSettings, t: float = 1000.0) -> list[ev.Even
         ev.RunStarted(run_id=run_id, target=s.target, workload=s.target, mode=s.mode,
                       dynamic=s.dynamic, backend=s.backend, device="cpu", device_name="Test CPU",
                       dtype=s.dtype, size=s.size, cache=s.cache, threads=1, iters=20, shapes=[],
-                      torch_version="2.13.0+cpu", t=t + 0.1),
+                      sweep=s.sweeping, benchmark=s.benchmark, torch_version="2.13.0+cpu",
+                      t=t + 0.1),
         ev.WorkloadLoaded(run_id=run_id, name=s.target, description="test", sizes=[4, 8],
                           has_inputs_for=True, t=t + 0.2),
         ev.PhaseStarted(run_id=run_id, compile_id=None, name="dynamo", thread=1, t=t + 0.3),
@@ -306,6 +307,31 @@ async def test_bad_file_shows_one_line_error_and_runs_nothing(engine, tmp_path: 
         assert app.is_running
 
 
+async def test_escape_drops_a_refused_path_and_its_error(engine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    app = make_app(engine=engine)
+    async with app.run_test(size=SIZE) as pilot:
+        inp = app.query_one("#workload-path", Input)
+        inp.focus()
+        inp.value = str(tmp_path / "nope.py")
+        await pilot.press("enter")
+        await pilot.pause()
+        err = app.query_one("#workload-error")
+        assert err.display and "not found" in status_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not err.display and app.query_one(WorkloadPicker).error is None
+        assert inp.value == "" and app.target == "pointwise-chain"
+        assert "not found" not in status_text(app)
+        # With nothing to drop, Escape is the app's again: it cancels a run.
+        engine.hold = True
+        app.query_one("#kernels-table").focus()
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.runs.busy)
+        inp.focus()
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not app.runs.busy)
+
+
 # --- a run, live ---------------------------------------------------------------------------
 
 
@@ -458,6 +484,9 @@ async def test_shape_sweep_runs_static_then_dynamic_and_compares(engine) -> None
         body = text(app.query_one("#recompiles-body"))
         assert "Static vs dynamic" in body
         assert "dynamic shapes cut it by 40%" in body  # 1.0 s static vs 0.6 s dynamic
+        # No per-kernel times: said for what the user did (s), not for a flag never given.
+        hint = " ".join(text(app.query_one("#kernels-hint")).split())
+        assert "a shape sweep skips the benchmark" in hint and "--no-benchmark" not in hint
 
 
 async def test_a_sweep_of_a_workload_without_inputs_for_is_refused_at_once(engine) -> None:  # type: ignore[no-untyped-def]
@@ -558,21 +587,148 @@ async def test_unwritable_save_asks_where_and_saves_there(
         assert len(load_session(tmp_path / "elsewhere").runs) == 1
 
 
-# --- keys, help, replay, determinism --------------------------------------------------------
+async def test_a_key_goes_to_each_pane_and_the_focused_pane_stands_out() -> None:
+    from dlcprof.tui.panes import FOCUSABLE
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.query_one("#tabs").size.height >= app.query_one("#kernels").size.height
+        framed = [app.query_one(f"#{p.name}") for p in FOCUSABLE if p.place != "tab"]
+        framed.append(app.query_one("#tabs"))
+        for pane in FOCUSABLE:
+            await pilot.press(pane.key)
+            await pilot.pause()
+            widget = app.query_one(f"#{pane.name}")
+            assert app.focused is not None
+            assert app.focused is widget or widget in app.focused.ancestors, pane.name
+            holder = app.query_one("#tabs") if pane.place == "tab" else widget
+            if pane.place == "tab":
+                assert app.query_one("#tabs", TabbedContent).active == f"tab-{pane.name}"
+            heavy = [w for w in framed if w.styles.border_top[0] == "heavy"]
+            assert heavy == [holder], pane.name
+        # z: the focused pane fills the screen; z again (or Escape) puts it back.
+        await pilot.press("3", "z")
+        await pilot.pause()
+        assert app.screen.maximized is app.query_one("#kernels")
+        await pilot.press("z")
+        assert app.screen.maximized is None
+        await pilot.press("4", "z")
+        await pilot.pause()
+        assert app.screen.maximized is app.query_one("#tabs")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen.maximized is None
 
 
-async def test_help_screen_and_palette_commands() -> None:
+async def test_help_lines_wrap_inside_their_column() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("question_mark")
+        await pilot.pause()
+        lines = [line.rstrip() for line in text(app.screen.query_one("#help-text")).splitlines()]
+    keyed = [line for line in lines if line.strip() and "  " in line.strip()[:10]]
+    assert len(keyed) > 10
+    # No word left alone on a line, and a wrapped key line goes on under its text.
+    assert all(len(line.split()) > 1 for line in lines if line.strip()), lines
+    column = len(keyed[0]) - len(keyed[0].split("  ", 1)[1].lstrip())
+    for line in lines:
+        if line and line[0] == " " and line.strip():
+            assert line[:column].strip() == "", line
+
+
+async def test_the_paper_screen_repaints_as_the_plan_runs(engine) -> None:  # type: ignore[no-untyped-def]
+    """No polling: the paper pane is repainted from the events folded, like the others."""
+    from paper_helpers import paper_events
+
+    from dlcprof.tui.panes import AFFECTS
+    from dlcprof.tui.screens import PaperScreen
+
+    assert "paper" in AFFECTS[ev.PaperPlanned] and "paper" in AFFECTS[ev.RunFinished]
+    app = make_app(engine=engine)
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(PaperScreen())
+        await pilot.pause()
+        progress = app.screen.query_one("#paper-progress")
+        assert "no paper run in this session" in text(progress)
+        for e in paper_events():
+            app.emit(e)
+        await wait_for(pilot, lambda: "done: 6 of 6 runs" in text(progress))
+        assert "Per workload" in text(app.screen.query_one("#paper-tables"))
+
+
+def test_the_runs_table_gives_a_workload_its_whole_name_when_there_is_room() -> None:
+    from rich.console import Console
+
+    from dlcprof.session import Session
+    from dlcprof.tui.view import View
+    from dlcprof.tui.widgets.benchmark import runs_table
+
+    session = Session.from_events(scripted_run("r1", RunSettings(target="pointwise-chain")))
+    console = Console(width=90, record=True)
+    console.print(runs_table(View(session, session.latest_run, None), 90))
+    assert "pointwise-chain" in console.export_text()
+
+
+def test_kernel_source_lines_name_the_file_not_the_build_machines_folders() -> None:
+    from dlcprof.tui.screens import source_lines
+
+    line = "/home/ci/build/workloads/chain.py:3 y = x.sin()"
+    k = ev.KernelGenerated(run_id="r", compile_id="0/0", name="k", kind="pointwise",
+                           fused_ops=[], source="", order=0, t=0.0, source_lines=[line])
+    shown = source_lines(k).plain
+    assert shown == "chain.py:3  y = x.sin()" and "/home" not in shown
+
+
+# --- keys, help, replay, determinism --------------------------------------------------------
+
+
+def _keys_of(line: str, key: str) -> bool:
+    """Whether a help line is the one for ``key``: its key column names it."""
+    keys = line.strip().split("  ")[0]
+    if "-" in keys and keys[0].isdigit():
+        lo, hi = keys.split("-")
+        return key.isdigit() and (lo <= key <= hi or key == "0")
+    return key in keys.split(" / ")
+
+
+async def test_every_action_is_bound_in_the_palette_in_help_and_in_the_replay_check(
+    engine,  # type: ignore[no-untyped-def]
+) -> None:
+    """One table (tui/actions.py) feeds the keys, the palette, the help screen
+    and what a replay allows: every action must appear in each."""
+    from dlcprof.session import Session
+    from dlcprof.tui.actions import ACTIONS
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        bound = {(b.key, b.action) for b in app.BINDINGS}  # type: ignore[union-attr]
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
+        help_lines = text(app.screen.query_one("#help-text")).splitlines()
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
-        titles = [c.title for c in app.get_system_commands(app.screen)]
-        for key in ("(r)", "(m)", "(d)", "(s)", "(c)", "(ctrl+s)", "(?)"):
-            assert any(key in t for t in titles), key
         footer_keys = {b.key for _, b, enabled, _ in app.active_bindings.values() if b.show}
-        assert {"r", "m", "d", "s", "c", "ctrl+s", "question_mark", "q"} <= footer_keys
+    assert {"r", "m", "d", "s", "c", "ctrl+s", "question_mark", "q"} <= footer_keys
+    for a in ACTIONS:
+        assert (a.key, a.action) in bound, a
+        keyed = (f"({a.display}", f" {a.display})", f"-{a.display}", f"{a.display}-")
+        assert any(k in t for k in keyed for t in titles), a
+        # Its key starts a line of the help (alone, beside another key, or in a range).
+        row = next(i for i, line in enumerate(help_lines) if _keys_of(line, a.display))
+        wrapped = " ".join(" ".join(help_lines[row:row + 3]).split())
+        assert a.help.split(":")[0] in wrapped, a
+    assert len(titles) == len(set(titles))  # Textual's own Quit, Maximize: replaced by ours
+
+    events = scripted_run("r1", RunSettings(target="pointwise-chain"))
+    replay = make_app(engine=engine, session=Session.from_events(events), replay=True)
+    async with replay.run_test(size=SIZE):
+        allowed = {t for t in (c.title for c in replay.get_system_commands(replay.screen))}
+        for a in ACTIONS:
+            assert replay.check_action(a.name, ()) is a.replay, a
+            if a.title:
+                assert any(t.startswith(a.title + " (") for t in allowed) is a.replay, a
 
 
 async def test_replay_shows_a_saved_session_without_compile_keys(engine) -> None:  # type: ignore[no-untyped-def]
@@ -737,5 +893,5 @@ async def test_log_draws_when_shown_after_scrolling_another_pane(engine) -> None
         app.query_one("#phases").focus()
         await pilot.press("down", "down", "up")
         await pilot.pause()
-        await pilot.press("2")
+        await pilot.press("5")
         await wait_for(pilot, lambda: app.query_one(LogPane).lines)

@@ -93,6 +93,7 @@ async def capture(pilot) -> Shots:  # type: ignore[no-untyped-def]
     holds it), and a RichLog draws nothing until its first Resize: the Log
     would stay blank in both apps. The content checks in the test catch that."""
     app = pilot.app
+    app.set_focus(None)  # the focused pane's frame stands out: alike in both apps
     shots: Shots = {}
     for rid in app.session.runs:
         app.select_run(rid)

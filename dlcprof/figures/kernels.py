@@ -214,7 +214,10 @@ def why_no_profile(run: Run) -> str:
     if run.settings is not None and run.settings.backend != "inductor":
         return f"backend {run.settings.backend} generates no kernels"
     if run.settings is not None and not run.settings.benchmark:
-        return "compile only (--no-benchmark): kernels are profiled after the benchmark"
+        # The TUI's shape sweep skips the benchmark by itself: no flag to name there.
+        why = "a shape sweep skips the benchmark" if run.settings.sweep else (
+            "compile only (--no-benchmark)")
+        return f"{why}: kernels are profiled after the benchmark"
     if run.profiling is not None:
         return "profiling…" if run.live else f"the run ended ({run.status}) while profiling"
     if run.live:

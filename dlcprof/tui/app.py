@@ -17,22 +17,24 @@ import os
 import time
 from collections import deque
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from dlcprof import events as ev
-from dlcprof import text, workloads
+from dlcprof import text
 from dlcprof.figures import observer as fo
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings, SettingsError
-from dlcprof.tui.controller import RunController
+from dlcprof.tui import actions
+from dlcprof.tui.controller import NotRunnable, RunController, initial_settings
 from dlcprof.tui.messages import (
     KernelChosen,
     RunChosen,
@@ -40,18 +42,12 @@ from dlcprof.tui.messages import (
     WorkloadChosen,
     WorkloadRejected,
 )
-from dlcprof.tui.screens import HelpScreen, KernelSourceScreen, SaveScreen
+from dlcprof.tui.panes import AFFECTS, BY_NAME, PANES, REPAINTED
+from dlcprof.tui.screens import HelpScreen, KernelSourceScreen, PaperScreen, SaveScreen
 from dlcprof.tui.view import View
-from dlcprof.tui.widgets.alarm import AlarmBanner
-from dlcprof.tui.widgets.benchmark import BenchmarkPane
-from dlcprof.tui.widgets.device import DevicePane
 from dlcprof.tui.widgets.hotspots import HotspotsPane
-from dlcprof.tui.widgets.kernels import KernelsPane
 from dlcprof.tui.widgets.log import LogPane
-from dlcprof.tui.widgets.modes import ModesPane
 from dlcprof.tui.widgets.phases import PhasesPane
-from dlcprof.tui.widgets.recompiles import RecompilesPane
-from dlcprof.tui.widgets.runs import RunSelector
 from dlcprof.tui.widgets.settings_panel import SettingsPanel
 from dlcprof.tui.widgets.status_bar import StatusBar
 from dlcprof.tui.widgets.workloads import WorkloadPicker
@@ -61,49 +57,6 @@ if TYPE_CHECKING:
 
 TICK_S = 1 / 20  # panes repaint at most this often
 MAX_BATCH = 5000  # events folded per tick; the rest wait for the next one
-PANES = ("phases", "kernels", "benchmark", "recompiles", "device", "hotspots", "log", "runs",
-         "modes")  # fmt: skip
-
-# Which panes an event can change: everything else stays untouched. Every
-# event type is here or in REPAINT_FREE (a test checks both).
-AFFECTS: dict[type[ev.Event], set[str]] = {
-    ev.WorkerReady: {"device_note"},
-    ev.RunStarted: set(PANES) | {"device_note", "alarm"},
-    ev.WorkloadLoaded: {"runs", "benchmark"},
-    ev.RunFinished: {"phases", "kernels", "benchmark", "recompiles", "log", "runs", "modes"},
-    ev.WorkerExited: {"phases", "kernels", "benchmark", "recompiles", "log", "runs", "modes"},
-    ev.ErrorRaised: {"log"},
-    ev.LogEmitted: {"log"},
-    ev.ProbeUnavailable: {"log", "phases", "kernels", "benchmark", "modes"},
-    ev.PhaseStarted: {"phases"},
-    ev.PhaseEnded: {"phases"},
-    ev.CompileFinished: {"phases", "recompiles", "modes"},
-    ev.KernelGenerated: {"kernels", "phases", "modes"},
-    ev.RecompileTriggered: {"recompiles", "log"},
-    ev.RecompileLimitHit: {"recompiles", "log", "alarm"},
-    ev.EagerCallsCounted: {"log", "alarm"},
-    ev.DimMadeDynamic: {"recompiles"},
-    ev.GraphBroken: {"log", "phases"},
-    ev.BenchmarkMeasured: {"benchmark", "runs", "modes"},
-    ev.SteadyAllocatorMeasured: {"benchmark"},
-    ev.OpAutotuned: {"modes"},
-    ev.CudagraphDecided: {"modes"},
-    ev.CudagraphSkipped: {"modes", "log"},
-    ev.CudagraphsCounted: {"modes"},
-    ev.ProfilingStarted: {"kernels", "status"},
-    ev.KernelsProfiled: {"kernels", "status"},
-    ev.TimingStarted: {"status"},
-    ev.TimingEnded: {"status", "benchmark"},
-    ev.MonitorCostMeasured: {"status", "hotspots"},
-    ev.ShapeStepMeasured: {"recompiles"},
-    ev.SweepFinished: {"recompiles", "runs"},
-    ev.DeviceSampled: {"device"},
-    ev.MonitorStatus: {"device", "hotspots", "log"},
-    ev.HotFramesSampled: {"hotspots"},
-    ev.ProfileSaved: {"hotspots", "log"},
-}
-# The paper screen polls the session (tui/widgets/paper.py).
-REPAINT_FREE: frozenset[type[ev.Event]] = frozenset({ev.TraceSaved, ev.PaperPlanned})
 
 # What to do next, per failing stage: the second half of a one-line error.
 _REMEDY = {
@@ -120,27 +73,7 @@ class DlcprofApp(App[None]):
     AUTO_FOCUS = None  # on_mount picks the focus (the workload list only for a bundled target)
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "dlcprof"
-    BINDINGS = [
-        Binding("r", "compile", "Compile/run", tooltip="Compile and benchmark the workload"),
-        Binding("m", "cycle('mode')", "Mode"),
-        Binding("d", "cycle('dynamic')", "Dynamic"),
-        Binding("f", "cycle('freezing')", "Freezing", show=False),
-        Binding("s", "sweep", "Shape sweep"),
-        Binding("a", "all_modes", "All modes"),
-        Binding("c", "cancel", "Cancel"),
-        Binding("escape", "cancel(True)", "Cancel", show=False),
-        Binding("ctrl+s", "save", "Save report"),
-        Binding("P", "paper", "Paper", key_display="P"),
-        Binding("p", "toggle_phases", "All phases", show=False),
-        Binding("t", "toggle_threads", "All threads", show=False),
-        Binding("1", "show_tab('recompiles')", "Recompiles", show=False),
-        Binding("2", "show_tab('log')", "Log", show=False),
-        Binding("3", "show_tab('device')", "Device", show=False),
-        Binding("4", "show_tab('hotspots')", "Hotspots", show=False),
-        Binding("5", "show_tab('modes')", "Modes", show=False),
-        Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("q", "quit", "Quit"),
-    ]
+    BINDINGS = actions.bindings()
 
     def __init__(
         self,
@@ -160,23 +93,18 @@ class DlcprofApp(App[None]):
         # Deterministic: no wall-clock text anywhere (tests, snapshots, screenshots).
         self.deterministic = deterministic
         latest = self.session.latest_run
-        target = target or (settings.target if settings else None)
-        if target is None and latest is not None and latest.target:
-            target = latest.target
-        self.target = target or workloads.DEFAULT_WORKLOAD
-        self.base_settings = dataclasses.replace(
-            settings or RunSettings(target=self.target), target=self.target
-        )
+        base = initial_settings(target, settings, self.session)
+        self.target = base.target
         self._pending: deque[ev.Event] = deque()
         self.runs = RunController(
-            self.session, self.emit, engine, standby=start_standby and not replay
+            self.session, self.emit, engine, standby=start_standby and not replay, settings=base
         )
         self._selected: str | None = latest.run_id if latest else None
         self._follow = True  # a new run gets selected as it starts
         self._notes: list[ev.LogEmitted] = []  # UI-side notes (bad path, save): not session data
         self._message: str | None = None  # the last error, for the status bar
         self._message_topic = ""  # what it was about, when a notice said it
-        self._dirty: set[str] = set(PANES) | {"device_note", "alarm"}
+        self._dirty: set[str] = set(REPAINTED)
         self._standby_shown = False
         self._ticks = 0
         # Stop signals noted by dlcprof.signals (SIGTERM, SIGHUP, SIGINT): the tick exits.
@@ -191,29 +119,31 @@ class DlcprofApp(App[None]):
                     yield Static(
                         "Replay of a saved session: read-only. Pick a run below.", id="replay-note"
                     )
-                else:
-                    yield WorkloadPicker(self.target, id="workloads")
-                    yield SettingsPanel(self.base_settings, id="settings")
-                yield RunSelector(id="runs")
+                yield from self._made("side")
             with Vertical(id="main"):
-                yield AlarmBanner(id="alarm")
+                yield from self._made("banner")
                 with Horizontal(id="top"):
-                    yield PhasesPane(id="phases")
-                    yield BenchmarkPane(id="benchmark")
-                yield KernelsPane(id="kernels")
+                    yield from self._made("top")
+                yield from self._made("main")
                 with TabbedContent(id="tabs"):
-                    with TabPane("Recompiles", id="tab-recompiles"):
-                        yield RecompilesPane(id="recompiles")
-                    with TabPane("Log", id="tab-log"):
-                        yield LogPane(id="log")
-                    with TabPane("Device", id="tab-device"):
-                        yield DevicePane(id="device")
-                    with TabPane("Hotspots", id="tab-hotspots"):
-                        yield HotspotsPane(id="hotspots")
-                    with TabPane("Modes", id="tab-modes"):
-                        yield ModesPane(id="modes")
+                    for p in PANES:
+                        if p.place == "tab":
+                            with TabPane(p.title, id=f"tab-{p.name}"):
+                                yield p.widget(id=p.name)
         yield StatusBar(id="status")
         yield Footer()
+
+    def _made(self, place: str) -> Iterable[Widget]:
+        """The panes registered at ``place``, in registry order."""
+        for p in PANES:
+            if p.place != place or (p.live_only and self.replay):
+                continue
+            if p.name == "workloads":
+                yield WorkloadPicker(self.target, id=p.name)
+            elif p.name == "settings":
+                yield SettingsPanel(self.runs.settings, id=p.name)
+            else:
+                yield p.widget(id=p.name)
 
     def on_mount(self) -> None:
         self.set_interval(TICK_S, self._tick)
@@ -263,7 +193,7 @@ class DlcprofApp(App[None]):
         for _ in range(n):
             e = self._pending.popleft()
             self.runs.apply(e)
-            self._dirty |= AFFECTS.get(type(e), set())
+            self._dirty |= AFFECTS.get(type(e), frozenset())
             self._react(e)
         while self.runs.notices:
             notice = self.runs.notices.popleft()
@@ -306,42 +236,25 @@ class DlcprofApp(App[None]):
     def _view(self) -> View:
         run = self.session.runs.get(self._selected) if self._selected else None
         now = None if (self.deterministic or self.replay) else time.time()
-        return View(self.session, run, now, self.replay)
+        return View(self.session, run, now, self.replay, live=self.runs.live_run(),
+                    notes=self._notes, on_cpu=self._on_cpu())
 
     def _repaint(self) -> None:
         dirty, self._dirty = self._dirty, set()
         view = self._view()
-        if "phases" in dirty:
-            self._home.query_one(PhasesPane).show(view)
-        if "kernels" in dirty:
-            self._home.query_one(KernelsPane).show(view)
-        if "benchmark" in dirty:
-            self._home.query_one(BenchmarkPane).show(view)
-        if "recompiles" in dirty:
-            self._home.query_one(RecompilesPane).show(view)
-            count = len(view.run.recompiles) if view.run else 0
-            self._home.query_one(TabbedContent).get_tab("tab-recompiles").label = (
-                f"Recompiles ({count})" if count else "Recompiles"
-            )
-        if "device" in dirty:
-            self._home.query_one(DevicePane).show(view)
-        if "hotspots" in dirty:
-            self._home.query_one(HotspotsPane).show(view)
-        if "modes" in dirty:
-            self._home.query_one(ModesPane).show(view)
-        if "log" in dirty:
-            log = self._home.query_one(LogPane)
-            log.collect(view, self._notes)
-            self._home.query_one(TabbedContent).get_tab("tab-log").label = (
-                f"Log ⚠ {log.errors}" if log.errors else "Log"
-            )
-        if "runs" in dirty:
-            self._home.query_one(RunSelector).show(self.session, self._selected)
-        if "alarm" in dirty:
-            self._home.query_one(AlarmBanner).show(view.run)
-        if "device_note" in dirty and not self.replay:
-            self._home.query_one(SettingsPanel).show_device(self._on_cpu())
+        for name in (p.name for p in PANES if p.repaints and p.name in dirty):
+            for screen in self.screen_stack:  # the paper pane lives on its own screen
+                for pane in screen.query(f"#{name}"):
+                    pane.show(view)  # type: ignore[attr-defined]
+                    label = getattr(pane, "tab_label", None)  # a count in the tab's label
+                    if label is not None:
+                        tabs = self._home.query_one(TabbedContent)
+                        tabs.get_tab(f"tab-{name}").label = label(view)
         self._paint_status(view)
+
+    def mark_dirty(self, name: str) -> None:
+        """Repaint pane ``name`` on the next tick (a screen that just opened)."""
+        self._dirty.add(name)
 
     def _flush_log(self) -> None:
         """Draw queued log lines while the Log tab shows (time-boxed per tick)."""
@@ -391,17 +304,47 @@ class DlcprofApp(App[None]):
     def _select(self, run_id: str | None) -> None:
         if run_id != self._selected:
             self._selected = run_id
-            self._dirty |= set(PANES) | {"alarm"}
+            self._dirty |= REPAINTED
 
     def select_run(self, run_id: str) -> None:
         """Show ``run_id`` in the panes (as picking it in the Runs list does)."""
         self.post_message(RunChosen(run_id))
 
-    def action_show_tab(self, name: str) -> None:
-        """Bring a bottom tab forward: recompiles, log, device or hotspots."""
+    def show_tab(self, name: str) -> None:
+        """Bring a bottom tab forward: recompiles, log, device, hotspots or modes."""
         self._home.query_one(TabbedContent).active = f"tab-{name}"
 
-    show_tab = action_show_tab
+    def action_focus(self, name: str) -> None:
+        """Go to a pane (its key in the registry): a tab is brought forward first."""
+        pane = BY_NAME[name]
+        if pane.place == "tab":
+            self.show_tab(name)
+        try:
+            widget = self._home.query_one(f"#{name}")
+        except NoMatches:
+            return  # not on this screen (the workload picker in a replay)
+        self.call_after_refresh(self._focus_inside, widget)
+
+    def _focus_inside(self, widget: Widget) -> None:
+        home = self._home
+        inside = (w for w in home.focus_chain if w is widget or widget in w.ancestors)
+        target = next(inside, None)
+        if target is not None:
+            home.set_focus(target)
+
+    def action_maximize(self) -> None:
+        """The pane that holds the focus fills the screen; again restores it."""
+        home = self._home
+        if home.maximized is not None:
+            home.minimize()
+            return
+        focused = home.focused
+        if focused is None:
+            return
+        for w in (focused, *focused.ancestors):
+            if w.id == "tabs" or (w.id in BY_NAME and BY_NAME[w.id].place != "tab"):
+                home.maximized = w  # type: ignore[assignment]
+                return
 
     def on_run_chosen(self, message: RunChosen) -> None:
         latest = self.session.latest_run
@@ -426,10 +369,10 @@ class DlcprofApp(App[None]):
     # --- actions ----------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if self.replay and (action in ("compile", "cycle", "sweep", "all_modes", "cancel") or
-                            action == "paper" and parameters):  # fmt: skip
-            return False  # a replay has no worker: hide the keys
-        return True
+        # A replay has no worker: hide its keys (the paper screen's r runs the plan again).
+        if self.replay and (action in actions.NOT_IN_REPLAY or action == "paper" and parameters):
+            return False
+        return action not in actions.MAIN_SCREEN_ONLY or len(self.screen_stack) == 1
 
     def action_compile(self) -> None:
         if self._busy():
@@ -510,7 +453,6 @@ class DlcprofApp(App[None]):
         ``dlcprof paper`` first (the device and size of the settings panel) when
         the session has none yet, or ``again``."""
         from dlcprof.paper import PlanError, make_plan
-        from dlcprof.tui.widgets.paper import PaperScreen
 
         if (again or self.session.paper is None) and not self.replay and not self._busy():
             s = self.settings_for_run()
@@ -524,38 +466,19 @@ class DlcprofApp(App[None]):
                 self._start(plan.runs)
         if not isinstance(self.screen, PaperScreen):
             self.push_screen(PaperScreen())
+        self.mark_dirty("paper")
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        if not self.replay:
-            yield SystemCommand("Compile and run (r)", "Compile and benchmark", self.action_compile)
-            yield SystemCommand(
-                "Cycle mode (m)", "Next Inductor mode", lambda: self.action_cycle("mode")
-            )
-            yield SystemCommand(
-                "Cycle dynamic (d)", "auto / true / false", lambda: self.action_cycle("dynamic")
-            )
-            yield SystemCommand("Shape sweep (s)", "Static vs dynamic shapes", self.action_sweep)
-            yield SystemCommand(
-                "All modes (a)", "Every Inductor mode side by side", self.action_all_modes
-            )
-            yield SystemCommand("Cancel run (c)", "Kill the worker, keep data", self.action_cancel)
-        yield SystemCommand(
-            "Reproduce the paper (P)", "arXiv 2611.04273's findings, measured here",
-            self.action_paper,
-        )  # fmt: skip
-        yield SystemCommand("Save report (ctrl+s)", "Write the session to disk", self.action_save)
-        yield SystemCommand(
-            "Save report to…", "Choose the folder to write the session to", self.action_save_as
-        )
-        yield SystemCommand(
-            "Show all phases (p)", "Unfold the short FX-pass phases", self.action_toggle_phases
-        )
-        yield SystemCommand("Help (?)", "Keys and panes", self.action_help)
+        for c in super().get_system_commands(screen):
+            if c.title not in ("Quit", "Maximize", "Minimize"):  # ours have keys
+                yield c
+        for a, title in actions.palette():
+            if a.replay or not self.replay:
+                yield SystemCommand(title, a.blurb, partial(self.run_action, a.action))
 
     # --- running ------------------------------------------------------------------------
 
@@ -566,24 +489,16 @@ class DlcprofApp(App[None]):
         return False
 
     def settings_for_run(self, **overrides: object) -> RunSettings | None:
+        """The next run's settings from the sidebar; None when refused (said why)."""
         picker = self._home.query_one(WorkloadPicker)
-        target = picker.target
+        values = self._home.query_one(SettingsPanel).values()
         try:
-            spec = workloads.resolve(target)
-        except workloads.WorkloadError as e:
-            picker.set_error(str(e))
-            self._report(f"{e} — fix the path, or pick a bundled workload", "error")
-            return None
-        values: dict[str, object] = dict(self._home.query_one(SettingsPanel).values())
-        values.update(overrides)
-        try:
-            settings = dataclasses.replace(self.base_settings, target=target, **values).validate()
-            if settings.sweeping:  # what the source shows is said now, not after a compile
-                workloads.check_sweep(spec, settings.shapes)
-        except (SettingsError, workloads.WorkloadError) as e:
+            return self.runs.settings_for(picker.target, values, **overrides)
+        except NotRunnable as e:
+            if e.bad_path:
+                picker.set_error(e.why)
             self._report(str(e), "error")
             return None
-        return settings
 
     def _start(self, queue: list[RunSettings]) -> None:
         run_id = self.runs.start(queue)
@@ -610,6 +525,3 @@ class DlcprofApp(App[None]):
     def on_unmount(self) -> None:
         self.runs.close()
 
-
-def main(target: str | None = None) -> None:
-    DlcprofApp(target=target).run()

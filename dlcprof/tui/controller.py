@@ -9,6 +9,7 @@ Events go through ``emit``, the app's thread-safe inbox.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -17,9 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dlcprof import events as ev
-from dlcprof import text
+from dlcprof import text, workloads
 from dlcprof.session import Run, Session
-from dlcprof.settings import RunSettings
+from dlcprof.settings import RunSettings, SettingsError
 
 if TYPE_CHECKING:
     from dlcprof.engine import Engine, LiveRun, Standby
@@ -35,10 +36,33 @@ class Notice:
     topic: str = ""  # a later notice of the same topic replaces this one's error
 
 
+class NotRunnable(Exception):
+    """The sidebar's choices cannot run: one line saying what to fix."""
+
+    def __init__(self, why: str, bad_path: bool = False) -> None:
+        self.why, self.bad_path = why, bad_path
+        super().__init__(f"{why} — fix the path, or pick a bundled workload" if bad_path else why)
+
+
+def initial_settings(
+    target: str | None, settings: RunSettings | None, session: Session
+) -> RunSettings:
+    """What the sidebar starts with: the target given, else the settings', else
+    the session's last run's, else the default workload; the rest from ``settings``."""
+    latest = session.latest_run
+    target = target or (settings.target if settings else None)
+    if target is None and latest is not None and latest.target:
+        target = latest.target
+    target = target or workloads.DEFAULT_WORKLOAD
+    return dataclasses.replace(settings or RunSettings(target=target), target=target)
+
+
 class RunController:
     def __init__(self, session: Session, emit: Emit, engine: Engine | None = None,
-                 standby: bool = True) -> None:  # fmt: skip
+                 standby: bool = True, settings: RunSettings | None = None) -> None:  # fmt: skip
         self.session = session
+        # The settings the command line gave: the sidebar's choices go on top.
+        self.settings = settings or initial_settings(None, None, session)
         self.emit = emit
         self._engine = engine
         self.live: LiveRun | None = None
@@ -113,6 +137,25 @@ class RunController:
         return "idle", ""
 
     # --- runs ---------------------------------------------------------------------
+
+    def settings_for(
+        self, target: str, values: dict[str, object], **overrides: object
+    ) -> RunSettings:
+        """The next run's settings: ``target`` and the sidebar's ``values`` over
+        the command line's, then ``overrides``; checked before any worker starts
+        (raises NotRunnable with the one line to show)."""
+        try:
+            spec = workloads.resolve(target)
+        except workloads.WorkloadError as e:
+            raise NotRunnable(str(e), bad_path=True) from e
+        try:
+            s = dataclasses.replace(self.settings, target=target, **{**values, **overrides})
+            s.validate()
+            if s.sweeping:  # what the source shows is said now, not after a compile
+                workloads.check_sweep(spec, s.shapes)
+        except (SettingsError, workloads.WorkloadError) as e:
+            raise NotRunnable(str(e)) from e
+        return s
 
     def start(self, queue: list[RunSettings]) -> str | None:
         """Run ``queue`` one after another; the id of the first run, None when

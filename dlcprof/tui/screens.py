@@ -1,7 +1,9 @@
-"""Screens over the main one: a kernel's generated source, help, and where to save."""
+"""Screens over the main one: a kernel's generated source, the paper, help, and
+where to save."""
 
 from __future__ import annotations
 
+from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -10,7 +12,10 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Input, Static
 
 from dlcprof import events as ev
+from dlcprof.figures import kernels as fk
 from dlcprof.text import NA, NO_SOURCE_LINES, na
+from dlcprof.tui import actions
+from dlcprof.tui.widgets.paper import PaperPane
 
 
 def source_lexer(source: str) -> str:
@@ -19,6 +24,20 @@ def source_lexer(source: str) -> str:
     if "#include" in head or 'extern "C"' in head or "cpp_fused" in head and "{" in head:
         return "cpp"
     return "python"
+
+
+def source_lines(k: ev.KernelGenerated) -> Text:
+    """The user's lines the kernel came from, as the reports show them: the file's
+    name and line (the full path is in the report's JSON), then the code."""
+    if not k.source_lines:
+        return Text(na(NO_SOURCE_LINES), style="dim")
+    out = Text()
+    for i, line in enumerate(k.source_lines):
+        where, code = fk.source_line(line)
+        out.append("\n" if i else "")
+        out.append(where, style="bold")
+        out.append(f"  {code}" if where else code)
+    return out
 
 
 class KernelSourceScreen(Screen[None]):
@@ -66,11 +85,7 @@ class KernelSourceScreen(Screen[None]):
                         Text("\n".join(k.fused_ops) if k.fused_ops else f"{NA} (none recorded)")
                     )
                 with VerticalScroll(id="kernel-lines"):
-                    yield Static(
-                        Text("\n".join(k.source_lines))
-                        if k.source_lines
-                        else Text(na(NO_SOURCE_LINES), style="dim")
-                    )
+                    yield Static(source_lines(k))
         yield Footer()
 
     def on_mount(self) -> None:
@@ -81,36 +96,40 @@ class KernelSourceScreen(Screen[None]):
         self.query_one("#kernel-lines").border_title = "from your source lines"
 
 
-HELP = """\
-[b]dlcprof[/b] — watch torch.compile work, one keystroke per question.
+class PaperScreen(Screen[None]):
+    """The paper's findings beside this machine's; its pane repaints like the
+    main screen's, from the events folded."""
 
-[b]r[/b]  compile and benchmark the workload with the settings on the left
-[b]m[/b]  cycle the Inductor mode      [b]d[/b]  cycle dynamic (auto/true/false)
-[b]f[/b]  freezing off/on (CPU inference; lets max-autotune tune CPU matmuls)
-[b]s[/b]  shape sweep: the workload's sizes static, then dynamic; compare costs
-[b]a[/b]  every Inductor mode, one run each, side by side in the Modes tab
-[b]c[/b] / [b]esc[/b]  cancel: kill the worker, keep what was captured
-[b]ctrl+s[/b]  save the session as a report (after a failed save: choose where)
-[b]ctrl+p[/b]  command palette ("Save report to…" picks the folder)
-[b]P[/b]  the paper (arXiv 2611.04273): its findings beside this machine's (runs them first)
-[b]p[/b]  show every phase (short FX passes are folded by default)
-[b]t[/b]  hot frames of every thread (the compiling thread by default)
-[b]1[/b]-[b]5[/b]  Recompiles, Log, Device, Hotspots, Modes tabs    [b]tab[/b]  next pane
-[b]?[/b]  this help      [b]q[/b]  quit
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("q", "app.pop_screen", "Back", show=False),
+        Binding("r", "app.paper(True)", "Run again"),
+        Binding("c", "app.cancel", "Cancel"),
+    ]
 
+    def compose(self) -> ComposeResult:
+        yield PaperPane(id="paper")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.app.mark_dirty("paper")  # type: ignore[attr-defined]
+
+
+HELP_HEAD = "[b]dlcprof[/b] — watch torch.compile work, one keystroke per question."
+
+PANES_HELP = """\
 [b]Phases[/b]: where compile time went, per compile id (bars to scale).
 [b]Kernels[/b]: the fused kernels, slowest first once profiled after the benchmark:
 time per compiled call and share of it, the eager cost of the ops each fused and
 the gain, GB/s and its share of a large copy's (over 100%: in cache); Enter: source.
-[b]Benchmark[/b]: eager vs compiled, speedup, and the runs needed to pay
-back the compile (break-even); every run of the session side by side.
+[b]Benchmark[/b]: eager vs compiled, speedup, and the runs needed to pay back the
+compile (break-even); every run of the session side by side.
 [b]Recompiles[/b]: guard failures and what each cost; the sweep compares the
 cumulative cost of new shapes with static vs dynamic shapes.
 [b]Device[/b] / [b]Hotspots[/b]: utilization, and the compiler's hot frames (py-spy).
-[b]Modes[/b]: what the mode autotuned and whether it used CUDA graphs (and why
-not); after [b]a[/b], compile cost against steady latency for every mode.
-A figure that is not known shows n/a, with the reason where known.
-"""
+[b]Modes[/b]: what the mode autotuned and whether it used CUDA graphs (and why not);
+after [b]a[/b], compile cost against steady latency for every mode.
+A figure that is not known shows n/a, with the reason where known."""
 
 
 class HelpScreen(ModalScreen[None]):
@@ -121,7 +140,10 @@ class HelpScreen(ModalScreen[None]):
     ]
 
     def compose(self) -> ComposeResult:
-        yield Static(HELP, id="help-body")
+        with VerticalScroll(id="help-body"):
+            head, panes = Text.from_markup(HELP_HEAD), Text.from_markup(PANES_HELP)
+            body = Group(head, Text(), actions.help_table(), Text(), panes)
+            yield Static(body, id="help-text")
 
 
 class SaveScreen(ModalScreen[str | None]):

@@ -6,12 +6,13 @@ mode (tests, snapshots) and in replays, so no wall-clock figure can leak in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
 from rich.text import Text
 
+from dlcprof import events as ev
 from dlcprof.session import Run, Session
 
 _SPARKS = "▁▂▃▄▅▆▇█"
@@ -24,6 +25,9 @@ class View:
     run: Run | None
     now: float | None  # wall clock for elapsed figures; None = show none
     replay: bool = False
+    live: Run | None = None  # the run a worker is running now
+    notes: list[ev.LogEmitted] = field(default_factory=list)  # the UI's own (bad path, save)
+    on_cpu: bool | None = None  # None: not known until a worker reports
 
 
 def sparkline(values: list[float | None], width: int, top: float | None = None) -> Text:

@@ -5,11 +5,12 @@ from __future__ import annotations
 from textual.widgets import Static
 
 from dlcprof import text
-from dlcprof.session import Run
+from dlcprof.tui.view import View
 
 
 class AlarmBanner(Static):
-    def show(self, run: Run | None) -> None:
+    def show(self, view: View) -> None:
+        run = view.run
         hit = run.recompile_limit if run is not None else None
         self.display = hit is not None
         if hit is None:

@@ -95,8 +95,9 @@ def runs_table(view: View, width: int = 200) -> Table:
     selected = view.run.run_id if view.run else None
     for r in runs:
         mark = "▶" if r.run_id == selected else " "
-        t.add_column(f"{mark}#{run_number(view.session, r)}", justify="right", width=_RUN_W,
-                     no_wrap=True, overflow="ellipsis")  # fmt: skip
+        # As wide as its cells while the pane has room (a workload's whole name).
+        t.add_column(f"{mark}#{run_number(view.session, r)}", justify="right",
+                     min_width=_RUN_W, no_wrap=True, overflow="ellipsis")  # fmt: skip
     if len(runs) < len(all_runs):
         t.caption = f"{len(all_runs) - len(runs)} more run(s) do not fit: pick one in Runs"
         t.caption_justify = "left"

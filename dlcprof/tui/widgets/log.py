@@ -118,8 +118,12 @@ class LogPane(RichLog):
     def has_pending(self) -> bool:
         return bool(self._pending) or self._dropped > 0
 
-    def collect(self, view: View, notes: list[ev.LogEmitted]) -> None:
-        """Queue the new log-worthy events of the selected run (no rendering)."""
+    def tab_label(self, view: View) -> str:
+        return f"Log ⚠ {self.errors}" if self.errors else "Log"
+
+    def show(self, view: View) -> None:
+        """Queue the new log-worthy events of the selected run and the UI's notes
+        (no rendering: ``flush`` draws while the pane shows)."""
         run_id = view.run.run_id if view.run else None
         events = view.session.events
         if run_id != self._run_id:
@@ -149,9 +153,9 @@ class LogPane(RichLog):
                 self.errors += 1
             self._queue(e, t0)
         self._seen = len(events)
-        for note in notes[self._notes_seen :]:
+        for note in view.notes[self._notes_seen :]:
             self._queue(note, None)
-        self._notes_seen = len(notes)
+        self._notes_seen = len(view.notes)
 
     def _queue(self, e: ev.Event, t0: float | None) -> None:
         if len(self._pending) == self._pending.maxlen:

@@ -176,3 +176,7 @@ class RecompilesPane(VerticalScroll):
 
     def show(self, view: View) -> None:
         self.query_one("#recompiles-body", Static).update(RecompileReport(view))
+
+    def tab_label(self, view: View) -> str:
+        count = len(view.run.recompiles) if view.run else 0
+        return f"Recompiles ({count})" if count else "Recompiles"

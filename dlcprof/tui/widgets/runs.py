@@ -6,9 +6,10 @@ from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from dlcprof.session import Run, Session
+from dlcprof.session import Run
 from dlcprof.settings import OPTION
 from dlcprof.tui.messages import RunChosen
+from dlcprof.tui.view import View
 
 _STATUS_STYLE = {
     "ok": "green",
@@ -47,7 +48,8 @@ class RunSelector(OptionList):
     def on_mount(self) -> None:
         self.border_title = "Runs"
 
-    def show(self, session: Session, selected: str | None) -> None:
+    def show(self, view: View) -> None:
+        session, selected = view.session, view.run.run_id if view.run else None
         self._syncing = True
         try:
             self.clear_options()

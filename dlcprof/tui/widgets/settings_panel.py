@@ -9,6 +9,7 @@ from textual.widgets import Label, Select, Static
 
 from dlcprof import settings as st
 from dlcprof.tui.messages import SettingChanged
+from dlcprof.tui.view import View
 
 CHOICES: dict[str, tuple[str, ...]] = {
     o.name: o.choices for o in st.OPTIONS if o.tui and o.kind == "choice"
@@ -70,6 +71,6 @@ class SettingsPanel(Vertical):
                 SettingChanged(event.select.id.removeprefix("set-"), str(event.value))
             )
 
-    def show_device(self, on_cpu: bool | None) -> None:
-        """on_cpu None: not known until a worker reports (no CUDA probe here: no torch)."""
-        self.query_one("#cpu-note").display = bool(on_cpu)
+    def show(self, view: View) -> None:
+        """The CPU note once a worker says there is no GPU (no CUDA probe here: no torch)."""
+        self.query_one("#cpu-note").display = bool(view.on_cpu)

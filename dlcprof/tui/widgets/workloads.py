@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual.actions import SkipAction
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
@@ -13,7 +15,10 @@ from dlcprof.tui.messages import WorkloadChosen, WorkloadRejected
 
 
 class WorkloadPicker(Vertical):
-    """Highlighting a bundled workload picks it; a path is checked on Enter."""
+    """Highlighting a bundled workload picks it; a path is checked on Enter,
+    and Escape drops a path that was refused (the target stays what it was)."""
+
+    BINDINGS = [Binding("escape", "drop_path", show=False)]
 
     def __init__(self, target: str | None, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(**kwargs)
@@ -93,6 +98,13 @@ class WorkloadPicker(Vertical):
         self.set_error(None)
         self.choose(text)
         return True
+
+    def action_drop_path(self) -> None:
+        if self.error is None:
+            raise SkipAction()  # nothing to drop: Escape cancels a run, as anywhere
+        self.set_error(None)
+        self.query_one("#workload-path", Input).value = "" if self.bundled_target else self.target
+        self.post_message(WorkloadChosen(self.target))  # the status bar's error goes too
 
     def choose(self, target: str) -> None:
         if target != self.target:

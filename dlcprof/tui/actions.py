@@ -1,0 +1,253 @@
+"""Every key of the main screen, once: the footer, the command palette, the
+help screen and what a replay allows are all read from ``ACTIONS``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.table import Table
+from rich.text import Text
+from textual.binding import Binding
+
+from dlcprof.tui.panes import FOCUSABLE
+
+
+@dataclass(frozen=True)
+class Action:
+    key: str  # Textual's key name
+    action: str  # the app action it runs, with its arguments
+    label: str  # the footer's word for it
+    title: str  # the command palette's entry ("" for a second key of the row above)
+    blurb: str  # the palette's line under the title
+    help: str  # the help screen's line ("" for a second key of the row above)
+    replay: bool  # allowed in a replay of a saved session (no worker there)
+    footer: bool = True
+
+    @property
+    def name(self) -> str:
+        """The action method, without its arguments (what check_action gets)."""
+        return self.action.split("(")[0]
+
+    @property
+    def display(self) -> str:
+        return _DISPLAY.get(self.key, self.key)
+
+
+_DISPLAY = {"escape": "esc", "question_mark": "?"}
+
+_MAIN: tuple[Action, ...] = (
+    Action(
+        "r",
+        "compile",
+        "Compile/run",
+        "Compile and run",
+        "Compile and benchmark",
+        "compile and benchmark the workload with the settings on the left",
+        replay=False,
+    ),
+    Action(
+        "m",
+        "cycle('mode')",
+        "Mode",
+        "Cycle mode",
+        "Next Inductor mode",
+        "cycle the Inductor mode",
+        replay=False,
+    ),
+    Action(
+        "d",
+        "cycle('dynamic')",
+        "Dynamic",
+        "Cycle dynamic",
+        "auto / true / false",
+        "cycle dynamic shapes (auto / true / false)",
+        replay=False,
+    ),
+    Action(
+        "f",
+        "cycle('freezing')",
+        "Freezing",
+        "Toggle freezing",
+        "off / on",
+        "freezing off / on (CPU inference; lets max-autotune tune CPU matmuls)",
+        replay=False,
+        footer=False,
+    ),
+    Action(
+        "s",
+        "sweep",
+        "Shape sweep",
+        "Shape sweep",
+        "Static vs dynamic shapes",
+        "shape sweep: the workload's sizes static, then dynamic; compares their costs",
+        replay=False,
+    ),
+    Action(
+        "a",
+        "all_modes",
+        "All modes",
+        "All modes",
+        "Every Inductor mode side by side",
+        "every Inductor mode, one run each, side by side in the Modes tab",
+        replay=False,
+    ),
+    Action(
+        "c",
+        "cancel",
+        "Cancel",
+        "Cancel run",
+        "Kill the worker, keep data",
+        "cancel: kill the worker, keep what was captured",
+        replay=False,
+    ),
+    Action("escape", "cancel(True)", "Cancel", "", "", "", replay=False, footer=False),
+    Action(
+        "ctrl+s",
+        "save",
+        "Save report",
+        "Save report",
+        "Write the session to disk",
+        "save the session as a report folder (after a failed save: asks where)",
+        replay=True,
+    ),
+    Action(
+        "S",
+        "save_as",
+        "Save to…",
+        "Save report to…",
+        "Choose the folder to write to",
+        "save the session as a report folder you choose",
+        replay=True,
+        footer=False,
+    ),
+    Action(
+        "P",
+        "paper",
+        "Paper",
+        "Reproduce the paper",
+        "arXiv 2611.04273's findings, measured here",
+        "arXiv 2611.04273's findings beside this machine's (runs the quick set first)",
+        replay=True,
+    ),
+    Action(
+        "p",
+        "toggle_phases",
+        "All phases",
+        "Show all phases",
+        "Unfold the short FX-pass phases",
+        "every phase (short FX passes are folded by default)",
+        replay=True,
+        footer=False,
+    ),
+    Action(
+        "t",
+        "toggle_threads",
+        "All threads",
+        "Hot frames of every thread",
+        "Not only the compiling thread",
+        "hot frames of every thread (the compiling thread by default)",
+        replay=True,
+        footer=False,
+    ),
+)
+
+_BY_KEY = sorted(FOCUSABLE, key=lambda p: (p.key == "0", p.key))  # 1…9, then 0
+
+
+def _focus_help() -> str:
+    """The focus keys in one line: the tabs as one range."""
+    tabs = [p.key for p in _BY_KEY if p.place == "tab"]
+    named = [f"{p.key} {p.title}" for p in _BY_KEY if p.place != "tab"]
+    at = next(i for i, p in enumerate(_BY_KEY) if p.place == "tab")
+    named.insert(at, f"{tabs[0]}-{tabs[-1]} the tabs")
+    return "go to a pane: " + ", ".join(named)
+
+
+_FOCUS_HELP = _focus_help()
+_FOCUS: tuple[Action, ...] = tuple(
+    Action(
+        p.key,
+        f"focus('{p.name}')",
+        p.title,
+        f"Go to {p.title}",
+        "Focus this pane",
+        _FOCUS_HELP if i == 0 else "",
+        replay=True,
+        footer=False,
+    )
+    for i, p in enumerate(_BY_KEY)
+)
+
+_END: tuple[Action, ...] = (
+    Action(
+        "z",
+        "maximize",
+        "Maximize",
+        "Maximize pane",
+        "The focused pane fills the screen",
+        "maximize the focused pane (z or esc restores it)",
+        replay=True,
+    ),
+    Action(
+        "question_mark",
+        "help",
+        "Help",
+        "Help",
+        "Keys and panes",
+        "this help (ctrl+p: every command by name)",
+        replay=True,
+    ),
+    Action("q", "quit", "Quit", "Quit", "Quit dlcprof", "quit", replay=True),
+)
+
+ACTIONS: tuple[Action, ...] = _MAIN + _FOCUS + _END
+
+# What a replay refuses: the actions that need a worker.
+NOT_IN_REPLAY = frozenset(a.name for a in ACTIONS if not a.replay)
+# What acts on the main screen's panes: off while another screen is on top.
+MAIN_SCREEN_ONLY = frozenset({"focus", "maximize"})
+
+
+def bindings() -> list[Binding]:
+    return [
+        Binding(a.key, a.action, a.label, show=a.footer, key_display=_DISPLAY.get(a.key))
+        for a in ACTIONS
+    ]
+
+
+def _grouped(field: str) -> list[tuple[Action, str]]:
+    """(row, its keys) for each row with ``field`` set; a row without it is
+    another key of the row above, and a run of digits reads as one range."""
+    groups: list[tuple[Action, list[str]]] = []
+    for a in ACTIONS:
+        if getattr(a, field):
+            groups.append((a, [a.display]))
+        else:
+            groups[-1][1].append(a.display)
+    return [(a, _keys(keys)) for a, keys in groups]
+
+
+def palette() -> list[tuple[Action, str]]:
+    """The command palette's entries: (the action, its title with its keys)."""
+    return [(a, f"{a.title} ({keys})") for a, keys in _grouped("title")]
+
+
+def help_rows() -> list[tuple[str, str]]:
+    """The help screen's lines: (keys, what they do)."""
+    return [(keys, a.help) for a, keys in _grouped("help")]
+
+
+def _keys(keys: list[str]) -> str:
+    if len(keys) > 2 and all(k.isdigit() for k in keys):
+        return f"{min(keys)}-{max(keys)}"
+    return " / ".join(keys)
+
+
+def help_table() -> Table:
+    """The keys, aligned: each line wraps inside its own column."""
+    t = Table.grid(padding=(0, 2))
+    t.add_column(no_wrap=True, style="bold")
+    t.add_column()
+    for keys, line in help_rows():
+        t.add_row(keys, Text(line))
+    return t
