@@ -95,13 +95,15 @@ def worker_ready(torch: Any) -> ev.WorkerReady:
     )
 
 
-class Run:
+class WorkerRun:
+    """One run inside the worker: load, compile, measure, emit its events."""
+
     def __init__(
         self, sink: Sink, run_id: str, settings: RunSettings, control: IO[str] | None = None
     ) -> None:
         self.sink = sink
         self.run_id = run_id
-        self.s = settings
+        self.settings = settings
         self.quiet = QuietWindow(sink, run_id, control)
         self.notes = ProbeNotes(sink, run_id)
         self.dispatcher: TraceDispatcher | None = None
@@ -134,7 +136,7 @@ class Run:
             status = "error"
         finally:
             self._flush_probes()
-            if self.s.mode in CUDAGRAPH_MODES and self.s.backend == "inductor":
+            if self.settings.mode in CUDAGRAPH_MODES and self.settings.backend == "inductor":
                 self.emit(self.cudagraphs.counted(cudagraphs_probe.skip_count(self.notes)))
             self.cudagraphs.uninstall()
             self._count_eager_calls()
@@ -164,7 +166,7 @@ class Run:
     def _run(self) -> None:
         import torch
 
-        s = self.s
+        s = self.settings
         device = s.device
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -204,7 +206,7 @@ class Run:
             # the runtime (thread pools, allocator), so that "first compiled call
             # minus a steady call" is the compile and not one-time eager setup.
             try:
-                timer.one_call_s(fn, args, bench.Sink())
+                timer.one_call_s(fn, args, bench.LastOutput())
             except Exception as e:  # noqa: BLE001
                 hint = ""
                 if "requires_grad" in str(e) or "does not require grad" in str(e):
@@ -229,7 +231,7 @@ class Run:
                 # Last: pinning the allocator cannot be undone.
                 self._steady_allocator(fn, compiled, args, timer)
             else:
-                sink = bench.Sink()
+                sink = bench.LastOutput()
                 bench.warm_up(compiled, args, timer, sink)
                 steady_s = bench.steady_call_s(compiled, args, timer, sink)
                 self._log_compile(first_s, steady_s, compile_sum)
@@ -281,7 +283,7 @@ class Run:
         from dlcprof import workloads
         from dlcprof.worker.load import load
 
-        s = self.s
+        s = self.settings
         try:
             workload = load(workloads.resolve(s.target))
         except workloads.WorkloadError as e:
@@ -318,7 +320,7 @@ class Run:
         from dlcprof import workloads
 
         try:
-            return workload.build(device, dtype, self.s.size)
+            return workload.build(device, dtype, self.settings.size)
         except workloads.WorkloadError as e:
             raise StageError("load", str(e), e.traceback, e.bad_input) from e
         except Exception as e:  # noqa: BLE001
@@ -328,7 +330,7 @@ class Run:
             ) from e  # fmt: skip
 
     def _compile_kwargs(self, device: str) -> dict[str, Any]:
-        s = self.s
+        s = self.settings
         kwargs: dict[str, Any] = {"dynamic": DYNAMIC[s.dynamic], "backend": s.backend}
         if s.backend == "inductor":
             kwargs["mode"] = None if s.mode == "default" else s.mode
@@ -342,7 +344,7 @@ class Run:
     def _compile(
         self, torch: Any, fn: Any, args: tuple, timer: bench.Timer, device: str
     ) -> tuple[Any, float]:
-        s = self.s
+        s = self.settings
         kwargs = self._compile_kwargs(device)
         if s.freezing and s.backend == "inductor":
             freezing_probe.enable(self.notes)
@@ -355,7 +357,7 @@ class Run:
             compiled = torch.compile(fn, **kwargs)
             # The first call is where Dynamo traces and Inductor compiles; the probes
             # stream phases, kernels and compile records while it runs.
-            first_s = timer.one_call_s(compiled, args, bench.Sink())
+            first_s = timer.one_call_s(compiled, args, bench.LastOutput())
         except Exception as e:  # noqa: BLE001
             self._flush_probes()
             raise StageError(
@@ -373,7 +375,7 @@ class Run:
         first_s: float,
         compile_sum: float | None,
     ) -> None:
-        s = self.s
+        s = self.settings
         try:
             with self.quiet("benchmark"):
                 r = bench.benchmark(fn, compiled, args, s.iters, s.reps, timer)
@@ -404,7 +406,7 @@ class Run:
         """The benchmark again with the allocator held steady: last, as it cannot be undone."""
         try:
             with self.quiet("steady allocator"):
-                measured = steady.measure(self.run_id, fn, compiled, args, self.s, timer)
+                measured = steady.measure(self.run_id, fn, compiled, args, self.settings, timer)
             self.emit(measured)
         except steady.NotMeasured as e:
             self.notes.unavailable("steady_allocator", str(e))
@@ -424,7 +426,7 @@ class Run:
     def _sweep(
         self, torch: Any, fn: Any, workload: Any, device: str, dtype: Any, timer: bench.Timer
     ) -> None:
-        s = self.s
+        s = self.settings
         sizes = list(s.shapes or workload.sizes(s.size))
         # A fresh Dynamo state: the sweep's function compiles from scratch and owns
         # the whole recompile budget. torch restarts compile ids at 0/0 after a
@@ -531,4 +533,4 @@ def serve(sink: Sink, stdin: IO[str] | None = None, control: IO[str] | None = No
         # stdin stays open as the lifeline to the parent; the workload reads /dev/null.
         lifeline.watch(lifeline.take_stdin())
     quiet = request.get("quiet") is True
-    return Run(sink, run_id, settings, control if quiet else None).execute()
+    return WorkerRun(sink, run_id, settings, control if quiet else None).execute()

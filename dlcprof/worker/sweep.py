@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dlcprof.worker.bench import Sink, Timer, median_iqr, warm_up
+from dlcprof.worker.bench import LastOutput, Timer, median_iqr, warm_up
 from dlcprof.worker.probes.trace import CompileCounts
 
 
@@ -45,7 +45,7 @@ def run_sweep(
     total = 0.0
     for n in sizes:
         args = inputs_for(n)
-        sink = Sink()
+        sink = LastOutput()
         before = counts()
         first_s = timer.one_call_s(compiled, args, sink)
         after = counts()
