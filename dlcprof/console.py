@@ -21,6 +21,7 @@ from dlcprof.figures import hotspots as fh
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import observer as fo
+from dlcprof.figures import outcome as fout
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
@@ -61,6 +62,13 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
                 f"{event.name:<32}",
                 (text.secs(event.duration_s), "bold"),
             )
+        case ev.CompileFinished() if event.fail_type:
+            return Text.assemble(
+                ("  ✗ ", "bold red"), (f"[{event.compile_id}] ", "cyan"), fout.frame_failed(event)
+            )
+        case ev.NothingCompiled():
+            return Text("\n".join([fout.headline(event), *fout.hint_lines(event)]),
+                        style="bold white on red")  # fmt: skip
         case ev.CompileFinished():
             what = "backward compile" if event.is_backward else "compile"
             extra = f" · cache {event.cache}" if event.cache else ""
@@ -302,7 +310,11 @@ def hotspots_table(run: Run, limit: int = 10) -> Table | None:
 
 
 def run_summary(run: Run, session: Session) -> RenderableType:
-    parts: list[RenderableType] = [Text(f"\n{run_label(run)} — {run.status}", style="bold")]
+    parts: list[RenderableType] = [Text(f"\n{run_label(run)} — {fout.status(run)}", style="bold")]
+    if run.nothing_compiled is not None:
+        e = run.nothing_compiled
+        parts.append(Text("\n".join([fout.headline(e), *fout.hint_lines(e)]),
+                          style="bold white on red"))  # fmt: skip
     if run.compiles:
         parts.append(phases_table(run))
         parts += restart_lines(run)

@@ -72,6 +72,7 @@ class Run:
     graph_breaks: list[ev.GraphBroken] = field(default_factory=list)
     dynamic_dims: list[ev.DimMadeDynamic] = field(default_factory=list)
     recompile_limit: ev.RecompileLimitHit | None = None
+    nothing_compiled: ev.NothingCompiled | None = None  # no graph: every call ran eager
     eager_calls: int | None = None  # calls that ran eager after the limit hit
     benchmark: ev.BenchmarkMeasured | None = None
     steady: ev.SteadyAllocatorMeasured | None = None  # the benchmark with the allocator pinned
@@ -272,6 +273,9 @@ class Session:
 
     def _on_RecompileLimitHit(self, e: ev.RecompileLimitHit) -> None:
         self.run(e.run_id).recompile_limit = e
+
+    def _on_NothingCompiled(self, e: ev.NothingCompiled) -> None:
+        self.run(e.run_id).nothing_compiled = e
 
     def _on_EagerCallsCounted(self, e: ev.EagerCallsCounted) -> None:
         self.run(e.run_id).eager_calls = e.calls

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.figures.outcome import NO_SPEEDUP, NOTHING_COMPILED
 from dlcprof.session import Run
 
 FASTER, SLOWER, SAME = "faster", "slower", text.NO_DIFFERENCE
@@ -298,6 +299,8 @@ def why_none(run: Run, short: bool = False) -> str:
         key = "live"
     elif run.status in ("cancelled", "crashed", "error"):
         return run.status if short else f"the run ended ({run.status}) before the benchmark"
+    elif run.nothing_compiled is not None:
+        return NOTHING_COMPILED if short else NO_SPEEDUP
     elif "benchmark" in run.unavailable and not short:
         return run.unavailable["benchmark"]
     elif run.settings is not None and not run.settings.benchmark:

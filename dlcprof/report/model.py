@@ -26,6 +26,7 @@ from dlcprof.figures import hotspots as fh
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import observer as fo
+from dlcprof.figures import outcome as fout
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
@@ -758,6 +759,12 @@ class RunModel:
         return self.run.errors
 
     @property
+    def nothing_compiled(self) -> list[str]:
+        """A run that compiled nothing: the loud line, then torch's hints; else empty."""
+        e = self.run.nothing_compiled
+        return [fout.headline(e), *fout.hint_lines(e)] if e is not None else []
+
+    @property
     def graph_breaks(self) -> list[ev.GraphBroken]:
         return self.run.graph_breaks
 
@@ -853,7 +860,7 @@ def run_model(session: Session, run: Run, number: int | None = None) -> RunModel
         run=run,
         name=run.name,
         label=fruns.run_label(run),
-        status=run.status,
+        status=fout.status(run),
         wall=seconds(run.wall_s, text.NOT_FINISHED) if run.wall_s is not None else None,
         chips=settings_chips(run.settings),
         repro=repro_command(run.settings) if run.settings else None,

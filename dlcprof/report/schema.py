@@ -23,6 +23,7 @@ from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
+from dlcprof.figures import outcome as fout
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures import runs as fruns
@@ -320,6 +321,21 @@ def _modes_dict(t: fm.ModeTable) -> dict[str, Any]:
     return {"workload": t.workload, "cache": t.cache, "rows": rows, "notes": t.notes}
 
 
+def _nothing_compiled(run: Run) -> dict[str, Any] | None:
+    """Null when a graph was compiled; else torch's refusal and the line every view shows."""
+    e = run.nothing_compiled
+    if e is None:
+        return None
+    return {
+        "message": fout.headline(e),
+        "fail_type": e.fail_type,
+        "fail_reason": e.fail_reason,
+        "location": e.location,
+        "hints": list(e.hints),
+        "frames": e.frames,
+    }
+
+
 def _run_dict(m: rm.RunModel) -> dict[str, Any]:
     run = m.run
     origin = fruns.run_origin(run)
@@ -329,6 +345,7 @@ def _run_dict(m: rm.RunModel) -> dict[str, Any]:
         "run_id": run.run_id,
         "label": m.label,
         "status": run.status,
+        "nothing_compiled": _nothing_compiled(run),
         "workload": run.workload,
         "target": run.target,
         "description": run.description,

@@ -221,6 +221,12 @@ class WorkerRun:
             compiled, first_s = self._compile(torch, fn, args, timer, device)
             # torch's own account of the first call's compiles, to cross-check.
             compile_sum = self.dispatcher.snapshot().wall_s - before if self.dispatcher else None
+            refused = self.dispatcher.nothing_compiled() if self.dispatcher else None
+            if refused is not None:
+                # The "compiled" function is the eager one: timing it against itself
+                # would state a speedup of nothing.
+                self.emit(refused)
+                return
             settled = self._compiles()
             if s.benchmark:
                 self._benchmark(fn, compiled, args, timer, first_s, compile_sum)

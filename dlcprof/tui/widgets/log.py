@@ -12,6 +12,7 @@ from textual.widgets import RichLog
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.figures import outcome as fout
 from dlcprof.tui.view import View
 
 _MAX_QUEUED = 200  # newest lines kept for drawing; older ones are counted, not drawn
@@ -64,6 +65,9 @@ def log_line(e: ev.Event, t0: float | None) -> tuple[Text, Text] | None:
             )
         case ev.RecompileTriggered():
             body = Text.assemble(("recompile ", "bold yellow"), e.reason)
+        case ev.NothingCompiled():
+            body = Text("\n".join([fout.headline(e), *fout.hint_lines(e)]),
+                        style="bold white on red")  # fmt: skip
         case ev.RecompileLimitHit():
             body = Text.assemble(("RECOMPILE LIMIT HIT ", "bold white on red"), " " + e.message)
         case ev.EagerCallsCounted():
