@@ -255,6 +255,9 @@ def test_compile_failure_keeps_what_was_captured(tmp_path):
     err = r.one(ev.ErrorRaised)
     assert err.stage == "compile"
     assert err.message.startswith("compile failed: ") and "\n" not in err.message
+    # Where: the user's line (the function being compiled), the frame inside torch.
+    at = f"(at {path}:{_line_of(path, 'return (lambda x')}, inside torch/_inductor/"
+    assert at in err.message, err.message
     assert "Traceback" in err.traceback
     # The phases up to the failure were streamed before the error.
     names = [e.name for e in r.events[: r.events.index(err)] if isinstance(e, ev.PhaseStarted)]

@@ -366,8 +366,13 @@ class WorkerRun:
             first_s = timer.one_call_s(compiled, args, bench.LastOutput())
         except Exception as e:  # noqa: BLE001
             self._flush_probes()
+            user, inside = dynamo_probe.failure_frames(e)
+            user = user or (self.dispatcher.failed_at if self.dispatcher else "")
+            where = [f"at {user}"] if user else []
+            where += [f"inside {text.short_path(inside)}"] if inside else []
+            at = f" ({', '.join(where)})" if where else ""
             raise StageError(
-                "compile", f"compile failed: {one_line(e)}", traceback.format_exc()
+                "compile", f"compile failed: {one_line(e)}{at}", traceback.format_exc()
             ) from e
         self._flush_probes()
         return compiled, first_s

@@ -235,6 +235,16 @@ def parse_limit_warning(message: str) -> tuple[str, int | None] | None:
     return (fn.group(1) if fn else "?", limit)
 
 
+def failed_at(record: dict[str, Any]) -> str:
+    """A failed compile's "file:line": torch's user frame of the failure, else the
+    first line of the function it was compiling; "" when the record names neither."""
+    for file, line in (("fail_user_frame_filename", "fail_user_frame_lineno"),
+                       ("co_filename", "co_firstlineno")):  # fmt: skip
+        if record.get(file) and record.get(line) is not None:
+            return f"{record[file]}:{record[line]}"
+    return ""
+
+
 def compile_wall_s(record: dict[str, Any]) -> float:
     if record.get("duration_us") is not None:
         return float(record["duration_us"]) / 1e6
@@ -299,6 +309,8 @@ class TraceDispatcher:
         self._last_cid: str | None = None
         self._errors: set[str] = set()
         self._refusal: ev.CompileFinished | None = None  # the first frame Dynamo refused
+        # "file:line" of the latest failed compile in the user's code, as torch names it.
+        self.failed_at = ""
         self._breaks: dict[str | None, ev.GraphBroken] = {}  # the first break per compile id
         self.on_limit: Callable[[], None] | None = None  # called at the first limit hit
 
@@ -508,6 +520,7 @@ class TraceDispatcher:
         self.counts.wall_s += wall
         if fail_type:
             self.counts.failures += 1
+            self.failed_at = failed_at(record)
         elif is_backward:
             self.counts.backward_compiles += 1
         else:
