@@ -183,3 +183,40 @@ def test_the_first_sweep_step_is_a_compile_not_a_recompile(fixture_events):
     for view, rendered in views(session, run).items():
         flat = " ".join(rendered.split())
         assert re.search(r"\b32\b[\s│|]*compiled\b", flat), view
+
+
+# A guard failure as torch 2.13 words it when the guard came from user code it
+# inlined (here a lambda): the line's file is cut, the stack names it in full.
+_STACKED_REASON = (
+    "1/0: flag == True                                             "
+    "# g = torch.compile(lambda x, flag: x + 1 if flag else x - 1)  "
+    "# mp/wtest/rc.py:9 in <lambda>\n"
+    "User stack trace:\n"
+    '  File "/home/me/model.py", line 30, in forward\n'
+    "    y = self.block(x)\n"
+    '  File "/tmp/wtest/rc.py", line 9, in <lambda>\n'
+    "    g = torch.compile(lambda x, flag: x + 1 if flag else x - 1)\n"
+)
+
+
+def test_a_multi_line_recompile_reason_is_one_line_with_its_source_everywhere():
+    from dlcprof.console import live_line, recompiles_table
+    from dlcprof.report.html import render_html
+    from dlcprof.tui.widgets.log import log_line
+
+    e = ev.RecompileTriggered(run_id="r", compile_id="1/1", reason=_STACKED_REASON)
+    session = Session.from_events([e])
+    reason = fr.newest_reason(e.reason)
+    assert reason is not None and reason.at == "/tmp/wtest/rc.py:9"
+    assert "\n" not in reason.newest and reason.guard.startswith("1/0: flag == True # g = ")
+    live = live_line(e, session)
+    assert live is not None and live.plain.count("\n") == 0 and "rc.py:9" in live.plain
+    logged = log_line(e, None)
+    assert logged is not None and logged[1].plain.count("\n") == 0
+    console = Console(width=300, record=True)
+    console.print(recompiles_table(session.run("r")))
+    assert "at /tmp/wtest/rc.py:9" in console.export_text()
+    assert "User stack trace" not in console.export_text()
+    # The HTML cuts a long guard, never the location after it.
+    html = render_html(session)
+    assert "at /tmp/wtest/rc.py:9" in html

@@ -222,6 +222,8 @@ class ReasonText:
 
     newest: str
     full: str
+    guard: str  # the newest guard alone, to cut without losing ``at``
+    at: str
 
     def __str__(self) -> str:
         return self.newest
@@ -229,7 +231,7 @@ class ReasonText:
 
 def reason_text(reason: str | None) -> ReasonText | None:
     newest = fr.newest_reason(reason)
-    return ReasonText(str(newest), reason or "") if newest else None
+    return ReasonText(str(newest), reason or "", newest.guard, newest.at) if newest else None
 
 
 @dataclass
@@ -370,7 +372,7 @@ def _recompile_rows(run: Run) -> list[RecompileRow]:
             RecompileRow(
                 i,
                 r.compile_id,
-                reason_text(r.reason) or ReasonText("", r.reason),
+                reason_text(r.reason) or ReasonText("", r.reason, "", ""),
                 seconds(r.cost_s, "compile not finished"),
                 seconds(r.cumulative_s, "compile not finished"),
                 r,

@@ -13,6 +13,7 @@ from textual.widgets import RichLog
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import outcome as fout
+from dlcprof.figures import recompiles as fr
 from dlcprof.tui.view import View
 
 _MAX_QUEUED = 200  # newest lines kept for drawing; older ones are counted, not drawn
@@ -64,7 +65,7 @@ def log_line(e: ev.Event, t0: float | None) -> tuple[Text, Text] | None:
                 style="bold green" if e.status == "ok" else "bold red",
             )
         case ev.RecompileTriggered():
-            body = Text.assemble(("recompile ", "bold yellow"), e.reason)
+            body = Text.assemble(("recompile ", "bold yellow"), str(fr.newest_reason(e.reason)))
         case ev.NothingCompiled():
             body = Text("\n".join([fout.headline(e), *fout.hint_lines(e)]),
                         style="bold white on red")  # fmt: skip
