@@ -437,3 +437,18 @@ def test_nothing_compiled_only_when_no_frame_made_a_graph():
     )  # fmt: skip
     e = refused.nothing_compiled()
     assert e is not None and (e.frames, e.fail_type) == (1, "Unsupported")
+
+
+def test_fresh_lines_follow_code_that_moved_and_prefer_the_workloads_file(tmp_path):
+    from dlcprof.worker.fresh_lines import FreshLines
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir(), new.mkdir()
+    (old / "m.py").write_text("x = 1\ny = f(x)\n")
+    (new / "m.py").write_text("# added\n\nx = 1\ny = f(x)\n")
+    fresh = FreshLines()
+    cited = f"{new / 'm.py'}:2 y = f(x)"
+    assert fresh.line(cited) == f"{new / 'm.py'}:4 y = f(x)"  # edited in place
+    fresh.home = str(new)
+    assert fresh.line(f"{old / 'm.py'}:2 y = f(x)") == f"{new / 'm.py'}:4 y = f(x)"
+    assert fresh.line(f"{old / 'm.py'}:2 z = g(y)") == f"{old / 'm.py'}:2 z = g(y)"  # no match

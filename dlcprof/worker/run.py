@@ -21,6 +21,7 @@ from dlcprof import allocator, text
 from dlcprof import events as ev
 from dlcprof.settings import AUTOTUNE_MODES, CUDAGRAPH_MODES, RunSettings
 from dlcprof.worker import bench, lifeline, steady
+from dlcprof.worker.fresh_lines import FreshKernelLines, FreshLines
 from dlcprof.worker.oom import oom_hint
 from dlcprof.worker.probes import ProbeNotes, Sink, rawtrace
 from dlcprof.worker.probes import autotune as autotune_probe
@@ -110,6 +111,7 @@ class WorkerRun:
         self.cudagraphs = cudagraphs_probe.CudagraphProbe(sink, run_id, self.notes, self._prefix)
         self.eager = guards_probe.EagerCalls(self.notes)
         self.kernels: kernels_probe.KernelCollector | None = None
+        self.fresh_lines = FreshLines()
         self._uninstall: Callable[[], None] | None = None
         self._close_raw_trace: Callable[[], None] | None = None
         self._tee: IO[str] | None = None
@@ -255,9 +257,11 @@ class WorkerRun:
         # Without provenance the kernel table still comes from the output code
         # (fused ops read back from kernel names).
         kernels_probe.enable_provenance(self.notes)
+        # Through FreshKernelLines: a cache hit's provenance cites the files as they were.
         kernels = self.kernels = kernels_probe.KernelCollector(
-            self.sink, self.run_id, kernels_probe.aten_op_exists()
-        )
+            FreshKernelLines(self.sink, self.fresh_lines), self.run_id,
+            kernels_probe.aten_op_exists(),
+        )  # fmt: skip
         tee_path = os.environ.get(TEE_ENV)
         if tee_path:
             self._tee = open(tee_path, "w", encoding="utf-8")  # noqa: SIM115
@@ -298,6 +302,8 @@ class WorkerRun:
             raise StageError(
                 "load", f"cannot load workload {s.target}: {one_line(e)}", traceback.format_exc()
             ) from e
+        if workload.spec.path:
+            self.fresh_lines.home = os.path.dirname(os.path.abspath(workload.spec.path))
         has_inputs_for = workload.inputs_for is not None
         self.emit(
             ev.WorkloadLoaded(
