@@ -189,6 +189,16 @@ class CompileFinished(Event):
 
 
 @dataclass
+class HeaderPrecompiled(Event):
+    """The first compile also built Inductor's precompiled header (once per
+    TMPDIR and torch install): its seconds are in that compile's time, cache
+    hit or not."""
+
+    run_id: str
+    path: str
+
+
+@dataclass
 class NothingCompiled(Event):
     """The first call made no graph: Dynamo refused every frame it was given (or
     found no tensor op in it), so every call runs eagerly and no speedup exists

@@ -220,3 +220,31 @@ def test_a_multi_line_recompile_reason_is_one_line_with_its_source_everywhere():
     # The HTML cuts a long guard, never the location after it.
     html = render_html(session)
     assert "at /tmp/wtest/rc.py:9" in html
+
+
+def test_a_sweeps_disabled_cache_and_a_first_compiles_header_say_why(fixture_events):
+    """Recorded static sweep under --cache warm: the sweep's compiles ran with the
+    graph caches off (dlcprof's doing), and a first compile that also built the
+    precompiled header says so beside its cache state."""
+    from dlcprof.console import live_line, phases_table
+    from dlcprof.figures import benchmark as fb
+    from dlcprof.figures import cache as fc
+
+    session = Session.from_events(fixture_events("variable_length_static"))
+    run = session.latest_run
+    assert run.settings.cache == "warm"
+    off = [c for c in run.compiles.values() if c.cache == "disabled"]
+    assert off and {fc.compile_cache(run, c) for c in off} == {fc.SWEEP_OFF}
+    console = Console(width=400, record=True)
+    console.print(phases_table(run))
+    assert "off for the sweep" in console.export_text()
+
+    events = fixture_events("pointwise_chain")
+    run_id = next(e.run_id for e in events if isinstance(e, ev.RunStarted))
+    built = ev.HeaderPrecompiled(run_id=run_id, path="/tmp/x/precompiled_headers/a.gch")
+    session = Session.from_events([*events, built])
+    run = session.run(built.run_id)
+    assert fb.cache_text(fb.compile_cache(run)).endswith(fc.HEADER_BUILT)
+    first = next(iter(run.compiles.values()))
+    assert fc.compile_cache(run, first).endswith(fc.HEADER_BUILT)
+    assert "precompiled header" in live_line(built, session).plain

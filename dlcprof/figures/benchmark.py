@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.figures.cache import HEADER_BUILT
 from dlcprof.figures.outcome import NO_SPEEDUP, NOTHING_COMPILED
 from dlcprof.session import Run
 
@@ -114,6 +115,7 @@ class CacheState:
     hits: int
     graphs: int  # compiles whose cache state is known (caches on)
     off: bool = False  # the graph caches were disabled
+    header: bool = False  # the compile also built the precompiled header
 
     @property
     def state(self) -> str:
@@ -133,11 +135,13 @@ def compile_cache(run: Run) -> CacheState | None:
     known = [s for s in states if s != "disabled"]
     if not states:
         return None
-    return CacheState(sum(s == "hit" for s in known), len(known), off=not known)
+    header = run.header_built is not None
+    return CacheState(sum(s == "hit" for s in known), len(known), off=not known, header=header)
 
 
 def cache_text(c: CacheState | None) -> str:
-    return text.cache_state(c.state if c else None, c.hits if c else 0, c.graphs if c else 0)
+    words = text.cache_state(c.state if c else None, c.hits if c else 0, c.graphs if c else 0)
+    return f"{words} {HEADER_BUILT}" if c is not None and c.header else words
 
 
 @dataclass(frozen=True)

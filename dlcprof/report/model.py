@@ -21,6 +21,7 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import cache as fc
 from dlcprof.figures import device as fd
 from dlcprof.figures import hotspots as fh
 from dlcprof.figures import kernels as fk
@@ -267,7 +268,7 @@ def _compile_rows(run: Run) -> list[CompileRow]:
                 compile_id=c.compile_id,
                 backward=c.is_backward,
                 wall=seconds(c.wall_s, text.NOT_FINISHED),
-                cache=c.cache or text.NA,
+                cache=fc.compile_cache(run, c) or text.NA,
                 ops=text.value(rec.graph_op_count if rec else None),
                 guards=text.value(rec.guard_count if rec else None),
                 kernels=len(c.kernels),

@@ -346,6 +346,8 @@ def _run_dict(m: rm.RunModel) -> dict[str, Any]:
         "label": m.label,
         "status": run.status,
         "nothing_compiled": _nothing_compiled(run),
+        # The first compile's time includes building it: null when no compile did.
+        "precompiled_header_built": run.header_built.path if run.header_built else None,
         "workload": run.workload,
         "target": run.target,
         "description": run.description,

@@ -82,6 +82,7 @@ AFFECTS: dict[type[ev.Event], set[str]] = {
     ev.RecompileTriggered: {"recompiles", "log"},
     ev.RecompileLimitHit: {"recompiles", "log", "alarm"},
     ev.EagerCallsCounted: {"log", "alarm"},
+    ev.HeaderPrecompiled: {"phases", "benchmark"},
     ev.NothingCompiled: {"log", "alarm", "benchmark", "kernels", "runs", "modes"},
     ev.DimMadeDynamic: {"recompiles"},
     ev.GraphBroken: {"log", "phases"},

@@ -10,6 +10,7 @@ code cache) are still reused.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -44,3 +45,21 @@ def bypass_graph_caches(notes: ProbeNotes) -> Callable[[], None]:
             setattr(module, attr, old)
 
     return restore
+
+
+def precompiled_headers(notes: ProbeNotes) -> set[str] | None:
+    """The precompiled headers Inductor's CPU compiles use (``<default cache
+    dir>/precompiled_headers``, under TMPDIR, not TORCHINDUCTOR_CACHE_DIR): the
+    first compile in a new TMPDIR or venv builds one, seconds that no graph
+    cache saves. None when the folder cannot be named."""
+    try:
+        from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+        folder = os.path.join(default_cache_dir(), "precompiled_headers")
+    except Exception as e:  # noqa: BLE001
+        notes.unavailable("caches.precompiled_headers", f"default_cache_dir: {type(e).__name__}")
+        return None
+    try:
+        return {os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".gch")}
+    except OSError:
+        return set()
