@@ -452,3 +452,18 @@ def test_fresh_lines_follow_code_that_moved_and_prefer_the_workloads_file(tmp_pa
     fresh.home = str(new)
     assert fresh.line(f"{old / 'm.py'}:2 y = f(x)") == f"{new / 'm.py'}:4 y = f(x)"
     assert fresh.line(f"{old / 'm.py'}:2 z = g(y)") == f"{old / 'm.py'}:2 z = g(y)"  # no match
+
+
+def test_a_header_built_by_the_first_compile_is_seen(tmp_path, monkeypatch):
+    import tempfile
+
+    from dlcprof.worker.probes.caches import HeaderWatch
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    sink = ListEmitter()
+    watch = HeaderWatch(ProbeNotes(sink, "r"))
+    folder = Path(watch.folder)
+    assert folder.parent.parent == tmp_path and watch.built() == []  # torch's folder too
+    folder.mkdir(parents=True)
+    (folder / "abc.h.gch").write_bytes(b"")
+    assert watch.built() == [str(folder / "abc.h.gch")] and not sink.events

@@ -220,12 +220,10 @@ class WorkerRun:
                     traceback.format_exc(),
                 ) from e
             before = self.dispatcher.snapshot().wall_s if self.dispatcher else 0.0
-            headers = caches_probe.precompiled_headers(self.notes)
+            headers = caches_probe.HeaderWatch(self.notes)
             compiled, first_s = self._compile(torch, fn, args, timer, device)
-            if headers is not None:
-                built = (caches_probe.precompiled_headers(self.notes) or set()) - headers
-                for path in sorted(built):
-                    self.emit(ev.HeaderPrecompiled(run_id=self.run_id, path=path))
+            for path in headers.built():
+                self.emit(ev.HeaderPrecompiled(run_id=self.run_id, path=path))
             # torch's own account of the first call's compiles, to cross-check.
             compile_sum = self.dispatcher.snapshot().wall_s - before if self.dispatcher else None
             refused = self.dispatcher.nothing_compiled() if self.dispatcher else None
