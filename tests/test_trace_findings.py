@@ -238,6 +238,10 @@ def test_a_sweeps_disabled_cache_and_a_first_compiles_header_say_why(fixture_eve
     console = Console(width=400, record=True)
     console.print(phases_table(run))
     assert "off for the sweep" in console.export_text()
+    from dlcprof.report.html import render_html
+
+    html = render_html(session)  # the timeline's hover text too
+    assert "cache: off for the sweep" in html and "cache: disabled" not in html
 
     events = fixture_events("pointwise_chain")
     run_id = next(e.run_id for e in events if isinstance(e, ev.RunStarted))

@@ -23,12 +23,18 @@ def header_compile(run: Run) -> Compile | None:
     return next(iter(run.compiles.values()), None)
 
 
+def state_word(run: Run, state: str | None) -> str | None:
+    """A cache state torch reported (a compile's, a phase's), "disabled" said as
+    the sweep's doing where it was."""
+    if state == "disabled" and run.settings is not None and run.settings.sweep:
+        return SWEEP_OFF
+    return state
+
+
 def compile_cache(run: Run, c: Compile) -> str | None:
     """"hit", "miss", "off for the sweep", "hit + precompiled header (built once)";
     None when torch did not say."""
-    state = c.cache
-    if state == "disabled" and run.settings is not None and run.settings.sweep:
-        state = SWEEP_OFF
+    state = state_word(run, c.cache)
     if header_compile(run) is c:
         state = f"{state or 'cache state unknown'} {HEADER_BUILT}"
     return state
