@@ -14,7 +14,14 @@ mkdir "$tmp/src"
 git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
     [ ! -e "$f" ] || cp --parents "$f" "$tmp/src"  # a tracked file deleted here is skipped
 done
-.venv/bin/python -m pip wheel -q --no-deps --no-build-isolation -w "$tmp/dist" "$tmp/src"
+.venv/bin/python -m pip wheel --no-deps --no-build-isolation -w "$tmp/dist" "$tmp/src" \
+    >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; exit 1; }
+# setuptools' warnings (a data folder it takes for a package left out, a
+# deprecated setting) are a configuration to fix, not a screenful to scroll past.
+if grep -n "Warning" "$tmp/build.log" >&2; then
+    echo "the wheel built with setuptools warnings (above)" >&2
+    exit 1
+fi
 .venv/bin/python -m venv --without-pip "$tmp/venv"
 deps=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
 site=$("$tmp/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
