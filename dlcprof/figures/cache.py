@@ -32,8 +32,8 @@ def state_word(run: Run, state: str | None) -> str | None:
 
 
 def compile_cache(run: Run, c: Compile) -> str | None:
-    """"hit", "miss", "off for the sweep", "hit + precompiled header (built once)";
-    None when torch did not say."""
+    """The compile's cache state as views show it: "hit", "miss", "off for the
+    sweep", "hit + precompiled header (built once)"; None when torch did not say."""
     state = state_word(run, c.cache)
     if header_compile(run) is c:
         state = f"{state or 'cache state unknown'} {HEADER_BUILT}"
