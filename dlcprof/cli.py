@@ -46,7 +46,7 @@ class UsageError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message} (see 'dlcprof {self.prog.split()[-1]} --help')")
+        raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
 def _settings_args(p: argparse.ArgumentParser) -> None:
@@ -188,7 +188,12 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or (argv[0] not in _COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv = ["tui", *argv]
     try:
-        args = build_parser().parse_args(argv)
+        # Known args first: the top parser would name itself for a subcommand's stray argument.
+        args, extra = build_parser().parse_known_args(argv)
+        if extra:
+            raise UsageError(
+                f"unrecognized arguments: {' '.join(extra)} (see 'dlcprof {args.command} --help')"
+            )
         return _COMMANDS[args.command](args)
     except (UsageError, SettingsError, _LoadError) as e:
         _error(str(e))

@@ -16,11 +16,13 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import cache as fc
 from dlcprof.figures import device as fd
 from dlcprof.figures import hotspots as fh
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import observer as fo
+from dlcprof.figures import outcome as fout
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
@@ -64,9 +66,20 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
                 f"{event.name:<32}",
                 (text.secs(event.duration_s), "bold"),
             )
+        case ev.CompileFinished() if event.fail_type:
+            return Text.assemble(
+                ("  ✗ ", "bold red"), (f"[{event.compile_id}] ", "cyan"), fout.frame_failed(event)
+            )
+        case ev.HeaderPrecompiled():
+            return Text.assemble(("  · ", "dim"), fc.header_line(event))
+        case ev.NothingCompiled():
+            return Text("\n".join([fout.headline(event), *fout.hint_lines(event)]),
+                        style="bold white on red")  # fmt: skip
         case ev.CompileFinished():
             what = "backward compile" if event.is_backward else "compile"
-            extra = f" · cache {event.cache}" if event.cache else ""
+            run = session.run(event.run_id)
+            cache = fc.compile_cache(run, run.compile(event.compile_id))
+            extra = f" · cache {cache}" if cache else ""
             return Text.assemble(
                 ("  ✓ ", "green"), (f"[{event.compile_id}] ", "cyan"),
                 f"{what} done in {text.secs(event.wall_s)}{extra}",
@@ -138,7 +151,7 @@ def phases_table(run: Run) -> Table:
                 else text.secs(k.seconds) + (f" ×{k.count}" if k.count > 1 else "")
             )
         t.add_row(label, *cells)
-    t.add_row("cache", *((c.cache or text.NA) for c in compiles))
+    t.add_row("cache", *((fc.compile_cache(run, c) or text.NA) for c in compiles))
     return t
 
 
@@ -281,7 +294,11 @@ def hotspots_table(run: Run, limit: int = 10) -> Table | None:
 
 
 def run_summary(run: Run, session: Session) -> RenderableType:
-    parts: list[RenderableType] = [Text(f"\n{run_label(run)} — {run.status}", style="bold")]
+    parts: list[RenderableType] = [Text(f"\n{run_label(run)} — {fout.status(run)}", style="bold")]
+    if run.nothing_compiled is not None:
+        e = run.nothing_compiled
+        parts.append(Text("\n".join([fout.headline(e), *fout.hint_lines(e)]),
+                          style="bold white on red"))  # fmt: skip
     if run.compiles:
         parts.append(phases_table(run))
         parts += restart_lines(run)

@@ -189,6 +189,31 @@ class CompileFinished(Event):
 
 
 @dataclass
+class HeaderPrecompiled(Event):
+    """The first compile also built Inductor's precompiled header (once per
+    TMPDIR and torch install): its seconds are in that compile's time, cache
+    hit or not."""
+
+    run_id: str
+    path: str
+
+
+@dataclass
+class NothingCompiled(Event):
+    """The first call made no graph: Dynamo refused every frame it was given (or
+    found no tensor op in it), so every call runs eagerly and no speedup exists
+    to measure. Torch's refusal, where it gave one: the first failed frame's
+    ``fail_type`` and ``fail_reason``, and the graph break's location and hints."""
+
+    run_id: str
+    frames: int  # frame compiles Dynamo attempted
+    fail_type: str | None  # e.g. "Unsupported"; None when no frame failed
+    fail_reason: str | None
+    location: str = ""  # "file:line" of the refusal, "" when torch named none
+    hints: list[str] = field(default_factory=list)
+
+
+@dataclass
 class KernelGenerated(Event):
     run_id: str
     compile_id: str

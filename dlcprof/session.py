@@ -73,6 +73,8 @@ class Run:
     graph_breaks: list[ev.GraphBroken] = field(default_factory=list)
     dynamic_dims: list[ev.DimMadeDynamic] = field(default_factory=list)
     recompile_limit: ev.RecompileLimitHit | None = None
+    nothing_compiled: ev.NothingCompiled | None = None  # no graph: every call ran eager
+    header_built: ev.HeaderPrecompiled | None = None  # the first compile built Inductor's PCH
     eager_calls: int | None = None  # calls that ran eager after the limit hit
     benchmark: ev.BenchmarkMeasured | None = None
     steady: ev.SteadyAllocatorMeasured | None = None  # the benchmark with the allocator pinned
@@ -278,6 +280,12 @@ class Session:
 
     def _on_RecompileLimitHit(self, e: ev.RecompileLimitHit) -> None:
         self.run(e.run_id).recompile_limit = e
+
+    def _on_HeaderPrecompiled(self, e: ev.HeaderPrecompiled) -> None:
+        self.run(e.run_id).header_built = e
+
+    def _on_NothingCompiled(self, e: ev.NothingCompiled) -> None:
+        self.run(e.run_id).nothing_compiled = e
 
     def _on_EagerCallsCounted(self, e: ev.EagerCallsCounted) -> None:
         self.run(e.run_id).eager_calls = e.calls

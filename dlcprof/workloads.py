@@ -500,9 +500,13 @@ def _check_source(
 
 def missing_function(shown: str, function: str, explicit: bool, defined: list[str]) -> Exception:
     if not explicit:
+        # Most often a training script: say how to make it a workload, or run it as is.
         return WorkloadError(
-            f"{shown} defines no build(device, dtype) function "
-            f"(add one, or name the function to use: {shown}:my_function)"
+            f"{shown} defines no build(device, dtype) function: a script is not a workload. "
+            "Add a build() that returns one step and its inputs (a training step: "
+            "docs/training-step.md), name the function to use "
+            f"({shown}:my_function), or profile the script as it runs: "
+            f"dlcprof -- python {shown}"
         )
     listing = f"it defines: {', '.join(defined)}" if defined else "it defines no functions"
     return WorkloadError(f"no function {function!r} in {shown} ({listing})")

@@ -4,6 +4,7 @@ said before any worker starts where the source shows it."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -32,8 +33,13 @@ from dlcprof.cli import main
         (["run", "pointwise-chain", "--iters", "-3"], "invalid --iters -3"),
         (["run", "pointwise-chain", "--shapes", "16,x"], "invalid --shapes '16,x'"),
         (["run", "pointwise-chain", "--shapes", "0,4"], "invalid --shapes '0,4'"),
-        (["run", "pointwise-chain", "--frobnicate"], "unrecognized arguments: --frobnicate"),
-        (["run"], "the following arguments are required: target"),
+        (
+            ["run", "pointwise-chain", "--frobnicate"],
+            "unrecognized arguments: --frobnicate (see 'dlcprof run --help')",
+        ),
+        (["--frobnicate"], "unrecognized arguments: --frobnicate (see 'dlcprof tui --help')"),
+        (["compare", "a.json"], "required: b (see 'dlcprof compare --help')"),
+        (["run"], "the following arguments are required: target (see 'dlcprof run --help')"),
         (["run", "no-such-workload"], "unknown workload 'no-such-workload'"),
         (["run", "pointwise-chian"], "did you mean pointwise-chain or pointwise-epilogue?"),
         (["run", "gelu_mpl"], "did you mean gelu-mlp?"),
@@ -89,6 +95,19 @@ FILES = {
     "sizes.py": ("SIZES = [8, 0]\ndef build(device, dtype):\n    pass\n", "SIZES in "),
     "nullbyte.py": ("def build(device, dtype):\n    pass\n\0", "cannot contain null bytes"),
 }
+
+
+def test_a_script_is_not_a_workload_and_the_error_says_what_to_do(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    train = tmp_path / "train.py"
+    train.write_text("import torch\n\nfor epoch in range(3):\n    print(epoch)\n")
+    assert main(["run", str(train)]) == 2
+    line = _one_error_line(capsys)
+    assert "a script is not a workload" in line
+    # The training-step pattern, documented where the message says, or the script as is.
+    doc = re.search(r"docs/[\w-]+\.md", line)
+    assert doc and (Path(__file__).parents[1] / doc.group()).is_file()
+    assert "optimizer" in (Path(__file__).parents[1] / doc.group()).read_text()
+    assert f"dlcprof -- python {train}" in line
 
 
 @pytest.mark.parametrize("name", sorted(FILES))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -214,6 +215,7 @@ def test_the_kernels_oom_killer_is_named(tmp_path):
 
 FLOOD = """
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -341,3 +343,39 @@ def test_without_pyspy_everything_else_works(tmp_path):
     statuses = [e for e in data["events"] if e["type"] == "MonitorStatus"]
     assert [s["available"] for s in statuses if s["monitor"] == "py-spy"] == [False]
     assert any(e["type"] == "DeviceSampled" for e in data["events"])  # the device view works
+
+
+def test_a_module_dynamo_refuses_says_nothing_compiled_and_states_no_speedup(tmp_path):
+    """An LSTM: Dynamo refuses the frame ("Attempted to wrap RNN, GRU, or LSTM"),
+    no graph is made and every call runs eagerly."""
+    model = tmp_path / "lstm.py"
+    model.write_text(
+        "import torch\n\n"
+        "def build(device, dtype):\n"
+        "    lstm = torch.nn.LSTM(4, 4, batch_first=True).to(device, dtype)\n"
+        "    return lstm, (torch.randn(1, 3, 4, device=device, dtype=dtype),)\n"
+    )
+    out = tmp_path / "rep"
+    p = subprocess.run(
+        [sys.executable, "-m", "dlcprof.cli", "run", str(model), "--report", str(out)],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "400"},
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    loud = [i for i, ln in enumerate(lines) if ln.startswith("NOTHING COMPILED: ")]
+    # Live, then first under the summary's header, which names the outcome.
+    assert len(loud) == 2 and lines[loud[1] - 1].endswith("— nothing compiled"), p.stdout
+    assert "Unsupported: Attempted to wrap RNN, GRU, or LSTM" in lines[loud[0]]
+    assert "allow_rnn=True" in lines[loud[0] + 1]
+    assert "compile done" not in p.stdout and "compile failed after" in p.stdout
+    assert not re.search(r"\d\.\d+x\b", p.stdout), "a speedup stated for eager vs eager"
+    data = _report(out / "session.json")
+    (run,) = data["runs"]
+    refused = run["nothing_compiled"]
+    assert refused["fail_type"] == "Unsupported" and "RNN" in refused["fail_reason"]
+    assert any("allow_rnn=True" in h for h in refused["hints"])
+    assert run["benchmark"] is None
+    assert not any(e["type"] == "BenchmarkMeasured" for e in data["events"])
+    md = (out / "report.md").read_text()
+    assert "status **nothing compiled**" in md and "> **NOTHING COMPILED: " in md
+    assert "NOTHING COMPILED: " in (out / "report.html").read_text()

@@ -259,3 +259,72 @@ def test_a_compile_of_one_kernel_reads_in_the_singular(fixture_events):
     c = next(c for c in run.compiles.values() if len(c.kernels) == 1)
     header = PhaseTimeline(View(session, run, now=None, replay=True))._header("compile", c)
     assert "1 kernel" in header.plain and "1 kernels" not in header.plain
+
+
+# A guard failure as torch 2.13 words it when the guard came from user code it
+# inlined (here a lambda): the line's file is cut, the stack names it in full.
+_STACKED_REASON = (
+    "1/0: flag == True                                             "
+    "# g = torch.compile(lambda x, flag: x + 1 if flag else x - 1)  "
+    "# mp/wtest/rc.py:9 in <lambda>\n"
+    "User stack trace:\n"
+    '  File "/home/me/model.py", line 30, in forward\n'
+    "    y = self.block(x)\n"
+    '  File "/tmp/wtest/rc.py", line 9, in <lambda>\n'
+    "    g = torch.compile(lambda x, flag: x + 1 if flag else x - 1)\n"
+)
+
+
+def test_a_multi_line_recompile_reason_is_one_line_with_its_source_everywhere():
+    from dlcprof.console import live_line, recompiles_table
+    from dlcprof.report.html import render_html
+    from dlcprof.tui.widgets.log import log_line
+
+    e = ev.RecompileTriggered(run_id="r", compile_id="1/1", reason=_STACKED_REASON)
+    session = Session.from_events([e])
+    reason = fr.newest_reason(e.reason)
+    assert reason is not None and reason.at == "/tmp/wtest/rc.py:9"
+    assert "\n" not in reason.newest and reason.guard.startswith("1/0: flag == True # g = ")
+    live = live_line(e, session)
+    assert live is not None and live.plain.count("\n") == 0 and "rc.py:9" in live.plain
+    logged = log_line(e, None)
+    assert logged is not None and logged[1].plain.count("\n") == 0
+    console = Console(width=300, record=True)
+    console.print(recompiles_table(session.run("r")))
+    assert "at /tmp/wtest/rc.py:9" in console.export_text()
+    assert "User stack trace" not in console.export_text()
+    # The HTML cuts a long guard, never the location after it.
+    html = render_html(session)
+    assert "at /tmp/wtest/rc.py:9" in html
+
+
+def test_a_sweeps_disabled_cache_and_a_first_compiles_header_say_why(fixture_events):
+    """Recorded static sweep under --cache warm: the sweep's compiles ran with the
+    graph caches off (dlcprof's doing), and a first compile that also built the
+    precompiled header says so beside its cache state."""
+    from dlcprof.console import live_line, phases_table
+    from dlcprof.figures import benchmark as fb
+    from dlcprof.figures import cache as fc
+
+    session = Session.from_events(fixture_events("variable_length_static"))
+    run = session.latest_run
+    assert run.settings.cache == "warm"
+    off = [c for c in run.compiles.values() if c.cache == "disabled"]
+    assert off and {fc.compile_cache(run, c) for c in off} == {fc.SWEEP_OFF}
+    console = Console(width=400, record=True)
+    console.print(phases_table(run))
+    assert "off for the sweep" in console.export_text()
+    from dlcprof.report.html import render_html
+
+    html = render_html(session)  # the timeline's hover text too
+    assert "cache: off for the sweep" in html and "cache: disabled" not in html
+
+    events = fixture_events("pointwise_chain")
+    run_id = next(e.run_id for e in events if isinstance(e, ev.RunStarted))
+    built = ev.HeaderPrecompiled(run_id=run_id, path="/tmp/x/precompiled_headers/a.gch")
+    session = Session.from_events([*events, built])
+    run = session.run(built.run_id)
+    assert fb.cache_text(fb.compile_cache(run)).endswith(fc.HEADER_BUILT)
+    first = next(iter(run.compiles.values()))
+    assert fc.compile_cache(run, first).endswith(fc.HEADER_BUILT)
+    assert "precompiled header" in live_line(built, session).plain

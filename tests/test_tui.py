@@ -473,6 +473,27 @@ async def test_recompile_limit_is_a_red_banner(engine) -> None:  # type: ignore[
         assert "EAGER" in text(banner)
 
 
+async def test_nothing_compiled_is_the_red_banner_and_no_speedup(engine) -> None:  # type: ignore[no-untyped-def]
+    def refused(rid: str, s: RunSettings) -> list[ev.Event]:
+        events = [e for e in scripted_run(rid, s) if not isinstance(e, ev.BenchmarkMeasured)]
+        nothing = ev.NothingCompiled(
+            run_id=rid, frames=1, fail_type="Unsupported",
+            fail_reason="Attempted to wrap RNN, GRU, or LSTM", location="m.py:3",
+            hints=["Set torch._dynamo.config.allow_rnn=True"],
+        )  # fmt: skip
+        return events[:-1] + [nothing, events[-1]]
+
+    engine.script = staticmethod(refused)
+    app = make_app(engine=engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")
+        await wait_for(pilot, lambda: not app.runs.busy and app.session.runs)
+        banner = app.query_one(AlarmBanner)
+        assert banner.display and "NOTHING COMPILED" in text(banner)
+        assert "allow_rnn=True" in text(banner)
+        assert "nothing compiled" in text(app.query_one("#benchmark-body"))
+
+
 async def test_shape_sweep_runs_static_then_dynamic_and_compares(engine) -> None:  # type: ignore[no-untyped-def]
     app = make_app(engine=engine, target="variable-length")
     async with app.run_test(size=SIZE) as pilot:

@@ -255,6 +255,9 @@ def test_compile_failure_keeps_what_was_captured(tmp_path):
     err = r.one(ev.ErrorRaised)
     assert err.stage == "compile"
     assert err.message.startswith("compile failed: ") and "\n" not in err.message
+    # Where: the user's line (the function being compiled), the frame inside torch.
+    at = f"(at {path}:{_line_of(path, 'return (lambda x')}, inside torch/_inductor/"
+    assert at in err.message, err.message
     assert "Traceback" in err.traceback
     # The phases up to the failure were streamed before the error.
     names = [e.name for e in r.events[: r.events.index(err)] if isinstance(e, ev.PhaseStarted)]
@@ -364,3 +367,31 @@ def test_a_torch_api_gone_from_the_worker_is_unavailable_not_fatal(tmp_path):
     assert r.one(ev.RecompileLimitHit).limit == 1
     assert [s.size for s in r.of(ev.ShapeStepMeasured)] == [3, 5, 7]
     assert not r.of(ev.EagerCallsCounted)
+
+
+@pytest.mark.slow
+def test_a_cache_hit_cites_the_edited_file_not_the_one_cached(tmp_path):
+    """Inductor's graph cache returns the provenance of the compile that wrote
+    it: after three lines were added, in another checkout, a cache hit must
+    still cite this file and its lines."""
+    body = """
+        import torch
+
+        def f(x):
+            y = torch.cos(x) * 5.0
+            return torch.tanh(y) - 2.0
+
+        def build(device, dtype):
+            return f, (torch.randn(32, device=device, dtype=dtype),)
+        """
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    first = _workload(tmp_path / "a", "m", body)
+    run_worker(RunSettings(target=str(first), benchmark=False, **FAST))
+    edited = tmp_path / "b" / "m.py"
+    edited.write_text("# one\n# two\n# three\n" + first.read_text())
+    r = run_worker(RunSettings(target=str(edited), benchmark=False, **FAST))
+    _assert_clean_finish(r)
+    assert [c.cache for c in r.of(ev.CompileFinished)] == ["hit"]
+    lines = {line for k in r.of(ev.KernelGenerated) for line in k.source_lines}
+    assert f"{edited}:{_line_of(edited, 'y = torch.cos')} y = torch.cos(x) * 5.0" in lines
+    assert all(line.startswith(f"{edited}:") for line in lines), lines

@@ -12,6 +12,7 @@ import os
 import re
 import sys
 import threading
+import traceback
 from pathlib import Path
 
 import pytest
@@ -404,3 +405,65 @@ def test_a_symbol_made_twice_in_one_compile_is_reported_once():
     d.feed(md, None, 1)  # the restarted trace of the same frame
     (dim,) = of(sink.events, ev.DimMadeDynamic)
     assert (dim.compile_id, dim.symbol, dim.source) == ("0/1", "s77", "L['x'].size()[0]")
+
+
+def test_a_failed_compile_names_the_users_line_and_the_frame_inside_the_library():
+    from dlcprof.worker.probes.dynamo import failure_frames
+
+    torch_file = f"{sys.prefix}/lib/python3.11/site-packages/torch/_library/custom_ops.py"
+    err = RuntimeError("when making fake tensor call")
+    # Dynamo's errors carry the user code it was tracing (torch/_dynamo/exc.py).
+    err.real_stack = traceback.StackSummary.from_list(  # type: ignore[attr-defined]
+        [("/home/me/model.py", 16, "forward", None), (torch_file, 863, "__call__", None)]
+    )
+    assert failure_frames(err) == ("/home/me/model.py:16", f"{torch_file}:863")
+    # Without it: torch's compile record names the user's frame of the failure.
+    assert T.failed_at({"fail_user_frame_filename": "/m.py", "fail_user_frame_lineno": 3,
+                        "co_filename": "/m.py", "co_firstlineno": 1}) == "/m.py:3"  # fmt: skip
+    assert T.failed_at({"co_filename": "/m.py", "co_firstlineno": 1}) == "/m.py:1"
+
+
+def test_nothing_compiled_only_when_no_frame_made_a_graph():
+    sink = ListEmitter()
+    d = T.TraceDispatcher(sink, "r")
+    for line in (TRACES / "graph_breaks.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        d.feed(rec["metadata"], rec["payload"], rec["thread"])
+    assert d.nothing_compiled() is None  # graph breaks, but the frames around them compiled
+    refused = T.TraceDispatcher(sink, "r")
+    refused._metrics(
+        {"compile_id": "0/0", "fail_type": "Unsupported", "graph_op_count": None,
+         "fail_reason": "Attempted to wrap RNN, GRU, or LSTM"}, False, {}, "0/0",
+    )  # fmt: skip
+    e = refused.nothing_compiled()
+    assert e is not None and (e.frames, e.fail_type) == (1, "Unsupported")
+
+
+def test_fresh_lines_follow_code_that_moved_and_prefer_the_workloads_file(tmp_path):
+    from dlcprof.worker.fresh_lines import FreshLines
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir(), new.mkdir()
+    (old / "m.py").write_text("x = 1\ny = f(x)\n")
+    (new / "m.py").write_text("# added\n\nx = 1\ny = f(x)\n")
+    fresh = FreshLines()
+    cited = f"{new / 'm.py'}:2 y = f(x)"
+    assert fresh.line(cited) == f"{new / 'm.py'}:4 y = f(x)"  # edited in place
+    fresh.home = str(new)
+    assert fresh.line(f"{old / 'm.py'}:2 y = f(x)") == f"{new / 'm.py'}:4 y = f(x)"
+    assert fresh.line(f"{old / 'm.py'}:2 z = g(y)") == f"{old / 'm.py'}:2 z = g(y)"  # no match
+
+
+def test_a_header_built_by_the_first_compile_is_seen(tmp_path, monkeypatch):
+    import tempfile
+
+    from dlcprof.worker.probes.caches import HeaderWatch
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    sink = ListEmitter()
+    watch = HeaderWatch(ProbeNotes(sink, "r"))
+    folder = Path(watch.folder)
+    assert folder.parent.parent == tmp_path and watch.built() == []  # torch's folder too
+    folder.mkdir(parents=True)
+    (folder / "abc.h.gch").write_bytes(b"")
+    assert watch.built() == [str(folder / "abc.h.gch")] and not sink.events

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.figures.cache import HEADER_BUILT
+from dlcprof.figures.outcome import NO_SPEEDUP, NOTHING_COMPILED
 from dlcprof.session import Run
 from dlcprof.stats import median_iqr
 
@@ -107,6 +109,7 @@ class CacheState:
     hits: int
     graphs: int  # compiles whose cache state is known (caches on)
     off: bool = False  # the graph caches were disabled
+    header: bool = False  # the compile also built the precompiled header
 
     @property
     def state(self) -> str:
@@ -126,11 +129,13 @@ def compile_cache(run: Run) -> CacheState | None:
     known = [s for s in states if s != "disabled"]
     if not states:
         return None
-    return CacheState(sum(s == "hit" for s in known), len(known), off=not known)
+    header = run.header_built is not None
+    return CacheState(sum(s == "hit" for s in known), len(known), off=not known, header=header)
 
 
 def cache_text(c: CacheState | None) -> str:
-    return cache_state(c.state if c else None, c.hits if c else 0, c.graphs if c else 0)
+    words = cache_state(c.state if c else None, c.hits if c else 0, c.graphs if c else 0)
+    return f"{words} {HEADER_BUILT}" if c is not None and c.header else words
 
 
 @dataclass(frozen=True)
@@ -299,6 +304,8 @@ def why_none(run: Run, short: bool = False) -> str:
         key = "live"
     elif run.status in ("cancelled", "crashed", "error"):
         return run.status if short else f"the run ended ({run.status}) before the benchmark"
+    elif run.nothing_compiled is not None:
+        return NOTHING_COMPILED if short else NO_SPEEDUP
     elif "benchmark" in run.unavailable and not short:
         return run.unavailable["benchmark"]
     elif run.settings is not None and not run.settings.benchmark:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.figures.outcome import NO_SPEEDUP
 from dlcprof.session import Run
 
 _GRAPH_SHORT = {"forward": "fwd", "backward": "bwd", "inference": ""}
@@ -213,6 +214,8 @@ def why_no_profile(run: Run) -> str:
         return "not profiled"
     if run.settings is not None and run.settings.backend != "inductor":
         return f"backend {run.settings.backend} generates no kernels"
+    if run.nothing_compiled is not None:
+        return NO_SPEEDUP
     if run.settings is not None and not run.settings.benchmark:
         # The TUI's shape sweep skips the benchmark by itself: no flag to name there.
         why = "a shape sweep skips the benchmark" if run.settings.sweep else (

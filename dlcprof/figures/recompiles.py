@@ -29,18 +29,38 @@ def normalize_reason(reason: str) -> str:
 
 @dataclass(frozen=True)
 class Reason:
-    newest: str  # the guard that failed against the newest cache entry
+    guard: str  # the guard that failed against the newest cache entry, one line
+    at: str  # "file:line" in the user's code that installed it, "" when not said
     older: int  # how many older entries failed too
+
+    @property
+    def newest(self) -> str:
+        """The guard and where it came from, on one line."""
+        return f"{self.guard} at {self.at}" if self.at else self.guard
 
     def __str__(self) -> str:
         return self.newest + (f" (+{self.older} older entries)" if self.older else "")
 
 
+# Dynamo's guard line ends "  # <code>  # <file>:<line> in <fn> (<its own frame>)",
+# the file cut to its last characters; some reasons add a "User stack trace:"
+# whose frames name files in full.
+_GUARD_AT = re.compile(r"\s+#\s*(\S*:\d+) in \S+(?:\s*\(.*\))?\s*$")
+_STACK_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
 def newest_reason(reason: str | None) -> Reason | None:
+    """The newest failed guard on one line, with the user's file:line of it (a
+    multi-line reason's stack folds into that location)."""
     if not reason:
         return None
     parts = reason_parts(reason) or [reason.strip()]
-    return Reason(parts[0], len(parts) - 1)
+    first, _, rest = parts[0].partition("\n")
+    m = _GUARD_AT.search(first)
+    guard = " ".join((first[: m.start()] if m else first).split())
+    frames = _STACK_FRAME.findall(rest)
+    at = f"{frames[-1][0]}:{frames[-1][1]}" if frames else (m.group(1) if m else "")
+    return Reason(guard, at, len(parts) - 1)
 
 
 @dataclass

@@ -63,6 +63,8 @@ class ReasonText:
 
     newest: str
     full: str
+    guard: str  # the newest guard alone, to cut without losing ``at``
+    at: str
 
     def __str__(self) -> str:
         return self.newest
@@ -70,4 +72,4 @@ class ReasonText:
 
 def reason_text(reason: str | None) -> ReasonText | None:
     newest = fr.newest_reason(reason)
-    return ReasonText(str(newest), reason or "") if newest else None
+    return ReasonText(str(newest), reason or "", newest.guard, newest.at) if newest else None

@@ -291,6 +291,9 @@ def _run_section(r: RunModel, detail: int = FULL) -> list[str]:
     out += ["", "**Settings**: " + " ".join(code(f"{k}={v}") for k, v in r.chips), ""]
     if r.repro:
         out += ["Reproduce:", "", "```sh", r.repro, "```", ""]
+    if r.nothing_compiled:
+        first, *hints = r.nothing_compiled
+        out += [f"> **{cell(first)}**", *(f"> {cell(h)}" for h in hints), ""]
     if r.limit is not None:
         out += [
             f"> **Warning: recompile limit hit** ({r.limit.limit}) in `{r.limit.function}`: "

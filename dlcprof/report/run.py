@@ -12,6 +12,7 @@ from dlcprof.figures import device as fd
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import observer as fo
+from dlcprof.figures import outcome as fout
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures import runs as fruns
 from dlcprof.report import run_tables as rt
@@ -97,6 +98,12 @@ class RunModel:
     @property
     def errors(self) -> list[ev.ErrorRaised]:
         return self.run.errors
+
+    @property
+    def nothing_compiled(self) -> list[str]:
+        """A run that compiled nothing: the loud line, then torch's hints; else empty."""
+        e = self.run.nothing_compiled
+        return [fout.headline(e), *fout.hint_lines(e)] if e is not None else []
 
     @property
     def graph_breaks(self) -> list[ev.GraphBroken]:
@@ -195,7 +202,7 @@ def run_model(session: Session, run: Run, number: int | None = None) -> RunModel
         run=run,
         name=run.name,
         label=fruns.run_label(run),
-        status=run.status,
+        status=fout.status(run),
         wall=seconds(run.wall_s, text.NOT_FINISHED) if run.wall_s is not None else None,
         chips=settings_chips(run.settings),
         repro=repro_command(run.settings) if run.settings else None,

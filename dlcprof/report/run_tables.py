@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.figures import cache as fc
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
@@ -98,7 +99,7 @@ def compile_rows(run: Run) -> list[CompileRow]:
                 compile_id=c.compile_id,
                 backward=c.is_backward,
                 wall=seconds(c.wall_s, text.NOT_FINISHED),
-                cache=c.cache or text.NA,
+                cache=fc.compile_cache(run, c) or text.NA,
                 ops=text.value(rec.graph_op_count if rec else None),
                 guards=text.value(rec.guard_count if rec else None),
                 kernels=len(c.kernels),
@@ -203,7 +204,7 @@ def recompile_rows(run: Run) -> list[RecompileRow]:
             RecompileRow(
                 i,
                 r.compile_id,
-                reason_text(r.reason) or ReasonText("", r.reason),
+                reason_text(r.reason) or ReasonText("", r.reason, "", ""),
                 seconds(r.cost_s, "compile not finished"),
                 seconds(r.cumulative_s, "compile not finished"),
                 r,

@@ -25,6 +25,7 @@ from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
+from dlcprof.figures import outcome as fout
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
@@ -37,7 +38,7 @@ from dlcprof.report.figure import iso as _iso
 from dlcprof.report.monitors import DeviceSummary, Hotspots, Observer
 from dlcprof.report.run import RunModel
 from dlcprof.report.run_tables import CompileRow, KernelTable
-from dlcprof.session import Session
+from dlcprof.session import Run, Session
 
 __all__ = [
     "MIGRATIONS",
@@ -325,6 +326,21 @@ def _modes_dict(t: fm.ModeTable) -> dict[str, Any]:
     return {"workload": t.workload, "cache": t.cache, "rows": rows, "notes": t.notes}
 
 
+def _nothing_compiled(run: Run) -> dict[str, Any] | None:
+    """Null when a graph was compiled; else torch's refusal and the line every view shows."""
+    e = run.nothing_compiled
+    if e is None:
+        return None
+    return {
+        "message": fout.headline(e),
+        "fail_type": e.fail_type,
+        "fail_reason": e.fail_reason,
+        "location": e.location,
+        "hints": list(e.hints),
+        "frames": e.frames,
+    }
+
+
 def _run_dict(m: RunModel) -> dict[str, Any]:
     run = m.run
     origin = fruns.run_origin(run)
@@ -334,6 +350,9 @@ def _run_dict(m: RunModel) -> dict[str, Any]:
         "run_id": run.run_id,
         "label": m.label,
         "status": run.status,
+        "nothing_compiled": _nothing_compiled(run),
+        # The first compile's time includes building it: null when no compile did.
+        "precompiled_header_built": run.header_built.path if run.header_built else None,
         "workload": run.workload,
         "target": run.target,
         "description": run.description,

@@ -18,6 +18,7 @@ from markupsafe import Markup
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.figures import cache as fc
 from dlcprof.figures import phases as fp
 from dlcprof.figures.runs import run_label, run_origin
 from dlcprof.session import Run
@@ -195,7 +196,7 @@ def phase_timeline(run: Run, width: int = 1100, max_compiles: int = 30) -> Marku
                 f"starts +{p.start_t - start:.3f} s"
             )
             if p.cache_state:
-                tip += f"\ncache: {p.cache_state}"
+                tip += f"\ncache: {fc.state_word(run, p.cache_state)}"
             opacity = f"{0.95 - min(lane, 6) * 0.08:.2f}"
             body.append(
                 "<g>"

@@ -81,6 +81,8 @@ AFFECTS: dict[type[ev.Event], frozenset[str]] = {
         ev.RecompileTriggered: {"recompiles", "log"},
         ev.RecompileLimitHit: {"recompiles", "log", "alarm"},
         ev.EagerCallsCounted: {"log", "alarm"},
+        ev.HeaderPrecompiled: {"phases", "benchmark"},
+        ev.NothingCompiled: {"log", "alarm", "benchmark", "kernels", "runs", "modes"},
         ev.DimMadeDynamic: {"recompiles"},
         ev.GraphBroken: {"log", "phases"},
         ev.BenchmarkMeasured: {"benchmark", "runs", "modes", "paper"},

@@ -30,7 +30,7 @@ WARMUP_MIN_S = 0.05  # keep warming tiny functions until this much time has pass
 WARMUP_MAX_CALLS = 200
 
 
-class Sink:
+class LastOutput:
     """Holds the latest output of every call, so no result is ever unused."""
 
     __slots__ = ("value",)
@@ -55,7 +55,9 @@ class Timer:
 
             torch.cuda.synchronize()
 
-    def per_call_ms(self, fn: Callable[..., Any], args: tuple, iters: int, sink: Sink) -> float:
+    def per_call_ms(
+        self, fn: Callable[..., Any], args: tuple, iters: int, sink: LastOutput
+    ) -> float:
         """Mean ms per call over ``iters`` back-to-back calls."""
         if self.device == "cuda":
             import torch
@@ -73,7 +75,7 @@ class Timer:
             sink.value = fn(*args)
         return (time.perf_counter() - t0) * 1e3 / iters
 
-    def one_call_s(self, fn: Callable[..., Any], args: tuple, sink: Sink) -> float:
+    def one_call_s(self, fn: Callable[..., Any], args: tuple, sink: LastOutput) -> float:
         """Wall seconds of a single call, device work included."""
         self.sync()
         t0 = time.perf_counter()
@@ -82,7 +84,7 @@ class Timer:
         return time.perf_counter() - t0
 
 
-def warm_up(fn: Callable[..., Any], args: tuple, timer: Timer, sink: Sink) -> int:
+def warm_up(fn: Callable[..., Any], args: tuple, timer: Timer, sink: LastOutput) -> int:
     """At least MIN_WARMUP calls, more for functions that take microseconds."""
     t0 = time.perf_counter()
     n = 0
@@ -101,7 +103,7 @@ def minor_faults() -> int | None:
 
 
 def steady_call_s(
-    fn: Callable[..., Any], args: tuple, timer: Timer, sink: Sink, n: int = 5
+    fn: Callable[..., Any], args: tuple, timer: Timer, sink: LastOutput, n: int = 5
 ) -> float:
     """Median of ``n`` single calls (the caller has warmed ``fn`` up)."""
     return statistics.median(timer.one_call_s(fn, args, sink) for _ in range(n))
@@ -127,7 +129,7 @@ def benchmark(
     reps: int,
     timer: Timer,
 ) -> BenchResult:
-    sink = Sink()
+    sink = LastOutput()
     warm = min(warm_up(eager, args, timer, sink), warm_up(compiled, args, timer, sink))
     eager_ms: list[float] = []
     compiled_ms: list[float] = []

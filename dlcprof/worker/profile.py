@@ -401,7 +401,7 @@ class KernelProfile:
 
     def _per_rep(self, fn: Callable[..., Any], args: tuple, timer: bench.Timer) -> int:
         """Calls per repetition: warmed up, at least REP_S long, at most --iters."""
-        sink = bench.Sink()
+        sink = bench.LastOutput()
         bench.warm_up(fn, args, timer, sink)
         per_call_s = bench.steady_call_s(fn, args, timer, sink, n=3)
         return max(1, min(self.iters, math.ceil(REP_S / max(per_call_s, 1e-6))))
@@ -477,7 +477,7 @@ class KernelProfile:
         entered = [rec.entered for rec in recs]
         plain: list[float] = []
         inst: list[float] = []
-        sink = bench.Sink()
+        sink = bench.LastOutput()
         for _ in range(self.reps):
             plain.append(_settled_ms(compiled, args, per_rep, timer, sink))
             with _instrumented(live):
@@ -500,7 +500,7 @@ class KernelProfile:
 
         from dlcprof.worker.gpu_trace import device_times
 
-        sink = bench.Sink()
+        sink = bench.LastOutput()
         plain = statistics.median(
             timer.per_call_ms(compiled, args, per_rep, sink) for _ in range(self.reps)
         )
@@ -630,8 +630,8 @@ class KernelProfile:
         """The eager call's ms; each replay's per-node ms per repetition in ``reps``."""
         per_rep = self._per_rep(fn, args, timer)
         for rp in replays:
-            bench.warm_up(rp.fn, tuple(rp.args), timer, bench.Sink())
-        sink = bench.Sink()
+            bench.warm_up(rp.fn, tuple(rp.args), timer, bench.LastOutput())
+        sink = bench.LastOutput()
         eager: list[float] = []
         for _ in range(self.reps):
             eager.append(_settled_ms(fn, args, per_rep, timer, sink))
@@ -652,7 +652,7 @@ class KernelProfile:
             n = COPY_BYTES // 4
             src = torch.ones(n, dtype=torch.float32, device=timer.device)
             dst = torch.empty_like(src)
-            sink = bench.Sink()
+            sink = bench.LastOutput()
             timer.one_call_s(dst.copy_, (src,), sink)  # first touch of dst's pages
             s = statistics.median(timer.one_call_s(dst.copy_, (src,), sink) for _ in range(3))
             del src, dst, sink
@@ -662,7 +662,7 @@ class KernelProfile:
 
 
 def _settled_ms(
-    fn: Callable[..., Any], args: tuple, calls: int, timer: bench.Timer, sink: bench.Sink
+    fn: Callable[..., Any], args: tuple, calls: int, timer: bench.Timer, sink: bench.LastOutput
 ) -> float:
     """ms per call over ``calls`` calls, after one untimed call: the first call
     after switching between two codes pays for the switch (the allocator maps

@@ -17,10 +17,11 @@ import traceback
 from collections.abc import Callable
 from typing import IO, Any
 
-from dlcprof import allocator
+from dlcprof import allocator, text
 from dlcprof import events as ev
 from dlcprof.settings import AUTOTUNE_MODES, CUDAGRAPH_MODES, RunSettings
 from dlcprof.worker import bench, lifeline, steady
+from dlcprof.worker.fresh_lines import FreshKernelLines, FreshLines
 from dlcprof.worker.oom import oom_hint
 from dlcprof.worker.probes import ProbeNotes, Sink, rawtrace
 from dlcprof.worker.probes import autotune as autotune_probe
@@ -107,19 +108,22 @@ def cpu_mode_note(mode: str, cudagraphs: bool, autotune: bool, freezing: bool) -
     return f"mode {mode} on the CPU: " + "; ".join(parts) if parts else None
 
 
-class Run:
+class WorkerRun:
+    """One run inside the worker: load, compile, measure, emit its events."""
+
     def __init__(
         self, sink: Sink, run_id: str, settings: RunSettings, control: IO[str] | None = None
     ) -> None:
         self.sink = sink
         self.run_id = run_id
-        self.s = settings
+        self.settings = settings
         self.quiet = QuietWindow(sink, run_id, control)
         self.notes = ProbeNotes(sink, run_id)
         self.dispatcher: TraceDispatcher | None = None
         self.cudagraphs = cudagraphs_probe.CudagraphProbe(sink, run_id, self.notes, self._prefix)
         self.eager = guards_probe.EagerCalls(self.notes)
         self.kernels: kernels_probe.KernelCollector | None = None
+        self.fresh_lines = FreshLines()
         self._uninstall: Callable[[], None] | None = None
         self._close_raw_trace: Callable[[], None] | None = None
         self._tee: IO[str] | None = None
@@ -146,7 +150,7 @@ class Run:
             status = "error"
         finally:
             self._flush_probes()
-            if self.s.mode in CUDAGRAPH_MODES and self.s.backend == "inductor":
+            if self.settings.mode in CUDAGRAPH_MODES and self.settings.backend == "inductor":
                 self.emit(self.cudagraphs.counted(cudagraphs_probe.skip_count(self.notes)))
             self.cudagraphs.uninstall()
             self._count_eager_calls()
@@ -176,7 +180,7 @@ class Run:
     def _run(self) -> None:
         import torch
 
-        s = self.s
+        s = self.settings
         device = s.device
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -216,7 +220,7 @@ class Run:
             # the runtime (thread pools, allocator), so that "first compiled call
             # minus a steady call" is the compile and not one-time eager setup.
             try:
-                timer.one_call_s(fn, args, bench.Sink())
+                timer.one_call_s(fn, args, bench.LastOutput())
             except Exception as e:  # noqa: BLE001
                 hint = ""
                 if "requires_grad" in str(e) or "does not require grad" in str(e):
@@ -228,9 +232,18 @@ class Run:
                     traceback.format_exc(),
                 ) from e
             before = self.dispatcher.snapshot().wall_s if self.dispatcher else 0.0
+            headers = caches_probe.HeaderWatch(self.notes)
             compiled, first_s = self._compile(torch, fn, args, timer, device)
+            for path in headers.built():
+                self.emit(ev.HeaderPrecompiled(run_id=self.run_id, path=path))
             # torch's own account of the first call's compiles, to cross-check.
             compile_sum = self.dispatcher.snapshot().wall_s - before if self.dispatcher else None
+            refused = self.dispatcher.nothing_compiled() if self.dispatcher else None
+            if refused is not None:
+                # The "compiled" function is the eager one: timing it against itself
+                # would state a speedup of nothing.
+                self.emit(refused)
+                return
             settled = self._compiles()
             if s.benchmark:
                 self._benchmark(fn, compiled, args, timer, first_s, compile_sum)
@@ -241,7 +254,7 @@ class Run:
                 # Last: pinning the allocator cannot be undone.
                 self._steady_allocator(fn, compiled, args, timer)
             else:
-                sink = bench.Sink()
+                sink = bench.LastOutput()
                 bench.warm_up(compiled, args, timer, sink)
                 steady_s = bench.steady_call_s(compiled, args, timer, sink)
                 self._log_compile(first_s, steady_s, compile_sum)
@@ -259,9 +272,11 @@ class Run:
         # Without provenance the kernel table still comes from the output code
         # (fused ops read back from kernel names).
         kernels_probe.enable_provenance(self.notes)
+        # Through FreshKernelLines: a cache hit's provenance cites the files as they were.
         kernels = self.kernels = kernels_probe.KernelCollector(
-            self.sink, self.run_id, kernels_probe.aten_op_exists()
-        )
+            FreshKernelLines(self.sink, self.fresh_lines), self.run_id,
+            kernels_probe.aten_op_exists(),
+        )  # fmt: skip
         tee_path = os.environ.get(TEE_ENV)
         if tee_path:
             self._tee = open(tee_path, "w", encoding="utf-8")  # noqa: SIM115
@@ -293,7 +308,7 @@ class Run:
         from dlcprof import workloads
         from dlcprof.worker.load import load
 
-        s = self.s
+        s = self.settings
         try:
             workload = load(workloads.resolve(s.target))
         except workloads.WorkloadError as e:
@@ -302,6 +317,8 @@ class Run:
             raise StageError(
                 "load", f"cannot load workload {s.target}: {one_line(e)}", traceback.format_exc()
             ) from e
+        if workload.spec.path:
+            self.fresh_lines.home = os.path.dirname(os.path.abspath(workload.spec.path))
         has_inputs_for = workload.inputs_for is not None
         self.emit(
             ev.WorkloadLoaded(
@@ -330,7 +347,7 @@ class Run:
         from dlcprof import workloads
 
         try:
-            return workload.build(device, dtype, self.s.size)
+            return workload.build(device, dtype, self.settings.size)
         except workloads.WorkloadError as e:
             raise StageError("load", str(e), e.traceback, e.bad_input) from e
         except Exception as e:  # noqa: BLE001
@@ -340,7 +357,7 @@ class Run:
             ) from e  # fmt: skip
 
     def _compile_kwargs(self, device: str) -> dict[str, Any]:
-        s = self.s
+        s = self.settings
         kwargs: dict[str, Any] = {"dynamic": DYNAMIC[s.dynamic], "backend": s.backend}
         if s.backend == "inductor":
             kwargs["mode"] = None if s.mode == "default" else s.mode
@@ -354,7 +371,7 @@ class Run:
     def _compile(
         self, torch: Any, fn: Any, args: tuple, timer: bench.Timer, device: str
     ) -> tuple[Any, float]:
-        s = self.s
+        s = self.settings
         kwargs = self._compile_kwargs(device)
         if s.freezing and s.backend == "inductor":
             freezing_probe.enable(self.notes)
@@ -367,11 +384,16 @@ class Run:
             compiled = torch.compile(fn, **kwargs)
             # The first call is where Dynamo traces and Inductor compiles; the probes
             # stream phases, kernels and compile records while it runs.
-            first_s = timer.one_call_s(compiled, args, bench.Sink())
+            first_s = timer.one_call_s(compiled, args, bench.LastOutput())
         except Exception as e:  # noqa: BLE001
             self._flush_probes()
+            user, inside = dynamo_probe.failure_frames(e)
+            user = user or (self.dispatcher.failed_at if self.dispatcher else "")
+            where = [f"at {user}"] if user else []
+            where += [f"inside {text.short_path(inside)}"] if inside else []
+            at = f" ({', '.join(where)})" if where else ""
             raise StageError(
-                "compile", f"compile failed: {one_line(e)}", traceback.format_exc()
+                "compile", f"compile failed: {one_line(e)}{at}", traceback.format_exc()
             ) from e
         self._flush_probes()
         return compiled, first_s
@@ -385,7 +407,7 @@ class Run:
         first_s: float,
         compile_sum: float | None,
     ) -> None:
-        s = self.s
+        s = self.settings
         try:
             with self.quiet("benchmark"):
                 r = bench.benchmark(fn, compiled, args, s.iters, s.reps, timer)
@@ -416,7 +438,7 @@ class Run:
         """The benchmark again with the allocator held steady: last, as it cannot be undone."""
         try:
             with self.quiet("steady allocator"):
-                measured = steady.measure(self.run_id, fn, compiled, args, self.s, timer)
+                measured = steady.measure(self.run_id, fn, compiled, args, self.settings, timer)
             self.emit(measured)
         except steady.NotMeasured as e:
             self.notes.unavailable("steady_allocator", str(e))
@@ -436,7 +458,7 @@ class Run:
     def _sweep(
         self, torch: Any, fn: Any, workload: Any, device: str, dtype: Any, timer: bench.Timer
     ) -> None:
-        s = self.s
+        s = self.settings
         sizes = list(s.shapes or workload.sizes(s.size))
         # A fresh Dynamo state: the sweep's function compiles from scratch and owns
         # the whole recompile budget. torch restarts compile ids at 0/0 after a
@@ -543,4 +565,4 @@ def serve(sink: Sink, stdin: IO[str] | None = None, control: IO[str] | None = No
         # stdin stays open as the lifeline to the parent; the workload reads /dev/null.
         lifeline.watch(lifeline.take_stdin())
     quiet = request.get("quiet") is True
-    return Run(sink, run_id, settings, control if quiet else None).execute()
+    return WorkerRun(sink, run_id, settings, control if quiet else None).execute()

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dlcprof.stats import median_iqr
-from dlcprof.worker.bench import Sink, Timer, warm_up
+from dlcprof.worker.bench import LastOutput, Timer, warm_up
 from dlcprof.worker.probes.trace import CompileCounts
 
 
@@ -46,7 +46,7 @@ def run_sweep(
     total = 0.0
     for n in sizes:
         args = inputs_for(n)
-        sink = Sink()
+        sink = LastOutput()
         before = counts()
         first_s = timer.one_call_s(compiled, args, sink)
         after = counts()

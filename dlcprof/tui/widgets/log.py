@@ -12,6 +12,7 @@ from textual.widgets import RichLog
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.figures import outcome as fout
 from dlcprof.figures.runs import event_line
 from dlcprof.tui.view import View
 
@@ -69,6 +70,9 @@ def log_line(e: ev.Event, t0: float | None) -> tuple[Text, Text] | None:
                 f"── run {e.run_id} finished: {e.status} in {text.secs(e.wall_s)}",
                 style="bold green" if e.status == "ok" else "bold red",
             )
+        case ev.NothingCompiled():
+            lines = [fout.headline(e), *fout.hint_lines(e)]
+            body = Text("\n".join(lines), style="bold white on red")
         case ev.MonitorStatus():
             body = Text(f"monitor {e.monitor}: {e.message}", style="dim")
         case ev.ProfileSaved():
@@ -81,7 +85,7 @@ def log_line(e: ev.Event, t0: float | None) -> tuple[Text, Text] | None:
 _LOGGED = (
     ev.GraphBroken, ev.LogEmitted, ev.ErrorRaised, ev.ProbeUnavailable, ev.WorkerExited,
     ev.RunStarted, ev.RunFinished, ev.RecompileTriggered, ev.RecompileLimitHit,
-    ev.EagerCallsCounted, ev.MonitorStatus, ev.ProfileSaved,
+    ev.EagerCallsCounted, ev.NothingCompiled, ev.MonitorStatus, ev.ProfileSaved,
 )  # fmt: skip
 
 

@@ -12,6 +12,7 @@ from textual.widgets import Static
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.figures import cache as fc
 from dlcprof.figures import phases as fp
 from dlcprof.figures.recompiles import newest_reason
 from dlcprof.session import Compile, Run
@@ -94,8 +95,9 @@ class PhaseTimeline:
         if c.is_backward:
             bits.append("backward")
         bits.append(f"wall {text.secs(c.wall_s)}" if c.finished else "in progress")
-        if c.cache:
-            bits.append(f"cache {c.cache}")
+        cache = fc.compile_cache(self.view.run, c) if self.view.run is not None else c.cache
+        if cache:
+            bits.append(f"cache {cache}")
         rec = c.record
         if rec is not None and rec.graph_op_count is not None:
             bits.append(f"{rec.graph_op_count} ops")

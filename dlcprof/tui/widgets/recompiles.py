@@ -20,7 +20,7 @@ from dlcprof.tui.view import FitBar, View, hbar
 
 
 def reason_text(reason: str) -> Text:
-    """The newest failed guard; a count of the older cache entries that failed too."""
+    """The newest failed guard and where; a count of the older cache entries that failed too."""
     r = fr.newest_reason(reason)
     if r is None:
         return Text("")

@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from dlcprof.figures import outcome as fout
 from dlcprof.session import Run
 from dlcprof.settings import OPTION
 from dlcprof.tui.messages import RunChosen
@@ -18,6 +19,7 @@ _STATUS_STYLE = {
     "error": "red",
     "crashed": "bold red",
     "cancelled": "magenta",
+    fout.NOTHING_COMPILED: "bold red",
 }
 
 
@@ -25,9 +27,10 @@ def run_prompt(run: Run) -> Text:
     """Two lines: what ran and how it ended; then the settings that tell runs apart."""
     s = run.settings
     out = Text(overflow="ellipsis")
-    out.append("● ", style=_STATUS_STYLE.get(run.status, ""))
+    status = fout.status(run)
+    out.append("● ", style=_STATUS_STYLE.get(status, ""))
     out.append(run.name, style="bold")
-    out.append(f" {run.status}", style=_STATUS_STYLE.get(run.status, "dim"))
+    out.append(f" {status}", style=_STATUS_STYLE.get(status, "dim"))
     out.append("\n  ")
     if s is not None:
         out.append(f"{OPTION['mode'].label(s.mode)} · dyn={s.dynamic}", style="dim")

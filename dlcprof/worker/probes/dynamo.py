@@ -1,7 +1,10 @@
 """Dynamo state the harness touches: reset between experiments, the recompile
-limit, and a compile counter for when the trace probe is unavailable."""
+limit, a compile counter for when the trace probe is unavailable, and where a
+failed compile failed."""
 
 from __future__ import annotations
+
+import traceback
 
 from dlcprof.worker.probes import ProbeNotes
 
@@ -41,3 +44,34 @@ def frames_compiled(notes: ProbeNotes) -> int | None:
     except Exception as e:  # noqa: BLE001
         notes.unavailable("dynamo.counters", f"torch._dynamo.utils.counters: {type(e).__name__}")
         return None
+
+
+def failure_frames(e: BaseException) -> tuple[str, str]:
+    """Where a compile failed, as ("file:line" in the user's code, "file:line" inside
+    torch or a library), "" where unknown. Dynamo's errors carry the user code it
+    was tracing as ``real_stack`` (a private attribute; without it, the tracebacks);
+    the library frame is the innermost one past the user's."""
+    from dlcprof.worker.probes.trace import frame_owner
+
+    chain = [e]
+    while (nxt := chain[-1].__cause__ or chain[-1].__context__) and nxt not in chain:
+        chain.append(nxt)
+    real = next((x.real_stack for x in chain if getattr(x, "real_stack", None)), None)
+    try:
+        traced = [(f.filename, f.lineno) for f in real or []]
+    except (TypeError, AttributeError):  # not a StackSummary: a later torch changed it
+        traced = []
+    raised = [(f.filename, f.lineno) for f in traceback.extract_tb(chain[-1].__traceback__)]
+    frames = traced or raised
+    owners = [frame_owner(path) for path, _ in frames]
+    users = [i for i, o in enumerate(owners) if o == "user"]
+    user = users[-1] if users else -1
+    inside = [f for f, o in zip(frames[user + 1 :], owners[user + 1 :], strict=True)
+              if o in ("torch", "library")]  # fmt: skip
+    if not inside and traced:  # Dynamo's own code, where the error was raised
+        inside = [f for f in raised if frame_owner(f[0]) in ("torch", "library")]
+    return (_at(frames[user]) if users else "", _at(inside[-1]) if inside else "")
+
+
+def _at(frame: tuple[str, int | None]) -> str:
+    return f"{frame[0]}:{frame[1]}"

@@ -11,6 +11,7 @@ Records arrive from compile pool threads too: the dispatcher locks.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import logging
@@ -234,6 +235,16 @@ def parse_limit_warning(message: str) -> tuple[str, int | None] | None:
     return (fn.group(1) if fn else "?", limit)
 
 
+def failed_at(record: dict[str, Any]) -> str:
+    """A failed compile's "file:line": torch's user frame of the failure, else the
+    first line of the function it was compiling; "" when the record names neither."""
+    for file, line in (("fail_user_frame_filename", "fail_user_frame_lineno"),
+                       ("co_filename", "co_firstlineno")):  # fmt: skip
+        if record.get(file) and record.get(line) is not None:
+            return f"{record[file]}:{record[line]}"
+    return ""
+
+
 def compile_wall_s(record: dict[str, Any]) -> float:
     if record.get("duration_us") is not None:
         return float(record["duration_us"]) / 1e6
@@ -261,6 +272,7 @@ class CompileCounts:
     """What the sweep asks between calls."""
 
     compiles: int = 0  # successful frame compiles (forward records)
+    graphs: int = 0  # of those, the ones that made a graph (a tensor op in it)
     backward_compiles: int = 0
     failures: int = 0
     limit_hits: int = 0
@@ -296,6 +308,10 @@ class TraceDispatcher:
         self._backward: set[str] = set()  # compile ids whose backward is compiling
         self._last_cid: str | None = None
         self._errors: set[str] = set()
+        self._refusal: ev.CompileFinished | None = None  # the first frame Dynamo refused
+        # "file:line" of the latest failed compile in the user's code, as torch names it.
+        self.failed_at = ""
+        self._breaks: dict[str | None, ev.GraphBroken] = {}  # the first break per compile id
         self.on_limit: Callable[[], None] | None = None  # called at the first limit hit
 
     # Public -------------------------------------------------------------------
@@ -347,11 +363,26 @@ class TraceDispatcher:
 
     def snapshot(self) -> CompileCounts:
         with self._lock:
+            return dataclasses.replace(self.counts, reasons=list(self.counts.reasons))
+
+    def nothing_compiled(self) -> ev.NothingCompiled | None:
+        """None once a frame made a graph; else what torch said of the refusal."""
+        with self._lock:
             c = self.counts
-            return CompileCounts(
-                c.compiles, c.backward_compiles, c.failures, c.limit_hits, c.wall_s,
-                list(c.reasons),
-            )  # fmt: skip
+            if c.graphs:
+                return None
+            refused = self._refusal
+            brk = self._breaks.get(refused.compile_id if refused else None) or next(
+                iter(self._breaks.values()), None
+            )
+            return ev.NothingCompiled(
+                run_id=self.run_id,
+                frames=c.compiles + c.failures,
+                fail_type=refused.fail_type if refused else None,
+                fail_reason=refused.fail_reason if refused else None,
+                location=brk.location if brk else "",
+                hints=list(brk.hints) if brk else [],
+            )
 
     def flush(self) -> None:
         """Emit kernels still buffered (a compile that failed half way)."""
@@ -394,16 +425,16 @@ class TraceDispatcher:
                 )
         elif name == "dynamo_graph_break_reason":
             info = parse_graph_break(payload or "")
-            self.sink.emit(
-                ev.GraphBroken(
-                    run_id=self.run_id,
-                    compile_id=md_cid,
-                    reason=info.reason,
-                    location=info.location,
-                    hints=info.hints,
-                    detail=info.detail,
-                )
+            broken = ev.GraphBroken(
+                run_id=self.run_id,
+                compile_id=md_cid,
+                reason=info.reason,
+                location=info.location,
+                hints=info.hints,
+                detail=info.detail,
             )
+            self._breaks.setdefault(md_cid, broken)
+            self.sink.emit(broken)
         elif name == "create_symbol":
             d = md.get("create_symbol") or {}
             symbol, source = str(d.get("symbol", "?")), str(d.get("source", ""))
@@ -489,27 +520,31 @@ class TraceDispatcher:
         self.counts.wall_s += wall
         if fail_type:
             self.counts.failures += 1
+            self.failed_at = failed_at(record)
         elif is_backward:
             self.counts.backward_compiles += 1
         else:
             self.counts.compiles += 1
+            # No op count (an older torch) counts as a graph: "nothing compiled" needs proof.
+            self.counts.graphs += record.get("graph_op_count") != 0
         metrics = {k: record[k] for k in METRIC_FIELDS if k in record}
-        self.sink.emit(
-            ev.CompileFinished(
-                run_id=self.run_id,
-                compile_id=cid,
-                wall_s=wall,
-                start_t=float(start) if start is not None else ev.now() - wall,
-                is_backward=is_backward,
-                recompile_reason=record.get("recompile_reason"),
-                fail_type=fail_type,
-                fail_reason=_first_line(record.get("fail_reason")),
-                graph_op_count=record.get("graph_op_count"),
-                guard_count=record.get("guard_count"),
-                cache=combine_cache_states(self._cache.pop(cid, [])),
-                metrics=metrics,
-            )
+        finished = ev.CompileFinished(
+            run_id=self.run_id,
+            compile_id=cid,
+            wall_s=wall,
+            start_t=float(start) if start is not None else ev.now() - wall,
+            is_backward=is_backward,
+            recompile_reason=record.get("recompile_reason"),
+            fail_type=fail_type,
+            fail_reason=_first_line(record.get("fail_reason")),
+            graph_op_count=record.get("graph_op_count"),
+            guard_count=record.get("guard_count"),
+            cache=combine_cache_states(self._cache.pop(cid, [])),
+            metrics=metrics,
         )
+        if fail_type and not is_backward and self._refusal is None:
+            self._refusal = finished
+        self.sink.emit(finished)
         if is_limit_failure(record):
             function = self._frame_names.get(frame) or str(record.get("co_name") or "?")
             self._limit_hit(function, None, str(record.get("fail_reason") or ""))
