@@ -120,3 +120,28 @@ def test_gpu_sampler_keeps_sampling_in_timed_windows(monkeypatch, sleeper) -> No
         sampler.stop()
     inside = [e for e in _collect(events, DeviceSampled) if paused <= e.t <= resumed]
     assert len(inside) >= 5 and all(e.values["gpu_util_pct"] == 87.0 for e in inside)
+
+
+def test_the_observer_line_says_nvml_sampled_the_timed_windows() -> None:
+    """Issue 24 #1, in words: a GPU run's line does not claim every monitor paused."""
+    from dlcprof import events as ev
+    from dlcprof.figures import observer as fo
+    from dlcprof.session import Session
+
+    def run(nvml_ok: bool):  # type: ignore[no-untyped-def]
+        return Session.from_events([
+            ev.RunStarted(
+                run_id="r", target="t", workload="t", mode="default", dynamic="auto",
+                backend="inductor", device="cuda", device_name="NVIDIA H200", dtype="float32",
+                size="default", cache="warm", threads=15, iters=1000, shapes=[],
+                torch_version="2.11.0+cu130",
+            ),
+            MonitorStatus("nvml", nvml_ok, "NVIDIA H200", "r", how="4 Hz"),
+            MonitorStatus("py-spy", True, "py-spy sampling", "r", how="25 Hz"),
+            ev.TimingEnded(run_id="r", what="benchmark", start_t=0.0, quiet=True),
+        ]).runs["r"]  # fmt: skip
+
+    assert fo.line(run(True)).endswith(
+        "the monitors were paused while the benchmark was timed, except that " + fo.NVML_KEPT
+    )
+    assert fo.line(run(False)).endswith("the monitors were paused while the benchmark was timed")

@@ -2,9 +2,10 @@
 
 The probes run inside the worker for the whole run; the monitors (device
 sampler, py-spy) watch it from outside and pause while the benchmark is timed
-(dlcprof/worker/quiet.py). Each monitor reports the CPU it used itself
-(``MonitorCostMeasured``): on a machine with fewer free cores than the
-compile uses, that CPU is taken from the compile.
+(dlcprof/worker/quiet.py), except the device sampler on a GPU: NVML goes on.
+Each monitor reports the CPU it used itself (``MonitorCostMeasured``): on a
+machine with fewer free cores than the compile uses, that CPU is taken from the
+compile.
 """
 
 from __future__ import annotations
@@ -73,11 +74,23 @@ def observer(run: Run) -> Observer:
     )  # fmt: skip
 
 
+# The device sampler does not pause on a GPU (monitors/device.py): the timed
+# windows are when the GPU is busy.
+NVML_KEPT = "NVML sampled through them from dlcprof's own process (no worker core)"
+
+
+def nvml_sampled(run: Run) -> bool:
+    status = run.monitors.get("nvml")
+    return status is not None and status.available
+
+
 def line(run: Run) -> str:
     """What watched the run and what it cost, for the reports and the headless summary."""
     o = observer(run)
     shown = [text.watcher(w.name, w.how, w.cpu_share) for w in o.watchers]
     timing = text.observer_timing(o.quiet, o.timing_now, o.swept, o.timed) if o.watchers else None
+    if timing and o.quiet and nvml_sampled(run):
+        timing = f"{timing}, except that {NVML_KEPT}"
     return text.observer(o.probes, shown, timing)
 
 
