@@ -38,7 +38,9 @@ if [ -n "${PYTHON:-}" ]; then PY=$PYTHON
 elif python3 -c 'import torch' 2>/dev/null; then PY=python3
 else PY="$repo/.venv/bin/python"
 fi
-case $PY in */*) PY="$(cd "$(dirname "$PY")" && pwd)/$(basename "$PY")" ;; esac  # runs from WORK
+case $PY in  # it runs from WORK: a relative path made absolute
+    */*) d=$(cd "$(dirname "$PY")" 2>/dev/null && pwd) && PY="$d/$(basename "$PY")" ;;
+esac
 if ! torch_line=$("$PY" -W ignore -c 'import sys, torch; print(sys.version.split()[0],
     torch.__version__, torch.version.cuda, torch.cuda.is_available())' 2>"$WORK/torch.err"); then
     say "no torch in $PY: $(tail -1 "$WORK/torch.err")"
