@@ -94,8 +94,13 @@ for workload in "${WORKLOADS[@]}"; do
         say "dlcprof run $workload failed or timed out (see $workload.log)"
     fi
     # The report folder is written even for a failed run: check what it holds.
-    [ -f "$WORK/$workload/session.json" ] && cp "$WORK/$workload/session.json" \
-        "$OUT/$workload.session.json"
+    # A file over 16 MiB would not come back: such a session travels gzipped.
+    session="$WORK/$workload/session.json"
+    if [ -f "$session" ] && [ "$(stat -c %s "$session")" -lt $((15 << 20)) ]; then
+        cp "$session" "$OUT/$workload.session.json"
+    elif [ -f "$session" ]; then
+        gzip -c "$session" >"$OUT/$workload.session.json.gz"
+    fi
 done
 
 if [ "$DEVICE" = cuda ]; then
