@@ -29,17 +29,17 @@ from dlcprof.worker.probes import cudagraphs as C
 from dlcprof.worker.probes import kernels as K
 
 ROOT = Path(__file__).resolve().parent.parent
-PARTITIONED = ROOT / "tests" / "fixtures" / "partitions" / "output_code_2.13.0.txt"
+PARTITIONED = sorted((ROOT / "tests" / "fixtures" / "partitions").glob("output_code_*.txt"))
 
 
 # --- graph partitions (issue 24 #2) --------------------------------------------------------
 
 
-def test_partition_functions_hold_the_launches_in_call_order():
-    """Real torch 2.13 codegen (scripts/gpu_partition_fixture.py; torch 2.11's
-    PythonWrapperCodegen writes the same Runner and partition calls): a
+@pytest.mark.parametrize("fixture", PARTITIONED, ids=lambda p: p.stem)
+def test_partition_functions_hold_the_launches_in_call_order(fixture):
+    """Real torch 2.11 and 2.13 codegen (scripts/gpu_partition_fixture.py): a
     partition, the extern matmul left in call(), another partition."""
-    code = PARTITIONED.read_text()
+    code = fixture.read_text()
     assert "def partition_0(args):" in code and "self.partitions[1](" in code
     parsed = K.parse_output_code(code)
     assert [(c.name, c.extern) for c in parsed.calls] == [
