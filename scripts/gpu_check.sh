@@ -105,7 +105,7 @@ done
 
 if [ "$DEVICE" = cuda ]; then
     say "device monitors alone (gpu_monitor_check.py)"
-    timeout -k 10 90 "$PY" "$repo/scripts/gpu_monitor_check.py" --seqs 128,512 --bench-s 2 \
+    timeout -k 10 90 "$PY" "$repo/scripts/gpu_monitor_check.py" --seqs 256 --bench-s 3 \
         --timeout 75 >"$OUT/monitors.log" 2>&1 || say "gpu_monitor_check failed (see monitors.log)"
 fi
 
