@@ -7,14 +7,14 @@
 # The image (docs/gpu-check.md) has python 3.12, torch 2.11, triton, rich,
 # jinja2, psutil, pygments, markdown-it-py, nvidia-ml-py; not textual, not
 # py-spy. Versions are the ones this checkout's venv runs its tests with;
-# rich travels too because textual 8 needs a newer one than the image may
-# have. cp312 manylinux x86-64 wheels, no dependencies resolved (each named).
+# rich, pygments and markdown-it-py travel too: textual 8 needs newer ones
+# than the image may have. cp312 manylinux x86-64 wheels, no dependencies resolved (each named).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 WHEELS=(
     textual==8.2.8 rich==15.0.0 mdit-py-plugins==0.7.0 linkify-it-py==2.2.0
-    platformdirs==4.14.9 py-spy==0.4.3
+    platformdirs==4.14.9 pygments==2.21.0 markdown-it-py==4.3.0 py-spy==0.4.3
 )
 mkdir -p .whl
 rm -f .whl/*.whl
