@@ -74,7 +74,8 @@ class LiveRun:
         self._thread = threading.Thread(target=self._pump, name="dlcprof-run", daemon=True)
 
     def start(self) -> str:
-        # With monitors on, the worker asks before it times and we pause them.
+        # With monitors on, the worker asks before it times and we pause them
+        # (py-spy and the CPU sampler; NVML goes on sampling the busy GPU).
         self.run_id = self.worker.start(self.settings, quiet=bool(self._monitors))
         for monitor in self._monitors:
             monitor.start()

@@ -1,52 +1,124 @@
 #!/usr/bin/env bash
-# The GPU side of the modes, on a real NVIDIA GPU (under 8 minutes on one H200).
+# The device plan: dlcprof's GPU paths on a real NVIDIA GPU, in under 8 minutes
+# (docs/gpu-check.md says how to run it on a lent machine).
 #
-#   bash scripts/gpu_check.sh [OUT_DIR]
+#   bash scripts/gpu_check.sh [--device cuda|cpu] [OUT_DIR]
 #
-# `dlcprof run --mode all --device cuda` on two bundled workloads, each mode in
-# its own worker, on a fresh Inductor cache (so max-autotune really benchmarks
-# its Triton GEMM configs): gelu-mlp (two matmuls: the autotune table) and
-# pointwise-chain (one fused Triton kernel: the CUDA graphs pay most). Then
-# scripts/gpu_check.py checks the saved sessions: Triton kernel names, NVML
-# utilization > 0 during the benchmark, a non-empty autotune table under
-# max-autotune, a CUDA-graph status under reduce-overhead, the saved report;
-# and prints a table to paste. Exit 2: no GPU here; 1: a check failed.
+# 1. Python: $PYTHON, else the image's `python3` when it imports torch, else
+#    this checkout's .venv. dlcprof runs from the checkout (PYTHONPATH), never
+#    `pip install -e .` (which would fetch another torch). Packages it lacks
+#    (textual, py-spy: scripts/fetch_gpu_wheels.sh put them in .whl/) are
+#    installed with --no-index --no-deps into a folder outside OUT_DIR.
+# 2. `dlcprof run --mode all` on gelu-mlp (two matmuls: the autotune table)
+#    and pointwise-chain (one fused kernel: CUDA graphs pay most), on fresh
+#    Inductor and Triton caches kept in a work folder, not in OUT_DIR.
+# 3. The device monitors alone (scripts/gpu_monitor_check.py; cuda only).
+# 4. scripts/gpu_check.py checks the saved sessions and prints the table to paste.
 #
-# Sizing: default sizes and enough timed calls (ITERS x REPS, per mode) for
-# NVML's utilization window to see the benchmark; RUN_TIMEOUT caps each
-# workload's four runs.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-PY=${PYTHON:-.venv/bin/python}
-OUT=${1:-$(mktemp -d "${TMPDIR:-/tmp}/dlcprof-gpu-check-XXXXXX")}
-ITERS=${ITERS:-1000}
-REPS=${REPS:-7}
-RUN_TIMEOUT=${RUN_TIMEOUT:-220}
-
-if ! command -v nvidia-smi >/dev/null 2>&1; then
-    echo "gpu_check: no NVIDIA GPU here (nvidia-smi not found)" >&2
-    exit 2
-fi
-if ! "$PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-    echo "gpu_check: torch in $PY sees no CUDA device: install a CUDA build of torch into .venv" >&2
-    exit 2
-fi
+# OUT_DIR receives at most 8 files: summary.txt (the table and each failure),
+# one log per step, the two session JSONs, and fixtures.tar.gz (the kineto
+# trace each profiled mode exported and each compiled graph's output code,
+# for tests/fixtures/gpu). --device cpu: the same plan on the CPU (a rehearsal:
+# pointwise-chain, small, no monitor check). Exit 2: no GPU (cuda) or no torch; 1: a check
+# failed.
+set -uo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+DEVICE=cuda
+if [ "${1:-}" = "--device" ]; then DEVICE=${2:?--device cuda|cpu}; shift 2; fi
+OUT=${1:-${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/dlcprof-gpu-check-XXXXXX")}}
 mkdir -p "$OUT"
-# Fresh caches: every compile and every autotune is real, none read from disk.
-export TORCHINDUCTOR_CACHE_DIR="$OUT/inductor-cache"
-export TRITON_CACHE_DIR="$OUT/triton-cache"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
-
+OUT=$(cd "$OUT" && pwd)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/dlcprof-gpu-work-XXXXXX")  # caches and reports: never in OUT
+trap 'rm -rf "$WORK"' EXIT
 start=$(date +%s)
-for workload in gelu-mlp pointwise-chain; do
-    echo "gpu_check: $workload --mode all --device cuda ($(( $(date +%s) - start )) s so far)"
-    if ! timeout "$RUN_TIMEOUT" "$PY" -m dlcprof.cli run "$workload" --mode all --device cuda \
-        --iters "$ITERS" --reps "$REPS" --quiet --report "$OUT/$workload" \
-        >"$OUT/$workload.txt" 2>&1; then
-        echo "gpu_check: dlcprof run $workload failed or timed out; its output ends:" >&2
-        tail -40 "$OUT/$workload.txt" >&2
-        # The report folder is written even for a failed run: check what it holds.
+say() { echo "gpu_check [$(($(date +%s) - start)) s]: $*" | tee -a "$OUT/summary.txt"; }
+: >"$OUT/summary.txt"
+
+if [ -n "${PYTHON:-}" ]; then PY=$PYTHON
+elif python3 -c 'import torch' 2>/dev/null; then PY=python3
+else PY="$repo/.venv/bin/python"
+fi
+case $PY in  # it runs from WORK: a relative path made absolute
+    */*) d=$(cd "$(dirname "$PY")" 2>/dev/null && pwd) && PY="$d/$(basename "$PY")" ;;
+esac
+if ! torch_line=$("$PY" -W ignore -c 'import sys, torch; print(sys.version.split()[0],
+    torch.__version__, torch.version.cuda, torch.cuda.is_available())' 2>"$WORK/torch.err"); then
+    say "no torch in $PY: $(tail -1 "$WORK/torch.err")"
+    exit 2
+fi
+say "$PY: python, torch, CUDA, GPU seen: $torch_line"
+if [ "$DEVICE" = cuda ] && [ "${torch_line##* }" != True ]; then
+    say "torch in $PY sees no CUDA device: run with --device cpu for the rehearsal"
+    exit 2
+fi
+
+# Carried wheels: installed into a folder of their own, first on PYTHONPATH.
+SITE="$WORK/site"
+if ! "$PY" -c 'import textual' 2>/dev/null || ! command -v py-spy >/dev/null; then
+    if ls "$repo"/.whl/*.whl >/dev/null 2>&1; then
+        "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+            --target "$SITE" "$repo"/.whl/*.whl >"$OUT/install.log" 2>&1 ||
+            { say "installing .whl/ failed: $(tail -1 "$OUT/install.log")"; exit 1; }
+        rm -f "$OUT/install.log"
+    else
+        say "no .whl/: textual or py-spy missing (run scripts/fetch_gpu_wheels.sh here first)"
+    fi
+fi
+export PYTHONPATH="$repo:$SITE${PYTHONPATH:+:$PYTHONPATH}"
+export PATH="$SITE/bin:$PATH"
+export TORCHINDUCTOR_CACHE_DIR="$WORK/inductor-cache" TRITON_CACHE_DIR="$WORK/triton-cache"
+export DLCPROF_GPU_TRACE_DIR="$WORK/fixtures" PYTHONUNBUFFERED=1
+say "py-spy: $(command -v py-spy || echo 'not found'); textual: $("$PY" -c \
+    'import importlib.metadata as m; print(m.version("textual"))' 2>&1 | tail -1)"
+[ "$DEVICE" = cuda ] && nvidia-smi --query-gpu=name,driver_version,memory.total \
+    --format=csv,noheader 2>&1 | head -1 | while read -r l; do say "GPU: $l"; done
+
+# Sizing: on the GPU, default sizes, fresh caches (max-autotune really
+# benchmarks) and enough timed calls for NVML's utilization window to see the
+# benchmark; 2 x 150 s + 90 s leave the 8 minutes a margin. On the CPU, a
+# rehearsal of the same path: one workload, small, on a cache kept between
+# rehearsals (outside OUT_DIR too).
+if [ "$DEVICE" = cuda ]; then
+    ITERS=${ITERS:-1000} REPS=${REPS:-7} SIZE=default RUN_TIMEOUT=${RUN_TIMEOUT:-150}
+    WORKLOADS=(gelu-mlp pointwise-chain)
+else
+    ITERS=${ITERS:-20} REPS=${REPS:-3} SIZE=small RUN_TIMEOUT=${RUN_TIMEOUT:-400}
+    WORKLOADS=(pointwise-chain)
+    export TORCHINDUCTOR_CACHE_DIR="${TMPDIR:-/tmp}/dlcprof-gpu-check-cpu-cache"
+fi
+for workload in "${WORKLOADS[@]}"; do
+    say "$workload --mode all --device $DEVICE"
+    if ! (cd "$WORK" && timeout -k 10 "$RUN_TIMEOUT" "$PY" -m dlcprof.cli run "$workload" \
+        --mode all --device "$DEVICE" --size "$SIZE" --iters "$ITERS" --reps "$REPS" --quiet \
+        --report "$WORK/$workload") >"$OUT/$workload.log" 2>&1; then
+        say "dlcprof run $workload failed or timed out (see $workload.log)"
+    fi
+    # The report folder is written even for a failed run: check what it holds.
+    # A file over 16 MiB would not come back: such a session travels gzipped.
+    session="$WORK/$workload/session.json"
+    if [ -f "$session" ] && [ "$(stat -c %s "$session")" -lt $((15 << 20)) ]; then
+        cp "$session" "$OUT/$workload.session.json"
+    elif [ -f "$session" ]; then
+        gzip -c "$session" >"$OUT/$workload.session.json.gz"
     fi
 done
-echo "gpu_check: runs took $(( $(date +%s) - start )) s; output in $OUT"
-"$PY" scripts/gpu_check.py "$OUT/gelu-mlp" "$OUT/pointwise-chain" --gemm gelu-mlp
+
+if [ "$DEVICE" = cuda ]; then
+    say "device monitors alone (gpu_monitor_check.py)"
+    timeout -k 10 90 "$PY" "$repo/scripts/gpu_monitor_check.py" --seqs 256 --bench-s 3 \
+        --timeout 75 >"$OUT/monitors.log" 2>&1 || say "gpu_monitor_check failed (see monitors.log)"
+fi
+
+# Issue 21 (`dlcprof -- CMD`): the attached-program case goes here, one more
+# log in OUT (the 8th file), e.g.
+#   timeout 120 "$PY" -m dlcprof.cli run -- "$PY" workloads/... >"$OUT/attach.log" 2>&1
+
+if [ -d "$WORK/fixtures" ]; then
+    tar -czf "$OUT/fixtures.tar.gz" -C "$WORK/fixtures" .
+fi
+say "runs took $(($(date +%s) - start)) s"
+"$PY" "$repo/scripts/gpu_check.py" --device "$DEVICE" --gemm gelu-mlp --fixtures "$WORK/fixtures" \
+    "${WORKLOADS[@]/#/$WORK/}" 2>&1 | tee -a "$OUT/summary.txt"
+rc=${PIPESTATUS[0]}
+say "done; $(ls "$OUT" | wc -l) files in $OUT: $(ls "$OUT" | tr '\n' ' ')"
+exit "$rc"

@@ -8,9 +8,13 @@ PySpySampler, prints utilization during compile vs benchmark, and asserts:
 
 - NVML is available and gpu_util_pct / mem_used_mb are non-None in samples;
 - the device memory rose once the child ran (and the benchmark used the GPU);
-- py-spy sampled the child (hot frames arrived) unless --no-pyspy.
+- py-spy sampled the child (hot frames arrived), when py-spy is there
+  (without it, or with --no-pyspy, that check is skipped and said so).
 
-Exits 2 with a clear message when there is no GPU, 1 when a check fails.
+The child is killed (its whole process group) --timeout seconds after it
+started, whether or not it prints; its stderr goes to a file (a pipe nobody
+reads could fill and stall it). Exits 2 with a clear message when there is no
+GPU, 1 when a check fails.
 
 Usage: python scripts/gpu_monitor_check.py [--seqs 128,256,512] [--bench-s 3]
 """
@@ -21,11 +25,13 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -37,7 +43,7 @@ from dlcprof.events import DeviceSampled, Event, HotFramesSampled, MonitorStatus
 from dlcprof.figures.device import summarize  # noqa: E402
 from dlcprof.monitors import nvml  # noqa: E402
 from dlcprof.monitors.device import DeviceSampler  # noqa: E402
-from dlcprof.monitors.hotspots import PySpySampler  # noqa: E402
+from dlcprof.monitors.hotspots import PySpySampler, pyspy_status  # noqa: E402
 
 CHILD = r"""
 import json, sys, time
@@ -107,6 +113,41 @@ SHOW = [
 ]
 
 
+def run_child(
+    argv: list[str], env: dict[str, str], err_path: Path, timeout_s: float,
+    on_start: Callable[[int], None], on_line: Callable[[str], None],
+) -> int | None:  # fmt: skip
+    """Run ``argv`` in a process group of its own, each stdout line to ``on_line``,
+    stderr to ``err_path``; its exit code, or None when ``timeout_s`` passed
+    (then the whole group is killed, whether or not the child printed)."""
+    with open(err_path, "w") as err:
+        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True, env=env,
+                                 start_new_session=True)  # fmt: skip
+    fired = threading.Event()
+
+    def kill() -> None:
+        fired.set()
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    watchdog = threading.Timer(timeout_s, kill)
+    watchdog.start()
+    try:
+        on_start(child.pid)
+        assert child.stdout is not None
+        for line in child.stdout:
+            on_line(line)
+        child.wait()
+    finally:
+        watchdog.cancel()
+        if child.poll() is None:
+            kill()
+            child.wait()
+    return None if fired.is_set() else child.returncode
+
+
 def fmt(v: float | None) -> str:
     return "n/a" if v is None else f"{v:.1f}"
 
@@ -137,45 +178,45 @@ def main() -> int:
             events.append(e)
 
     t0 = time.time()
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, args.seqs, str(args.bench_s)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        start_new_session=True,
-    )
-    device = DeviceSampler(child.pid, emit, interval_s=0.1, cuda_index=0)
-    device.start()
-    spy = None
-    if not args.no_pyspy:
-        spy = PySpySampler(child.pid, emit, work / "profile.speedscope.json")
-        spy.start()
+    device: DeviceSampler | None = None
+    spy: PySpySampler | None = None
+    use_pyspy, pyspy_line = (False, "--no-pyspy") if args.no_pyspy else pyspy_status()
+    if not use_pyspy:
+        console.print(f"[yellow]note: no py-spy check ({pyspy_line})[/yellow]")
     lines: list[dict] = []
-    assert child.stdout is not None
+
+    def start(pid: int) -> None:
+        nonlocal device, spy
+        device = DeviceSampler(pid, emit, interval_s=0.1, cuda_index=0)
+        device.start()
+        if use_pyspy:
+            spy = PySpySampler(pid, emit, work / "profile.speedscope.json")
+            spy.start()
+
+    def line(text: str) -> None:
+        if text.startswith("{"):
+            msg = json.loads(text)
+            lines.append(msg)
+            console.print(f"[dim]{time.time() - t0:6.1f}s child:[/dim] {msg}")
+
+    err_path = work / "child.err"
     try:
-        for line in child.stdout:
-            if line.startswith("{"):
-                msg = json.loads(line)
-                lines.append(msg)
-                console.print(f"[dim]{time.time() - t0:6.1f}s child:[/dim] {msg}")
-            if time.time() - t0 > args.timeout:
-                raise TimeoutError
-        child.wait(timeout=max(1.0, args.timeout - (time.time() - t0)))
-    except (TimeoutError, subprocess.TimeoutExpired):
-        child.kill()
-        console.print(f"[red]child did not finish within {args.timeout:.0f} s[/red]")
-        return 1
+        code = run_child([sys.executable, "-c", CHILD, args.seqs, str(args.bench_s)], env,
+                         err_path, args.timeout, start, line)  # fmt: skip
     finally:
-        device.stop()
+        if device is not None:
+            device.stop()
         if spy is not None:
             spy.stop()
-    stderr = child.stderr.read() if child.stderr else ""
-    if child.returncode != 0:
+    if code is None:
+        console.print(f"[red]child did not finish within {args.timeout:.0f} s[/red]")
+        return 1
+    if code != 0:
         err = next((m["message"] for m in lines if m.get("event") == "error"), None)
-        tail = err or (stderr.strip().splitlines() or ["?"])[-1]
-        console.print(f"[red]the compile child failed ({child.returncode}): {tail}[/red]")
-        return 2 if child.returncode == 3 else 1
+        stderr = err_path.read_text(errors="replace").strip().splitlines()
+        tail = err or (stderr or ["?"])[-1]
+        console.print(f"[red]the compile child failed ({code}): {tail}[/red]")
+        return 2 if code == 3 else 1
 
     statuses = [e for e in events if isinstance(e, MonitorStatus)]
     samples = [e for e in events if isinstance(e, DeviceSampled)]

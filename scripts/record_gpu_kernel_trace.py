@@ -47,6 +47,11 @@ def main() -> int:
             errors = [e.message for e in r.of(ev.ErrorRaised)]
             print(f"{name}: worker exited {r.returncode}: {errors or r.stderr[-2000:]}")
             return 1
+        kept = sorted(where.glob("*/trace.json"))  # one folder per run: move it up
+        for f in kept[-1].parent.iterdir() if kept else ():
+            f.replace(where / f.name)
+        if kept:
+            kept[-1].parent.rmdir()
         (where / "events.jsonl").write_bytes(b"".join(ev.encode(e) for e in r.events))
         prof = r.one(ev.KernelsProfiled)
         trace = json.loads((where / "trace.json").read_text())

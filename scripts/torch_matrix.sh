@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Check dlcprof against several torch releases, one throwaway venv each.
 #
-#   scripts/torch_matrix.sh [VERSION ...]     default: 2.13.0 and the newest on the registry
+#   scripts/torch_matrix.sh [VERSION ...]     default: 2.11.0 (the GPU image's), 2.13.0
+#                                             and the newest on the registry
 #
 # Per version: a fresh venv with that torch and dlcprof's test extras, a copy of
 # this working tree (so edits made meanwhile do not leak in), the slow
@@ -23,7 +24,7 @@ newest() {
 
 versions=("$@")
 if [ ${#versions[@]} -eq 0 ]; then
-    versions=(2.13.0 "$(newest)")
+    versions=(2.11.0 2.13.0 "$(newest)")
 fi
 
 workloads=(pointwise-chain graph-breaks variable-length)

@@ -114,7 +114,7 @@ def test_nothing_autotuned_always_says_why(events, why):
 def test_runtime_triton_autotuning_counts_toward_the_cost():
     """[from torch's source] CachingAutotuner.benchmark_all_configs is timed by
     dynamo_timed with log_pt2_compile_event=True: a chromium phase of that name."""
-    p = ev.PhaseEnded(run_id="r", compile_id="0/0", name=fm.RUNTIME_TRITON_PHASE, thread=1,
+    p = ev.PhaseEnded(run_id="r", compile_id="0/0", name=fm.RUNTIME_TRITON_PHASES[0], thread=1,
                       start_t=0.0, duration_s=0.25)  # fmt: skip
     a = fm.autotune(run_of(started("r", "max-autotune", device="cuda"), p, tuned("r")))
     assert a.runtime_kernels == 1 and a.seconds == pytest.approx(3.791 + 0.25)
@@ -151,9 +151,9 @@ def test_triton_template_configs_read_as_tiles():
         ("disabling cudagraphs due to incompatible op aten._local_scalar_dense.default Found "
          "from \n File \"m.py\", line 9", "incompatible op aten._local_scalar_dense.default"),
         # cudagraph_trees: the re-recording limit, at run time
-        ("skipping cudagraph due to function 0 exceeding max re-recording limit (=50) on "
+        ("skipping cudagraph due to function 0 exceeding max re-recording limit (=128) on "
          "cudagraph node 3 due to static input data pointer changed.",
-         "function 0 exceeding max re-recording limit (=50) on cudagraph node 3 due to static "
+         "function 0 exceeding max re-recording limit (=128) on cudagraph node 3 due to static "
          "input data pointer changed"),
     ],
 )  # fmt: skip
@@ -273,7 +273,7 @@ def test_autotune_phases_have_a_stage_of_their_own():
     from dlcprof.figures import phases as fp
 
     for name in ("packed_linear_template_autotuning", "mm_template_precompiling",
-                 fm.RUNTIME_TRITON_PHASE):  # fmt: skip
+                 *fm.RUNTIME_TRITON_PHASES):  # fmt: skip
         assert fp.stage_of(name) is fp.AUTOTUNE
 
 
@@ -284,7 +284,7 @@ def test_a_skip_at_run_time_is_not_a_yes():
         ev.CudagraphDecided(run_id="r", compile_id="0/0", graph="inference", graphed=True,
                             reason=None),
         ev.CudagraphSkipped(run_id="r", compile_id="0/0", reason="skipping cudagraph due to "
-                            "function 0 exceeding max re-recording limit (=50) on cudagraph "
+                            "function 0 exceeding max re-recording limit (=128) on cudagraph "
                             "node 1 due to static input data pointer changed."),
     )  # fmt: skip
     cg = fm.cudagraphs(run)

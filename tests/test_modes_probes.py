@@ -172,7 +172,7 @@ def test_each_graph_gets_its_decision_and_torchs_reason():
     probe._wrap_post_compile(gpu)
     gpu.CompiledFxGraph().post_compile([], None, {"cudagraphs": Boxed(True), "is_backward": True})
     # A skip after the compile (at run time) is its own event.
-    log.warning("skipping cudagraph due to function 0 exceeding max re-recording limit (=50)")
+    log.warning("skipping cudagraph due to function 0 exceeding max re-recording limit (=128)")
     probe.uninstall()
     assert not log.handlers and "post_compile" in vars(gpu.CompiledFxGraph)
     first, second = of(sink.events, ev.CudagraphDecided)

@@ -2,9 +2,10 @@
 
 The probes run inside the worker for the whole run; the monitors (device
 sampler, py-spy) watch it from outside and pause while the benchmark is timed
-(dlcprof/worker/quiet.py). Each monitor reports the CPU it used itself
-(``MonitorCostMeasured``): on a machine with fewer free cores than the
-compile uses, that CPU is taken from the compile.
+(dlcprof/worker/quiet.py), except the device sampler on a GPU: NVML goes on.
+Each monitor reports the CPU it used itself (``MonitorCostMeasured``): on a
+machine with fewer free cores than the compile uses, that CPU is taken from the
+compile.
 """
 
 from __future__ import annotations
@@ -73,6 +74,16 @@ def observer(run: Run) -> Observer:
     )  # fmt: skip
 
 
+# The device sampler does not pause on a GPU (monitors/device.py): the timed
+# windows are when the GPU is busy.
+NVML_KEPT = "NVML sampled through them from dlcprof's own process (no worker core)"
+
+
+def nvml_sampled(run: Run) -> bool:
+    status = run.monitors.get("nvml")
+    return status is not None and status.available
+
+
 def line(run: Run) -> str:
     """What watched the run and what it cost, for the reports and the headless summary:
     "observer: worker probes (...), py-spy ...; the monitors were paused while ..."."""
@@ -81,7 +92,10 @@ def line(run: Run) -> str:
     if not o.watchers:
         return f"observer: {', '.join(parts) or 'nothing'} only"
     shown = [f"{w.name} {w.how} ({text.core_share(w.cpu_share)})" for w in o.watchers]
-    return f"observer: {', '.join([*parts, *shown])}; {_timing(o)}"
+    timing = _timing(o)
+    if o.quiet and nvml_sampled(run):
+        timing = f"{timing}, except that {NVML_KEPT}"
+    return f"observer: {', '.join([*parts, *shown])}; {timing}"
 
 
 def _timing(o: Observer) -> str:

@@ -59,7 +59,8 @@ _EXACT: dict[str, PhaseKind] = {
 # Fragments of lower-cased names, first match wins: the build and cache
 # phases are claimed before the broad "inductor"/"compile" words.
 _FRAGMENTS: tuple[tuple[Stage, tuple[str, ...]], ...] = (
-    (AUTOTUNE, ("_template_autotuning", "_template_precompiling", "benchmark_all_configs")),
+    (AUTOTUNE, ("_template_autotuning", "_template_precompiling", "benchmark_all_configs",
+                "coordinate_descent_tuning", "combo_sequential_autotune")),
     (BUILD, ("compile_file", "async_compile", "codecache", "load_by_key", "triton", "cpp_",
              "autotune", "benchmark")),
     (AOT, ("aotautograd", "backend_compile", "create_aot", "aot_", "min_cut", "autograd_cache")),

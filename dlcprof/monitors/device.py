@@ -228,8 +228,35 @@ def _handle_for_cuda_index(cuda_index: int) -> Any | None:
             return None
         target = entries[cuda_index]
     if isinstance(target, str) and not target.isdigit():
-        return nvml.query("nvmlDeviceGetHandleByUUID", target)
+        return _handle_for_uuid(target)
     return nvml.query("nvmlDeviceGetHandleByIndex", int(target))
+
+
+def _handle_for_uuid(wanted: str) -> Any | None:
+    """A GPU or MIG UUID as CUDA takes it: whole, or any unique prefix of it
+    (``GPU-8932f937``), with or without its ``GPU-``/``MIG-`` tag; a MIG
+    instance's handle is its own (memory reads, utilization is n/a there)."""
+    handle = nvml.query("nvmlDeviceGetHandleByUUID", wanted)
+    if handle is not None:
+        return handle
+    if wanted.startswith("MIG-GPU-"):  # the old MIG-GPU-<uuid>/<gi>/<ci> form: its GPU
+        wanted = wanted[len("MIG-") :].split("/", 1)[0]
+    found = []
+    for i in range(nvml.query("nvmlDeviceGetCount") or 0):
+        gpu = nvml.query("nvmlDeviceGetHandleByIndex", i)
+        if gpu is None:
+            continue
+        for h in [gpu, *_mig_handles(gpu)]:
+            uuid = nvml.decode(nvml.query("nvmlDeviceGetUUID", h)) or ""
+            if uuid and (uuid.startswith(wanted) or uuid.split("-", 1)[-1].startswith(wanted)):
+                found.append(h)
+    return found[0] if len(found) == 1 else None  # CUDA refuses an ambiguous prefix too
+
+
+def _mig_handles(gpu: Any) -> list[Any]:
+    slots = nvml.query("nvmlDeviceGetMaxMigDeviceCount", gpu) or 0
+    handles = (nvml.query("nvmlDeviceGetMigDeviceHandleByIndex", gpu, j) for j in range(slots))
+    return [h for h in handles if h is not None]
 
 
 def _field(obj: Any, name: str) -> Any:
@@ -265,6 +292,7 @@ class DeviceSampler:
         self.cuda_index = cuda_index
         self._stop = threading.Event()
         self._paused = threading.Event()
+        self._nvml = threading.Event()  # set while NVML samples the GPU
         self._sampling = threading.Lock()  # held while a sample is taken
         self._thread = threading.Thread(target=self._run, name="dlcprof-device", daemon=True)
 
@@ -276,7 +304,13 @@ class DeviceSampler:
         self._thread.start()
 
     def pause(self, timeout_s: float = 5.0) -> bool:
-        """No sample from now until ``resume``; True once none is in progress."""
+        """No sample from now until ``resume``; True once none is in progress.
+
+        A GPU sampler does not pause: the timed windows are when the GPU is
+        busy, and NVML asked from this process neither stops the worker nor
+        takes a core it uses (py-spy, which does, pauses)."""
+        if self._nvml.is_set():
+            return True
         self._paused.set()
         if self._sampling.acquire(timeout=timeout_s):
             self._sampling.release()
@@ -324,6 +358,7 @@ class DeviceSampler:
                         )
                     )  # fmt: skip
                 else:
+                    self._nvml.set()
                     self.emit(
                         MonitorStatus(
                             monitor="nvml", available=True, message=f"{gpu.name}: {NVML_NOTE}",
@@ -335,6 +370,7 @@ class DeviceSampler:
             message = f"device sampler stopped: {e}"
             self.emit(MonitorStatus(monitor="cpu", available=False, message=message))
         finally:
+            self._nvml.clear()
             if nvml_open:
                 nvml.shutdown()
 
@@ -371,6 +407,7 @@ class DeviceSampler:
                             values.update(gpu.sample(pids))
                         except Exception as e:  # the driver went away mid-run: keep the CPU view
                             gpu, source = None, "cpu"
+                            self._nvml.clear()
                             self.emit(MonitorStatus(
                                 monitor="nvml", available=False,
                                 message=f"NVML failed mid-run ({type(e).__name__}: {e}): "

@@ -86,8 +86,9 @@ def query(fn: str | Callable[..., Any], *args: Any) -> Any | None:
 
 
 # NVMLErrors that mean the GPU or driver is gone, not that one field is unsupported:
-# they propagate, and the sampler stops asking NVML (monitors/device.py).
-LOST = ("GpuIsLost", "Uninitialized", "DriverNotLoaded", "LibraryNotFound", "Unknown")
+# they propagate, and the sampler stops asking NVML (monitors/device.py). Any
+# other (NVMLError_Unknown from an optional query too) is that one value's n/a.
+LOST = ("GpuIsLost", "Uninitialized", "DriverNotLoaded", "LibraryNotFound")
 
 
 def _call(mod: ModuleType, func: Callable[..., Any], *args: Any) -> Any | None:

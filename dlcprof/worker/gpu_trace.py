@@ -15,7 +15,12 @@ trace (``prof.export_chrome_trace``) every event is ``{"ph": "X", "cat", "name",
   (cuBLAS, cuDNN, flash attention).
 
 A device activity belongs to the innermost range around its launch on the same
-thread. Pure: no torch, so it is tested on constructed and recorded traces.
+thread. Under CUDA graphs a replay is one ``cudaGraphLaunch`` (runtime) or
+``cuGraphLaunch`` (driver) event, correlated with every kernel of the graph:
+those belong to no launch of the compiled code, so they are kept apart, by
+kernel name (a Triton kernel keeps Inductor's name in a graph; a library
+kernel's name does not say which call made it). Pure: no torch, so it is
+tested on constructed and recorded traces.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Any
 
 LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
 DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+GRAPH_LAUNCHES = ("cudaGraphLaunch", "cuGraphLaunch")
 
 
 @dataclass
@@ -33,7 +39,13 @@ class DeviceTimes:
     by_label: dict[str, float] = field(default_factory=dict)  # µs per range label
     names: dict[str, list[str]] = field(default_factory=dict)  # device activities per label
     total_us: float = 0.0  # every device activity in the trace
-    unattributed_us: float = 0.0  # launched outside every range
+    unattributed_us: float = 0.0  # launched outside every range, not by a graph replay
+    replayed_us: dict[str, float] = field(default_factory=dict)  # CUDA-graph replays, by name
+    replayed_n: dict[str, int] = field(default_factory=dict)  # ... how many of each
+
+    @property
+    def replay_total_us(self) -> float:
+        return sum(self.replayed_us.values())
 
 
 def _events(trace: dict[str, Any] | list[Any]) -> list[dict[str, Any]]:
@@ -71,6 +83,11 @@ def device_times(trace: dict[str, Any] | list[Any], prefix: str) -> DeviceTimes:
         dur = float(e.get("dur", 0.0))
         out.total_us += dur
         launch = launches.get(_correlation(e))
+        if launch is not None and str(launch.get("name", "")).startswith(GRAPH_LAUNCHES):
+            name = str(e.get("name"))
+            out.replayed_us[name] = out.replayed_us.get(name, 0.0) + dur
+            out.replayed_n[name] = out.replayed_n.get(name, 0) + 1
+            continue
         label = _enclosing(launch, ranges, starts) if launch is not None else None
         if label is None:
             out.unattributed_us += dur

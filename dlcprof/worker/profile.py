@@ -19,7 +19,8 @@ count and grad mode it:
    each op's time over the kernels its post-grad nodes went to (provenance
    ``preToPost`` and ``cppCodeToPost``): the eager cost of what each kernel
    fused;
-3. measures the copy bandwidth: a 256 MiB tensor copy, same device and threads.
+3. measures the copy bandwidth: a 256 MiB tensor copy, same device and threads
+   (on a GPU, ten copies between CUDA events).
 
 Everything it cannot know is None with the reason.
 """
@@ -27,10 +28,12 @@ Everything it cannot know is None with the reason.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import os
 import re
+import shutil
 import statistics
 import tempfile
 import time
@@ -51,10 +54,12 @@ GPU_METHOD = "torch.profiler CUDA activity, one range per launch inside the comp
 REP_S = 0.05  # aim for repetitions of at least this long
 GPU_CALLS = 10  # compiled calls in the one profiled window on a GPU
 COPY_BYTES = 256 * 2**20
+COPY_CALLS = 10  # copies per timed window on a GPU
 RANGE_PREFIX = "dlcprof:"
 NOT_RUN = "not run by the profiled call (compiled for other inputs)"
 NOT_TIMED = "its code ran at warm-up only (CUDA graphs replay it without launches to time)"
-# Keeps the GPU profiler's trace and the launches it ranges (tests/fixtures/gpu).
+# Keeps, per run, the GPU profiler's trace, the launches it ranges and the
+# graphs' output code (tests/fixtures/gpu; scripts/gpu_check.sh).
 GPU_TRACE_ENV = "DLCPROF_GPU_TRACE_DIR"
 
 _PARAMS_CPP = re.compile(r'extern\s+"C"[^(]*\(([^)]*)\)', re.S)
@@ -147,6 +152,26 @@ def summing_medians(per_rep: list[list[float]]) -> tuple[list[float], float]:
     return [m * scale for m in medians], scale
 
 
+def replay_notes(times: Any, calls: int) -> list[str]:
+    """What a GPU window's trace could not give to a launch, said per call:
+    device time launched outside the compiled code's launches, and CUDA-graph
+    replays (each kernel in them is correlated to the graph's launch, not to
+    a launch of ours: Triton kernels are found by name, library kernels not)."""
+    notes = []
+    if times.unattributed_us:
+        notes.append(
+            f"{text.ms(times.unattributed_us / 1e3 / calls)} of device time per call "
+            "was launched outside the compiled code's launches"
+        )
+    if times.replayed_us:
+        notes.append(
+            f"{text.ms(times.replay_total_us / 1e3 / calls)} of device time per call ran in "
+            "CUDA-graph replays: their Triton kernels are timed by name; a library kernel "
+            "(cuBLAS, attention) in a graph is not tied to its call and stays untimed"
+        )
+    return notes
+
+
 # --- recorders: what the instrumented code calls --------------------------------------
 
 
@@ -163,6 +188,7 @@ class Recorder:
         self.seconds = [0.0] * launches  # since the last reset
         self.bytes: list[int | None] = [None] * launches
         self.rep_ms: list[list[float]] = []  # per repetition, per launch: ms per call
+        self.untimed: set[int] = set()  # launches the timed calls did not run (CUDA graphs)
         self.launch_ms: list[float] = []  # per launch: ms per call (summing_medians)
 
     def enter(self, args: list[Any]) -> None:
@@ -320,6 +346,9 @@ class Timed:
     compiled_ms: float | None = None  # the plain call, in repetitions alternating with
     call_ms: float | None = None  # ... the instrumented call
     busy_ms: float | None = None  # GPU: every device activity in the window
+    # GPU: CUDA-graph replays' device ms and kernels per call, by kernel name
+    replayed_ms: dict[str, float] = field(default_factory=dict)
+    replayed_n: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -449,9 +478,11 @@ class KernelProfile:
             kernel_reps: dict[int, list[float]] = {}
             for i, owner in enumerate(p.owner):
                 r = res[owner]
-                r.launches += rec.count[i] // rec.entered
                 if rec.bytes[i] is not None:
                     r.bytes = (r.bytes or 0) + (rec.bytes[i] or 0)
+                if i in rec.untimed:
+                    continue
+                r.launches += rec.count[i] // rec.entered
                 if rec.rep_ms:
                     r.time_ms = (r.time_ms or 0.0) + rec.launch_ms[i]
                     sums = kernel_reps.setdefault(owner, [0.0] * len(rec.rep_ms))
@@ -460,6 +491,11 @@ class KernelProfile:
             for owner, sums in kernel_reps.items():
                 res[owner].spread_ms = median_iqr(sums)[1] if len(sums) > 1 else None
             for i, r in enumerate(res):
+                name = p.graph.kernels[i].name
+                if r.time_ms is None and name in timed.replayed_ms:
+                    # Replayed in a CUDA graph: its device time by its Triton name.
+                    r.time_ms = timed.replayed_ms[name]
+                    r.launches = round(timed.replayed_n[name])
                 if i not in p.owner:
                     r.why.setdefault("time_ms", "never launched from the wrapper's call()")
                     r.why.setdefault("bytes", r.why["time_ms"])
@@ -506,6 +542,7 @@ class KernelProfile:
         )
         acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
         entered = {id(p): p.recorder.entered for p in live if p.recorder}
+        counts = {id(p): list(p.recorder.count) for p in live if p.recorder}
         with _instrumented(live), torch.profiler.profile(activities=acts) as prof:
             call_ms = timer.per_call_ms(compiled, args, GPU_CALLS, sink)
         with tempfile.TemporaryDirectory() as tmp:
@@ -516,24 +553,27 @@ class KernelProfile:
         times = device_times(trace, RANGE_PREFIX)
         keep = os.environ.get(GPU_TRACE_ENV)
         if keep:
-            _keep_trace(keep, trace, live)
+            _keep_trace(os.path.join(keep, re.sub(r"\W", "_", self.run_id)), trace, live)
         for p in live:
             rec = p.recorder
             assert isinstance(rec, GpuRecorder)
             if rec.entered == entered[id(p)]:
                 continue  # replayed without call() (CUDA graphs): no launch to read
+            # A partition CUDA graphs replay runs none of its launches in Python.
+            before = counts[id(p)]
+            rec.untimed = {i for i, n in enumerate(rec.count) if n == before[i]}
             rec.rep_ms = [
                 [
                     times.by_label.get(f"{rec.label}:{i}", 0.0) / 1e3 / GPU_CALLS
                     for i in range(len(rec.seconds))
                 ]
             ]
-        if times.unattributed_us:
-            self.notes_out.append(
-                f"{text.ms(times.unattributed_us / 1e3 / GPU_CALLS)} of device time per call "
-                "was launched outside the compiled code's launches"
-            )
-        return Timed(GPU_CALLS, plain, call_ms, times.total_us / 1e3 / GPU_CALLS)
+        self.notes_out += replay_notes(times, GPU_CALLS)
+        return Timed(
+            GPU_CALLS, plain, call_ms, times.total_us / 1e3 / GPU_CALLS,
+            replayed_ms={n: us / 1e3 / GPU_CALLS for n, us in times.replayed_us.items()},
+            replayed_n={n: c / GPU_CALLS for n, c in times.replayed_n.items()},
+        )  # fmt: skip
 
     # 2. the eager cost of the ops each kernel fused ------------------------------------
 
@@ -652,13 +692,24 @@ class KernelProfile:
             n = COPY_BYTES // 4
             src = torch.ones(n, dtype=torch.float32, device=timer.device)
             dst = torch.empty_like(src)
-            sink = bench.LastOutput()
-            timer.one_call_s(dst.copy_, (src,), sink)  # first touch of dst's pages
-            s = statistics.median(timer.one_call_s(dst.copy_, (src,), sink) for _ in range(3))
-            del src, dst, sink
+            s = copy_seconds(functools.partial(dst.copy_, src), timer)
+            del src, dst
         except Exception as e:  # noqa: BLE001 - out of memory, most likely
             return None, f"the {COPY_BYTES >> 20} MiB copy failed: {type(e).__name__}: {e}"
         return 2 * COPY_BYTES / s / 1e9, None
+
+
+def copy_seconds(copy: Callable[[], Any], timer: bench.Timer) -> float:
+    """Seconds per copy, the median of three windows after a first touch. On a
+    GPU a window is COPY_CALLS copies between CUDA events: one copy between
+    synchronizes (~0.13 ms on an H200) would count the synchronize too."""
+    sink = bench.LastOutput()
+    timer.one_call_s(copy, (), sink)  # first touch of dst's pages
+    if timer.device == "cuda":
+        windows = [timer.per_call_ms(copy, (), COPY_CALLS, sink) / 1e3 for _ in range(3)]
+    else:
+        windows = [timer.one_call_s(copy, (), sink) for _ in range(3)]
+    return statistics.median(windows)
 
 
 def _settled_ms(
@@ -672,10 +723,11 @@ def _settled_ms(
 
 
 def _keep_trace(where: str, trace: dict[str, Any], live: list[GraphPlan]) -> None:
-    """The trace and what each range launched, for scripts/record_gpu_kernel_trace.py."""
+    """The trace, what each range launched and each graph's output code, in a
+    folder of the run's own (scripts/gpu_check.sh keeps every mode's)."""
     os.makedirs(where, exist_ok=True)
     launches = {}
-    for p in live:
+    for n, p in enumerate(live):
         assert isinstance(p.recorder, GpuRecorder)
         for i, owner in enumerate(p.owner):
             k = p.graph.kernels[owner]
@@ -683,6 +735,8 @@ def _keep_trace(where: str, trace: dict[str, Any], live: list[GraphPlan]) -> Non
                 "compile_id": p.graph.compile_id, "graph": k.graph, "kernel": k.name,
                 "kind": k.kind, "order": k.order,
             }  # fmt: skip
+        if p.graph.path and os.path.isfile(p.graph.path):
+            shutil.copyfile(p.graph.path, os.path.join(where, f"output_code_{n}.txt"))
     with open(os.path.join(where, "trace.json"), "w", encoding="utf-8") as f:
         json.dump(trace, f)
     with open(os.path.join(where, "launches.json"), "w", encoding="utf-8") as f:

@@ -56,11 +56,11 @@ class StageError(Exception):
 def one_line(e: BaseException) -> str:
     """One line: "ExcType: first line" (plus the next when the first only introduces it)."""
     lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
-    text = lines[0] if lines else ""
-    if text.endswith(":") and len(lines) > 1:
-        text = f"{text} {lines[1]}"
+    first = lines[0] if lines else ""
+    if first.endswith(":") and len(lines) > 1:
+        first = f"{first} {lines[1]}"
     name = type(e).__name__
-    return (f"{name}: {text}" if text else name) + oom_hint(e)
+    return (f"{name}: {first}" if first else name) + oom_hint(e)
 
 
 def cpu_name() -> str:

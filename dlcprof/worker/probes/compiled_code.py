@@ -10,7 +10,11 @@ What it relies on (torch 2.13; docs/torch-notes.md §10):
 - The module's ``call`` (a function, or the bound ``Runner.call``) is the very
   function ``CompiledFxGraph.current_callable`` holds: giving it an instrumented
   ``__code__`` instruments the code torch runs, with no recompile and no new
-  cache key; the original code is put back afterwards.
+  cache key; the original code is put back afterwards. With graph partitioning
+  (on by default in torch 2.11 and 2.13, used under CUDA graphs) the launches torch can
+  capture sit in module-level ``partition_N(args)`` functions that
+  ``Runner.call`` calls as ``self.partitions[N](...)``: they are instrumented
+  the same way, each launch numbered in the order the call runs it.
 - FX's printed graphs (``print_readable``; the ``dynamo_output_graph`` payload):
   ``def forward(self, <placeholders>):`` then one ``name: "annotation" = expr``
   statement per node, named as the node.
@@ -24,6 +28,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import re
 import textwrap
 import types
 from collections.abc import Callable, Iterator
@@ -76,34 +81,70 @@ def _call_def(tree: ast.Module) -> ast.FunctionDef:
     raise CodeUnavailable("the wrapper module has no call() (cpp_wrapper or AOT code?)")
 
 
-def instrument_source(source: str, definitions: dict[str, Any]) -> tuple[ast.Module, list[Launch]]:
-    """``call()`` of a wrapper module, rewritten so every launch goes through the
-    hook (the first launch on a line, as the kernel probe reads the wrapper), with
-    ``HOOK.enter(args)`` first; and the launches in order."""
+def _partition_index(node: ast.Call) -> int | None:
+    """N for a ``self.partitions[N](...)`` call (graph partitioning), else None."""
+    f = node.func
+    if (
+        isinstance(f, ast.Subscript) and isinstance(f.value, ast.Attribute)
+        and f.value.attr == "partitions" and isinstance(f.slice, ast.Constant)
+        and isinstance(f.slice.value, int)
+    ):  # fmt: skip
+        return f.slice.value
+    return None
+
+
+def _first_launches(
+    fdef: ast.FunctionDef, definitions: dict[str, Any], partitions: dict[int, ast.FunctionDef]
+) -> list[tuple[ast.FunctionDef, ast.Call, tuple[str, bool]]]:
+    """The launches of ``fdef`` in order (the first on each line, as the kernel probe
+    reads the wrapper), a partition's spliced in where ``call`` calls it."""
+    first: dict[int, tuple[int, ast.Call, tuple[str, bool] | int]] = {}
+    for node in ast.walk(fdef):
+        if not isinstance(node, ast.Call):
+            continue
+        part = _partition_index(node)
+        target = launch_target(ast.unparse(node.func), definitions) if part is None else part
+        if target is None or (part is not None and part not in partitions):
+            continue
+        best = first.get(node.lineno)
+        if best is None or node.col_offset < best[0]:
+            first[node.lineno] = (node.col_offset, node, target)
+    out: list[tuple[ast.FunctionDef, ast.Call, tuple[str, bool]]] = []
+    for line in sorted(first):
+        _, node, target = first[line]
+        if isinstance(target, int):
+            out += _first_launches(partitions.pop(target), definitions, partitions)
+        else:
+            out.append((fdef, node, target))
+    return out
+
+
+def instrument_source(
+    source: str, definitions: dict[str, Any]
+) -> tuple[ast.Module, list[Launch]]:
+    """``call()`` of a wrapper module and the ``partition_N()`` functions it calls
+    (graph partitioning), rewritten so every launch goes through the hook, with
+    ``HOOK.enter(args)`` first in ``call()``; and the launches in order."""
     tree = ast.parse(source)
     fdef = _call_def(tree)
     if not fdef.args.args:
         raise CodeUnavailable("call() takes no arguments")
-    first: dict[int, tuple[int, ast.Call, tuple[str, bool]]] = {}
-    for node in ast.walk(fdef):
-        if isinstance(node, ast.Call):
-            target = launch_target(ast.unparse(node.func), definitions)
-            if target is None:
-                continue
-            best = first.get(node.lineno)
-            if best is None or node.col_offset < best[0]:
-                first[node.lineno] = (node.col_offset, node, target)
+    partitions = {
+        int(node.name.removeprefix("partition_")): node
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and re.fullmatch(r"partition_\d+", node.name)
+    }
+    functions = [fdef, *partitions.values()]
+    order = _first_launches(fdef, definitions, dict(partitions))
     launches: list[Launch] = []
     chosen: dict[int, int] = {}
-    for line in sorted(first):
-        _, node, (name, extern) = first[line]
+    for _, node, (name, extern) in order:
         chosen[id(node)] = len(launches)
-        launches.append(Launch(line, ast.unparse(node.func), name, extern))
-    fdef = _Launches(chosen).visit(fdef)
+        launches.append(Launch(node.lineno, ast.unparse(node.func), name, extern))
+    functions = [_Launches(chosen).visit(f) for f in functions]
     args_name = fdef.args.args[-1].arg
-    enter = ast.parse(f"{HOOK}.enter({args_name})").body
-    fdef.body = [*enter, *fdef.body]
-    module = ast.Module(body=[fdef], type_ignores=[])
+    functions[0].body = [*ast.parse(f"{HOOK}.enter({args_name})").body, *functions[0].body]
+    module = ast.Module(body=functions, type_ignores=[])
     ast.fix_missing_locations(module)
     return module, launches
 
@@ -198,28 +239,48 @@ def call_function(module: types.ModuleType) -> types.FunctionType:
     return fn
 
 
-def compile_instrumented(module: types.ModuleType, tree: ast.Module) -> types.CodeType:
-    """The code object of the rewritten call(), to be swapped into the loaded one."""
-    fn = call_function(module)
+def compile_instrumented(module: types.ModuleType, tree: ast.Module) -> dict[str, types.CodeType]:
+    """The code objects of the rewritten call() and partition functions, by name,
+    to be swapped into the loaded ones."""
     ns: dict[str, Any] = {}
     exec(compile(tree, module.__file__ or "<inductor wrapper>", "exec"), ns)  # noqa: S102
-    code = ns["call"].__code__
-    if code.co_freevars != fn.__code__.co_freevars:
-        raise CodeUnavailable("call() closes over variables: its code cannot be swapped")
-    return code
+    codes = {}
+    for node in tree.body:
+        assert isinstance(node, ast.FunctionDef)
+        code = ns[node.name].__code__
+        if code.co_freevars != _loaded(module, node.name).__code__.co_freevars:
+            raise CodeUnavailable(f"{node.name}() closes over variables: no code swap")
+        codes[node.name] = code
+    return codes
+
+
+def _loaded(module: types.ModuleType, name: str) -> types.FunctionType:
+    """The loaded ``call`` or ``partition_N`` (torch's Runner holds the same function)."""
+    if name == "call":
+        return call_function(module)
+    fn = getattr(module, name, None)
+    if not isinstance(fn, types.FunctionType):
+        raise CodeUnavailable(f"{module.__name__}.{name} is a {type(fn).__name__}, not a function")
+    return fn
 
 
 @contextmanager
-def instrumented(module: types.ModuleType, code: types.CodeType, hook: Any) -> Iterator[None]:
-    """The loaded call() runs ``code`` (with ``hook`` in its globals) inside the block."""
-    fn = call_function(module)
-    original = fn.__code__
+def instrumented(
+    module: types.ModuleType, codes: dict[str, types.CodeType], hook: Any
+) -> Iterator[None]:
+    """The loaded call() and partitions run ``codes`` (with ``hook`` in their
+    globals) inside the block. Under CUDA graphs a partition runs only while
+    torch records it: its replays launch nothing in Python."""
+    fns = {name: _loaded(module, name) for name in codes}
+    originals = {name: fn.__code__ for name, fn in fns.items()}
     module.__dict__[HOOK] = hook
-    fn.__code__ = code
+    for name, fn in fns.items():
+        fn.__code__ = codes[name]
     try:
         yield
     finally:
-        fn.__code__ = original
+        for name, fn in fns.items():
+            fn.__code__ = originals[name]
         module.__dict__.pop(HOOK, None)
 
 

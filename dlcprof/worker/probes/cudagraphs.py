@@ -14,7 +14,8 @@ What torch 2.13 offers (docs/torch-notes.md §4):
   (GPU): during post_compile it is that graph's reason, later it is a run-time
   skip (a mutated input, the re-recording limit).
 - On a GPU, ``CUDAGraphTreeManager.record_function`` records a graph and
-  ``execute_node`` replays one: counted per compile id (one dict update each).
+  ``execute_node`` replays one: counted per compile id and function id (one
+  dict update each); with graph partitions a call replays each partition.
 
 Each hook is installed when torch imports its module (``probes.lazy``).
 """
@@ -33,45 +34,45 @@ PROBE = "cudagraphs"
 
 
 class CudagraphTally:
-    """Recordings, re-recordings and replays per compile id (thread-safe).
+    """Recordings, re-recordings and replays per compile id, per call (thread-safe).
 
-    A replay costs one locked increment keyed by torch's own compile id object;
-    ids are named (with the run's prefix, see TraceDispatcher.new_generation)
-    when counted, as they were when the graph was recorded."""
+    With graph partitioning each partition of a graph is a CUDA graph of its
+    own (its own function id): one call of the compiled graph records or
+    replays each of them once, so a compile id's count is the most any one of
+    its functions had, not their sum. A replay costs one locked increment keyed
+    by torch's own objects; ids are named (with the run's prefix, see
+    TraceDispatcher.new_generation) when counted, as they were when recorded."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._replays: dict[Any, int] = {}
-        self._recordings: dict[str, int] = {}
-        self._rerecordings: dict[str, int] = {}
-        self._recorded: set[tuple[str, Any]] = set()
+        self._replays: dict[tuple[Any, Any], int] = {}  # (raw compile id, function id)
+        self._recordings: dict[tuple[str, Any], int] = {}  # (name, function id)
         self._names: dict[Any, str] = {}
 
     def recorded(self, raw: Any, name: str, function_id: Any) -> None:
         with self._lock:
             self._names[raw] = name
-            self._recordings[name] = self._recordings.get(name, 0) + 1
-            if (name, function_id) in self._recorded:
-                self._rerecordings[name] = self._rerecordings.get(name, 0) + 1
-            self._recorded.add((name, function_id))
+            key = (name, function_id)
+            self._recordings[key] = self._recordings.get(key, 0) + 1
 
-    def replayed(self, raw: Any) -> None:
+    def replayed(self, raw: Any, function_id: Any = None) -> None:
+        key = (raw, function_id)
         with self._lock:
-            self._replays[raw] = self._replays.get(raw, 0) + 1
+            self._replays[key] = self._replays.get(key, 0) + 1
 
     def counts(self) -> dict[str, dict[str, int]]:
         with self._lock:
             out: dict[str, dict[str, int]] = {}
 
-            def row(name: str) -> dict[str, int]:
-                return out.setdefault(name, {"recordings": 0, "rerecordings": 0, "replays": 0})
+            def most(name: str, field: str, n: int) -> None:
+                row = out.setdefault(name, {"recordings": 0, "rerecordings": 0, "replays": 0})
+                row[field] = max(row[field], n)
 
-            for name, n in self._recordings.items():
-                row(name)["recordings"] = n
-            for name, n in self._rerecordings.items():
-                row(name)["rerecordings"] = n
-            for raw, n in self._replays.items():
-                row(self._names.get(raw, str(raw)))["replays"] += n
+            for (name, _), n in self._recordings.items():
+                most(name, "recordings", n)
+                most(name, "rerecordings", n - 1)
+            for (raw, _), n in self._replays.items():
+                most(self._names.get(raw, str(raw)), "replays", n)
             return out
 
 
@@ -215,7 +216,10 @@ class CudagraphProbe:
             replayed = tally.replayed
 
             def execute_node(mgr: Any, node: Any, new_inputs: Any) -> Any:
-                replayed(mgr.compile_id)  # set by CUDAGraphTreeManager.run before _run
+                # compile_id: set by CUDAGraphTreeManager.run before _run; one
+                # function id per partition of the graph.
+                wrapped = getattr(node, "wrapped_function", None)
+                replayed(mgr.compile_id, getattr(wrapped, "id", None))
                 return original(mgr, node, new_inputs)
 
             return execute_node

@@ -4,7 +4,8 @@ Three structured-trace payloads per compiled graph are combined (docs/torch-note
 
 - ``inductor_output_code``: the generated wrapper. Kernel definitions
   (``NAME = async_compile.<kind>(...)`` with the source inline), the call order
-  in ``call(...)`` and the ``# [Provenance debug handles] NAME:N`` comment
+  in ``call(...)`` and the ``partition_N(...)`` functions it calls (graph
+  partitions, under CUDA graphs) and the ``# [Provenance debug handles] NAME:N`` comment
   before each call; extern calls (``extern_kernels.mm``, ``torch.ops.*``).
 - ``inductor_post_grad_graph``: post-grad FX node name -> aten op.
 - ``inductor_provenance_tracking_node_mappings`` (``cppCodeToPost``:
@@ -44,6 +45,7 @@ PROBE = "kernels"
 _DEF_RE = re.compile(r"^(\w+) = async_compile\.(\w+)\(", re.M)
 _TRIPLE_RE = re.compile(r"r?('''|\"\"\")(.*?)\1", re.S)
 _AOT_ID_RE = re.compile(r"^# AOT ID: \['\d+_(\w+)'\]", re.M)
+_PARTITION_CALL_RE = re.compile(r"\bpartitions\[(\d+)\]\(")
 _HANDLE_RE = re.compile(r"#\s*\[Provenance debug handles\]\s*(\S+)")
 _ATEN_COMMENT_RE = re.compile(r"Original ATen:\s*\[([^\]]*)\]")
 _CALL_TOKEN_RE = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\(")
@@ -111,18 +113,32 @@ def parse_output_code(code: str) -> OutputCode:
     return OutputCode(graph, definitions, _parse_calls(code, definitions))
 
 
-def _call_body(code: str) -> list[str]:
-    """Lines of ``call(...)`` (``def call(args)`` or ``Runner.call(self, args)``)."""
-    start = code.find("def call(")
-    if start < 0:
+def _function_body(code: str, name: str) -> list[str]:
+    """Lines of the function ``name`` (module level or a method), or []."""
+    m = re.search(rf"^([ \t]*)def {name}\(", code, re.M)
+    if m is None:
         return []
-    lines = code[start:].splitlines()[1:]
+    indent = len(m.group(1))
     body = []
-    for line in lines:
-        if line and not line[0].isspace():
-            break  # back at module level
+    for line in code[m.end() :].splitlines()[1:]:
+        if line.strip() and len(line) - len(line.lstrip()) <= indent:
+            break  # back at the def's level
         body.append(line)
     return body
+
+
+def _call_body(code: str) -> list[str]:
+    """Lines of ``call(...)`` (``def call(args)`` or ``Runner.call(self, args)``),
+    each ``self.partitions[N](...)`` followed by the lines of ``partition_N``:
+    with graph partitioning (CUDA graphs) the launches it can capture move
+    there, and this is their order."""
+    lines: list[str] = []
+    for line in _function_body(code, "call"):
+        lines.append(line)
+        m = _PARTITION_CALL_RE.search(line.split("#", 1)[0])
+        if m:
+            lines += _function_body(code, f"partition_{m.group(1)}")
+    return lines
 
 
 def launch_target(token: str, definitions: dict[str, Any]) -> tuple[str, bool] | None:
