@@ -54,7 +54,7 @@ def _settings_args(p: argparse.ArgumentParser) -> None:
     by RunSettings.validate, so the CLI and the TUI share one message."""
     defaults = RunSettings(target="-")
     for o in OPTIONS:
-        if o.kind == "choice":
+        if o.kind in ("choice", "text"):
             p.add_argument(o.flag, default=getattr(defaults, o.name), help=_help(o))
         elif o.kind == "int":
             default = None if o.name == "threads" else getattr(defaults, o.name)

@@ -77,6 +77,9 @@ class RunStarted(Event):
     sweep: bool = False  # a shape sweep runs (over `shapes`, else the workload's SIZES)
     benchmark: bool = True
     freezing: bool = False
+    regional: str = ""  # the module class compiled per instance ("" for the whole model)
+    mark_dynamic: str = ""  # "ARG:DIM" marked dynamic before each compiled call
+    cache_artifacts: str = ""  # the Mega-Cache artifacts file loaded and saved
 
 
 @dataclass
@@ -242,6 +245,25 @@ class GraphBroken(Event):
     location: str  # "file:line": the innermost frame in the user's own code
     hints: list[str] = field(default_factory=list)
     detail: str = ""  # "file:line" where Dynamo broke, when elsewhere (inside torch)
+
+
+@dataclass
+class CompileCostMeasured(Event):
+    """Compile seconds by the user's code, for one compile (worker/probes/compile_cost.py).
+
+    ``functions``: per function Dynamo traced or inlined, ``{"function", "file",
+    "line", "traced" (times), "self_s" (its own tracing, callees and the backend
+    compile excluded), "total_s" (with its callees')}``; ``modules``: per module the
+    FX nodes came from, ``{"module" (path, "" for the top level), "cls", "stack"
+    ([path, class] outermost first), "location" ("file:line"), "nodes",
+    "self_s" (Inductor's lowering of its nodes)}``; ``own_s``: the probe's own
+    bookkeeping, the time it added."""
+
+    run_id: str
+    compile_id: str
+    functions: list[dict[str, Any]]
+    modules: list[dict[str, Any]]
+    own_s: float = 0.0
 
 
 # --- what a mode does: autotuning, CUDA graphs ---------------------------------------

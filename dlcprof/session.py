@@ -34,6 +34,7 @@ class Compile:
     kernels: list[ev.KernelGenerated] = field(default_factory=list)
     graph_breaks: list[ev.GraphBroken] = field(default_factory=list)
     record: ev.CompileFinished | None = None  # torch's compilation_metrics, once finished
+    cost: ev.CompileCostMeasured | None = None  # seconds by the user's functions and modules
     cache_state: str | None = None  # from the phases, before the record arrives
 
     @property
@@ -263,6 +264,10 @@ class Session:
             if rc.cost_s is None and rc.compile_id in (None, e.compile_id):
                 rc.cost_s = e.wall_s
                 break
+
+    def _on_CompileCostMeasured(self, e: ev.CompileCostMeasured) -> None:
+        r = self.run(e.run_id)  # not r.compile(): it arrives after the compile, not in it
+        r.compiles.setdefault(e.compile_id, Compile(e.compile_id)).cost = e
 
     def _on_KernelGenerated(self, e: ev.KernelGenerated) -> None:
         self.run(e.run_id).compile(e.compile_id).kernels.append(e)

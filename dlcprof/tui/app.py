@@ -103,7 +103,9 @@ AFFECTS: dict[type[ev.Event], set[str]] = {
     ev.ProfileSaved: {"hotspots", "log"},
 }
 # The paper screen polls the session (tui/widgets/paper.py).
-REPAINT_FREE: frozenset[type[ev.Event]] = frozenset({ev.TraceSaved, ev.PaperPlanned})
+REPAINT_FREE: frozenset[type[ev.Event]] = frozenset(
+    {ev.TraceSaved, ev.PaperPlanned, ev.CompileCostMeasured}
+)
 
 # What to do next, per failing stage: the second half of a one-line error.
 _REMEDY = {
