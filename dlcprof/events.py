@@ -442,6 +442,27 @@ class SweepFinished(Event):
     compiles: int
 
 
+@dataclass
+class AdviceTried(Event):
+    """``dlcprof try``: one advice item run in a fresh worker (run ``run_id``) with
+    the same cache setting as the run it advised, measured beside its prediction.
+    Emitted by the parent; seconds are what ``what`` names (figures/advice.py)."""
+
+    run_id: str  # the trial run
+    advised_run: str
+    rule: str
+    title: str
+    options: dict[str, Any]
+    what: str  # "compile" | "recompiles"
+    predicted_before_s: float | None
+    predicted_after_s: float | None
+    measured_before_s: float | None
+    measured_after_s: float | None
+    steady_before_ms: float | None = None
+    steady_after_ms: float | None = None
+    steady_spread_ms: float | None = None  # the larger of the two benchmarks' spreads
+
+
 # --- monitors (parent side) ---------------------------------------------------------
 
 

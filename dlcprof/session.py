@@ -165,6 +165,7 @@ class Session:
         self.device_samples: list[ev.DeviceSampled] = []
         self.monitors: dict[str, ev.MonitorStatus] = {}
         self.paper: ev.PaperPlanned | None = None  # the latest `dlcprof paper` in the session
+        self.tried: list[ev.AdviceTried] = []  # `dlcprof try`: advice measured
 
     # --- folding -----------------------------------------------------------------
 
@@ -345,6 +346,9 @@ class Session:
         r = self._monitored(e)
         if r is not None:
             r.hot_frames = e
+
+    def _on_AdviceTried(self, e: ev.AdviceTried) -> None:
+        self.tried.append(e)
 
     def _on_PaperPlanned(self, e: ev.PaperPlanned) -> None:
         self.paper = e

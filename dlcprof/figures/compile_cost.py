@@ -173,8 +173,9 @@ def lowering_line(cost: CompileCost) -> str:
     share = adds_up(cost.lowered_s, cost.lowering_s)
     of = f" of {text.secs(cost.lowering_s)} ({text.pct(share)})" if share is not None else ""
     nodes = sum(m.nodes for m in cost.modules)
-    return (f"Inductor lowered {text.plural(nodes, 'FX node')} from "
-            f"{text.plural(len(cost.modules), 'module')} in {text.secs(cost.lowered_s)}{of}")  # fmt: skip
+    modules = text.plural(len(cost.modules), "module")
+    return (f"Inductor lowered {text.plural(nodes, 'FX node')} from {modules} in "
+            f"{text.secs(cost.lowered_s)}{of}")  # fmt: skip
 
 
 def probe_line(cost: CompileCost) -> str:

@@ -104,7 +104,7 @@ AFFECTS: dict[type[ev.Event], set[str]] = {
 }
 # The paper screen polls the session (tui/widgets/paper.py).
 REPAINT_FREE: frozenset[type[ev.Event]] = frozenset(
-    {ev.TraceSaved, ev.PaperPlanned, ev.CompileCostMeasured}
+    {ev.TraceSaved, ev.PaperPlanned, ev.CompileCostMeasured, ev.AdviceTried}
 )
 
 # What to do next, per failing stage: the second half of a one-line error.

@@ -1,0 +1,431 @@
+"""What to change, from one session's own numbers: one rule per remedy of
+PyTorch's "Reducing compile time" list, each item with the change (a snippet at
+the user's file:line where one applies), the evidence it rests on, the
+predicted saving and how it was predicted, and the known cost.
+
+An item whose predicted saving is inside the measured noise is not shown; a run
+that needs no change gets one "nothing to change" line saying why. ``options``
+holds the run options ``dlcprof try`` applies to measure an item; empty where
+dlcprof cannot apply the change itself (``try_why`` says why).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.figures import benchmark as fb
+from dlcprof.figures import compile_cost as fc
+from dlcprof.session import Run, Session
+
+# `--calls N`: how many calls the compile must pay back within (the paper's "thousands").
+DEFAULT_CALLS = 1000
+# Phases paid once per process whatever is compiled: regional compilation keeps them.
+FIXED_PHASES = ("inductor_codecache_torch_key",)
+# A cold compile this many times a warm one's is worth keeping the cache for.
+COLD_RATIO = 2.0
+# "tensor 'x' size mismatch at index 1. expected 4, actual 6"
+_SIZE_MISMATCH = re.compile(r"tensor '(?:L\[')?([^'\]]+)(?:'\])?' size mismatch at index (\d+)")
+INSIDE_TORCH = ("site-packages/", "dist-packages/")
+
+
+@dataclass(frozen=True)
+class Prediction:
+    what: str  # "compile" | "recompiles" | "compile per break"
+    before_s: float
+    after_s: float
+    how: str  # how it was predicted, in words
+
+    @property
+    def saving_s(self) -> float:
+        return self.before_s - self.after_s
+
+    @property
+    def change(self) -> float | None:
+        """after / before - 1: -0.71 for a 71% saving."""
+        return self.after_s / self.before_s - 1.0 if self.before_s > 0 else None
+
+
+@dataclass(frozen=True)
+class Advice:
+    rule: str  # "regional" | "mark-dynamic" | "graph-break" | "cache" | "no-payback" | ...
+    title: str
+    change: str  # what to change, in words
+    evidence: list[str]
+    cost: str  # the known cost of the change
+    predicted: Prediction | None = None
+    snippet: str = ""
+    where: str = ""  # the user's file:line the snippet belongs at
+    options: dict[str, Any] = field(default_factory=dict)  # what `dlcprof try` runs with
+    try_why: str = ""  # why it cannot be tried for you, when options is empty
+
+
+@dataclass(frozen=True)
+class AdviceList:
+    run_id: str
+    items: list[Advice]
+    nothing: str | None  # "nothing to change: ..." when no item applies
+    hidden: list[str]  # items left out as inside the noise, one line each
+
+
+def compile_seconds(run: Run) -> float | None:
+    """The compile of the first call: first call minus a steady call, else torch's sum."""
+    if run.benchmark is not None:
+        return run.benchmark.compile_s
+    walls = [c.wall_s for c in run.compiles.values() if c.wall_s is not None]
+    return sum(walls) if walls else None
+
+
+def compile_noise(run: Run) -> float:
+    """The compile's measured uncertainty: its two accounts (first call minus a
+    steady call, torch's compilation_metrics) differ by this much."""
+    first = compile_seconds(run)
+    torch_sum = sum(c.wall_s or 0.0 for c in run.compiles.values()
+                    if not c.compile_id.startswith("sweep:"))  # fmt: skip
+    if first is None or not torch_sum:
+        return 0.0
+    return abs(first - torch_sum)
+
+
+def advise(session: Session, run: Run, calls: int = DEFAULT_CALLS) -> AdviceList:
+    items: list[Advice] = []
+    hidden: list[str] = []
+    noise = compile_noise(run)
+    for rule in (_regional, _mark_dynamic):
+        item = rule(run)
+        if item is None:
+            continue
+        if item.predicted is not None and item.predicted.saving_s <= noise:
+            hidden.append(f"{item.title}: predicted {text.secs(item.predicted.saving_s)}, "
+                          f"inside the compile's noise ({text.secs(noise)})")  # fmt: skip
+            continue
+        items.append(item)
+    items += _graph_breaks(run)
+    for rule in (_cache, _no_payback):
+        item = rule(session, run, calls)  # type: ignore[operator]
+        if item is not None:
+            items.append(item)
+    return AdviceList(run.run_id, items, None if items else _nothing(run, hidden), hidden)
+
+
+# --- 1. regional compilation ------------------------------------------------------------
+
+
+def _user_code(location: str) -> bool:
+    return bool(location) and not any(m in location for m in INSIDE_TORCH)
+
+
+def _regional(run: Run) -> Advice | None:
+    cost = fc.compile_cost(run)
+    before = compile_seconds(run)
+    if cost is None or before is None or not cost.lowered_s or run.settings is None:
+        return None
+    if run.settings.regional:
+        return None  # already regional
+    blocks = [r for r in fc.repeated(cost) if r.forward is not None and _user_code(r.location)]
+    if not blocks:
+        return None
+    b = blocks[0]
+    assert b.forward is not None
+    n = len(b.instances)
+    share = b.lowering_s / cost.lowered_s
+    fixed = _phase_s(run, FIXED_PHASES)
+    dynamo = cost.dynamo_s if cost.dynamo_s is not None else cost.traced_s
+    backend = max(0.0, before - dynamo - fixed)
+    guards = max(0.0, dynamo - cost.traced_s)
+    after = b.forward.total_s / n + backend * share / n + fixed + guards
+    how = (f"one {b.cls} compiled instead of {n}: its Dynamo tracing "
+           f"({text.secs(b.forward.total_s)} for {n}) and its {text.pct(share)} share of the "
+           f"backend ({text.secs(backend)}, by lowering time) divided by {n}; the rest of the "
+           f"model no longer compiles; one-time work ({text.secs(fixed + guards)}) "
+           "stays")  # fmt: skip
+    name = "module" if b.cls[0].isupper() else "m"
+    return Advice(
+        rule="regional",
+        title=f"compile each {b.cls} on its own (regional compilation)",
+        change=(f"compile the {n} {b.cls} instances one by one instead of the whole model: "
+                "they share one compiled graph"),
+        evidence=[
+            f"{b.cls}.forward traced {b.forward.traced} times, {text.secs(b.forward.total_s)} "
+            f"of Dynamo's {text.secs(dynamo)}",
+            f"its {n} instances are {text.pct(share)} of Inductor's lowering "
+            f"({text.secs(b.lowering_s)} of {text.secs(cost.lowered_s)}, {b.nodes} FX nodes)",
+            f"compile {text.secs(before)}",
+        ],
+        cost=("the code around the blocks runs eager and nothing fuses across a block's edge: "
+              "steady latency may rise (try measures it)"),
+        predicted=Prediction("compile", before, after, how),
+        snippet=(f"for {name} in model.modules():\n    if isinstance({name}, {b.cls}):\n"
+                 f"        {name}.compile()  # instead of torch.compile(model)"),
+        where=b.location,
+        options={"regional": b.cls},
+    )  # fmt: skip
+
+
+def _phase_s(run: Run, names: tuple[str, ...]) -> float:
+    return sum(p.duration_s for c in run.compiles.values() for p in c.phases if p.name in names)
+
+
+# --- 2. shape-driven recompiles -----------------------------------------------------------
+
+
+def size_mismatch(reason: str) -> tuple[str, int] | None:
+    """("x", 1) from "tensor 'x' size mismatch at index 1 ..."."""
+    m = _SIZE_MISMATCH.search(reason)
+    return (m.group(1), int(m.group(2))) if m else None
+
+
+def _mark_dynamic(run: Run) -> Advice | None:
+    if run.settings is None or run.settings.mark_dynamic or run.settings.dynamic == "true":
+        return None
+    steps = run.sweep
+    recompiled = [st for st in steps[1:] if st.recompiled and st.reason]
+    found = [size_mismatch(st.reason or "") for st in recompiled]
+    dims = [d for d in found if d is not None]
+    if not dims:
+        return None
+    name, dim = max(set(dims), key=dims.count)
+    paid = [st for st, d in zip(recompiled, found, strict=True) if d == (name, dim)]
+    before = sum(st.transition_s for st in steps)
+    # One compile, dynamic from the first size: what the other sizes paid to recompile goes.
+    after = before - sum(st.transition_s for st in paid)
+    how = (f"the {len(paid)} recompiles on {name}'s dim {dim} "
+           f"({text.secs(before - after)}) no longer happen; the first compile stays")  # fmt: skip
+    return Advice(
+        rule="mark-dynamic",
+        title=f"mark {name}'s dim {dim} dynamic",
+        change=(f"call torch._dynamo.mark_dynamic({name}, {dim}) on the input before the compiled "
+                f"call (or compile with dynamic=True): one compile serves every size"),
+        evidence=[
+            f"{len(paid)} of {len(steps)} sweep sizes recompiled on {name} dim {dim} "
+            f"({text.secs(sum(st.transition_s for st in paid))})",
+            f"sweep transitions {text.secs(before)} in all",
+        ],
+        cost="a kernel with a symbolic size may run slower than one specialized to a size",
+        predicted=Prediction("recompiles", before, after, how),
+        snippet=f"torch._dynamo.mark_dynamic({name}, {dim})",
+        options={"mark_dynamic": f"{name}:{dim}"},
+    )  # fmt: skip
+
+
+# --- 3. graph breaks ---------------------------------------------------------------------
+
+
+def _graph_breaks(run: Run) -> list[Advice]:
+    """One item per distinct break (reason and line), with the graph it added."""
+    seen: dict[tuple[str, str], Any] = {}
+    for gb in run.graph_breaks:
+        if gb.compile_id and gb.compile_id.startswith("sweep:"):
+            continue
+        seen.setdefault((gb.reason, gb.location), gb)
+    if not seen:
+        return []
+    compiles = sorted((c for c in run.compiles.values() if c.record and not c.is_backward
+                       and not c.compile_id.startswith("sweep:")),
+                      key=lambda c: c.start_t or 0.0)  # fmt: skip
+    extra = compiles[1:]  # each break adds a resumed graph after the first
+    items = []
+    for i, gb in enumerate(seen.values()):
+        resumed = extra[i] if i < len(extra) else None
+        cost_s = resumed.wall_s if resumed is not None else None
+        hint = gb.hints[0] if gb.hints else "move the line out of the compiled code"
+        items.append(Advice(
+            rule="graph-break",
+            title=f"graph break at {text.short_path(gb.location) or 'unknown line'}: "
+                  f"{text.short(gb.reason, 80)}",
+            change=hint,
+            evidence=[f"Dynamo: {text.short(gb.reason, 200)}",
+                      f"an extra graph compiled after it: {text.secs(cost_s, 'not recorded')}",
+                      "eager time between the graphs: "
+                      + text.na("not timed: the Python between graphs runs unobserved")],
+            cost="none known; the fix may change what the code computes: check its output",
+            predicted=(Prediction("compile per break", cost_s, 0.0,
+                                  "the extra graph's compile no longer happens")
+                       if cost_s else None),
+            where=gb.location,
+            try_why="the fix is a change to your code: dlcprof cannot make it for you",
+        ))  # fmt: skip
+    return items
+
+
+# --- 4. cold vs warm: keep the cache -------------------------------------------------------
+
+
+def _cache(session: Session, run: Run, calls: int) -> Advice | None:
+    """A run of the same workload with the other cache state, measured in this session."""
+    s = run.settings
+    if s is None or run.benchmark is None:
+        return None
+    pair = {}
+    for other in session.runs.values():
+        o = other.settings
+        if o is None or other.benchmark is None or o.target != s.target or o.mode != s.mode:
+            continue
+        state = fb.compile_cache(other)
+        if state is not None and state.state in ("hit", "miss"):
+            pair[state.state] = other
+    if set(pair) != {"hit", "miss"}:
+        return None
+    cold, warm = pair["miss"].benchmark, pair["hit"].benchmark
+    assert cold is not None and warm is not None
+    if warm.compile_s <= 0 or cold.compile_s / warm.compile_s < COLD_RATIO:
+        return None
+    return Advice(
+        rule="cache",
+        title="keep the compile cache for every start (or ship Mega-Cache artifacts)",
+        change=("keep TORCHINDUCTOR_CACHE_DIR between runs; where a fresh machine starts, save "
+                "torch.compiler.save_cache_artifacts() after a compile and load them first"),
+        evidence=[f"cold compile {text.secs(cold.compile_s)}, warm {text.secs(warm.compile_s)} "
+                  f"({cold.compile_s / warm.compile_s:.1f}x)"],
+        cost="the artifacts are tied to this torch version, device and model code",
+        predicted=Prediction("compile", cold.compile_s, warm.compile_s,
+                             "a cold start becomes as fast as this session's warm one"),
+        snippet=("data, _ = torch.compiler.save_cache_artifacts()  # after the first call\n"
+                 "torch.compiler.load_cache_artifacts(data)  # before it, at the next start"),
+        try_why=(f"it takes two runs, one to save and one to load: dlcprof run {s.target} "
+                 "--cache cold --cache-artifacts FILE, twice"),
+    )  # fmt: skip
+
+
+# --- 8. no payback -------------------------------------------------------------------------
+
+
+def _no_payback(session: Session, run: Run, calls: int) -> Advice | None:
+    speed = fb.run_speed(run)
+    if speed is None:
+        return None
+    if speed.verdict == fb.FASTER and speed.break_even is not None:
+        if speed.break_even <= calls:
+            return None
+        why = (f"it pays back after {text.runs(speed.break_even)}, beyond your "
+               f"{text.runs(calls)}")  # fmt: skip
+    elif speed.verdict in (fb.SLOWER, fb.SAME):
+        why = f"compiled is {fb.speedup_text(speed)} eager: it never pays back"
+    else:
+        return None
+    return Advice(
+        rule="no-payback",
+        title="compiling does not pay back within your horizon",
+        change=(f"run this code eager, or compile it only where it is called more than "
+                f"{text.count(calls)} times"),
+        evidence=[why, f"compile {speed.compile_text}; eager {text.ms(speed.eager_ms)}, "
+                       f"compiled {text.ms(speed.compiled_ms)} per call"],
+        cost="eager keeps its own speed",
+        try_why="not compiling needs no trial",
+    )  # fmt: skip
+
+
+# --- nothing to change ------------------------------------------------------------------------
+
+
+def _nothing(run: Run, hidden: list[str]) -> str:
+    facts = []
+    speed = fb.run_speed(run)
+    if speed is not None and speed.break_even is not None:
+        facts.append(f"the compile pays back after {text.runs(speed.break_even)}")
+    n = len(run.recompiles)
+    facts.append(f"{text.plural(n, 'recompile')}, none on an input's size" if n
+                 else "no recompiles")  # fmt: skip
+    facts.append("no graph breaks")
+    if hidden:
+        facts.append(f"{text.plural(len(hidden), 'change')} would save less than the noise")
+    elif fc.compile_cost(run) is not None:
+        facts.append("no module class of your code repeated")
+    return "nothing to change: " + ", ".join(facts)
+
+
+# --- words shared by the views -------------------------------------------------------------------
+
+
+def predicted_text(p: Prediction | None) -> str:
+    """"−71% compile (8.10 s → 2.35 s)"."""
+    if p is None:
+        return text.na("not predictable from this run")
+    return (f"{text.signed_pct(p.change)} {p.what} "
+            f"({text.secs(p.before_s)} → {text.secs(p.after_s)})")
+
+
+def measured_text(predicted: Prediction | None, before_s: float | None,
+                  after_s: float | None) -> str:  # fmt: skip
+    if before_s is None or after_s is None or before_s <= 0:
+        return text.na("not measured")
+    change = after_s / before_s - 1.0
+    return f"{text.signed_pct(change)} ({text.secs(before_s)} → {text.secs(after_s)})"
+
+
+# --- dlcprof try: the change measured beside its prediction ------------------------------------
+
+
+def advised_run(session: Session) -> Run | None:
+    """The run advice is read from: the latest that is not itself a trial."""
+    trials = {t.run_id for t in session.tried}
+    runs = [r for r in session.runs.values() if r.run_id not in trials and r.settings]
+    return runs[-1] if runs else None
+
+
+def trial_settings(run: Run, item: Advice) -> dict[str, Any]:
+    """The advised run's settings as it ran (cache setting included), with the item's change."""
+    import dataclasses
+
+    assert run.settings is not None
+    d = dataclasses.asdict(run.settings)
+    d["shapes"] = d.get("shapes") or None
+    d.update(item.options)
+    return d
+
+
+def _measured_s(run: Run, what: str) -> float | None:
+    if what == "recompiles":
+        return sum(st.transition_s for st in run.sweep) if run.sweep else None
+    return compile_seconds(run)
+
+
+def tried(advised: Run, trial: Run, item: Advice) -> ev.AdviceTried:
+    p = item.predicted
+    what = p.what if p else "compile"
+    before, after = advised.benchmark, trial.benchmark
+    spreads = [b.compiled_spread_ms for b in (before, after) if b is not None]
+    return ev.AdviceTried(
+        run_id=trial.run_id, advised_run=advised.run_id, rule=item.rule, title=item.title,
+        options=dict(item.options), what=what,
+        predicted_before_s=p.before_s if p else None, predicted_after_s=p.after_s if p else None,
+        measured_before_s=_measured_s(advised, what), measured_after_s=_measured_s(trial, what),
+        steady_before_ms=before.compiled_ms if before else None,
+        steady_after_ms=after.compiled_ms if after else None,
+        steady_spread_ms=max(spreads) if len(spreads) == 2 else None,
+    )  # fmt: skip
+
+
+def prediction_error(t: ev.AdviceTried) -> float | None:
+    """|predicted saving − measured saving| / measured saving."""
+    if None in (t.predicted_before_s, t.predicted_after_s, t.measured_before_s,
+                t.measured_after_s):  # fmt: skip
+        return None
+    predicted = t.predicted_before_s - t.predicted_after_s  # type: ignore[operator]
+    measured = t.measured_before_s - t.measured_after_s  # type: ignore[operator]
+    return abs(predicted - measured) / abs(measured) if measured else None
+
+
+def _change(before: float | None, after: float | None) -> float | None:
+    return after / before - 1.0 if before and after is not None else None
+
+
+def tried_text(t: ev.AdviceTried) -> str:
+    """"predicted −71% compile, measured −64%; steady latency +9%"."""
+    predicted = _change(t.predicted_before_s, t.predicted_after_s)
+    measured = _change(t.measured_before_s, t.measured_after_s)
+    words = (f"predicted {text.signed_pct(predicted)} {t.what}, measured "
+             f"{text.signed_pct(measured)} ({text.secs(t.measured_before_s)} → "
+             f"{text.secs(t.measured_after_s)})")  # fmt: skip
+    if t.steady_before_ms is not None and t.steady_after_ms is not None:
+        spread = t.steady_spread_ms or 0.0
+        if abs(t.steady_after_ms - t.steady_before_ms) <= spread:
+            words += f"; steady latency: {text.NO_DIFFERENCE}"
+        else:
+            steady = text.signed_pct(_change(t.steady_before_ms, t.steady_after_ms))
+            words += (f"; steady latency {steady} ({text.ms(t.steady_before_ms)} → "
+                      f"{text.ms(t.steady_after_ms)})")  # fmt: skip
+    return words
