@@ -1,0 +1,137 @@
+"""Compile cost by the user's code, advice, and `dlcprof try`: real compiles on
+this CPU (issue 23). Each end-to-end test makes its runs count: one session
+per bundled workload, the advice read from it, and where the change can be
+applied, the trial measured beside its prediction."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from dlcprof.figures import advice as fa
+from dlcprof.figures import compile_cost as fc
+from dlcprof.report import load_session
+from dlcprof.settings import RunSettings, SettingsError, parse_mark_dynamic, repro_command
+from dlcprof.worker.probes.compile_cost import _module_path, node_location
+
+
+def _dlcprof(*argv: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dlcprof.cli", *argv], capture_output=True, text=True,
+        timeout=timeout, env={**os.environ, "COLUMNS": "200"},
+    )  # fmt: skip
+
+
+# --- our own logic, no torch ------------------------------------------------------------
+
+
+def test_new_options_validate_in_one_line_and_repeat_in_the_repro_command():
+    assert parse_mark_dynamic("x:1") == ("x", 1) and parse_mark_dynamic("0:-1") == ("0", -1)
+    for bad in ("x", "x:y", ":1", "x-y:1"):
+        with pytest.raises(SettingsError) as e:
+            RunSettings(target="t", mark_dynamic=bad).validate()
+        assert str(e.value).startswith("invalid --mark-dynamic") and "\n" not in str(e.value)
+    with pytest.raises(SettingsError):
+        RunSettings(target="t", regional="my.Block").validate()
+    s = RunSettings(target="t", regional="Block", mark_dynamic="x:1", cache_artifacts="a b.bin")
+    assert "--regional Block --mark-dynamic x:1 --cache-artifacts 'a b.bin'" in repro_command(s)
+
+
+def test_module_paths_and_locations_read_as_the_user_writes_them():
+    assert _module_path("L['self'].blocks[0].attn") == "blocks.0.attn"
+    assert _module_path("L['self']._modules['blocks']._modules['0']") == "blocks.0"
+    trace = ('File "/a/torch/nn/x.py", line 9, in f\n'
+             '  File "/home/u/model.py", line 27, in forward\n    y = self.qkv(x)')  # fmt: skip
+    assert node_location({"stack_trace": trace}) == "/home/u/model.py:27"
+
+
+def test_size_mismatch_names_the_input_and_dim():
+    assert fa.size_mismatch("tensor 'x' size mismatch at index 1. expected 4, actual 6") == ("x", 1)
+    assert fa.size_mismatch("L['x'] is not a tensor") is None
+
+
+# --- real compiles -------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_stacked_blocks_regional_advice_is_tried_and_measured(tmp_path):
+    """stacked-blocks: the costs add up, the regional advice predicts a saving,
+    `try` measures it within ±50% of the prediction, and both land in the JSON."""
+    path = tmp_path / "s.json"
+    common = ("--size", "small", "--cache", "fresh", "--reps", "3", "--iters", "5",
+              "--no-hotspots", "--quiet")  # fmt: skip
+    p = _dlcprof("run", "stacked-blocks", *common, "--json", str(path))
+    assert p.returncode == 0, p.stderr
+    assert "Compile cost by your code" in p.stdout and "Block.forward" in p.stdout
+    session = load_session(path)
+    run = session.latest_run
+    cost = fc.compile_cost(run)
+    assert cost is not None and cost.dynamo_s and cost.lowering_s
+    # The rows add up to torch's own totals.
+    assert abs(cost.traced_s / cost.dynamo_s - 1) <= 0.10, (cost.traced_s, cost.dynamo_s)
+    assert abs(cost.lowered_s / cost.lowering_s - 1) <= 0.10, (cost.lowered_s, cost.lowering_s)
+    # The probe's own cost is inside the observer budget (5% of the compile).
+    assert cost.own_s <= 0.05 * run.compile_wall_s
+    block = next(f for f in cost.functions if f.function == "Block.forward")
+    assert block.traced == 4 and block.location.endswith("stacked_blocks.py:25")
+
+    advice = fa.advise(session, run)
+    n, item = next((i, a) for i, a in enumerate(advice.items, 1) if a.rule == "regional")
+    assert item.options == {"regional": "Block"} and "Block" in item.snippet
+    assert item.predicted is not None and item.predicted.saving_s > 0
+    report = json.loads(path.read_text())
+    assert report["advice"]["items"][n - 1]["rule"] == "regional"
+
+    t = _dlcprof("try", str(path), str(n), "--quiet")
+    assert t.returncode == 0, t.stderr
+    assert "predicted -" in t.stdout and "measured" in t.stdout
+    tried = load_session(path).tried
+    assert len(tried) == 1 and tried[0].options == {"regional": "Block"}
+    measured = tried[0].measured_before_s - tried[0].measured_after_s
+    predicted = tried[0].predicted_before_s - tried[0].predicted_after_s
+    assert measured > 0, tried[0]
+    assert abs(predicted - measured) <= 0.5 * measured, tried[0]
+    report = json.loads(path.read_text())
+    assert report["advice"]["tried"][0]["prediction_error"] <= 0.5
+
+
+@pytest.mark.slow
+def test_variable_length_static_sweep_gets_mark_dynamic_on_x_dim_1(tmp_path):
+    path = tmp_path / "v.json"
+    p = _dlcprof("run", "variable-length", "--size", "small", "--dynamic", "false", "--sweep",
+                 "--no-benchmark", "--reps", "2", "--iters", "3", "--no-hotspots", "--quiet",
+                 "--json", str(path))  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    session = load_session(path)
+    advice = fa.advise(session, session.latest_run)
+    n, item = next((i, a) for i, a in enumerate(advice.items, 1) if a.rule == "mark-dynamic")
+    assert item.options == {"mark_dynamic": "x:1"} and "mark_dynamic(x, 1)" in item.snippet
+    t = _dlcprof("try", str(path), str(n), "--quiet")
+    assert t.returncode == 0, t.stderr
+    (tried,) = load_session(path).tried
+    assert tried.measured_after_s < tried.measured_before_s, tried
+
+
+@pytest.mark.slow
+def test_graph_breaks_get_one_item_each_and_pointwise_chain_nothing(tmp_path):
+    path = tmp_path / "g.json"
+    p = _dlcprof("run", "graph-breaks", "--size", "small", "--no-benchmark", "--no-hotspots",
+                 "--quiet", "--json", str(path))  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    session = load_session(path)
+    breaks = [a for a in fa.advise(session, session.latest_run).items if a.rule == "graph-break"]
+    assert len(breaks) == 2
+    assert all("graph_breaks.py:" in a.where and a.predicted and a.predicted.before_s > 0
+               for a in breaks)  # fmt: skip
+    path = tmp_path / "p.json"
+    p = _dlcprof("run", "pointwise-chain", "--reps", "3", "--iters", "5", "--no-hotspots",
+                 "--quiet", "--json", str(path))  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    session = load_session(path)
+    advice = fa.advise(session, session.latest_run)
+    assert advice.items == [] and advice.nothing and advice.nothing.startswith("nothing to change")
+    assert "nothing to change" in p.stdout
