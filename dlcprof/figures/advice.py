@@ -34,7 +34,7 @@ INSIDE_TORCH = ("site-packages/", "dist-packages/")
 
 @dataclass(frozen=True)
 class Prediction:
-    what: str  # "compile" | "recompiles" | "compile per break"
+    what: str  # "compile" | "recompiles" (the sweep's transitions)
     before_s: float
     after_s: float
     how: str  # how it was predicted, in words
@@ -227,6 +227,7 @@ def _graph_breaks(run: Run) -> list[Advice]:
                        and not c.compile_id.startswith("sweep:")),
                       key=lambda c: c.start_t or 0.0)  # fmt: skip
     extra = compiles[1:]  # each break adds a resumed graph after the first
+    total = compile_seconds(run)
     items = []
     for i, gb in enumerate(seen.values()):
         resumed = extra[i] if i < len(extra) else None
@@ -242,9 +243,9 @@ def _graph_breaks(run: Run) -> list[Advice]:
                       "eager time between the graphs: "
                       + text.na("not timed: the Python between graphs runs unobserved")],
             cost="none known; the fix may change what the code computes: check its output",
-            predicted=(Prediction("compile per break", cost_s, 0.0,
+            predicted=(Prediction("compile", total, total - cost_s,
                                   "the extra graph's compile no longer happens")
-                       if cost_s else None),
+                       if cost_s and total and cost_s < total else None),
             where=gb.location,
             try_why="the fix is a change to your code: dlcprof cannot make it for you",
         ))  # fmt: skip
