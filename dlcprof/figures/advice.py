@@ -19,6 +19,7 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import compile_cost as fc
+from dlcprof.figures import modes as fm
 from dlcprof.session import Run, Session
 
 # `--calls N`: how many calls the compile must pay back within (the paper's "thousands").
@@ -30,14 +31,24 @@ COLD_RATIO = 2.0
 # "tensor 'x' size mismatch at index 1. expected 4, actual 6"
 _SIZE_MISMATCH = re.compile(r"tensor '(?:L\[')?([^'\]]+)(?:'\])?' size mismatch at index (\d+)")
 INSIDE_TORCH = ("site-packages/", "dist-packages/")
+CALLS_TOTAL = "compile and calls"
+LATENCY = "steady latency"
+# A GEMM-bound run: extern matmuls take at least this share of the kernels' time.
+GEMM_SHARE = 0.5
+_GEMM = re.compile(r"\b(?:addmm|mm|bmm|linear|baddbmm|_mkl_linear)\b")
+# Waiting on compile workers for this share of the compile, with cores idle.
+WAIT_SHARE = 0.2
+COMPILE_FILE_PHASE = "compile_file"
+WAIT_PHASE = "async_compile.wait"
 
 
 @dataclass(frozen=True)
 class Prediction:
-    what: str  # "compile" | "recompiles" (the sweep's transitions)
+    what: str  # "compile" | "recompiles" (the sweep's transitions) | CALLS_TOTAL | LATENCY
     before_s: float
     after_s: float
     how: str  # how it was predicted, in words
+    calls: int | None = None  # for CALLS_TOTAL: compile plus this many steady calls
 
     @property
     def saving_s(self) -> float:
@@ -104,9 +115,13 @@ def advise(session: Session, run: Run, calls: int = DEFAULT_CALLS) -> AdviceList
             continue
         items.append(item)
     items += _graph_breaks(run)
-    for rule in (_cache, _no_payback):
-        item = rule(session, run, calls)  # type: ignore[operator]
-        if item is not None:
+    for rule in (_cache, _mode, _gemm_cpu, _overhead_gpu, _compile_threads, _no_payback):
+        item = rule(session, run, calls)
+        if item is None:
+            continue
+        if isinstance(item, str):
+            hidden.append(item)
+        else:
             items.append(item)
     return AdviceList(run.run_id, items, None if items else _nothing(run, hidden), hidden)
 
@@ -291,6 +306,148 @@ def _cache(session: Session, run: Run, calls: int) -> Advice | None:
     )  # fmt: skip
 
 
+# --- 5. a mode that pays back sooner -------------------------------------------------------
+
+
+def _mode(session: Session, run: Run, calls: int) -> Advice | str | None:
+    """From runs of the same settings in other modes (``--mode all``)."""
+    table = fm.mode_table(session, run)
+    if table is None:
+        return None
+    rows = [r for r in table.rows if r.speed is not None and r.compile_s is not None]
+    mine = next((r for r in rows if r.run is run), None)
+    if mine is None or len(rows) < 2:
+        return None
+    eager = [(r.speed.eager_ms, r.speed.eager_spread_ms) for r in rows if r.speed]
+    if any(not fb.within_spread(a, b, sa, sb) for a, sa in eager for b, sb in eager):
+        low, high = min(e for e, _ in eager), max(e for e, _ in eager)
+        return (f"modes not compared: each mode's worker measured its own eager, and those "
+                f"differ beyond their spreads ({text.ms(low)} to {text.ms(high)})")  # fmt: skip
+
+    def total(r: fm.ModeRow) -> float:
+        assert r.speed is not None and r.compile_s is not None
+        return r.compile_s + calls * r.speed.compiled_ms / 1e3
+
+    best = min(rows, key=total)
+    if best is mine:
+        return None
+    assert best.speed is not None and mine.speed is not None
+    noise = calls * max(best.speed.compiled_spread_ms, mine.speed.compiled_spread_ms) / 1e3
+    saving = total(mine) - total(best)
+    if saving <= noise + compile_noise(run):
+        return (f"mode {best.mode}: {text.secs(saving)} sooner over {text.count(calls)} calls, "
+                f"inside the noise ({text.secs(noise)})")  # fmt: skip
+    return Advice(
+        rule="mode",
+        title=f"compile with mode={best.mode!r} for {text.count(calls)} calls",
+        change=f"torch.compile(model, mode={best.mode!r})",
+        evidence=[f"{r.mode}: compile {text.secs(r.compile_s)}, "
+                  f"{text.ms(r.speed.compiled_ms)} per call" for r in (mine, best) if r.speed],
+        cost=f"what {best.mode} turns on (docs/advice.md)",
+        predicted=Prediction(CALLS_TOTAL, total(mine), total(best),
+                             f"compile + {text.count(calls)} × steady latency, both measured",
+                             calls),
+        snippet=f"torch.compile(model, mode={best.mode!r})",
+        options={"mode": best.mode},
+    )  # fmt: skip
+
+
+# --- 6. GEMM-bound on a CPU, overhead-bound on a GPU -----------------------------------------
+
+
+def _gemm_share(run: Run) -> float | None:
+    kp = run.kernel_profile
+    if kp is None:
+        return None
+    times = [(str(k.get("name", "")), k.get("time_ms")) for k in kp.kernels]
+    total = sum(t for _, t in times if t)
+    gemm = sum(t for n, t in times if t and _GEMM.search(n.replace(".", " ")))
+    return gemm / total if total else None
+
+
+def _gemm_cpu(session: Session, run: Run, calls: int) -> Advice | None:
+    s = run.settings
+    if s is None or s.device != "cpu" or s.freezing or s.mode in ("max-autotune",):
+        return None
+    share = _gemm_share(run)
+    if share is None or share < GEMM_SHARE:
+        return None
+    return Advice(
+        rule="freezing",
+        title="freeze the weights and let max-autotune pick the CPU matmuls",
+        change=("under torch.no_grad(), set torch._inductor.config.freezing = True and compile "
+                "with mode='max-autotune': Inductor then benchmarks its C++ GEMM templates "
+                "against the library's"),
+        evidence=[f"matrix multiplies take {text.pct(share)} of the compiled call's kernels"],
+        cost=("a longer compile (each matmul benchmarked); weights become constants, so "
+              "inference only"),
+        snippet=("torch._inductor.config.freezing = True\n"
+                 "compiled = torch.compile(model, mode='max-autotune')"),
+        options={"freezing": True, "mode": "max-autotune"},
+    )  # fmt: skip
+
+
+def _overhead_gpu(session: Session, run: Run, calls: int) -> Advice | None:
+    s, kp = run.settings, run.kernel_profile
+    if s is None or s.device != "cuda" or s.mode in ("reduce-overhead", "max-autotune"):
+        return None
+    if kp is None or kp.device_busy_ms is None or not kp.compiled_ms:
+        return None
+    if kp.device_busy_ms >= 0.5 * kp.compiled_ms:
+        return None
+    return Advice(
+        rule="reduce-overhead",
+        title="replay the compiled call as a CUDA graph (mode='reduce-overhead')",
+        change="torch.compile(model, mode='reduce-overhead')",
+        evidence=[f"the GPU is busy {text.ms(kp.device_busy_ms)} of each "
+                  f"{text.ms(kp.compiled_ms)} compiled call: the rest is launch overhead"],
+        cost="CUDA graphs hold their memory pool; inputs must keep their addresses",
+        predicted=Prediction(LATENCY, kp.compiled_ms / 1e3, kp.device_busy_ms / 1e3,
+                             "at best the call takes the GPU's busy time"),
+        snippet="torch.compile(model, mode='reduce-overhead')",
+        options={"mode": "reduce-overhead"},
+    )  # fmt: skip
+
+
+# --- 7. compile workers waited on while cores sit idle -----------------------------------------
+
+
+def _most_at_once(spans: list[tuple[float, float]]) -> int:
+    edges = sorted([(a, 1) for a, _ in spans] + [(b, -1) for _, b in spans])
+    now = most = 0
+    for _, step in edges:
+        now += step
+        most = max(most, now)
+    return most
+
+
+def _compile_threads(session: Session, run: Run, calls: int) -> Advice | None:
+    cores = session.worker.cpu_count if session.worker else None
+    before = compile_seconds(run)
+    if not cores or not before:
+        return None
+    phases = [p for c in run.compiles.values() for p in c.phases]
+    builds = [(p.start_t, p.end_t) for p in phases if p.name == COMPILE_FILE_PHASE]
+    wait = sum(p.duration_s for p in phases if p.name == WAIT_PHASE)
+    at_once = _most_at_once(builds)
+    if not builds or wait < WAIT_SHARE * before or at_once >= cores - 1:
+        return None
+    after = before - wait * (1 - at_once / (cores - 1))
+    return Advice(
+        rule="compile-threads",
+        title=f"build kernels on {cores - 1} threads",
+        change=(f"set torch._inductor.config.compile_threads = {cores - 1} (or "
+                f"TORCHINDUCTOR_COMPILE_THREADS) before the first compile"),
+        evidence=[f"the compile waited {text.secs(wait)} on kernel builds, at most {at_once} "
+                  f"at once on a {cores}-core machine"],
+        cost="the builds take cores from whatever else runs",
+        predicted=Prediction("compile", before, after,
+                             f"the wait shrinks as {at_once} builds at once become {cores - 1}"),
+        snippet=f"torch._inductor.config.compile_threads = {cores - 1}",
+        try_why="no run option sets compile_threads yet",
+    )  # fmt: skip
+
+
 # --- 8. no payback -------------------------------------------------------------------------
 
 
@@ -378,10 +535,18 @@ def trial_settings(run: Run, item: Advice) -> dict[str, Any]:
     return d
 
 
-def _measured_s(run: Run, what: str) -> float | None:
+def _measured_s(run: Run, p: Prediction | None) -> float | None:
+    what = p.what if p else "compile"
     if what == "recompiles":
         return sum(st.transition_s for st in run.sweep) if run.sweep else None
-    return compile_seconds(run)
+    if what == LATENCY:
+        return run.benchmark.compiled_ms / 1e3 if run.benchmark else None
+    compile_s = compile_seconds(run)
+    if what == CALLS_TOTAL and p is not None and p.calls:
+        if compile_s is None or run.benchmark is None:
+            return None
+        return compile_s + p.calls * run.benchmark.compiled_ms / 1e3
+    return compile_s
 
 
 def tried(advised: Run, trial: Run, item: Advice) -> ev.AdviceTried:
@@ -393,7 +558,7 @@ def tried(advised: Run, trial: Run, item: Advice) -> ev.AdviceTried:
         run_id=trial.run_id, advised_run=advised.run_id, rule=item.rule, title=item.title,
         options=dict(item.options), what=what,
         predicted_before_s=p.before_s if p else None, predicted_after_s=p.after_s if p else None,
-        measured_before_s=_measured_s(advised, what), measured_after_s=_measured_s(trial, what),
+        measured_before_s=_measured_s(advised, p), measured_after_s=_measured_s(trial, p),
         steady_before_ms=before.compiled_ms if before else None,
         steady_after_ms=after.compiled_ms if after else None,
         steady_spread_ms=max(spreads) if len(spreads) == 2 else None,
