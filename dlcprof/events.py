@@ -461,6 +461,8 @@ class AdviceTried(Event):
     steady_before_ms: float | None = None
     steady_after_ms: float | None = None
     steady_spread_ms: float | None = None  # the larger of the two benchmarks' spreads
+    cache_before: str | None = None  # the compiles' cache state: "hit" | "miss" | "partial" | "off"
+    cache_after: str | None = None
 
 
 # --- monitors (parent side) ---------------------------------------------------------

@@ -26,6 +26,9 @@ from dlcprof.session import Run, Session
 DEFAULT_CALLS = 1000
 # Phases paid once per process whatever is compiled: regional compilation keeps them.
 FIXED_PHASES = ("inductor_codecache_torch_key",)
+# Where the compiling thread builds or waits for kernels: identical blocks share their
+# kernels' source, so their builds do not shrink with the number of blocks compiled.
+BUILD_PHASES = ("compile_file", "async_compile.wait", "PyCodeCache.load_by_key_path")
 # A cold compile this many times a warm one's is worth keeping the cache for.
 COLD_RATIO = 2.0
 # "tensor 'x' size mismatch at index 1. expected 4, actual 6"
@@ -148,15 +151,17 @@ def _regional(run: Run) -> Advice | None:
     n = len(b.instances)
     share = b.lowering_s / cost.lowered_s
     fixed = _phase_s(run, FIXED_PHASES)
+    builds = _builds_s(run)
     dynamo = cost.dynamo_s if cost.dynamo_s is not None else cost.traced_s
-    backend = max(0.0, before - dynamo - fixed)
+    backend = max(0.0, before - dynamo - fixed - builds)
     guards = max(0.0, dynamo - cost.traced_s)
-    after = b.forward.total_s / n + backend * share / n + fixed + guards
+    after = b.forward.total_s / n + backend * share / n + fixed + guards + builds
     how = (f"one {b.cls} compiled instead of {n}: its Dynamo tracing "
            f"({text.secs(b.forward.total_s)} for {n}) and its {text.pct(share)} share of the "
-           f"backend ({text.secs(backend)}, by lowering time) divided by {n}; the rest of the "
-           f"model no longer compiles; one-time work ({text.secs(fixed + guards)}) "
-           "stays")  # fmt: skip
+           f"rest of the backend ({text.secs(backend)}, by lowering time) divided by {n}; the "
+           f"code around the blocks no longer compiles; kernel builds ({text.secs(builds)}: "
+           f"identical blocks share kernels) and one-time work ({text.secs(fixed + guards)}) "
+           "stay")  # fmt: skip
     name = "module" if b.cls[0].isupper() else "m"
     return Advice(
         rule="regional",
@@ -178,6 +183,22 @@ def _regional(run: Run) -> Advice | None:
         where=b.location,
         options={"regional": b.cls},
     )  # fmt: skip
+
+
+def _builds_s(run: Run) -> float:
+    """Seconds the compiling thread spent building or waiting for kernels (nested
+    phases counted once)."""
+    total = 0.0
+    for c in run.compiles.values():
+        main = {p.thread for p in c.phases if p.name == "entire_frame_compile"}
+        spans = sorted((p.start_t, p.end_t) for p in c.phases
+                       if p.name in BUILD_PHASES and p.thread in main)  # fmt: skip
+        end = float("-inf")
+        for a, b in spans:
+            if b > end:
+                total += b - max(a, end)
+                end = b
+    return total
 
 
 def _phase_s(run: Run, names: tuple[str, ...]) -> float:
@@ -562,7 +583,13 @@ def tried(advised: Run, trial: Run, item: Advice) -> ev.AdviceTried:
         steady_before_ms=before.compiled_ms if before else None,
         steady_after_ms=after.compiled_ms if after else None,
         steady_spread_ms=max(spreads) if len(spreads) == 2 else None,
+        cache_before=_cache_state(advised), cache_after=_cache_state(trial),
     )  # fmt: skip
+
+
+def _cache_state(run: Run) -> str | None:
+    state = fb.compile_cache(run)
+    return state.state if state else None
 
 
 def prediction_error(t: ev.AdviceTried) -> float | None:
@@ -594,4 +621,7 @@ def tried_text(t: ev.AdviceTried) -> str:
             steady = text.signed_pct(_change(t.steady_before_ms, t.steady_after_ms))
             words += (f"; steady latency {steady} ({text.ms(t.steady_before_ms)} → "
                       f"{text.ms(t.steady_after_ms)})")  # fmt: skip
+    if t.cache_before != t.cache_after:
+        words += (f"; not comparable: {text.cache_state(t.cache_before)} before, "
+                  f"{text.cache_state(t.cache_after)} in the trial")  # fmt: skip
     return words
