@@ -82,7 +82,8 @@ def test_stacked_blocks_regional_advice_is_tried_and_measured(tmp_path):
     cost = fc.compile_cost(run)
     assert cost is not None and cost.dynamo_s and cost.lowering_s
     # The rows add up to torch's own totals.
-    assert abs(cost.traced_s / cost.dynamo_s - 1) <= 0.10, (cost.traced_s, cost.dynamo_s)
+    dynamo = cost.traced_s + cost.guards_s
+    assert abs(dynamo / cost.dynamo_s - 1) <= 0.10, (cost.traced_s, cost.guards_s, cost.dynamo_s)
     assert abs(cost.lowered_s / cost.lowering_s - 1) <= 0.10, (cost.lowered_s, cost.lowering_s)
     # The probe's own cost is inside the observer budget (5% of the compile).
     assert cost.own_s <= 0.05 * run.compile_wall_s

@@ -404,7 +404,7 @@ def _compile_cost_dict(run: Run) -> dict[str, Any] | None:
     if cost is None:
         return None
     return {
-        "dynamo_s": cost.dynamo_s, "traced_s": cost.traced_s,
+        "dynamo_s": cost.dynamo_s, "traced_s": cost.traced_s, "guards_s": cost.guards_s,
         "lowering_s": cost.lowering_s, "lowered_s": cost.lowered_s, "probe_s": cost.own_s,
         "functions": [dataclasses.asdict(f) for f in cost.functions],
         "modules": [dataclasses.asdict(m) for m in cost.modules],
