@@ -85,23 +85,28 @@ class AdviceList:
     hidden: list[str]  # items left out as inside the noise, one line each
 
 
+SWEEP = "sweep:"  # the prefix of a shape sweep's compile ids
+
+
+def _first_call_walls(run: Run) -> float | None:
+    """torch's compilation_metrics of the first call's compiles (a sweep's excluded)."""
+    walls = [c.wall_s for c in run.compiles.values()
+             if c.wall_s is not None and not c.compile_id.startswith(SWEEP)]  # fmt: skip
+    return sum(walls) if walls else None
+
+
 def compile_seconds(run: Run) -> float | None:
     """The compile of the first call: first call minus a steady call, else torch's sum."""
-    if run.benchmark is not None:
-        return run.benchmark.compile_s
-    walls = [c.wall_s for c in run.compiles.values() if c.wall_s is not None]
-    return sum(walls) if walls else None
+    return run.benchmark.compile_s if run.benchmark is not None else _first_call_walls(run)
 
 
 def compile_noise(run: Run) -> float:
     """The compile's measured uncertainty: its two accounts (first call minus a
-    steady call, torch's compilation_metrics) differ by this much."""
-    first = compile_seconds(run)
-    torch_sum = sum(c.wall_s or 0.0 for c in run.compiles.values()
-                    if not c.compile_id.startswith("sweep:"))  # fmt: skip
-    if first is None or not torch_sum:
+    steady call, torch's compilation_metrics) differ by this much; 0 with one account."""
+    walls = _first_call_walls(run)
+    if run.benchmark is None or walls is None:
         return 0.0
-    return abs(first - torch_sum)
+    return abs(run.benchmark.compile_s - walls)
 
 
 def advise(session: Session, run: Run, calls: int = DEFAULT_CALLS) -> AdviceList:
@@ -254,13 +259,13 @@ def _graph_breaks(run: Run) -> list[Advice]:
     """One item per distinct break (reason and line), with the graph it added."""
     seen: dict[tuple[str, str], Any] = {}
     for gb in run.graph_breaks:
-        if gb.compile_id and gb.compile_id.startswith("sweep:"):
+        if gb.compile_id and gb.compile_id.startswith(SWEEP):
             continue
         seen.setdefault((gb.reason, gb.location), gb)
     if not seen:
         return []
     compiles = sorted((c for c in run.compiles.values() if c.record and not c.is_backward
-                       and not c.compile_id.startswith("sweep:")),
+                       and not c.compile_id.startswith(SWEEP)),
                       key=lambda c: c.start_t or 0.0)  # fmt: skip
     extra = compiles[1:]  # each break adds a resumed graph after the first
     total = compile_seconds(run)
@@ -506,8 +511,9 @@ def _nothing(run: Run, hidden: list[str]) -> str:
     if speed is not None and speed.break_even is not None:
         facts.append(f"the compile pays back after {text.runs(speed.break_even)}")
     n = len(run.recompiles)
-    facts.append(f"{text.plural(n, 'recompile')}, none on an input's size" if n
-                 else "no recompiles")  # fmt: skip
+    on_size = any(size_mismatch(rc.reason) for rc in run.recompiles)
+    facts.append("no recompiles" if not n else text.plural(n, "recompile")
+                 + ("" if on_size else ", none on an input's size"))  # fmt: skip
     facts.append("no graph breaks")
     if hidden:
         facts.append(f"{text.plural(len(hidden), 'change')} would save less than the noise")
