@@ -185,3 +185,24 @@ def test_compile_cost_probe_degrades_when_a_method_is_missing():
     assert note.probe == "compile_cost" and "GraphLowering.run_node not found" in note.reason
     probe.flush()  # nothing measured: nothing emitted, nothing raised
     assert not [e for e in sink.events if isinstance(e, ev.CompileCostMeasured)]
+
+
+async def test_tui_advice_screen_shows_a_recorded_runs_advice():
+    from test_tui import text as rendered
+
+    from dlcprof.tui.app import DlcprofApp
+    from dlcprof.tui.widgets.advice import AdviceScreen
+
+    session, run = _recorded("variable_length_static")
+    app = DlcprofApp(session=session, replay=True, start_standby=False, deterministic=True)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.press("A")
+        await pilot.pause()
+        assert isinstance(app.screen, AdviceScreen)
+        shown = "\n".join(rendered(w) for w in app.screen.query("Static"))
+        assert "mark x's dim 1 dynamic" in shown and "predicted" in shown
+        await pilot.press("1")  # a replay has no worker: nothing starts
+        await pilot.pause()
+        assert app.runs.live is None
+        await pilot.press("escape")
+        assert not isinstance(app.screen, AdviceScreen)

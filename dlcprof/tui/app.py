@@ -42,6 +42,7 @@ from dlcprof.tui.messages import (
 )
 from dlcprof.tui.screens import HelpScreen, KernelSourceScreen, SaveScreen
 from dlcprof.tui.view import View
+from dlcprof.tui.widgets.advice import AdviceScreen, Trials
 from dlcprof.tui.widgets.alarm import AlarmBanner
 from dlcprof.tui.widgets.benchmark import BenchmarkPane
 from dlcprof.tui.widgets.device import DevicePane
@@ -140,6 +141,7 @@ class DlcprofApp(App[None]):
         Binding("3", "show_tab('device')", "Device", show=False),
         Binding("4", "show_tab('hotspots')", "Hotspots", show=False),
         Binding("5", "show_tab('modes')", "Modes", show=False),
+        Binding("A", "advice", "Advice", key_display="A", show=False),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
     ]
@@ -183,6 +185,7 @@ class DlcprofApp(App[None]):
         self._ticks = 0
         # Stop signals noted by dlcprof.signals (SIGTERM, SIGHUP, SIGINT): the tick exits.
         self.stops: list[object] = []
+        self.trials = Trials()  # advice tried from the Advice screen, until they finish
 
     # --- layout -----------------------------------------------------------------
 
@@ -302,6 +305,9 @@ class DlcprofApp(App[None]):
             )  # fmt: skip
         elif isinstance(e, ev.WorkerExited) and self.runs.live is not None:
             self._follow = True  # the controller started the next queued run
+        said = self.trials.fold(e, self.session)
+        if said is not None:
+            self.notify(said, timeout=20)
 
     # --- painting -------------------------------------------------------------------
 
@@ -526,6 +532,26 @@ class DlcprofApp(App[None]):
                 self._start(plan.runs)
         if not isinstance(self.screen, PaperScreen):
             self.push_screen(PaperScreen())
+
+    def action_advice(self) -> None:
+        run = self.session.runs.get(self._selected or "")
+        if run is None or run.live:
+            self.notify("advice comes with a finished run: press r first", severity="warning")
+        elif not isinstance(self.screen, AdviceScreen):
+            self.push_screen(AdviceScreen(self.session, run))
+
+    def try_advice(self, settings: RunSettings, advised_run: str, item: object) -> bool:
+        """Run one advice item's change (the Advice screen's digit keys)."""
+        if self.replay or self._busy():
+            return False
+        run_id = self.runs.start([settings])
+        if run_id is None:
+            return False
+        self.trials.started(run_id, advised_run, item)  # type: ignore[arg-type]
+        self._follow = True
+        self._select(run_id)
+        self.notify(f"trying: {getattr(item, 'title', '')}")
+        return True
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
