@@ -124,8 +124,12 @@ def test_variable_length_static_sweep_gets_mark_dynamic_on_x_dim_1(tmp_path):
     assert item.options == {"mark_dynamic": "x:1"} and "mark_dynamic(x, 1)" in item.snippet
     t = _dlcprof("try", str(path), str(n), "--quiet")
     assert t.returncode == 0, t.stderr
-    (tried,) = load_session(path).tried
-    assert tried.measured_after_s < tried.measured_before_s, tried
+    session = load_session(path)
+    (tried,) = session.tried
+    assert tried.measured_before_s > 0 and tried.measured_after_s > 0, tried
+    # The change itself, whatever the machine's load: one compile serves every size.
+    assert session.runs[tried.advised_run].sweep_done.compiles == 3
+    assert session.runs[tried.run_id].sweep_done.compiles == 1
 
 
 def _recorded(name: str):  # type: ignore[no-untyped-def]

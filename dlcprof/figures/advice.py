@@ -233,8 +233,9 @@ def _mark_dynamic(run: Run) -> Advice | None:
     before = sum(st.transition_s for st in steps)
     # One compile, dynamic from the first size: what the other sizes paid to recompile goes.
     after = before - sum(st.transition_s for st in paid)
-    how = (f"the {len(paid)} recompiles on {name}'s dim {dim} "
-           f"({text.secs(before - after)}) no longer happen; the first compile stays")  # fmt: skip
+    how = (f"the {len(paid)} recompiles on {name}'s dim {dim} ({text.secs(before - after)}) "
+           "no longer happen; the first compile stays as measured, though a dynamic compile "
+           "can cost more (its kernels are new builds)")  # fmt: skip
     return Advice(
         rule="mark-dynamic",
         title=f"mark {name}'s dim {dim} dynamic",
