@@ -210,3 +210,21 @@ async def test_tui_advice_screen_shows_a_recorded_runs_advice():
         assert app.runs.live is None
         await pilot.press("escape")
         assert not isinstance(app.screen, AdviceScreen)
+
+
+@pytest.mark.slow
+def test_cache_artifacts_are_saved_then_loaded_by_the_next_run(tmp_path):
+    artifacts = tmp_path / "mega.bin"
+    said = []
+    for i in range(2):
+        path = tmp_path / f"c{i}.json"
+        p = _dlcprof("run", "pointwise-chain", "--size", "small", "--no-benchmark",
+                     "--no-hotspots", "--quiet", "--cache-artifacts", str(artifacts),
+                     "--json", str(path))  # fmt: skip
+        assert p.returncode == 0, p.stderr
+        run = load_session(path).latest_run
+        said.append([lg.message for lg in run.logs if "cache artifacts" in lg.message])
+        assert artifacts.is_file() and artifacts.stat().st_size > 0
+    assert "does not exist yet" in said[0][0] and "saved to" in said[0][1]
+    assert "loaded from" in said[1][0]
+    assert run.settings.cache_artifacts == str(artifacts)

@@ -1,4 +1,4 @@
-"""A stack of identical transformer blocks: the same code traced once per block (regional compilation)."""
+"""Identical transformer blocks in a stack: one code traced once per block (regional compile)."""
 
 import torch
 import torch.nn.functional as F

@@ -127,6 +127,6 @@ def _input_index(fn: Any, name: str, n_args: int) -> int:
 
 
 def _count(info: Any) -> int:
-    """Artifacts in torch's CacheInfo (one list per kind)."""
-    lists = [v for v in vars(info).values() if isinstance(v, list)] if info is not None else []
-    return sum(len(v) for v in lists)
+    """Artifacts in torch's CacheInfo (``artifacts``: one list per kind)."""
+    kinds = getattr(info, "artifacts", None) or {}
+    return sum(len(v) for v in kinds.values())
