@@ -35,6 +35,9 @@ COLD_RATIO = 2.0
 _SIZE_MISMATCH = re.compile(r"tensor '(?:L\[')?([^'\]]+)(?:'\])?' size mismatch at index (\d+)")
 INSIDE_TORCH = ("site-packages/", "dist-packages/")
 CALLS_TOTAL = "compile and calls"
+# A dynamic compile against a static one of the same code, where the session has no
+# dynamic sweep to measure it (benchmarks/RESULTS.md §7).
+DYNAMIC_PREMIUM = 2.0
 LATENCY = "steady latency"
 # A GEMM-bound run: extern matmuls take at least this share of the kernels' time.
 GEMM_SHARE = 0.5
@@ -114,7 +117,7 @@ def advise(session: Session, run: Run, calls: int = DEFAULT_CALLS) -> AdviceList
     hidden: list[str] = []
     noise = compile_noise(run)
     for rule in (_regional, _mark_dynamic):
-        item = rule(run)
+        item = rule(session, run)
         if item is None:
             continue
         if item.predicted is not None and item.predicted.saving_s <= noise:
@@ -141,7 +144,7 @@ def _user_code(location: str) -> bool:
     return bool(location) and not any(m in location for m in INSIDE_TORCH)
 
 
-def _regional(run: Run) -> Advice | None:
+def _regional(session: Session, run: Run) -> Advice | None:
     cost = fc.compile_cost(run)
     before = compile_seconds(run)
     if cost is None or before is None or not cost.lowered_s or run.settings is None:
@@ -219,7 +222,20 @@ def size_mismatch(reason: str) -> tuple[str, int] | None:
     return (m.group(1), int(m.group(2))) if m else None
 
 
-def _mark_dynamic(run: Run) -> Advice | None:
+def _dynamic_premium(session: Session, run: Run) -> tuple[float, str]:
+    """How many times a static compile a dynamic one costs, and where that came from:
+    a dynamic sweep of the same workload in the session, else DYNAMIC_PREMIUM."""
+    first = run.sweep[0].transition_s if run.sweep else 0.0
+    for other in reversed(session.runs.values()):
+        o = other.settings
+        if (o is not None and o.dynamic == "true" and other.sweep and first > 0
+                and run.settings is not None and o.target == run.settings.target):  # fmt: skip
+            ratio = other.sweep[0].transition_s / first
+            return ratio, f"{ratio:.1f}x, measured by this session's dynamic sweep"
+    return DYNAMIC_PREMIUM, f"{DYNAMIC_PREMIUM:.0f}x, as measured on variable-length here"
+
+
+def _mark_dynamic(session: Session, run: Run) -> Advice | None:
     if run.settings is None or run.settings.mark_dynamic or run.settings.dynamic == "true":
         return None
     steps = run.sweep
@@ -231,11 +247,14 @@ def _mark_dynamic(run: Run) -> Advice | None:
     name, dim = max(set(dims), key=dims.count)
     paid = [st for st, d in zip(recompiled, found, strict=True) if d == (name, dim)]
     before = sum(st.transition_s for st in steps)
-    # One compile, dynamic from the first size: what the other sizes paid to recompile goes.
-    after = before - sum(st.transition_s for st in paid)
-    how = (f"the {len(paid)} recompiles on {name}'s dim {dim} ({text.secs(before - after)}) "
-           "no longer happen; the first compile stays as measured, though a dynamic compile "
-           "can cost more (its kernels are new builds)")  # fmt: skip
+    # One compile, dynamic from the first size: what the other sizes paid to recompile
+    # goes, and the first compile, now dynamic, costs more.
+    premium, source = _dynamic_premium(session, run)
+    first = steps[0].transition_s
+    after = before - sum(st.transition_s for st in paid) + first * (premium - 1)
+    how = (f"the {len(paid)} recompiles on {name}'s dim {dim} "
+           f"({text.secs(sum(st.transition_s for st in paid))}) no longer happen; the first "
+           f"compile, now dynamic, costs more: {text.secs(first)} × {source}")  # fmt: skip
     return Advice(
         rule="mark-dynamic",
         title=f"mark {name}'s dim {dim} dynamic",
