@@ -102,6 +102,9 @@ def test_stacked_blocks_regional_advice_is_tried_and_measured(tmp_path):
     assert "predicted -" in t.stdout and "measured" in t.stdout
     tried = load_session(path).tried
     assert len(tried) == 1 and tried[0].options == {"regional": "Block"}
+    # Watched alike: no py-spy on the trial when none watched the advised run.
+    trial = load_session(path).runs[tried[0].run_id]
+    assert trial.settings.regional == "Block" and "py-spy" not in trial.monitors
     measured = tried[0].measured_before_s - tried[0].measured_after_s
     predicted = tried[0].predicted_before_s - tried[0].predicted_after_s
     assert tried[0].cache_before == tried[0].cache_after, tried[0]

@@ -578,6 +578,9 @@ def trial_settings(run: Run, item: Advice) -> dict[str, Any]:
     assert run.settings is not None
     d = dataclasses.asdict(run.settings)
     d["shapes"] = d.get("shapes") or None
+    # py-spy takes CPU from a compile: the trial samples only if the advised run did.
+    spy = run.monitors.get("py-spy")
+    d["hotspots"] = spy is not None and spy.available
     d.update(item.options)
     return d
 
