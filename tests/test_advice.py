@@ -231,3 +231,8 @@ def test_cache_artifacts_are_saved_then_loaded_by_the_next_run(tmp_path):
     assert "does not exist yet" in said[0][0] and "saved to" in said[0][1]
     assert "loaded from" in said[1][0]
     assert run.settings.cache_artifacts == str(artifacts)
+
+
+def test_builds_at_once_counts_overlapping_spans():
+    assert fa._most_at_once([(0, 2), (1, 3), (2.5, 4), (5, 6)]) == 2
+    assert fa._most_at_once([]) == 0
