@@ -30,11 +30,10 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 GRAPH_CACHES_OFF = {"TORCHINDUCTOR_FX_GRAPH_CACHE": "0", "TORCHINDUCTOR_AUTOGRAD_CACHE": "0"}
 
 
-def _dlcprof(*argv: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dlcprof.cli", *argv], capture_output=True, text=True,
-        timeout=timeout, env={**os.environ, **GRAPH_CACHES_OFF, "COLUMNS": "200"},
-    )  # fmt: skip
+def _dlcprof(*argv: str, caches_off: bool = False) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **(GRAPH_CACHES_OFF if caches_off else {}), "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "dlcprof.cli", *argv], capture_output=True,
+                          text=True, timeout=600, env=env)  # fmt: skip
 
 
 # --- our own logic, no torch ------------------------------------------------------------
@@ -74,7 +73,7 @@ def test_stacked_blocks_regional_advice_is_tried_and_measured(tmp_path):
     `try` measures it within ±50% of the prediction, and both land in the JSON."""
     path = tmp_path / "s.json"
     common = ("--size", "small", "--reps", "3", "--iters", "5", "--no-hotspots", "--quiet")
-    p = _dlcprof("run", "stacked-blocks", *common, "--json", str(path))
+    p = _dlcprof("run", "stacked-blocks", *common, "--json", str(path), caches_off=True)
     assert p.returncode == 0, p.stderr
     assert "Compile cost by your code" in p.stdout and "Block.forward" in p.stdout
     session = load_session(path)
@@ -97,7 +96,7 @@ def test_stacked_blocks_regional_advice_is_tried_and_measured(tmp_path):
     report = json.loads(path.read_text())
     assert report["advice"]["items"][n - 1]["rule"] == "regional"
 
-    t = _dlcprof("try", str(path), str(n), "--quiet")
+    t = _dlcprof("try", str(path), str(n), "--quiet", caches_off=True)
     assert t.returncode == 0, t.stderr
     assert "predicted -" in t.stdout and "measured" in t.stdout
     tried = load_session(path).tried
@@ -119,13 +118,13 @@ def test_variable_length_static_sweep_gets_mark_dynamic_on_x_dim_1(tmp_path):
     path = tmp_path / "v.json"
     p = _dlcprof("run", "variable-length", "--size", "small", "--dynamic", "false", "--sweep",
                  "--no-benchmark", "--reps", "2", "--iters", "3", "--no-hotspots", "--quiet",
-                 "--json", str(path))  # fmt: skip
+                 "--json", str(path), caches_off=True)  # fmt: skip
     assert p.returncode == 0, p.stderr
     session = load_session(path)
     advice = fa.advise(session, session.latest_run)
     n, item = next((i, a) for i, a in enumerate(advice.items, 1) if a.rule == "mark-dynamic")
     assert item.options == {"mark_dynamic": "x:1"} and "mark_dynamic(x, 1)" in item.snippet
-    t = _dlcprof("try", str(path), str(n), "--quiet")
+    t = _dlcprof("try", str(path), str(n), "--quiet", caches_off=True)
     assert t.returncode == 0, t.stderr
     session = load_session(path)
     (tried,) = session.tried
