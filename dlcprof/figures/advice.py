@@ -639,9 +639,10 @@ def tried_text(t: ev.AdviceTried) -> str:
     """"predicted −71% compile, measured −64%; steady latency +9%"."""
     predicted = _change(t.predicted_before_s, t.predicted_after_s)
     measured = _change(t.measured_before_s, t.measured_after_s)
-    words = (f"predicted {text.signed_pct(predicted)} {t.what}, measured "
-             f"{text.signed_pct(measured)} ({text.secs(t.measured_before_s)} → "
-             f"{text.secs(t.measured_after_s)})")  # fmt: skip
+    said = (f"predicted {text.signed_pct(predicted)} {t.what}" if predicted is not None
+            else f"no prediction; {t.what}")  # fmt: skip
+    words = (f"{said}, measured {text.signed_pct(measured)} ({text.secs(t.measured_before_s)} "
+             f"→ {text.secs(t.measured_after_s)})")  # fmt: skip
     if t.steady_before_ms is not None and t.steady_after_ms is not None:
         spread = t.steady_spread_ms or 0.0
         if abs(t.steady_after_ms - t.steady_before_ms) <= spread:
