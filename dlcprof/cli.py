@@ -1,4 +1,4 @@
-"""Command line: ``dlcprof [tui] | run | paper | list | report | replay | compare | doctor``.
+"""Command line: ``dlcprof [tui] | run | try | paper | list | report | replay | compare | doctor``.
 
 Never imports torch: the worker does. Bad input is one line on stderr and
 exit code 2; a failed run exits 1, one stopped by Ctrl-C, SIGTERM or SIGHUP
@@ -54,7 +54,7 @@ def _settings_args(p: argparse.ArgumentParser) -> None:
     by RunSettings.validate, so the CLI and the TUI share one message."""
     defaults = RunSettings(target="-")
     for o in OPTIONS:
-        if o.kind == "choice":
+        if o.kind in ("choice", "text"):
             p.add_argument(o.flag, default=getattr(defaults, o.name), help=_help(o))
         elif o.kind == "int":
             default = None if o.name == "threads" else getattr(defaults, o.name)
@@ -126,12 +126,24 @@ def build_parser() -> _Parser:
     run.add_argument("--json", type=Path, default=None, help="write the report JSON here")
     run.add_argument("--report", type=Path, default=None, help="write a report folder here")
     run.add_argument("--quiet", action="store_true", help="no live lines, only the tables")
+    calls_help = "calls the compile must pay back within (advice; default 1000)"
+    run.add_argument("--calls", type=_int("calls"), default=None, help=calls_help)
     run.add_argument(
         "--timeout",
         type=float,
         default=600.0,
         help="seconds without progress before the worker counts as hung",
     )
+
+    tr = sub.add_parser("try", help="run one advice item of a saved session and measure it")
+    tr.add_argument("session", type=Path, help="a report JSON (dlcprof run ... --json)")
+    tr.add_argument("n", type=_int("n"), help="the advice item's number, as the run listed it")
+    tr.add_argument("--calls", type=_int("calls"), default=None, help=calls_help)
+    tr.add_argument("--json", type=Path, default=None,
+                    help="write the session and the trial here (default: SESSION)")  # fmt: skip
+    tr.add_argument("--quiet", action="store_true", help="no live lines, only the result")
+    tr.add_argument("--timeout", type=float, default=600.0,
+                    help="seconds without progress before the worker counts as hung")  # fmt: skip
 
     paper = sub.add_parser("paper", help="reproduce the findings of arXiv 2611.04273 here")
     for name in ("device", "size"):
@@ -224,7 +236,9 @@ def _resolve(target: str, settings: RunSettings | None = None) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from dlcprof.advice_tables import advice_view, compile_cost_view
     from dlcprof.console import run_summary
+    from dlcprof.figures.advice import DEFAULT_CALLS
     from dlcprof.figures.modes import mode_tables
     from dlcprof.session import Session
     from dlcprof.signals import stop_on_signals
@@ -246,6 +260,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 break
             if run is not None:
                 _say(out, run_summary(run, session))
+                _say(out, compile_cost_view(run))
+                if run.status == "ok":
+                    _say(out, advice_view(session, run, args.calls or DEFAULT_CALLS))
             if stops:
                 exit_code = stops[0].exit_code
                 break
@@ -371,6 +388,47 @@ def _note(message: str) -> None:
         print(message, file=sys.stderr)
     except OSError:
         pass
+
+
+def cmd_try(args: argparse.Namespace) -> int:
+    """The advised run again in a fresh worker with one item's change and the same
+    cache setting; the measured effect goes beside the prediction, in the JSON."""
+    from dlcprof.figures import advice as fa
+    from dlcprof.signals import stop_on_signals
+
+    session = _load(args.session)
+    run = fa.advised_run(session)
+    if run is None:
+        raise _LoadError(f"{args.session}: no run to take advice from")
+    advice = fa.advise(session, run, args.calls or fa.DEFAULT_CALLS)
+    if not 1 <= args.n <= len(advice.items):
+        have = (f"advice 1 to {len(advice.items)}" if advice.items
+                else advice.nothing or "no advice")  # fmt: skip
+        raise UsageError(f"no advice {args.n} in {args.session}: {have}")
+    item = advice.items[args.n - 1]
+    if not item.options:
+        raise UsageError(f"advice {args.n} ({item.title}) cannot be tried for you: {item.try_why}")
+    settings = RunSettings.from_dict(fa.trial_settings(run, item)).validate()
+    out = _console()
+    exit_code = EXIT_OK
+    with stop_on_signals(_stopping(out)) as stops:
+        run_id, bad = _follow(settings, session, out, args, stops, monitors=bool(run.monitors))
+        trial = session.runs.get(run_id or "")
+        if bad is not None:
+            _error(bad.message)
+            exit_code = EXIT_USAGE
+        elif stops:
+            exit_code = stops[0].exit_code
+        elif trial is None or trial.status != "ok":
+            exit_code = EXIT_FAILED
+        else:
+            tried = fa.tried(run, trial, item)
+            session.apply(tried)
+            _say(out, f"{item.title}: {fa.tried_text(tried)}")
+        args.json, args.report = args.json or args.session, None
+        if not _write_outputs(session, args):
+            exit_code = exit_code or EXIT_FAILED
+    return exit_code
 
 
 def cmd_paper(args: argparse.Namespace) -> int:
@@ -541,6 +599,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 _COMMANDS = {
     "tui": cmd_tui,
     "run": cmd_run,
+    "try": cmd_try,
     "paper": cmd_paper,
     "list": cmd_list,
     "report": cmd_report,

@@ -77,6 +77,9 @@ class RunStarted(Event):
     sweep: bool = False  # a shape sweep runs (over `shapes`, else the workload's SIZES)
     benchmark: bool = True
     freezing: bool = False
+    regional: str = ""  # the module class compiled per instance ("" for the whole model)
+    mark_dynamic: str = ""  # "ARG:DIM" marked dynamic before each compiled call
+    cache_artifacts: str = ""  # the Mega-Cache artifacts file loaded and saved
 
 
 @dataclass
@@ -269,6 +272,25 @@ class GraphBroken(Event):
     detail: str = ""  # "file:line" where Dynamo broke, when elsewhere (inside torch)
 
 
+@dataclass
+class CompileCostMeasured(Event):
+    """Compile seconds by the user's code, for one compile (worker/probes/compile_cost.py).
+
+    ``functions``: per function Dynamo traced or inlined, ``{"function", "file",
+    "line", "traced" (times), "self_s" (its own tracing, callees and the backend
+    compile excluded), "total_s" (with its callees')}``; ``modules``: per module the
+    FX nodes came from, ``{"module" (path, "" for the top level), "cls", "stack"
+    ([path, class] outermost first), "location" ("file:line"), "nodes",
+    "self_s" (Inductor's lowering of its nodes)}``; ``own_s``: the probe's own
+    bookkeeping, the time it added."""
+
+    run_id: str
+    compile_id: str
+    functions: list[dict[str, Any]]
+    modules: list[dict[str, Any]]
+    own_s: float = 0.0
+
+
 # --- what a mode does: autotuning, CUDA graphs ---------------------------------------
 
 
@@ -443,6 +465,29 @@ class SweepFinished(Event):
     run_id: str
     cumulative_transition_s: float
     compiles: int
+
+
+@dataclass
+class AdviceTried(Event):
+    """``dlcprof try``: one advice item run in a fresh worker (run ``run_id``) with
+    the same cache setting as the run it advised, measured beside its prediction.
+    Emitted by the parent; seconds are what ``what`` names (figures/advice.py)."""
+
+    run_id: str  # the trial run
+    advised_run: str
+    rule: str
+    title: str
+    options: dict[str, Any]
+    what: str  # "compile" | "recompiles"
+    predicted_before_s: float | None
+    predicted_after_s: float | None
+    measured_before_s: float | None
+    measured_after_s: float | None
+    steady_before_ms: float | None = None
+    steady_after_ms: float | None = None
+    steady_spread_ms: float | None = None  # the larger of the two benchmarks' spreads
+    cache_before: str | None = None  # the compiles' cache state: "hit" | "miss" | "partial" | "off"
+    cache_after: str | None = None
 
 
 # --- monitors (parent side) ---------------------------------------------------------

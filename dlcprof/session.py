@@ -35,6 +35,7 @@ class Compile:
     kernels: list[ev.KernelGenerated] = field(default_factory=list)
     graph_breaks: list[ev.GraphBroken] = field(default_factory=list)
     record: ev.CompileFinished | None = None  # torch's compilation_metrics, once finished
+    cost: ev.CompileCostMeasured | None = None  # seconds by the user's functions and modules
     cache_state: str | None = None  # from the phases, before the record arrives
 
     @property
@@ -172,6 +173,7 @@ class Session:
         # events do not carry it, and re-saving a loaded session on another
         # machine must not claim that machine recorded it. None: recorded here.
         self.provenance: dict[str, Any] | None = None
+        self.tried: list[ev.AdviceTried] = []  # `dlcprof try`: advice measured
 
     # --- folding -----------------------------------------------------------------
 
@@ -272,6 +274,10 @@ class Session:
                 rc.cost_s = e.wall_s
                 break
 
+    def _on_CompileCostMeasured(self, e: ev.CompileCostMeasured) -> None:
+        r = self.run(e.run_id)  # not r.compile(): it arrives after the compile, not in it
+        r.compiles.setdefault(e.compile_id, Compile(e.compile_id)).cost = e
+
     def _on_KernelGenerated(self, e: ev.KernelGenerated) -> None:
         self.run(e.run_id).compile(e.compile_id).kernels.append(e)
 
@@ -354,6 +360,9 @@ class Session:
         r = self._monitored(e)
         if r is not None:
             r.hot_frames = e
+
+    def _on_AdviceTried(self, e: ev.AdviceTried) -> None:
+        self.tried.append(e)
 
     def _on_PaperPlanned(self, e: ev.PaperPlanned) -> None:
         self.paper = e

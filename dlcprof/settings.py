@@ -45,7 +45,7 @@ class Option:
     name: str  # the RunSettings field
     help: str  # what it means (docs/cli.md's "meaning" column)
     choices: tuple[str, ...] = ()  # a closed set; empty for numbers, sizes and switches
-    kind: str = "choice"  # "choice" | "int" | "sizes" | "switch" | "off-switch"
+    kind: str = "choice"  # "choice" | "int" | "sizes" | "text" | "switch" | "off-switch"
     values: str = ""  # docs/cli.md's "values" column, when not the choices
     short: dict[str, str] = field(default_factory=dict)  # narrow labels of long values
     tui: bool = False  # in the TUI's settings panel: a select, or a checkbox for a switch
@@ -53,9 +53,8 @@ class Option:
 
     @property
     def flag(self) -> str:
-        if self.kind == "off-switch":
-            return f"--no-{self.name}"
-        return f"--{self.name}"
+        name = self.name.replace("_", "-")
+        return f"--no-{name}" if self.kind == "off-switch" else f"--{name}"
 
     def label(self, value: Any) -> str:
         return self.short.get(str(value), str(value))
@@ -84,6 +83,15 @@ OPTIONS: tuple[Option, ...] = (
     Option("shapes", "shape sweep over these sizes", kind="sizes", values="16,32,64"),
     Option("sweep", "shape sweep over the workload's `SIZES`", kind="switch"),
     Option("benchmark", "compile only: no eager-vs-compiled timing", kind="off-switch"),
+    Option("regional", "regional compilation: each instance of this module class is compiled on "
+           "its own (`module.compile()`), the rest of the model runs eager", kind="text",
+           values="CLASS"),
+    Option("mark_dynamic", "`torch._dynamo.mark_dynamic` on this input's dim before every "
+           "compiled call (the input by its parameter name or position)", kind="text",
+           values="ARG:DIM"),
+    Option("cache_artifacts", "Mega-Cache: load this file's compile artifacts before compiling "
+           "when it exists, save them after (`torch.compiler.save_cache_artifacts`)",
+           kind="text", values="PATH"),
     Option("hotspots", "no py-spy on the worker: no hot frames, and none of its CPU taken from "
            "the compile (it never runs while the benchmark is timed)", kind="off-switch"),
 )  # fmt: skip
@@ -107,6 +115,9 @@ class RunSettings:
     shapes: list[int] | None = None  # sweep these sizes (else the workload's SIZES)
     sweep: bool = False
     benchmark: bool = True
+    regional: str = ""  # a module class name: its instances compiled on their own
+    mark_dynamic: str = ""  # "ARG:DIM"
+    cache_artifacts: str = ""  # a Mega-Cache artifacts file
     hotspots: bool = True  # py-spy samples the worker (parent side: monitors only)
 
     def validate(self) -> RunSettings:
@@ -119,6 +130,12 @@ class RunSettings:
                 )
             if o.kind == "int" and (not isinstance(value, int) or value < 1):
                 raise SettingsError(f"invalid {o.flag} {value!r}: give a whole number >= 1")
+        if self.regional and not self.regional.isidentifier():
+            raise SettingsError(
+                f"invalid --regional {self.regional!r}: give a module class name, e.g. Block"
+            )
+        if self.mark_dynamic:
+            parse_mark_dynamic(self.mark_dynamic)
         if self.shapes is not None:
             if not self.shapes or any(not isinstance(s, int) or s < 1 for s in self.shapes):
                 raise SettingsError(
@@ -158,6 +175,17 @@ def parse_shapes(text: str) -> list[int]:
     return shapes
 
 
+def parse_mark_dynamic(text: str) -> tuple[str, int]:
+    """'x:1' -> ('x', 1); '0:1' names the first input; one-line SettingsError otherwise."""
+    arg, sep, dim = text.rpartition(":")
+    if not sep or not (arg.isidentifier() or arg.isdigit()) or not dim.lstrip("-").isdigit():
+        raise SettingsError(
+            f"invalid --mark-dynamic {text!r}: give ARG:DIM, an input's name or position and "
+            "a dim, e.g. x:1"
+        )
+    return arg, int(dim)
+
+
 class _Settled(Protocol):
     """RunSettings, or a run's RunStarted event (the settings as the worker resolved them)."""
 
@@ -172,7 +200,7 @@ def repro_command(s: _Settled, target: str | None = None) -> str:
     parts = ["dlcprof", "run", target or s.target]
     for o in OPTIONS:
         value = getattr(s, o.name, None)
-        if o.kind in ("choice", "int") and value not in (None, ""):
+        if o.kind in ("choice", "int", "text") and value not in (None, ""):
             parts += [o.flag, str(value)]
         elif o.kind == "switch" and o.name != "sweep" and value:
             parts.append(o.flag)
@@ -191,7 +219,7 @@ def markdown_table() -> str:
     """docs/cli.md's table of options (a test keeps it in step)."""
     rows = ["| option | values | meaning |", "|---|---|---|"]
     for o in OPTIONS:
-        flag = f"{o.flag} {o.values}".strip() if o.kind in ("int", "sizes") else o.flag
+        flag = f"{o.flag} {o.values}".strip() if o.kind in ("int", "sizes", "text") else o.flag
         values = ", ".join(f"`{c}`" for c in (*o.choices, *o.also))
         rows.append(f"| `{flag}` | {values} | {o.help} |")
     return "\n".join(rows)

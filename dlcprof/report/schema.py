@@ -21,8 +21,10 @@ from typing import Any
 
 import dlcprof
 from dlcprof import events as ev
+from dlcprof.figures import advice as fadv
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import compile_cost as fcc
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import outcome as fout
@@ -416,7 +418,38 @@ def _run_dict(m: RunModel) -> dict[str, Any]:
         "autotune": _autotune_dict(m.autotune),
         "cudagraphs": _cudagraphs_dict(m.cudagraphs),
         "observer": _observer_dict(m.observer),
+        "compile_cost": _compile_cost_dict(run),
     }
+
+
+def _compile_cost_dict(run: Run) -> dict[str, Any] | None:
+    """Compile seconds by the user's functions and modules (figures/compile_cost.py)."""
+    cost = fcc.compile_cost(run)
+    if cost is None:
+        return None
+    return {
+        "dynamo_s": cost.dynamo_s, "traced_s": cost.traced_s, "guards_s": cost.guards_s,
+        "lowering_s": cost.lowering_s, "lowered_s": cost.lowered_s, "probe_s": cost.own_s,
+        "functions": [dataclasses.asdict(f) for f in cost.functions],
+        "modules": [dataclasses.asdict(m) for m in cost.modules],
+    }  # fmt: skip
+
+
+def _advice_dict(session: Session) -> dict[str, Any] | None:
+    """The advice for the latest advised run, and every `dlcprof try` of it (figures/advice.py)."""
+    run = fadv.advised_run(session)
+    if run is None:
+        return None
+    a = fadv.advise(session, run)
+    return {
+        "run_id": a.run_id,
+        "items": [{**dataclasses.asdict(i), "predicted_text": fadv.predicted_text(i.predicted)}
+                  for i in a.items],
+        "nothing": a.nothing,
+        "hidden": a.hidden,
+        "tried": [{**ev.to_dict(t), "text": fadv.tried_text(t),
+                   "prediction_error": fadv.prediction_error(t)} for t in session.tried],
+    }  # fmt: skip
 
 
 def _device_dict(d: DeviceSummary) -> dict[str, Any]:
@@ -532,6 +565,7 @@ def build_report(model: rm.Report, extra: dict[str, Any] | None = None) -> dict[
         "sweeps": [_sweep_contrast_dict(c) for c in model.sweeps],
         "modes": [_modes_dict(t) for t in model.modes],
         "paper": _paper_dict(model.paper) if model.paper else None,
+        "advice": _advice_dict(session),
         "device": _device_dict(model.device),
         # The latest run's hot frames (each run carries its own under runs[].hotspots).
         "hotspots": _hotspots_dict(hot.hotspots, hot.run_id)

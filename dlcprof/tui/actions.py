@@ -130,6 +130,16 @@ _MAIN: tuple[Action, ...] = (
         replay=True,
     ),
     Action(
+        "A",
+        "advice",
+        "Advice",
+        "Advice",
+        "What to change, what it saves",
+        "advice for the selected run: what to change and what it saves (a digit there tries it)",
+        replay=True,
+        footer=False,
+    ),
+    Action(
         "p",
         "toggle_phases",
         "All phases",

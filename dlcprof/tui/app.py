@@ -45,6 +45,7 @@ from dlcprof.tui.messages import (
 from dlcprof.tui.panes import AFFECTS, BY_NAME, PANES, REPAINTED
 from dlcprof.tui.screens import HelpScreen, KernelSourceScreen, PaperScreen, SaveScreen
 from dlcprof.tui.view import View
+from dlcprof.tui.widgets.advice import AdviceScreen, Trials
 from dlcprof.tui.widgets.hotspots import HotspotsPane
 from dlcprof.tui.widgets.log import LogPane
 from dlcprof.tui.widgets.phases import PhasesPane
@@ -109,6 +110,7 @@ class DlcprofApp(App[None]):
         self._ticks = 0
         # Stop signals noted by dlcprof.signals (SIGTERM, SIGHUP, SIGINT): the tick exits.
         self.stops: list[object] = []
+        self.trials = Trials()  # advice tried from the Advice screen, until they finish
 
     # --- layout -----------------------------------------------------------------
 
@@ -230,6 +232,9 @@ class DlcprofApp(App[None]):
             )  # fmt: skip
         elif isinstance(e, ev.WorkerExited) and self.runs.live is not None:
             self._follow = True  # the controller started the next queued run
+        said = self.trials.fold(e, self.session)
+        if said is not None:
+            self.notify(said, timeout=20)
 
     # --- painting -------------------------------------------------------------------
 
@@ -467,6 +472,26 @@ class DlcprofApp(App[None]):
         if not isinstance(self.screen, PaperScreen):
             self.push_screen(PaperScreen())
         self.mark_dirty("paper")
+
+    def action_advice(self) -> None:
+        run = self.session.runs.get(self._selected or "")
+        if run is None or run.live:
+            self.notify("advice comes with a finished run: press r first", severity="warning")
+        elif not isinstance(self.screen, AdviceScreen):
+            self.push_screen(AdviceScreen(self.session, run))
+
+    def try_advice(self, settings: RunSettings, advised_run: str, item: object) -> bool:
+        """Run one advice item's change (the Advice screen's digit keys)."""
+        if self.replay or self._busy():
+            return False
+        run_id = self.runs.start([settings])
+        if run_id is None:
+            return False
+        self.trials.started(run_id, advised_run, item)  # type: ignore[arg-type]
+        self._follow = True
+        self._select(run_id)
+        self.notify(f"trying: {getattr(item, 'title', '')}")
+        return True
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -105,4 +105,6 @@ AFFECTS: dict[type[ev.Event], frozenset[str]] = {
         ev.PaperPlanned: {"paper"},
     }.items()
 }
-REPAINT_FREE: frozenset[type[ev.Event]] = frozenset({ev.TraceSaved})
+REPAINT_FREE: frozenset[type[ev.Event]] = frozenset(
+    {ev.TraceSaved, ev.CompileCostMeasured, ev.AdviceTried}
+)

@@ -26,6 +26,7 @@ from dlcprof.worker.oom import oom_hint
 from dlcprof.worker.probes import ProbeNotes, Sink, rawtrace
 from dlcprof.worker.probes import autotune as autotune_probe
 from dlcprof.worker.probes import caches as caches_probe
+from dlcprof.worker.probes import compile_cost as compile_cost_probe
 from dlcprof.worker.probes import cudagraphs as cudagraphs_probe
 from dlcprof.worker.probes import dynamo as dynamo_probe
 from dlcprof.worker.probes import freezing as freezing_probe
@@ -35,6 +36,7 @@ from dlcprof.worker.probes import trace as trace_probe
 from dlcprof.worker.probes.trace import CompileCounts, TraceDispatcher
 from dlcprof.worker.profile import KernelProfile
 from dlcprof.worker.quiet import QuietWindow
+from dlcprof.worker.remedies import BadRemedy, Remedies
 from dlcprof.worker.sweep import run_sweep
 
 DYNAMIC = {"auto": None, "true": True, "false": False}
@@ -122,6 +124,8 @@ class WorkerRun:
         self.dispatcher: TraceDispatcher | None = None
         self.cudagraphs = cudagraphs_probe.CudagraphProbe(sink, run_id, self.notes, self._prefix)
         self.eager = guards_probe.EagerCalls(self.notes)
+        self.cost = compile_cost_probe.CompileCostProbe(sink, run_id, self.notes, self._prefix)
+        self.remedies = Remedies(settings, self.log)
         self.kernels: kernels_probe.KernelCollector | None = None
         self.fresh_lines = FreshLines()
         self._uninstall: Callable[[], None] | None = None
@@ -194,6 +198,8 @@ class WorkerRun:
                 cache=s.cache, threads=torch.get_num_threads(), iters=s.iters,
                 shapes=list(s.shapes or []), torch_version=str(torch.__version__),
                 reps=s.reps, sweep=s.sweeping, benchmark=s.benchmark, freezing=s.freezing,
+                regional=s.regional, mark_dynamic=s.mark_dynamic,
+                cache_artifacts=s.cache_artifacts,
             )
         )  # fmt: skip
         if device == "cuda" and not torch.cuda.is_available():
@@ -292,6 +298,7 @@ class WorkerRun:
         # out of the compile being measured.
         autotune_probe.install(autotune, self.notes)
         self.cudagraphs.install()
+        self.cost.install()
 
     def _compile_id(self) -> str | None:
         """The compile in progress, as the trace probe names it."""
@@ -303,6 +310,7 @@ class WorkerRun:
     def _flush_probes(self) -> None:
         if self.dispatcher is not None:
             self.dispatcher.flush()
+        self.cost.flush()
 
     def _load(self) -> Any:
         from dlcprof import workloads
@@ -381,10 +389,15 @@ class WorkerRun:
         if device == "cpu" and note and s.backend == "inductor":
             self.log(note)
         try:
-            compiled = torch.compile(fn, **kwargs)
+            self.remedies.mark(torch, fn, args)
+            self.remedies.load_artifacts(torch)
+            compiled = self.remedies.compile(torch, fn, kwargs)
             # The first call is where Dynamo traces and Inductor compiles; the probes
             # stream phases, kernels and compile records while it runs.
             first_s = timer.one_call_s(compiled, args, bench.LastOutput())
+            self.remedies.save_artifacts(torch)
+        except BadRemedy as e:
+            raise StageError("compile", str(e), bad_input=True) from e
         except Exception as e:  # noqa: BLE001
             self._flush_probes()
             user, inside = dynamo_probe.failure_frames(e)
@@ -476,9 +489,10 @@ class WorkerRun:
         from dlcprof import workloads
 
         try:
-            compiled = torch.compile(fn, **self._compile_kwargs(device))
+            compiled = self.remedies.compile(torch, fn, self._compile_kwargs(device))
             total, compiles = run_sweep(
-                compiled, lambda n: inputs_for(n, device, dtype), sizes, timer, self._counts,
+                compiled, lambda n: self.remedies.mark(torch, fn, inputs_for(n, device, dtype)),
+                sizes, timer, self._counts,
                 on_step, s.iters, s.reps,
             )  # fmt: skip
         except workloads.WorkloadError as e:

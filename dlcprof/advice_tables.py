@@ -1,0 +1,65 @@
+"""Rich renderables of compile cost by the user's code and of the advice, for
+the console (``dlcprof run``, ``dlcprof try``) and the TUI; the figures and
+their words are in figures/compile_cost.py and figures/advice.py."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from dlcprof import text
+from dlcprof.figures import advice as fa
+from dlcprof.figures import compile_cost as fc
+from dlcprof.session import Run, Session
+
+
+def compile_cost_view(run: Run, limit: int = 8) -> RenderableType | None:
+    cost = fc.compile_cost(run)
+    if cost is None:
+        why = run.unavailable.get("compile_cost")
+        return Text(f"compile cost by your code: {text.na(why)}", style="yellow") if why else None
+    parts: list[RenderableType] = [Text("Compile cost by your code", style="bold")]
+    for title, columns, rows in (
+        (fc.dynamo_line(cost), fc.FUNCTION_COLUMNS, fc.function_rows(cost, limit)),
+        (fc.lowering_line(cost), fc.MODULE_COLUMNS, fc.module_rows(cost, limit)),
+    ):
+        table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+        for i, c in enumerate(columns):
+            table.add_column(c, justify="right" if i >= 2 else "left", overflow="fold")
+        for row in rows:
+            table.add_row(*row)
+        parts.append(table)
+    parts.append(Text(fc.probe_line(cost), style="dim"))
+    return Group(*parts)
+
+
+def advice_view(session: Session, run: Run, calls: int = fa.DEFAULT_CALLS) -> RenderableType:
+    advice = fa.advise(session, run, calls)
+    parts: list[RenderableType] = [Text("Advice", style="bold")]
+    if advice.nothing:
+        parts.append(Text(advice.nothing, style="green"))
+    for i, item in enumerate(advice.items, 1):
+        parts.append(Text.assemble((f"{i}. {item.title}", "bold cyan")))
+        parts.append(Text(f"   change: {item.change}"))
+        if item.snippet:
+            where = f"   at {text.short_path(item.where)}:" if item.where else "   code:"
+            parts.append(Text(where, style="dim"))
+            parts.append(Syntax(item.snippet, "python", theme="ansi_dark", padding=(0, 0, 0, 6)))
+        for e in item.evidence:
+            parts.append(Text(f"   evidence: {e}", style="dim"))
+        parts.append(Text(f"   predicted: {fa.predicted_text(item.predicted)}"))
+        if item.predicted is not None:
+            parts.append(Text(f"     how: {item.predicted.how}", style="dim"))
+        parts.append(Text(f"   known cost: {item.cost}"))
+        trial = (f"dlcprof try SESSION.json {i}" if item.options
+                 else f"cannot be tried for you: {item.try_why}")  # fmt: skip
+        parts.append(Text(f"   try: {trial}", style="dim"))
+    for line in advice.hidden:
+        parts.append(Text(f"not shown: {line}", style="dim"))
+    for t in session.tried:
+        if t.advised_run == run.run_id:
+            parts.append(Text(f"tried: {t.title}: {fa.tried_text(t)}", style="magenta"))
+    return Group(*parts)

@@ -1,0 +1,132 @@
+"""The run options that change how a workload is compiled, applied by dlcprof
+for the user: ``--regional CLASS``, ``--mark-dynamic ARG:DIM`` and
+``--cache-artifacts PATH`` (docs/advice.md). Each is a remedy the advice
+(dlcprof/figures/advice.py) can predict and ``dlcprof try`` then measures.
+
+Regional compilation compiles each instance of the class with
+``module.compile()`` (the recipe of PyTorch's regional compilation tutorial)
+on a deep copy of the model, so the eager model the benchmark times stays
+untouched and the rest of the model runs eager around the compiled blocks.
+``torch.compiler.nested_compile_region`` was the alternative: it keeps one
+Dynamo graph for the whole model, so Inductor still lowers and builds every
+block's kernels; measured here it saved less compile time and ran slower
+(docs/advice.md).
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import os
+from collections.abc import Callable
+from typing import Any
+
+from dlcprof.settings import RunSettings, parse_mark_dynamic
+
+
+class BadRemedy(Exception):
+    """The option does not fit the workload: one line for the user (bad input)."""
+
+
+class Remedies:
+    def __init__(self, settings: RunSettings, log: Callable[[str], None]) -> None:
+        self.s = settings
+        self.log = log
+
+    def compile(self, torch: Any, fn: Any, kwargs: dict[str, Any]) -> Any:
+        """``torch.compile(fn, **kwargs)``, or with --regional each instance of the
+        class compiled on its own in a copy of ``fn``."""
+        if not self.s.regional:
+            return torch.compile(fn, **kwargs)
+        if not isinstance(fn, torch.nn.Module):
+            raise BadRemedy(
+                f"--regional {self.s.regional}: the workload returns a function, not an "
+                "nn.Module, so there are no module instances to compile on their own"
+            )
+        model = copy.deepcopy(fn)
+        blocks = [m for m in model.modules() if type(m).__name__ == self.s.regional]
+        if not blocks:
+            names = sorted({type(m).__name__ for m in model.modules()})
+            raise BadRemedy(
+                f"--regional {self.s.regional}: no module of that class in the model "
+                f"(its classes: {', '.join(names[:12])})"
+            )
+        if blocks[0] is model:
+            raise BadRemedy(
+                f"--regional {self.s.regional}: that is the whole model; name the class of "
+                "its repeated blocks"
+            )
+        for m in blocks:
+            m.compile(**kwargs)
+        self.log(f"regional compilation: {len(blocks)} {self.s.regional} instances compiled "
+                 "on their own, the rest of the model runs eager")  # fmt: skip
+        return model
+
+    def mark(self, torch: Any, fn: Any, args: tuple) -> tuple:
+        """Mark the --mark-dynamic input's dim dynamic on these args (a no-op without it)."""
+        if not self.s.mark_dynamic:
+            return args
+        name, dim = parse_mark_dynamic(self.s.mark_dynamic)
+        index = _input_index(fn, name, len(args))
+        arg = args[index]
+        if not isinstance(arg, torch.Tensor) or not -arg.dim() <= dim < arg.dim():
+            shape = list(arg.shape) if isinstance(arg, torch.Tensor) else type(arg).__name__
+            raise BadRemedy(f"--mark-dynamic {self.s.mark_dynamic}: input {name} is {shape}, "
+                            f"it has no dim {dim}")  # fmt: skip
+        torch._dynamo.mark_dynamic(arg, dim % arg.dim())
+        return args
+
+    def load_artifacts(self, torch: Any) -> None:
+        """Load the --cache-artifacts file into torch's caches before the compile."""
+        path = self.s.cache_artifacts
+        if not path or not os.path.exists(path):
+            if path:
+                self.log(f"cache artifacts: {path} does not exist yet; saved after the compile")
+            return
+        with open(path, "rb") as f:
+            data = f.read()
+        info = torch.compiler.load_cache_artifacts(data)
+        self.log(f"cache artifacts loaded from {path} ({len(data):,} bytes, "
+                 f"{_count(info)} artifacts) before the compile")  # fmt: skip
+
+    def save_artifacts(self, torch: Any) -> None:
+        path = self.s.cache_artifacts
+        if not path:
+            return
+        saved = torch.compiler.save_cache_artifacts()
+        if saved is None:
+            self.log(f"cache artifacts: torch had none to save; {path} not written", "warning")
+            return
+        data, info = saved
+        tmp = f"{path}.tmp{os.getpid()}"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+        self.log(f"cache artifacts saved to {path} ({len(data):,} bytes, {_count(info)} artifacts)")
+
+
+def _input_index(fn: Any, name: str, n_args: int) -> int:
+    """Which positional arg ``name`` is (a parameter name of fn, or of its forward)."""
+    if name.isdigit():
+        index = int(name)
+    else:
+        target = getattr(fn, "forward", fn)
+        try:
+            params = [p.name for p in inspect.signature(target).parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]  # fmt: skip
+        except (TypeError, ValueError):
+            params = []
+        if name not in params:
+            inputs = ", ".join(params) or "unnamed"
+            raise BadRemedy(f"--mark-dynamic {name}: the workload's inputs are {inputs}; "
+                            "name one, or give its position")  # fmt: skip
+        index = params.index(name)
+    if index >= n_args:
+        raise BadRemedy(f"--mark-dynamic {name}: the workload is called with {n_args} inputs")
+    return index
+
+
+def _count(info: Any) -> int:
+    """Artifacts in torch's CacheInfo (``artifacts``: one list per kind)."""
+    kinds = getattr(info, "artifacts", None) or {}
+    return sum(len(v) for v in kinds.values())
