@@ -652,6 +652,6 @@ def tried_text(t: ev.AdviceTried) -> str:
             words += (f"; steady latency {steady} ({text.ms(t.steady_before_ms)} → "
                       f"{text.ms(t.steady_after_ms)})")  # fmt: skip
     if t.cache_before != t.cache_after:
-        words += (f"; not comparable: {text.cache_state(t.cache_before)} before, "
-                  f"{text.cache_state(t.cache_after)} in the trial")  # fmt: skip
+        words += (f"; not comparable: {fb.cache_state(t.cache_before)} before, "
+                  f"{fb.cache_state(t.cache_after)} in the trial")  # fmt: skip
     return words
