@@ -241,6 +241,7 @@ def test_a_split_benchmark_reads_as_one_statement_in_the_modes_table():
     no break-even, in the modes table as in the benchmark, and the JSON states
     no median of the mix."""
     from dlcprof.figures import benchmark as fb
+    from dlcprof.report.benchmark import benchmark_block
     from dlcprof.report.schema import benchmark_dict
 
     session = _modes_session({"default": 1.0, "reduce-overhead": 0.9})
@@ -256,8 +257,8 @@ def test_a_split_benchmark_reads_as_one_statement_in_the_modes_table():
     assert row[cols.index("speedup")] == fb.speedup_text(s)
     assert row[cols.index("break-even")] == fb.break_even_text(s)
     assert text.TWO_CLUSTERS in row[cols.index("speedup")]
-    bench = benchmark_dict(run)
-    assert bench is not None and bench["speedup"] is None
+    block = benchmark_block(run)
+    assert block is not None and benchmark_dict(block)["speedup"] is None
 
 
 def test_the_latest_run_of_a_mode_is_the_one_compared():
