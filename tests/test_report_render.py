@@ -297,10 +297,10 @@ def _percent(cell: str) -> float:
 
 
 def test_every_library_call_is_a_row_and_the_shares_add_up() -> None:
-    """Four Linear layers (tests/fixtures/linear_stack): four extern_kernels.addmm
+    """Four Linear layers (tests/fixtures/stacked_linears): four extern_kernels.addmm
     launches, each a row of report.md and report.html, their shares adding up
     to the coverage stated beside them (they were one row, 23% under "74%")."""
-    session = Session.from_events(load_fixture("linear_stack"))
+    session = Session.from_events(load_fixture("stacked_linears"))
     run = session.latest_run
     assert run is not None and run.kernel_profile is not None
     addmms = [k for k in run.kernels if k.name == "extern_kernels.addmm"]
