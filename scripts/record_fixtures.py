@@ -145,7 +145,7 @@ def runs(tmp: Path) -> list[tuple[str, Settings, bool, bool, dict[str, str | Non
     scalars.write_text(SCALARS_WORKLOAD.lstrip())
     optimizer = tmp / "optimizer_step.py"
     optimizer.write_text(OPTIMIZER_WORKLOAD.lstrip())
-    linears = tmp / "linear_stack.py"
+    linears = tmp / "stacked_linears.py"
     linears.write_text(LINEARS_WORKLOAD.lstrip())
     small = {"size": "small"}
     return [
@@ -213,7 +213,7 @@ def runs(tmp: Path) -> list[tuple[str, Settings, bool, bool, dict[str, str | Non
             True,
             {"TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"},
         ),
-        ("linear_stack", RunSettings(target=str(linears), **small), True, False, {}),
+        ("stacked_linears", RunSettings(target=str(linears), **small), True, False, {}),
         (
             "dynamic_scalars",
             RunSettings(target=str(scalars), dynamic="true", benchmark=False, **small),

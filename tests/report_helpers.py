@@ -480,6 +480,8 @@ def with_monitors(session: Session) -> Session:
         if isinstance(e, ev.HotFramesSampled):
             e.t, e.run_id = t1, started[-1].run_id if started else None
             extra.append(e)
+    # Sampled every 0.25 s, or coarser over a session of fixtures recorded days apart.
+    step = max(0.25, (t1 - t0) / 2000)
     i, t = 0, t0
     while t <= t1:
         compiling = i % 9 < 5
@@ -491,5 +493,5 @@ def with_monitors(session: Session) -> Session:
             "gpu_util_pct": None,
         }
         extra.append(ev.DeviceSampled("cpu", values, t=t))
-        i, t = i + 1, t + 0.25
+        i, t = i + 1, t + step
     return Session.from_events(sorted(events + extra, key=lambda e: e.t))

@@ -442,7 +442,9 @@ def test_the_stage_degrades_when_torch_moved_its_code_cache(monkeypatch):
 
 
 def test_compare_matches_kernels_and_states_time_deltas_beyond_their_spread():
-    from dlcprof.report.compare import compare, render_compare_html, render_compare_table
+    from dlcprof.figures.compare import compare
+    from dlcprof.report.html import render_compare_html
+    from dlcprof.tables import compare_table as render_compare_table
 
     a = _profiled_session()
     events = []

@@ -171,10 +171,11 @@ def test_benchmark_break_even() -> None:
 def test_every_format_renders_a_session_cut_short() -> None:
     """Saving mid-run (Ctrl+S while compiling) or after a crash: open phases,
     compiles without a wall time, no benchmark. Nothing may raise."""
-    from dlcprof.report.compare import compare, render_compare_html, render_compare_table
-
+    from dlcprof.figures.compare import compare
+    from dlcprof.report.html import render_compare_html
     from dlcprof.report.schema import build_report
     from dlcprof.report.trace import render_chrome_trace
+    from dlcprof.tables import compare_table
 
     full = full_session()
     events = full.events
@@ -183,14 +184,15 @@ def test_every_format_renders_a_session_cut_short() -> None:
         if cut % 2:
             part.append(ev.WorkerExited(-11, "SIGSEGV", "worker crashed (SIGSEGV)"))
         s = Session.from_events(part)
-        build_report(build_model(s))
-        assert "dlcprof report" in render_markdown(build_model(s))
-        assert render_html(build_model(s)).endswith("</html>\n")
-        render_chrome_trace(build_model(s))
+        model = build_model(s)
+        build_report(model)
+        assert "dlcprof report" in render_markdown(model)
+        assert render_html(model).endswith("</html>\n")
+        render_chrome_trace(model)
         if s.runs:
             cmp = compare(s, full)
             render_compare_html(cmp)
-            render_compare_table(cmp)
+            compare_table(cmp)
 
 
 def test_markdown_fits_a_github_paste() -> None:
@@ -297,10 +299,10 @@ def _percent(cell: str) -> float:
 
 
 def test_every_library_call_is_a_row_and_the_shares_add_up() -> None:
-    """Four Linear layers (tests/fixtures/linear_stack): four extern_kernels.addmm
+    """Four Linear layers (tests/fixtures/stacked_linears): four extern_kernels.addmm
     launches, each a row of report.md and report.html, their shares adding up
     to the coverage stated beside them (they were one row, 23% under "74%")."""
-    session = Session.from_events(load_fixture("linear_stack"))
+    session = Session.from_events(load_fixture("stacked_linears"))
     run = session.latest_run
     assert run is not None and run.kernel_profile is not None
     addmms = [k for k in run.kernels if k.name == "extern_kernels.addmm"]

@@ -434,17 +434,11 @@ def _unique(
     how many times one compile did at most: a recompile per shape regenerates
     the same kernel, which is not a change."""
     seen: dict[KernelKey, ev.KernelGenerated] = {}
-    sites: Counter[tuple[KernelKey, str]] = Counter()
+    sites: dict[KernelKey, Counter[str]] = {}  # call sites per compile id
     for k in kernels:
         seen.setdefault(_key(k), k)
-        sites[(_key(k), k.compile_id)] += 1
-    counts = {
-        key: (
-            sum(1 for k2, _ in sites if k2 == key),
-            max(n for (k2, _), n in sites.items() if k2 == key),
-        )
-        for key in seen
-    }
+        sites.setdefault(_key(k), Counter())[k.compile_id] += 1
+    counts = {key: (len(c), max(c.values())) for key, c in sites.items()}
     return list(seen.values()), counts
 
 

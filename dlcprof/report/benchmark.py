@@ -32,6 +32,7 @@ class BenchmarkBlock:
     columns: list[str]
     rows: list[tuple[str, list[str]]]
     notes: list[str]
+    headline: str  # which of the two speedups is the headline, and why
 
     @property
     def verdict(self) -> str:
@@ -94,4 +95,5 @@ def benchmark_block(run: Run) -> BenchmarkBlock | None:
         columns=fa.columns(),
         rows=fa.rows(contrast),
         notes=fa.notes(contrast, run),
+        headline=fa.headline(b.allocator),
     )

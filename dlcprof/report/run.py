@@ -62,6 +62,8 @@ class RunModel:
     autotune: fm.Autotune
     cudagraphs: fm.Cudagraphs
     observer: Observer
+    origin_t: float | None  # the run's start: the JSON states its compile phases from it
+    sweep_total_s: float | None
 
     @property
     def run_id(self) -> str:
@@ -235,4 +237,6 @@ def run_model(session: Session, run: Run, number: int | None = None) -> RunModel
         autotune=fm.autotune(run),
         cudagraphs=fm.cudagraphs(run),
         observer=Observer(fo.line(run), fo.observer(run)),
+        origin_t=fruns.run_origin(run),
+        sweep_total_s=fr.sweep_total(run),
     )

@@ -79,6 +79,7 @@ class CompileRow:
     failure: str | None
     record: ev.CompileFinished | None
     compile: Compile
+    phases: list[tuple[ev.PhaseEnded, int]]  # with their depth (figures.phases.nest_phases)
     restarts: fp.Restarts | None = None  # attempts Dynamo threw away
 
     @property
@@ -107,6 +108,7 @@ def compile_rows(run: Run) -> list[CompileRow]:
                 failure=failure,
                 record=rec,
                 compile=c,
+                phases=fp.nest_phases(c.phases),
                 restarts=fp.restarts(c),
             )
         )
@@ -156,6 +158,7 @@ class KernelTable:
     notes: list[str]  # the reasons behind "n/a¹" cells
     profile: fk.ProfileSummary | None
     timings: dict[str, fk.KernelTiming]  # every kernel of the run, by kernel_key
+    why: str  # why the run has no per-kernel figures (when ``profile`` is None)
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -184,7 +187,10 @@ def kernel_table(run: Run) -> KernelTable:
         )  # fmt: skip
     summary = fk.summary_lines(run)
     method = summary.pop() if run.kernel_profile is not None else None
-    return KernelTable(rows, summary, method, notes.lines(), fk.profile_summary(run), timings)
+    return KernelTable(
+        rows, summary, method, notes.lines(), fk.profile_summary(run), timings,
+        fk.why_no_profile(run),
+    )  # fmt: skip
 
 
 @dataclass

@@ -30,8 +30,6 @@ from dlcprof.figures import modes as fm
 from dlcprof.figures import outcome as fout
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import phases as fp
-from dlcprof.figures import recompiles as fr
-from dlcprof.figures import runs as fruns
 from dlcprof.report import model as rm
 from dlcprof.report.atomic import os_reason
 from dlcprof.report.benchmark import BenchmarkBlock
@@ -109,7 +107,7 @@ def _compile_dict(
                 "thread": p.thread,
                 "cache_state": p.cache_state,
             }
-            for p, depth in fp.nest_phases(c.phases)
+            for p, depth in row.phases
         ],
         "kernels": [
             {
@@ -202,10 +200,10 @@ def _profiled(m: RunModel, bench: dict[str, Any] | None) -> dict[str, Any] | Non
     """The benchmark with the profiling stage's run-level figures beside it."""
     if bench is None:
         return None
-    return bench | _profile_dict(m.kernel_table, fk.why_no_profile(m.run))
+    return bench | _profile_dict(m.kernel_table)
 
 
-def _profile_dict(table: KernelTable, why: str) -> dict[str, Any]:
+def _profile_dict(table: KernelTable) -> dict[str, Any]:
     """The profiling stage's run-level figures, null with a reason where not measured."""
     p = table.profile
     figures = {
@@ -219,7 +217,7 @@ def _profile_dict(table: KernelTable, why: str) -> dict[str, Any]:
         "copy_gbps": (p.copy_why if p else None) or "not measured",
     }
     out: dict[str, Any] = dict(figures)
-    out["why"] = {k: (reasons[k] if p else why) for k, v in figures.items() if v is None}
+    out["why"] = {k: (reasons[k] if p else table.why) for k, v in figures.items() if v is None}
     out["profile"] = (
         {
             "method": p.method, "calls": p.calls, "wall_s": p.wall_s,
@@ -267,7 +265,7 @@ def _allocator_dict(
         "compiled_reps_ms": list(b.compiled_reps_ms),
         "clusters": _clusters(s),
         "allocator": b.allocator or None,
-        "headline": fa.headline(b.allocator),
+        "headline": block.headline,
         "page_faults_per_call": faults,
         "page_faults_why": None if faults else "not counted in this recording",
         "steady_allocator": _steady_dict(a, steady),
@@ -345,7 +343,7 @@ def _nothing_compiled(run: Run) -> dict[str, Any] | None:
 
 def _run_dict(m: RunModel) -> dict[str, Any]:
     run = m.run
-    origin = fruns.run_origin(run)
+    origin = m.origin_t
     s = run.settings
     limit = run.recompile_limit
     return {
@@ -395,7 +393,7 @@ def _run_dict(m: RunModel) -> dict[str, Any]:
             | {"step": step.flag}
             for st, step in zip(run.sweep, m.sweep.steps if m.sweep else [], strict=True)
         ],
-        "sweep_total_s": fr.sweep_total(run),
+        "sweep_total_s": m.sweep_total_s,
         "recompile_limit_hit": (
             {
                 "function": limit.function,
