@@ -33,11 +33,11 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2  # a stop signal: 128 + its number (signals.py)
 
 
-def _console() -> Console:
+def _console(**kwargs) -> Console:  # type: ignore[no-untyped-def]
     # Imported here: the TUI, the default command, has no use for the console's tables.
     from dlcprof.console import make_console
 
-    return make_console()
+    return make_console(**kwargs)
 
 
 class UsageError(Exception):
@@ -175,6 +175,13 @@ def build_parser() -> _Parser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if "--" in argv:  # dlcprof [tui | run OPTIONS] -- CMD ARGS: the user's own program
+        i = argv.index("--")
+        try:
+            return _attach(argv[:i], argv[i + 1 :])
+        except UsageError as e:
+            _error(str(e))
+            return EXIT_USAGE
     # `dlcprof` and `dlcprof TARGET --mode ...` open the TUI.
     if not argv or (argv[0] not in _COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv = ["tui", *argv]
@@ -184,6 +191,69 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, SettingsError, _LoadError) as e:
         _error(str(e))
         return EXIT_USAGE
+
+
+def _attach_parser() -> _Parser:
+    p = _Parser(prog="dlcprof run", description="Run CMD and show what it compiles.",
+                usage="dlcprof [run [--json F] [--report DIR] [--quiet]] -- CMD ARGS...")  # fmt: skip
+    p.add_argument("--json", type=Path, default=None, help="write the report JSON here")
+    p.add_argument("--report", type=Path, default=None, help="write a report folder here")
+    p.add_argument("--quiet", action="store_true", help="no live lines, only the tables")
+    return p
+
+
+def _attach(head: list[str], command: list[str]) -> int:
+    """``dlcprof -- CMD`` (the TUI) or ``dlcprof run [options] -- CMD`` (headless)."""
+    if head in ([], ["tui"]):
+        return cmd_attach_tui(command)
+    if head[0] != "run":
+        raise UsageError(f"'{head[0]} ... -- CMD' is not a command: use 'dlcprof run -- CMD' "
+                         "or 'dlcprof -- CMD'")  # fmt: skip
+    return cmd_attach_run(_attach_parser().parse_args(head[1:]), command)
+
+
+def cmd_attach_run(args: argparse.Namespace, command: list[str]) -> int:
+    """Run the user's command as it would run, its compiles followed live (on
+    stderr); exit with its own status."""
+    import queue
+
+    from dlcprof.attach.program import (
+        AttachedProgram,
+        CommandError,
+        exit_status,
+        forwarding_signals,
+    )
+    from dlcprof.console import attach_line, program_summary
+    from dlcprof.session import Session
+    from dlcprof.signals import Stopped
+
+    out = _console(stderr=True)  # stdout is the program's
+    session = Session()
+    inbox: queue.Queue[ev.Event] = queue.Queue()
+    program: list[AttachedProgram] = []
+    with forwarding_signals(program, lambda signum: Stopped(signum).said):
+        try:
+            program.append(AttachedProgram(command, inbox.put, output="inherit"))
+        except CommandError as e:
+            _note(f"dlcprof: {e}")
+            return e.exit_code
+        while True:
+            try:
+                event = inbox.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            session.apply(event)
+            if not args.quiet or isinstance(event, ev.ProgramExited):
+                _say(out, attach_line(event, session))
+            if isinstance(event, ev.ProgramExited):
+                break
+        _say(out, program_summary(session))
+        _write_outputs(session, args)
+    return exit_status(program[0].proc.returncode or 0)
+
+
+def cmd_attach_tui(command: list[str]) -> int:
+    raise UsageError("the TUI on a live program is not built yet: use 'dlcprof run -- CMD'")
 
 
 def _error(message: str) -> None:

@@ -1,0 +1,149 @@
+"""Figures only a real program shows (dlcprof -- CMD): the job's timeline
+(how much of its wall time went to compiling, how long its first compiled
+call waited) and each compiled graph's life (calls so far, time per call
+inside the compiled code, compile seconds amortized over the calls).
+
+Wall time: the program's (ProgramStarted to ProgramExited, or to ``now``
+while it runs); compile time: torch's own wall time of each compile of the
+process (compilation_metrics, forward and backward).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dlcprof import text
+from dlcprof.session import Run, Session
+
+NO_CALLS = "no compiled call timed (another backend than Inductor, or none ran yet)"
+ATTACHED_SPEEDUP = "attached to a program: run with --eager-baseline to time eager"
+KERNEL_TIMES = (
+    "not sampled in an attached program (the run's kernel profiling stage times "
+    "kernels: dlcprof run FILE.py:FUNC)"
+)
+
+
+def attached_runs(session: Session) -> list[Run]:
+    return [r for r in session.runs.values() if r.process is not None]
+
+
+def program_wall_s(session: Session, now: float | None = None) -> float | None:
+    """The program's wall time so far (None: no program, or live without a clock)."""
+    if session.program is None:
+        return None
+    if session.program_exit is not None:
+        return session.program_exit.wall_s
+    return None if now is None else max(0.0, now - session.program.t)
+
+
+@dataclass
+class GraphLife:
+    compile_id: str
+    calls: int
+    inside_s: float  # summed time inside the compiled code
+    first_t: float
+    compile_s: float | None  # this graph's compile (torch's wall), when known
+
+    @property
+    def per_call_s(self) -> float:
+        return self.inside_s / self.calls if self.calls else 0.0
+
+    @property
+    def amortized_s(self) -> float | None:
+        """Compile seconds spread over the calls so far."""
+        return self.compile_s / self.calls if self.compile_s is not None and self.calls else None
+
+    @property
+    def line(self) -> str:
+        spread = (
+            f"; compile {text.secs(self.compile_s)} amortized over "
+            f"{text.plural(self.calls, 'call')}: {text.secs(self.amortized_s)} each"
+            if self.amortized_s is not None
+            else ""
+        )
+        return (
+            f"[{self.compile_id}] {text.plural(self.calls, 'call')}, "
+            f"{text.secs(self.per_call_s)} per call inside the compiled code{spread}"
+        )
+
+
+def graph_lives(run: Run) -> list[GraphLife]:
+    if run.graph_calls is None:
+        return []
+    out = []
+    for cid, g in run.graph_calls.graphs.items():
+        c = run.compiles.get(cid)
+        out.append(
+            GraphLife(cid, int(g.get("calls", 0)), float(g.get("inside_s", 0.0)),
+                      float(g.get("first_t", 0.0)), c.wall_s if c else None)
+        )  # fmt: skip
+    return sorted(out, key=lambda g: g.first_t)
+
+
+@dataclass
+class Timeline:
+    """One process's compiling against its program's wall time."""
+
+    run: Run
+    compile_s: float
+    wall_s: float | None
+    first_wait_s: float | None  # compiles before the first compiled call ran
+
+    @property
+    def share(self) -> float | None:
+        return self.compile_s / self.wall_s if self.wall_s else None
+
+    @property
+    def line(self) -> str:
+        wall = text.secs(self.wall_s, "still running")
+        return (
+            f"compiles took {text.secs(self.compile_s)} of this {wall} run, "
+            f"{text.pct(self.share, 'no wall time yet')}"
+        )
+
+    @property
+    def first_wait_line(self) -> str:
+        if self.first_wait_s is None:
+            return f"the first compiled call: {text.na(NO_CALLS)}"
+        return f"the first compiled call waited {text.secs(self.first_wait_s)} for compiles"
+
+
+def timeline(session: Session, run: Run, now: float | None = None) -> Timeline:
+    lives = graph_lives(run)
+    first = min((g.first_t for g in lives), default=None)
+    waited = None
+    if first is not None:
+        waited = sum(
+            c.wall_s or 0.0 for c in run.compiles.values()
+            if c.start_t is not None and c.start_t <= first
+        )  # fmt: skip
+    return Timeline(run, run.compile_wall_s, program_wall_s(session, now), waited)
+
+
+def main_timeline(session: Session, now: float | None = None) -> Timeline | None:
+    """The process that compiled the most: the program's headline."""
+    runs = attached_runs(session)
+    if not runs:
+        return None
+    return timeline(session, max(runs, key=lambda r: r.compile_wall_s), now)
+
+
+def program_lines(session: Session, now: float | None = None) -> list[str]:
+    """The program in sentences: its timeline, each compiled graph's life."""
+    p = session.program
+    if p is None:
+        return []
+    out = [f"program: {' '.join(p.argv)}" + (" (eager baseline)" if p.eager else "")]
+    if session.program_exit is not None:
+        out.append(session.program_exit.message)
+    runs = attached_runs(session)
+    if not runs:
+        out.append("no process of the program compiled anything")
+    for run in runs:
+        t = timeline(session, run, now)
+        who = f"{run.name}: " if len(runs) > 1 else ""
+        out.append(f"{who}{t.line}; {t.first_wait_line}")
+        out += [f"  {g.line}" for g in graph_lives(run)]
+    out.append(f"speedup: {text.na(ATTACHED_SPEEDUP)}")
+    out.append(f"kernel times: {text.na(KERNEL_TIMES)}")
+    return out
