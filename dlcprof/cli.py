@@ -194,8 +194,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _attach_parser() -> _Parser:
-    p = _Parser(prog="dlcprof run", description="Run CMD and show what it compiles.",
-                usage="dlcprof [run [--json F] [--report DIR] [--quiet]] -- CMD ARGS...")  # fmt: skip
+    p = _Parser(
+        prog="dlcprof run", description="Run CMD and show what it compiles.",
+        usage="dlcprof [run [--json F] [--report DIR] [--quiet]] -- CMD ARGS...",
+    )  # fmt: skip
     p.add_argument("--json", type=Path, default=None, help="write the report JSON here")
     p.add_argument("--report", type=Path, default=None, help="write a report folder here")
     p.add_argument("--quiet", action="store_true", help="no live lines, only the tables")

@@ -76,7 +76,7 @@ def install(calls: GraphCalls, notes: ProbeNotes) -> None:
 
 def _wrap(module: Any, calls: GraphCalls, notes: ProbeNotes) -> None:
     cls = getattr(module, "CompiledFxGraph", None)
-    post, call = getattr(cls, "post_compile", None), getattr(cls, "__call__", None)
+    post, call = getattr(cls, "post_compile", None), getattr(cls, "__call__", None)  # noqa: B004
     if cls is None or post is None or call is None:
         notes.unavailable(PROBE, f"{MODULE}.CompiledFxGraph not found: calls per graph n/a")
         return

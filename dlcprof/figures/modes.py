@@ -130,6 +130,8 @@ def _from_cache(c: Compile) -> bool:
 
 def _why_not_autotuned(run: Run) -> str:
     s = run.settings
+    if run.process is not None:  # an attached program: its own mode, not ours
+        return "the program's compiles autotuned nothing"
     if s is None:
         return text.NOT_STARTED
     if s.backend != "inductor":
@@ -248,6 +250,8 @@ def _cudagraph_verdict(
     run: Run, graphs: list[GraphStatus], runtime: list[str]
 ) -> tuple[str | None, str | None]:
     s = run.settings
+    if run.process is not None and not graphs:
+        return None, "no compiled graph of the program asked for CUDA graphs"
     if s is None:
         return None, text.NOT_STARTED
     if s.backend != "inductor":

@@ -13,14 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dlcprof import text
+from dlcprof.figures.benchmark import why_none
 from dlcprof.session import Run, Session
 
 NO_CALLS = "no compiled call timed (another backend than Inductor, or none ran yet)"
-ATTACHED_SPEEDUP = "attached to a program: run with --eager-baseline to time eager"
-KERNEL_TIMES = (
-    "not sampled in an attached program (the run's kernel profiling stage times "
-    "kernels: dlcprof run FILE.py:FUNC)"
-)
+KERNEL_TIMES = "not sampled in an attached program; dlcprof run FILE.py:FUNC times them"
 
 
 def attached_runs(session: Session) -> list[Run]:
@@ -144,6 +141,7 @@ def program_lines(session: Session, now: float | None = None) -> list[str]:
         who = f"{run.name}: " if len(runs) > 1 else ""
         out.append(f"{who}{t.line}; {t.first_wait_line}")
         out += [f"  {g.line}" for g in graph_lives(run)]
-    out.append(f"speedup: {text.na(ATTACHED_SPEEDUP)}")
+    if runs:
+        out.append(f"speedup: {text.na(why_none(runs[0]))}")
     out.append(f"kernel times: {text.na(KERNEL_TIMES)}")
     return out
