@@ -63,7 +63,9 @@ class Run:
     run_id: str
     settings: ev.RunStarted | None = None  # what the worker resolved and ran with
     loaded: ev.WorkloadLoaded | None = None
-    status: str = "pending"  # pending | running | ok | error | cancelled | crashed
+    # pending | running | ok | error | cancelled | crashed | ended (an attached
+    # process that ended without its exit hook: os._exit, a signal)
+    status: str = "pending"
     finished_t: float | None = None
     wall_s: float | None = None
     compiles: dict[str, Compile] = field(default_factory=dict)
@@ -372,7 +374,7 @@ class Session:
         # a signal), or runs on, detached.
         for r in self.runs.values():
             if r.process is not None and r.live:
-                r.status = "cancelled" if e.detached or e.stopped_by else "crashed"
+                r.status = "cancelled" if e.detached else "ended"
                 r.finished_t = e.t
                 r.open_phases.clear()
 

@@ -34,6 +34,8 @@ from dlcprof.attach import BOOTSTRAP_DIR, EAGER_ENV, PACKAGE_ROOT, ROOT_ENV, SOC
 from dlcprof.signals import SIGNALS
 
 Emit = Callable[[ev.Event], None]
+# A process's run status when it ended without its exit hook (os._exit, a signal).
+ENDED = "ended"
 # After the program exits: how long its processes' last events may take to arrive.
 DRAIN_S = 3.0
 _READ = 1 << 16
@@ -272,6 +274,8 @@ class _Stream:
     def __init__(self) -> None:
         self.partial = b""
         self.run_id: str | None = None
+        self.attached_t = 0.0
+        self.finished = False
 
 
 class _Streams:
@@ -317,20 +321,27 @@ class _Streams:
                 n += 1
                 run_id = f"{event.run_id}.{n}"
             self._ids.add(run_id)
-            stream.run_id = run_id
+            stream.run_id, stream.attached_t = run_id, event.t
         if hasattr(event, "run_id"):
             event.run_id = stream.run_id  # type: ignore[attr-defined]
+        stream.finished = stream.finished or isinstance(event, ev.RunFinished)
         self.emit(event)
 
-    def _end(self, sel: selectors.BaseSelector, sock: socket.socket) -> None:
+    def _end(self, sel: selectors.BaseSelector, sock: socket.socket, eof: bool = True) -> None:
+        stream: _Stream = sel.get_key(sock).data
         sel.unregister(sock)
         sock.close()
         self._socks.remove(sock)
         self.open -= 1
+        if eof and stream.run_id is not None and not stream.finished:
+            # The process ended without its exit hook (os._exit, a signal).
+            self.emit(ev.RunFinished(run_id=stream.run_id, status=ENDED,
+                                     wall_s=ev.now() - stream.attached_t))  # fmt: skip
 
     def close(self, sel: selectors.BaseSelector) -> None:
+        """Stop listening (the program ended, or dlcprof detached)."""
         for sock in list(self._socks):
-            self._end(sel, sock)
+            self._end(sel, sock, eof=False)
 
 
 @contextlib.contextmanager
@@ -358,7 +369,10 @@ def forwarding_signals(program_ref: list[AttachedProgram],
     previous = {}
     for sig in SIGNALS:
         with contextlib.suppress(ValueError, OSError):
-            previous[sig] = signal.signal(sig, handler)
+            # An ignored signal (nohup, a background job's SIGINT) stays ignored:
+            # the program inherits that, as it would without dlcprof.
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                previous[sig] = signal.signal(sig, handler)
     try:
         yield arrived
     finally:
