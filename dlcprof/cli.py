@@ -255,7 +255,38 @@ def cmd_attach_run(args: argparse.Namespace, command: list[str]) -> int:
 
 
 def cmd_attach_tui(command: list[str]) -> int:
-    raise UsageError("the TUI on a live program is not built yet: use 'dlcprof run -- CMD'")
+    """The TUI on the user's program. A stop signal to dlcprof reaches the
+    program too; after a detach the session is saved (the program runs on)."""
+    from dlcprof.attach.program import CommandError, check_command, exit_status
+    from dlcprof.engine import save_report
+    from dlcprof.report.errors import ReportError
+    from dlcprof.tui.attached import AttachedApp
+
+    try:
+        check_command(command)
+    except CommandError as e:
+        _note(f"dlcprof: {e}")
+        return e.exit_code
+    app = AttachedApp(command)
+    code = _run_app(app)
+    program = app.program
+    if program is None:
+        return code
+    if program.running and not app.detached:  # closed by a signal: the program stops too
+        signum = app.stops[0].signum if app.stops else None  # type: ignore[attr-defined]
+        if signum is not None:
+            program.forward(signum)
+            program.wait(10)
+        program.stop()
+        program.wait(10)
+    app.fold_pending()
+    if app.detached:
+        try:
+            _note(f"dlcprof: the session is saved to {save_report(app.session).resolve()}")
+        except ReportError as e:
+            _error(f"the session could not be saved: {e}")
+        return EXIT_OK
+    return code if app.stops else exit_status(program.proc.returncode or 0)
 
 
 def _error(message: str) -> None:

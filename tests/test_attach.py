@@ -81,7 +81,7 @@ def test_training_script_json_matches_torch_trace(tmp_path):
     assert any(c["is_backward"] for c in run["compiles"])
     assert all(c["phases"] for c in forward)
     kernels = [k for c in run["compiles"] for k in c["kernels"]]
-    assert any("relu" in k["fused_ops"] for k in kernels)
+    assert any("aten.relu" in k["fused_ops"] for k in kernels)
     assert any(str(TRAIN) in line for k in kernels for line in k["source_lines"])
     reasons = [r["reason"] for r in run["recompiles"]]
     assert any("size mismatch at index 0. expected 4, actual 6" in r for r in reasons)

@@ -24,13 +24,17 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import BinaryIO
 
 from dlcprof import events as ev
 from dlcprof import scratch
 from dlcprof.attach import BOOTSTRAP_DIR, EAGER_ENV, PACKAGE_ROOT, ROOT_ENV, SOCKET_ENV
+from dlcprof.runner import _Output
 from dlcprof.signals import SIGNALS
 
 Emit = Callable[[ev.Event], None]
@@ -38,6 +42,7 @@ Emit = Callable[[ev.Event], None]
 ENDED = "ended"
 # After the program exits: how long its processes' last events may take to arrive.
 DRAIN_S = 3.0
+STOP_GRACE_S = 15.0
 _READ = 1 << 16
 
 
@@ -75,8 +80,8 @@ class AttachedProgram:
     """The user's command, running, and the events of its processes.
 
     ``output``: "inherit" (headless: the terminal's stdin, stdout and stderr)
-    or "capture" (the TUI: stdin from /dev/null, stdout and stderr become
-    LogEmitted events)."""
+    or "capture" (the TUI: stdin from /dev/null; stdout and stderr go to files
+    in ``output_dir`` and become LogEmitted events)."""
 
     def __init__(
         self, argv: Sequence[str], emit: Emit, output: str = "inherit", eager: bool = False
@@ -108,17 +113,30 @@ class AttachedProgram:
         self.detached = False
         self._foreground = False
         capture = output == "capture"
+        # Captured output goes to files, not pipes: a detached program writes on
+        # after dlcprof exits (a pipe would break under it), and the folder stays.
+        self.output_dir: Path | None = None
+        self._outputs: list[tuple[BinaryIO, _Output]] = []
+        files: dict[str, BinaryIO] = {}
+        if capture:
+            self.output_dir = Path(tempfile.mkdtemp(prefix="dlcprof-program-"))
+            for name in ("stdout", "stderr"):
+                path = self.output_dir / f"{name}.log"
+                files[name] = path.open("wb")
+                self._outputs.append((path.open("rb"), _Output(name)))
         try:
             self.proc = subprocess.Popen(
                 [executable, *self.argv[1:]], env=env, process_group=0,
                 stdin=subprocess.DEVNULL if capture else None,
-                stdout=subprocess.PIPE if capture else None,
-                stderr=subprocess.PIPE if capture else None,
+                stdout=files.get("stdout"), stderr=files.get("stderr"),
             )  # fmt: skip
         except OSError as e:
             self._listener.close()
             code = 127 if isinstance(e, FileNotFoundError) else 126
             raise CommandError(f"{self.argv[0]}: {e.strerror or e}", code) from None
+        finally:
+            for f in files.values():
+                f.close()
         if not capture:
             self._take_terminal()
         self.emit(ev.ProgramStarted(argv=self.argv, cwd=os.getcwd(), pid=self.proc.pid,
@@ -160,9 +178,10 @@ class AttachedProgram:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signum)
 
-    def stop(self, grace_s: float = 5.0) -> None:
-        """Stop the program (the TUI's stop): SIGINT, then SIGTERM, then SIGKILL."""
-        for signum, wait in ((signal.SIGINT, grace_s), (signal.SIGTERM, 2.0),
+    def stop(self, grace_s: float = STOP_GRACE_S) -> None:
+        """Stop the program (the TUI's stop): SIGINT, then SIGTERM, then SIGKILL,
+        each after ``grace_s`` (torch's own exit takes seconds on a busy machine)."""
+        for signum, wait in ((signal.SIGINT, grace_s), (signal.SIGTERM, grace_s),
                              (signal.SIGKILL, 0.0)):  # fmt: skip
             if self.proc.poll() is not None:
                 break
@@ -190,76 +209,59 @@ class AttachedProgram:
         sel = selectors.DefaultSelector()
         sel.register(self._listener, selectors.EVENT_READ, "listen")
         streams = _Streams(self.emit)
-        outputs = {}
-        if self.output == "capture":
-            from dlcprof.runner import _Output
-
-            for name, pipe in (("stdout", self.proc.stdout), ("stderr", self.proc.stderr)):
-                assert pipe is not None
-                os.set_blocking(pipe.fileno(), False)
-                outputs[pipe.fileno()] = _Output(name)
-                sel.register(pipe.fileno(), selectors.EVENT_READ, "output")
         ended_at: float | None = None
         try:
             while not self._done.is_set():
                 if ended_at is None and self.proc.poll() is not None:
                     ended_at = time.monotonic()
                 if ended_at is not None and (
-                    not streams.open and not outputs or time.monotonic() - ended_at > DRAIN_S
+                    not streams.open or time.monotonic() - ended_at > DRAIN_S
                 ):
                     break
                 for key, _ in sel.select(timeout=0.1):
                     if key.data == "listen":
                         self._accept(sel)
-                    elif key.data == "output":
-                        self._read_output(sel, key.fd, outputs)
                     else:
                         streams.read(sel, key.fileobj)
+                self._read_output()
         finally:
-            for out in outputs.values():
-                for event in out.close():
-                    self.emit(event)
+            self._read_output(last=True)
             streams.close(sel)
             sel.close()
             self._listener.close()
             self._give_back_terminal()
             self.emit(self._exited())
+            if not self.detached and self.output_dir is not None:
+                shutil.rmtree(self.output_dir, ignore_errors=True)
 
     def _accept(self, sel: selectors.BaseSelector) -> None:
         while True:
             try:
                 conn, _ = self._listener.accept()
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError:
+            except OSError:  # none waiting (EAGAIN), or the listener is closing
                 return
             conn.setblocking(False)
             sel.register(conn, selectors.EVENT_READ, _Stream())
 
-    def _read_output(self, sel: selectors.BaseSelector, fd: int, outputs: dict) -> None:
-        try:
-            chunk = os.read(fd, _READ)
-        except BlockingIOError:
-            return
-        except OSError:
-            chunk = b""
-        out = outputs[fd]
-        if chunk:
-            events = list(out.feed(chunk))
-        else:
-            sel.unregister(fd)
-            events = list(out.close())
-            del outputs[fd]
-        for event in events:
-            self.emit(event)
+    def _read_output(self, last: bool = False) -> None:
+        """Captured output: what the program wrote to its files since the last look."""
+        for f, out in self._outputs:
+            while chunk := f.read(_READ):
+                for event in out.feed(chunk):
+                    self.emit(event)
+            if last:
+                for event in out.close():
+                    self.emit(event)
+                f.close()
 
     def _exited(self) -> ev.ProgramExited:
         wall = time.monotonic() - self.started
         rc = self.proc.poll()
         if rc is None:
+            where = f", its output goes to {self.output_dir}" if self.output_dir else ""
             return ev.ProgramExited(
                 returncode=None, signal=None, wall_s=wall, detached=True,
-                message=f"dlcprof detached; the program (pid {self.pid}) runs on",
+                message=f"dlcprof detached; the program (pid {self.pid}) runs on{where}",
                 stopped_by=self.stopped_by,
             )  # fmt: skip
         sig = signal.Signals(-rc).name if rc < 0 else None

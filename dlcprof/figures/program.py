@@ -145,3 +145,18 @@ def program_lines(session: Session, now: float | None = None) -> list[str]:
         out.append(f"speedup: {text.na(why_none(runs[0]))}")
     out.append(f"kernel times: {text.na(KERNEL_TIMES)}")
     return out
+
+
+def program_state(session: Session, now: float | None = None) -> tuple[str, str]:
+    """(state, detail) of an attached program, for a status line."""
+    p, end = session.program, session.program_exit
+    if p is None:
+        return "idle", ""
+    command = " ".join(p.argv)
+    if end is None:
+        compiling = any(r.open_phases for r in attached_runs(session))
+        wall = program_wall_s(session, now)
+        elapsed = f" · {text.secs(wall)}" if wall is not None else ""
+        return ("compiling" if compiling else "running"), f"{command} · pid {p.pid}{elapsed}"
+    failed = end.returncode not in (0, None)
+    return ("failed" if failed else "idle"), f"{command} · {end.message}"

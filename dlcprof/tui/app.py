@@ -101,6 +101,10 @@ AFFECTS: dict[type[ev.Event], set[str]] = {
     ev.MonitorStatus: {"device", "hotspots", "log"},
     ev.HotFramesSampled: {"hotspots"},
     ev.ProfileSaved: {"hotspots", "log"},
+    ev.ProgramStarted: {"status", "log"},
+    ev.ProgramExited: {"phases", "kernels", "benchmark", "recompiles", "log", "runs", "status"},
+    ev.ProcessAttached: set(PANES) | {"alarm"},
+    ev.GraphCallsTimed: {"benchmark"},
 }
 # The paper screen polls the session (tui/widgets/paper.py).
 REPAINT_FREE: frozenset[type[ev.Event]] = frozenset({ev.TraceSaved, ev.PaperPlanned})
