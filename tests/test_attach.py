@@ -21,6 +21,7 @@ import pytest
 
 from dlcprof import events as ev
 from dlcprof.attach.channel import Channel
+from dlcprof.report.schema import load_session
 
 PROGRAMS = Path(__file__).parent / "programs"
 TRAIN = PROGRAMS / "train.py"
@@ -33,9 +34,10 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def dlcprof_run(json_path: Path, *command: str, **kwargs) -> subprocess.Popen:
-    argv = [sys.executable, "-m", "dlcprof.cli", "run", "--json", str(json_path), "--",
-            sys.executable, *command]  # fmt: skip
+def dlcprof_run(json_path: Path, *command: str, options: tuple[str, ...] = (),
+                **kwargs) -> subprocess.Popen:  # fmt: skip
+    argv = [sys.executable, "-m", "dlcprof.cli", "run", "--json", str(json_path), *options,
+            "--", sys.executable, *command]  # fmt: skip
     kwargs.setdefault("stdout", subprocess.PIPE)
     kwargs.setdefault("stderr", subprocess.PIPE)
     return subprocess.Popen(argv, text=True, preexec_fn=_default_sigint, **kwargs)
@@ -66,7 +68,8 @@ def trace_records(folder: Path) -> list[dict]:
 def test_training_script_json_matches_torch_trace(tmp_path):
     out = tmp_path / "session.json"
     trace = tmp_path / "trace"
-    proc = dlcprof_run(out, str(TRAIN), "--exit-code", "3",
+    folder = tmp_path / "report"
+    proc = dlcprof_run(out, str(TRAIN), "--exit-code", "3", options=("--report", str(folder)),
                        env={**os.environ, "TORCH_TRACE": str(trace)})  # fmt: skip
     stdout, stderr = proc.communicate(timeout=900)
     assert proc.returncode == 3, stderr
@@ -104,6 +107,14 @@ def test_training_script_json_matches_torch_trace(tmp_path):
                     if (r.get("artifact") or {}).get("name") == "dynamo_graph_break_reason"]
     assert {c["compile_id"] for c in forward} == torch_ids
     assert len(breaks) == len(torch_breaks) == 2
+
+    # The same folder as a run's: reports, and torch's raw trace for tlparse.
+    assert {"session.json", "report.html", "report.md", "torch_trace.log"} <= {
+        p.name for p in folder.iterdir()
+    }
+    assert "compilation_metrics" in (folder / "torch_trace.log").read_text()
+    replayed = load_session(folder / "session.json")
+    assert replayed.program_exit is not None and replayed.program_exit.returncode == 3
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP],

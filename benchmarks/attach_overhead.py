@@ -1,0 +1,71 @@
+"""The program's wall time under ``dlcprof run --`` ÷ bare (issue 21's overhead goal).
+
+Two programs: the training script of the tests (tests/programs/train.py) and a
+bundled workload driven as a script (benchmarks/drive_workload.py). Each is
+run first once bare and once attached, untimed: both fill their Inductor
+cache (dlcprof turns on provenance tracking, which is part of Inductor's cache
+key, so the attached run has cache entries of its own). Then, per round, bare
+and attached alternate (rotated), each a fresh process tree on the shared warm
+cache; the figure is the whole command's wall time, dlcprof's own start and
+drain included.
+
+    .venv/bin/python benchmarks/attach_overhead.py [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from common import ROOT, load_line, machine, median, ratio_line, ratios, rotated
+
+PROGRAMS = {
+    "training script (tests/programs/train.py --steps 40)":
+        [str(ROOT / "tests" / "programs" / "train.py"), "--steps", "40"],
+    "training-step workload as a script (400 calls)":
+        [str(ROOT / "benchmarks" / "drive_workload.py"), "training-step", "400"],
+}  # fmt: skip
+VARIANTS = ("bare", "attached")
+
+
+def command(variant: str, program: list[str]) -> list[str]:
+    run = [sys.executable, *program]
+    if variant == "bare":
+        return run
+    return [sys.executable, "-m", "dlcprof.cli", "run", "--quiet", "--", *run]
+
+
+def timed(argv: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, timeout=1800)  # fmt: skip
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    cache = tempfile.mkdtemp(prefix="dlcprof-attach-bench-cache-")
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache,
+           "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}  # fmt: skip
+    print(machine())
+    for name, program in PROGRAMS.items():
+        for variant in VARIANTS:  # fill each variant's cache entries, untimed
+            timed(command(variant, program), env)
+        walls: dict[str, list[float]] = {v: [] for v in VARIANTS}
+        for rep in range(args.rounds):
+            for variant in rotated(VARIANTS, rep):
+                walls[variant].append(timed(command(variant, program), env))
+        print(f"\n{name}: bare {median(walls['bare']):.2f} s, "
+              f"attached {median(walls['attached']):.2f} s (medians)")  # fmt: skip
+        print(ratio_line("attached ÷ bare (wall)", ratios(walls["attached"], walls["bare"]), 1.05))
+    print(load_line())
+
+
+if __name__ == "__main__":
+    main()
