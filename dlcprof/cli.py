@@ -196,11 +196,15 @@ def main(argv: list[str] | None = None) -> int:
 def _attach_parser() -> _Parser:
     p = _Parser(
         prog="dlcprof run", description="Run CMD and show what it compiles.",
-        usage="dlcprof [run [--json F] [--report DIR] [--quiet]] -- CMD ARGS...",
+        usage="dlcprof [run [--json F] [--report DIR] [--quiet] [--eager-baseline]] -- CMD ...",
     )  # fmt: skip
     p.add_argument("--json", type=Path, default=None, help="write the report JSON here")
     p.add_argument("--report", type=Path, default=None, help="write a report folder here")
     p.add_argument("--quiet", action="store_true", help="no live lines, only the tables")
+    p.add_argument(
+        "--eager-baseline", action="store_true",
+        help="then run CMD again with torch.compile forced eager, and compare wall times",
+    )  # fmt: skip
     return p
 
 
@@ -233,25 +237,31 @@ def cmd_attach_run(args: argparse.Namespace, command: list[str]) -> int:
     session = Session()
     inbox: queue.Queue[ev.Event] = queue.Queue()
     program: list[AttachedProgram] = []
-    with forwarding_signals(program, lambda signum: Stopped(signum).said):
-        try:
-            program.append(AttachedProgram(command, inbox.put, output="inherit"))
-        except CommandError as e:
-            _note(f"dlcprof: {e}")
-            return e.exit_code
-        while True:
+    with forwarding_signals(program, lambda signum: Stopped(signum).said) as stops:
+        for eager in (False, True) if args.eager_baseline else (False,):
+            if eager:
+                if stops or program[0].proc.returncode != 0:
+                    break  # stopped, or failed: no baseline to compare with
+                _say(out, "eager baseline: the same command, torch.compile forced eager…")
             try:
-                event = inbox.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            session.apply(event)
-            if not args.quiet or isinstance(event, ev.ProgramExited):
-                _say(out, attach_line(event, session))
-            if isinstance(event, ev.ProgramExited):
-                break
+                program[:] = [AttachedProgram(command, inbox.put, output="inherit", eager=eager)]
+            except CommandError as e:
+                _note(f"dlcprof: {e}")
+                return e.exit_code
+            while True:
+                try:
+                    event = inbox.get(timeout=0.2)
+                except queue.Empty:
+                    continue
+                session.apply(event)
+                if not args.quiet or isinstance(event, ev.ProgramExited):
+                    _say(out, attach_line(event, session))
+                if isinstance(event, ev.ProgramExited):
+                    break
         _say(out, program_summary(session))
         _write_outputs(session, args)
-    return exit_status(program[0].proc.returncode or 0)
+    end = session.program_exit
+    return exit_status(end.returncode or 0) if end is not None else EXIT_FAILED
 
 
 def cmd_attach_tui(command: list[str]) -> int:

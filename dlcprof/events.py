@@ -527,6 +527,7 @@ class ProgramExited(Event):
     message: str  # one line for the user
     stopped_by: str | None = None  # the stop signal or key that dlcprof passed on
     detached: bool = False
+    eager: bool = False  # the --eager-baseline run's end
 
 
 @dataclass

@@ -185,6 +185,9 @@ class Session:
         # An attached program (dlcprof -- CMD): its runs are its processes, by run id.
         self.program: ev.ProgramStarted | None = None
         self.program_exit: ev.ProgramExited | None = None
+        # --eager-baseline: the same command again with torch.compile forced eager.
+        self.eager_program: ev.ProgramStarted | None = None
+        self.eager_exit: ev.ProgramExited | None = None
 
     # --- folding -----------------------------------------------------------------
 
@@ -366,9 +369,15 @@ class Session:
         self.paper = e
 
     def _on_ProgramStarted(self, e: ev.ProgramStarted) -> None:
-        self.program, self.program_exit = e, None
+        if e.eager:
+            self.eager_program, self.eager_exit = e, None
+        else:
+            self.program, self.program_exit = e, None
 
     def _on_ProgramExited(self, e: ev.ProgramExited) -> None:
+        if e.eager:
+            self.eager_exit = e
+            return
         self.program_exit = e
         # A process that never said it finished ended with the program (os._exit,
         # a signal), or runs on, detached.

@@ -194,6 +194,18 @@ def test_exit_inside_a_compile(tmp_path):
     assert report["program"]["returncode"] == 7
 
 
+def test_eager_baseline_runs_the_command_again_without_compiling(tmp_path):
+    proc = dlcprof_run(tmp_path / "b.json", str(FAULTS), "compile", options=("--eager-baseline",))
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    assert stdout.splitlines() == ["compiled", "compiled"]  # the program ran twice
+    report = json.loads((tmp_path / "b.json").read_text())
+    assert len(report["runs"]) == 1  # forced eager: the second run compiled nothing
+    base = report["program"]["eager_baseline"]
+    assert base["eager_wall_s"] > 0 and base["compiled_wall_s"] > 0
+    assert "forced eager" in report["program"]["lines"][-2]
+
+
 @pytest.mark.parametrize(("command", "code", "said"), [
     (["no-such-command-dlcprof"], 127, "no-such-command-dlcprof: command not found"),
     (["/nonexistent/prog"], 127, "/nonexistent/prog: No such file or directory"),

@@ -262,12 +262,14 @@ class AttachedProgram:
             return ev.ProgramExited(
                 returncode=None, signal=None, wall_s=wall, detached=True,
                 message=f"dlcprof detached; the program (pid {self.pid}) runs on{where}",
-                stopped_by=self.stopped_by,
+                stopped_by=self.stopped_by, eager=self.eager,
             )  # fmt: skip
         sig = signal.Signals(-rc).name if rc < 0 else None
         message = f"the program ended by {sig}" if sig else f"the program exited with status {rc}"
+        if self.eager:
+            message = f"eager baseline: {message}"
         return ev.ProgramExited(returncode=rc, signal=sig, wall_s=wall, message=message,
-                                stopped_by=self.stopped_by)  # fmt: skip
+                                stopped_by=self.stopped_by, eager=self.eager)  # fmt: skip
 
 
 class _Stream:

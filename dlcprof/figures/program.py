@@ -130,7 +130,7 @@ def program_lines(session: Session, now: float | None = None) -> list[str]:
     p = session.program
     if p is None:
         return []
-    out = [f"program: {' '.join(p.argv)}" + (" (eager baseline)" if p.eager else "")]
+    out = [f"program: {' '.join(p.argv)}"]
     if session.program_exit is not None:
         out.append(session.program_exit.message)
     runs = attached_runs(session)
@@ -141,10 +141,54 @@ def program_lines(session: Session, now: float | None = None) -> list[str]:
         who = f"{run.name}: " if len(runs) > 1 else ""
         out.append(f"{who}{t.line}; {t.first_wait_line}")
         out += [f"  {g.line}" for g in graph_lives(run)]
-    if runs:
-        out.append(f"speedup: {text.na(why_none(runs[0]))}")
+    out.append(speedup_line(session))
     out.append(f"kernel times: {text.na(KERNEL_TIMES)}")
     return out
+
+
+@dataclass
+class EagerBaseline:
+    """The whole job's wall time, compiled (compiles included) against the same
+    command with torch.compile forced eager: one run each."""
+
+    compiled_s: float
+    compile_s: float
+    eager_s: float
+
+    @property
+    def ratio(self) -> float:
+        """Eager wall ÷ compiled wall: above 1, the compiled job finished sooner."""
+        return self.eager_s / self.compiled_s if self.compiled_s else float("nan")
+
+    @property
+    def line(self) -> str:
+        faster = "compiled" if self.ratio > 1 else "eager"
+        times = self.ratio if self.ratio > 1 else 1 / self.ratio
+        return (
+            f"the whole job: {text.secs(self.compiled_s)} compiled ({text.secs(self.compile_s)} "
+            f"of it compiling) vs {text.secs(self.eager_s)} with torch.compile forced eager: "
+            f"{faster} finished {times:.2f}x sooner (one run each: no spread measured, "
+            "so no noise verdict)"
+        )
+
+
+def eager_baseline(session: Session) -> EagerBaseline | None:
+    done, eager = session.program_exit, session.eager_exit
+    if done is None or eager is None or done.detached or eager.returncode != 0:
+        return None
+    compile_s = sum(r.compile_wall_s for r in attached_runs(session))
+    return EagerBaseline(done.wall_s, compile_s, eager.wall_s)
+
+
+def speedup_line(session: Session) -> str:
+    """The program's speedup: the eager baseline's, else why there is none."""
+    base = eager_baseline(session)
+    if base is not None:
+        return f"speedup: {base.line}"
+    if session.eager_exit is not None:
+        return f"speedup: {text.na('the eager baseline run ' + session.eager_exit.message)}"
+    runs = attached_runs(session)
+    return f"speedup: {text.na(why_none(runs[0]) if runs else 'nothing compiled')}"
 
 
 def program_state(session: Session, now: float | None = None) -> tuple[str, str]:

@@ -348,13 +348,17 @@ def _program_dict(session: Session) -> dict[str, Any] | None:
         "argv": list(p.argv),
         "cwd": p.cwd,
         "pid": p.pid,
-        "eager_baseline": p.eager,
         "wall_s": fprog.program_wall_s(session),
         "returncode": end.returncode if end else None,
         "signal": end.signal if end else None,
         "stopped_by": end.stopped_by if end else None,
         "detached": end.detached if end else False,
         "processes": [process(r) for r in fprog.attached_runs(session)],
+        "eager_baseline": (
+            {"compiled_wall_s": base.compiled_s, "compile_s": base.compile_s,
+             "eager_wall_s": base.eager_s, "eager_over_compiled": base.ratio}
+            if (base := fprog.eager_baseline(session)) else None
+        ),  # fmt: skip
         "lines": fprog.program_lines(session),
     }
 

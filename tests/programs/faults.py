@@ -81,3 +81,6 @@ if __name__ == "__main__":
         sys.exit(children(int(sys.argv[2])))
     elif mode == "exit-in-compile":
         exit_in_compile()
+    elif mode == "compile":
+        compile_once()
+        print("compiled", flush=True)
