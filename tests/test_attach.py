@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -133,6 +135,38 @@ def test_stop_signal_reaches_the_program(tmp_path, signum):
     report = json.loads((tmp_path / "s.json").read_text())
     assert report["program"]["stopped_by"]
     assert [r["compiles"][0]["compile_id"] for r in report["runs"]] == ["0/0"]
+
+
+def test_on_a_terminal_stdin_and_ctrl_c_are_the_programs(tmp_path):
+    """On a terminal the program's group is the foreground one: it reads the
+    terminal, and Ctrl-C typed there is a KeyboardInterrupt in the program."""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: dlcprof on the pty, SIGINT as a terminal session has it
+        _default_sigint()
+        os.execv(sys.executable, [sys.executable, "-m", "dlcprof.cli", "run", "--quiet", "--",
+                                  sys.executable, str(FAULTS), "terminal"])  # fmt: skip
+    out = b""
+
+    def read_until(marker: bytes) -> None:
+        nonlocal out
+        deadline = time.monotonic() + 200
+        while marker not in out and time.monotonic() < deadline:
+            if select.select([fd], [], [], 0.5)[0]:
+                try:
+                    out += os.read(fd, 4096)
+                except OSError:  # the pty closed
+                    return
+
+    read_until(b"name? ")
+    os.write(fd, b"alice\n")
+    read_until(b"got alice")
+    time.sleep(0.5)
+    os.write(fd, b"\x03")  # Ctrl-C, typed on the terminal
+    read_until(b"the program exited")
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    assert b"got alice" in out and b"KeyboardInterrupt in the program" in out, out[-2000:]
+    assert os.waitstatus_to_exitcode(status) == 130
 
 
 def test_sigkill_leaves_the_program_running(tmp_path):

@@ -350,12 +350,13 @@ class _Streams:
 
 @contextlib.contextmanager
 def _no_sigttou() -> Iterator[None]:
-    """tcsetpgrp from a background group raises SIGTTOU unless it is ignored."""
-    old = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    """tcsetpgrp from a background group raises SIGTTOU unless it is blocked
+    (blocked in this thread only: the pump thread gives the terminal back)."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTTOU})
     try:
         yield
     finally:
-        signal.signal(signal.SIGTTOU, old)
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 @contextlib.contextmanager

@@ -31,6 +31,16 @@ def signals():
         sys.exit(130)
 
 
+def terminal():
+    compile_once()
+    print("got", input("name? "), flush=True)
+    try:
+        time.sleep(120)
+    except KeyboardInterrupt:
+        print("KeyboardInterrupt in the program", flush=True)
+        sys.exit(130)
+
+
 def survive(flag):
     compile_once()
     print(f"ready {os.getpid()}", flush=True)
@@ -81,6 +91,8 @@ if __name__ == "__main__":
         sys.exit(children(int(sys.argv[2])))
     elif mode == "exit-in-compile":
         exit_in_compile()
+    elif mode == "terminal":
+        terminal()
     elif mode == "compile":
         compile_once()
         print("compiled", flush=True)
