@@ -23,8 +23,8 @@ def signals():
     signal.signal(signal.SIGTERM, said)
     signal.signal(signal.SIGHUP, said)
     compile_once()
-    print(f"ready {os.getpid()}", flush=True)
-    try:
+    try:  # before "ready": the signal may come while print returns
+        print(f"ready {os.getpid()}", flush=True)
         time.sleep(120)
     except KeyboardInterrupt:
         print("KeyboardInterrupt in the program", flush=True)
@@ -33,8 +33,8 @@ def signals():
 
 def terminal():
     compile_once()
-    print("got", input("name? "), flush=True)
     try:
+        print("got", input("name? "), flush=True)
         time.sleep(120)
     except KeyboardInterrupt:
         print("KeyboardInterrupt in the program", flush=True)
