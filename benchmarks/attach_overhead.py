@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -39,11 +40,16 @@ def command(variant: str, program: list[str]) -> list[str]:
     return [sys.executable, "-m", "dlcprof.cli", "run", "--quiet", "--", *run]
 
 
-def timed(argv: list[str], env: dict[str, str]) -> float:
+def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the whole process tree, dlcprof's included)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, timeout=1800)  # fmt: skip
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return wall, cpu
 
 
 def first_event_latency(env: dict[str, str], rounds: int) -> list[float]:
@@ -79,12 +85,17 @@ def main() -> None:
         for variant in VARIANTS:  # fill each variant's cache entries, untimed
             timed(command(variant, program), env)
         walls: dict[str, list[float]] = {v: [] for v in VARIANTS}
+        cpus: dict[str, list[float]] = {v: [] for v in VARIANTS}
         for rep in range(args.rounds):
             for variant in rotated(VARIANTS, rep):
-                walls[variant].append(timed(command(variant, program), env))
-        print(f"\n{name}: bare {median(walls['bare']):.2f} s, "
-              f"attached {median(walls['attached']):.2f} s (medians)")  # fmt: skip
+                wall, cpu = timed(command(variant, program), env)
+                walls[variant].append(wall)
+                cpus[variant].append(cpu)
+        print(f"\n{name}: bare {median(walls['bare']):.2f} s wall, {median(cpus['bare']):.2f} s "
+              f"CPU; attached {median(walls['attached']):.2f} s wall, "
+              f"{median(cpus['attached']):.2f} s CPU (medians)")  # fmt: skip
         print(ratio_line("attached ÷ bare (wall)", ratios(walls["attached"], walls["bare"]), 1.05))
+        print(ratio_line("attached ÷ bare (CPU)", ratios(cpus["attached"], cpus["bare"]), 1.05))
     latency = first_event_latency(env, args.rounds)
     print(f"\nfirst compile event in dlcprof after Dynamo began it: median "
           f"{median(latency) * 1e3:.0f} ms (max {max(latency) * 1e3:.0f} ms, "
