@@ -6,8 +6,9 @@ run first once bare and once attached, untimed: both fill their Inductor
 cache (dlcprof turns on provenance tracking, which is part of Inductor's cache
 key, so the attached run has cache entries of its own). Then, per round, bare
 and attached alternate (rotated), each a fresh process tree on the shared warm
-cache; the figure is the whole command's wall time, dlcprof's own start and
-drain included.
+cache. The figures: the whole command's wall time, and the CPU time of its
+whole process tree (dlcprof's own start, reading and drain included), which
+moves less than wall time with the machine's load.
 
     .venv/bin/python benchmarks/attach_overhead.py [--rounds N]
 """
