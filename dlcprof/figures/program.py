@@ -52,14 +52,15 @@ class GraphLife:
 
     @property
     def line(self) -> str:
+        calls = f"{text.count(self.calls)} call{'' if self.calls == 1 else 's'}"
         spread = (
-            f"; compile {text.secs(self.compile_s)} amortized over "
-            f"{text.plural(self.calls, 'call')}: {text.secs(self.amortized_s)} each"
+            f"; compile {text.secs(self.compile_s)} amortized over {calls}: "
+            f"{text.secs(self.amortized_s)} each"
             if self.amortized_s is not None
             else ""
         )
         return (
-            f"[{self.compile_id}] {text.plural(self.calls, 'call')}, "
+            f"[{self.compile_id}] {calls}, "
             f"{text.secs(self.per_call_s)} per call inside the compiled code{spread}"
         )
 
