@@ -48,5 +48,16 @@ for workload in gelu-mlp pointwise-chain; do
         # The report folder is written even for a failed run: check what it holds.
     fi
 done
+# One attached program (docs/attach.md): the test's training script on CUDA
+# under `dlcprof run --`; its compiles must carry Triton kernels.
+echo "gpu_check: attached program, tests/programs/train.py --device cuda"
+timeout "$RUN_TIMEOUT" "$PY" -m dlcprof.cli run --quiet --json "$OUT/attached.json" -- \
+    "$PY" tests/programs/train.py --device cuda >"$OUT/attached.txt" 2>&1 || true
+"$PY" -c 'import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+names = [k["name"] for r in runs for c in r["compiles"] for k in c["kernels"]]
+ok = any(n.startswith("triton_") for n in names)
+print(f"gpu_check: attached program: {len(names)} kernels, Triton: {ok}")
+sys.exit(0 if ok else 1)' "$OUT/attached.json"
 echo "gpu_check: runs took $(( $(date +%s) - start )) s; output in $OUT"
 "$PY" scripts/gpu_check.py "$OUT/gelu-mlp" "$OUT/pointwise-chain" --gemm gelu-mlp

@@ -29,13 +29,14 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--exit-code", type=int, default=0)
+    parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
     torch.manual_seed(0)
-    model = torch.compile(Tiny())
+    model = torch.compile(Tiny().to(args.device))
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     for seq in (4, 6):
         for step in range(args.steps):
-            loss = shift(model(torch.randn(seq, 8))).pow(2).mean()
+            loss = shift(model(torch.randn(seq, 8, device=args.device))).pow(2).mean()
             loss.backward()
             opt.step()
             opt.zero_grad()
