@@ -126,7 +126,7 @@ class AttachedProgram:
                 self._outputs.append((path.open("rb"), _Output(name)))
         try:
             self.proc = subprocess.Popen(
-                [executable, *self.argv[1:]], env=env, process_group=0,
+                self.argv, executable=executable, env=env, process_group=0,
                 stdin=subprocess.DEVNULL if capture else None,
                 stdout=files.get("stdout"), stderr=files.get("stderr"),
             )  # fmt: skip
