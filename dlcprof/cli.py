@@ -120,7 +120,11 @@ def build_parser() -> _Parser:
     )
     _settings_args(tui)
 
-    run = sub.add_parser("run", help="compile a workload headless and print what happened")
+    run = sub.add_parser(
+        "run", help="compile a workload headless and print what happened",
+        epilog="Your own program instead: dlcprof run [--json F] [--report DIR] "
+        "[--eager-baseline] -- CMD ARGS... (the TUI: dlcprof -- CMD ARGS...; docs/attach.md)",
+    )  # fmt: skip
     run.add_argument("target", help="bundled name (dlcprof list), file.py[:func], module:func")
     _settings_args(run)
     run.add_argument("--json", type=Path, default=None, help="write the report JSON here")
