@@ -9,6 +9,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from textual.widgets import Static
+
 from dlcprof.tui.attached import AttachedApp
 from dlcprof.tui.program_dialog import StopOrDetachScreen
 
@@ -43,6 +45,8 @@ async def test_live_program_then_detach(tmp_path: Path) -> None:
         run = app.session.runs[app.selected_run_id or ""]
         assert run.process is not None and run.process.pid == app.session.program.pid
         assert app.worker_state()[0] in ("running", "compiling")
+        note = app.query_one("#program-note", Static)
+        await wait_for(pilot, lambda: "compiles took" in str(note.render()), 10)
         await pilot.press("q")
         assert isinstance(app.screen, StopOrDetachScreen)
         await pilot.press("d")

@@ -13,16 +13,18 @@ import threading
 import time
 from collections.abc import Sequence
 
+from rich.text import Text
 from textual.widgets import Static
 
 from dlcprof import events as ev
 from dlcprof.attach.program import AttachedProgram
-from dlcprof.figures.program import program_state
+from dlcprof.figures.program import program_lines, program_state
 from dlcprof.tui.app import DlcprofApp
 from dlcprof.tui.program_dialog import DETACH, STOP, StopOrDetachScreen
 
 # Keys that start or change a run of a workload: none of them apply here.
 _RUN_ACTIONS = {"compile", "cycle", "sweep", "all_modes", "paper", "cancel"}
+PROGRAM_NOTE_S = 0.5  # the sidebar's program lines: wall time moves, twice a second is plenty
 
 
 class AttachedApp(DlcprofApp):
@@ -37,10 +39,15 @@ class AttachedApp(DlcprofApp):
         super().on_mount()
         for hidden in ("#workloads", "#settings"):
             self._home.query_one(hidden).display = False
-        self._home.query_one("#sidebar").mount(
-            Static(f"Program: {' '.join(self.command)}", id="program-note"), before=0
-        )
+        self._home.query_one("#sidebar").mount(Static(id="program-note"), before=0)
         self.program = AttachedProgram(self.command, self.emit, output="capture")
+        self.set_interval(PROGRAM_NOTE_S, self._paint_program)
+
+    def _paint_program(self) -> None:
+        """The program's timeline and graph lives, in the sidebar."""
+        now = None if self.deterministic else time.time()
+        lines = program_lines(self.session, now) or [f"program: {' '.join(self.command)}"]
+        self._home.query_one("#program-note", Static).update(Text("\n".join(lines)))
 
     @property
     def program_running(self) -> bool:
