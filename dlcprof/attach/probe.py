@@ -28,9 +28,12 @@ from dlcprof.worker.probes import autotune as autotune_probe
 from dlcprof.worker.probes import cudagraphs as cudagraphs_probe
 from dlcprof.worker.probes import kernels as kernels_probe
 from dlcprof.worker.probes import trace as trace_probe
+from dlcprof.worker.probes.lazy import when_imported
 
 # Events that open the channel: the process compiles (or has compiled code run).
 _ARMING = (ev.PhaseStarted, ev.PhaseEnded, ev.CompileFinished, ev.GraphCallsTimed)
+
+INDUCTOR_CONFIG = "torch._inductor.config"
 
 _process: AttachedProcess | None = None
 
@@ -97,7 +100,10 @@ class AttachedProcess:
         self.t0 = time.time()
         self.finished = False
         self.notes = ProbeNotes(self.channel, self.run_id)
-        kernels_probe.enable_provenance(self.notes)
+        # Not imported here: Inductor's config pulls in Dynamo (seconds), which a
+        # process that never compiles must not pay. Set before its first compile.
+        notes = self.notes
+        when_imported(INDUCTOR_CONFIG, lambda _: kernels_probe.enable_provenance(notes))
         kernels = kernels_probe.KernelCollector(
             self.channel, self.run_id, kernels_probe.aten_op_exists()
         )
