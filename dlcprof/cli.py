@@ -248,7 +248,8 @@ def cmd_attach_run(args: argparse.Namespace, command: list[str]) -> int:
                     break  # stopped, or failed: no baseline to compare with
                 _say(out, "eager baseline: the same command, torch.compile forced eager…")
             try:
-                program[:] = [AttachedProgram(command, inbox.put, output="inherit", eager=eager)]
+                program[:] = [AttachedProgram(command, inbox.put, output="inherit", eager=eager,
+                                              raw_trace=args.report is not None)]  # fmt: skip
             except CommandError as e:
                 _note(f"dlcprof: {e}")
                 return e.exit_code

@@ -79,13 +79,15 @@ def exit_status(returncode: int) -> int:
 class AttachedProgram:
     """The user's command, running, and the events of its processes.
 
+    ``raw_trace``: the processes write torch's raw trace (for --report, a save).
     ``output``: "inherit" (headless: the terminal's stdin, stdout and stderr)
     or "capture" (the TUI: stdin from /dev/null; stdout and stderr go to files
     in ``output_dir`` and become LogEmitted events)."""
 
     def __init__(
-        self, argv: Sequence[str], emit: Emit, output: str = "inherit", eager: bool = False
-    ) -> None:
+        self, argv: Sequence[str], emit: Emit, output: str = "inherit", eager: bool = False,
+        raw_trace: bool = True,
+    ) -> None:  # fmt: skip
         self.argv = list(argv)
         self.emit = emit
         self.output = output
@@ -100,7 +102,10 @@ class AttachedProgram:
         self._listener.setblocking(False)
         env[SOCKET_ENV] = self.socket_path
         env[ROOT_ENV] = str(PACKAGE_ROOT)
-        env[ev.RAW_TRACE_DIR_ENV] = str(scratch.new_folder("traces"))
+        if raw_trace:  # torch's raw trace, for a report folder (tlparse): costs CPU
+            env[ev.RAW_TRACE_DIR_ENV] = str(scratch.new_folder("traces"))
+        else:
+            env.pop(ev.RAW_TRACE_DIR_ENV, None)
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(BOOTSTRAP_DIR), env.get("PYTHONPATH", "")) if p
         )
