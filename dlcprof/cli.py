@@ -33,11 +33,11 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2  # a stop signal: 128 + its number (signals.py)
 
 
-def _console() -> Console:
+def _console(**kwargs) -> Console:  # type: ignore[no-untyped-def]
     # Imported here: the TUI, the default command, has no use for the console's tables.
     from dlcprof.console import make_console
 
-    return make_console()
+    return make_console(**kwargs)
 
 
 class UsageError(Exception):
@@ -120,7 +120,11 @@ def build_parser() -> _Parser:
     )
     _settings_args(tui)
 
-    run = sub.add_parser("run", help="compile a workload headless and print what happened")
+    run = sub.add_parser(
+        "run", help="compile a workload headless and print what happened",
+        epilog="Your own program instead: dlcprof run [--json F] [--report DIR] "
+        "[--eager-baseline] -- CMD ARGS... (the TUI: dlcprof -- CMD ARGS...; docs/attach.md)",
+    )  # fmt: skip
     run.add_argument("target", help="bundled name (dlcprof list), file.py[:func], module:func")
     _settings_args(run)
     run.add_argument("--json", type=Path, default=None, help="write the report JSON here")
@@ -196,6 +200,13 @@ def build_parser() -> _Parser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if "--" in argv:  # dlcprof [tui | run OPTIONS] -- CMD ARGS: the user's own program
+        i = argv.index("--")
+        try:
+            return _attach(argv[:i], argv[i + 1 :])
+        except UsageError as e:
+            _error(str(e))
+            return EXIT_USAGE
     # `dlcprof` and `dlcprof TARGET --mode ...` open the TUI.
     if not argv or (argv[0] not in _COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv = ["tui", *argv]
@@ -210,6 +221,113 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, SettingsError, _LoadError) as e:
         _error(str(e))
         return EXIT_USAGE
+
+
+def _attach_parser() -> _Parser:
+    p = _Parser(
+        prog="dlcprof run", description="Run CMD and show what it compiles.",
+        usage="dlcprof [run [--json F] [--report DIR] [--quiet] [--eager-baseline]] -- CMD ...",
+    )  # fmt: skip
+    p.add_argument("--json", type=Path, default=None, help="write the report JSON here")
+    p.add_argument("--report", type=Path, default=None, help="write a report folder here")
+    p.add_argument("--quiet", action="store_true", help="no live lines, only the tables")
+    p.add_argument(
+        "--eager-baseline", action="store_true",
+        help="then run CMD again with torch.compile forced eager, and compare wall times",
+    )  # fmt: skip
+    return p
+
+
+def _attach(head: list[str], command: list[str]) -> int:
+    """``dlcprof -- CMD`` (the TUI) or ``dlcprof run [options] -- CMD`` (headless)."""
+    if head in ([], ["tui"]):
+        return cmd_attach_tui(command)
+    if head[0] != "run":
+        raise UsageError(f"'{head[0]} ... -- CMD' is not a command: use 'dlcprof run -- CMD' "
+                         "or 'dlcprof -- CMD'")  # fmt: skip
+    return cmd_attach_run(_attach_parser().parse_args(head[1:]), command)
+
+
+def cmd_attach_run(args: argparse.Namespace, command: list[str]) -> int:
+    """Run the user's command as it would run, its compiles followed live (on
+    stderr); exit with its own status."""
+    import queue
+
+    from dlcprof.attach.program import (
+        AttachedProgram,
+        CommandError,
+        exit_status,
+        forwarding_signals,
+    )
+    from dlcprof.console import attach_line, program_summary
+    from dlcprof.session import Session
+    from dlcprof.signals import Stopped
+
+    out = _console(stderr=True)  # stdout is the program's
+    session = Session()
+    inbox: queue.Queue[ev.Event] = queue.Queue()
+    program: list[AttachedProgram] = []
+    with forwarding_signals(program, lambda signum: Stopped(signum).said) as stops:
+        for eager in (False, True) if args.eager_baseline else (False,):
+            if eager:
+                if stops or program[0].proc.returncode != 0:
+                    break  # stopped, or failed: no baseline to compare with
+                _say(out, "eager baseline: the same command, torch.compile forced eager…")
+            try:
+                program[:] = [AttachedProgram(command, inbox.put, output="inherit", eager=eager,
+                                              raw_trace=args.report is not None)]  # fmt: skip
+            except CommandError as e:
+                _note(f"dlcprof: {e}")
+                return e.exit_code
+            while True:
+                try:
+                    event = inbox.get(timeout=0.2)
+                except queue.Empty:
+                    continue
+                session.apply(event)
+                if not args.quiet or isinstance(event, ev.ProgramExited):
+                    _say(out, attach_line(event, session))
+                if isinstance(event, ev.ProgramExited):
+                    break
+        _say(out, program_summary(session))
+        _write_outputs(session, args)
+    end = session.program_exit
+    return exit_status(end.returncode or 0) if end is not None else EXIT_FAILED
+
+
+def cmd_attach_tui(command: list[str]) -> int:
+    """The TUI on the user's program. A stop signal to dlcprof reaches the
+    program too; after a detach the session is saved (the program runs on)."""
+    from dlcprof.attach.program import CommandError, check_command, exit_status
+    from dlcprof.engine import save_report
+    from dlcprof.report.errors import ReportError
+    from dlcprof.tui.attached import AttachedApp
+
+    try:
+        check_command(command)
+    except CommandError as e:
+        _note(f"dlcprof: {e}")
+        return e.exit_code
+    app = AttachedApp(command)
+    code = _run_app(app)
+    program = app.program
+    if program is None:
+        return code
+    if program.running and not app.detached:  # closed by a signal: the program stops too
+        signum = app.stops[0].signum if app.stops else None  # type: ignore[attr-defined]
+        if signum is not None:
+            program.forward(signum)
+            program.wait(10)
+        program.stop()
+        program.wait(10)
+    app.fold_pending()
+    if app.detached:
+        try:
+            _note(f"dlcprof: the session is saved to {save_report(app.session).resolve()}")
+        except ReportError as e:
+            _error(f"the session could not be saved: {e}")
+        return EXIT_OK
+    return code if app.stops else exit_status(program.proc.returncode or 0)
 
 
 def _error(message: str) -> None:

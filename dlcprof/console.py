@@ -25,6 +25,7 @@ from dlcprof.figures import observer as fo
 from dlcprof.figures import outcome as fout
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import phases as fp
+from dlcprof.figures import program as fprog
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures.runs import event_line, run_label
 from dlcprof.session import Run, Session
@@ -359,3 +360,28 @@ def paper_line(event: ev.Event, session: Session) -> Text | None:
               | ev.WorkerExited()):  # fmt: skip
             return live_line(event, session)
     return None
+
+
+def attach_line(event: ev.Event, session: Session) -> Text | None:
+    """A live line for ``dlcprof run -- CMD`` (on stderr: stdout is the program's)."""
+    match event:
+        case ev.ProcessAttached():
+            return Text.assemble(("▶ compiling: ", "bold green"),
+                                 session.run(event.run_id).name)  # fmt: skip
+        case ev.ProgramExited():
+            return Text(f"■ {event.message}", style="bold")
+        case ev.PhaseEnded() | ev.CompileFinished() | ev.RecompileTriggered() | ev.GraphBroken():
+            line = live_line(event, session)
+            run = session.runs.get(getattr(event, "run_id", "") or "")
+            many = sum(r.process is not None for r in session.runs.values()) > 1
+            if line is None or run is None or not many:
+                return line
+            return Text.assemble((f"{run.name} ", "dim"), line)
+    return live_line(event, session)
+
+
+def program_summary(session: Session) -> RenderableType:
+    """After the program: each compiling process's tables, then the program in sentences."""
+    parts: list[RenderableType] = [run_summary(r, session) for r in fprog.attached_runs(session)]
+    parts += [Text(line) for line in fprog.program_lines(session)]
+    return Group(*parts)

@@ -574,6 +574,60 @@ class PaperPlanned(Event):
     device: str
 
 
+# --- an attached program (dlcprof/attach) -------------------------------------------
+
+
+@dataclass
+class ProgramStarted(Event):
+    """Emitted by the parent: ``dlcprof [run] -- CMD`` started the user's command."""
+
+    argv: list[str]
+    cwd: str
+    pid: int
+    eager: bool = False  # --eager-baseline's second run: torch.compile forced eager
+
+
+@dataclass
+class ProgramExited(Event):
+    """Emitted by the parent: how the user's command ended (or that dlcprof let go of it)."""
+
+    returncode: int | None  # None: detached, still running
+    signal: str | None  # e.g. "SIGINT" when a signal ended it
+    wall_s: float
+    message: str  # one line for the user
+    stopped_by: str | None = None  # the stop signal or key that dlcprof passed on
+    detached: bool = False
+    eager: bool = False  # the --eager-baseline run's end
+
+
+@dataclass
+class ProcessAttached(Event):
+    """The first event of each process of the program that compiles: who it is.
+    Its ``run_id`` keys the process's run in the Session."""
+
+    run_id: str
+    pid: int
+    ppid: int
+    argv: list[str]
+    host: str
+    started_t: float | None  # when the process started (None where unknown)
+    torch_version: str
+    python_version: str
+    rank: int | None = None  # RANK / LOCAL_RANK / WORLD_SIZE, as torchrun sets them
+    local_rank: int | None = None
+    world_size: int | None = None
+
+
+@dataclass
+class GraphCallsTimed(Event):
+    """Calls of each compiled graph so far in an attached process, timed around
+    the compiled callable: ``graphs[compile_id]`` = {"calls", "inside_s" (summed),
+    "first_t", "first_s" (the first call's own time)}. Cumulative: the newest wins."""
+
+    run_id: str
+    graphs: dict[str, dict[str, float]]
+
+
 # --- codec ----------------------------------------------------------------------------
 
 

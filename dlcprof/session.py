@@ -65,7 +65,9 @@ class Run:
     run_id: str
     settings: ev.RunStarted | None = None  # what the worker resolved and ran with
     loaded: ev.WorkloadLoaded | None = None
-    status: str = "pending"  # pending | running | ok | error | cancelled | crashed
+    # pending | running | ok | error | cancelled | crashed | ended (an attached
+    # process that ended without its exit hook: os._exit, a signal)
+    status: str = "pending"
     finished_t: float | None = None
     wall_s: float | None = None
     compiles: dict[str, Compile] = field(default_factory=dict)
@@ -102,6 +104,10 @@ class Run:
     # Timed repetitions: the one being timed now, and those done.
     timing: ev.TimingStarted | None = None
     timed: list[ev.TimingEnded] = field(default_factory=list)
+    # A process of an attached program (dlcprof -- CMD): who it is, and the
+    # calls of its compiled graphs so far.
+    process: ev.ProcessAttached | None = None
+    graph_calls: ev.GraphCallsTimed | None = None
 
     @property
     def target(self) -> str:
@@ -119,12 +125,15 @@ class Run:
 
     @property
     def started_t(self) -> float | None:
+        if self.process is not None:
+            return self.process.t
         return self.settings.t if self.settings else None
 
     @property
     def name(self) -> str:
-        """The workload, else the target, else the run id: what a view calls the run."""
-        return self.workload or self.target or self.run_id
+        """The workload, else the target, else the process, else the run id:
+        what a view calls the run."""
+        return self.workload or self.target or process_label(self.process) or self.run_id
 
     @property
     def live(self) -> bool:
@@ -154,6 +163,15 @@ class Run:
         return c
 
 
+def process_label(p: ev.ProcessAttached | None) -> str:
+    """An attached process as people know it: "train.py (pid 4242, rank 1)"."""
+    if p is None:
+        return ""
+    script = next((a for a in p.argv if a and not a.startswith("-")), "") or "python"
+    rank = f", rank {p.rank}" if p.rank is not None else ""
+    return f"{script.rsplit('/', 1)[-1]} (pid {p.pid}{rank})"
+
+
 class Session:
     """Folds events into state. ``apply`` never raises on a well-typed event."""
 
@@ -174,6 +192,12 @@ class Session:
         # machine must not claim that machine recorded it. None: recorded here.
         self.provenance: dict[str, Any] | None = None
         self.tried: list[ev.AdviceTried] = []  # `dlcprof try`: advice measured
+        # An attached program (dlcprof -- CMD): its runs are its processes, by run id.
+        self.program: ev.ProgramStarted | None = None
+        self.program_exit: ev.ProgramExited | None = None
+        # --eager-baseline: the same command again with torch.compile forced eager.
+        self.eager_program: ev.ProgramStarted | None = None
+        self.eager_exit: ev.ProgramExited | None = None
 
     # --- folding -----------------------------------------------------------------
 
@@ -366,6 +390,32 @@ class Session:
 
     def _on_PaperPlanned(self, e: ev.PaperPlanned) -> None:
         self.paper = e
+
+    def _on_ProgramStarted(self, e: ev.ProgramStarted) -> None:
+        if e.eager:
+            self.eager_program, self.eager_exit = e, None
+        else:
+            self.program, self.program_exit = e, None
+
+    def _on_ProgramExited(self, e: ev.ProgramExited) -> None:
+        if e.eager:
+            self.eager_exit = e
+            return
+        self.program_exit = e
+        # A process that never said it finished ended with the program (os._exit,
+        # a signal), or runs on, detached.
+        for r in self.runs.values():
+            if r.process is not None and r.live:
+                r.status = "cancelled" if e.detached else "ended"
+                r.finished_t = e.t
+                r.open_phases.clear()
+
+    def _on_ProcessAttached(self, e: ev.ProcessAttached) -> None:
+        r = self.run(e.run_id)
+        r.process, r.status = e, "running"
+
+    def _on_GraphCallsTimed(self, e: ev.GraphCallsTimed) -> None:
+        self.run(e.run_id).graph_calls = e
 
     def _on_TraceSaved(self, e: ev.TraceSaved) -> None:
         if e.run_id is not None:

@@ -12,11 +12,12 @@
 # 2. `dlcprof run --mode all` on gelu-mlp (two matmuls: the autotune table)
 #    and pointwise-chain (one fused kernel: CUDA graphs pay most), on fresh
 #    Inductor and Triton caches kept in a work folder, not in OUT_DIR.
-# 3. The device monitors alone (scripts/gpu_monitor_check.py; cuda only).
+# 3. The device monitors alone (scripts/gpu_monitor_check.py; cuda only), then an
+#    attached program (`dlcprof run -- python tests/programs/train.py`; cuda only).
 # 4. scripts/gpu_check.py checks the saved sessions and prints the table to paste.
 #
 # OUT_DIR receives at most 8 files: summary.txt (the table and each failure),
-# one log per step, the two session JSONs, and fixtures.tar.gz (the kineto
+# one log per step (attached.log too), the two session JSONs, and fixtures.tar.gz (the kineto
 # trace each profiled mode exported and each compiled graph's output code,
 # for tests/fixtures/gpu). --device cpu: the same plan on the CPU (a rehearsal:
 # pointwise-chain, small, no monitor check). Exit 2: no GPU (cuda) or no torch; 1: a check
@@ -109,9 +110,21 @@ if [ "$DEVICE" = cuda ]; then
         --timeout 75 >"$OUT/monitors.log" 2>&1 || say "gpu_monitor_check failed (see monitors.log)"
 fi
 
-# Issue 21 (`dlcprof -- CMD`): the attached-program case goes here, one more
-# log in OUT (the 8th file), e.g.
-#   timeout 120 "$PY" -m dlcprof.cli run -- "$PY" workloads/... >"$OUT/attach.log" 2>&1
+# An attached program (docs/attach.md): the tests' training script on CUDA
+# under `dlcprof run --`; its compiles must carry Triton kernels. One more log
+# in OUT (the 8th file); its session stays in WORK.
+if [ "$DEVICE" = cuda ]; then
+    say "attached program: tests/programs/train.py --device cuda"
+    (cd "$WORK" && timeout -k 10 90 "$PY" -m dlcprof.cli run --quiet --json "$WORK/attached.json" \
+        -- "$PY" "$repo/tests/programs/train.py" --device cuda) >"$OUT/attached.log" 2>&1
+    "$PY" -c 'import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+names = [k["name"] for r in runs for c in r["compiles"] for k in c["kernels"]]
+ok = any(n.startswith("triton_") for n in names)
+print(f"attached program: {len(names)} kernels, Triton kernels: {ok}")
+sys.exit(0 if ok else 1)' "$WORK/attached.json" >>"$OUT/attached.log" 2>&1 &&
+        say "$(tail -1 "$OUT/attached.log")" || say "attached program failed (see attached.log)"
+fi
 
 if [ -d "$WORK/fixtures" ]; then
     tar -czf "$OUT/fixtures.tar.gz" -C "$WORK/fixtures" .

@@ -293,12 +293,18 @@ _WHY_NONE = {
     "live": (text.NOT_MEASURED_YET, "running"),
     "compile only": ("compile only (--no-benchmark)", "compile only"),
     "other": ("not measured in this run", "not measured"),
+    "attached": (
+        "attached to a program: run with --eager-baseline to time eager",
+        "attached",
+    ),
 }
 
 
 def why_none(run: Run, short: bool = False) -> str:
     """Why a run has no benchmark, in one wording for every view."""
-    if run.sweep or run.sweep_done is not None:
+    if run.process is not None:
+        key = "attached"
+    elif run.sweep or run.sweep_done is not None:
         key = "sweep"
     elif run.live:
         key = "live"

@@ -143,6 +143,8 @@ def _from_cache(c: Compile) -> bool:
 
 def _why_not_autotuned(run: Run) -> str:
     s = run.settings
+    if run.process is not None:  # an attached program: its own mode, not ours
+        return "the program's compiles autotuned nothing"
     if s is None:
         return NOT_STARTED
     if s.backend != "inductor":
@@ -264,6 +266,8 @@ def _cudagraph_verdict(
     run: Run, graphs: list[GraphStatus], runtime: list[str]
 ) -> tuple[str | None, str | None]:
     s = run.settings
+    if run.process is not None and not graphs:
+        return None, "no compiled graph of the program asked for CUDA graphs"
     if s is None:
         return None, NOT_STARTED
     if s.backend != "inductor":

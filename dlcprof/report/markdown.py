@@ -11,6 +11,7 @@ from typing import Any
 from dlcprof import text
 from dlcprof.figures import modes as fm
 from dlcprof.figures import paper as fpa
+from dlcprof.figures import program as fprog
 from dlcprof.figures import recompiles as fr
 from dlcprof.report import model as rm
 from dlcprof.report.monitors import DeviceSummary
@@ -360,6 +361,9 @@ def _render(report: rm.Report, detail: int) -> str:
         out += table(
             list(rm.SUMMARY_COLUMNS), [r.summary_row() for r in report.runs], "rllllrrrrrrr"
         ) + [""]
+    program = fprog.program_lines(report.session)  # dlcprof -- CMD: the user's program
+    if program:
+        out += ["## Program", ""] + [f"- {plain(line.strip())}" for line in program] + [""]
     if report.paper is not None:
         out += _paper(report.paper)
     for c in report.sweeps:

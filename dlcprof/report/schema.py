@@ -30,6 +30,7 @@ from dlcprof.figures import modes as fm
 from dlcprof.figures import outcome as fout
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import phases as fp
+from dlcprof.figures import program as fprog
 from dlcprof.report import model as rm
 from dlcprof.report.atomic import os_reason
 from dlcprof.report.benchmark import BenchmarkBlock
@@ -326,6 +327,54 @@ def _modes_dict(t: fm.ModeTable) -> dict[str, Any]:
     return {"workload": t.workload, "cache": t.cache, "rows": rows, "notes": t.notes}
 
 
+def _program_dict(session: Session) -> dict[str, Any] | None:
+    """An attached program (dlcprof -- CMD): its command, its end, and per
+    compiling process the compile share of wall time and each graph's life."""
+    p, end = session.program, session.program_exit
+    if p is None:
+        return None
+
+    def process(run: Run) -> dict[str, Any]:
+        t = fprog.timeline(session, run)
+        return {
+            "run_id": run.run_id,
+            "compile_s": t.compile_s,
+            "compile_share": t.share,
+            "first_call_waited_s": t.first_wait_s,
+            "line": t.line,
+            "graphs": [
+                {"compile_id": g.compile_id, "calls": g.calls, "inside_s": g.inside_s,
+                 "per_call_s": g.per_call_s, "compile_s": g.compile_s,
+                 "amortized_s": g.amortized_s}
+                for g in fprog.graph_lives(run)
+            ],
+        }  # fmt: skip
+
+    return {
+        "argv": list(p.argv),
+        "cwd": p.cwd,
+        "pid": p.pid,
+        "wall_s": fprog.program_wall_s(session),
+        "returncode": end.returncode if end else None,
+        "signal": end.signal if end else None,
+        "stopped_by": end.stopped_by if end else None,
+        "detached": end.detached if end else False,
+        "processes": [process(r) for r in fprog.attached_runs(session)],
+        "eager_baseline": (
+            {"compiled_wall_s": base.compiled_s, "compile_s": base.compile_s,
+             "eager_wall_s": base.eager_s, "eager_over_compiled": base.ratio}
+            if (base := fprog.eager_baseline(session)) else None
+        ),  # fmt: skip
+        "lines": fprog.program_lines(session),
+    }
+
+
+def _process_dict(p: ev.ProcessAttached | None) -> dict[str, Any] | None:
+    if p is None:
+        return None
+    return {k: v for k, v in dataclasses.asdict(p).items() if k not in ("t", "run_id")}
+
+
 def _nothing_compiled(run: Run) -> dict[str, Any] | None:
     """Null when a graph was compiled; else torch's refusal and the line every view shows."""
     e = run.nothing_compiled
@@ -357,6 +406,7 @@ def _run_dict(m: RunModel) -> dict[str, Any]:
         "target": run.target,
         "description": run.description,
         "settings": _settings(s),
+        "process": _process_dict(run.process),
         "mode": s.mode if s else None,
         "dynamic": s.dynamic if s else None,
         "backend": s.backend if s else None,
@@ -560,6 +610,7 @@ def build_report(model: rm.Report, extra: dict[str, Any] | None = None) -> dict[
             "target": latest.target if latest else "",
         },
         "runs": [_run_dict(r) for r in model.runs],
+        "program": _program_dict(session),
         "sweeps": [_sweep_contrast_dict(c) for c in model.sweeps],
         "modes": [_modes_dict(t) for t in model.modes],
         "paper": _paper_dict(model.paper) if model.paper else None,

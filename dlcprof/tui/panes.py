@@ -103,6 +103,10 @@ AFFECTS: dict[type[ev.Event], frozenset[str]] = {
         ev.HotFramesSampled: {"hotspots"},
         ev.ProfileSaved: {"hotspots", "log"},
         ev.PaperPlanned: {"paper"},
+        ev.ProgramStarted: {"status", "log"},
+        ev.ProgramExited: _RUN_END | {"status"},
+        ev.ProcessAttached: REPAINTED,
+        ev.GraphCallsTimed: {"benchmark"},
     }.items()
 }
 REPAINT_FREE: frozenset[type[ev.Event]] = frozenset(

@@ -1,0 +1,108 @@
+"""The program's wall time under ``dlcprof run --`` ÷ bare (issue 21's overhead goal).
+
+Two programs: the training script of the tests (tests/programs/train.py) and a
+bundled workload driven as a script (benchmarks/drive_workload.py). Each is
+run first once bare and once attached, untimed: both fill their Inductor
+cache (dlcprof turns on provenance tracking, which is part of Inductor's cache
+key, so the attached run has cache entries of its own). Then, per round, bare
+and attached alternate (rotated), each a fresh process tree on the shared warm
+cache. The figures: the whole command's wall time, and the CPU time of its
+whole process tree (dlcprof's own start, reading and drain included), which
+moves less than wall time with the machine's load.
+
+    .venv/bin/python benchmarks/attach_overhead.py [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+from common import ROOT, load_line, machine, median, ratio_line, ratios, rotated
+
+PROGRAMS = {
+    "training script (tests/programs/train.py --steps 40)":
+        [str(ROOT / "tests" / "programs" / "train.py"), "--steps", "40"],
+    "training-step workload as a script (400 calls)":
+        [str(ROOT / "benchmarks" / "drive_workload.py"), "training-step", "400"],
+}  # fmt: skip
+VARIANTS = ("bare", "attached")
+
+
+def command(variant: str, program: list[str]) -> list[str]:
+    run = [sys.executable, *program]
+    if variant == "bare":
+        return run
+    return [sys.executable, "-m", "dlcprof.cli", "run", "--quiet", "--", *run]
+
+
+def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the whole process tree, dlcprof's included)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, timeout=1800)  # fmt: skip
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return wall, cpu
+
+
+def first_event_latency(env: dict[str, str], rounds: int) -> list[float]:
+    """Seconds from Dynamo starting the first compile (torch's own timestamp of
+    its `dynamo` phase, in the program) to dlcprof holding the event."""
+    from dlcprof import events as ev
+    from dlcprof.attach.program import AttachedProgram
+
+    out = []
+    program = [str(ROOT / "tests" / "programs" / "faults.py"), "exit-in-compile"]
+    for _ in range(rounds):
+        seen: list[float] = []
+
+        def emit(event: ev.Event, seen: list[float] = seen) -> None:
+            if isinstance(event, ev.PhaseStarted) and event.name == "dynamo" and not seen:
+                seen.append(time.time() - event.t)
+
+        os.environ.update(env)
+        AttachedProgram([sys.executable, *program], emit, output="capture").wait(300)
+        out += seen[:1]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    cache = tempfile.mkdtemp(prefix="dlcprof-attach-bench-cache-")
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache,
+           "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}  # fmt: skip
+    print(machine())
+    for name, program in PROGRAMS.items():
+        for variant in VARIANTS:  # fill each variant's cache entries, untimed
+            timed(command(variant, program), env)
+        walls: dict[str, list[float]] = {v: [] for v in VARIANTS}
+        cpus: dict[str, list[float]] = {v: [] for v in VARIANTS}
+        for rep in range(args.rounds):
+            for variant in rotated(VARIANTS, rep):
+                wall, cpu = timed(command(variant, program), env)
+                walls[variant].append(wall)
+                cpus[variant].append(cpu)
+        print(f"\n{name}: bare {median(walls['bare']):.2f} s wall, {median(cpus['bare']):.2f} s "
+              f"CPU; attached {median(walls['attached']):.2f} s wall, "
+              f"{median(cpus['attached']):.2f} s CPU (medians)")  # fmt: skip
+        print(ratio_line("attached ÷ bare (wall)", ratios(walls["attached"], walls["bare"]), 1.05))
+        print(ratio_line("attached ÷ bare (CPU)", ratios(cpus["attached"], cpus["bare"]), 1.05))
+    latency = first_event_latency(env, args.rounds)
+    print(f"\nfirst compile event in dlcprof after Dynamo began it: median "
+          f"{median(latency) * 1e3:.0f} ms (max {max(latency) * 1e3:.0f} ms, "
+          f"{len(latency)} runs), goal ≤ 300 ms")  # fmt: skip
+    print(load_line())
+
+
+if __name__ == "__main__":
+    main()

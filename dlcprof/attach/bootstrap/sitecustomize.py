@@ -1,0 +1,88 @@
+"""dlcprof's bootstrap (dlcprof/attach): on PYTHONPATH, Python runs this file
+at startup in every process of the program's tree.
+
+It chains to the sitecustomize it shadows, then only waits: a finder on
+``sys.meta_path`` notices when ``torch`` has finished importing and then
+installs dlcprof's probes. A process that never imports torch runs nothing of
+dlcprof; Inductor's compile workers (``TORCH_WARM_POOL=0``) are skipped. Any
+failure of ours is swallowed with one line on stderr: the program runs on.
+"""
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _chain():
+    """Run the sitecustomize this one hides (Debian and Ubuntu ship one)."""
+    path = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # as site.py does for its own sitecustomize
+        print(f"Error in sitecustomize ({spec.origin}): {type(e).__name__}: {e}", file=sys.stderr)
+
+
+def _install(torch):
+    try:
+        if "dlcprof" not in sys.modules:
+            root = os.path.join(os.environ["DLCPROF_ATTACH_ROOT"], "dlcprof")
+            spec = importlib.util.spec_from_file_location(
+                "dlcprof", os.path.join(root, "__init__.py"), submodule_search_locations=[root]
+            )
+            package = importlib.util.module_from_spec(spec)
+            sys.modules["dlcprof"] = package
+            spec.loader.exec_module(package)
+        from dlcprof.attach import probe
+
+        probe.install(torch)
+    except Exception as e:  # never break the user's program
+        print(f"dlcprof: probes not installed in pid {os.getpid()}: {e!r}", file=sys.stderr)
+
+
+class _Loader(importlib.abc.Loader):
+    def __init__(self, loader):
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def __getattr__(self, name):
+        return getattr(self.loader, name)
+
+    def exec_module(self, module):
+        module.__loader__ = self.loader
+        if module.__spec__ is not None:
+            module.__spec__.loader = self.loader
+        self.loader.exec_module(module)
+        _install(module)
+
+
+class _WaitForTorch(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: wraps torch's own loader, once."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != "torch":
+            return None
+        sys.meta_path.remove(self)
+        spec = None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            spec = find(fullname, path, target) if find else None
+            if spec is not None:
+                break
+        if spec is not None and spec.loader is not None:
+            spec.loader = _Loader(spec.loader)
+        return spec
+
+
+_chain()
+if os.environ.get("DLCPROF_ATTACH_SOCKET") and os.environ.get("TORCH_WARM_POOL") != "0":
+    sys.meta_path.insert(0, _WaitForTorch())

@@ -1,0 +1,159 @@
+"""The probes inside an attached program's process (installed by the bootstrap
+once ``torch`` has finished importing).
+
+The worker's own probes, fed to a ``Channel`` instead of a pipe: the trace
+handler (phases, compile records, kernels with provenance, recompile reasons,
+graph breaks, cache state), autotuning, CUDA-graph status, torch's raw trace
+for tlparse, and the calls of each compiled graph. The process stays silent
+until it compiles: the channel opens at the first compile event. A forked
+child (a DataLoader worker) starts over as a process of its own. At exit the
+totals are sent and the channel drained for at most a moment.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import platform
+import socket
+import sys
+import time
+from typing import Any
+
+from dlcprof import events as ev
+from dlcprof.attach import EAGER_ENV, SOCKET_ENV, graph_calls
+from dlcprof.attach.channel import Channel
+from dlcprof.worker.probes import ProbeNotes, rawtrace
+from dlcprof.worker.probes import autotune as autotune_probe
+from dlcprof.worker.probes import cudagraphs as cudagraphs_probe
+from dlcprof.worker.probes import kernels as kernels_probe
+from dlcprof.worker.probes import trace as trace_probe
+from dlcprof.worker.probes.lazy import when_imported
+
+# Events that open the channel: the process compiles (or has compiled code run).
+_ARMING = (ev.PhaseStarted, ev.PhaseEnded, ev.CompileFinished, ev.GraphCallsTimed)
+
+INDUCTOR_CONFIG = "torch._inductor.config"
+
+_process: AttachedProcess | None = None
+
+
+def install(torch: Any) -> None:
+    """Called once per process by the bootstrap, right after ``import torch``."""
+    global _process
+    path = os.environ.get(SOCKET_ENV)
+    if _process is not None or not path:
+        return
+    if os.environ.get(EAGER_ENV) == "1":
+        _force_eager(torch)
+    _process = AttachedProcess(torch, path)
+    os.register_at_fork(after_in_child=_process.forked)
+    atexit.register(_process.finish)
+
+
+def _force_eager(torch: Any) -> None:
+    """--eager-baseline: every torch.compile'd call runs eager."""
+    try:
+        torch.compiler.set_stance("force_eager")
+    except Exception as e:  # noqa: BLE001
+        print(f"dlcprof: could not force eager ({e!r}): this run compiles", file=sys.stderr)
+
+
+def _int_env(name: str) -> int | None:
+    value = os.environ.get(name, "")
+    return int(value) if value.strip().lstrip("-").isdigit() else None
+
+
+def _process_start() -> float | None:
+    """When this process started, by the kernel's account (Linux), else None."""
+    try:
+        with open("/proc/self/stat") as f:
+            ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/stat") as f:
+            boot = next(int(ln.split()[1]) for ln in f if ln.startswith("btime "))
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+class AttachedProcess:
+    def __init__(self, torch: Any, path: str) -> None:
+        self.torch = torch
+        self.channel = Channel(path, self._hello, lambda e: isinstance(e, _ARMING))
+        self._follow()
+        # Hooks on torch's classes and registries: once; they outlive a fork.
+        autotune = autotune_probe.AutotuneCollector(
+            self.channel, self.run_id, lambda: self.dispatcher.last_compile_id
+        )
+        self.dispatcher.autotune = autotune
+        autotune.timed = self._uninstall is not None
+        autotune_probe.install(autotune, self.notes)
+        cudagraphs_probe.CudagraphProbe(
+            self.channel, self.run_id, self.notes, lambda: self.dispatcher.prefix
+        ).install()
+        self.calls = graph_calls.GraphCalls(self.run_id, self.channel.emit)
+        graph_calls.install(self.calls, self.notes)
+
+    def _follow(self) -> None:
+        """This process's own state: its id, the trace handler, its raw trace."""
+        self.run_id = f"pid{os.getpid()}"
+        self.t0 = time.time()
+        self.finished = False
+        self.notes = ProbeNotes(self.channel, self.run_id)
+        # Not imported here: Inductor's config pulls in Dynamo (seconds), which a
+        # process that never compiles must not pay. Set before its first compile.
+        notes = self.notes
+        when_imported(INDUCTOR_CONFIG, lambda _: kernels_probe.enable_provenance(notes))
+        kernels = kernels_probe.KernelCollector(
+            self.channel, self.run_id, kernels_probe.aten_op_exists()
+        )
+        self.dispatcher = trace_probe.TraceDispatcher(self.channel, self.run_id, kernels)
+        self._uninstall = trace_probe.install(self.dispatcher, self.notes)
+        self._close_raw = rawtrace.install(self.channel, self.run_id, self.notes)
+
+    def _hello(self) -> list[ev.Event]:
+        rank = _int_env("RANK")
+        try:  # the process group's rank, once initialized (torchrun sets RANK anyway)
+            dist = sys.modules.get("torch.distributed")
+            if rank is None and dist is not None and dist.is_initialized():
+                rank = int(dist.get_rank())
+        except Exception:  # noqa: BLE001
+            pass
+        return [
+            ev.ProcessAttached(
+                run_id=self.run_id, pid=os.getpid(), ppid=os.getppid(), argv=list(sys.argv),
+                host=socket.gethostname(), started_t=_process_start(),
+                torch_version=str(self.torch.__version__),
+                python_version=platform.python_version(), rank=rank,
+                local_rank=_int_env("LOCAL_RANK"), world_size=_int_env("WORLD_SIZE"),
+            )
+        ]  # fmt: skip
+
+    def forked(self) -> None:
+        """In a forked child (a DataLoader worker): a process of its own. The
+        parent's handlers go (silently: the connection is the parent's), then
+        the child follows itself on a fresh channel."""
+        self.channel.quiet = True
+        if self._uninstall is not None:
+            self._uninstall()
+        if self._close_raw is not None:
+            self._close_raw()
+        self.channel.reset()
+        self._follow()
+        self.calls.restart(self.run_id)
+
+    def finish(self) -> None:
+        """At exit: the last kernels and totals, the raw trace closed, the end."""
+        if self.finished:
+            return
+        self.finished = True
+        try:
+            self.dispatcher.flush()
+            self.calls.report()
+            if self._close_raw is not None:
+                self._close_raw()
+            self.channel.emit(
+                ev.RunFinished(run_id=self.run_id, status="ok", wall_s=time.time() - self.t0)
+            )
+        finally:
+            self.channel.close()

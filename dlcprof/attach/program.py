@@ -1,0 +1,391 @@
+"""dlcprof's side of an attached program: spawn the user's command with the
+bootstrap in its environment, take the event streams of its processes, and
+pass stop signals on.
+
+The command runs in a process group of its own. On a terminal that group is
+made the foreground one, as a shell does: Ctrl-C and the terminal's stdin
+reach the program as they would without dlcprof. SIGINT, SIGTERM and SIGHUP
+sent to dlcprof itself are passed on to the program's group; dlcprof waits
+for the program and exits with its status. If dlcprof dies, the program runs
+on: its stdout and stderr are its own (headless), and each probe goes quiet.
+
+Every stream is one process (``ProcessAttached`` first); each event read from
+it is stamped with that process's run id (a process cannot write into
+another's run). Lines are decoded as data (``events.decode``): nothing
+received is ever executed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import BinaryIO
+
+from dlcprof import events as ev
+from dlcprof import scratch
+from dlcprof.attach import BOOTSTRAP_DIR, EAGER_ENV, PACKAGE_ROOT, ROOT_ENV, SOCKET_ENV
+from dlcprof.runner import _Output
+from dlcprof.signals import SIGNALS
+
+Emit = Callable[[ev.Event], None]
+# A process's run status when it ended without its exit hook (os._exit, a signal).
+ENDED = "ended"
+# After the program exits: how long its processes' last events may take to arrive.
+DRAIN_S = 3.0
+STOP_GRACE_S = 15.0
+_READ = 1 << 16
+
+
+class CommandError(Exception):
+    """The command cannot be started: one line and a shell's exit status."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def check_command(argv: Sequence[str], env: dict[str, str] | None = None) -> str:
+    """The executable ``argv[0]`` names, or CommandError as a shell words it
+    (127: not found, 126: found but cannot be executed)."""
+    if not argv:
+        raise CommandError("no command after '--' (dlcprof run -- python train.py)", 2)
+    name = argv[0]
+    path = name if os.sep in name else shutil.which(name, path=(env or os.environ).get("PATH"))
+    if path is None or not os.path.exists(path):
+        what = "command not found" if os.sep not in name else "No such file or directory"
+        raise CommandError(f"{name}: {what}", 127)
+    if os.path.isdir(path):
+        raise CommandError(f"{name}: Is a directory", 126)
+    if not os.access(path, os.X_OK):
+        raise CommandError(f"{name}: Permission denied", 126)
+    return path
+
+
+def exit_status(returncode: int) -> int:
+    """The status a shell reports: 128 + N for a program ended by signal N."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+class AttachedProgram:
+    """The user's command, running, and the events of its processes.
+
+    ``raw_trace``: the processes write torch's raw trace (for --report, a save).
+    ``output``: "inherit" (headless: the terminal's stdin, stdout and stderr)
+    or "capture" (the TUI: stdin from /dev/null; stdout and stderr go to files
+    in ``output_dir`` and become LogEmitted events)."""
+
+    def __init__(
+        self, argv: Sequence[str], emit: Emit, output: str = "inherit", eager: bool = False,
+        raw_trace: bool = True,
+    ) -> None:  # fmt: skip
+        self.argv = list(argv)
+        self.emit = emit
+        self.output = output
+        self.eager = eager
+        env = dict(os.environ)
+        executable = check_command(self.argv, env)
+        folder = scratch.new_folder("attach")  # mkdtemp: 0700, only we can connect
+        self.socket_path = str(folder / "events.sock")
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(self.socket_path)
+        self._listener.listen(64)
+        self._listener.setblocking(False)
+        env[SOCKET_ENV] = self.socket_path
+        env[ROOT_ENV] = str(PACKAGE_ROOT)
+        if raw_trace:  # torch's raw trace, for a report folder (tlparse): costs CPU
+            env[ev.RAW_TRACE_DIR_ENV] = str(scratch.new_folder("traces"))
+        else:
+            env.pop(ev.RAW_TRACE_DIR_ENV, None)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(BOOTSTRAP_DIR), env.get("PYTHONPATH", "")) if p
+        )
+        if eager:
+            env[EAGER_ENV] = "1"
+        else:
+            env.pop(EAGER_ENV, None)
+        self.started = time.monotonic()
+        self.stopped_by: str | None = None
+        self.detached = False
+        self._foreground = False
+        capture = output == "capture"
+        # Captured output goes to files, not pipes: a detached program writes on
+        # after dlcprof exits (a pipe would break under it), and the folder stays.
+        self.output_dir: Path | None = None
+        self._outputs: list[tuple[BinaryIO, _Output]] = []
+        files: dict[str, BinaryIO] = {}
+        if capture:
+            self.output_dir = Path(tempfile.mkdtemp(prefix="dlcprof-program-"))
+            for name in ("stdout", "stderr"):
+                path = self.output_dir / f"{name}.log"
+                files[name] = path.open("wb")
+                self._outputs.append((path.open("rb"), _Output(name)))
+        try:
+            self.proc = subprocess.Popen(
+                self.argv, executable=executable, env=env, process_group=0,
+                stdin=subprocess.DEVNULL if capture else None,
+                stdout=files.get("stdout"), stderr=files.get("stderr"),
+            )  # fmt: skip
+        except OSError as e:
+            self._listener.close()
+            code = 127 if isinstance(e, FileNotFoundError) else 126
+            raise CommandError(f"{self.argv[0]}: {e.strerror or e}", code) from None
+        finally:
+            for f in files.values():
+                f.close()
+        if not capture:
+            self._take_terminal()
+        self.emit(ev.ProgramStarted(argv=self.argv, cwd=os.getcwd(), pid=self.proc.pid,
+                                    eager=eager))  # fmt: skip
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._pump, name="dlcprof-attach", daemon=True)
+        self._thread.start()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    # --- the terminal -------------------------------------------------------------
+
+    def _take_terminal(self) -> None:
+        """On a terminal, make the program's group the foreground one (as a
+        shell does), so Ctrl-C and stdin are the program's."""
+        try:
+            if not os.isatty(0) or os.tcgetpgrp(0) != os.getpgrp():
+                return
+            with _no_sigttou():
+                os.tcsetpgrp(0, self.proc.pid)
+            self._foreground = True
+            os.killpg(self.proc.pid, signal.SIGCONT)  # had it read stdin before: it stopped
+        except OSError:
+            pass
+
+    def _give_back_terminal(self) -> None:
+        if self._foreground:
+            self._foreground = False
+            with contextlib.suppress(OSError), _no_sigttou():
+                os.tcsetpgrp(0, os.getpgrp())
+
+    # --- signals ------------------------------------------------------------------
+
+    def forward(self, signum: int, said: str | None = None) -> None:
+        """Pass a stop signal on to the program's group, as a terminal would."""
+        self.stopped_by = self.stopped_by or said or signal.Signals(signum).name
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signum)
+
+    def stop(self, grace_s: float = STOP_GRACE_S) -> None:
+        """Stop the program (the TUI's stop): SIGINT, then SIGTERM, then SIGKILL,
+        each after ``grace_s`` (torch's own exit takes seconds on a busy machine)."""
+        for signum, wait in ((signal.SIGINT, grace_s), (signal.SIGTERM, grace_s),
+                             (signal.SIGKILL, 0.0)):  # fmt: skip
+            if self.proc.poll() is not None:
+                break
+            self.forward(signum, "stopped by user")
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(wait)
+
+    def detach(self) -> None:
+        """Let go: the program runs on, dlcprof stops listening (the probes go quiet)."""
+        self.detached = True
+        self._done.set()
+
+    # --- events -------------------------------------------------------------------
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """True once the program ended (or was detached) and every event was emitted."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def _pump(self) -> None:
+        sel = selectors.DefaultSelector()
+        sel.register(self._listener, selectors.EVENT_READ, "listen")
+        streams = _Streams(self.emit)
+        ended_at: float | None = None
+        try:
+            while not self._done.is_set():
+                if ended_at is None and self.proc.poll() is not None:
+                    ended_at = time.monotonic()
+                if ended_at is not None and (
+                    not streams.open or time.monotonic() - ended_at > DRAIN_S
+                ):
+                    break
+                for key, _ in sel.select(timeout=0.1):
+                    if key.data == "listen":
+                        self._accept(sel)
+                    else:
+                        streams.read(sel, key.fileobj)
+                self._read_output()
+        finally:
+            self._read_output(last=True)
+            streams.close(sel)
+            sel.close()
+            self._listener.close()
+            self._give_back_terminal()
+            self.emit(self._exited())
+            if not self.detached and self.output_dir is not None:
+                shutil.rmtree(self.output_dir, ignore_errors=True)
+
+    def _accept(self, sel: selectors.BaseSelector) -> None:
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:  # none waiting (EAGAIN), or the listener is closing
+                return
+            conn.setblocking(False)
+            sel.register(conn, selectors.EVENT_READ, _Stream())
+
+    def _read_output(self, last: bool = False) -> None:
+        """Captured output: what the program wrote to its files since the last look."""
+        for f, out in self._outputs:
+            while chunk := f.read(_READ):
+                for event in out.feed(chunk):
+                    self.emit(event)
+            if last:
+                for event in out.close():
+                    self.emit(event)
+                f.close()
+
+    def _exited(self) -> ev.ProgramExited:
+        wall = time.monotonic() - self.started
+        rc = self.proc.poll()
+        if rc is None:
+            where = f", its output goes to {self.output_dir}" if self.output_dir else ""
+            return ev.ProgramExited(
+                returncode=None, signal=None, wall_s=wall, detached=True,
+                message=f"dlcprof detached; the program (pid {self.pid}) runs on{where}",
+                stopped_by=self.stopped_by, eager=self.eager,
+            )  # fmt: skip
+        sig = signal.Signals(-rc).name if rc < 0 else None
+        message = f"the program ended by {sig}" if sig else f"the program exited with status {rc}"
+        if self.eager:
+            message = f"eager baseline: {message}"
+        return ev.ProgramExited(returncode=rc, signal=sig, wall_s=wall, message=message,
+                                stopped_by=self.stopped_by, eager=self.eager)  # fmt: skip
+
+
+class _Stream:
+    """One process's stream: its partial line and, once it said who it is, its run id."""
+
+    def __init__(self) -> None:
+        self.partial = b""
+        self.run_id: str | None = None
+        self.attached_t = 0.0
+        self.finished = False
+
+
+class _Streams:
+    """Decodes the processes' streams and stamps each event with its process."""
+
+    def __init__(self, emit: Emit) -> None:
+        self.emit = emit
+        self.open = 0
+        self._ids: set[str] = set()
+        self._socks: list[socket.socket] = []
+
+    def read(self, sel: selectors.BaseSelector, sock: socket.socket) -> None:
+        stream: _Stream = sel.get_key(sock).data
+        if sock not in self._socks:
+            self._socks.append(sock)
+            self.open += 1
+        try:
+            chunk = sock.recv(_READ)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            chunk = b""
+        *lines, stream.partial = (stream.partial + chunk).split(b"\n")
+        for line in lines:
+            self._line(stream, line)
+        if not chunk:
+            self._end(sel, sock)
+
+    def _line(self, stream: _Stream, line: bytes) -> None:
+        if not line.strip():
+            return
+        try:
+            event = ev.decode(line)
+        except ev.ProtocolError as e:
+            self.emit(ev.LogEmitted(run_id=stream.run_id, level="warning", source="dlcprof",
+                                    message=f"dropped a malformed event line ({e})"))  # fmt: skip
+            return
+        if stream.run_id is None:
+            if not isinstance(event, ev.ProcessAttached):
+                return  # a stream must say who it is first
+            run_id, n = event.run_id, 1
+            while run_id in self._ids:  # pids are reused; each stream is a run of its own
+                n += 1
+                run_id = f"{event.run_id}.{n}"
+            self._ids.add(run_id)
+            stream.run_id, stream.attached_t = run_id, event.t
+        if hasattr(event, "run_id"):
+            event.run_id = stream.run_id  # type: ignore[attr-defined]
+        stream.finished = stream.finished or isinstance(event, ev.RunFinished)
+        self.emit(event)
+
+    def _end(self, sel: selectors.BaseSelector, sock: socket.socket, eof: bool = True) -> None:
+        stream: _Stream = sel.get_key(sock).data
+        sel.unregister(sock)
+        sock.close()
+        self._socks.remove(sock)
+        self.open -= 1
+        if eof and stream.run_id is not None and not stream.finished:
+            # The process ended without its exit hook (os._exit, a signal).
+            self.emit(ev.RunFinished(run_id=stream.run_id, status=ENDED,
+                                     wall_s=ev.now() - stream.attached_t))  # fmt: skip
+
+    def close(self, sel: selectors.BaseSelector) -> None:
+        """Stop listening (the program ended, or dlcprof detached)."""
+        for sock in list(self._socks):
+            self._end(sel, sock, eof=False)
+
+
+@contextlib.contextmanager
+def _no_sigttou() -> Iterator[None]:
+    """tcsetpgrp from a background group raises SIGTTOU unless it is blocked
+    (blocked in this thread only: the pump thread gives the terminal back)."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTTOU})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+@contextlib.contextmanager
+def forwarding_signals(program_ref: list[AttachedProgram],
+                       said: Callable[[int], str]) -> Iterator[list[int]]:  # fmt: skip
+    """Within: SIGINT, SIGTERM and SIGHUP sent to dlcprof go to the program's
+    group (each one, every time); the yielded list notes them."""
+    arrived: list[int] = []
+
+    def handler(signum: int, frame: object) -> None:
+        arrived.append(signum)
+        if program_ref:
+            program_ref[0].forward(signum, said(signum))
+
+    previous = {}
+    for sig in SIGNALS:
+        with contextlib.suppress(ValueError, OSError):
+            # An ignored signal (nohup, a background job's SIGINT) stays ignored:
+            # the program inherits that, as it would without dlcprof.
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                previous[sig] = signal.signal(sig, handler)
+    try:
+        yield arrived
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+

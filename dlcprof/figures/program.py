@@ -1,0 +1,207 @@
+"""Figures only a real program shows (dlcprof -- CMD): the job's timeline
+(how much of its wall time went to compiling, how long its first compiled
+call waited) and each compiled graph's life (calls so far, time per call
+inside the compiled code, compile seconds amortized over the calls).
+
+Wall time: the program's (ProgramStarted to ProgramExited, or to ``now``
+while it runs); compile time: torch's own wall time of each compile of the
+process (compilation_metrics, forward and backward).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dlcprof import text
+from dlcprof.figures.benchmark import why_none
+from dlcprof.session import Run, Session
+
+NO_CALLS = "no compiled call timed (another backend than Inductor, or none ran yet)"
+KERNEL_TIMES = "not sampled in an attached program; dlcprof run FILE.py:FUNC times them"
+
+
+def attached_runs(session: Session) -> list[Run]:
+    return [r for r in session.runs.values() if r.process is not None]
+
+
+def program_wall_s(session: Session, now: float | None = None) -> float | None:
+    """The program's wall time so far (None: no program, or live without a clock)."""
+    if session.program is None:
+        return None
+    if session.program_exit is not None:
+        return session.program_exit.wall_s
+    return None if now is None else max(0.0, now - session.program.t)
+
+
+@dataclass
+class GraphLife:
+    compile_id: str
+    calls: int
+    inside_s: float  # summed time inside the compiled code
+    first_t: float
+    compile_s: float | None  # this graph's compile (torch's wall), when known
+
+    @property
+    def per_call_s(self) -> float:
+        return self.inside_s / self.calls if self.calls else 0.0
+
+    @property
+    def amortized_s(self) -> float | None:
+        """Compile seconds spread over the calls so far."""
+        return self.compile_s / self.calls if self.compile_s is not None and self.calls else None
+
+    @property
+    def line(self) -> str:
+        calls = f"{text.count(self.calls)} call{'' if self.calls == 1 else 's'}"
+        spread = (
+            f"; compile {text.secs(self.compile_s)} amortized over {calls}: "
+            f"{text.secs(self.amortized_s)} each"
+            if self.amortized_s is not None
+            else ""
+        )
+        return (
+            f"[{self.compile_id}] {calls}, "
+            f"{text.secs(self.per_call_s)} per call inside the compiled code{spread}"
+        )
+
+
+def graph_lives(run: Run) -> list[GraphLife]:
+    if run.graph_calls is None:
+        return []
+    out = []
+    for cid, g in run.graph_calls.graphs.items():
+        c = run.compiles.get(cid)
+        out.append(
+            GraphLife(cid, int(g.get("calls", 0)), float(g.get("inside_s", 0.0)),
+                      float(g.get("first_t", 0.0)), c.wall_s if c else None)
+        )  # fmt: skip
+    return sorted(out, key=lambda g: g.first_t)
+
+
+@dataclass
+class Timeline:
+    """One process's compiling against its program's wall time."""
+
+    run: Run
+    compile_s: float
+    wall_s: float | None
+    first_wait_s: float | None  # compiles before the first compiled call ran
+
+    @property
+    def share(self) -> float | None:
+        return self.compile_s / self.wall_s if self.wall_s else None
+
+    @property
+    def line(self) -> str:
+        wall = text.secs(self.wall_s, "still running")
+        return (
+            f"compiles took {text.secs(self.compile_s)} of this {wall} run, "
+            f"{text.pct(self.share, 'no wall time yet')}"
+        )
+
+    @property
+    def first_wait_line(self) -> str:
+        if self.first_wait_s is None:
+            return f"the first compiled call: {text.na(NO_CALLS)}"
+        return f"the first compiled call waited {text.secs(self.first_wait_s)} for compiles"
+
+
+def timeline(session: Session, run: Run, now: float | None = None) -> Timeline:
+    lives = graph_lives(run)
+    first = min((g.first_t for g in lives), default=None)
+    waited = None
+    if first is not None:
+        waited = sum(
+            c.wall_s or 0.0 for c in run.compiles.values()
+            if c.start_t is not None and c.start_t <= first
+        )  # fmt: skip
+    return Timeline(run, run.compile_wall_s, program_wall_s(session, now), waited)
+
+
+def main_timeline(session: Session, now: float | None = None) -> Timeline | None:
+    """The process that compiled the most: the program's headline."""
+    runs = attached_runs(session)
+    if not runs:
+        return None
+    return timeline(session, max(runs, key=lambda r: r.compile_wall_s), now)
+
+
+def program_lines(session: Session, now: float | None = None) -> list[str]:
+    """The program in sentences: its timeline, each compiled graph's life."""
+    p = session.program
+    if p is None:
+        return []
+    out = [f"program: {' '.join(p.argv)}"]
+    if session.program_exit is not None:
+        out.append(session.program_exit.message)
+    runs = attached_runs(session)
+    if not runs:
+        out.append("no process of the program compiled anything")
+    for run in runs:
+        t = timeline(session, run, now)
+        who = f"{run.name}: " if len(runs) > 1 else ""
+        out.append(f"{who}{t.line}; {t.first_wait_line}")
+        out += [f"  {g.line}" for g in graph_lives(run)]
+    out.append(speedup_line(session))
+    out.append(f"kernel times: {text.na(KERNEL_TIMES)}")
+    return out
+
+
+@dataclass
+class EagerBaseline:
+    """The whole job's wall time, compiled (compiles included) against the same
+    command with torch.compile forced eager: one run each."""
+
+    compiled_s: float
+    compile_s: float
+    eager_s: float
+
+    @property
+    def ratio(self) -> float:
+        """Eager wall ÷ compiled wall: above 1, the compiled job finished sooner."""
+        return self.eager_s / self.compiled_s if self.compiled_s else float("nan")
+
+    @property
+    def line(self) -> str:
+        faster = "compiled" if self.ratio > 1 else "eager"
+        times = self.ratio if self.ratio > 1 else 1 / self.ratio
+        return (
+            f"the whole job: {text.secs(self.compiled_s)} compiled ({text.secs(self.compile_s)} "
+            f"of it compiling) vs {text.secs(self.eager_s)} with torch.compile forced eager: "
+            f"{faster} finished {times:.2f}x sooner (one run each: no spread measured, "
+            "so no noise verdict)"
+        )
+
+
+def eager_baseline(session: Session) -> EagerBaseline | None:
+    done, eager = session.program_exit, session.eager_exit
+    if done is None or eager is None or done.detached or eager.returncode != 0:
+        return None
+    compile_s = sum(r.compile_wall_s for r in attached_runs(session))
+    return EagerBaseline(done.wall_s, compile_s, eager.wall_s)
+
+
+def speedup_line(session: Session) -> str:
+    """The program's speedup: the eager baseline's, else why there is none."""
+    base = eager_baseline(session)
+    if base is not None:
+        return f"speedup: {base.line}"
+    if session.eager_exit is not None:
+        return f"speedup: {text.na('the eager baseline run ' + session.eager_exit.message)}"
+    runs = attached_runs(session)
+    return f"speedup: {text.na(why_none(runs[0]) if runs else 'nothing compiled')}"
+
+
+def program_state(session: Session, now: float | None = None) -> tuple[str, str]:
+    """(state, detail) of an attached program, for a status line."""
+    p, end = session.program, session.program_exit
+    if p is None:
+        return "idle", ""
+    command = " ".join(p.argv)
+    if end is None:
+        compiling = any(r.open_phases for r in attached_runs(session))
+        wall = program_wall_s(session, now)
+        elapsed = f" · {text.secs(wall)}" if wall is not None else ""
+        return ("compiling" if compiling else "running"), f"{command} · pid {p.pid}{elapsed}"
+    failed = end.returncode not in (0, None)
+    return ("failed" if failed else "idle"), f"{command} · {end.message}"

@@ -1,0 +1,44 @@
+"""What q asks while an attached program runs: stop it, or detach and let it run on."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+STOP, DETACH = "stop", "detach"
+
+
+class StopOrDetachScreen(ModalScreen[str | None]):
+    """s: stop the program (Ctrl-C, then SIGTERM, then SIGKILL) · d: detach ·
+    Escape: back to the program."""
+
+    DEFAULT_CSS = """
+    StopOrDetachScreen { align: center middle; }
+    #quit-body { width: 72; height: auto; border: thick $warning; padding: 1 2;
+                 background: $surface; }
+    """
+    BINDINGS = [
+        Binding("s", "choose('stop')", "Stop it"),
+        Binding("d", "choose('detach')", "Detach"),
+        Binding("escape", "choose(None)", "Back"),
+    ]
+
+    def __init__(self, command: str) -> None:
+        super().__init__()
+        self.command = command
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="quit-body"):
+            yield Static(Text(f"{self.command} is still running.", style="bold"))
+            yield Static(
+                "s  stop it: Ctrl-C reaches it, as in a terminal (then SIGTERM, SIGKILL)\n"
+                "d  detach: it runs on; dlcprof saves what it saw and quits\n"
+                "Escape  back"
+            )
+
+    def action_choose(self, choice: str | None) -> None:
+        self.dismiss(choice)

@@ -1,0 +1,71 @@
+"""The TUI on a live program (``dlcprof -- CMD``): shown as it compiles; q
+asks stop or detach; detach leaves the program running to its end."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.widgets import Static
+
+from dlcprof.tui.attached import AttachedApp
+from dlcprof.tui.program_dialog import StopOrDetachScreen
+
+FAULTS = Path(__file__).parent / "programs" / "faults.py"
+SIZE = (160, 48)
+
+
+async def wait_for(pilot, cond: Callable[[], object], timeout: float) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.05)
+
+
+def _gone(pid: int, within_s: float) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+async def test_live_program_then_detach(tmp_path: Path) -> None:
+    flag = tmp_path / "go"
+    app = AttachedApp([sys.executable, str(FAULTS), "survive", str(flag)], deterministic=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: any(r.compiles for r in app.session.runs.values()), 120)
+        run = app.session.runs[app.selected_run_id or ""]
+        assert run.process is not None and run.process.pid == app.session.program.pid
+        assert app.worker_state()[0] in ("running", "compiling")
+        note = app.query_one("#program-note", Static)
+        await wait_for(pilot, lambda: "compiles took" in str(note.render()), 10)
+        await pilot.press("q")
+        assert isinstance(app.screen, StopOrDetachScreen)
+        await pilot.press("d")
+    assert app.detached
+    program = app.program
+    assert program is not None and program.output_dir is not None
+    assert not _gone(program.pid, 0.5)  # detached: it runs on
+    flag.touch()
+    assert program.proc.wait(120) == 0  # (our child here: a zombie until reaped)
+    assert (program.output_dir / "stdout.log").read_text().splitlines()[-1] == "finished"
+
+
+async def test_stop_from_the_dialog(tmp_path: Path) -> None:
+    app = AttachedApp([sys.executable, str(FAULTS), "signals"], deterministic=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: any(r.compiles for r in app.session.runs.values()), 120)
+        await pilot.press("q")
+        await pilot.press("s")
+        await wait_for(pilot, lambda: app.session.program_exit is not None, 60)
+    end = app.session.program_exit
+    assert end is not None and end.returncode == 130  # KeyboardInterrupt in the program
+    assert any("KeyboardInterrupt in the program" in lg.message for lg in app.session.logs)

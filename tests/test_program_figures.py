@@ -1,0 +1,80 @@
+"""figures/program.py on a session folded from events (our own logic: the
+events are made here, as the attached probe and dlcprof's side send them)."""
+
+from __future__ import annotations
+
+from dlcprof import events as ev
+from dlcprof.figures import program as fprog
+from dlcprof.session import Session
+
+
+def _compile(cid: str, start: float, wall: float) -> ev.CompileFinished:
+    return ev.CompileFinished(
+        run_id="pid7", compile_id=cid, wall_s=wall, start_t=start, is_backward=False,
+        recompile_reason=None, fail_type=None, fail_reason=None, graph_op_count=3,
+        guard_count=2, cache="miss", metrics={}, t=start + wall,
+    )  # fmt: skip
+
+
+def session(exit_code: int | None = 0, eager_wall: float | None = None) -> Session:
+    events: list[ev.Event] = [
+        ev.ProgramStarted(argv=["python", "train.py"], cwd="/", pid=7, t=1000.0),
+        ev.ProcessAttached(run_id="pid7", pid=7, ppid=1, argv=["train.py"], host="h",
+                           started_t=999.0, torch_version="2.13", python_version="3.11",
+                           rank=1, t=1001.0),  # fmt: skip
+        _compile("0/0", 1002.0, 30.0),
+        # The first compiled call ran after the first compile only.
+        ev.GraphCallsTimed(run_id="pid7", graphs={
+            "0/0": {"calls": 1200, "inside_s": 2.4, "first_t": 1032.5, "first_s": 0.01},
+        }, t=1100.0),  # fmt: skip
+        _compile("0/1", 1100.0, 10.0),
+    ]
+    if exit_code is not None:
+        events.append(ev.ProgramExited(returncode=exit_code, signal=None, wall_s=200.0,
+                                       message="the program exited", t=1200.0))  # fmt: skip
+    if eager_wall is not None:
+        events += [
+            ev.ProgramStarted(argv=["python", "train.py"], cwd="/", pid=8, eager=True, t=1300.0),
+            ev.ProgramExited(returncode=0, signal=None, wall_s=eager_wall, message="done",
+                             eager=True, t=1300.0 + eager_wall),  # fmt: skip
+        ]
+    return Session.from_events(events)
+
+
+def test_timeline_share_and_first_wait():
+    s = session()
+    t = fprog.main_timeline(s)
+    assert t is not None
+    assert t.compile_s == 40.0 and t.wall_s == 200.0 and t.share == 0.2
+    assert t.first_wait_s == 30.0  # 0/1 began after the first compiled call
+    assert t.line == "compiles took 40.00 s of this 3 min 20 s run, 20%"
+    assert t.first_wait_line == "the first compiled call waited 30.00 s for compiles"
+    assert s.runs["pid7"].name == "train.py (pid 7, rank 1)"
+
+
+def test_graph_life_amortizes_the_compile_over_calls():
+    (life,) = fprog.graph_lives(session().runs["pid7"])
+    assert life.per_call_s == 0.002 and life.amortized_s == 0.025
+    assert life.line == ("[0/0] 1,200 calls, 2 ms per call inside the compiled code; compile "
+                         "30.00 s amortized over 1,200 calls: 25 ms each")  # fmt: skip
+
+
+def test_live_program_without_a_clock_says_so():
+    s = session(exit_code=None)
+    assert fprog.program_wall_s(s) is None
+    assert fprog.main_timeline(s).line.endswith("n/a (still running) run, n/a (no wall time yet)")
+    assert fprog.program_wall_s(s, now=1050.0) == 50.0
+
+
+def test_speedup_is_na_until_an_eager_baseline_ran():
+    assert fprog.speedup_line(session()) == (
+        "speedup: n/a (attached to a program: run with --eager-baseline to time eager)"
+    )
+    base = fprog.eager_baseline(session(eager_wall=300.0))
+    assert base is not None and base.ratio == 1.5
+    assert "compiled finished 1.50x sooner (one run each" in base.line
+
+
+def test_a_process_that_never_said_it_finished_ended_with_the_program():
+    s = session()
+    assert s.runs["pid7"].status == "ended"
