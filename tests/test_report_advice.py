@@ -38,11 +38,30 @@ def test_compile_cost_tables_in_markdown_and_html_match_the_json():
     base = recorded("stacked_linears")
     run = base.latest_run
     cost = ev.CompileCostMeasured(
-        run_id=run.run_id, compile_id="0/0", own_s=0.004, t=base.events[-1].t,
-        functions=[{"function": "Stack.forward", "file": "/w/stack.py", "line": 12,
-                    "traced": 1, "self_s": 0.21, "total_s": 0.35}],
-        modules=[{"module": "layers.0", "cls": "Linear", "stack": [["layers.0", "Linear"]],
-                  "location": "/w/stack.py:8", "nodes": 3, "self_s": 0.05}],
+        run_id=run.run_id,
+        compile_id="0/0",
+        own_s=0.004,
+        t=base.events[-1].t,
+        functions=[
+            {
+                "function": "Stack.forward",
+                "file": "/w/stack.py",
+                "line": 12,
+                "traced": 1,
+                "self_s": 0.21,
+                "total_s": 0.35,
+            }
+        ],
+        modules=[
+            {
+                "module": "layers.0",
+                "cls": "Linear",
+                "stack": [["layers.0", "Linear"]],
+                "location": "/w/stack.py:8",
+                "nodes": 3,
+                "self_s": 0.05,
+            }
+        ],
     )
     model = build_model(Session.from_events([*base.events, cost]))
     (r,) = [r for r in build_report(model)["runs"] if r["compile_cost"]]
