@@ -11,9 +11,9 @@ from typing import Any
 from dlcprof import text
 from dlcprof.figures import modes as fm
 from dlcprof.figures import paper as fpa
-from dlcprof.figures import program as fprog
 from dlcprof.figures import recompiles as fr
 from dlcprof.report import model as rm
+from dlcprof.report.advice import AdviceSection
 from dlcprof.report.monitors import DeviceSummary
 from dlcprof.report.run import RunModel
 
@@ -276,6 +276,35 @@ def _paper(p: rm.PaperSection) -> list[str]:
     return out + [f"- {plain(n)}" for n in p.notes] + [""]
 
 
+def _advice(a: AdviceSection | None) -> list[str]:
+    if a is None:
+        return []
+    out = ["## Advice", "", f"For run `{a.run_id}`.", ""]
+    if a.advice.nothing:
+        out += [plain(a.advice.nothing), ""]
+    if a.items:
+        rows = [[i.number, i.advice.title, i.advice.change, i.predicted,
+                 "; ".join(i.advice.evidence), i.advice.cost] for i in a.items]
+        header = ["#", "advice", "change", "predicted", "evidence", "known cost"]
+        out += table(header, rows, "rlllll") + [""]
+    out += [f"- not shown: {plain(line)}" for line in a.advice.hidden]
+    out += [f"- tried: {plain(t.event.title)}: {plain(t.text)}" for t in a.tried]
+    return out + ([""] if a.advice.hidden or a.tried else [])
+
+
+def _compile_cost(r: RunModel) -> list[str]:
+    c = r.compile_cost
+    if c is None:
+        why = r.run.unavailable.get("compile_cost")
+        return [f"Compile cost by your code: {text.na(why)}", ""] if why else []
+    out = ["### Compile cost by your code", ""]
+    for line, columns, rows in ((c.dynamo_line, c.function_columns, c.functions),
+                                (c.lowering_line, c.module_columns, c.modules)):
+        out += [plain(line), ""] + table(list(columns), [list(row) for row in rows], "llrrr")
+        out += [""]
+    return out + [plain(c.probe_line), ""]
+
+
 def _device_spans(dev: DeviceSummary) -> list[str]:
     rows = [[label, *cells] for label, cells in dev.spans.rows()]
     return table(dev.spans.columns(), rows, "l" + "r" * len(dev.by_span)) + [""]
@@ -314,6 +343,7 @@ def _run_section(r: RunModel, detail: int = FULL) -> list[str]:
         ]
     out += _run_modes(r)
     out += _recompiles(r, detail)
+    out += _compile_cost(r)
     out += ["### Graph breaks", ""]
     if not r.graph_breaks:
         out += ["None.", ""]
@@ -361,9 +391,10 @@ def _render(report: rm.Report, detail: int) -> str:
         out += table(
             list(rm.SUMMARY_COLUMNS), [r.summary_row() for r in report.runs], "rllllrrrrrrr"
         ) + [""]
-    program = fprog.program_lines(report.session)  # dlcprof -- CMD: the user's program
-    if program:
-        out += ["## Program", ""] + [f"- {plain(line.strip())}" for line in program] + [""]
+    if report.program is not None:  # dlcprof -- CMD: the user's program
+        out += ["## Program", ""] + [f"- {plain(line.strip())}" for line in report.program.lines]
+        out += [""]
+    out += _advice(report.advice)
     if report.paper is not None:
         out += _paper(report.paper)
     for c in report.sweeps:

@@ -6,7 +6,8 @@ model, so the three cannot disagree. Every number comes from
 ``dlcprof.figures``; the renderers only place what the model words. A figure
 the session does not have is ``None`` with the reason beside it, worded
 "n/a (why)". By topic: ``figure`` (the small pieces), ``environment``,
-``run`` (a run's section) with ``run_tables``, ``benchmark`` and ``monitors``;
+``run`` (a run's section) with ``run_tables``, ``benchmark`` and ``monitors``,
+``advice`` (advice and compile cost) and ``program`` (an attached program);
 this module holds the session's own sections.
 """
 
@@ -22,9 +23,11 @@ from dlcprof.figures import modes as fm
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures import runs as fruns
+from dlcprof.report.advice import AdviceSection, advice_section
 from dlcprof.report.environment import Environment, environment
 from dlcprof.report.figure import iso
 from dlcprof.report.monitors import DeviceSummary, device_summary
+from dlcprof.report.program import ProgramSection, program_section
 from dlcprof.report.run import RunModel, run_model
 from dlcprof.session import Session
 
@@ -100,6 +103,8 @@ class Report:
     monitors: dict[str, ev.MonitorStatus]
     errors: list[SessionError] = field(default_factory=list)
     paper: PaperSection | None = None  # a session `dlcprof paper` made
+    advice: AdviceSection | None = None  # the latest advised run's advice
+    program: ProgramSection | None = None  # an attached program (dlcprof -- CMD)
 
     @property
     def hotspot_runs(self) -> list[RunModel]:
@@ -147,4 +152,6 @@ def build(session: Session) -> Report:
         monitors=monitors,
         errors=errors,
         paper=paper_section(session),
+        advice=advice_section(session),
+        program=program_section(session),
     )

@@ -16,6 +16,7 @@ from dlcprof.figures import outcome as fout
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures import runs as fruns
 from dlcprof.report import run_tables as rt
+from dlcprof.report.advice import CompileCostSection, compile_cost_section
 from dlcprof.report.benchmark import BenchmarkBlock, benchmark_block
 from dlcprof.report.figure import Figure, Kpi, seconds, unknown
 from dlcprof.report.monitors import DeviceSummary, Hotspots, Observer, device_summary, hotspot_table
@@ -64,6 +65,7 @@ class RunModel:
     observer: Observer
     origin_t: float | None  # the run's start: the JSON states its compile phases from it
     sweep_total_s: float | None
+    compile_cost: CompileCostSection | None  # by the user's functions and modules
 
     @property
     def run_id(self) -> str:
@@ -239,4 +241,5 @@ def run_model(session: Session, run: Run, number: int | None = None) -> RunModel
         observer=Observer(fo.line(run), fo.observer(run)),
         origin_t=fruns.run_origin(run),
         sweep_total_s=fr.sweep_total(run),
+        compile_cost=compile_cost_section(run),
     )

@@ -21,22 +21,21 @@ from typing import Any
 
 import dlcprof
 from dlcprof import events as ev
-from dlcprof.figures import advice as fadv
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
-from dlcprof.figures import compile_cost as fcc
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import outcome as fout
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import phases as fp
-from dlcprof.figures import program as fprog
 from dlcprof.report import model as rm
+from dlcprof.report.advice import AdviceSection, CompileCostSection
 from dlcprof.report.atomic import os_reason
 from dlcprof.report.benchmark import BenchmarkBlock
 from dlcprof.report.errors import ReportError
 from dlcprof.report.figure import iso as _iso
 from dlcprof.report.monitors import DeviceSummary, Hotspots, Observer
+from dlcprof.report.program import Process, ProgramSection
 from dlcprof.report.run import RunModel
 from dlcprof.report.run_tables import CompileRow, KernelTable
 from dlcprof.session import Run, Session
@@ -327,17 +326,17 @@ def _modes_dict(t: fm.ModeTable) -> dict[str, Any]:
     return {"workload": t.workload, "cache": t.cache, "rows": rows, "notes": t.notes}
 
 
-def _program_dict(session: Session) -> dict[str, Any] | None:
+def _program_dict(p: ProgramSection | None) -> dict[str, Any] | None:
     """An attached program (dlcprof -- CMD): its command, its end, and per
     compiling process the compile share of wall time and each graph's life."""
-    p, end = session.program, session.program_exit
     if p is None:
         return None
+    end, base = p.end, p.eager_baseline
 
-    def process(run: Run) -> dict[str, Any]:
-        t = fprog.timeline(session, run)
+    def process(proc: Process) -> dict[str, Any]:
+        t = proc.timeline
         return {
-            "run_id": run.run_id,
+            "run_id": proc.run_id,
             "compile_s": t.compile_s,
             "compile_share": t.share,
             "first_call_waited_s": t.first_wait_s,
@@ -346,26 +345,26 @@ def _program_dict(session: Session) -> dict[str, Any] | None:
                 {"compile_id": g.compile_id, "calls": g.calls, "inside_s": g.inside_s,
                  "per_call_s": g.per_call_s, "compile_s": g.compile_s,
                  "amortized_s": g.amortized_s}
-                for g in fprog.graph_lives(run)
+                for g in proc.lives
             ],
         }  # fmt: skip
 
     return {
-        "argv": list(p.argv),
-        "cwd": p.cwd,
-        "pid": p.pid,
-        "wall_s": fprog.program_wall_s(session),
+        "argv": list(p.program.argv),
+        "cwd": p.program.cwd,
+        "pid": p.program.pid,
+        "wall_s": p.wall_s,
         "returncode": end.returncode if end else None,
         "signal": end.signal if end else None,
         "stopped_by": end.stopped_by if end else None,
         "detached": end.detached if end else False,
-        "processes": [process(r) for r in fprog.attached_runs(session)],
+        "processes": [process(proc) for proc in p.processes],
         "eager_baseline": (
             {"compiled_wall_s": base.compiled_s, "compile_s": base.compile_s,
              "eager_wall_s": base.eager_s, "eager_over_compiled": base.ratio}
-            if (base := fprog.eager_baseline(session)) else None
+            if base else None
         ),  # fmt: skip
-        "lines": fprog.program_lines(session),
+        "lines": p.lines,
     }
 
 
@@ -466,15 +465,15 @@ def _run_dict(m: RunModel) -> dict[str, Any]:
         "autotune": _autotune_dict(m.autotune),
         "cudagraphs": _cudagraphs_dict(m.cudagraphs),
         "observer": _observer_dict(m.observer),
-        "compile_cost": _compile_cost_dict(run),
+        "compile_cost": _compile_cost_dict(m.compile_cost),
     }
 
 
-def _compile_cost_dict(run: Run) -> dict[str, Any] | None:
+def _compile_cost_dict(section: CompileCostSection | None) -> dict[str, Any] | None:
     """Compile seconds by the user's functions and modules (figures/compile_cost.py)."""
-    cost = fcc.compile_cost(run)
-    if cost is None:
+    if section is None:
         return None
+    cost = section.cost
     return {
         "dynamo_s": cost.dynamo_s, "traced_s": cost.traced_s, "guards_s": cost.guards_s,
         "lowering_s": cost.lowering_s, "lowered_s": cost.lowered_s, "probe_s": cost.own_s,
@@ -483,20 +482,18 @@ def _compile_cost_dict(run: Run) -> dict[str, Any] | None:
     }  # fmt: skip
 
 
-def _advice_dict(session: Session) -> dict[str, Any] | None:
+def _advice_dict(a: AdviceSection | None) -> dict[str, Any] | None:
     """The advice for the latest advised run, and every `dlcprof try` of it (figures/advice.py)."""
-    run = fadv.advised_run(session)
-    if run is None:
+    if a is None:
         return None
-    a = fadv.advise(session, run)
     return {
         "run_id": a.run_id,
-        "items": [{**dataclasses.asdict(i), "predicted_text": fadv.predicted_text(i.predicted)}
+        "items": [{**dataclasses.asdict(i.advice), "predicted_text": i.predicted}
                   for i in a.items],
-        "nothing": a.nothing,
-        "hidden": a.hidden,
-        "tried": [{**ev.to_dict(t), "text": fadv.tried_text(t),
-                   "prediction_error": fadv.prediction_error(t)} for t in session.tried],
+        "nothing": a.advice.nothing,
+        "hidden": a.advice.hidden,
+        "tried": [{**ev.to_dict(t.event), "text": t.text,
+                   "prediction_error": t.prediction_error} for t in a.tried],
     }  # fmt: skip
 
 
@@ -610,11 +607,11 @@ def build_report(model: rm.Report, extra: dict[str, Any] | None = None) -> dict[
             "target": latest.target if latest else "",
         },
         "runs": [_run_dict(r) for r in model.runs],
-        "program": _program_dict(session),
+        "program": _program_dict(model.program),
         "sweeps": [_sweep_contrast_dict(c) for c in model.sweeps],
         "modes": [_modes_dict(t) for t in model.modes],
         "paper": _paper_dict(model.paper) if model.paper else None,
-        "advice": _advice_dict(session),
+        "advice": _advice_dict(model.advice),
         "device": _device_dict(model.device),
         # The latest run's hot frames (each run carries its own under runs[].hotspots).
         "hotspots": _hotspots_dict(hot.hotspots, hot.run_id)

@@ -1,0 +1,48 @@
+"""An attached program's section of a report (dlcprof -- CMD, issue 21): its
+command and end, per compiling process the compile share of wall time and each
+graph's life. Figures and words come from figures/program.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dlcprof import events as ev
+from dlcprof.figures import program as fprog
+from dlcprof.session import Session
+
+
+@dataclass
+class Process:
+    timeline: fprog.Timeline
+    lives: list[fprog.GraphLife]
+
+    @property
+    def run_id(self) -> str:
+        return self.timeline.run.run_id
+
+
+@dataclass
+class ProgramSection:
+    program: ev.ProgramStarted
+    end: ev.ProgramExited | None
+    wall_s: float | None
+    processes: list[Process]
+    eager_baseline: fprog.EagerBaseline | None
+    lines: list[str]  # fprog.program_lines
+
+
+def program_section(session: Session) -> ProgramSection | None:
+    p = session.program
+    if p is None:
+        return None
+    return ProgramSection(
+        p,
+        session.program_exit,
+        fprog.program_wall_s(session),
+        [
+            Process(fprog.timeline(session, r), fprog.graph_lives(r))
+            for r in fprog.attached_runs(session)
+        ],
+        fprog.eager_baseline(session),
+        fprog.program_lines(session),
+    )
