@@ -12,6 +12,20 @@ import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "dlcprof"
 WORKER = PKG / "worker"
+# What runs inside the user's program next to torch (dlcprof -- CMD): the
+# bootstrap, the probe it installs and what the probe imports.
+IN_PROGRAM = [
+    PKG / "attach" / "bootstrap",
+    PKG / "attach" / "probe.py",
+    PKG / "attach" / "graph_calls.py",
+]
+
+
+def _torch_side_roots() -> list[Path]:
+    out = sorted(WORKER.rglob("*.py"))
+    for p in IN_PROGRAM:
+        out += sorted(p.rglob("*.py")) if p.is_dir() else [p]
+    return out
 
 
 def _imports(path: Path) -> set[str]:
@@ -50,13 +64,20 @@ def _module_file(name: str) -> Path | None:
 
 
 def _ui_side() -> list[Path]:
-    """Everything outside worker/: a new module is covered without naming it."""
-    return [p for p in sorted(PKG.rglob("*.py")) if WORKER not in p.parents]
+    """Everything outside the torch side (worker/ and what runs in an attached
+    program): a new module is covered without naming it."""
+    torch_side = (WORKER, *IN_PROGRAM)
+    return [
+        p
+        for p in sorted(PKG.rglob("*.py"))
+        if not any(r == p or r in p.parents for r in torch_side)
+    ]
 
 
 def _worker_side() -> list[Path]:
-    """worker/ and every module of ours it imports, however indirectly."""
-    todo = sorted(WORKER.rglob("*.py"))
+    """worker/, the attached program's probe, and every module of ours they
+    import, however indirectly."""
+    todo = _torch_side_roots()
     seen: set[Path] = set()
     while todo:
         p = todo.pop()

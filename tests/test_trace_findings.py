@@ -294,7 +294,7 @@ def test_a_multi_line_recompile_reason_is_one_line_with_its_source_everywhere():
     assert "at /tmp/wtest/rc.py:9" in console.export_text()
     assert "User stack trace" not in console.export_text()
     # The HTML cuts a long guard, never the location after it.
-    html = render_html(session)
+    html = render_html(build_model(session))
     assert "at /tmp/wtest/rc.py:9" in html
 
 
@@ -316,7 +316,7 @@ def test_a_sweeps_disabled_cache_and_a_first_compiles_header_say_why(fixture_eve
     assert "off for the sweep" in console.export_text()
     from dlcprof.report.html import render_html
 
-    html = render_html(session)  # the timeline's hover text too
+    html = render_html(build_model(session))  # the timeline's hover text too
     assert "cache: off for the sweep" in html and "cache: disabled" not in html
 
     events = fixture_events("pointwise_chain")
