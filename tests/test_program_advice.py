@@ -19,10 +19,20 @@ BREAK_AT = "/home/u/train.py:12"
 
 def _compile(cid: str, start: float, wall: float, reason: str | None = None) -> ev.CompileFinished:
     return ev.CompileFinished(
-        run_id="pid7", compile_id=cid, wall_s=wall, start_t=start, is_backward=False,
-        recompile_reason=reason, fail_type=None, fail_reason=None, graph_op_count=3,
-        guard_count=2, cache="miss", metrics={}, t=start + wall,
-    )  # fmt: skip
+        run_id="pid7",
+        compile_id=cid,
+        wall_s=wall,
+        start_t=start,
+        is_backward=False,
+        recompile_reason=reason,
+        fail_type=None,
+        fail_reason=None,
+        graph_op_count=3,
+        guard_count=2,
+        cache="miss",
+        metrics={},
+        t=start + wall,
+    )
 
 
 def session(recompiles: int = 2, recompile_s: float = 4.0) -> Session:
@@ -30,20 +40,39 @@ def session(recompiles: int = 2, recompile_s: float = 4.0) -> Session:
     recompiled ``recompiles`` times on x's dim 1, ``recompile_s`` each."""
     events: list[ev.Event] = [
         ev.ProgramStarted(argv=["python", "train.py"], cwd="/", pid=7, t=1000.0),
-        ev.ProcessAttached(run_id="pid7", pid=7, ppid=1, argv=["train.py"], host="h",
-                           started_t=999.0, torch_version="2.13", python_version="3.11",
-                           t=1001.0),  # fmt: skip
-        ev.GraphBroken(run_id="pid7", compile_id="0/0", reason="Unsupported: print",
-                       location=BREAK_AT, hints=["move the print out"], t=1002.0),  # fmt: skip
+        ev.ProcessAttached(
+            run_id="pid7",
+            pid=7,
+            ppid=1,
+            argv=["train.py"],
+            host="h",
+            started_t=999.0,
+            torch_version="2.13",
+            python_version="3.11",
+            t=1001.0,
+        ),
+        ev.GraphBroken(
+            run_id="pid7",
+            compile_id="0/0",
+            reason="Unsupported: print",
+            location=BREAK_AT,
+            hints=["move the print out"],
+            t=1002.0,
+        ),
         _compile("0/0", 1001.0, 3.0),
         _compile("1/0", 1005.0, 2.0),
     ]
     for i in range(1, recompiles + 1):
         t = 1010.0 + 10 * i
-        events += [ev.RecompileTriggered(run_id="pid7", compile_id=f"0/{i}", reason=SIZE, t=t),
-                   _compile(f"0/{i}", t, recompile_s, reason=SIZE)]  # fmt: skip
-    events.append(ev.ProgramExited(returncode=0, signal=None, wall_s=100.0,
-                                   message="the program exited", t=1100.0))  # fmt: skip
+        events += [
+            ev.RecompileTriggered(run_id="pid7", compile_id=f"0/{i}", reason=SIZE, t=t),
+            _compile(f"0/{i}", t, recompile_s, reason=SIZE),
+        ]
+    events.append(
+        ev.ProgramExited(
+            returncode=0, signal=None, wall_s=100.0, message="the program exited", t=1100.0
+        )
+    )
     return Session.from_events(events)
 
 
@@ -92,8 +121,12 @@ def test_program_advice_in_the_console_and_the_json():
 def test_try_on_an_attached_session_refuses_in_one_line(tmp_path):
     path = tmp_path / "s.json"
     path.write_text(dumps_report(build_report(build_model(session()))))
-    p = subprocess.run([sys.executable, "-m", "dlcprof.cli", "try", str(path), "1"],
-                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-m", "dlcprof.cli", "try", str(path), "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 2
     assert p.stderr.strip().count("\n") == 0
     assert "an attached program's advice cannot be tried for you" in p.stderr

@@ -165,8 +165,10 @@ def _advise_program(session: Session, run: Run) -> AdviceList:
     (no benchmark, so no noise to compare with: a saving must be positive)."""
     hidden: list[str] = []
     found = [_regional(session, run), _program_mark_dynamic(session, run)]
-    items = [dataclasses.replace(i, options={}, try_why=PROGRAM_TRY_WHY)
-             for i in _above_noise(found, 0.0, hidden) + _graph_breaks(run)]  # fmt: skip
+    items = [
+        dataclasses.replace(i, options={}, try_why=PROGRAM_TRY_WHY)
+        for i in _above_noise(found, 0.0, hidden) + _graph_breaks(run)
+    ]
     nothing = None if items else _nothing(run, hidden)
     return AdviceList(run.run_id, items, nothing, [*hidden, PROGRAM_UNCHECKED])
 
@@ -322,22 +324,27 @@ def _program_mark_dynamic(session: Session, run: Run) -> Advice | None:
     first = sum(w for w in firsts if w is not None)
     premium, source = _dynamic_premium(session, run)
     unpriced = len(paid) - len(priced)
-    how = (f"the {text.plural(len(priced), 'recompile')} on {name}'s dim {dim} "
-           f"({text.secs(paid_s)}, torch's wall time of each) no longer happen; the first "
-           f"compile, now dynamic, costs more: {text.secs(first)} × {source}"
-           + (f"; {unpriced} not finished yet, not counted" if unpriced else ""))  # fmt: skip
+    how = (
+        f"the {text.plural(len(priced), 'recompile')} on {name}'s dim {dim} "
+        f"({text.secs(paid_s)}, torch's wall time of each) no longer happen; the first "
+        f"compile, now dynamic, costs more: {text.secs(first)} × {source}"
+        + (f"; {unpriced} not finished yet, not counted" if unpriced else "")
+    )
     return Advice(
         rule="mark-dynamic",
         title=f"mark {name}'s dim {dim} dynamic",
-        change=(f"call torch._dynamo.mark_dynamic({name}, {dim}) on the input before the compiled "
-                f"call (or compile with dynamic=True): one compile serves every size"),
-        evidence=[f"{text.plural(len(paid), 'recompile')} on {name} dim {dim} "
-                  f"({text.secs(paid_s)}): {text.short(paid[0].reason, 200)}"],
+        change=(
+            f"call torch._dynamo.mark_dynamic({name}, {dim}) on the input before the compiled "
+            f"call (or compile with dynamic=True): one compile serves every size"
+        ),
+        evidence=[
+            f"{text.plural(len(paid), 'recompile')} on {name} dim {dim} "
+            f"({text.secs(paid_s)}): {text.short(paid[0].reason, 200)}"
+        ],
         cost="a kernel with a symbolic size may run slower than one specialized to a size",
-        predicted=(Prediction("compile", first + paid_s, first * premium, how)
-                   if priced else None),
+        predicted=(Prediction("compile", first + paid_s, first * premium, how) if priced else None),
         snippet=f"torch._dynamo.mark_dynamic({name}, {dim})",
-    )  # fmt: skip
+    )
 
 
 # --- 3. graph breaks ---------------------------------------------------------------------
