@@ -518,6 +518,11 @@ def cmd_try(args: argparse.Namespace) -> int:
     run = fa.advised_run(session)
     if run is None:
         raise _LoadError(f"{args.session}: no run to take advice from")
+    if run.process is not None:
+        raise UsageError(
+            f"{args.session}: an attached program's advice cannot be tried for you: "
+            f"{fa.PROGRAM_TRY_WHY}"
+        )
     advice = fa.advise(session, run, args.calls or fa.DEFAULT_CALLS)
     if not 1 <= args.n <= len(advice.items):
         have = (f"advice 1 to {len(advice.items)}" if advice.items

@@ -14,6 +14,8 @@ from rich.text import Text
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.advice_tables import advice_view
+from dlcprof.figures import advice as fadv
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import cache as fc
@@ -384,4 +386,7 @@ def program_summary(session: Session) -> RenderableType:
     """After the program: each compiling process's tables, then the program in sentences."""
     parts: list[RenderableType] = [run_summary(r, session) for r in fprog.attached_runs(session)]
     parts += [Text(line) for line in fprog.program_lines(session)]
+    advised = fadv.advised_run(session)
+    if advised is not None:
+        parts.append(advice_view(session, advised))
     return Group(*parts)

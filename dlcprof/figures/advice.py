@@ -7,10 +7,15 @@ An item whose predicted saving is inside the measured noise is not shown; a run
 that needs no change gets one "nothing to change" line saying why. ``options``
 holds the run options ``dlcprof try`` applies to measure an item; empty where
 dlcprof cannot apply the change itself (``try_why`` says why).
+
+An attached program's process (``dlcprof run -- CMD``) gets the rules its own
+compiles can support (regional compilation, recompiles on an input's size, graph
+breaks); none can be tried for you, and the benchmark-based rules are not checked.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +51,16 @@ _GEMM = re.compile(r"\b(?:addmm|mm|bmm|linear|baddbmm|_mkl_linear)\b")
 WAIT_SHARE = 0.2
 COMPILE_FILE_PHASE = "compile_file"
 WAIT_PHASE = "async_compile.wait"
+# Why no item of an attached program can be tried for you, and what is not checked there.
+PROGRAM_TRY_WHY = (
+    "dlcprof does not re-run your program with a changed configuration: edit your code as "
+    "shown (at the file:line given), run it again under dlcprof (dlcprof run -- CMD) and "
+    "compare the two sessions with dlcprof compare"
+)
+PROGRAM_UNCHECKED = (
+    "keep the cache, a mode that pays back sooner, freezing, reduce-overhead, no payback: "
+    "not checked: an attached program has no benchmark (no eager timing)"
+)
 
 
 @dataclass(frozen=True)
@@ -113,18 +128,12 @@ def compile_noise(run: Run) -> float:
 
 
 def advise(session: Session, run: Run, calls: int = DEFAULT_CALLS) -> AdviceList:
+    if run.process is not None:
+        return _advise_program(session, run)
     items: list[Advice] = []
     hidden: list[str] = []
     noise = compile_noise(run)
-    for rule in (_regional, _mark_dynamic):
-        item = rule(session, run)
-        if item is None:
-            continue
-        if item.predicted is not None and item.predicted.saving_s <= noise:
-            hidden.append(f"{item.title}: predicted {text.secs(item.predicted.saving_s)}, "
-                          f"inside the compile's noise ({text.secs(noise)})")  # fmt: skip
-            continue
-        items.append(item)
+    items += _above_noise([_regional(session, run), _mark_dynamic(session, run)], noise, hidden)
     items += _graph_breaks(run)
     for rule in (_cache, _mode, _gemm_cpu, _overhead_gpu, _compile_threads, _no_payback):
         item = rule(session, run, calls)
@@ -137,6 +146,33 @@ def advise(session: Session, run: Run, calls: int = DEFAULT_CALLS) -> AdviceList
     return AdviceList(run.run_id, items, None if items else _nothing(run, hidden), hidden)
 
 
+def _above_noise(found: list[Advice | None], noise: float, hidden: list[str]) -> list[Advice]:
+    """The items whose predicted saving is above the noise; the others go to ``hidden``."""
+    items = []
+    for item in found:
+        if item is None:
+            continue
+        if item.predicted is not None and item.predicted.saving_s <= noise:
+            hidden.append(f"{item.title}: predicted {text.secs(item.predicted.saving_s)}, "
+                          f"inside the compile's noise ({text.secs(noise)})")  # fmt: skip
+            continue
+        items.append(item)
+    return items
+
+
+def _advise_program(session: Session, run: Run) -> AdviceList:
+    """An attached program's process: its compiles, recompiles and graph breaks only
+    (no benchmark, so no noise to compare with: a saving must be positive)."""
+    hidden: list[str] = []
+    found = [_regional(session, run), _program_mark_dynamic(session, run)]
+    items = [
+        dataclasses.replace(i, options={}, try_why=PROGRAM_TRY_WHY)
+        for i in _above_noise(found, 0.0, hidden) + _graph_breaks(run)
+    ]
+    nothing = None if items else _nothing(run, hidden)
+    return AdviceList(run.run_id, items, nothing, [*hidden, PROGRAM_UNCHECKED])
+
+
 # --- 1. regional compilation ------------------------------------------------------------
 
 
@@ -147,9 +183,9 @@ def _user_code(location: str) -> bool:
 def _regional(session: Session, run: Run) -> Advice | None:
     cost = fc.compile_cost(run)
     before = compile_seconds(run)
-    if cost is None or before is None or not cost.lowered_s or run.settings is None:
+    if cost is None or before is None or not cost.lowered_s:
         return None
-    if run.settings.regional:
+    if run.settings is not None and run.settings.regional:
         return None  # already regional
     blocks = [r for r in fc.repeated(cost) if r.forward is not None and _user_code(r.location)]
     if not blocks:
@@ -272,6 +308,45 @@ def _mark_dynamic(session: Session, run: Run) -> Advice | None:
     )  # fmt: skip
 
 
+def _program_mark_dynamic(session: Session, run: Run) -> Advice | None:
+    """An attached process's recompiles on an input's size: what they cost, from torch's
+    wall time of each compile they triggered."""
+    found = [(rc, size_mismatch(rc.reason)) for rc in run.recompiles]
+    dims = [d for _, d in found if d is not None]
+    if not dims:
+        return None
+    name, dim = max(set(dims), key=dims.count)
+    paid = [rc for rc, d in found if d == (name, dim)]
+    priced = [rc.cost_s for rc in paid if rc.cost_s is not None]
+    paid_s = sum(priced)
+    frames = {rc.compile_id.split("/")[0] for rc in paid if rc.compile_id}
+    firsts = [run.compiles[f"{f}/0"].wall_s for f in frames if f"{f}/0" in run.compiles]
+    first = sum(w for w in firsts if w is not None)
+    premium, source = _dynamic_premium(session, run)
+    unpriced = len(paid) - len(priced)
+    how = (
+        f"the {text.plural(len(priced), 'recompile')} on {name}'s dim {dim} "
+        f"({text.secs(paid_s)}, torch's wall time of each) no longer happen; the first "
+        f"compile, now dynamic, costs more: {text.secs(first)} × {source}"
+        + (f"; {unpriced} not finished yet, not counted" if unpriced else "")
+    )
+    return Advice(
+        rule="mark-dynamic",
+        title=f"mark {name}'s dim {dim} dynamic",
+        change=(
+            f"call torch._dynamo.mark_dynamic({name}, {dim}) on the input before the compiled "
+            f"call (or compile with dynamic=True): one compile serves every size"
+        ),
+        evidence=[
+            f"{text.plural(len(paid), 'recompile')} on {name} dim {dim} "
+            f"({text.secs(paid_s)}): {text.short(paid[0].reason, 200)}"
+        ],
+        cost="a kernel with a symbolic size may run slower than one specialized to a size",
+        predicted=(Prediction("compile", first + paid_s, first * premium, how) if priced else None),
+        snippet=f"torch._dynamo.mark_dynamic({name}, {dim})",
+    )
+
+
 # --- 3. graph breaks ---------------------------------------------------------------------
 
 
@@ -284,8 +359,9 @@ def _graph_breaks(run: Run) -> list[Advice]:
         seen.setdefault((gb.reason, gb.location), gb)
     if not seen:
         return []
+    # A recompile is the same frame again, not the graph a break resumed in.
     compiles = sorted((c for c in run.compiles.values() if c.record and not c.is_backward
-                       and not c.compile_id.startswith(SWEEP)),
+                       and not c.record.recompile_reason and not c.compile_id.startswith(SWEEP)),
                       key=lambda c: c.start_t or 0.0)  # fmt: skip
     extra = compiles[1:]  # each break adds a resumed graph after the first
     total = compile_seconds(run)
@@ -567,6 +643,9 @@ def measured_text(predicted: Prediction | None, before_s: float | None,
 def advised_run(session: Session) -> Run | None:
     """The run advice is read from: the latest that is not itself a trial."""
     trials = {t.run_id for t in session.tried}
+    attached = [r for r in session.runs.values() if r.process is not None]
+    if attached:  # an attached program: the process that compiled the most
+        return max(attached, key=lambda r: r.compile_wall_s)
     runs = [r for r in session.runs.values() if r.run_id not in trials and r.settings]
     return runs[-1] if runs else None
 
