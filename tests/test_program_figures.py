@@ -102,3 +102,9 @@ def test_the_views_state_the_eager_baseline_where_the_speedup_goes():
         assert "--eager-baseline" not in view
     for view in shown(session()):
         assert "run with --eager-baseline to time eager" in view
+
+
+def test_speedup_while_the_eager_baseline_runs():
+    s = session()
+    s.apply(ev.ProgramStarted(argv=["python", "train.py"], cwd="/", pid=8, eager=True, t=1300.0))
+    assert fprog.speedup_text(s) == "n/a (the eager baseline is running)"
