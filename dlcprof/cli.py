@@ -259,14 +259,13 @@ def cmd_attach_run(args: argparse.Namespace, command: list[str]) -> int:
         exit_status,
         forwarding_signals,
     )
-    from dlcprof.console import attach_line, program_summary
     from dlcprof.session import Session
     from dlcprof.signals import Stopped
 
-    out = _console(stderr=True)  # stdout is the program's
     session = Session()
     inbox: queue.Queue[ev.Event] = queue.Queue()
     program: list[AttachedProgram] = []
+    out: Console | None = None
     with forwarding_signals(program, lambda signum: Stopped(signum).said) as stops:
         for eager in (False, True) if args.eager_baseline else (False,):
             if eager:
@@ -279,6 +278,10 @@ def cmd_attach_run(args: argparse.Namespace, command: list[str]) -> int:
             except CommandError as e:
                 _note(f"dlcprof: {e}")
                 return e.exit_code
+            if out is None:  # Rich and the tables once the program runs: not to delay it
+                from dlcprof.console import attach_line, program_summary
+
+                out = _console(stderr=True)  # stdout is the program's
             while True:
                 try:
                     event = inbox.get(timeout=0.2)
@@ -461,6 +464,8 @@ def _exit_code(session, run_id: str | None) -> int:
 def _write_outputs(session, args: argparse.Namespace) -> bool:
     """Write --json / --report. Where one cannot be written, say so in one line and
     write it to a fresh place under the temp folder instead: the session is not lost."""
+    if args.json is None and args.report is None:
+        return True  # nothing to write: the report modules stay unimported
     import tempfile
 
     from dlcprof.engine import elsewhere

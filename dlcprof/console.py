@@ -186,13 +186,13 @@ def kernels_table(run: Run) -> Table:
     return t
 
 
-def benchmark_table(run: Run) -> RenderableType:
+def benchmark_table(run: Run, session: Session) -> RenderableType:
     a = fa.contrast(run)
     if a is None:
         t = Table(title="Eager vs compiled", title_justify="left", show_header=False)
         t.add_column(style="bold")
         t.add_column()
-        t.add_row("benchmark", text.na(fb.why_none(run)))
+        t.add_row("benchmark", fprog.speedup_text(session, run))
         return t
     assert run.benchmark is not None
     t = Table(title="Eager vs compiled", title_justify="left")
@@ -325,7 +325,7 @@ def run_summary(run: Run, session: Session) -> RenderableType:
             )
         )
     if run.benchmark is not None or not run.sweep:
-        parts.append(benchmark_table(run))
+        parts.append(benchmark_table(run, session))
     parts.append(Text(fo.line(run), style="dim"))
     if run.sweep:
         parts.append(sweep_table(run))

@@ -12,20 +12,6 @@ import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "dlcprof"
 WORKER = PKG / "worker"
-# What runs inside the user's program next to torch (dlcprof -- CMD): the
-# bootstrap, the probe it installs and what the probe imports.
-IN_PROGRAM = [
-    PKG / "attach" / "bootstrap",
-    PKG / "attach" / "probe.py",
-    PKG / "attach" / "graph_calls.py",
-]
-
-
-def _torch_side_roots() -> list[Path]:
-    out = sorted(WORKER.rglob("*.py"))
-    for p in IN_PROGRAM:
-        out += sorted(p.rglob("*.py")) if p.is_dir() else [p]
-    return out
 
 
 def _imports(path: Path) -> set[str]:
@@ -63,21 +49,23 @@ def _module_file(name: str) -> Path | None:
     return None
 
 
+# What runs beside torch: the worker, and the probe an attached program loads.
+ATTACH = PKG / "attach"
+TORCH_SIDE = (WORKER, ATTACH / "bootstrap", ATTACH / "probe.py", ATTACH / "graph_calls.py")
+
+
+def _on_torch_side(p: Path) -> bool:
+    return any(p == root or root in p.parents for root in TORCH_SIDE)
+
+
 def _ui_side() -> list[Path]:
-    """Everything outside the torch side (worker/ and what runs in an attached
-    program): a new module is covered without naming it."""
-    torch_side = (WORKER, *IN_PROGRAM)
-    return [
-        p
-        for p in sorted(PKG.rglob("*.py"))
-        if not any(r == p or r in p.parents for r in torch_side)
-    ]
+    """Everything else: a new module is covered without naming it."""
+    return [p for p in sorted(PKG.rglob("*.py")) if not _on_torch_side(p)]
 
 
 def _worker_side() -> list[Path]:
-    """worker/, the attached program's probe, and every module of ours they
-    import, however indirectly."""
-    todo = _torch_side_roots()
+    """The torch side and every module of ours it imports, however indirectly."""
+    todo = [p for p in sorted(PKG.rglob("*.py")) if _on_torch_side(p)]
     seen: set[Path] = set()
     while todo:
         p = todo.pop()
@@ -109,9 +97,10 @@ def test_worker_never_imports_textual(path):
 def test_both_sides_are_found_not_listed():
     ui = {_ids(p) for p in _ui_side()}
     assert {"tables.py", "scratch.py", "signals.py", "tui/app.py", "figures/kernels.py"} <= ui
-    assert not any(i.startswith("worker/") for i in ui)
+    assert not any(i.startswith("worker/") for i in ui) and "attach/probe.py" not in ui
     # What the worker needs from outside worker/ is held to the worker's rule too.
-    assert {"events.py", "settings.py", "text.py"} <= {_ids(p) for p in _worker_side()}
+    worker = {_ids(p) for p in _worker_side()}
+    assert {"events.py", "settings.py", "text.py", "attach/channel.py"} <= worker
 
 
 # (importer files, packages they must not import): the figures are computed in

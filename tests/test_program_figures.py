@@ -3,6 +3,8 @@ events are made here, as the attached probe and dlcprof's side send them)."""
 
 from __future__ import annotations
 
+import io
+
 from dlcprof import events as ev
 from dlcprof.figures import program as fprog
 from dlcprof.session import Session
@@ -78,3 +80,31 @@ def test_speedup_is_na_until_an_eager_baseline_ran():
 def test_a_process_that_never_said_it_finished_ended_with_the_program():
     s = session()
     assert s.runs["pid7"].status == "ended"
+
+
+def test_the_views_state_the_eager_baseline_where_the_speedup_goes():
+    from rich.console import Console
+
+    from dlcprof.console import benchmark_table
+    from dlcprof.tui.widgets.benchmark import selected_table
+
+    def shown(s: Session) -> tuple[str, str]:
+        run = s.runs["pid7"]
+        out = []
+        for view in (benchmark_table(run, s), selected_table(run, s)):
+            c = Console(width=400, record=True, file=io.StringIO())
+            c.print(view)
+            out.append(c.export_text())
+        return out[0], out[1]
+
+    for view in shown(session(eager_wall=300.0)):
+        assert "compiled finished 1.50x sooner" in view and "no noise verdict" in view
+        assert "--eager-baseline" not in view
+    for view in shown(session()):
+        assert "run with --eager-baseline to time eager" in view
+
+
+def test_speedup_while_the_eager_baseline_runs():
+    s = session()
+    s.apply(ev.ProgramStarted(argv=["python", "train.py"], cwd="/", pid=8, eager=True, t=1300.0))
+    assert fprog.speedup_text(s) == "n/a (the eager baseline is running)"

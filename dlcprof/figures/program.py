@@ -181,15 +181,24 @@ def eager_baseline(session: Session) -> EagerBaseline | None:
     return EagerBaseline(done.wall_s, compile_s, eager.wall_s)
 
 
-def speedup_line(session: Session) -> str:
-    """The program's speedup: the eager baseline's, else why there is none."""
+def speedup_text(session: Session, run: Run | None = None) -> str:
+    """The program's speedup: the eager baseline's, else why there is none. A
+    run that was not attached has its own benchmark's why instead."""
+    if run is not None and run.process is None:
+        return text.na(why_none(run))
     base = eager_baseline(session)
     if base is not None:
-        return f"speedup: {base.line}"
+        return base.line
     if session.eager_exit is not None:
-        return f"speedup: {text.na('the eager baseline run ' + session.eager_exit.message)}"
+        return text.na(f"the eager baseline run {session.eager_exit.message}")
+    if session.eager_program is not None:
+        return text.na("the eager baseline is running")
     runs = attached_runs(session)
-    return f"speedup: {text.na(why_none(runs[0]) if runs else 'nothing compiled')}"
+    return text.na(why_none(runs[0]) if runs else "nothing compiled")
+
+
+def speedup_line(session: Session) -> str:
+    return f"speedup: {speedup_text(session)}"
 
 
 def program_state(session: Session, now: float | None = None) -> tuple[str, str]:

@@ -13,8 +13,9 @@ from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import modes as fm
 from dlcprof.figures import observer as fo
+from dlcprof.figures import program as fprog
 from dlcprof.figures.runs import run_number
-from dlcprof.session import Run
+from dlcprof.session import Run, Session
 from dlcprof.settings import OPTION
 from dlcprof.tui.view import View
 
@@ -37,11 +38,11 @@ def _steady_speedup(run: Run) -> Text:
     return Text(fb.speedup_short(a.steady), style="bold yellow" if a.sensitive else "")
 
 
-def selected_table(run: Run) -> Table | Text:
+def selected_table(run: Run, session: Session) -> Table | Text:
     """Both speedups side by side (fa.rows), then the words that go with them."""
     a = fa.contrast(run)
     if a is None:
-        return Text(f"eager vs compiled: {text.na(fb.why_none(run))}", style="dim")
+        return Text(f"eager vs compiled: {fprog.speedup_text(session, run)}", style="dim")
     t = Table(box=None, padding=(0, 1), expand=True, header_style="bold underline")
     t.add_column("", style="bold", min_width=10, no_wrap=True)
     for name in fa.columns(narrow=True):
@@ -166,7 +167,7 @@ class BenchmarkReport:
         if run is None:
             yield Text("no run yet: press r to compile and benchmark", style="dim")
         else:
-            yield selected_table(run)
+            yield selected_table(run, self.view.session)
             yield from allocator_notes(run)
         if self.view.session.runs:
             yield Text()
