@@ -227,7 +227,9 @@ def test_large_intermediates_fault_in_eager_and_the_workload_is_allocator_sensit
     assert set(bench["page_faults_per_call"]) == {"eager", "compiled"}
     steady = bench["steady_allocator"]
     assert {"eager_ms", "compiled_ms", "speedup", "how"} <= set(steady)
-    assert steady["speedup"] == pytest.approx(a.steady.speedup)
+    # Null when the steady repetitions split into two clusters: no median of a mix.
+    one = a.steady.one_speedup
+    assert steady["speedup"] == (pytest.approx(one) if one is not None else None)
     assert bench["allocator_sensitive"] is True and bench["steady_allocator_why"] is None
 
 

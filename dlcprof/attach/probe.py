@@ -23,6 +23,7 @@ from typing import Any
 from dlcprof import events as ev
 from dlcprof.attach import EAGER_ENV, SOCKET_ENV, graph_calls
 from dlcprof.attach.channel import Channel
+from dlcprof.worker.fresh_lines import FreshKernelLines, FreshLines
 from dlcprof.worker.probes import ProbeNotes, rawtrace
 from dlcprof.worker.probes import autotune as autotune_probe
 from dlcprof.worker.probes import cudagraphs as cudagraphs_probe
@@ -104,8 +105,13 @@ class AttachedProcess:
         # process that never compiles must not pay. Set before its first compile.
         notes = self.notes
         when_imported(INDUCTOR_CONFIG, lambda _: kernels_probe.enable_provenance(notes))
+        # A cache hit cites the files of the compile that wrote the entry: the
+        # program's own files as they are now instead (the script's folder first).
+        fresh = FreshLines()
+        script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+        fresh.home = os.path.dirname(script) if os.path.isfile(script) else os.getcwd()
         kernels = kernels_probe.KernelCollector(
-            self.channel, self.run_id, kernels_probe.aten_op_exists()
+            FreshKernelLines(self.channel, fresh), self.run_id, kernels_probe.aten_op_exists()
         )
         self.dispatcher = trace_probe.TraceDispatcher(self.channel, self.run_id, kernels)
         self._uninstall = trace_probe.install(self.dispatcher, self.notes)
