@@ -162,6 +162,19 @@ def test_recorded_static_sweep_gets_mark_dynamic_naming_input_and_dim():
     assert not [a for a in fa.advise(session, run).items if a.rule == "mark-dynamic"]
 
 
+def test_advice_predicted_to_cost_more_is_hidden_as_a_loss_not_as_noise():
+    import dataclasses
+
+    session, run = _recorded("variable_length_static")
+    (item,) = [a for a in fa.advise(session, run).items if a.rule == "mark-dynamic"]
+    assert item.predicted is not None
+    worse = dataclasses.replace(item, predicted=dataclasses.replace(
+        item.predicted, after_s=item.predicted.before_s + 69.73))  # fmt: skip
+    hidden: list[str] = []
+    assert fa._above_noise([worse], 0.098, hidden) == []
+    assert hidden == ["mark x's dim 1 dynamic: predicted to cost 69.73 s more"]
+
+
 @pytest.mark.slow
 def test_pointwise_chain_gets_nothing_to_change(tmp_path):
     path = tmp_path / "p.json"

@@ -152,9 +152,13 @@ def _above_noise(found: list[Advice | None], noise: float, hidden: list[str]) ->
     for item in found:
         if item is None:
             continue
-        if item.predicted is not None and item.predicted.saving_s <= noise:
-            hidden.append(f"{item.title}: predicted {text.secs(item.predicted.saving_s)}, "
-                          f"inside the compile's noise ({text.secs(noise)})")  # fmt: skip
+        saving = item.predicted.saving_s if item.predicted is not None else None
+        if saving is not None and saving <= noise:
+            if saving < 0:  # a loss, whatever the noise
+                hidden.append(f"{item.title}: predicted to cost {text.secs(-saving)} more")
+            else:
+                hidden.append(f"{item.title}: predicted {text.secs(saving)}, "
+                              f"inside the compile's noise ({text.secs(noise)})")  # fmt: skip
             continue
         items.append(item)
     return items
