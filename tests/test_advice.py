@@ -162,6 +162,23 @@ def test_recorded_static_sweep_gets_mark_dynamic_naming_input_and_dim():
     assert not [a for a in fa.advise(session, run).items if a.rule == "mark-dynamic"]
 
 
+def test_mark_dynamic_from_size_1_keeps_the_recompile_away_from_it():
+    # The ResNet example's batch sweep 1, 2: torch specialized the size-1 dim though
+    # it was marked dynamic, and recompiled at 2 (benchmarks/RESULTS.md §8).
+    import dataclasses
+
+    session, run = _recorded("variable_length_static")
+    first, second, *rest = run.sweep
+    reason = "0/0: tensor 'x' size mismatch at index 1. expected 1, actual 64"
+    run.sweep[:] = [first, dataclasses.replace(second, reason=reason), *rest]
+    (item,) = [a for a in fa.advise(session, run).items if a.rule == "mark-dynamic"]
+    assert item.predicted is not None
+    before = sum(st.transition_s for st in run.sweep)
+    assert item.predicted.after_s == pytest.approx(first.transition_s + 2 * second.transition_s)
+    assert item.predicted.before_s == pytest.approx(before)
+    assert "away from a size of 0 or 1" in item.predicted.how
+
+
 def test_advice_predicted_to_cost_more_is_hidden_as_a_loss_not_as_noise():
     import dataclasses
 
