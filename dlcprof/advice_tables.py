@@ -9,6 +9,7 @@ from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
+from rich.tree import Tree
 
 from dlcprof import text
 from dlcprof.figures import advice as fa
@@ -16,24 +17,38 @@ from dlcprof.figures import compile_cost as fc
 from dlcprof.session import Run, Session
 
 
-def compile_cost_view(run: Run, limit: int = 8) -> RenderableType | None:
+def compile_cost_view(run: Run, limit: int = 8, tree: bool = False) -> RenderableType | None:
+    """``tree``: Inductor's lowering as a tree by module (the TUI) instead of its
+    largest modules' table."""
     cost = fc.compile_cost(run)
     if cost is None:
         why = run.unavailable.get("compile_cost")
         return Text(f"compile cost by your code: {text.na(why)}", style="yellow") if why else None
     parts: list[RenderableType] = [Text("Compile cost by your code", style="bold")]
-    for title, columns, rows in (
-        (fc.dynamo_line(cost), fc.FUNCTION_COLUMNS, fc.function_rows(cost, limit)),
-        (fc.lowering_line(cost), fc.MODULE_COLUMNS, fc.module_rows(cost, limit)),
-    ):
+    tables = [(fc.dynamo_line(cost), fc.FUNCTION_COLUMNS, fc.function_rows(cost, limit))]
+    if not tree:
+        tables.append((fc.lowering_line(cost), fc.MODULE_COLUMNS, fc.module_rows(cost, limit)))
+    for title, columns, rows in tables:
         table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
         for i, c in enumerate(columns):
             table.add_column(c, justify="right" if i >= 2 else "left", overflow="fold")
         for row in rows:
             table.add_row(*row)
         parts.append(table)
+    if tree:
+        parts += [Text(fc.lowering_line(cost)), module_tree_view(fc.module_tree(cost))]
     parts.append(Text(fc.probe_line(cost), style="dim"))
     return Group(*parts)
+
+
+def module_tree_view(root: fc.ModuleNode) -> Tree:
+    view = Tree(fc.tree_label(root, None), guide_style="dim")
+    stack = [(root, view)]
+    while stack:
+        node, branch = stack.pop()
+        for child in node.sorted_children():
+            stack.append((child, branch.add(fc.tree_label(child, node))))
+    return view
 
 
 def advice_view(session: Session, run: Run, calls: int = fa.DEFAULT_CALLS) -> RenderableType:

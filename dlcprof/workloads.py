@@ -299,7 +299,12 @@ def _with_facts(spec: WorkloadSpec, facts: _Facts | None) -> WorkloadSpec:
 
 def check_sweep(spec: WorkloadSpec, shapes: list[int] | None) -> None:
     """Say now, before torch is imported, what a shape sweep lacks where the source shows it."""
-    if spec.function != "build" or spec.has_inputs_for is False:
+    if spec.function != "build":  # inputs_for makes build()'s args, no other function's
+        raise WorkloadError(
+            f"workload {spec.source}: a shape sweep runs on build() only, not on "
+            f"{spec.function}() (inputs_for(size, device, dtype) makes build()'s args)"
+        )
+    if spec.has_inputs_for is False:
         raise WorkloadError(
             f"workload {spec.source} has no inputs_for(size, device, dtype): cannot sweep "
             "shapes (add one that returns the args at another size)"

@@ -3,7 +3,7 @@ and MobileNetV2 (``mobilenet``), inference on a batch of 224x224 images.
 
     dlcprof run examples/vision.py                 # ResNet-50
     dlcprof run examples/vision.py:vit
-    dlcprof run examples/vision.py:mobilenet --dynamic true --sweep
+    dlcprof run examples/vision.py --dynamic true --sweep     # ResNet-50 over batch sizes
 """
 
 import torch

@@ -162,6 +162,36 @@ def test_recorded_static_sweep_gets_mark_dynamic_naming_input_and_dim():
     assert not [a for a in fa.advise(session, run).items if a.rule == "mark-dynamic"]
 
 
+def test_mark_dynamic_from_size_1_keeps_the_recompile_away_from_it():
+    # The ResNet example's batch sweep 1, 2: torch specialized the size-1 dim though
+    # it was marked dynamic, and recompiled at 2 (benchmarks/RESULTS.md §8).
+    import dataclasses
+
+    session, run = _recorded("variable_length_static")
+    first, second, *rest = run.sweep
+    reason = "0/0: tensor 'x' size mismatch at index 1. expected 1, actual 64"
+    run.sweep[:] = [first, dataclasses.replace(second, reason=reason), *rest]
+    (item,) = [a for a in fa.advise(session, run).items if a.rule == "mark-dynamic"]
+    assert item.predicted is not None
+    before = sum(st.transition_s for st in run.sweep)
+    assert item.predicted.after_s == pytest.approx(first.transition_s + 2 * second.transition_s)
+    assert item.predicted.before_s == pytest.approx(before)
+    assert "away from a size of 0 or 1" in item.predicted.how
+
+
+def test_advice_predicted_to_cost_more_is_hidden_as_a_loss_not_as_noise():
+    import dataclasses
+
+    session, run = _recorded("variable_length_static")
+    (item,) = [a for a in fa.advise(session, run).items if a.rule == "mark-dynamic"]
+    assert item.predicted is not None
+    worse = dataclasses.replace(item, predicted=dataclasses.replace(
+        item.predicted, after_s=item.predicted.before_s + 69.73))  # fmt: skip
+    hidden: list[str] = []
+    assert fa._above_noise([worse], 0.098, hidden) == []
+    assert hidden == ["mark x's dim 1 dynamic: predicted to cost 69.73 s more"]
+
+
 @pytest.mark.slow
 def test_pointwise_chain_gets_nothing_to_change(tmp_path):
     path = tmp_path / "p.json"
@@ -215,6 +245,52 @@ async def test_tui_advice_screen_shows_a_recorded_runs_advice():
 
 
 @pytest.mark.slow
+def _with_lowering_cost(session: Session, run_id: str) -> None:
+    """Two blocks' lowering as the probe reports it (stacks outermost first)."""
+    def mod(path: str, cls: str, stack: list[tuple[str, str]], nodes: int, s: float):  # type: ignore[no-untyped-def]
+        return {"module": path, "cls": cls, "stack": [["", "Net"], *stack], "location": "m.py:1",
+                "nodes": nodes, "self_s": s}
+
+    b0, b1 = ("blocks.0", "Block"), ("blocks.1", "Block")
+    session.apply(ev.CompileCostMeasured(run_id, "0/0", [], [
+        mod("", "Net", [], 3, 0.5),
+        mod("blocks.0.ln", "LayerNorm", [b0, ("blocks.0.ln", "LayerNorm")], 4, 1.0),
+        mod("blocks.0.fc", "Linear", [b0, ("blocks.0.fc", "Linear")], 2, 0.25),
+        mod("blocks.1", "Block", [b1], 1, 0.125),
+        mod("blocks.1.fc", "Linear", [b1, ("blocks.1.fc", "Linear")], 2, 2.0),
+    ]))  # fmt: skip
+
+
+async def test_tui_compile_cost_shows_lowering_as_a_tree_by_module():
+    from test_tui import text as rendered
+
+    from dlcprof.tui.app import DlcprofApp
+    from dlcprof.tui.widgets.advice import AdviceScreen
+
+    session, run = _recorded("variable_length_static")
+    _with_lowering_cost(session, run.run_id)
+    root = fc.module_tree(fc.compile_cost(run))
+    blocks = root.sorted_children()
+    assert [b.path for b in blocks] == ["blocks.1", "blocks.0"]  # largest first, children summed
+    assert blocks[0].total_s == 2.125 and blocks[1].total_s == 1.25 and blocks[1].self_s == 0
+    assert root.total_s == 3.875 == fc.compile_cost(run).lowered_s
+    app = DlcprofApp(session=session, replay=True, start_standby=False, deterministic=True)
+    async with app.run_test(size=(160, 80)) as pilot:
+        await pilot.press("A")
+        await pilot.pause()
+        assert isinstance(app.screen, AdviceScreen)
+        shown = "\n".join(rendered(w) for w in app.screen.query("Static"))
+    lines = [line.strip() for line in shown.splitlines()]
+    tree = lines[lines.index("(top level) (Net)  3.88 s (own 500 ms, 3 nodes)"):]
+    assert tree[1:6] == [
+        "├── blocks.1 (Block)  2.12 s (own 125 ms, 1 node)",
+        "│   └── fc (Linear)  2.00 s (2 nodes)",
+        "└── blocks.0 (Block)  1.25 s",
+        "├── ln (LayerNorm)  1.00 s (4 nodes)",
+        "└── fc (Linear)  250 ms (2 nodes)",
+    ], tree
+
+
 def test_cache_artifacts_are_saved_then_loaded_by_the_next_run(tmp_path):
     artifacts = tmp_path / "mega.bin"
     said = []

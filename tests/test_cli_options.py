@@ -130,6 +130,12 @@ def test_sweep_needs_what_the_file_lacks(tmp_path, capsys) -> None:  # type: ign
     g.write_text("def build(device, dtype):\n    pass\n")
     assert main(["run", str(g), "--shapes", "4,8"]) == 2
     assert "has no inputs_for(size, device, dtype): cannot sweep" in _one_error_line(capsys)
+    h = tmp_path / "h.py"
+    h.write_text("SIZES = [1, 2]\n\ndef build(device, dtype):\n    pass\n\n"
+                 "def vit(device, dtype):\n    pass\n\n"
+                 "def inputs_for(n, device, dtype):\n    pass\n")
+    assert main(["run", f"{h}:vit", "--sweep"]) == 2  # its module has inputs_for, for build()
+    assert "a shape sweep runs on build() only, not on vit()" in _one_error_line(capsys)
     assert main(["run", f"{f}:inputs_for"]) == 2  # not a build function
     assert "inputs_for(n, device, dtype) in " in _one_error_line(capsys)
 

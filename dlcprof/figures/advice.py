@@ -38,6 +38,7 @@ BUILD_PHASES = ("compile_file", "async_compile.wait", "PyCodeCache.load_by_key_p
 COLD_RATIO = 2.0
 # "tensor 'x' size mismatch at index 1. expected 4, actual 6"
 _SIZE_MISMATCH = re.compile(r"tensor '(?:L\[')?([^'\]]+)(?:'\])?' size mismatch at index (\d+)")
+_EXPECTED = re.compile(r"size mismatch at index \d+\. expected (\d+)")
 INSIDE_TORCH = ("site-packages/", "dist-packages/")
 CALLS_TOTAL = "compile and calls"
 # A dynamic compile against a static one of the same code, where the session has no
@@ -152,9 +153,13 @@ def _above_noise(found: list[Advice | None], noise: float, hidden: list[str]) ->
     for item in found:
         if item is None:
             continue
-        if item.predicted is not None and item.predicted.saving_s <= noise:
-            hidden.append(f"{item.title}: predicted {text.secs(item.predicted.saving_s)}, "
-                          f"inside the compile's noise ({text.secs(noise)})")  # fmt: skip
+        saving = item.predicted.saving_s if item.predicted is not None else None
+        if saving is not None and saving <= noise:
+            if saving < 0:  # a loss, whatever the noise
+                hidden.append(f"{item.title}: predicted to cost {text.secs(-saving)} more")
+            else:
+                hidden.append(f"{item.title}: predicted {text.secs(saving)}, "
+                              f"inside the compile's noise ({text.secs(noise)})")  # fmt: skip
             continue
         items.append(item)
     return items
@@ -258,6 +263,13 @@ def size_mismatch(reason: str) -> tuple[str, int] | None:
     return (m.group(1), int(m.group(2))) if m else None
 
 
+def _from_size_0_or_1(reason: str) -> bool:
+    """"... size mismatch at index 0. expected 1, actual 2": the guard of a size torch
+    specializes even on a dim marked dynamic."""
+    m = _EXPECTED.search(reason)
+    return m is not None and int(m.group(1)) in (0, 1)
+
+
 def _dynamic_premium(session: Session, run: Run) -> tuple[float, str]:
     """How many times a static compile a dynamic one costs, and where that came from:
     a dynamic sweep of the same workload in the session, else DYNAMIC_PREMIUM."""
@@ -286,11 +298,22 @@ def _mark_dynamic(session: Session, run: Run) -> Advice | None:
     # One compile, dynamic from the first size: what the other sizes paid to recompile
     # goes, and the first compile, now dynamic, costs more.
     premium, source = _dynamic_premium(session, run)
-    first = steps[0].transition_s
-    after = before - sum(st.transition_s for st in paid) + first * (premium - 1)
-    how = (f"the {len(paid)} recompiles on {name}'s dim {dim} "
-           f"({text.secs(sum(st.transition_s for st in paid))}) no longer happen; the first "
-           f"compile, now dynamic, costs more: {text.secs(first)} × {source}")  # fmt: skip
+    paid_s = sum(st.transition_s for st in paid)
+    gone = f"the {text.plural(len(paid), 'recompile')} on {name}'s dim {dim} ({text.secs(paid_s)})"
+    gone += " no longer happens" if len(paid) == 1 else " no longer happen"
+    # torch specializes a size of 0 or 1 whatever mark_dynamic says: the recompile away
+    # from it stays, and is the compile that turns dynamic.
+    kept = next((st for st in paid if _from_size_0_or_1(st.reason or "")), None)
+    if kept is None:
+        first = steps[0].transition_s
+        after = before - paid_s + first * (premium - 1)
+        how = (f"{gone}; the first compile, now dynamic, costs more: "
+               f"{text.secs(first)} × {source}")  # fmt: skip
+    else:
+        after = before - paid_s + kept.transition_s * premium
+        how = (f"{gone}, but the one away from a size of 0 or 1 (torch "
+               f"specializes those), now dynamic and costing more: "
+               f"{text.secs(kept.transition_s)} × {source}")  # fmt: skip
     return Advice(
         rule="mark-dynamic",
         title=f"mark {name}'s dim {dim} dynamic",

@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dlcprof import text
 from dlcprof.session import Compile, Run
@@ -61,6 +61,41 @@ class CompileCost:
     @property
     def lowered_s(self) -> float:
         return sum(m.self_s for m in self.modules)
+
+
+@dataclass
+class ModuleNode:
+    """One module in the lowering tree: its own nodes' lowering and its submodules'."""
+
+    path: str  # "transformer.h.0"; "" for the top level
+    cls: str
+    self_s: float = 0.0
+    nodes: int = 0
+    children: dict[str, ModuleNode] = field(default_factory=dict)
+
+    @property
+    def total_s(self) -> float:
+        return self.self_s + sum(c.total_s for c in self.children.values())
+
+    def sorted_children(self) -> list[ModuleNode]:
+        return sorted(self.children.values(), key=lambda c: -c.total_s)
+
+
+def module_tree(cost: CompileCost) -> ModuleNode:
+    """Inductor's lowering by module, nested as ``nn_module_stack`` nests them."""
+    root = ModuleNode("", "")
+    for m in cost.modules:
+        node = root
+        for path, cls in m.stack:
+            if not path:
+                root.cls = root.cls or cls
+                continue
+            node = node.children.setdefault(path, ModuleNode(path, cls))
+        if m.module and node.path != m.module:  # a stack without its own module's entry
+            node = node.children.setdefault(m.module, ModuleNode(m.module, m.cls))
+        node.self_s += m.self_s
+        node.nodes += m.nodes
+    return root
 
 
 @dataclass(frozen=True)
@@ -185,6 +220,24 @@ def lowering_line(cost: CompileCost) -> str:
 
 def probe_line(cost: CompileCost) -> str:
     return f"measuring this took {text.secs(cost.own_s)} of the compile"
+
+
+def tree_label(node: ModuleNode, parent: ModuleNode | None) -> str:
+    """A node's line, as "h.0 (GPT2Block)  1.20 s": the path below its parent's, the
+    time with its submodules'; "(own 240 ms, 36 nodes)" where it lowered nodes too."""
+    if parent is None:
+        name = f"{TOP_LEVEL} ({node.cls})" if node.cls else TOP_LEVEL
+    else:
+        below = node.path.removeprefix(parent.path + ".") if parent.path else node.path
+        name = f"{below} ({node.cls})"
+    nodes = text.plural(node.nodes, "node")
+    if not node.nodes:
+        own = ""
+    elif node.children:
+        own = f" (own {text.secs(node.self_s)}, {nodes})"
+    else:
+        own = f" ({nodes})"
+    return f"{name}  {text.secs(node.total_s)}{own}"
 
 
 FUNCTION_COLUMNS = ("function", "where", "traced", "own", "with callees")

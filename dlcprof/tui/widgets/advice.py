@@ -53,7 +53,7 @@ class AdviceScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="advice-body"):
-            cost = compile_cost_view(self.run)
+            cost = compile_cost_view(self.run, tree=True)
             if cost is not None:
                 yield Static(cost)
             yield Static(advice_view(self.session, self.run))
