@@ -26,11 +26,17 @@ import time
 from common import ROOT, load_line, machine, median, ratio_line, ratios, rotated
 
 PROGRAMS = {
-    "training script (tests/programs/train.py --steps 40)":
-        [str(ROOT / "tests" / "programs" / "train.py"), "--steps", "40"],
-    "training-step workload as a script (400 calls)":
-        [str(ROOT / "benchmarks" / "drive_workload.py"), "training-step", "400"],
-}  # fmt: skip
+    "training script (tests/programs/train.py --steps 40)": [
+        str(ROOT / "tests" / "programs" / "train.py"),
+        "--steps",
+        "40",
+    ],
+    "training-step workload as a script (400 calls)": [
+        str(ROOT / "benchmarks" / "drive_workload.py"),
+        "training-step",
+        "400",
+    ],
+}
 VARIANTS = ("bare", "attached")
 
 
@@ -45,8 +51,14 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the whole process tree, dlcprof's included)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, timeout=1800)  # fmt: skip
+    subprocess.run(
+        argv,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=1800,
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
@@ -79,8 +91,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     cache = tempfile.mkdtemp(prefix="dlcprof-attach-bench-cache-")
-    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache,
-           "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}  # fmt: skip
+    env = {
+        **os.environ,
+        "TORCHINDUCTOR_CACHE_DIR": cache,
+        "PYTHONPATH": str(ROOT),
+        "OMP_NUM_THREADS": "1",
+    }
     print(machine())
     for name, program in PROGRAMS.items():
         for variant in VARIANTS:  # fill each variant's cache entries, untimed
@@ -92,15 +108,19 @@ def main() -> None:
                 wall, cpu = timed(command(variant, program), env)
                 walls[variant].append(wall)
                 cpus[variant].append(cpu)
-        print(f"\n{name}: bare {median(walls['bare']):.2f} s wall, {median(cpus['bare']):.2f} s "
-              f"CPU; attached {median(walls['attached']):.2f} s wall, "
-              f"{median(cpus['attached']):.2f} s CPU (medians)")  # fmt: skip
+        print(
+            f"\n{name}: bare {median(walls['bare']):.2f} s wall, {median(cpus['bare']):.2f} s "
+            f"CPU; attached {median(walls['attached']):.2f} s wall, "
+            f"{median(cpus['attached']):.2f} s CPU (medians)"
+        )
         print(ratio_line("attached ÷ bare (wall)", ratios(walls["attached"], walls["bare"]), 1.05))
         print(ratio_line("attached ÷ bare (CPU)", ratios(cpus["attached"], cpus["bare"]), 1.05))
     latency = first_event_latency(env, args.rounds)
-    print(f"\nfirst compile event in dlcprof after Dynamo began it: median "
-          f"{median(latency) * 1e3:.0f} ms (max {max(latency) * 1e3:.0f} ms, "
-          f"{len(latency)} runs), goal ≤ 300 ms")  # fmt: skip
+    print(
+        f"\nfirst compile event in dlcprof after Dynamo began it: median "
+        f"{median(latency) * 1e3:.0f} ms (max {max(latency) * 1e3:.0f} ms, "
+        f"{len(latency)} runs), goal ≤ 300 ms"
+    )
     print(load_line())
 
 

@@ -76,10 +76,16 @@ def load_line() -> str:
 def machine() -> str:
     """One line: the machine, torch, py-spy, and the load right now."""
     try:
-        torch = subprocess.run(
-            [sys.executable, "-c", "import torch; print(torch.__version__)"],
-            capture_output=True, text=True, timeout=120, check=False,
-        ).stdout.strip() or "n/a"  # fmt: skip
+        torch = (
+            subprocess.run(
+                [sys.executable, "-c", "import torch; print(torch.__version__)"],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            ).stdout.strip()
+            or "n/a"
+        )
     except (OSError, subprocess.SubprocessError):
         torch = "n/a"
     from dlcprof.monitors.hotspots import pyspy_status

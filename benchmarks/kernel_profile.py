@@ -47,8 +47,17 @@ def main(argv: list[str] | None = None) -> int:
     out = make_console()
     results: dict[str, dict] = {}
     t = Table(title=f"Kernel profiling stage (size={args.size}, warm cache)")
-    cols = ("workload", "timed", "kernel cov", "eager cov", "hooks cost", "top kernel",
-            "gain ÷ speedup", "stage", "bar")  # fmt: skip
+    cols = (
+        "workload",
+        "timed",
+        "kernel cov",
+        "eager cov",
+        "hooks cost",
+        "top kernel",
+        "gain ÷ speedup",
+        "stage",
+        "bar",
+    )
     for col in cols:
         t.add_column(col, justify="left" if col in ("workload", "top kernel") else "right")
     ok = True
@@ -74,19 +83,34 @@ def main(argv: list[str] | None = None) -> int:
         )
         ok &= passed
         t.add_row(
-            name, f"{timed}/{len(timings)}", text.pct(s.coverage), text.pct(s.eager_coverage),
-            text.speedup(hooks), top.name[:40], text.speedup(ratio), text.secs(s.wall_s),
+            name,
+            f"{timed}/{len(timings)}",
+            text.pct(s.coverage),
+            text.pct(s.eager_coverage),
+            text.speedup(hooks),
+            top.name[:40],
+            text.speedup(ratio),
+            text.secs(s.wall_s),
             "ok" if passed else "MISSED",
-        )  # fmt: skip
+        )
         results[name] = {
-            "kernels": len(timings), "timed": timed, "kernel_coverage": s.coverage,
-            "eager_coverage": s.eager_coverage, "compiled_ms": s.compiled_ms,
-            "instrumented_call_ms": s.call_ms, "eager_ms": s.eager_ms,
-            "eager_nodes_ms": s.eager_nodes_ms, "speedup": speed.speedup,
-            "top_kernel": top.name, "top_gain": gain, "gain_over_speedup": ratio,
-            "copy_gbps": s.copy_gbps, "stage_s": s.wall_s, "passed": passed,
+            "kernels": len(timings),
+            "timed": timed,
+            "kernel_coverage": s.coverage,
+            "eager_coverage": s.eager_coverage,
+            "compiled_ms": s.compiled_ms,
+            "instrumented_call_ms": s.call_ms,
+            "eager_ms": s.eager_ms,
+            "eager_nodes_ms": s.eager_nodes_ms,
+            "speedup": speed.speedup,
+            "top_kernel": top.name,
+            "top_gain": gain,
+            "gain_over_speedup": ratio,
+            "copy_gbps": s.copy_gbps,
+            "stage_s": s.wall_s,
+            "passed": passed,
             "load_avg": list(r.benchmark.load_avg) if r.benchmark else None,
-        }  # fmt: skip
+        }
     out.print(t)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

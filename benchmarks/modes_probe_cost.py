@@ -68,8 +68,12 @@ def feedback_cost(n: int, reps: int) -> float:
     collector = A.AutotuneCollector(sink, "r")
     timings = [("cpp_CppMicroGemmFP32Vec_0", 0.0259, ""), ("_mkl_linear", 0.0551, "")]
     return per_call_us(
-        lambda: collector.autotuned("packed_linear", ["4x256", "1024x256"], ["float32"] * 2,
-                                    timings, 1), n, reps)  # fmt: skip
+        lambda: collector.autotuned(
+            "packed_linear", ["4x256", "1024x256"], ["float32"] * 2, timings, 1
+        ),
+        n,
+        reps,
+    )
 
 
 def main() -> int:
@@ -78,8 +82,10 @@ def main() -> int:
     args = parser.parse_args()
     n, reps = (20_000, 3) if args.quick else (500_000, 7)
     bare, wrapped = replay_cost(n, reps)
-    print(f"replay counting: {wrapped - bare:.3f} µs added per CUDA-graph replay "
-          f"(bare call {bare:.3f} µs, wrapped {wrapped:.3f} µs)")  # fmt: skip
+    print(
+        f"replay counting: {wrapped - bare:.3f} µs added per CUDA-graph replay "
+        f"(bare call {bare:.3f} µs, wrapped {wrapped:.3f} µs)"
+    )
     fb = feedback_cost(max(1, n // 50), reps)
     print(f"autotune feedback saver: {fb:.1f} µs per autotuned op")
     return 0

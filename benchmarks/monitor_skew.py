@@ -82,28 +82,38 @@ CONFIGS: dict[str, Callable[[int, Callable], list[Monitor]]] = {
     ],
     "py-spy default (non-blocking)": lambda pid, emit: [PySpySampler(pid, emit, None)],
     "both, blocking (issue 15)": lambda pid, emit: [
-        DeviceSampler(pid, emit, cuda_index=None), PySpySampler(pid, emit, None, **BLOCKING)
+        DeviceSampler(pid, emit, cuda_index=None),
+        PySpySampler(pid, emit, None, **BLOCKING),
     ],
-}  # fmt: skip
+}
 
 
 def timing_child(target: str) -> subprocess.Popen[str]:
     """benchmarks/timing_child.py on ``target``, allocator pinned, commands on its stdin."""
     path = target if target.endswith(".py") else str(resolve(target).path)
     return subprocess.Popen(
-        [sys.executable, str(ROOT / "benchmarks" / "timing_child.py"), path,
-         "--threads", str(THREADS)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "timing_child.py"),
+            path,
+            "--threads",
+            str(THREADS),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
         env={**_env(), "PYTHONWARNINGS": "ignore"},
-    )  # fmt: skip
+    )
 
 
 def diagnose(name: str, target: str, rounds: int, reps: int, iters: int) -> None:
     child = timing_child(target)
     assert child.stdin is not None and child.stdout is not None
     ready = json.loads(child.stdout.readline())
-    print(f"\n{name}: one timing process, {ready['tasks']} OS threads, {THREADS} torch thread; "
-          f"{rounds} rounds × {reps} reps × {iters} calls per configuration")  # fmt: skip
+    print(
+        f"\n{name}: one timing process, {ready['tasks']} OS threads, {THREADS} torch thread; "
+        f"{rounds} rounds × {reps} reps × {iters} calls per configuration"
+    )
     # config -> kind -> per round: medians over the reps of (wall, cpu, stopped) ms per call
     results: dict[str, dict[str, list[tuple[float, float, float]]]] = {
         c: {"eager": [], "compiled": []} for c in CONFIGS
@@ -143,8 +153,10 @@ def _print_diagnosis(results: dict[str, dict[str, list[tuple[float, float, float
     """Per configuration and kind: wall ms per call and its ratio to off (moves with
     the load), CPU ms and stopped ms per call (do not), and (cpu + stopped) ÷ off's,
     the latency ratio to expect on an idle machine."""
-    print(f"  {'configuration':<33} {'':<8} {'wall ms':>8} {'÷ off':>6} {'cpu ms':>8}"
-          f" {'stopped':>8} {'(cpu+stopped) ÷ off':>20}")  # fmt: skip
+    print(
+        f"  {'configuration':<33} {'':<8} {'wall ms':>8} {'÷ off':>6} {'cpu ms':>8}"
+        f" {'stopped':>8} {'(cpu+stopped) ÷ off':>20}"
+    )
     off = results["off"]
     for config, kinds in results.items():
         for kind, rows in kinds.items():
@@ -239,10 +251,14 @@ def product(name: str, target: str, pairs: int, reps: int, iters: int) -> None:
             rows[on].append(b)
             work[on].append(seconds if seconds is not None else float("nan"))
     on, off = rows[True], rows[False]
-    print(f"\n{name}: dlcprof run, monitors on (the default) ÷ off, {pairs} pairs of fresh "
-          f"workers, {reps} reps × {iters} calls")  # fmt: skip
-    print(f"  off: eager {median([b.eager_ms for b in off]):.2f} ms, compiled "
-          f"{median([b.compiled_ms for b in off]):.2f} ms")  # fmt: skip
+    print(
+        f"\n{name}: dlcprof run, monitors on (the default) ÷ off, {pairs} pairs of fresh "
+        f"workers, {reps} reps × {iters} calls"
+    )
+    print(
+        f"  off: eager {median([b.eager_ms for b in off]):.2f} ms, compiled "
+        f"{median([b.compiled_ms for b in off]):.2f} ms"
+    )
     for kind in ("eager_ms", "compiled_ms"):
         r = ratios([getattr(b, kind) for b in on], [getattr(b, kind) for b in off])
         print("  " + ratio_line(f"{kind.removesuffix('_ms')} on ÷ off", r, GOAL_LATENCY))
@@ -264,9 +280,11 @@ def harness(target: str, pairs: int, reps: int, iters: int) -> None:
                 theirs.append(e / c)
     a, b = median(ours), median(theirs)
     verdict = "met" if abs(a / b - 1) <= GOAL_AGREEMENT else "MISSED"
-    print(f"  {target:<20} dlcprof {a:5.2f}x  harness {b:5.2f}x  ratio {a / b:5.3f}  "
-          f"(dlcprof {min(ours):.2f}–{max(ours):.2f}, harness {min(theirs):.2f}–{max(theirs):.2f})"
-          f"  goal within {GOAL_AGREEMENT:.0%}: {verdict}")  # fmt: skip
+    print(
+        f"  {target:<20} dlcprof {a:5.2f}x  harness {b:5.2f}x  ratio {a / b:5.3f}  "
+        f"(dlcprof {min(ours):.2f}–{max(ours):.2f}, harness {min(theirs):.2f}–{max(theirs):.2f})"
+        f"  goal within {GOAL_AGREEMENT:.0%}: {verdict}"
+    )
 
 
 def main() -> int:
@@ -286,8 +304,10 @@ def main() -> int:
         if "product" in parts:
             product(name, target, pairs, reps, iters)
     if "harness" in parts:
-        print(f"\ndlcprof's default speedup ÷ an independent harness's, {pairs} pairs of fresh "
-              f"processes, {reps} reps × {iters} calls, threads={THREADS}:")  # fmt: skip
+        print(
+            f"\ndlcprof's default speedup ÷ an independent harness's, {pairs} pairs of fresh "
+            f"processes, {reps} reps × {iters} calls, threads={THREADS}:"
+        )
         for target in HARNESS_WORKLOADS:
             harness(target, pairs, reps, iters)
     print(f"\n{time.time() - t0:.0f} s; {load_line()}")

@@ -83,11 +83,26 @@ def run_variant(
 ) -> dict[str, float]:
     probes, device, profile = VARIANTS[variant]
     child = subprocess.Popen(
-        [sys.executable, str(ROOT / "benchmarks" / "compile_child.py"), path,
-         "--threads", str(settings.threads), "--size", settings.size, "--probes", probes,
-         "--reps", str(settings.reps), "--iters", str(settings.iters)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "compile_child.py"),
+            path,
+            "--threads",
+            str(settings.threads),
+            "--size",
+            settings.size,
+            "--probes",
+            probes,
+            "--reps",
+            str(settings.reps),
+            "--iters",
+            str(settings.iters),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     assert child.stdin is not None and child.stdout is not None
     monitors = monitors_for(settings, child.pid, lambda e: None, device, profile)
     for m in monitors:
@@ -105,9 +120,10 @@ def run_variant(
         child.kill()
         child.wait()
     return {
-        "compile_s": compiled["compiled"], "cpu_s": compiled["cpu_s"],
+        "compile_s": compiled["compiled"],
+        "cpu_s": compiled["cpu_s"],
         "steady_ms": median(steady["steady_ms"]),
-    }  # fmt: skip
+    }
 
 
 def measure(cache: str, path: str, settings: RunSettings, rounds: int, variants: list[str]) -> None:
@@ -139,14 +155,18 @@ def measure(cache: str, path: str, settings: RunSettings, rounds: int, variants:
         for d in cleanup:
             shutil.rmtree(d, ignore_errors=True)
     bare = results["bare"]
-    print(f"\n{cache} cache: {rounds} rounds, compile s and steady ms per variant, ratios to "
-          "the same round's bare run")  # fmt: skip
+    print(
+        f"\n{cache} cache: {rounds} rounds, compile s and steady ms per variant, ratios to "
+        "the same round's bare run"
+    )
     print(f"  {'variant':<26} {'compile s':>9} {'(spread)':>14} {'steady ms':>9}")
     for v in variants:
         rows = results[v]
         cs = [r["compile_s"] for r in rows]
-        print(f"  {v:<26} {median(cs):9.2f} {spread(cs):>14} "
-              f"{median([r['steady_ms'] for r in rows]):9.3f}")  # fmt: skip
+        print(
+            f"  {v:<26} {median(cs):9.2f} {spread(cs):>14} "
+            f"{median([r['steady_ms'] for r in rows]):9.3f}"
+        )
     for v in variants[1:]:
         rows = results[v]
         goal_c = GOAL_COMPILE if v == "dlcprof default" else None
@@ -170,8 +190,10 @@ def main() -> int:
     settings = RunSettings(target=a.workload, size="small" if a.quick else "default").validate()
     path = str(resolve(a.workload).path)
     print(machine())
-    print(f"workload {a.workload} (size {settings.size}), threads={settings.threads}, "
-          f"steady = median of {settings.reps} reps × {settings.iters} calls")  # fmt: skip
+    print(
+        f"workload {a.workload} (size {settings.size}), threads={settings.threads}, "
+        f"steady = median of {settings.reps} reps × {settings.iters} calls"
+    )
     t0 = time.time()
     for cache in a.cache.split(","):
         measure(cache, path, settings, rounds, variants)

@@ -100,11 +100,18 @@ def main() -> int:
         for _ in range(a.warmup):
             fn(*args)
             compiled(*args)
-        print(json.dumps({
-            "ready": os.getpid(), "first_call_s": first_s, "threads": torch.get_num_threads(),
-            "os_threads": threading.active_count(),
-            "tasks": len(os.listdir(f"/proc/{os.getpid()}/task")),
-        }), flush=True)  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "ready": os.getpid(),
+                    "first_call_s": first_s,
+                    "threads": torch.get_num_threads(),
+                    "os_threads": threading.active_count(),
+                    "tasks": len(os.listdir(f"/proc/{os.getpid()}/task")),
+                }
+            ),
+            flush=True,
+        )
         for line in sys.stdin:
             cmd = json.loads(line)
             if cmd["cmd"] != "time":

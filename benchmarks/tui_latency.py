@@ -56,9 +56,12 @@ assert "torch" not in sys.modules
 def _time_child(args: list[str], marker: str | None) -> float:
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-    )  # fmt: skip
+    )
     assert proc.stdout is not None
     if marker is not None:
         line = proc.stdout.readline()
@@ -85,10 +88,12 @@ def first_frame(pairs: int) -> None:
                 torch.append(_time_child(["-c", "import torch"], None))
     ratios = [a / b for a, b in zip(tui, torch, strict=True)]
     ok = median(ratios) <= GOAL_FIRST_FRAME_RATIO and median(tui) <= GOAL_FIRST_FRAME_S
-    print(f"1. first frame {median(tui):.3f} s ({min(tui):.3f}–{max(tui):.3f}), import torch "
-          f"{median(torch):.3f} s: ratio {median(ratios):.3f} ({min(ratios):.3f}–"
-          f"{max(ratios):.3f}, {pairs} pairs); goals ≤{GOAL_FIRST_FRAME_RATIO} and "
-          f"≤{GOAL_FIRST_FRAME_S} s: {'met' if ok else 'MISSED'}")  # fmt: skip
+    print(
+        f"1. first frame {median(tui):.3f} s ({min(tui):.3f}–{max(tui):.3f}), import torch "
+        f"{median(torch):.3f} s: ratio {median(ratios):.3f} ({min(ratios):.3f}–"
+        f"{max(ratios):.3f}, {pairs} pairs); goals ≤{GOAL_FIRST_FRAME_RATIO} and "
+        f"≤{GOAL_FIRST_FRAME_S} s: {'met' if ok else 'MISSED'}"
+    )
 
 
 class RssPeak:
@@ -212,18 +217,26 @@ def main() -> int:
     with RssPeak() as rss:
         to_phase, steps, lat, still = asyncio.run(live_app(presses, starts))
     ok = median(to_phase) <= GOAL_COMPILE_TO_PHASE_S
-    print(f"2. keypress compile -> first phase on screen (standby worker): "
-          f"{median(to_phase):.3f} s ({min(to_phase):.3f}–{max(to_phase):.3f}, {starts} starts); "
-          f"goal ≤{GOAL_COMPILE_TO_PHASE_S} s: {'met' if ok else 'MISSED'}")  # fmt: skip
-    print("   from the key to the worker's " + ", ".join(
-        f"{k} {median(v):.3f} s" for k, v in steps.items()))  # fmt: skip
+    print(
+        f"2. keypress compile -> first phase on screen (standby worker): "
+        f"{median(to_phase):.3f} s ({min(to_phase):.3f}–{max(to_phase):.3f}, {starts} starts); "
+        f"goal ≤{GOAL_COMPILE_TO_PHASE_S} s: {'met' if ok else 'MISSED'}"
+    )
+    print(
+        "   from the key to the worker's "
+        + ", ".join(f"{k} {median(v):.3f} s" for k, v in steps.items())
+    )
     p50, p95 = 1e3 * _percentile(lat, 0.5), 1e3 * _percentile(lat, 0.95)
     ok = p95 <= GOAL_KEY_P95_MS
-    print(f"3. key latency during a real compile: p50 {p50:.1f} ms, p95 {p95:.1f} ms over "
-          f"{len(lat)} presses (the run still going after them: {still}); goal p95 "
-          f"≤{GOAL_KEY_P95_MS:.0f} ms: {'met' if ok else 'MISSED'}")  # fmt: skip
-    print(f"4. UI process RSS, peak through 2-3: {rss.peak:.0f} MB; goal ≤{GOAL_RSS_MB:.0f} MB: "
-          f"{'met' if rss.peak <= GOAL_RSS_MB else 'MISSED'}")  # fmt: skip
+    print(
+        f"3. key latency during a real compile: p50 {p50:.1f} ms, p95 {p95:.1f} ms over "
+        f"{len(lat)} presses (the run still going after them: {still}); goal p95 "
+        f"≤{GOAL_KEY_P95_MS:.0f} ms: {'met' if ok else 'MISSED'}"
+    )
+    print(
+        f"4. UI process RSS, peak through 2-3: {rss.peak:.0f} MB; goal ≤{GOAL_RSS_MB:.0f} MB: "
+        f"{'met' if rss.peak <= GOAL_RSS_MB else 'MISSED'}"
+    )
     print(load_line())
     return 0
 

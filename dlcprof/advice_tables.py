@@ -69,8 +69,11 @@ def advice_view(session: Session, run: Run, calls: int = fa.DEFAULT_CALLS) -> Re
         if item.predicted is not None:
             parts.append(Text(f"     how: {item.predicted.how}", style="dim"))
         parts.append(Text(f"   known cost: {item.cost}"))
-        trial = (f"dlcprof try SESSION.json {i}" if item.options
-                 else f"cannot be tried for you: {item.try_why}")  # fmt: skip
+        trial = (
+            f"dlcprof try SESSION.json {i}"
+            if item.options
+            else f"cannot be tried for you: {item.try_why}"
+        )
         parts.append(Text(f"   try: {trial}", style="dim"))
     for line in advice.hidden:
         parts.append(Text(f"not shown: {line}", style="dim"))

@@ -27,8 +27,13 @@ STEADY_ENV = {"MALLOC_MMAP_THRESHOLD_": str(PIN_BYTES), "MALLOC_TRIM_THRESHOLD_"
 # Replacement mallocs a process may run with (LD_PRELOAD, or linked in).
 REPLACEMENTS = ("jemalloc", "tcmalloc", "mimalloc")
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's <malloc.h>
-_LIB_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
-             "/usr/lib", "/usr/local/lib")  # fmt: skip
+_LIB_DIRS = (
+    "/usr/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/usr/lib64",
+    "/usr/lib",
+    "/usr/local/lib",
+)
 
 
 class CannotPin(Exception):
@@ -63,8 +68,7 @@ class Malloc:
         its adaptive threshold (32 MiB), so no history moves the timing."""
         values = dict(self.thresholds)
         return self.name == "glibc" and all(
-            values.get(k, "").isdigit() and int(values[k]) >= STEADY_MIN_BYTES
-            for k in STEADY_ENV
+            values.get(k, "").isdigit() and int(values[k]) >= STEADY_MIN_BYTES for k in STEADY_ENV
         )
 
 

@@ -121,10 +121,11 @@ def build_parser() -> _Parser:
     _settings_args(tui)
 
     run = sub.add_parser(
-        "run", help="compile a workload headless and print what happened",
+        "run",
+        help="compile a workload headless and print what happened",
         epilog="Your own program instead: dlcprof run [--json F] [--report DIR] "
         "[--eager-baseline] -- CMD ARGS... (the TUI: dlcprof -- CMD ARGS...; docs/attach.md)",
-    )  # fmt: skip
+    )
     run.add_argument("target", help="bundled name (dlcprof list), file.py[:func], module:func")
     _settings_args(run)
     run.add_argument("--json", type=Path, default=None, help="write the report JSON here")
@@ -143,30 +144,46 @@ def build_parser() -> _Parser:
     tr.add_argument("session", type=Path, help="a report JSON (dlcprof run ... --json)")
     tr.add_argument("n", type=_int("n"), help="the advice item's number, as the run listed it")
     tr.add_argument("--calls", type=_int("calls"), default=None, help=calls_help)
-    tr.add_argument("--json", type=Path, default=None,
-                    help="write the session and the trial here (default: SESSION)")  # fmt: skip
+    tr.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        help="write the session and the trial here (default: SESSION)",
+    )
     tr.add_argument("--quiet", action="store_true", help="no live lines, only the result")
-    tr.add_argument("--timeout", type=float, default=600.0,
-                    help="seconds without progress before the worker counts as hung")  # fmt: skip
+    tr.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="seconds without progress before the worker counts as hung",
+    )
 
     paper = sub.add_parser("paper", help="reproduce the findings of arXiv 2611.04273 here")
     for name in ("device", "size"):
         o = OPTION[name]
         paper.add_argument(o.flag, default=getattr(RunSettings(target="-"), name), help=_help(o))
     paper.add_argument(
-        "--quick", action="store_true",
+        "--quick",
+        action="store_true",
         help="three workloads, one fresh-cache compile, four sweep sizes (minutes, not ten)",
-    )  # fmt: skip
+    )
     paper.add_argument(
-        "--workloads", type=lambda v: [n for n in v.split(",") if n.strip()], default=None,
+        "--workloads",
+        type=lambda v: [n for n in v.split(",") if n.strip()],
+        default=None,
         help="comma-separated workloads to benchmark (default: all bundled; --quick: three)",
-    )  # fmt: skip
-    paper.add_argument("--sweep-workload", default="variable-length",
-                       help="the workload swept static vs dynamic")  # fmt: skip
+    )
+    paper.add_argument(
+        "--sweep-workload", default="variable-length", help="the workload swept static vs dynamic"
+    )
     paper.add_argument("--json", type=Path, default=None, help="write the report JSON here")
     paper.add_argument("--report", type=Path, default=None, help="write a report folder here")
-    paper.add_argument("--timeout", type=float, default=600.0,
-                       help="seconds without progress before a worker counts as hung")  # fmt: skip
+    paper.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="seconds without progress before a worker counts as hung",
+    )
 
     sub.add_parser("list", help="list the bundled workloads")
 
@@ -225,16 +242,18 @@ def main(argv: list[str] | None = None) -> int:
 
 def _attach_parser() -> _Parser:
     p = _Parser(
-        prog="dlcprof run", description="Run CMD and show what it compiles.",
+        prog="dlcprof run",
+        description="Run CMD and show what it compiles.",
         usage="dlcprof [run [--json F] [--report DIR] [--quiet] [--eager-baseline]] -- CMD ...",
-    )  # fmt: skip
+    )
     p.add_argument("--json", type=Path, default=None, help="write the report JSON here")
     p.add_argument("--report", type=Path, default=None, help="write a report folder here")
     p.add_argument("--quiet", action="store_true", help="no live lines, only the tables")
     p.add_argument(
-        "--eager-baseline", action="store_true",
+        "--eager-baseline",
+        action="store_true",
         help="then run CMD again with torch.compile forced eager, and compare wall times",
-    )  # fmt: skip
+    )
     return p
 
 
@@ -243,8 +262,9 @@ def _attach(head: list[str], command: list[str]) -> int:
     if head in ([], ["tui"]):
         return cmd_attach_tui(command)
     if head[0] != "run":
-        raise UsageError(f"'{head[0]} ... -- CMD' is not a command: use 'dlcprof run -- CMD' "
-                         "or 'dlcprof -- CMD'")  # fmt: skip
+        raise UsageError(
+            f"'{head[0]} ... -- CMD' is not a command: use 'dlcprof run -- CMD' or 'dlcprof -- CMD'"
+        )
     return cmd_attach_run(_attach_parser().parse_args(head[1:]), command)
 
 
@@ -273,8 +293,15 @@ def cmd_attach_run(args: argparse.Namespace, command: list[str]) -> int:
                     break  # stopped, or failed: no baseline to compare with
                 _say(out, "eager baseline: the same command, torch.compile forced eager…")
             try:
-                program[:] = [AttachedProgram(command, inbox.put, output="inherit", eager=eager,
-                                              raw_trace=args.report is not None)]  # fmt: skip
+                program[:] = [
+                    AttachedProgram(
+                        command,
+                        inbox.put,
+                        output="inherit",
+                        eager=eager,
+                        raw_trace=args.report is not None,
+                    )
+                ]
             except CommandError as e:
                 _note(f"dlcprof: {e}")
                 return e.exit_code
@@ -397,8 +424,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _follow(
-    settings: RunSettings, session, out: Console, args: argparse.Namespace, stops: list,
-    line=None, monitors: bool = True,  # type: ignore[no-untyped-def]
+    settings: RunSettings,
+    session,
+    out: Console,
+    args: argparse.Namespace,
+    stops: list,
+    line=None,
+    monitors: bool = True,  # type: ignore[no-untyped-def]
 ) -> tuple[str | None, ev.ErrorRaised | None]:
     """Run ``settings`` in a worker, fold and print its events until it exits (each
     worded by ``line``, the live lines by default); a signal in ``stops`` stops
@@ -419,8 +451,7 @@ def _follow(
             if not quiet or isinstance(event, _LOUD):
                 _say(out, line(event, session))
 
-    run_id = run_headless(settings, on_event, stops, idle_timeout_s=args.timeout,
-                          monitors=monitors)  # fmt: skip
+    run_id = run_headless(settings, on_event, stops, idle_timeout_s=args.timeout, monitors=monitors)
     return run_id, bad
 
 
@@ -530,8 +561,7 @@ def cmd_try(args: argparse.Namespace) -> int:
         )
     advice = fa.advise(session, run, args.calls or fa.DEFAULT_CALLS)
     if not 1 <= args.n <= len(advice.items):
-        have = (f"advice 1 to {len(advice.items)}" if advice.items
-                else advice.nothing or "no advice")  # fmt: skip
+        have = f"advice 1 to {len(advice.items)}" if advice.items else advice.nothing or "no advice"
         raise UsageError(f"no advice {args.n} in {args.session}: {have}")
     item = advice.items[args.n - 1]
     if not item.options:
@@ -571,8 +601,13 @@ def cmd_paper(args: argparse.Namespace) -> int:
     from dlcprof.tables import paper_tables
 
     try:
-        plan = make_plan(quick=args.quick, device=args.device, size=args.size,
-                         workloads=args.workloads, sweep=args.sweep_workload)  # fmt: skip
+        plan = make_plan(
+            quick=args.quick,
+            device=args.device,
+            size=args.size,
+            workloads=args.workloads,
+            sweep=args.sweep_workload,
+        )
     except PlanError as e:
         raise _LoadError(str(e)) from None
     out = _console()
@@ -614,8 +649,10 @@ def cmd_tui(args: argparse.Namespace) -> int:
 
     target = args.target
     if args.mode == ALL_MODES:
-        raise UsageError(f"--mode {ALL_MODES} is for 'dlcprof run': in the TUI, press a to run "
-                         "every mode side by side")  # fmt: skip
+        raise UsageError(
+            f"--mode {ALL_MODES} is for 'dlcprof run': in the TUI, press a to run "
+            "every mode side by side"
+        )
     if target is not None:
         _resolve(target)
     settings = _settings_from(args, target or _default_target())

@@ -76,32 +76,38 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
         case ev.HeaderPrecompiled():
             return Text.assemble(("  · ", "dim"), fc.header_line(event))
         case ev.NothingCompiled():
-            return Text("\n".join([fout.headline(event), *fout.hint_lines(event)]),
-                        style="bold white on red")  # fmt: skip
+            return Text(
+                "\n".join([fout.headline(event), *fout.hint_lines(event)]),
+                style="bold white on red",
+            )
         case ev.CompileFinished():
             what = "backward compile" if event.is_backward else "compile"
             run = session.run(event.run_id)
             cache = fc.compile_cache(run, run.compile(event.compile_id))
             extra = f" · cache {cache}" if cache else ""
             return Text.assemble(
-                ("  ✓ ", "green"), (f"[{event.compile_id}] ", "cyan"),
+                ("  ✓ ", "green"),
+                (f"[{event.compile_id}] ", "cyan"),
                 f"{what} done in {text.secs(event.wall_s)}{extra}",
-            )  # fmt: skip
+            )
         case ev.OpAutotuned():
             op = fm.autotune(session.run(event.run_id)).ops[-1]
             best = op.winner
             return Text.assemble(
-                ("  ⚙ autotuned ", "bold cyan"), f"{op.op}({op.shapes}): ",
-                fm.choices_line(len(op.choices), best.name if best else None,
-                                  best.ms if best else None),
+                ("  ⚙ autotuned ", "bold cyan"),
+                f"{op.op}({op.shapes}): ",
+                fm.choices_line(
+                    len(op.choices), best.name if best else None, best.ms if best else None
+                ),
                 f" · {fm.AUTOTUNE_CACHED}" if op.cached else f" · {text.secs(op.seconds)}",
-            )  # fmt: skip
+            )
         case ev.CudagraphDecided():
             cg = fm.cudagraphs(session.run(event.run_id))
             return Text.assemble(("  CUDA graphs: ", "bold"), cg.line)
         case ev.GraphBroken():
             return Text.assemble(
-                ("  ✂ graph break: ", "bold magenta"), f"{event.reason} at {event.location}",
+                ("  ✂ graph break: ", "bold magenta"),
+                f"{event.reason} at {event.location}",
                 (f" {text.broke_inside(event.detail)}" if event.detail else "", "dim"),
             )
         case ev.ShapeStepMeasured():
@@ -179,8 +185,7 @@ def kernels_table(run: Run) -> Table:
     for k in fk.by_time(kernels, group_t) if profiled else kernels:  # type: ignore[arg-type]
         g = by_kernel[id(k)]
         c = fk.timing_cells(group_t[fk.kernel_key(k)], notes).values() if profiled else ()
-        t.add_row(g.label, fk.short_name(k.name), k.kind, *c,
-                  fk.ops_cell(k))  # fmt: skip
+        t.add_row(g.label, fk.short_name(k.name), k.kind, *c, fk.ops_cell(k))
     t.caption = "\n".join([fk.kernel_count(run).words, *fk.summary_lines(run), *notes.lines()])
     t.caption_justify = "left"
     return t
@@ -213,10 +218,13 @@ def sweep_table(run: Run) -> Table:
         t.add_column(col)
     for i, (step, cum) in enumerate(zip(run.sweep, fr.cumulative(run), strict=True)):
         t.add_row(
-            str(step.size), fr.step_flag(i, step), text.secs(step.transition_s), text.secs(cum),
+            str(step.size),
+            fr.step_flag(i, step),
+            text.secs(step.transition_s),
+            text.secs(cum),
             fr.latency(step.latency_ms, step.latency_spread_ms),
             str(fr.newest_reason(step.reason) or ""),
-        )  # fmt: skip
+        )
     if fr.rough_latency(run):
         t.caption = f"~ {text.ROUGH}"
     return t
@@ -238,8 +246,12 @@ def restart_lines(run: Run) -> list[Text]:
     for c in run.compiles.values():
         r = fp.restarts(c)
         if r is not None:
-            out.append(Text(f"[{c.compile_id}] {fp.restarts_words(r.count, r.cost_s, r.reasons)}",
-                            style="yellow"))  # fmt: skip
+            out.append(
+                Text(
+                    f"[{c.compile_id}] {fp.restarts_words(r.count, r.cost_s, r.reasons)}",
+                    style="yellow",
+                )
+            )
     return out
 
 
@@ -271,9 +283,11 @@ def recompiles_table(run: Run) -> Table:
         t.add_column(col)
     for row in fr.recompile_rows(run):
         t.add_row(
-            row.compile_id or "?", str(fr.newest_reason(row.reason)),
-            text.secs(row.cost_s, text.NOT_FINISHED), text.secs(row.cumulative_s),
-        )  # fmt: skip
+            row.compile_id or "?",
+            str(fr.newest_reason(row.reason)),
+            text.secs(row.cost_s, text.NOT_FINISHED),
+            text.secs(row.cumulative_s),
+        )
     return t
 
 
@@ -287,9 +301,13 @@ def hotspots_table(run: Run, limit: int = 10) -> Table | None:
         t.add_column(col, overflow="fold")
     for r in rows:
         t.add_row(
-            text.pct(r.own), text.pct(r.total), Text(r.function, "yellow" if r.waiting else ""),
-            f"{r.file}:{r.line}", r.thread, r.phase or "(not compiling)",
-        )  # fmt: skip
+            text.pct(r.own),
+            text.pct(r.total),
+            Text(r.function, "yellow" if r.waiting else ""),
+            f"{r.file}:{r.line}",
+            r.thread,
+            r.phase or "(not compiling)",
+        )
     others = fh.other_threads(run)
     if others:
         t.caption, t.caption_justify = fh.threads_not_shown(others), "left"
@@ -300,8 +318,9 @@ def run_summary(run: Run, session: Session) -> RenderableType:
     parts: list[RenderableType] = [Text(f"\n{run_label(run)} — {fout.status(run)}", style="bold")]
     if run.nothing_compiled is not None:
         e = run.nothing_compiled
-        parts.append(Text("\n".join([fout.headline(e), *fout.hint_lines(e)]),
-                          style="bold white on red"))  # fmt: skip
+        parts.append(
+            Text("\n".join([fout.headline(e), *fout.hint_lines(e)]), style="bold white on red")
+        )
     if run.compiles:
         parts.append(phases_table(run))
         parts += restart_lines(run)
@@ -346,10 +365,11 @@ def paper_line(event: ev.Event, session: Session) -> Text | None:
     match event:
         case ev.PaperPlanned():
             return Text(
-                fpa.paper_plan(fpa.planned_runs(event), event.workloads, event.fresh,
-                                event.sweep, event.sizes),
+                fpa.paper_plan(
+                    fpa.planned_runs(event), event.workloads, event.fresh, event.sweep, event.sizes
+                ),
                 style="bold",
-            )  # fmt: skip
+            )
         case ev.RunStarted() if session.paper is not None:
             n = fpa.planned_runs(session.paper)
             i = len(fpa.paper_runs(session))
@@ -358,8 +378,7 @@ def paper_line(event: ev.Event, session: Session) -> Text | None:
             )
         case ev.RunFinished() if event.status == "ok":
             return Text.assemble(("  ✓ ", "green"), fpa.outcome(session.run(event.run_id)))
-        case (ev.ShapeStepMeasured() | ev.ErrorRaised() | ev.RecompileLimitHit()
-              | ev.WorkerExited()):  # fmt: skip
+        case ev.ShapeStepMeasured() | ev.ErrorRaised() | ev.RecompileLimitHit() | ev.WorkerExited():
             return live_line(event, session)
     return None
 
@@ -368,8 +387,7 @@ def attach_line(event: ev.Event, session: Session) -> Text | None:
     """A live line for ``dlcprof run -- CMD`` (on stderr: stdout is the program's)."""
     match event:
         case ev.ProcessAttached():
-            return Text.assemble(("▶ compiling: ", "bold green"),
-                                 session.run(event.run_id).name)  # fmt: skip
+            return Text.assemble(("▶ compiling: ", "bold green"), session.run(event.run_id).name)
         case ev.ProgramExited():
             return Text(f"■ {event.message}", style="bold")
         case ev.PhaseEnded() | ev.CompileFinished() | ev.RecompileTriggered() | ev.GraphBroken():

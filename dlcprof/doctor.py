@@ -82,8 +82,11 @@ def torch_info(python: str | None = None, timeout_s: float = 180.0) -> dict[str,
     try:
         out = subprocess.run(
             [python or sys.executable, "-c", _TORCH_PROBE],
-            capture_output=True, text=True, timeout=timeout_s, check=False,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"importing torch took over {timeout_s:.0f} s"}
     except OSError as e:
@@ -120,9 +123,11 @@ def checks(python: str | None = None) -> list[Check]:
 def _torch_check(info: dict[str, Any]) -> Check:
     if "torch" not in info:
         return Check(
-            "torch", "missing", info.get("error", "not importable"),
+            "torch",
+            "missing",
+            info.get("error", "not importable"),
             "nothing can be compiled: install a CPU or CUDA build of torch",
-        )  # fmt: skip
+        )
     if info.get("cuda_build"):
         build = f"CUDA {info['cuda_build']} build"
     elif info.get("hip_build"):
@@ -142,9 +147,11 @@ def _cuda_check(info: dict[str, Any]) -> Check:
     if info.get("cuda_error"):
         why += f" ({info['cuda_error']})"
     return Check(
-        "CUDA", "missing", why,
+        "CUDA",
+        "missing",
+        why,
         "compiles use Inductor's CPU backend (C++/OpenMP) only: no GPU kernels",
-    )  # fmt: skip
+    )
 
 
 def _cxx_check(info: dict[str, Any]) -> Check:
@@ -162,9 +169,11 @@ def _cxx_check(info: dict[str, Any]) -> Check:
             version = "version unknown"
         return Check("C++ compiler", "ok", f"{cxx}: {version}")
     return Check(
-        "C++ compiler", "missing", f"none of {', '.join(candidates)} on PATH",
+        "C++ compiler",
+        "missing",
+        f"none of {', '.join(candidates)} on PATH",
         "Inductor's CPU backend cannot build kernels: CPU compiles fail (apt install g++)",
-    )  # fmt: skip
+    )
 
 
 def _triton_check(info: dict[str, Any]) -> Check:
@@ -172,9 +181,11 @@ def _triton_check(info: dict[str, Any]) -> Check:
         return Check("Triton", "ok", f"{info['triton']} (GPU backend)")
     if info.get("cuda_available"):
         return Check(
-            "Triton", "missing", "not installed",
+            "Triton",
+            "missing",
+            "not installed",
             "Inductor cannot generate GPU kernels: CUDA compiles fail (pip install triton)",
-        )  # fmt: skip
+        )
     return Check("Triton", "warn", "not installed (only GPU compiles need it)", "none for CPU runs")
 
 
@@ -182,9 +193,11 @@ def _nvml_check() -> Check:
     reason = nvml.init()
     if reason is not None:
         return Check(
-            "NVML", "missing", reason,
+            "NVML",
+            "missing",
+            reason,
             "no GPU utilization/memory pane: dlcprof samples the worker's CPU instead",
-        )  # fmt: skip
+        )
     try:
         driver = nvml.decode(nvml.query("nvmlSystemGetDriverVersion")) or "unknown"
         count = nvml.query("nvmlDeviceGetCount")
@@ -216,19 +229,22 @@ def allocator_check(
         if "jemalloc" in found:
             ways.append(f"LD_PRELOAD={found['jemalloc']} {_JEMALLOC_STEADY}")
         return Check(
-            "allocator", "warn",
+            "allocator",
+            "warn",
             f"{m.label}: eager CPU time depends on the process's history (each op's "
             "multi-MB output from the heap or from fresh pages)",
             "dlcprof measures the speedup both ways; to hold your own process steady, "
             "start it with " + ", or ".join(ways),
-        )  # fmt: skip
+        )
     why = "dlcprof pins glibc's malloc only, so its steady-allocator figure is n/a"
     if m.name == "jemalloc":
         return Check(
-            "allocator", "warn", f"{m.label}: {why}",
+            "allocator",
+            "warn",
+            f"{m.label}: {why}",
             f"jemalloc's default decay returns freed pages to the kernel: {_JEMALLOC_STEADY} "
             "holds it steady",
-        )  # fmt: skip
+        )
     return Check("allocator", "warn", f"{m.label}: {why}", "the headline speedup is this malloc's")
 
 
@@ -280,10 +296,12 @@ def _cache_checks(info: dict[str, Any]) -> list[Check]:
     else:
         state = "empty" if cache.is_dir() else "absent"
         cache_check = Check(
-            "Inductor cache", "warn", f"cold: {cache} is {state}",
+            "Inductor cache",
+            "warn",
+            f"cold: {cache} is {state}",
             "the first compile of each graph pays the full compile (a profiler should say "
             "whether it measured a cold or a warm compile: dlcprof run --cache cold|warm)",
-        )  # fmt: skip
+        )
     # The precompiled header lives under $TMPDIR, outside TORCHINDUCTOR_CACHE_DIR.
     headers = Path(default) / "precompiled_headers"
     gch = sorted(headers.glob("*.gch")) if headers.is_dir() else []
@@ -291,9 +309,11 @@ def _cache_checks(info: dict[str, Any]) -> list[Check]:
         pch = Check("precompiled header", "ok", f"{len(gch)} in {headers}")
     else:
         pch = Check(
-            "precompiled header", "warn", f"none in {headers}",
+            "precompiled header",
+            "warn",
+            f"none in {headers}",
             "the first CPU compile in this TMPDIR builds it once (~5 s)",
-        )  # fmt: skip
+        )
     return [cache_check, pch]
 
 

@@ -25,7 +25,10 @@ from dlcprof.settings import RunSettings
 
 Emit = Callable[[ev.Event], None]
 Monitored = (
-    ev.DeviceSampled | ev.MonitorStatus | ev.HotFramesSampled | ev.ProfileSaved
+    ev.DeviceSampled
+    | ev.MonitorStatus
+    | ev.HotFramesSampled
+    | ev.ProfileSaved
     | ev.MonitorCostMeasured
 )
 
@@ -194,8 +197,14 @@ def run_headless(
     stopped when ``stops`` fills (signals.stop_on_signals) and, whatever
     happens, when this returns. ``monitors`` False: no device sampler, no py-spy."""
     inbox: queue.Queue[ev.Event] = queue.Queue()
-    live = LiveRun(settings, inbox.put, worker=worker, idle_timeout_s=idle_timeout_s,
-                   monitors=monitors, profile=monitors)  # fmt: skip
+    live = LiveRun(
+        settings,
+        inbox.put,
+        worker=worker,
+        idle_timeout_s=idle_timeout_s,
+        monitors=monitors,
+        profile=monitors,
+    )
     try:
         live.start()
         done = cancelling = False

@@ -149,7 +149,6 @@ def backward_id(compile_id: str) -> str:
     return compile_id if compile_id.endswith(BACKWARD) else compile_id + BACKWARD
 
 
-
 @dataclass
 class PhaseStarted(Event):
     run_id: str

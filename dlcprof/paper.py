@@ -77,8 +77,9 @@ def make_plan(
     by an earlier run would make a recompile look cheap). SettingsError or
     PlanError (one line) on bad input."""
     if workloads is not None and not workloads:
-        raise PlanError("--workloads names no workload: give them comma-separated, "
-                        "e.g. gelu-mlp,tiny-ops")  # fmt: skip
+        raise PlanError(
+            "--workloads names no workload: give them comma-separated, e.g. gelu-mlp,tiny-ops"
+        )
     names = list(dict.fromkeys(workloads or (QUICK_WORKLOADS if quick else wl.bundled_names())))
     for name in [*names, sweep]:
         _check(name)
@@ -93,12 +94,18 @@ def make_plan(
     runs = [settings(t) for t in names]
     runs += [settings(t, cache="fresh", reps=FRESH_REPS, iters=FRESH_ITERS) for t in fresh]
     runs += [
-        settings(sweep, cache="fresh", dynamic=d, shapes=sizes or None, sweep=not sizes,
-                 benchmark=False)
+        settings(
+            sweep, cache="fresh", dynamic=d, shapes=sizes or None, sweep=not sizes, benchmark=False
+        )
         for d in ("false", "true")
-    ]  # fmt: skip
+    ]
     event = ev.PaperPlanned(
-        workloads=names, fresh=fresh, sweep=sweep, sizes=sizes, quick=quick, size=size,
+        workloads=names,
+        fresh=fresh,
+        sweep=sweep,
+        sizes=sizes,
+        quick=quick,
+        size=size,
         device=device,
-    )  # fmt: skip
+    )
     return Plan(event, runs)

@@ -87,15 +87,22 @@ class WorkerProcess:
         # pipe of their own, as stdin is the lifeline and must carry nothing more.
         control_read, control_write = os.pipe()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "dlcprof.worker", "--events-fd", str(write_fd),
-             "--control-fd", str(control_read)],
+            [
+                sys.executable,
+                "-m",
+                "dlcprof.worker",
+                "--events-fd",
+                str(write_fd),
+                "--control-fd",
+                str(control_read),
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             pass_fds=(write_fd, control_read),
             env=child_env,
             start_new_session=True,
-        )  # fmt: skip
+        )
         os.close(write_fd)
         os.close(control_read)
         self._control = os.fdopen(control_write, "wb", buffering=0)
@@ -204,9 +211,12 @@ class WorkerProcess:
         yield self._exited()
 
     def _read_fd(
-        self, fd: int, sel: selectors.BaseSelector, streams: dict[int, str],
+        self,
+        fd: int,
+        sel: selectors.BaseSelector,
+        streams: dict[int, str],
         outputs: dict[str, _Output],
-    ) -> Iterator[ev.Event]:  # fmt: skip
+    ) -> Iterator[ev.Event]:
         chunk = os.read(fd, 1 << 16)
         name = streams[fd]
         if not chunk:
@@ -226,9 +236,11 @@ class WorkerProcess:
                     yield ev.decode(raw)
                 except ev.ProtocolError as e:
                     yield ev.LogEmitted(
-                        run_id=self.run_id, level="warning", source="dlcprof",
+                        run_id=self.run_id,
+                        level="warning",
+                        source="dlcprof",
                         message=f"dropped a malformed event line ({e})",
-                    )  # fmt: skip
+                    )
 
     def _drain(
         self, sel: selectors.BaseSelector, streams: dict[int, str], outputs: dict[str, _Output]
@@ -339,17 +351,18 @@ class _Output:
         dropped = self.lines - HEAD_LINES - len(self.tail)
         if dropped > 0:
             yield ev.LogEmitted(
-                run_id=self.run_id, level="warning", source="dlcprof",
+                run_id=self.run_id,
+                level="warning",
+                source="dlcprof",
                 message=f"the workload printed {self.lines:,} lines to {self.stream}: "
                 f"{dropped:,} in the middle ({text.nbytes(self.dropped_bytes)}) not kept",
-            )  # fmt: skip
+            )
         for line in self.tail:
             yield self._event(line)
         self.tail.clear()
 
     def _event(self, line: str) -> ev.LogEmitted:
-        return ev.LogEmitted(run_id=self.run_id, level=self.level, source=self.stream,
-                             message=line)  # fmt: skip
+        return ev.LogEmitted(run_id=self.run_id, level=self.level, source=self.stream, message=line)
 
 
 def _finished(proc: subprocess.Popen) -> bool:

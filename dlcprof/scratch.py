@@ -35,7 +35,7 @@ def new_folder(name: str) -> Path:
 def _remove_orphans() -> None:
     root = Path(tempfile.gettempdir())
     for path in root.glob(PREFIX + "*"):
-        pid = path.name[len(PREFIX):].split("-", 1)[0]
+        pid = path.name[len(PREFIX) :].split("-", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):
             shutil.rmtree(path, ignore_errors=True)
 

@@ -59,7 +59,6 @@ class Compile:
         return (self.record.cache if self.record else None) or self.cache_state
 
 
-
 @dataclass
 class Run:
     run_id: str
@@ -229,8 +228,14 @@ class Session:
         samples = [s for r in self.runs.values() for s in r.device_samples]
         return sorted([*samples, *self.device_samples], key=lambda s: s.t)
 
-    def _monitored(self, e: ev.DeviceSampled | ev.MonitorStatus | ev.HotFramesSampled |
-                   ev.ProfileSaved | ev.MonitorCostMeasured) -> Run | None:  # fmt: skip
+    def _monitored(
+        self,
+        e: ev.DeviceSampled
+        | ev.MonitorStatus
+        | ev.HotFramesSampled
+        | ev.ProfileSaved
+        | ev.MonitorCostMeasured,
+    ) -> Run | None:
         """The run a monitor event belongs to: its run id, else (older reports)
         the latest run started by then."""
         if e.run_id is not None:

@@ -61,40 +61,83 @@ class Option:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("mode", "Inductor mode: CUDA graphs (reduce-overhead) and autotuning (max-autotune); "
-           "`all` runs each mode in turn and compares them", MODES, tui=True, also=(ALL_MODES,),
-           short={"reduce-overhead": "red-ovh", "max-autotune": "max-at",
-                  "max-autotune-no-cudagraphs": "max-at-nocg"}),
-    Option("dynamic", "`auto` is torch's automatic dynamic (static first, dynamic after a size "
-           "changes)", DYNAMIC, tui=True),
+    Option(
+        "mode",
+        "Inductor mode: CUDA graphs (reduce-overhead) and autotuning (max-autotune); "
+        "`all` runs each mode in turn and compares them",
+        MODES,
+        tui=True,
+        also=(ALL_MODES,),
+        short={
+            "reduce-overhead": "red-ovh",
+            "max-autotune": "max-at",
+            "max-autotune-no-cudagraphs": "max-at-nocg",
+        },
+    ),
+    Option(
+        "dynamic",
+        "`auto` is torch's automatic dynamic (static first, dynamic after a size changes)",
+        DYNAMIC,
+        tui=True,
+    ),
     Option("backend", "bisect: is it Dynamo, AOTAutograd or Inductor?", BACKENDS, tui=True),
     Option("device", "`auto`: CUDA when available", DEVICES, tui=True),
     Option("dtype", "the dtype the workload builds its model and inputs in", DTYPES, tui=True),
     Option("size", "the workload's input size (`small` is for tests)", SIZES, tui=True),
-    Option("cache", "`cold`: a fresh `TMPDIR` and Inductor cache dir, so the compile time is "
-           "reproducible; `fresh`: a fresh Inductor cache dir only (every kernel is built "
-           "again, the one-time precompiled header is kept)", CACHES, tui=True),
-    Option("freezing", "Inductor freezing: weights become constants (CPU inference; what lets "
-           "max-autotune tune CPU matmuls)", kind="switch", tui=True),
-    Option("threads", "torch threads for compile and timing (default: cores − 1)", kind="int",
-           values="N"),
+    Option(
+        "cache",
+        "`cold`: a fresh `TMPDIR` and Inductor cache dir, so the compile time is "
+        "reproducible; `fresh`: a fresh Inductor cache dir only (every kernel is built "
+        "again, the one-time precompiled header is kept)",
+        CACHES,
+        tui=True,
+    ),
+    Option(
+        "freezing",
+        "Inductor freezing: weights become constants (CPU inference; what lets "
+        "max-autotune tune CPU matmuls)",
+        kind="switch",
+        tui=True,
+    ),
+    Option(
+        "threads",
+        "torch threads for compile and timing (default: cores − 1)",
+        kind="int",
+        values="N",
+    ),
     Option("iters", "timed calls per repetition", kind="int", values="N"),
     Option("reps", "repetitions (median and spread are over reps)", kind="int", values="N"),
     Option("shapes", "shape sweep over these sizes", kind="sizes", values="16,32,64"),
     Option("sweep", "shape sweep over the workload's `SIZES`", kind="switch"),
     Option("benchmark", "compile only: no eager-vs-compiled timing", kind="off-switch"),
-    Option("regional", "regional compilation: each instance of this module class is compiled on "
-           "its own (`module.compile()`), the rest of the model runs eager", kind="text",
-           values="CLASS"),
-    Option("mark_dynamic", "`torch._dynamo.mark_dynamic` on this input's dim before every "
-           "compiled call (the input by its parameter name or position)", kind="text",
-           values="ARG:DIM"),
-    Option("cache_artifacts", "Mega-Cache: load this file's compile artifacts before compiling "
-           "when it exists, save them after (`torch.compiler.save_cache_artifacts`)",
-           kind="text", values="PATH"),
-    Option("hotspots", "no py-spy on the worker: no hot frames, and none of its CPU taken from "
-           "the compile (it never runs while the benchmark is timed)", kind="off-switch"),
-)  # fmt: skip
+    Option(
+        "regional",
+        "regional compilation: each instance of this module class is compiled on "
+        "its own (`module.compile()`), the rest of the model runs eager",
+        kind="text",
+        values="CLASS",
+    ),
+    Option(
+        "mark_dynamic",
+        "`torch._dynamo.mark_dynamic` on this input's dim before every "
+        "compiled call (the input by its parameter name or position)",
+        kind="text",
+        values="ARG:DIM",
+    ),
+    Option(
+        "cache_artifacts",
+        "Mega-Cache: load this file's compile artifacts before compiling "
+        "when it exists, save them after (`torch.compiler.save_cache_artifacts`)",
+        kind="text",
+        values="PATH",
+    ),
+    Option(
+        "hotspots",
+        "no py-spy on the worker: no hot frames, and none of its CPU taken from "
+        "the compile (it never runs while the benchmark is timed)",
+        kind="off-switch",
+    ),
+)
 OPTION = {o.name: o for o in OPTIONS}
 
 

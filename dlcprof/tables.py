@@ -34,11 +34,15 @@ def autotune_table(run: Run) -> RenderableType | None:
         for i, c in enumerate(op.choices):
             first = i == 0
             cells = [
-                op.op if first else "", op.shapes if first else "", c.name,
-                text.ms(c.ms, "failed"), c.config, "fastest" if c is op.winner else "",
+                op.op if first else "",
+                op.shapes if first else "",
+                c.name,
+                text.ms(c.ms, "failed"),
+                c.config,
+                "fastest" if c is op.winner else "",
                 text.secs(op.event.precompile_s) if first else "",
                 text.secs(op.event.benchmark_s, "cached") if first else "",
-            ]  # fmt: skip
+            ]
             if not a.has_configs:
                 del cells[4]
             t.add_row(*cells)
@@ -60,8 +64,12 @@ def cudagraphs_table(run: Run) -> RenderableType | None:
     for col in cols:
         t.add_column(col)
     for g in cg.graphs:
-        cells = [g.event.compile_id or text.NA, g.event.graph, text.value(g.event.graphed),
-                 g.reason or "—"]  # fmt: skip
+        cells = [
+            g.event.compile_id or text.NA,
+            g.event.graph,
+            text.value(g.event.graphed),
+            g.reason or "—",
+        ]
         if cg.counted:
             cells += [text.count(g.recordings), text.count(g.rerecordings), text.count(g.replays)]
         t.add_row(*cells)
@@ -205,8 +213,7 @@ def paper_tables(f: fpa.Findings, fill: bool = False) -> RenderableType:
     w = Table(title=fpa.PAPER_WORKLOADS, title_justify="left", expand=fill)
     for i, col in enumerate(fpa.WORKLOAD_COLUMNS):
         # The workload and its kind whole; the figures wrap at their spaces.
-        w.add_column(col, justify="right" if i >= 2 else "left", no_wrap=i < 2,
-                     overflow="fold")  # fmt: skip
+        w.add_column(col, justify="right" if i >= 2 else "left", no_wrap=i < 2, overflow="fold")
     for row in fpa.workload_rows(f):
         w.add_row(*row)
     notes = [Text(line, style="dim") for line in fpa.notes(f)]

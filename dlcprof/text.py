@@ -123,7 +123,7 @@ def break_even(x: float | None, measurable: bool = True) -> str:
 
 
 def speedup_verdict(x: float | None, measurable: bool = True) -> str:
-    """"2.91x", or "1.00x (no measurable difference)"."""
+    """ "2.91x", or "1.00x (no measurable difference)"."""
     return speedup(x) if measurable else f"{speedup(x)} ({NO_DIFFERENCE})"
 
 
@@ -180,8 +180,9 @@ class Footnotes:
         return words if words is not None else NA + self.mark(why)
 
     def lines(self) -> list[str]:
-        return [f"{str(i).translate(_SUPERSCRIPT)} {NA}: {why}"
-                for i, why in enumerate(self.reasons, 1)]  # fmt: skip
+        return [
+            f"{str(i).translate(_SUPERSCRIPT)} {NA}: {why}" for i, why in enumerate(self.reasons, 1)
+        ]
 
 
 def gbps(x: float | None, why: str | None = None) -> str:
@@ -310,8 +311,10 @@ NOT_MEASURED_YET = "not measured yet"
 
 def modes_need_inductor(backend: str) -> str:
     """Why every mode side by side cannot run with another backend."""
-    return (f"every mode side by side compares Inductor's modes: backend {backend} has none "
-            "(pick backend inductor)")  # fmt: skip
+    return (
+        f"every mode side by side compares Inductor's modes: backend {backend} has none "
+        "(pick backend inductor)"
+    )
 
 
 # --- a monitor's own CPU (figures/observer.py) ---------------------------------------

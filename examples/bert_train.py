@@ -22,9 +22,15 @@ TOKENS = 512  # token ids are drawn below every config's vocabulary size
 
 def config(size):
     if size == "small":
-        return BertConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
-                          intermediate_size=128, vocab_size=512, max_position_embeddings=64,
-                          num_labels=CLASSES)
+        return BertConfig(
+            num_hidden_layers=2,
+            hidden_size=64,
+            num_attention_heads=4,
+            intermediate_size=128,
+            vocab_size=512,
+            max_position_embeddings=64,
+            num_labels=CLASSES,
+        )
     return BertConfig(num_labels=CLASSES)  # BERT base: 12 layers, 768 wide, 110M parameters
 
 

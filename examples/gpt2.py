@@ -20,8 +20,16 @@ TOKENS = 512  # token ids are drawn below every config's vocabulary size
 
 def config(size):
     if size == "small":  # two narrow layers: seconds to compile, for tests
-        return GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=512, n_positions=64,
-                          bos_token_id=0, eos_token_id=0, use_cache=False)
+        return GPT2Config(
+            n_layer=2,
+            n_embd=64,
+            n_head=4,
+            vocab_size=512,
+            n_positions=64,
+            bos_token_id=0,
+            eos_token_id=0,
+            use_cache=False,
+        )
     return GPT2Config(use_cache=False)  # GPT-2 small: 12 layers, 768 wide, 124M parameters
 
 

@@ -38,23 +38,38 @@ def _classifier(model, device, dtype, size):
 def build(device, dtype, size="default"):
     """ResNet-50 (small: two stages of one narrow bottleneck block each)."""
     torch.manual_seed(0)
-    cfg = ResNetConfig() if size == "default" else ResNetConfig(
-        embedding_size=16, hidden_sizes=[32, 64], depths=[1, 1], num_labels=10)
+    cfg = (
+        ResNetConfig()
+        if size == "default"
+        else ResNetConfig(embedding_size=16, hidden_sizes=[32, 64], depths=[1, 1], num_labels=10)
+    )
     return _classifier(ResNetForImageClassification(cfg), device, dtype, size)
 
 
 def vit(device, dtype, size="default"):
     """ViT-Base/16 (small: two narrow layers, 32x32 patches)."""
     torch.manual_seed(0)
-    cfg = ViTConfig() if size == "default" else ViTConfig(
-        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
-        patch_size=32, num_labels=10)
+    cfg = (
+        ViTConfig()
+        if size == "default"
+        else ViTConfig(
+            hidden_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=128,
+            patch_size=32,
+            num_labels=10,
+        )
+    )
     return _classifier(ViTForImageClassification(cfg), device, dtype, size)
 
 
 def mobilenet(device, dtype, size="default"):
     """MobileNetV2 1.0 (small: width 0.35)."""
     torch.manual_seed(0)
-    cfg = MobileNetV2Config() if size == "default" else MobileNetV2Config(
-        depth_multiplier=0.35, num_labels=10)
+    cfg = (
+        MobileNetV2Config()
+        if size == "default"
+        else MobileNetV2Config(depth_multiplier=0.35, num_labels=10)
+    )
     return _classifier(MobileNetV2ForImageClassification(cfg), device, dtype, size)

@@ -145,9 +145,15 @@ def overflowing(chromium: str, html: str, width: int) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="dlcprof-chromium-") as tmp:
         page = Path(tmp) / "probe.html"
         page.write_text(html, encoding="utf-8")
-        cmd = [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp}/profile",
-               f"--window-size={width},1200", "--virtual-time-budget=5000", "--dump-dom",
-               page.as_uri()]  # fmt: skip
+        cmd = [
+            chromium,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp}/profile",
+            f"--window-size={width},1200",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            page.as_uri(),
+        ]
         dom = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
     m = re.search(r'<pre id="overflow-probe">(.*?)</pre>', dom, re.S)
     if m is None:

@@ -60,8 +60,11 @@ def kernel_timing(run: Run, device: str) -> tuple[str, list[str]]:
         return text.NA, ["no kernel profile"]
     kernels = prof.kernels
     timed = [k for k in kernels if k.get("time_ms") is not None]
-    fails = [f"{k['name']}: no time ({k.get('why', {}).get('time_ms')})"
-             for k in kernels if k.get("time_ms") is None]  # fmt: skip
+    fails = [
+        f"{k['name']}: no time ({k.get('why', {}).get('time_ms')})"
+        for k in kernels
+        if k.get("time_ms") is None
+    ]
     cell = f"{len(timed)}/{len(kernels)}"
     if device == "cuda":
         busy = prof.device_busy_ms / prof.call_ms if prof.device_busy_ms and prof.call_ms else None
@@ -116,20 +119,29 @@ def check(folder: Path, gemm: bool, device: str) -> tuple[list[list[str]], list[
                 if len(op.choices) < 2 or op.winner is None:
                     fails.append(f"{where}: {op.op} had {len(op.choices)} choice(s), no winner")
         best = ", ".join(f"{op.op}: {op.winner.name}" for op in a.ops if op.winner) or "—"
-        rows.append([
-            run.name, mode, fm.with_autotune(speed.compile_s if speed else None, a.seconds),
-            text.ms(speed.compiled_ms) if speed else text.NA,
-            text.speedup_verdict(speed.speedup, speed.measurable) if speed else text.NA,
-            f"{len(generated)}/{len(run.kernels)}", timing, cg.line,
-            text.count(cg.replays), best, text.metric("gpu_util_pct", util),
-        ])  # fmt: skip
+        rows.append(
+            [
+                run.name,
+                mode,
+                fm.with_autotune(speed.compile_s if speed else None, a.seconds),
+                text.ms(speed.compiled_ms) if speed else text.NA,
+                text.speedup_verdict(speed.speedup, speed.measurable) if speed else text.NA,
+                f"{len(generated)}/{len(run.kernels)}",
+                timing,
+                cg.line,
+                text.count(cg.replays),
+                best,
+                text.metric("gpu_util_pct", util),
+            ]
+        )
     for plain, graphed in PAIRS:
         if plain in runs and graphed in runs:
             a_names = sorted({k.name for k in runs[plain].kernels})
             b_names = sorted({k.name for k in runs[graphed].kernels})
             if a_names != b_names:
-                fails.append(f"{folder.name}: kernels differ, {plain} {a_names} vs "
-                             f"{graphed} {b_names}")  # fmt: skip
+                fails.append(
+                    f"{folder.name}: kernels differ, {plain} {a_names} vs {graphed} {b_names}"
+                )
     return rows, fails
 
 
@@ -151,10 +163,20 @@ def main() -> int:
     parser.add_argument("--fixtures", type=Path, default=None, help="DLCPROF_GPU_TRACE_DIR")
     args = parser.parse_args()
     table = Table(title=f"dlcprof --mode all on {args.device}", title_justify="left")
-    for col in ("workload", "mode", "compile (autotune)", "steady", "speedup", "generated",
-                "timed kernels", "CUDA graphs", "replays", "autotune winner",
-                "GPU util after compile"):
-        table.add_column(col)  # fmt: skip
+    for col in (
+        "workload",
+        "mode",
+        "compile (autotune)",
+        "steady",
+        "speedup",
+        "generated",
+        "timed kernels",
+        "CUDA graphs",
+        "replays",
+        "autotune winner",
+        "GPU util after compile",
+    ):
+        table.add_column(col)
     failures: list[str] = []
     for folder in args.folders:
         rows, fails = check(folder, gemm=folder.name in args.gemm, device=args.device)

@@ -114,15 +114,20 @@ SHOW = [
 
 
 def run_child(
-    argv: list[str], env: dict[str, str], err_path: Path, timeout_s: float,
-    on_start: Callable[[int], None], on_line: Callable[[str], None],
-) -> int | None:  # fmt: skip
+    argv: list[str],
+    env: dict[str, str],
+    err_path: Path,
+    timeout_s: float,
+    on_start: Callable[[int], None],
+    on_line: Callable[[str], None],
+) -> int | None:
     """Run ``argv`` in a process group of its own, each stdout line to ``on_line``,
     stderr to ``err_path``; its exit code, or None when ``timeout_s`` passed
     (then the whole group is killed, whether or not the child printed)."""
     with open(err_path, "w") as err:
-        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True, env=env,
-                                 start_new_session=True)  # fmt: skip
+        child = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=err, text=True, env=env, start_new_session=True
+        )
     fired = threading.Event()
 
     def kill() -> None:
@@ -201,8 +206,14 @@ def main() -> int:
 
     err_path = work / "child.err"
     try:
-        code = run_child([sys.executable, "-c", CHILD, args.seqs, str(args.bench_s)], env,
-                         err_path, args.timeout, start, line)  # fmt: skip
+        code = run_child(
+            [sys.executable, "-c", CHILD, args.seqs, str(args.bench_s)],
+            env,
+            err_path,
+            args.timeout,
+            start,
+            line,
+        )
     finally:
         if device is not None:
             device.stop()

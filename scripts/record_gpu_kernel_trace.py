@@ -63,8 +63,10 @@ def main() -> int:
         )
         for label, info in launches.items():
             names = times.names.get(label, [])
-            print(f"  {label:<14} {info['kernel']:<50} {times.by_label.get(label, 0):9.1f} µs  "
-                  f"device: {', '.join(names) or '-'}")  # fmt: skip
+            print(
+                f"  {label:<14} {info['kernel']:<50} {times.by_label.get(label, 0):9.1f} µs  "
+                f"device: {', '.join(names) or '-'}"
+            )
         for k in prof.kernels:
             if k["time_ms"] is None:
                 print(f"  no time for {k['name']}: {k['why']}")

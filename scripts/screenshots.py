@@ -80,22 +80,39 @@ async def paper_screen(app: DlcprofApp, pilot) -> None:  # type: ignore[no-untyp
 
 # name -> (the session, how to get there, what it shows)
 REPLAYED: dict[str, tuple[Callable[[], Session], Step, str]] = {
-    "main": (recorded_session, showing("pointwise-chain", "recompiles"),
-             "fusion run: phases, the kernel with its time, benchmark"),
-    "kernel-source": (recorded_session, showing("pointwise-chain", "recompiles", keys=("enter",)),
-                      "kernel figures and source"),
-    "recompiles": (recorded_session, showing("variable-length", "recompiles", "false"),
-                   "static vs dynamic sweep"),
+    "main": (
+        recorded_session,
+        showing("pointwise-chain", "recompiles"),
+        "fusion run: phases, the kernel with its time, benchmark",
+    ),
+    "kernel-source": (
+        recorded_session,
+        showing("pointwise-chain", "recompiles", keys=("enter",)),
+        "kernel figures and source",
+    ),
+    "recompiles": (
+        recorded_session,
+        showing("variable-length", "recompiles", "false"),
+        "static vs dynamic sweep",
+    ),
     "graph-breaks": (recorded_session, showing("graph-breaks", "log"), "graph breaks in the log"),
-    "allocator": (lambda: recorded_session(["pointwise_chain_allocator"]),
-                  showing("pointwise-chain", "recompiles"),
-                  "default-size run: both speedups, page faults, the allocator verdict"),
-    "modes": (lambda: recorded_session(["gelu_mlp_modes"]), showing("gelu-mlp", "modes"),
-              "every mode side by side"),
+    "allocator": (
+        lambda: recorded_session(["pointwise_chain_allocator"]),
+        showing("pointwise-chain", "recompiles"),
+        "default-size run: both speedups, page faults, the allocator verdict",
+    ),
+    "modes": (
+        lambda: recorded_session(["gelu_mlp_modes"]),
+        showing("gelu-mlp", "modes"),
+        "every mode side by side",
+    ),
     "paper": (paper_session, paper_screen, "the paper's findings beside this machine's"),
-    "help": (recorded_session, showing("pointwise-chain", "recompiles", keys=("question_mark",)),
-             "keys"),
-}  # fmt: skip
+    "help": (
+        recorded_session,
+        showing("pointwise-chain", "recompiles", keys=("question_mark",)),
+        "keys",
+    ),
+}
 
 
 async def shoot_replayed(out: Path) -> list[Path]:

@@ -53,11 +53,14 @@ def pyspy_hot_frames(run_id: str, tmp_dir: Path) -> ev.HotFramesSampled:
     from dlcprof.monitors.hotspots import attribute_phases, load_samples, thread_samples
 
     path = tmp_dir / "cold_compile.speedscope.json"
-    path.write_bytes(gzip.decompress((FIXTURES / "pyspy" / "cold_compile.speedscope.json.gz")
-                                     .read_bytes()))  # fmt: skip
+    path.write_bytes(
+        gzip.decompress((FIXTURES / "pyspy" / "cold_compile.speedscope.json.gz").read_bytes())
+    )
     samples = load_samples(path)
     by_thread = thread_samples(samples)
     return ev.HotFramesSampled(
-        samples=max(by_thread.values()), rows=attribute_phases(samples, []), run_id=run_id,
+        samples=max(by_thread.values()),
+        rows=attribute_phases(samples, []),
+        run_id=run_id,
         threads=by_thread,
-    )  # fmt: skip
+    )

@@ -20,16 +20,22 @@ WORKLOADS = ["pointwise-chain", "gelu-mlp", "tiny-ops"]
 
 def plan_event(events: list[ev.Event], **overrides: object) -> ev.PaperPlanned:
     fields: dict[str, object] = {
-        "workloads": list(WORKLOADS), "fresh": ["pointwise-chain"], "sweep": "variable-length",
-        "sizes": [32, 64, 128, 192, 256], "quick": True, "size": "default", "device": "cpu",
-    }  # fmt: skip
+        "workloads": list(WORKLOADS),
+        "fresh": ["pointwise-chain"],
+        "sweep": "variable-length",
+        "sizes": [32, 64, 128, 192, 256],
+        "quick": True,
+        "size": "default",
+        "device": "cpu",
+    }
     fields.update(overrides)
     first = min((e.t for e in events), default=0.0)
     return ev.PaperPlanned(**fields, t=first - 1.0)  # type: ignore[arg-type]
 
 
-def paper_events(fixtures: tuple[str, ...] = BENCHMARKS + FRESH + SWEEPS,
-                 **plan: object) -> list[ev.Event]:  # fmt: skip
+def paper_events(
+    fixtures: tuple[str, ...] = BENCHMARKS + FRESH + SWEEPS, **plan: object
+) -> list[ev.Event]:
     """The plan's event, then the recorded runs in order."""
     events = [e for name in fixtures for e in load_fixture(name)]
     return [plan_event(events, **plan), *events]

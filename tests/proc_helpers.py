@@ -68,22 +68,32 @@ def spawn(argv: list[str], **kw) -> subprocess.Popen:  # type: ignore[no-untyped
     """A process with stdout/stderr on pipes (text), SIGINT at its default."""
     return subprocess.Popen(
         [sys.executable, "-c", _LAUNCH, "pipe", *argv],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, **kw,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        **kw,
+    )
 
 
 class Terminal:
     """A process in a pseudo-terminal of its own (its controlling terminal), as
     in an SSH session; closing the terminal sends it SIGHUP."""
 
-    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str],
-                 size: tuple[int, int] = (40, 140)) -> None:  # fmt: skip
+    def __init__(
+        self, argv: list[str], cwd: Path, env: dict[str, str], size: tuple[int, int] = (40, 140)
+    ) -> None:
         self.master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[0], size[1], 0, 0))
         self.proc = subprocess.Popen(
             [sys.executable, "-c", _LAUNCH, "tty", *argv],
-            stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, start_new_session=True,
-        )  # fmt: skip
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+        )
         os.close(slave)
         self.output = bytearray()
         self._reader = threading.Thread(target=self._read, daemon=True)

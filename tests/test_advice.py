@@ -32,8 +32,13 @@ GRAPH_CACHES_OFF = {"TORCHINDUCTOR_FX_GRAPH_CACHE": "0", "TORCHINDUCTOR_AUTOGRAD
 
 def _dlcprof(*argv: str, caches_off: bool = False) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, **(GRAPH_CACHES_OFF if caches_off else {}), "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "dlcprof.cli", *argv], capture_output=True,
-                          text=True, timeout=600, env=env)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "dlcprof.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
 
 
 # --- our own logic, no torch ------------------------------------------------------------
@@ -54,8 +59,10 @@ def test_new_options_validate_in_one_line_and_repeat_in_the_repro_command():
 def test_module_paths_and_locations_read_as_the_user_writes_them():
     assert _module_path("L['self'].blocks[0].attn") == "blocks.0.attn"
     assert _module_path("L['self']._modules['blocks']._modules['0']") == "blocks.0"
-    trace = ('File "/a/torch/nn/x.py", line 9, in f\n'
-             '  File "/home/u/model.py", line 27, in forward\n    y = self.qkv(x)')  # fmt: skip
+    trace = (
+        'File "/a/torch/nn/x.py", line 9, in f\n'
+        '  File "/home/u/model.py", line 27, in forward\n    y = self.qkv(x)'
+    )
     assert node_location({"stack_trace": trace}) == "/home/u/model.py:27"
 
 
@@ -116,9 +123,25 @@ def test_stacked_blocks_regional_advice_is_tried_and_measured(tmp_path):
 @pytest.mark.slow
 def test_variable_length_static_sweep_gets_mark_dynamic_on_x_dim_1(tmp_path):
     path = tmp_path / "v.json"
-    p = _dlcprof("run", "variable-length", "--size", "small", "--dynamic", "false", "--sweep",
-                 "--no-benchmark", "--reps", "2", "--iters", "3", "--no-hotspots", "--quiet",
-                 "--json", str(path), caches_off=True)  # fmt: skip
+    p = _dlcprof(
+        "run",
+        "variable-length",
+        "--size",
+        "small",
+        "--dynamic",
+        "false",
+        "--sweep",
+        "--no-benchmark",
+        "--reps",
+        "2",
+        "--iters",
+        "3",
+        "--no-hotspots",
+        "--quiet",
+        "--json",
+        str(path),
+        caches_off=True,
+    )
     assert p.returncode == 0, p.stderr
     session = load_session(path)
     advice = fa.advise(session, session.latest_run)
@@ -185,8 +208,9 @@ def test_advice_predicted_to_cost_more_is_hidden_as_a_loss_not_as_noise():
     session, run = _recorded("variable_length_static")
     (item,) = [a for a in fa.advise(session, run).items if a.rule == "mark-dynamic"]
     assert item.predicted is not None
-    worse = dataclasses.replace(item, predicted=dataclasses.replace(
-        item.predicted, after_s=item.predicted.before_s + 69.73))  # fmt: skip
+    worse = dataclasses.replace(
+        item, predicted=dataclasses.replace(item.predicted, after_s=item.predicted.before_s + 69.73)
+    )
     hidden: list[str] = []
     assert fa._above_noise([worse], 0.098, hidden) == []
     assert hidden == ["mark x's dim 1 dynamic: predicted to cost 69.73 s more"]
@@ -195,8 +219,18 @@ def test_advice_predicted_to_cost_more_is_hidden_as_a_loss_not_as_noise():
 @pytest.mark.slow
 def test_pointwise_chain_gets_nothing_to_change(tmp_path):
     path = tmp_path / "p.json"
-    p = _dlcprof("run", "pointwise-chain", "--reps", "3", "--iters", "5", "--no-hotspots",
-                 "--quiet", "--json", str(path))  # fmt: skip
+    p = _dlcprof(
+        "run",
+        "pointwise-chain",
+        "--reps",
+        "3",
+        "--iters",
+        "5",
+        "--no-hotspots",
+        "--quiet",
+        "--json",
+        str(path),
+    )
     assert p.returncode == 0, p.stderr
     session = load_session(path)
     advice = fa.advise(session, session.latest_run)
@@ -247,18 +281,32 @@ async def test_tui_advice_screen_shows_a_recorded_runs_advice():
 @pytest.mark.slow
 def _with_lowering_cost(session: Session, run_id: str) -> None:
     """Two blocks' lowering as the probe reports it (stacks outermost first)."""
+
     def mod(path: str, cls: str, stack: list[tuple[str, str]], nodes: int, s: float):  # type: ignore[no-untyped-def]
-        return {"module": path, "cls": cls, "stack": [["", "Net"], *stack], "location": "m.py:1",
-                "nodes": nodes, "self_s": s}
+        return {
+            "module": path,
+            "cls": cls,
+            "stack": [["", "Net"], *stack],
+            "location": "m.py:1",
+            "nodes": nodes,
+            "self_s": s,
+        }
 
     b0, b1 = ("blocks.0", "Block"), ("blocks.1", "Block")
-    session.apply(ev.CompileCostMeasured(run_id, "0/0", [], [
-        mod("", "Net", [], 3, 0.5),
-        mod("blocks.0.ln", "LayerNorm", [b0, ("blocks.0.ln", "LayerNorm")], 4, 1.0),
-        mod("blocks.0.fc", "Linear", [b0, ("blocks.0.fc", "Linear")], 2, 0.25),
-        mod("blocks.1", "Block", [b1], 1, 0.125),
-        mod("blocks.1.fc", "Linear", [b1, ("blocks.1.fc", "Linear")], 2, 2.0),
-    ]))  # fmt: skip
+    session.apply(
+        ev.CompileCostMeasured(
+            run_id,
+            "0/0",
+            [],
+            [
+                mod("", "Net", [], 3, 0.5),
+                mod("blocks.0.ln", "LayerNorm", [b0, ("blocks.0.ln", "LayerNorm")], 4, 1.0),
+                mod("blocks.0.fc", "Linear", [b0, ("blocks.0.fc", "Linear")], 2, 0.25),
+                mod("blocks.1", "Block", [b1], 1, 0.125),
+                mod("blocks.1.fc", "Linear", [b1, ("blocks.1.fc", "Linear")], 2, 2.0),
+            ],
+        )
+    )
 
 
 async def test_tui_compile_cost_shows_lowering_as_a_tree_by_module():
@@ -281,7 +329,7 @@ async def test_tui_compile_cost_shows_lowering_as_a_tree_by_module():
         assert isinstance(app.screen, AdviceScreen)
         shown = "\n".join(rendered(w) for w in app.screen.query("Static"))
     lines = [line.strip() for line in shown.splitlines()]
-    tree = lines[lines.index("(top level) (Net)  3.88 s (own 500 ms, 3 nodes)"):]
+    tree = lines[lines.index("(top level) (Net)  3.88 s (own 500 ms, 3 nodes)") :]
     assert tree[1:6] == [
         "├── blocks.1 (Block)  2.12 s (own 125 ms, 1 node)",
         "│   └── fc (Linear)  2.00 s (2 nodes)",
@@ -296,9 +344,19 @@ def test_cache_artifacts_are_saved_then_loaded_by_the_next_run(tmp_path):
     said = []
     for i in range(2):
         path = tmp_path / f"c{i}.json"
-        p = _dlcprof("run", "pointwise-chain", "--size", "small", "--no-benchmark",
-                     "--no-hotspots", "--quiet", "--cache-artifacts", str(artifacts),
-                     "--json", str(path))  # fmt: skip
+        p = _dlcprof(
+            "run",
+            "pointwise-chain",
+            "--size",
+            "small",
+            "--no-benchmark",
+            "--no-hotspots",
+            "--quiet",
+            "--cache-artifacts",
+            str(artifacts),
+            "--json",
+            str(path),
+        )
         assert p.returncode == 0, p.stderr
         run = load_session(path).latest_run
         said.append([lg.message for lg in run.logs if "cache artifacts" in lg.message])

@@ -45,11 +45,23 @@ def _bench(eager: dict, compiled: dict, **kw) -> ev.BenchmarkMeasured:
     e, es = median_iqr(eager["ms"])
     c, cs = median_iqr(compiled["ms"])
     fields = dict(
-        run_id="r", eager_ms=e, compiled_ms=c, eager_spread_ms=es, compiled_spread_ms=cs,
-        reps=len(eager["ms"]), iters=20, warmup=5, compile_s=2.0, threads=1, load_avg=[],
-        timer="perf_counter", eager_reps_ms=eager["ms"], compiled_reps_ms=compiled["ms"],
-        eager_faults=eager["faults"], compiled_faults=compiled.get("faults") or [],
-    )  # fmt: skip
+        run_id="r",
+        eager_ms=e,
+        compiled_ms=c,
+        eager_spread_ms=es,
+        compiled_spread_ms=cs,
+        reps=len(eager["ms"]),
+        iters=20,
+        warmup=5,
+        compile_s=2.0,
+        threads=1,
+        load_avg=[],
+        timer="perf_counter",
+        eager_reps_ms=eager["ms"],
+        compiled_reps_ms=compiled["ms"],
+        eager_faults=eager["faults"],
+        compiled_faults=compiled.get("faults") or [],
+    )
     return ev.BenchmarkMeasured(**{**fields, **kw})
 
 
@@ -69,8 +81,9 @@ def test_a_balanced_split_states_both_figures_and_no_median():
     # Eager: four repetitions near 0.03 ms and three near 0.37 ms, so the median
     # (0.0303) sits at the edge of one cluster and could land in the other on a
     # rerun. Compiled: two stalled repetitions of seven (the median stands).
-    b = _bench(RECORDED["pointwise_small_stalls_eager"],
-               RECORDED["pointwise_small_stalls_compiled"])  # fmt: skip
+    b = _bench(
+        RECORDED["pointwise_small_stalls_eager"], RECORDED["pointwise_small_stalls_compiled"]
+    )
     s = fb.speed(b)
     assert s.eager_split is not None and s.eager_split.balanced and len(s.modes) == 2
     low, high = (m.speedup for m in s.modes)
@@ -93,12 +106,19 @@ def test_a_balanced_split_states_both_figures_and_no_median():
 
 def _steady(b: ev.BenchmarkMeasured, scale_eager: float, faults: float) -> ev.Event:
     return ev.SteadyAllocatorMeasured(
-        run_id="r", how="pinned", eager_ms=b.eager_ms * scale_eager, compiled_ms=b.compiled_ms,
-        eager_spread_ms=0.01 * b.eager_ms * scale_eager, compiled_spread_ms=b.compiled_spread_ms,
+        run_id="r",
+        how="pinned",
+        eager_ms=b.eager_ms * scale_eager,
+        compiled_ms=b.compiled_ms,
+        eager_spread_ms=0.01 * b.eager_ms * scale_eager,
+        compiled_spread_ms=b.compiled_spread_ms,
         reps=b.reps,
-        iters=b.iters, warmup=5, wall_s=1.0, eager_faults=[faults] * b.reps,
+        iters=b.iters,
+        warmup=5,
+        wall_s=1.0,
+        eager_faults=[faults] * b.reps,
         compiled_faults=[0.0] * b.reps,
-    )  # fmt: skip
+    )
 
 
 @pytest.mark.parametrize(
@@ -111,8 +131,10 @@ def _steady(b: ev.BenchmarkMeasured, scale_eager: float, faults: float) -> ev.Ev
 )
 def test_allocator_verdict(scale, steady_faults, verdict):
     # Made-up repetitions with the recorded pointwise-chain's shape (issue 14).
-    b = _bench({"ms": [24.0, 24.2, 23.9, 24.1, 24.3, 24.0, 24.1], "faults": [2000.0] * 7},
-               {"ms": [4.8, 4.9, 4.7, 4.8, 5.0, 4.8, 4.9], "faults": [0.0] * 7})  # fmt: skip
+    b = _bench(
+        {"ms": [24.0, 24.2, 23.9, 24.1, 24.3, 24.0, 24.1], "faults": [2000.0] * 7},
+        {"ms": [4.8, 4.9, 4.7, 4.8, 5.0, 4.8, 4.9], "faults": [0.0] * 7},
+    )
     session = Session.from_events([b, _steady(b, scale, steady_faults)])
     a = fa.contrast(session.latest_run)
     assert a is not None and a.steady is not None and a.verdict == verdict
@@ -267,8 +289,10 @@ def test_the_steady_measurement_is_skipped_where_it_cannot_mean_anything(monkeyp
 )
 def test_a_split_default_is_compared_cluster_by_cluster(steady_eager, verdict):
     # Made-up repetitions: eager in two clusters (24 and 50 ms), compiled ~4.8 ms.
-    b = _bench({"ms": [24.0, 24.1, 50.0, 23.9, 50.2, 49.8, 50.1], "faults": [2000.0] * 7},
-               {"ms": [4.8, 4.9, 4.7, 4.8, 5.0, 4.8, 4.9], "faults": [0.0] * 7})  # fmt: skip
+    b = _bench(
+        {"ms": [24.0, 24.1, 50.0, 23.9, 50.2, 49.8, 50.1], "faults": [2000.0] * 7},
+        {"ms": [4.8, 4.9, 4.7, 4.8, 5.0, 4.8, 4.9], "faults": [0.0] * 7},
+    )
     d = fb.speed(b)
     assert len(d.modes) == 2
     st = _steady(b, steady_eager / b.eager_ms, 10.0)

@@ -36,10 +36,21 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def dlcprof_run(json_path: Path, *command: str, options: tuple[str, ...] = (),
-                **kwargs) -> subprocess.Popen:  # fmt: skip
-    argv = [sys.executable, "-m", "dlcprof.cli", "run", "--json", str(json_path), *options,
-            "--", sys.executable, *command]  # fmt: skip
+def dlcprof_run(
+    json_path: Path, *command: str, options: tuple[str, ...] = (), **kwargs
+) -> subprocess.Popen:
+    argv = [
+        sys.executable,
+        "-m",
+        "dlcprof.cli",
+        "run",
+        "--json",
+        str(json_path),
+        *options,
+        "--",
+        sys.executable,
+        *command,
+    ]
     kwargs.setdefault("stdout", subprocess.PIPE)
     kwargs.setdefault("stderr", subprocess.PIPE)
     return subprocess.Popen(argv, text=True, preexec_fn=_default_sigint, **kwargs)
@@ -71,8 +82,14 @@ def test_training_script_json_matches_torch_trace(tmp_path):
     out = tmp_path / "session.json"
     trace = tmp_path / "trace"
     folder = tmp_path / "report"
-    proc = dlcprof_run(out, str(TRAIN), "--exit-code", "3", options=("--report", str(folder)),
-                       env={**os.environ, "TORCH_TRACE": str(trace)})  # fmt: skip
+    proc = dlcprof_run(
+        out,
+        str(TRAIN),
+        "--exit-code",
+        "3",
+        options=("--report", str(folder)),
+        env={**os.environ, "TORCH_TRACE": str(trace)},
+    )
     stdout, stderr = proc.communicate(timeout=900)
     assert proc.returncode == 3, stderr
     expected = [f"seq {s} step {i} loss" for s in (4, 6) for i in (0, 1)] + ["done"]
@@ -103,10 +120,12 @@ def test_training_script_json_matches_torch_trace(tmp_path):
 
     # torch's own account of the same process (TORCH_TRACE was set for it too).
     records = trace_records(trace)
-    torch_ids = {f"{r['frame_id']}/{r['frame_compile_id']}" for r in records
-                 if "compilation_metrics" in r}  # fmt: skip
-    torch_breaks = [r for r in records
-                    if (r.get("artifact") or {}).get("name") == "dynamo_graph_break_reason"]
+    torch_ids = {
+        f"{r['frame_id']}/{r['frame_compile_id']}" for r in records if "compilation_metrics" in r
+    }
+    torch_breaks = [
+        r for r in records if (r.get("artifact") or {}).get("name") == "dynamo_graph_break_reason"
+    ]
     assert {c["compile_id"] for c in forward} == torch_ids
     assert len(breaks) == len(torch_breaks) == 2
 
@@ -119,8 +138,9 @@ def test_training_script_json_matches_torch_trace(tmp_path):
     assert replayed.program_exit is not None and replayed.program_exit.returncode == 3
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP],
-                         ids=lambda s: signal.Signals(s).name)  # fmt: skip
+@pytest.mark.parametrize(
+    "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: signal.Signals(s).name
+)
 def test_stop_signal_reaches_the_program(tmp_path, signum):
     proc = dlcprof_run(tmp_path / "s.json", str(FAULTS), "signals")
     ready = proc.stdout.readline()
@@ -143,8 +163,20 @@ def test_on_a_terminal_stdin_and_ctrl_c_are_the_programs(tmp_path):
     pid, fd = pty.fork()
     if pid == 0:  # the child: dlcprof on the pty, SIGINT as a terminal session has it
         _default_sigint()
-        os.execv(sys.executable, [sys.executable, "-m", "dlcprof.cli", "run", "--quiet", "--",
-                                  sys.executable, str(FAULTS), "terminal"])  # fmt: skip
+        os.execv(
+            sys.executable,
+            [
+                sys.executable,
+                "-m",
+                "dlcprof.cli",
+                "run",
+                "--quiet",
+                "--",
+                sys.executable,
+                str(FAULTS),
+                "terminal",
+            ],
+        )
     out = b""
 
     def read_until(marker: bytes) -> None:
@@ -240,14 +272,21 @@ def test_eager_baseline_runs_the_command_again_without_compiling(tmp_path):
     assert "forced eager" in report["program"]["lines"][-2]
 
 
-@pytest.mark.parametrize(("command", "code", "said"), [
-    (["no-such-command-dlcprof"], 127, "no-such-command-dlcprof: command not found"),
-    (["/nonexistent/prog"], 127, "/nonexistent/prog: No such file or directory"),
-    ([str(FAULTS)], 126, f"{FAULTS}: Permission denied"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("command", "code", "said"),
+    [
+        (["no-such-command-dlcprof"], 127, "no-such-command-dlcprof: command not found"),
+        (["/nonexistent/prog"], 127, "/nonexistent/prog: No such file or directory"),
+        ([str(FAULTS)], 126, f"{FAULTS}: Permission denied"),
+    ],
+)
 def test_command_that_cannot_run(tmp_path, command, code, said):
-    out = subprocess.run([sys.executable, "-m", "dlcprof.cli", "run", "--", *command],
-                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "dlcprof.cli", "run", "--", *command],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == code
     assert out.stderr.strip() == f"dlcprof: {said}"
 

@@ -131,9 +131,11 @@ def test_sweep_needs_what_the_file_lacks(tmp_path, capsys) -> None:  # type: ign
     assert main(["run", str(g), "--shapes", "4,8"]) == 2
     assert "has no inputs_for(size, device, dtype): cannot sweep" in _one_error_line(capsys)
     h = tmp_path / "h.py"
-    h.write_text("SIZES = [1, 2]\n\ndef build(device, dtype):\n    pass\n\n"
-                 "def vit(device, dtype):\n    pass\n\n"
-                 "def inputs_for(n, device, dtype):\n    pass\n")
+    h.write_text(
+        "SIZES = [1, 2]\n\ndef build(device, dtype):\n    pass\n\n"
+        "def vit(device, dtype):\n    pass\n\n"
+        "def inputs_for(n, device, dtype):\n    pass\n"
+    )
     assert main(["run", f"{h}:vit", "--sweep"]) == 2  # its module has inputs_for, for build()
     assert "a shape sweep runs on build() only, not on vit()" in _one_error_line(capsys)
     assert main(["run", f"{f}:inputs_for"]) == 2  # not a build function
@@ -195,11 +197,24 @@ def not_a_builder(x):
 
 def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "dlcprof.cli", "run", *args, "--backend", "eager",
-         "--no-benchmark", "--size", "small"],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "dlcprof.cli",
+            "run",
+            *args,
+            "--backend",
+            "eager",
+            "--no-benchmark",
+            "--size",
+            "small",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])},
-    )  # fmt: skip
+    )
 
 
 @pytest.mark.slow
@@ -256,5 +271,6 @@ def test_a_long_line_stays_one_line_off_a_terminal(monkeypatch) -> None:
     cli._say(out, line)
     cli._say(out, "[yellow]Ctrl-C: stopping the worker and its compiler children…[/]")
     assert buf.getvalue().splitlines() == [
-        line, "Ctrl-C: stopping the worker and its compiler children…"
+        line,
+        "Ctrl-C: stopping the worker and its compiler children…",
     ]

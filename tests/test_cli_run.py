@@ -16,10 +16,26 @@ pytestmark = pytest.mark.slow
 def test_run_prints_live_lines_and_tables_and_writes_the_report(tmp_path):
     out = tmp_path / "rep"
     p = subprocess.run(
-        [sys.executable, "-m", "dlcprof.cli", "run", "graph-breaks", "--size", "small",
-         "--reps", "3", "--iters", "5", "--report", str(out)],
-        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "160"},
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "dlcprof.cli",
+            "run",
+            "graph-breaks",
+            "--size",
+            "small",
+            "--reps",
+            "3",
+            "--iters",
+            "5",
+            "--report",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "160"},
+    )
     assert p.returncode == 0, p.stderr
     # Live: each graph break with the user's file:line, each compile as it finishes.
     assert p.stdout.count("✂ graph break:") == 2

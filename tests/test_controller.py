@@ -107,8 +107,9 @@ def test_cancel_drops_the_queue_and_keeps_what_was_captured(scripted) -> None:  
 
 def test_a_crash_is_one_notice_and_stops_the_queue(scripted) -> None:  # type: ignore[no-untyped-def]
     scripted.script = staticmethod(lambda rid, s: scripted_run(rid, s)[:8])  # dies mid-compile
-    scripted.exit_event = ev.WorkerExited(returncode=-11, signal="SIGSEGV",
-                                          message="worker died with SIGSEGV")  # fmt: skip
+    scripted.exit_event = ev.WorkerExited(
+        returncode=-11, signal="SIGSEGV", message="worker died with SIGSEGV"
+    )
     c, inbox = controller(Engine(live_run=scripted))
     c.start([settings(), settings()])
     fold_until(c, inbox, lambda: not c.busy)
@@ -148,8 +149,15 @@ def test_a_failed_save_is_one_line_and_keeps_the_session(scripted) -> None:  # t
 
 
 def test_the_standby_worker_is_handed_to_the_next_run(scripted) -> None:  # type: ignore[no-untyped-def]
-    ready = ev.WorkerReady(pid=7, schema=1, torch_version="2.13.0+cpu", python_version="3.11",
-                           cuda_available=False, device_name="Test CPU", cpu_count=2)  # fmt: skip
+    ready = ev.WorkerReady(
+        pid=7,
+        schema=1,
+        torch_version="2.13.0+cpu",
+        python_version="3.11",
+        cuda_available=False,
+        device_name="Test CPU",
+        cpu_count=2,
+    )
     worker = object()
     prepared = threading.Event()
 
@@ -183,8 +191,9 @@ def test_the_sidebar_goes_over_the_command_lines_settings(scripted) -> None:  # 
     given = RunSettings(target="gelu-mlp", iters=3, reps=2, threads=1)
     assert initial_settings(None, given, Session()) == given
     assert initial_settings("tiny-ops", given, Session()).target == "tiny-ops"
-    c = RunController(Session(), lambda e: None, Engine(live_run=scripted), standby=False,
-                      settings=given)
+    c = RunController(
+        Session(), lambda e: None, Engine(live_run=scripted), standby=False, settings=given
+    )
     s = c.settings_for("tiny-ops", {"mode": "max-autotune", "freezing": True}, benchmark=False)
     assert (s.target, s.mode, s.freezing, s.benchmark) == ("tiny-ops", "max-autotune", True, False)
     assert (s.iters, s.reps, s.threads) == (3, 2, 1)  # what the command line gave stays

@@ -22,9 +22,17 @@ def results() -> dict[str, Check]:
 
 def test_every_check_has_a_status_and_missing_ones_a_cost(results) -> None:
     expected = {
-        "torch", "CUDA", "C++ compiler", "Triton", "NVML", "py-spy", "ptrace",
-        "Inductor cache", "precompiled header", "allocator",
-    }  # fmt: skip
+        "torch",
+        "CUDA",
+        "C++ compiler",
+        "Triton",
+        "NVML",
+        "py-spy",
+        "ptrace",
+        "Inductor cache",
+        "precompiled header",
+        "allocator",
+    }
     assert expected <= set(results)
     for c in results.values():
         assert c.status in {"ok", "missing", "warn"}, c

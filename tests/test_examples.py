@@ -38,10 +38,26 @@ def dlcprof_run(tmp_path: Path, *args: str, env: dict[str, str] | None = None):
     out = tmp_path / "report"
     child_env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}  # piped, no width
     p = subprocess.run(
-        [sys.executable, "-m", "dlcprof.cli", "run", *args, "--size", "small", "--iters", "5",
-         "--reps", "3", "--report", str(out)],
-        capture_output=True, text=True, timeout=900, env={**child_env, **(env or {})},
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "dlcprof.cli",
+            "run",
+            *args,
+            "--size",
+            "small",
+            "--iters",
+            "5",
+            "--reps",
+            "3",
+            "--report",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**child_env, **(env or {})},
+    )
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     return p.stdout, load_session(out / "session.json"), out
 
@@ -86,7 +102,8 @@ def test_gpt2_dynamic_sweep(tmp_path):
     # 3: the dims made dynamic are input_ids' batch and length; the float
     # constants (dropout p, LayerNorm eps, math.pi) are listed apart.
     assert {d.source for d in fr.unique_dims(run)} == {
-        "L['input_ids'].size()[0]", "L['input_ids'].size()[1]"
+        "L['input_ids'].size()[0]",
+        "L['input_ids'].size()[1]",
     }
     scalars = [fr.scalar_name(d.source) for d in fr.symbolic_scalars(run)]
     assert "transformers.activations.math.pi" in scalars and len(scalars) >= 10
@@ -98,14 +115,17 @@ def test_gpt2_dynamic_sweep(tmp_path):
     # 12: the first sweep step compiled, the others reused the dynamic graph;
     # 9: each latency is a median with its spread.
     assert [fr.step_flag(i, st) for i, st in enumerate(run.sweep)] == [
-        "compiled", "reused", "reused"
+        "compiled",
+        "reused",
+        "reused",
     ]
     assert all(st.latency_spread_ms is not None for st in run.sweep)
 
 
 def test_vision_model(tmp_path):
-    stdout, session, _ = dlcprof_run(tmp_path, str(EXAMPLES / "vision.py") + ":mobilenet",
-                                     "--dynamic", "true")  # fmt: skip
+    stdout, session, _ = dlcprof_run(
+        tmp_path, str(EXAMPLES / "vision.py") + ":mobilenet", "--dynamic", "true"
+    )
     s = fb.run_speed(session.latest_run)
     assert s is not None
     # 2: a break-even only when compiled is measurably faster, and with its cache state.

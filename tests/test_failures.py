@@ -23,8 +23,11 @@ pytestmark = pytest.mark.slow
 def _dlcprof(*args: str, **kw) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "dlcprof.cli", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )
 
 
 def _report(path: Path) -> dict:
@@ -90,9 +93,16 @@ def test_ctrl_c_mid_compile_kills_worker_and_compilers(tmp_path):
     out = tmp_path / "out.json"
     # A cold cache makes the first compile long and full of g++ children.
     p = _dlcprof(
-        "run", "pointwise-chain", "--size", "small", "--cache", "cold", "--json", str(out),
+        "run",
+        "pointwise-chain",
+        "--size",
+        "small",
+        "--cache",
+        "cold",
+        "--json",
+        str(out),
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )  # fmt: skip
+    )
     deadline = time.monotonic() + 120
     seen: list[psutil.Process] = []
     while time.monotonic() < deadline and not seen:
@@ -193,10 +203,24 @@ def test_the_kernels_oom_killer_is_named(tmp_path):
         out = tmp_path / "out.json"
         # Everything dlcprof starts lives in the cgroup: the worker is its largest process.
         p = subprocess.Popen(
-            ["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(cg), sys.executable,
-             "-m", "dlcprof.cli", "run", str(model), "--json", str(out), "--quiet"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            [
+                "sh",
+                "-c",
+                'echo $$ > "$0/cgroup.procs" && exec "$@"',
+                str(cg),
+                sys.executable,
+                "-m",
+                "dlcprof.cli",
+                "run",
+                str(model),
+                "--json",
+                str(out),
+                "--quiet",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         stdout, stderr = p.communicate(timeout=180)
     finally:
         for _ in range(50):
@@ -251,10 +275,21 @@ def test_flooding_stdin_reading_and_leftover_children_and_an_unwritable_json(tmp
     unwritable = tmp_path / "file" / "out.json"  # its parent is a file: even root cannot
     start = time.monotonic()
     p = _dlcprof(
-        "run", str(model), "--backend", "eager", "--size", "small", "--reps", "2", "--iters", "2",
-        "--quiet", "--json", str(unwritable),
+        "run",
+        str(model),
+        "--backend",
+        "eager",
+        "--size",
+        "small",
+        "--reps",
+        "2",
+        "--iters",
+        "2",
+        "--quiet",
+        "--json",
+        str(unwritable),
         env={**os.environ, "DLCPROF_TEST_MARK": str(mark)},
-    )  # fmt: skip
+    )
     stdout, stderr = p.communicate(timeout=300)
     assert time.monotonic() - start < 120
     from tests.proc_helpers import wait_gone
@@ -281,8 +316,9 @@ def test_flooding_stdin_reading_and_leftover_children_and_an_unwritable_json(tmp
 def test_disk_full_while_saving_keeps_the_session(tmp_path):
     probe = subprocess.run(
         ["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=64k none {tmp_path}"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+    )
     if probe.returncode != 0:
         pytest.skip(f"cannot mount a tiny file system here: {probe.stderr.strip()}")
     model = tmp_path / "tiny.py"
@@ -294,11 +330,31 @@ def test_disk_full_while_saving_keeps_the_session(tmp_path):
     full.mkdir()
     # A 64 kB file system, in a mount namespace of the run's own: a real ENOSPC.
     p = subprocess.run(
-        ["unshare", "-m", "sh", "-c", 'mount -t tmpfs -o size=64k none "$0" && exec "$@"',
-         str(full), sys.executable, "-m", "dlcprof.cli", "run", str(model), "--backend", "eager",
-         "--no-benchmark", "--size", "small", "--quiet", "--report", str(full / "rep")],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            "unshare",
+            "-m",
+            "sh",
+            "-c",
+            'mount -t tmpfs -o size=64k none "$0" && exec "$@"',
+            str(full),
+            sys.executable,
+            "-m",
+            "dlcprof.cli",
+            "run",
+            str(model),
+            "--backend",
+            "eager",
+            "--no-benchmark",
+            "--size",
+            "small",
+            "--quiet",
+            "--report",
+            str(full / "rep"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 1, p.stderr
     (line,) = p.stderr.strip().splitlines()
     assert line.startswith(f"dlcprof: error: cannot write {full / 'rep'}") and "disk full" in line
@@ -330,11 +386,29 @@ def test_without_pyspy_everything_else_works(tmp_path):
     )
     out = tmp_path / "out.json"
     p = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "dlcprof.cli", "run", str(model), "--size", "small",
-         "--backend", "eager", "--reps", "2", "--iters", "2", "--json", str(out)],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        [
+            str(venv / "bin" / "python"),
+            "-m",
+            "dlcprof.cli",
+            "run",
+            str(model),
+            "--size",
+            "small",
+            "--backend",
+            "eager",
+            "--reps",
+            "2",
+            "--iters",
+            "2",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
         env={**os.environ, "PATH": path, "COLUMNS": "200"},
-    )  # fmt: skip
+    )
     assert p.returncode == 0, p.stderr
     assert "py-spy not found: pip install py-spy" in p.stdout
     data = _report(out)
@@ -358,8 +432,11 @@ def test_a_module_dynamo_refuses_says_nothing_compiled_and_states_no_speedup(tmp
     out = tmp_path / "rep"
     p = subprocess.run(
         [sys.executable, "-m", "dlcprof.cli", "run", str(model), "--report", str(out)],
-        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "400"},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "400"},
+    )
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     loud = [i for i, ln in enumerate(lines) if ln.startswith("NOTHING COMPILED: ")]

@@ -48,8 +48,13 @@ def test_the_plan_starts_on_the_images_python3_without_a_venv(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "PYTHON"}
     env["PATH"] = f"{bin_dir}:{env['PATH']}"
     env["TMPDIR"] = str(tmp_path)
-    r = subprocess.run(["bash", str(repo / "scripts" / "gpu_check.sh"), str(out)], env=env,
-                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    r = subprocess.run(
+        ["bash", str(repo / "scripts" / "gpu_check.sh"), str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     import torch
 
     summary = (out / "summary.txt").read_text()
@@ -71,20 +76,44 @@ def _gpu_check() -> types.ModuleType:
 def _cuda_run(busy_ms: float, times: list[float | None]) -> object:
     events: list[ev.Event] = [
         ev.RunStarted(
-            run_id="r", target="t", workload="t", mode="default", dynamic="auto",
-            backend="inductor", device="cuda", device_name="NVIDIA H200", dtype="float32",
-            size="default", cache="warm", threads=15, iters=1000, shapes=[],
+            run_id="r",
+            target="t",
+            workload="t",
+            mode="default",
+            dynamic="auto",
+            backend="inductor",
+            device="cuda",
+            device_name="NVIDIA H200",
+            dtype="float32",
+            size="default",
+            cache="warm",
+            threads=15,
+            iters=1000,
+            shapes=[],
             torch_version="2.11.0+cu130",
         ),
         ev.KernelsProfiled(
-            run_id="r", method="torch.profiler", calls=10, wall_s=1.0, compiled_ms=0.5,
-            call_ms=0.6, device_busy_ms=busy_ms,
-            kernels=[{"compile_id": "0/0", "graph": "inference", "name": f"triton_poi_{i}",
-                      "order": i, "time_ms": t, "launches": 1,
-                      "why": {} if t else {"time_ms": "its code ran at warm-up only"}}
-                     for i, t in enumerate(times)],
+            run_id="r",
+            method="torch.profiler",
+            calls=10,
+            wall_s=1.0,
+            compiled_ms=0.5,
+            call_ms=0.6,
+            device_busy_ms=busy_ms,
+            kernels=[
+                {
+                    "compile_id": "0/0",
+                    "graph": "inference",
+                    "name": f"triton_poi_{i}",
+                    "order": i,
+                    "time_ms": t,
+                    "launches": 1,
+                    "why": {} if t else {"time_ms": "its code ran at warm-up only"},
+                }
+                for i, t in enumerate(times)
+            ],
         ),
-    ]  # fmt: skip
+    ]
     return Session.from_events(events).runs["r"]
 
 
@@ -94,5 +123,7 @@ def test_the_plan_checks_every_kernel_timed_and_the_device_busy_share():
     assert cell == "2/2, busy 50%" and not fails
     cell, fails = kernel_timing(_cuda_run(0.9, [0.1, None]), "cuda")
     assert cell == "1/2, busy 150%"
-    assert fails == ["triton_poi_1: no time (its code ran at warm-up only)",
-                     "device busy 0.9 ms of a 0.6 ms call"]  # fmt: skip
+    assert fails == [
+        "triton_poi_1: no time (its code ran at warm-up only)",
+        "device busy 0.9 ms of a 0.6 ms call",
+    ]

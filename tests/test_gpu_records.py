@@ -43,8 +43,10 @@ def test_partition_functions_hold_the_launches_in_call_order(fixture):
     assert "def partition_0(args):" in code and "self.partitions[1](" in code
     parsed = K.parse_output_code(code)
     assert [(c.name, c.extern) for c in parsed.calls] == [
-        ("cpp_fused_sin_0", False), ("extern_kernels.mm", True), ("cpp_fused_add_relu_1", False),
-    ]  # fmt: skip
+        ("cpp_fused_sin_0", False),
+        ("extern_kernels.mm", True),
+        ("cpp_fused_add_relu_1", False),
+    ]
     tree, launches = cc.instrument_source(code, parsed.definitions)
     assert [(x.name, x.extern) for x in launches] == [(c.name, c.extern) for c in parsed.calls]
     names = [f.name for f in tree.body if isinstance(f, ast.FunctionDef)]
@@ -84,13 +86,17 @@ def test_launches_in_partitions_are_timed_in_place(monkeypatch):
 
     args = (torch.randn(32, 32), torch.randn(32, 32))
     try:
-        with config.patch(graph_partition=True, fx_graph_cache=False,
-                          **{"triton.cudagraphs": True}), torch.no_grad():  # fmt: skip
+        with (
+            config.patch(graph_partition=True, fx_graph_cache=False, **{"triton.cudagraphs": True}),
+            torch.no_grad(),
+        ):
             compiled = torch.compile(f)
             compiled(*args)
             (graph,) = collector.graphs
             assert [c.name for c in graph.code.calls] == [
-                "cpp_fused_sin_0", "extern_kernels.mm", "cpp_fused_add_relu_1"
+                "cpp_fused_sin_0",
+                "extern_kernels.mm",
+                "cpp_fused_add_relu_1",
             ]
             (module,) = cc.loaded_modules(graph.path or "")
             before = module.partition_0.__code__
@@ -116,8 +122,16 @@ def test_launches_in_partitions_are_timed_in_place(monkeypatch):
 
 
 def _x(cat: str, name: str, ts: float, dur: float, tid: int, **args):  # type: ignore[no-untyped-def]
-    return {"ph": "X", "cat": cat, "name": name, "pid": 4242 if tid < 100 else 0, "tid": tid,
-            "ts": ts, "dur": dur, "args": args}  # fmt: skip
+    return {
+        "ph": "X",
+        "cat": cat,
+        "name": name,
+        "pid": 4242 if tid < 100 else 0,
+        "tid": tid,
+        "ts": ts,
+        "dur": dur,
+        "args": args,
+    }
 
 
 REPLAY_TRACE = {
@@ -125,20 +139,42 @@ REPLAY_TRACE = {
         # Our range around a launch left in call() (not capturable), then a replay.
         _x("user_annotation", "dlcprof:0:1", 99.0, 9.0, 1),
         _x("cuda_runtime", "cudaLaunchKernel", 102.0, 3.0, 1, cbid=211, correlation=501),
-        _x("kernel", "triton_poi_fused_add_relu_1", 110.0, 4.0, 7, device=0, stream=7,
-           correlation=501),
+        _x(
+            "kernel",
+            "triton_poi_fused_add_relu_1",
+            110.0,
+            4.0,
+            7,
+            device=0,
+            stream=7,
+            correlation=501,
+        ),
         _x("cuda_runtime", "cudaGraphLaunch", 120.0, 8.0, 1, cbid=311, correlation=502),
-        _x("kernel", "triton_poi_fused_sin_0", 130.0, 2.0, 7, device=0, stream=7,
-           correlation=502),
-        _x("kernel", "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32", 133.0, 30.0,
-           7, device=0, stream=7, correlation=502),
+        _x("kernel", "triton_poi_fused_sin_0", 130.0, 2.0, 7, device=0, stream=7, correlation=502),
+        _x(
+            "kernel",
+            "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32",
+            133.0,
+            30.0,
+            7,
+            device=0,
+            stream=7,
+            correlation=502,
+        ),
         _x("cuda_runtime", "cudaGraphLaunch", 170.0, 8.0, 1, cbid=311, correlation=503),
-        _x("kernel", "triton_poi_fused_sin_0", 180.0, 2.0, 7, device=0, stream=7,
-           correlation=503),
-        _x("kernel", "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32", 183.0, 30.0,
-           7, device=0, stream=7, correlation=503),
+        _x("kernel", "triton_poi_fused_sin_0", 180.0, 2.0, 7, device=0, stream=7, correlation=503),
+        _x(
+            "kernel",
+            "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32",
+            183.0,
+            30.0,
+            7,
+            device=0,
+            stream=7,
+            correlation=503,
+        ),
     ]
-}  # fmt: skip
+}
 
 
 def test_cuda_graph_replays_are_kept_by_name_and_stated():
@@ -200,17 +236,38 @@ def test_coordinate_descent_tuning_counts_as_autotuning():
     assert fp.stage_of(name) is fp.AUTOTUNE
     events = [
         ev.RunStarted(
-            run_id="r", target="x", workload="x", mode="max-autotune", dynamic="auto",
-            backend="inductor", device="cuda", device_name="x", dtype="float32", size="small",
-            cache="warm", threads=1, iters=3, shapes=[], torch_version="2.11", freezing=False,
+            run_id="r",
+            target="x",
+            workload="x",
+            mode="max-autotune",
+            dynamic="auto",
+            backend="inductor",
+            device="cuda",
+            device_name="x",
+            dtype="float32",
+            size="small",
+            cache="warm",
+            threads=1,
+            iters=3,
+            shapes=[],
+            torch_version="2.11",
+            freezing=False,
         ),
-        ev.PhaseEnded(run_id="r", compile_id="0/0", name="CachingAutotuner.benchmark_all_configs",
-                      thread=1, start_t=0.0, duration_s=0.25),
-        ev.PhaseEnded(run_id="r", compile_id="0/0", name=name, thread=1, start_t=0.3,
-                      duration_s=0.5),
-        ev.PhaseEnded(run_id="r", compile_id="0/0", name=name, thread=1, start_t=0.9,
-                      duration_s=0.5),
-    ]  # fmt: skip
+        ev.PhaseEnded(
+            run_id="r",
+            compile_id="0/0",
+            name="CachingAutotuner.benchmark_all_configs",
+            thread=1,
+            start_t=0.0,
+            duration_s=0.25,
+        ),
+        ev.PhaseEnded(
+            run_id="r", compile_id="0/0", name=name, thread=1, start_t=0.3, duration_s=0.5
+        ),
+        ev.PhaseEnded(
+            run_id="r", compile_id="0/0", name=name, thread=1, start_t=0.9, duration_s=0.5
+        ),
+    ]
     a = fm.autotune(Session.from_events(events).latest_run)
     assert a.runtime_triton_s == pytest.approx(1.25) and a.runtime_kernels == 2
 
@@ -274,8 +331,11 @@ def test_monitor_check_child_times_out_silent_and_never_stalls_on_stderr(tmp_pat
     assert run_child(silent, {}, tmp_path / "a.err", 1.0, lambda pid: None, lines.append) is None
     assert time.monotonic() - t0 < 20
     # 4 MB on stderr (a pipe holds 64 KB) and then a line on stdout.
-    loud = [sys.executable, "-c",
-            "import sys; sys.stderr.write('x' * 4_000_000); sys.stderr.flush(); print('{}')"]
+    loud = [
+        sys.executable,
+        "-c",
+        "import sys; sys.stderr.write('x' * 4_000_000); sys.stderr.flush(); print('{}')",
+    ]
     code = run_child(loud, {}, tmp_path / "b.err", 60.0, lambda pid: None, lines.append)
     assert code == 0 and lines == ["{}\n"]
     assert (tmp_path / "b.err").stat().st_size == 4_000_000

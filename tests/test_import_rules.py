@@ -109,9 +109,11 @@ CONTRACTS = [
     (("tui", "console.py", "tables.py"), ("dlcprof.report",)),
     (("tui",), ("dlcprof.console",)),
     (("report",), ("dlcprof.monitors", "dlcprof.tui", "dlcprof.console")),
-    (("figures", "text.py", "session.py", "events.py", "settings.py"),
-     ("dlcprof.report", "dlcprof.tui", "dlcprof.console", "dlcprof.monitors", "rich", "textual")),
-]  # fmt: skip
+    (
+        ("figures", "text.py", "session.py", "events.py", "settings.py"),
+        ("dlcprof.report", "dlcprof.tui", "dlcprof.console", "dlcprof.monitors", "rich", "textual"),
+    ),
+]
 
 
 @pytest.mark.parametrize(

@@ -163,41 +163,96 @@ def test_a_library_call_takes_its_own_time_of_the_op_it_shares():
 
 def _kernel(name: str, order: int, kind: str = "pointwise") -> ev.KernelGenerated:
     return ev.KernelGenerated(
-        run_id="r", compile_id="0/0", name=name, kind=kind, fused_ops=["aten.sin"],
-        source="", source_lines=[], order=order, graph="inference",
-    )  # fmt: skip
+        run_id="r",
+        compile_id="0/0",
+        name=name,
+        kind=kind,
+        fused_ops=["aten.sin"],
+        source="",
+        source_lines=[],
+        order=order,
+        graph="inference",
+    )
 
 
 def _profiled_session(**profile) -> Session:  # type: ignore[no-untyped-def]
     events: list[ev.Event] = [
         ev.RunStarted(
-            run_id="r", target="t", workload="t", mode="default", dynamic="auto",
-            backend="inductor", device="cpu", device_name="cpu", dtype="float32", size="small",
-            cache="warm", threads=1, iters=20, shapes=[], torch_version="2.13",
+            run_id="r",
+            target="t",
+            workload="t",
+            mode="default",
+            dynamic="auto",
+            backend="inductor",
+            device="cpu",
+            device_name="cpu",
+            dtype="float32",
+            size="small",
+            cache="warm",
+            threads=1,
+            iters=20,
+            shapes=[],
+            torch_version="2.13",
         ),
-        _kernel("cpp_fused_a_0", 0), _kernel("extern_kernels.mm", 1, "extern"),
+        _kernel("cpp_fused_a_0", 0),
+        _kernel("extern_kernels.mm", 1, "extern"),
         _kernel("cpp_fused_b_1", 2),
         ev.BenchmarkMeasured(
-            run_id="r", eager_ms=12.0, compiled_ms=4.0, eager_spread_ms=0.1,
-            compiled_spread_ms=0.1, reps=7, iters=20, warmup=5, compile_s=1.0, threads=1,
-            load_avg=[0.1, 0.1, 0.1], timer="perf_counter",
+            run_id="r",
+            eager_ms=12.0,
+            compiled_ms=4.0,
+            eager_spread_ms=0.1,
+            compiled_spread_ms=0.1,
+            reps=7,
+            iters=20,
+            warmup=5,
+            compile_s=1.0,
+            threads=1,
+            load_avg=[0.1, 0.1, 0.1],
+            timer="perf_counter",
         ),
-    ]  # fmt: skip
+    ]
     kernels = [
-        {"compile_id": "0/0", "graph": "inference", "name": "cpp_fused_a_0", "order": 0,
-         "time_ms": 1.0, "spread_ms": 0.05, "launches": 1, "bytes": 8_000_000, "eager_ms": 3.0,
-         "why": {}},
-        {"compile_id": "0/0", "graph": "inference", "name": "extern_kernels.mm", "order": 1,
-         "time_ms": 2.5, "spread_ms": 0.1, "launches": 1, "bytes": 4_000_000, "eager_ms": None,
-         "why": {"eager_ms": "none of its nodes comes from a user op"}},
-    ]  # fmt: skip
+        {
+            "compile_id": "0/0",
+            "graph": "inference",
+            "name": "cpp_fused_a_0",
+            "order": 0,
+            "time_ms": 1.0,
+            "spread_ms": 0.05,
+            "launches": 1,
+            "bytes": 8_000_000,
+            "eager_ms": 3.0,
+            "why": {},
+        },
+        {
+            "compile_id": "0/0",
+            "graph": "inference",
+            "name": "extern_kernels.mm",
+            "order": 1,
+            "time_ms": 2.5,
+            "spread_ms": 0.1,
+            "launches": 1,
+            "bytes": 4_000_000,
+            "eager_ms": None,
+            "why": {"eager_ms": "none of its nodes comes from a user op"},
+        },
+    ]
     events.append(
         ev.KernelsProfiled(
-            run_id="r", method=P.CPU_METHOD, calls=70, wall_s=1.5, kernels=kernels,
-            compiled_ms=4.2, call_ms=4.3, eager_ms=12.5, eager_nodes_ms=11.0, copy_gbps=10.0,
+            run_id="r",
+            method=P.CPU_METHOD,
+            calls=70,
+            wall_s=1.5,
+            kernels=kernels,
+            compiled_ms=4.2,
+            call_ms=4.3,
+            eager_ms=12.5,
+            eager_nodes_ms=11.0,
+            copy_gbps=10.0,
             **profile,
         )
-    )  # fmt: skip
+    )
     return Session.from_events(events)
 
 
@@ -216,15 +271,23 @@ def test_figures_join_times_to_kernels_and_word_every_gap():
     assert sum(x.share for x in t.values() if x.share) == pytest.approx(s.coverage)
     assert s.eager_coverage == pytest.approx(11.0 / 12.5)
     assert [k.name for k in fk.by_time(run.kernels, t)] == [
-        "extern_kernels.mm", "cpp_fused_a_0", "cpp_fused_b_1",
-    ]  # fmt: skip
+        "extern_kernels.mm",
+        "cpp_fused_a_0",
+        "cpp_fused_b_1",
+    ]
     notes = text.Footnotes()
     cells = fk.timing_cells(b, notes)
     assert cells.time == "n/a¹" and cells.gain == "n/a¹"
     assert notes.lines() == ["¹ n/a: compiled after the profiling stage"]
     assert fk.timing_cells(a, notes).values() == (
-        "1.00 ms", "24%", "3.00 ms", "3.00x", "8 MB", "8 GB/s", "80%",
-    )  # fmt: skip
+        "1.00 ms",
+        "24%",
+        "3.00 ms",
+        "3.00x",
+        "8 MB",
+        "8 GB/s",
+        "80%",
+    )
     lines = fk.summary_lines(run)
     assert lines[0].startswith("kernels 3.50 ms = 83% of the compiled call (4.20 ms")
     assert lines[1].startswith("eager ops one by one 11.0 ms = 88% of the eager call")
@@ -256,8 +319,16 @@ def test_no_profile_says_why_in_every_figure():
 
 
 def _x(cat: str, name: str, ts: float, dur: float, tid: int, **args) -> dict:  # type: ignore[no-untyped-def]
-    return {"ph": "X", "cat": cat, "name": name, "pid": 4242 if tid < 100 else 0, "tid": tid,
-            "ts": ts, "dur": dur, "args": args}  # fmt: skip
+    return {
+        "ph": "X",
+        "cat": cat,
+        "name": name,
+        "pid": 4242 if tid < 100 else 0,
+        "tid": tid,
+        "ts": ts,
+        "dur": dur,
+        "args": args,
+    }
 
 
 CONSTRUCTED_TRACE = {
@@ -266,12 +337,32 @@ CONSTRUCTED_TRACE = {
         _x("cpu_op", "aten::mm", 100.0, 6.0, 1, **{"External id": 7}),
         _x("user_annotation", "dlcprof:0:0", 99.0, 9.0, 1, **{"External id": 6}),
         _x("cuda_runtime", "cudaLaunchKernel", 102.0, 3.0, 1, cbid=211, correlation=501),
-        _x("kernel", "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32", 110.0, 40.0,
-           7, device=0, stream=7, correlation=501, grid=[8, 1, 1], block=[128, 1, 1]),
+        _x(
+            "kernel",
+            "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32",
+            110.0,
+            40.0,
+            7,
+            device=0,
+            stream=7,
+            correlation=501,
+            grid=[8, 1, 1],
+            block=[128, 1, 1],
+        ),
         _x("user_annotation", "dlcprof:0:1", 120.0, 5.0, 1, **{"External id": 8}),
         _x("cuda_driver", "cuLaunchKernel", 121.0, 2.0, 1, cbid=307, correlation=502),
-        _x("kernel", "triton_poi_fused_add_relu_1", 151.0, 4.5, 7, device=0, stream=7,
-           correlation=502, grid=[64, 1, 1], block=[128, 1, 1]),
+        _x(
+            "kernel",
+            "triton_poi_fused_add_relu_1",
+            151.0,
+            4.5,
+            7,
+            device=0,
+            stream=7,
+            correlation=502,
+            grid=[64, 1, 1],
+            block=[128, 1, 1],
+        ),
         _x("gpu_user_annotation", "dlcprof:0:1", 151.0, 4.5, 7),  # device-side copy: not counted
         # Launched outside every range (an allocator memset, say).
         _x("cuda_runtime", "cudaMemsetAsync", 130.0, 1.0, 1, cbid=51, correlation=503),
@@ -279,7 +370,7 @@ CONSTRUCTED_TRACE = {
         {"ph": "s", "id": 501, "pid": 4242, "tid": 1, "ts": 102.0, "cat": "ac2g", "name": "ac2g"},
         {"name": "Record Window End", "ph": "i", "s": "g", "pid": "", "tid": "", "ts": 200.0},
     ],
-}  # fmt: skip
+}
 
 
 def test_device_time_goes_to_the_range_around_each_launch():
@@ -297,8 +388,10 @@ GPU_FIXTURES = Path(__file__).parent / "fixtures" / "gpu"
 RECORDED_GPU = sorted(p for p in GPU_FIXTURES.glob("*") if (p / "trace.json").exists())
 
 
-@pytest.mark.skipif(not RECORDED_GPU, reason="no GPU trace recorded yet "
-                    "(scripts/record_gpu_kernel_trace.py on a GPU box)")  # fmt: skip
+@pytest.mark.skipif(
+    not RECORDED_GPU,
+    reason="no GPU trace recorded yet (scripts/record_gpu_kernel_trace.py on a GPU box)",
+)
 @pytest.mark.parametrize("where", RECORDED_GPU, ids=lambda p: p.name)
 def test_a_recorded_gpu_trace_times_every_launch(where):
     from dlcprof.worker.gpu_trace import device_times
@@ -347,8 +440,9 @@ def test_every_generated_kernel_has_a_time_and_no_time_is_invented(profiled_bloc
     assert prof.wall_s > 0 and prof.calls > 0
     kernels = r.of(ev.KernelGenerated)
     keys = {fk.kernel_key(k) for k in kernels}
-    profiled = {fk.key_of(d["compile_id"], d["graph"], d["name"], d["order"]): d
-                for d in prof.kernels}  # fmt: skip
+    profiled = {
+        fk.key_of(d["compile_id"], d["graph"], d["name"], d["order"]): d for d in prof.kernels
+    }
     assert set(profiled) == keys  # nothing attributed to a kernel that does not exist
     # Every kernel in the output code (generated and extern) was timed.
     for key, d in profiled.items():
@@ -370,7 +464,6 @@ def test_every_generated_kernel_has_a_time_and_no_time_is_invented(profiled_bloc
     assert sum(x for x in shares if x) == pytest.approx(s.coverage)
     # Kernels cannot take longer than the call that runs them (noise aside).
     assert 0.2 < s.coverage < 1.5, s
-
 
 
 @pytest.mark.slow

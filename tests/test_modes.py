@@ -37,10 +37,23 @@ def flat(s: str) -> str:
 def test_mode_all_headless_runs_four_workers_into_one_table(tmp_path):
     out = tmp_path / "modes.json"
     p = subprocess.run(
-        [sys.executable, "-m", "dlcprof.cli", "run", "gelu-mlp", "--mode", "all", *SMALL,
-         "--json", str(out)],
-        capture_output=True, text=True, timeout=900, env={**os.environ, "COLUMNS": "200"},
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "dlcprof.cli",
+            "run",
+            "gelu-mlp",
+            "--mode",
+            "all",
+            *SMALL,
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     stdout = flat(p.stdout)
     assert "Modes side by side, gelu-mlp" in stdout
@@ -82,12 +95,14 @@ async def test_tui_key_a_runs_every_mode_and_max_autotune_tunes_with_freezing():
     async with app.run_test(size=(160, 60)) as pilot:
         await wait_for(pilot, lambda: app.runs.standby_ready, timeout=120)
         await pilot.press("f", "a")  # freezing on, then every mode
-        await wait_for(pilot, lambda: len(app.session.runs) == 4 and not app.runs.busy,
-                       timeout=1200)  # fmt: skip
+        await wait_for(
+            pilot, lambda: len(app.session.runs) == 4 and not app.runs.busy, timeout=1200
+        )
         runs = list(app.session.runs.values())
         assert [r.settings.mode for r in runs] == list(MODES)
         assert all(r.status == "ok" and r.settings.freezing for r in runs), [
-            (r.status, r.errors) for r in runs]  # fmt: skip
+            (r.status, r.errors) for r in runs
+        ]
         assert app.query_one("#tabs").active == "tab-modes"
         app.select_run(runs[2].run_id)
         await pilot.pause(0.3)
@@ -117,5 +132,6 @@ async def test_tui_key_a_runs_every_mode_and_max_autotune_tunes_with_freezing():
     assert "Modes side by side, gelu-mlp" in shown
     assert a.line in shown and "fastest" in shown
     assert fm.cudagraphs(runs[2]).line in shown
-    assert fm.with_autotune(fm.mode_table(app.session, runs[2]).rows[2].compile_s,
-                              a.seconds) in shown  # fmt: skip
+    assert (
+        fm.with_autotune(fm.mode_table(app.session, runs[2]).rows[2].compile_s, a.seconds) in shown
+    )

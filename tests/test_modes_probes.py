@@ -56,16 +56,28 @@ def test_each_op_gets_the_seconds_torch_timed_on_its_thread():
     phase(d, "packed_linear_template_precompiling", 100.0, 0.002, thread=1)
     phase(d, "packed_linear_template_autotuning", 100.01, 3.79, thread=1)
     phase(d, "mm_template_autotuning", 100.5, 9.0, thread=2)
-    collector.autotuned("packed_linear", ["4x256", "1024x256"], ["float32"] * 2,
-                        [("_mkl_linear", 0.0693, ""), ("cpp_CppMicroGemmFP32Vec_0", 0.0147, ""),
-                         ("broken", float("inf"), "")], thread=1)  # fmt: skip
+    collector.autotuned(
+        "packed_linear",
+        ["4x256", "1024x256"],
+        ["float32"] * 2,
+        [
+            ("_mkl_linear", 0.0693, ""),
+            ("cpp_CppMicroGemmFP32Vec_0", 0.0147, ""),
+            ("broken", float("inf"), ""),
+        ],
+        thread=1,
+    )
     phase(d, "packed_linear_template_precompiling", 104.0, 0.001, thread=1)
-    collector.autotuned("packed_linear", ["4x1024"], ["float32"],
-                        [("_mkl_linear", 0.05, "")], thread=1)  # fmt: skip
+    collector.autotuned(
+        "packed_linear", ["4x1024"], ["float32"], [("_mkl_linear", 0.05, "")], thread=1
+    )
     assert registered == [True]  # the saver registers at the first autotune phase, once
     first, second = of(sink.events, ev.OpAutotuned)
-    assert [c["name"] for c in first.choices] == ["cpp_CppMicroGemmFP32Vec_0", "_mkl_linear",
-                                                  "broken"]  # fmt: skip
+    assert [c["name"] for c in first.choices] == [
+        "cpp_CppMicroGemmFP32Vec_0",
+        "_mkl_linear",
+        "broken",
+    ]
     assert first.choices[-1]["ms"] is None  # a failed choice keeps no time
     assert first.precompile_s == pytest.approx(0.002, abs=1e-6)
     assert first.benchmark_s == pytest.approx(3.79, abs=1e-6)
@@ -192,7 +204,10 @@ def test_cudagraph_hooks_match_torchs_classes():
     assert params == ["self", "example_inputs", "constants", "graph_kwargs"]
     mgr = trees.CUDAGraphTreeManager
     assert list(inspect.signature(mgr.record_function).parameters) == [
-        "self", "new_inputs", "function_id"]  # fmt: skip
+        "self",
+        "new_inputs",
+        "function_id",
+    ]
     assert list(inspect.signature(mgr.execute_node).parameters) == ["self", "node", "new_inputs"]
     assert isinstance(utils.cudagraphs_log, logging.Logger)
     # Wrapping the real class and restoring it leaves torch as it was.
@@ -262,8 +277,10 @@ def test_skip_count_reads_torchs_counter():
 def test_tally_is_thread_safe():
     tally = C.CudagraphTally()
     tally.recorded("raw", "0/0", 0)
-    threads = [threading.Thread(target=lambda: [tally.replayed("raw") for _ in range(1000)])
-               for _ in range(4)]  # fmt: skip
+    threads = [
+        threading.Thread(target=lambda: [tally.replayed("raw") for _ in range(1000)])
+        for _ in range(4)
+    ]
     for t in threads:
         t.start()
     for t in threads:

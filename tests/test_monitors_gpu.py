@@ -129,17 +129,30 @@ def test_the_observer_line_says_nvml_sampled_the_timed_windows() -> None:
     from dlcprof.session import Session
 
     def run(nvml_ok: bool):  # type: ignore[no-untyped-def]
-        return Session.from_events([
-            ev.RunStarted(
-                run_id="r", target="t", workload="t", mode="default", dynamic="auto",
-                backend="inductor", device="cuda", device_name="NVIDIA H200", dtype="float32",
-                size="default", cache="warm", threads=15, iters=1000, shapes=[],
-                torch_version="2.11.0+cu130",
-            ),
-            MonitorStatus("nvml", nvml_ok, "NVIDIA H200", "r", how="4 Hz"),
-            MonitorStatus("py-spy", True, "py-spy sampling", "r", how="25 Hz"),
-            ev.TimingEnded(run_id="r", what="benchmark", start_t=0.0, quiet=True),
-        ]).runs["r"]  # fmt: skip
+        return Session.from_events(
+            [
+                ev.RunStarted(
+                    run_id="r",
+                    target="t",
+                    workload="t",
+                    mode="default",
+                    dynamic="auto",
+                    backend="inductor",
+                    device="cuda",
+                    device_name="NVIDIA H200",
+                    dtype="float32",
+                    size="default",
+                    cache="warm",
+                    threads=15,
+                    iters=1000,
+                    shapes=[],
+                    torch_version="2.11.0+cu130",
+                ),
+                MonitorStatus("nvml", nvml_ok, "NVIDIA H200", "r", how="4 Hz"),
+                MonitorStatus("py-spy", True, "py-spy sampling", "r", how="25 Hz"),
+                ev.TimingEnded(run_id="r", what="benchmark", start_t=0.0, quiet=True),
+            ]
+        ).runs["r"]
 
     assert fo.line(run(True)).endswith(
         "the monitors were paused while the benchmark was timed, except that " + fo.NVML_KEPT

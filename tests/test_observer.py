@@ -106,7 +106,6 @@ def test_a_real_run_pauses_every_monitor_while_it_times(tmp_path) -> None:
     assert line in out.file.getvalue()
 
 
-
 @pytest.mark.parametrize(
     ("fixture", "says"),
     [

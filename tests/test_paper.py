@@ -119,9 +119,7 @@ def test_each_workload_is_judged_from_the_kernels_it_compiled():
     ops = sum(c.record.graph_op_count for c in tiny.compiles.values())
     per_op = tiny.benchmark.eager_ms * 1e3 / ops
     assert per_op < fpa.OVERHEAD_US_PER_OP
-    assert kinds["tiny-ops"].evidence == fpa.overhead_evidence(
-        ops, per_op, fpa.OVERHEAD_US_PER_OP
-    )
+    assert kinds["tiny-ops"].evidence == fpa.overhead_evidence(ops, per_op, fpa.OVERHEAD_US_PER_OP)
     chain = next(w for w in f.workloads if w.name == "pointwise-chain").run
     (compiled,) = chain.compiles.values()
     assert len(chain.kernels) == 1 and kinds["pointwise-chain"].evidence == (
@@ -140,18 +138,29 @@ def test_per_kernel_times_decide_where_a_run_has_them():
     timed = []
     for k in gelu.kernels:
         library = k.kind == "extern"
-        timed.append({"compile_id": k.compile_id, "graph": k.graph, "name": k.name,
-                      "order": k.order, "time_ms": 1.0 if library else 6.0,
-                      "eager_ms": None if library else 18.0})  # fmt: skip
-    session.apply(ev.KernelsProfiled(run_id=gelu.run_id, method="stand-in", calls=1, wall_s=0.0,
-                                     kernels=timed))  # fmt: skip
+        timed.append(
+            {
+                "compile_id": k.compile_id,
+                "graph": k.graph,
+                "name": k.name,
+                "order": k.order,
+                "time_ms": 1.0 if library else 6.0,
+                "eager_ms": None if library else 18.0,
+            }
+        )
+    session.apply(
+        ev.KernelsProfiled(
+            run_id=gelu.run_id, method="stand-in", calls=1, wall_s=0.0, kernels=timed
+        )
+    )
     times = fpa.kernel_times(gelu)
     assert times is not None and times.library_share == pytest.approx(2 / 8)
     assert times.fusion_gain == pytest.approx(3.0)
     c = fpa.character(gelu)
     assert c is not None and c.kind == fpa.FUSION_FRIENDLY
-    cells = dict(zip(fpa.WORKLOAD_COLUMNS, fpa.workload_rows(fpa.findings(session))[1],
-                     strict=True))  # fmt: skip
+    cells = dict(
+        zip(fpa.WORKLOAD_COLUMNS, fpa.workload_rows(fpa.findings(session))[1], strict=True)
+    )
     assert cells["fusion gain"] == "3.00x"
     # Without times, the count decides and the gain says why it is n/a.
     assert cells["graph"] == fpa.FUSION_FRIENDLY
@@ -165,13 +174,26 @@ def test_a_fusion_gain_that_cannot_be_known_says_why():
     session = Session.from_events(paper_events())
     gelu = next(w for w in fpa.findings(session).workloads if w.name == "gelu-mlp").run
     why = "the backward's ops are not replayed eagerly"
-    timed = [{"compile_id": k.compile_id, "graph": k.graph, "name": k.name, "order": k.order,
-              "time_ms": 1.0, "eager_ms": None, "why": {"eager_ms": why}}
-             for k in gelu.kernels]  # fmt: skip
-    session.apply(ev.KernelsProfiled(run_id=gelu.run_id, method="stand-in", calls=1, wall_s=0.0,
-                                     kernels=timed))  # fmt: skip
-    cells = dict(zip(fpa.WORKLOAD_COLUMNS, fpa.workload_rows(fpa.findings(session))[1],
-                     strict=True))  # fmt: skip
+    timed = [
+        {
+            "compile_id": k.compile_id,
+            "graph": k.graph,
+            "name": k.name,
+            "order": k.order,
+            "time_ms": 1.0,
+            "eager_ms": None,
+            "why": {"eager_ms": why},
+        }
+        for k in gelu.kernels
+    ]
+    session.apply(
+        ev.KernelsProfiled(
+            run_id=gelu.run_id, method="stand-in", calls=1, wall_s=0.0, kernels=timed
+        )
+    )
+    cells = dict(
+        zip(fpa.WORKLOAD_COLUMNS, fpa.workload_rows(fpa.findings(session))[1], strict=True)
+    )
     assert cells["fusion gain"] == text.na(why)
     assert fpa.KernelTimes(1.0, 0.0, None).gain_why == fpa.NO_FUSED_KERNEL
 
@@ -181,9 +203,13 @@ def test_the_findings_table_puts_the_paper_beside_the_runs_figures():
     f = fpa.findings(session)
     rows = fpa.summary_rows(f)
     assert [r[1] for r in rows] == [
-        fpa.PAPER_BEST, fpa.PAPER_LITTLE, fpa.PAPER_BREAK_EVEN, fpa.PAPER_BREAK_EVEN,
-        fpa.PAPER_TRANSITIONS, fpa.PAPER_STEADY,
-    ]  # fmt: skip
+        fpa.PAPER_BEST,
+        fpa.PAPER_LITTLE,
+        fpa.PAPER_BREAK_EVEN,
+        fpa.PAPER_BREAK_EVEN,
+        fpa.PAPER_TRANSITIONS,
+        fpa.PAPER_STEADY,
+    ]
     assert "8.21x" in rows[0][1] and "thousands" in rows[2][1] and "−70%" in rows[4][1]
 
     # Finding 1: the best is the largest measurable speedup, both allocator figures stated.
@@ -205,9 +231,7 @@ def test_the_findings_table_puts_the_paper_beside_the_runs_figures():
         for m in a.default.modes or (a.default,):
             values.append(m.compile_s / ((m.eager_ms - m.compiled_ms) / 1e3))
     warm = row(f, fpa.FINDING_BREAK_EVEN)
-    assert warm == fpa.break_even_span(
-        min(values), statistics.median(values), max(values), 0, 3
-    )
+    assert warm == fpa.break_even_span(min(values), statistics.median(values), max(values), 0, 3)
     # The fresh compile's seconds over the warm run's saving per call.
     chain = next(w for w in f.workloads if w.name == "pointwise-chain")
     fresh_b, warm_b = chain.fresh_run.benchmark, chain.run.benchmark
@@ -230,19 +254,32 @@ def test_rows_read_n_a_with_the_reason_until_their_runs_ran():
     # Only the first benchmark ran so far, and a second run is live.
     events = paper_events(BENCHMARKS[:1])
     live = ev.RunStarted(
-        run_id="live1", target="gelu-mlp", workload="gelu-mlp", mode="default",
-        dynamic="auto", backend="inductor", device="cpu", device_name="cpu", dtype="float32",
-        size="default", cache="warm", threads=1, iters=20, shapes=[], torch_version="2.13",
+        run_id="live1",
+        target="gelu-mlp",
+        workload="gelu-mlp",
+        mode="default",
+        dynamic="auto",
+        backend="inductor",
+        device="cpu",
+        device_name="cpu",
+        dtype="float32",
+        size="default",
+        cache="warm",
+        threads=1,
+        iters=20,
+        shapes=[],
+        torch_version="2.13",
         t=events[-1].t + 1,
-    )  # fmt: skip
+    )
     f = findings([*events, live])
     cells = {w.name: w for w in f.workloads}
     assert cells["gelu-mlp"].why == "running"
     assert cells["tiny-ops"].why == "waiting its turn"
     assert row(f, fpa.FINDING_TRANSITIONS) == text.na("waiting its turn")
     # The live run was cancelled: what never ran says so.
-    exited = ev.WorkerExited(returncode=-15, signal="SIGTERM", message="cancelled",
-                             cancelled=True, t=live.t + 1)  # fmt: skip
+    exited = ev.WorkerExited(
+        returncode=-15, signal="SIGTERM", message="cancelled", cancelled=True, t=live.t + 1
+    )
     f = findings([*events, live, exited])
     cells = {w.name: w for w in f.workloads}
     assert cells["gelu-mlp"].why == "cancelled"
@@ -253,8 +290,11 @@ def test_rows_read_n_a_with_the_reason_until_their_runs_ran():
 def test_a_sweep_that_failed_says_so_and_the_rest_stand():
     events = paper_events(BENCHMARKS + FRESH + SWEEPS)
     # The static sweep's worker failed before its SweepFinished.
-    static = next(e.run_id for e in events if isinstance(e, ev.RunStarted) and e.sweep
-                  and e.dynamic == "false")  # fmt: skip
+    static = next(
+        e.run_id
+        for e in events
+        if isinstance(e, ev.RunStarted) and e.sweep and e.dynamic == "false"
+    )
     cut = []
     for e in events:
         if getattr(e, "run_id", None) == static and isinstance(e, ev.SweepFinished):
@@ -309,11 +349,27 @@ def test_dlcprof_paper_quick_end_to_end(tmp_path):
     """Two tiny workloads and a three-size sweep, run by the command itself."""
     out = tmp_path / "rep"
     proc = subprocess.run(
-        [sys.executable, "-m", "dlcprof.cli", "paper", "--quick", "--device", "cpu",
-         "--size", "small", "--workloads", "pointwise-epilogue,tiny-ops", "--report", str(out)],
-        cwd=REPO, capture_output=True, text=True, timeout=900,
+        [
+            sys.executable,
+            "-m",
+            "dlcprof.cli",
+            "paper",
+            "--quick",
+            "--device",
+            "cpu",
+            "--size",
+            "small",
+            "--workloads",
+            "pointwise-epilogue,tiny-ops",
+            "--report",
+            str(out),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
         env={**os.environ, "COLUMNS": "400"},
-    )  # fmt: skip
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     lines = proc.stdout.splitlines()
     # Progress lines as the five runs start and finish, then the table.

@@ -59,7 +59,8 @@ def views(session: Session, run: Run) -> dict[str, str]:
     view = View(session, run, now=None, replay=True)
     tables = [modes_table(t) for t in fm.mode_tables(session)]  # `dlcprof run --mode all`
     return {
-        "tui": _plain(BenchmarkReport(view)) + _plain(RecompileReport(view))
+        "tui": _plain(BenchmarkReport(view))
+        + _plain(RecompileReport(view))
         + _plain(ModesReport(view)),
         "console": _plain(run_summary(run, session)) + "".join(_plain(t) for t in tables),
         "markdown": render_markdown(build_model(session)),
@@ -120,14 +121,17 @@ def _sensitive(events: list[ev.Event]) -> list[ev.Event]:
     for e in events:
         if isinstance(e, ev.SteadyAllocatorMeasured):
             e = dataclasses.replace(
-                e, eager_ms=e.eager_ms / 2.8, eager_spread_ms=e.eager_spread_ms / 10,
+                e,
+                eager_ms=e.eager_ms / 2.8,
+                eager_spread_ms=e.eager_spread_ms / 10,
                 compiled_spread_ms=e.compiled_spread_ms / 10,
-            )  # fmt: skip
+            )
         if isinstance(e, ev.BenchmarkMeasured):
             e = dataclasses.replace(
-                e, eager_spread_ms=e.eager_spread_ms / 10,
+                e,
+                eager_spread_ms=e.eager_spread_ms / 10,
                 compiled_spread_ms=e.compiled_spread_ms / 10,
-            )  # fmt: skip
+            )
         out.append(e)
     return out
 
@@ -155,12 +159,19 @@ def _sampled(events: list[ev.Event]) -> list[ev.Event]:
         if isinstance(e, ev.RunFinished) and start is not None:
             n = int((e.t - start) / 0.1)
             out[-1:-1] = [
-                ev.DeviceSampled(t=start + i * 0.1, source="cpu", run_id=e.run_id, values={
-                    "worker_cpu_pct": 50.0 + i % 50, "children_cpu_pct": 0.0,
-                    "cxx_compilers": float(i % 3), "worker_rss_mb": 11000.0 - 2000 * (i % 2),
-                })
+                ev.DeviceSampled(
+                    t=start + i * 0.1,
+                    source="cpu",
+                    run_id=e.run_id,
+                    values={
+                        "worker_cpu_pct": 50.0 + i % 50,
+                        "children_cpu_pct": 0.0,
+                        "cxx_compilers": float(i % 3),
+                        "worker_rss_mb": 11000.0 - 2000 * (i % 2),
+                    },
+                )
                 for i in range(n + 1)
-            ]  # fmt: skip
+            ]
     return out
 
 
@@ -237,8 +248,7 @@ def kernel_bytes(run: Run) -> list[str]:
     """Each kernel's bytes, in the views that have the column (the TUI's table
     shows GB/s, its bytes are in the kernel's sentence on Enter)."""
     timings = fk.kernel_timings(run)
-    return [fk.timing_cells(timings[fk.kernel_key(k)], text.Footnotes()).bytes
-            for k in run.kernels]  # fmt: skip
+    return [fk.timing_cells(timings[fk.kernel_key(k)], text.Footnotes()).bytes for k in run.kernels]
 
 
 @pytest.mark.parametrize("name", ["pointwise_chain", "graph_breaks"])
@@ -311,12 +321,20 @@ def test_the_live_log_and_the_log_pane_word_each_event_alike():
     rid = session.latest_run.run_id
     worded = [e for e in events if isinstance(e, (ev.RunStarted, ev.RecompileTriggered))]
     worded += [
-        ev.RecompileLimitHit(t=0.0, run_id=rid, function="forward", limit=8,
-                             message="forward (model.py:12) hit recompile_limit (8)"),
+        ev.RecompileLimitHit(
+            t=0.0,
+            run_id=rid,
+            function="forward",
+            limit=8,
+            message="forward (model.py:12) hit recompile_limit (8)",
+        ),
         ev.EagerCallsCounted(t=0.0, run_id=rid, calls=3),
-    ]  # fmt: skip
+    ]
     assert {type(e) for e in worded} == {
-        ev.RunStarted, ev.RecompileTriggered, ev.RecompileLimitHit, ev.EagerCallsCounted
+        ev.RunStarted,
+        ev.RecompileTriggered,
+        ev.RecompileLimitHit,
+        ev.EagerCallsCounted,
     }
     for e in worded:
         words = event_line(e)

@@ -12,33 +12,69 @@ from dlcprof.session import Session
 
 def _compile(cid: str, start: float, wall: float) -> ev.CompileFinished:
     return ev.CompileFinished(
-        run_id="pid7", compile_id=cid, wall_s=wall, start_t=start, is_backward=False,
-        recompile_reason=None, fail_type=None, fail_reason=None, graph_op_count=3,
-        guard_count=2, cache="miss", metrics={}, t=start + wall,
-    )  # fmt: skip
+        run_id="pid7",
+        compile_id=cid,
+        wall_s=wall,
+        start_t=start,
+        is_backward=False,
+        recompile_reason=None,
+        fail_type=None,
+        fail_reason=None,
+        graph_op_count=3,
+        guard_count=2,
+        cache="miss",
+        metrics={},
+        t=start + wall,
+    )
 
 
 def session(exit_code: int | None = 0, eager_wall: float | None = None) -> Session:
     events: list[ev.Event] = [
         ev.ProgramStarted(argv=["python", "train.py"], cwd="/", pid=7, t=1000.0),
-        ev.ProcessAttached(run_id="pid7", pid=7, ppid=1, argv=["train.py"], host="h",
-                           started_t=999.0, torch_version="2.13", python_version="3.11",
-                           rank=1, t=1001.0),  # fmt: skip
+        ev.ProcessAttached(
+            run_id="pid7",
+            pid=7,
+            ppid=1,
+            argv=["train.py"],
+            host="h",
+            started_t=999.0,
+            torch_version="2.13",
+            python_version="3.11",
+            rank=1,
+            t=1001.0,
+        ),
         _compile("0/0", 1002.0, 30.0),
         # The first compiled call ran after the first compile only.
-        ev.GraphCallsTimed(run_id="pid7", graphs={
-            "0/0": {"calls": 1200, "inside_s": 2.4, "first_t": 1032.5, "first_s": 0.01},
-        }, t=1100.0),  # fmt: skip
+        ev.GraphCallsTimed(
+            run_id="pid7",
+            graphs={
+                "0/0": {"calls": 1200, "inside_s": 2.4, "first_t": 1032.5, "first_s": 0.01},
+            },
+            t=1100.0,
+        ),
         _compile("0/1", 1100.0, 10.0),
     ]
     if exit_code is not None:
-        events.append(ev.ProgramExited(returncode=exit_code, signal=None, wall_s=200.0,
-                                       message="the program exited", t=1200.0))  # fmt: skip
+        events.append(
+            ev.ProgramExited(
+                returncode=exit_code,
+                signal=None,
+                wall_s=200.0,
+                message="the program exited",
+                t=1200.0,
+            )
+        )
     if eager_wall is not None:
         events += [
             ev.ProgramStarted(argv=["python", "train.py"], cwd="/", pid=8, eager=True, t=1300.0),
-            ev.ProgramExited(returncode=0, signal=None, wall_s=eager_wall, message="done",
-                             eager=True, t=1300.0 + eager_wall),  # fmt: skip
+            ev.ProgramExited(
+                returncode=0,
+                signal=None,
+                wall_s=eager_wall,
+                message="done",
+                eager=True,
+                t=1300.0 + eager_wall,
+            ),
         ]
     return Session.from_events(events)
 
@@ -57,8 +93,10 @@ def test_timeline_share_and_first_wait():
 def test_graph_life_amortizes_the_compile_over_calls():
     (life,) = fprog.graph_lives(session().runs["pid7"])
     assert life.per_call_s == 0.002 and life.amortized_s == 0.025
-    assert life.line == ("[0/0] 1,200 calls, 2 ms per call inside the compiled code; compile "
-                         "30.00 s amortized over 1,200 calls: 25 ms each")  # fmt: skip
+    assert life.line == (
+        "[0/0] 1,200 calls, 2 ms per call inside the compiled code; compile "
+        "30.00 s amortized over 1,200 calls: 25 ms each"
+    )
 
 
 def test_live_program_without_a_clock_says_so():

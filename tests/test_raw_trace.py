@@ -39,7 +39,8 @@ def records(path: Path) -> list[str]:
 @pytest.mark.slow
 def test_the_raw_trace_is_what_torch_trace_writes(tmp_path):
     workload = tmp_path / "breaky.py"
-    workload.write_text(textwrap.dedent('''
+    workload.write_text(
+        textwrap.dedent("""
         import torch
 
         def f(x):
@@ -50,7 +51,8 @@ def test_the_raw_trace_is_what_torch_trace_writes(tmp_path):
 
         def build(device, dtype):
             return f, (torch.randn(64, device=device, dtype=dtype),)
-    ''').lstrip())
+    """).lstrip()
+    )
     torch_dir = tmp_path / "torch_trace"
     r = run_worker(
         RunSettings(target=str(workload), size="small", iters=3, reps=3),
@@ -81,8 +83,10 @@ def test_the_raw_trace_is_what_torch_trace_writes(tmp_path):
     out = tmp_path / "tl_out"
     done = subprocess.run(
         [tlparse, str(folder / TRACE_NAME), "-o", str(out), "--no-browser", "--strict"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     index = (out / "index.html").read_text()
     assert "0/0" in index and "1/0" in index  # both compiles, as dlcprof shows them

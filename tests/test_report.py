@@ -355,29 +355,53 @@ def _first(events: list[dict], kind: str) -> dict:
 @pytest.mark.parametrize(
     "change, expected",
     [
-        (lambda es: _first(es, "PhaseEnded").update(duration_s="abc"),
-         "bad PhaseEnded event: duration_s is 'abc', not float"),
-        (lambda es: _first(es, "PhaseEnded").update(start_t=1e308),
-         "bad PhaseEnded event: start_t is 1e+308, out of range"),
-        (lambda es: _first(es, "BenchmarkMeasured").update(eager_ms=float("nan")),
-         "bad BenchmarkMeasured event: eager_ms is nan, out of range"),
-        (lambda es: _first(es, "RunStarted").update(threads=10**4000),
-         "bad RunStarted event: threads is an int, out of range"),
-        (lambda es: _first(es, "RunStarted").update(shapes={"a": 1}),
-         "bad RunStarted event: shapes is a dict, not list[int]"),
-        (lambda es: _first(es, "DeviceSampled").update(values=[1, 2]),
-         "bad DeviceSampled event: values is a list"),
-        (lambda es: _first(es, "KernelGenerated").update(fused_ops=[None]),
-         "bad KernelGenerated event: fused_ops is a list"),
-        (lambda es: _first(es, "RunFinished").pop("status"),
-         "bad RunFinished event: no status"),
+        (
+            lambda es: _first(es, "PhaseEnded").update(duration_s="abc"),
+            "bad PhaseEnded event: duration_s is 'abc', not float",
+        ),
+        (
+            lambda es: _first(es, "PhaseEnded").update(start_t=1e308),
+            "bad PhaseEnded event: start_t is 1e+308, out of range",
+        ),
+        (
+            lambda es: _first(es, "BenchmarkMeasured").update(eager_ms=float("nan")),
+            "bad BenchmarkMeasured event: eager_ms is nan, out of range",
+        ),
+        (
+            lambda es: _first(es, "RunStarted").update(threads=10**4000),
+            "bad RunStarted event: threads is an int, out of range",
+        ),
+        (
+            lambda es: _first(es, "RunStarted").update(shapes={"a": 1}),
+            "bad RunStarted event: shapes is a dict, not list[int]",
+        ),
+        (
+            lambda es: _first(es, "DeviceSampled").update(values=[1, 2]),
+            "bad DeviceSampled event: values is a list",
+        ),
+        (
+            lambda es: _first(es, "KernelGenerated").update(fused_ops=[None]),
+            "bad KernelGenerated event: fused_ops is a list",
+        ),
+        (lambda es: _first(es, "RunFinished").pop("status"), "bad RunFinished event: no status"),
         # Well-typed values that make no sense: the figures fail, at load, not later.
-        (lambda es: _first(es, "HotFramesSampled")["rows"].append({"own": "lots"}),
-         "its events do not fit together"),
+        (
+            lambda es: _first(es, "HotFramesSampled")["rows"].append({"own": "lots"}),
+            "its events do not fit together",
+        ),
     ],
-    ids=["wrong-type", "huge-timestamp", "nan", "huge-int", "dict-for-list", "list-for-dict",
-         "null-in-list", "missing-field", "nonsense-rows"],
-)  # fmt: skip
+    ids=[
+        "wrong-type",
+        "huge-timestamp",
+        "nan",
+        "huge-int",
+        "dict-for-list",
+        "list-for-dict",
+        "null-in-list",
+        "missing-field",
+        "nonsense-rows",
+    ],
+)
 def test_hostile_values_are_one_line(tmp_path: Path, change, expected: str) -> None:
     p = _hostile(tmp_path, change)
     with pytest.raises(ReportError) as e:

@@ -84,6 +84,10 @@ def test_kernels_table_stays_inside_its_card_at_1400_px() -> None:
     assert '<table class="kernels">' in page
     assert overflowing(chromium, page, 1400) == []
     # The probe itself sees a table wider than its card.
-    wide = page.replace("<main>", '<main><section class="card"><table style="width:3000px">'
-                        "<tr><td>x</td></tr></table></section>", 1)  # fmt: skip
+    wide = page.replace(
+        "<main>",
+        '<main><section class="card"><table style="width:3000px">'
+        "<tr><td>x</td></tr></table></section>",
+        1,
+    )
     assert any("past its card" in p for p in overflowing(chromium, wide, 1400))

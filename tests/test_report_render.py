@@ -264,9 +264,11 @@ def _stated(session: Session) -> list[str]:
         if s is None:
             out.append(text.na(fb.why_none(run)))
         else:
-            out += [text.speedup_verdict(s.speedup, s.measurable),
-                    text.break_even(s.break_even, s.measurable),
-                    f"compiled vs eager: {s.verdict}"]  # fmt: skip
+            out += [
+                text.speedup_verdict(s.speedup, s.measurable),
+                text.break_even(s.break_even, s.measurable),
+                f"compiled vs eager: {s.verdict}",
+            ]
         out += [str(fr.newest_reason(rc.reason)) for rc in run.recompiles]
     for pair in fr.sweep_pairs(session):
         if pair.complete:
@@ -318,8 +320,11 @@ def test_every_library_call_is_a_row_and_the_shares_add_up() -> None:
 
     md = render_markdown(report)
     section = md.split("### Fused kernels", 1)[1].split("\n- ", 1)[0]
-    rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| ") and
-            line[2].isdigit()]  # fmt: skip
+    rows = [
+        line.split(" | ")
+        for line in section.splitlines()
+        if line.startswith("| ") and line[2].isdigit()
+    ]
     assert sum(1 for r in rows if "extern_kernels.addmm" in r[1]) == 4
     stated = re.search(r"kernels [\d.]+ \S+ = (\d+)% of the compiled call", md)
     assert stated is not None

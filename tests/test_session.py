@@ -15,9 +15,13 @@ from dlcprof.session import Session
 
 def Phase(name, start_t, duration_s, thread, compile_id):  # noqa: N802 - reads like the old class
     return ev.PhaseEnded(
-        run_id="r", compile_id=compile_id, name=name, thread=thread, start_t=start_t,
+        run_id="r",
+        compile_id=compile_id,
+        name=name,
+        thread=thread,
+        start_t=start_t,
         duration_s=duration_s,
-    )  # fmt: skip
+    )
 
 
 def test_pointwise_chain_folds_into_one_compile_with_a_fused_kernel(fixture_events):
@@ -112,9 +116,12 @@ def test_nest_phases_depth_per_thread():
     pool = Phase("compile_file", 2.5, 1.0, 2, None)
     depths = {p.name: d for p, d in nest_phases([after, leaf, pool, inner, outer])}
     assert depths == {
-        "dynamo": 0, "inductor_compile": 1, "Scheduler.codegen": 2, "build_guards": 1,
+        "dynamo": 0,
+        "inductor_compile": 1,
+        "Scheduler.codegen": 2,
+        "build_guards": 1,
         "compile_file": 0,
-    }  # fmt: skip
+    }
 
 
 def test_activity_spans_split_compiles_from_what_follows(fixture_events):

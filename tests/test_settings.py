@@ -33,9 +33,18 @@ def test_tui_selects_and_checkboxes_are_the_tui_options():
 
 
 def test_repro_command_parses_back_into_the_same_settings():
-    s = RunSettings(target="pointwise-chain", mode="max-autotune", dynamic="false", threads=1,
-                    iters=3, reps=2, shapes=[4, 8], benchmark=False,
-                    freezing=True, hotspots=False).validate()  # fmt: skip
+    s = RunSettings(
+        target="pointwise-chain",
+        mode="max-autotune",
+        dynamic="false",
+        threads=1,
+        iters=3,
+        reps=2,
+        shapes=[4, 8],
+        benchmark=False,
+        freezing=True,
+        hotspots=False,
+    ).validate()
     argv = shlex.split(repro_command(s))
     assert argv[:3] == ["dlcprof", "run", "pointwise-chain"]
     args = build_parser().parse_args(argv[1:])
@@ -44,9 +53,11 @@ def test_repro_command_parses_back_into_the_same_settings():
 
 @pytest.mark.parametrize(
     ("field", "value", "expect"),
-    [("mode", "fast", "invalid --mode 'fast': choose one of default, reduce-overhead"),
-     ("threads", 0, "invalid --threads 0: give a whole number >= 1")],
-)  # fmt: skip
+    [
+        ("mode", "fast", "invalid --mode 'fast': choose one of default, reduce-overhead"),
+        ("threads", 0, "invalid --threads 0: give a whole number >= 1"),
+    ],
+)
 def test_bad_values_are_one_line_naming_the_flag(field, value, expect):
     with pytest.raises(SettingsError) as e:
         RunSettings(target="x", **{field: value}).validate()

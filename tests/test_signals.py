@@ -87,8 +87,7 @@ def test_tui_mid_compile(how, slow, tmp_path) -> None:  # type: ignore[no-untype
     # nohup: SIGHUP ignored from the start, which the TUI must not keep (it spun).
     inherited = signal.signal(signal.SIGHUP, signal.SIG_IGN if how == "nohup" else signal.SIG_DFL)
     try:
-        term = Terminal(dlcprof_argv("tui", str(path)), tmp_path,
-                        {**env, "TERM": "xterm-256color"})  # fmt: skip
+        term = Terminal(dlcprof_argv("tui", str(path)), tmp_path, {**env, "TERM": "xterm-256color"})
     finally:
         signal.signal(signal.SIGHUP, inherited)
     deadline = time.monotonic() + 60

@@ -69,8 +69,12 @@ def test_full_session_trace_is_valid(monitors: bool) -> None:
     assert any(x["name"] == "thread_name" for x in meta)
     # One process per run, named.
     # Each compile thread has its own named track.
-    threads = {(p.thread, i) for i, r in enumerate(session.runs.values(), 1)
-               for c in r.compiles.values() for p in c.phases}  # fmt: skip
+    threads = {
+        (p.thread, i)
+        for i, r in enumerate(session.runs.values(), 1)
+        for c in r.compiles.values()
+        for p in c.phases
+    }
     tracks = {(x["pid"], x["tid"]) for x in events if x["ph"] == "X" and x["tid"] >= 10}
     assert len(tracks) == len(threads)
     named = {(x["pid"], x["tid"]) for x in meta if x["name"] == "thread_name"}

@@ -40,8 +40,10 @@ def outside_their_compile(run: Run) -> list[str]:
         for p in c.phases:
             slack = OUTER_SLACK_S if p.name == "dynamo" else SLACK_S
             if p.start_t < c.start_t - slack or p.end_t > end + slack:
-                out.append(f"{c.compile_id}: {p.name} [{p.start_t:.3f}, {p.end_t:.3f}] "
-                           f"outside [{c.start_t:.3f}, {end:.3f}]")  # fmt: skip
+                out.append(
+                    f"{c.compile_id}: {p.name} [{p.start_t:.3f}, {p.end_t:.3f}] "
+                    f"outside [{c.start_t:.3f}, {end:.3f}]"
+                )
     return out
 
 
@@ -75,7 +77,7 @@ def test_restarts_are_priced_and_explained():
     r = fp.restarts(c)
     assert r is not None and r.count == 1
     assert r.reasons == ["TensorifyScalarRestartAnalysis"]
-    (n, secs), = r.attempts
+    ((n, secs),) = r.attempts
     assert n == 0 and 0 < secs <= r.cost_s < c.wall_s
     assert r.cost_s == pytest.approx(c.record.metrics["dynamo_time_before_restart_s"])
     # The key phases count the kept attempt only: one bytecode trace, not two.
@@ -220,8 +222,11 @@ def test_recompiles_torch_recorded_but_dynamo_did_not_announce_are_listed(fixtur
     each reason, but no recompile was announced: every view lists them."""
     from test_parity import views
 
-    events = [e for e in fixture_events("variable_length_static")
-              if not isinstance(e, ev.RecompileTriggered)]  # fmt: skip
+    events = [
+        e
+        for e in fixture_events("variable_length_static")
+        if not isinstance(e, ev.RecompileTriggered)
+    ]
     session = Session.from_events(events)
     run = session.latest_run
     assert not run.recompiles

@@ -41,64 +41,167 @@ KERNEL_SRC = (
 def scripted_run(run_id: str, s: RunSettings, t: float = 1000.0) -> list[ev.Event]:
     """A plausible compile + benchmark (or sweep) of one run, in event order."""
     out: list[ev.Event] = [
-        ev.WorkerReady(pid=1, schema=1, torch_version="2.13.0+cpu", python_version="3.11",
-                       cuda_available=False, device_name="Test CPU", cpu_count=4, t=t),
-        ev.RunStarted(run_id=run_id, target=s.target, workload=s.target, mode=s.mode,
-                      dynamic=s.dynamic, backend=s.backend, device="cpu", device_name="Test CPU",
-                      dtype=s.dtype, size=s.size, cache=s.cache, threads=1, iters=20, shapes=[],
-                      sweep=s.sweeping, benchmark=s.benchmark, torch_version="2.13.0+cpu",
-                      t=t + 0.1),
-        ev.WorkloadLoaded(run_id=run_id, name=s.target, description="test", sizes=[4, 8],
-                          has_inputs_for=True, t=t + 0.2),
+        ev.WorkerReady(
+            pid=1,
+            schema=1,
+            torch_version="2.13.0+cpu",
+            python_version="3.11",
+            cuda_available=False,
+            device_name="Test CPU",
+            cpu_count=4,
+            t=t,
+        ),
+        ev.RunStarted(
+            run_id=run_id,
+            target=s.target,
+            workload=s.target,
+            mode=s.mode,
+            dynamic=s.dynamic,
+            backend=s.backend,
+            device="cpu",
+            device_name="Test CPU",
+            dtype=s.dtype,
+            size=s.size,
+            cache=s.cache,
+            threads=1,
+            iters=20,
+            shapes=[],
+            sweep=s.sweeping,
+            benchmark=s.benchmark,
+            torch_version="2.13.0+cpu",
+            t=t + 0.1,
+        ),
+        ev.WorkloadLoaded(
+            run_id=run_id,
+            name=s.target,
+            description="test",
+            sizes=[4, 8],
+            has_inputs_for=True,
+            t=t + 0.2,
+        ),
         ev.PhaseStarted(run_id=run_id, compile_id=None, name="dynamo", thread=1, t=t + 0.3),
-    ]  # fmt: skip
+    ]
     for i, (name, start, dur) in enumerate(
-        [("bytecode_tracing", 0.31, 0.1), ("inductor_compile", 0.45, 0.4),
-         ("GraphLowering.run", 0.46, 0.05), ("Scheduler.__init__", 0.52, 0.02),
-         ("Scheduler.codegen", 0.55, 0.1), ("compile_file", 0.7, 0.12)]
-    ):  # fmt: skip
+        [
+            ("bytecode_tracing", 0.31, 0.1),
+            ("inductor_compile", 0.45, 0.4),
+            ("GraphLowering.run", 0.46, 0.05),
+            ("Scheduler.__init__", 0.52, 0.02),
+            ("Scheduler.codegen", 0.55, 0.1),
+            ("compile_file", 0.7, 0.12),
+        ]
+    ):
         out.append(
-            ev.PhaseEnded(run_id=run_id, compile_id="0/0", name=name, thread=1 + (i == 5),
-                          start_t=t + start, duration_s=dur, t=t + start + dur)
-        )  # fmt: skip
+            ev.PhaseEnded(
+                run_id=run_id,
+                compile_id="0/0",
+                name=name,
+                thread=1 + (i == 5),
+                start_t=t + start,
+                duration_s=dur,
+                t=t + start + dur,
+            )
+        )
     out += [
-        ev.PhaseEnded(run_id=run_id, compile_id="0/0", name="dynamo", thread=1, start_t=t + 0.3,
-                      duration_s=0.6, t=t + 0.9),
-        ev.KernelGenerated(run_id=run_id, compile_id="0/0", name="cpp_fused_cos_mul_sin_0",
-                           kind="pointwise", fused_ops=["aten.sin", "aten.cos", "aten.mul"],
-                           source=KERNEL_SRC, source_lines=["chain.py:3 y = x.sin() * x.cos()"],
-                           order=0, t=t + 0.85),
-        ev.CompileFinished(run_id=run_id, compile_id="0/0", wall_s=0.6, start_t=t + 0.3,
-                           is_backward=False, recompile_reason=None, fail_type=None,
-                           fail_reason=None, graph_op_count=3, guard_count=2, cache="miss",
-                           metrics={}, t=t + 0.9),
-    ]  # fmt: skip
+        ev.PhaseEnded(
+            run_id=run_id,
+            compile_id="0/0",
+            name="dynamo",
+            thread=1,
+            start_t=t + 0.3,
+            duration_s=0.6,
+            t=t + 0.9,
+        ),
+        ev.KernelGenerated(
+            run_id=run_id,
+            compile_id="0/0",
+            name="cpp_fused_cos_mul_sin_0",
+            kind="pointwise",
+            fused_ops=["aten.sin", "aten.cos", "aten.mul"],
+            source=KERNEL_SRC,
+            source_lines=["chain.py:3 y = x.sin() * x.cos()"],
+            order=0,
+            t=t + 0.85,
+        ),
+        ev.CompileFinished(
+            run_id=run_id,
+            compile_id="0/0",
+            wall_s=0.6,
+            start_t=t + 0.3,
+            is_backward=False,
+            recompile_reason=None,
+            fail_type=None,
+            fail_reason=None,
+            graph_op_count=3,
+            guard_count=2,
+            cache="miss",
+            metrics={},
+            t=t + 0.9,
+        ),
+    ]
     if s.sweep:
         steps = [0.5, 0.5] if s.dynamic == "false" else [0.5, 0.1]
         for i, (size, cost) in enumerate(zip([4, 8], steps, strict=True)):
             out.append(
-                ev.ShapeStepMeasured(run_id=run_id, size=size, recompiled=True,
-                                     transition_s=cost, latency_ms=1.0, reason=None, t=t + 1 + i)
-            )  # fmt: skip
+                ev.ShapeStepMeasured(
+                    run_id=run_id,
+                    size=size,
+                    recompiled=True,
+                    transition_s=cost,
+                    latency_ms=1.0,
+                    reason=None,
+                    t=t + 1 + i,
+                )
+            )
         out.append(
             ev.SweepFinished(run_id=run_id, cumulative_transition_s=sum(steps), compiles=2, t=t + 3)
         )
     if s.benchmark:
         out.append(
-            ev.BenchmarkMeasured(run_id=run_id, eager_ms=2.0, compiled_ms=0.5, eager_spread_ms=0.1,
-                                 compiled_spread_ms=0.05, reps=7, iters=20, warmup=5, compile_s=0.6,
-                                 threads=1, load_avg=[0.1, 0.1, 0.1], timer="perf_counter",
-                                 t=t + 2)
-        )  # fmt: skip
-        kernel = {"compile_id": "0/0", "graph": None, "name": "cpp_fused_cos_mul_sin_0",
-                  "order": 0, "time_ms": 0.3, "spread_ms": 0.01, "launches": 1,
-                  "bytes": 8192, "eager_ms": 1.5, "why": {}}  # fmt: skip
+            ev.BenchmarkMeasured(
+                run_id=run_id,
+                eager_ms=2.0,
+                compiled_ms=0.5,
+                eager_spread_ms=0.1,
+                compiled_spread_ms=0.05,
+                reps=7,
+                iters=20,
+                warmup=5,
+                compile_s=0.6,
+                threads=1,
+                load_avg=[0.1, 0.1, 0.1],
+                timer="perf_counter",
+                t=t + 2,
+            )
+        )
+        kernel = {
+            "compile_id": "0/0",
+            "graph": None,
+            "name": "cpp_fused_cos_mul_sin_0",
+            "order": 0,
+            "time_ms": 0.3,
+            "spread_ms": 0.01,
+            "launches": 1,
+            "bytes": 8192,
+            "eager_ms": 1.5,
+            "why": {},
+        }
         out += [
             ev.ProfilingStarted(run_id=run_id, method="perf_counter", t=t + 2.1),
-            ev.KernelsProfiled(run_id=run_id, method="perf_counter", calls=35, wall_s=0.5,
-                               kernels=[kernel], compiled_ms=0.5, call_ms=0.51, eager_ms=2.0,
-                               eager_nodes_ms=1.8, copy_gbps=10.0, t=t + 2.6),
-        ]  # fmt: skip
+            ev.KernelsProfiled(
+                run_id=run_id,
+                method="perf_counter",
+                calls=35,
+                wall_s=0.5,
+                kernels=[kernel],
+                compiled_ms=0.5,
+                call_ms=0.51,
+                eager_ms=2.0,
+                eager_nodes_ms=1.8,
+                copy_gbps=10.0,
+                t=t + 2.6,
+            ),
+        ]
     out.append(ev.RunFinished(run_id=run_id, status="ok", wall_s=3.0, t=t + 3))
     return out
 
@@ -136,8 +239,11 @@ class ScriptedLiveRun:
         if type(self).hold:
             self._cancelled.wait(10)
         if self._cancelled.is_set():
-            self.emit(ev.WorkerExited(returncode=-15, signal="SIGTERM", message=self.reason,
-                                      cancelled=True))  # fmt: skip
+            self.emit(
+                ev.WorkerExited(
+                    returncode=-15, signal="SIGTERM", message=self.reason, cancelled=True
+                )
+            )
         else:
             self.emit(type(self).exit_event or ev.WorkerExited(0, None, "worker finished"))
 
@@ -437,10 +543,14 @@ async def test_compile_error_is_reported_with_what_to_do(engine) -> None:  # typ
     def failing(rid: str, s: RunSettings) -> list[ev.Event]:
         events = scripted_run(rid, s)[:4]
         return events + [
-            ev.ErrorRaised(run_id=rid, stage="compile", message="InductorError: boom",
-                           traceback="Traceback...\nInductorError: boom"),
+            ev.ErrorRaised(
+                run_id=rid,
+                stage="compile",
+                message="InductorError: boom",
+                traceback="Traceback...\nInductorError: boom",
+            ),
             ev.RunFinished(run_id=rid, status="error", wall_s=1.0),
-        ]  # fmt: skip
+        ]
 
     engine.script = staticmethod(failing)
     app = make_app(engine=engine)
@@ -477,10 +587,13 @@ async def test_nothing_compiled_is_the_red_banner_and_no_speedup(engine) -> None
     def refused(rid: str, s: RunSettings) -> list[ev.Event]:
         events = [e for e in scripted_run(rid, s) if not isinstance(e, ev.BenchmarkMeasured)]
         nothing = ev.NothingCompiled(
-            run_id=rid, frames=1, fail_type="Unsupported",
-            fail_reason="Attempted to wrap RNN, GRU, or LSTM", location="m.py:3",
+            run_id=rid,
+            frames=1,
+            fail_type="Unsupported",
+            fail_reason="Attempted to wrap RNN, GRU, or LSTM",
+            location="m.py:3",
             hints=["Set torch._dynamo.config.allow_rnn=True"],
-        )  # fmt: skip
+        )
         return events[:-1] + [nothing, events[-1]]
 
     engine.script = staticmethod(refused)
@@ -599,8 +712,9 @@ async def test_unwritable_save_asks_where_and_saves_there(
         assert field.value.startswith(tempfile.gettempdir())
         field.value = str(tmp_path / "elsewhere")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.runs.last_saved or app.runs.save_failed != failed_why,
-                       timeout=20)  # fmt: skip
+        await wait_for(
+            pilot, lambda: app.runs.last_saved or app.runs.save_failed != failed_why, timeout=20
+        )
         assert app.runs.last_saved == (tmp_path / "elsewhere").resolve(), notes(app)
         await wait_for(pilot, lambda: "save failed" not in status_text(app))  # no stale error
         from dlcprof.report import load_session
@@ -695,8 +809,17 @@ def test_kernel_source_lines_name_the_file_not_the_build_machines_folders() -> N
     from dlcprof.tui.screens import source_lines
 
     line = "/home/ci/build/workloads/chain.py:3 y = x.sin()"
-    k = ev.KernelGenerated(run_id="r", compile_id="0/0", name="k", kind="pointwise",
-                           fused_ops=[], source="", order=0, t=0.0, source_lines=[line])
+    k = ev.KernelGenerated(
+        run_id="r",
+        compile_id="0/0",
+        name="k",
+        kind="pointwise",
+        fused_ops=[],
+        source="",
+        order=0,
+        t=0.0,
+        source_lines=[line],
+    )
     shown = source_lines(k).plain
     assert shown == "chain.py:3  y = x.sin()" and "/home" not in shown
 
@@ -738,7 +861,7 @@ async def test_every_action_is_bound_in_the_palette_in_help_and_in_the_replay_ch
         assert any(k in t for k in keyed for t in titles), a
         # Its key starts a line of the help (alone, beside another key, or in a range).
         row = next(i for i, line in enumerate(help_lines) if _keys_of(line, a.display))
-        wrapped = " ".join(" ".join(help_lines[row:row + 3]).split())
+        wrapped = " ".join(" ".join(help_lines[row : row + 3]).split())
         assert a.help.split(":")[0] in wrapped, a
     assert len(titles) == len(set(titles))  # Textual's own Quit, Maximize: replaced by ours
 
@@ -803,8 +926,10 @@ async def test_standby_worker_is_prepared_on_open() -> None:
 async def test_events_are_batched_and_keys_answered_during_a_flood(engine) -> None:  # type: ignore[no-untyped-def]
     def flood(rid: str, s: RunSettings) -> list[ev.Event]:
         events = scripted_run(rid, s)
-        logs = [ev.LogEmitted(run_id=rid, level="info", source="stdout", message=f"line {i}")
-                for i in range(20000)]  # fmt: skip
+        logs = [
+            ev.LogEmitted(run_id=rid, level="info", source="stdout", message=f"line {i}")
+            for i in range(20000)
+        ]
         return events[:3] + logs + events[3:]
 
     engine.script = staticmethod(flood)
@@ -863,9 +988,13 @@ def test_the_ui_process_never_imports_torch(tmp_path: Path) -> None:
     )
     root = Path(__file__).resolve().parent.parent
     done = subprocess.run(
-        [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", script],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={**__import__("os").environ, "PYTHONPATH": str(root)},
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "ok" in done.stdout
 
@@ -877,11 +1006,15 @@ def test_running_phases_nest_with_finished_ones() -> None:
         return ev.PhaseStarted(run_id="r", compile_id=None, name=name, thread=1, t=t)
 
     def done(name: str, start: float, dur: float, thread: int, cid: str | None) -> ev.PhaseEnded:
-        return ev.PhaseEnded(run_id="r", compile_id=cid, name=name, thread=thread,
-                             start_t=start, duration_s=dur)  # fmt: skip
+        return ev.PhaseEnded(
+            run_id="r", compile_id=cid, name=name, thread=thread, start_t=start, duration_s=dur
+        )
 
-    opened = [opened_at("dynamo", 10.0), opened_at("entire_frame_compile", 10.1),
-              opened_at("inductor_compile", 10.5)]  # fmt: skip
+    opened = [
+        opened_at("dynamo", 10.0),
+        opened_at("entire_frame_compile", 10.1),
+        opened_at("inductor_compile", 10.5),
+    ]
     finished = [
         done("bytecode_tracing", 10.2, 0.1, 1, "0/0"),
         done("compile_file", 10.6, 0.2, 2, None),

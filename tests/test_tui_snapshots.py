@@ -112,15 +112,22 @@ def test_hotspots_of_the_compiling_thread(snap_compare, tmp_path) -> None:  # ty
     run = next(r for r in session.runs.values() if r.workload == "pointwise-chain")
     rid, t = run.run_id, run.started_t or 0.0
     for e in [
-        ev.MonitorStatus("nvml", False, "no NVIDIA GPU (NVML not found): showing CPU", rid,
-                         how="4 Hz", t=t),
-        ev.MonitorStatus("py-spy", True, "py-spy sampling pid 4242 at 50 Hz (idle incl.)", rid,
-                         how="50 Hz, non-blocking", t=t),
+        ev.MonitorStatus(
+            "nvml", False, "no NVIDIA GPU (NVML not found): showing CPU", rid, how="4 Hz", t=t
+        ),
+        ev.MonitorStatus(
+            "py-spy",
+            True,
+            "py-spy sampling pid 4242 at 50 Hz (idle incl.)",
+            rid,
+            how="50 Hz, non-blocking",
+            t=t,
+        ),
         ev.MonitorCostMeasured("device", cpu_s=0.05, active_s=10.0, run_id=rid, t=t),
         ev.MonitorCostMeasured("py-spy", cpu_s=0.7, active_s=10.0, run_id=rid, t=t),
         ev.TimingEnded(run_id=rid, what="benchmark", start_t=t, quiet=True, t=t),
         pyspy_hot_frames(rid, tmp_path),
-    ]:  # fmt: skip
+    ]:
         session.apply(e)
     app = DlcprofApp(session=session, replay=True, deterministic=True)
     assert snap_compare(app, terminal_size=SIZE, run_before=showing("pointwise-chain", "hotspots"))

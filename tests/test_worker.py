@@ -356,10 +356,11 @@ def test_a_torch_api_gone_from_the_worker_is_unavailable_not_fatal(tmp_path):
         """,
     )
     r = run_worker(
-        RunSettings(target=str(path), dynamic="false", backend="eager", sweep=True,
-                    benchmark=False, **FAST),
+        RunSettings(
+            target=str(path), dynamic="false", backend="eager", sweep=True, benchmark=False, **FAST
+        ),
         env={"PYTHONPATH": str(site)},
-    )  # fmt: skip
+    )
     _assert_clean_finish(r)
     (gone,) = r.of(ev.ProbeUnavailable)
     assert gone.probe == "guards.eager_calls" and "set_guard_complete_hook" in gone.reason

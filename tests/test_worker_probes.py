@@ -30,10 +30,26 @@ TRACES = Path(__file__).parent / "fixtures" / "trace"
 
 # aten ops named in the recorded kernels (a stand-in for torch.ops.aten lookups).
 KNOWN_OPS = {
-    "_log_softmax", "_log_softmax_backward_data", "arange", "eq", "expand", "view",
-    "nll_loss_backward", "nll_loss_forward", "scalar_tensor", "sum", "threshold_backward",
-    "gelu", "gelu_backward", "relu", "mm", "addmm", "copy_", "sub", "native_layer_norm",
-}  # fmt: skip
+    "_log_softmax",
+    "_log_softmax_backward_data",
+    "arange",
+    "eq",
+    "expand",
+    "view",
+    "nll_loss_backward",
+    "nll_loss_forward",
+    "scalar_tensor",
+    "sum",
+    "threshold_backward",
+    "gelu",
+    "gelu_backward",
+    "relu",
+    "mm",
+    "addmm",
+    "copy_",
+    "sub",
+    "native_layer_norm",
+}
 
 
 def replay(name: str) -> list[ev.Event]:
@@ -418,8 +434,17 @@ def test_a_failed_compile_names_the_users_line_and_the_frame_inside_the_library(
     )
     assert failure_frames(err) == ("/home/me/model.py:16", f"{torch_file}:863")
     # Without it: torch's compile record names the user's frame of the failure.
-    assert T.failed_at({"fail_user_frame_filename": "/m.py", "fail_user_frame_lineno": 3,
-                        "co_filename": "/m.py", "co_firstlineno": 1}) == "/m.py:3"  # fmt: skip
+    assert (
+        T.failed_at(
+            {
+                "fail_user_frame_filename": "/m.py",
+                "fail_user_frame_lineno": 3,
+                "co_filename": "/m.py",
+                "co_firstlineno": 1,
+            }
+        )
+        == "/m.py:3"
+    )
     assert T.failed_at({"co_filename": "/m.py", "co_firstlineno": 1}) == "/m.py:1"
 
 
@@ -432,9 +457,16 @@ def test_nothing_compiled_only_when_no_frame_made_a_graph():
     assert d.nothing_compiled() is None  # graph breaks, but the frames around them compiled
     refused = T.TraceDispatcher(sink, "r")
     refused._metrics(
-        {"compile_id": "0/0", "fail_type": "Unsupported", "graph_op_count": None,
-         "fail_reason": "Attempted to wrap RNN, GRU, or LSTM"}, False, {}, "0/0",
-    )  # fmt: skip
+        {
+            "compile_id": "0/0",
+            "fail_type": "Unsupported",
+            "graph_op_count": None,
+            "fail_reason": "Attempted to wrap RNN, GRU, or LSTM",
+        },
+        False,
+        {},
+        "0/0",
+    )
     e = refused.nothing_compiled()
     assert e is not None and (e.frames, e.fail_type) == (1, "Unsupported")
 

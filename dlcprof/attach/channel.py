@@ -32,9 +32,11 @@ class Channel:
     """A ``Sink`` (dlcprof.worker.probes) over the socket at ``path``; thread-safe."""
 
     def __init__(
-        self, path: str, hello: Callable[[], list[ev.Event]],
+        self,
+        path: str,
+        hello: Callable[[], list[ev.Event]],
         arms: Callable[[ev.Event], bool] = lambda e: True,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.path = path
         self.hello = hello  # the first events of the stream, made when it opens
         self.arms = arms
@@ -106,9 +108,11 @@ class Channel:
     def _queue(self, data: bytes) -> None:
         if self._dropped and len(self._buffer) < BUFFER_BYTES // 2:
             note = ev.LogEmitted(
-                run_id=None, level="warning", source="dlcprof",
+                run_id=None,
+                level="warning",
+                source="dlcprof",
                 message=f"the probe dropped {self._dropped:,} events: dlcprof read too slowly",
-            )  # fmt: skip
+            )
             self._dropped = 0
             self._buffer += ev.encode(note)
         if len(self._buffer) + len(data) > BUFFER_BYTES:

@@ -50,9 +50,11 @@ class GraphCalls:
             g = self._graphs.get(compile_id)
             if g is None:
                 g = self._graphs[compile_id] = {
-                    "calls": 0, "inside_s": 0.0, "first_t": time.time() - seconds,
+                    "calls": 0,
+                    "inside_s": 0.0,
+                    "first_t": time.time() - seconds,
                     "first_s": seconds,
-                }  # fmt: skip
+                }
             g["calls"] += 1
             g["inside_s"] += seconds
             self._changed = True

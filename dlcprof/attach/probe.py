@@ -127,13 +127,19 @@ class AttachedProcess:
             pass
         return [
             ev.ProcessAttached(
-                run_id=self.run_id, pid=os.getpid(), ppid=os.getppid(), argv=list(sys.argv),
-                host=socket.gethostname(), started_t=_process_start(),
+                run_id=self.run_id,
+                pid=os.getpid(),
+                ppid=os.getppid(),
+                argv=list(sys.argv),
+                host=socket.gethostname(),
+                started_t=_process_start(),
                 torch_version=str(self.torch.__version__),
-                python_version=platform.python_version(), rank=rank,
-                local_rank=_int_env("LOCAL_RANK"), world_size=_int_env("WORLD_SIZE"),
+                python_version=platform.python_version(),
+                rank=rank,
+                local_rank=_int_env("LOCAL_RANK"),
+                world_size=_int_env("WORLD_SIZE"),
             )
-        ]  # fmt: skip
+        ]
 
     def forked(self) -> None:
         """In a forked child (a DataLoader worker): a process of its own. The

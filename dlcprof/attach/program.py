@@ -85,9 +85,13 @@ class AttachedProgram:
     in ``output_dir`` and become LogEmitted events)."""
 
     def __init__(
-        self, argv: Sequence[str], emit: Emit, output: str = "inherit", eager: bool = False,
+        self,
+        argv: Sequence[str],
+        emit: Emit,
+        output: str = "inherit",
+        eager: bool = False,
         raw_trace: bool = True,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.argv = list(argv)
         self.emit = emit
         self.output = output
@@ -131,10 +135,14 @@ class AttachedProgram:
                 self._outputs.append((path.open("rb"), _Output(name)))
         try:
             self.proc = subprocess.Popen(
-                self.argv, executable=executable, env=env, process_group=0,
+                self.argv,
+                executable=executable,
+                env=env,
+                process_group=0,
                 stdin=subprocess.DEVNULL if capture else None,
-                stdout=files.get("stdout"), stderr=files.get("stderr"),
-            )  # fmt: skip
+                stdout=files.get("stdout"),
+                stderr=files.get("stderr"),
+            )
         except OSError as e:
             self._listener.close()
             code = 127 if isinstance(e, FileNotFoundError) else 126
@@ -144,8 +152,9 @@ class AttachedProgram:
                 f.close()
         if not capture:
             self._take_terminal()
-        self.emit(ev.ProgramStarted(argv=self.argv, cwd=os.getcwd(), pid=self.proc.pid,
-                                    eager=eager))  # fmt: skip
+        self.emit(
+            ev.ProgramStarted(argv=self.argv, cwd=os.getcwd(), pid=self.proc.pid, eager=eager)
+        )
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._pump, name="dlcprof-attach", daemon=True)
         self._thread.start()
@@ -186,8 +195,11 @@ class AttachedProgram:
     def stop(self, grace_s: float = STOP_GRACE_S) -> None:
         """Stop the program (the TUI's stop): SIGINT, then SIGTERM, then SIGKILL,
         each after ``grace_s`` (torch's own exit takes seconds on a busy machine)."""
-        for signum, wait in ((signal.SIGINT, grace_s), (signal.SIGTERM, grace_s),
-                             (signal.SIGKILL, 0.0)):  # fmt: skip
+        for signum, wait in (
+            (signal.SIGINT, grace_s),
+            (signal.SIGTERM, grace_s),
+            (signal.SIGKILL, 0.0),
+        ):
             if self.proc.poll() is not None:
                 break
             self.forward(signum, "stopped by user")
@@ -265,16 +277,26 @@ class AttachedProgram:
         if rc is None:
             where = f", its output goes to {self.output_dir}" if self.output_dir else ""
             return ev.ProgramExited(
-                returncode=None, signal=None, wall_s=wall, detached=True,
+                returncode=None,
+                signal=None,
+                wall_s=wall,
+                detached=True,
                 message=f"dlcprof detached; the program (pid {self.pid}) runs on{where}",
-                stopped_by=self.stopped_by, eager=self.eager,
-            )  # fmt: skip
+                stopped_by=self.stopped_by,
+                eager=self.eager,
+            )
         sig = signal.Signals(-rc).name if rc < 0 else None
         message = f"the program ended by {sig}" if sig else f"the program exited with status {rc}"
         if self.eager:
             message = f"eager baseline: {message}"
-        return ev.ProgramExited(returncode=rc, signal=sig, wall_s=wall, message=message,
-                                stopped_by=self.stopped_by, eager=self.eager)  # fmt: skip
+        return ev.ProgramExited(
+            returncode=rc,
+            signal=sig,
+            wall_s=wall,
+            message=message,
+            stopped_by=self.stopped_by,
+            eager=self.eager,
+        )
 
 
 class _Stream:
@@ -319,8 +341,14 @@ class _Streams:
         try:
             event = ev.decode(line)
         except ev.ProtocolError as e:
-            self.emit(ev.LogEmitted(run_id=stream.run_id, level="warning", source="dlcprof",
-                                    message=f"dropped a malformed event line ({e})"))  # fmt: skip
+            self.emit(
+                ev.LogEmitted(
+                    run_id=stream.run_id,
+                    level="warning",
+                    source="dlcprof",
+                    message=f"dropped a malformed event line ({e})",
+                )
+            )
             return
         if stream.run_id is None:
             if not isinstance(event, ev.ProcessAttached):
@@ -344,8 +372,11 @@ class _Streams:
         self.open -= 1
         if eof and stream.run_id is not None and not stream.finished:
             # The process ended without its exit hook (os._exit, a signal).
-            self.emit(ev.RunFinished(run_id=stream.run_id, status=ENDED,
-                                     wall_s=ev.now() - stream.attached_t))  # fmt: skip
+            self.emit(
+                ev.RunFinished(
+                    run_id=stream.run_id, status=ENDED, wall_s=ev.now() - stream.attached_t
+                )
+            )
 
     def close(self, sel: selectors.BaseSelector) -> None:
         """Stop listening (the program ended, or dlcprof detached)."""
@@ -365,8 +396,9 @@ def _no_sigttou() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def forwarding_signals(program_ref: list[AttachedProgram],
-                       said: Callable[[int], str]) -> Iterator[list[int]]:  # fmt: skip
+def forwarding_signals(
+    program_ref: list[AttachedProgram], said: Callable[[int], str]
+) -> Iterator[list[int]]:
     """Within: SIGINT, SIGTERM and SIGHUP sent to dlcprof go to the program's
     group (each one, every time); the yielded list notes them."""
     arrived: list[int] = []
@@ -388,4 +420,3 @@ def forwarding_signals(program_ref: list[AttachedProgram],
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
-

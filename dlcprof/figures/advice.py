@@ -109,8 +109,11 @@ SWEEP = "sweep:"  # the prefix of a shape sweep's compile ids
 
 def _first_call_walls(run: Run) -> float | None:
     """torch's compilation_metrics of the first call's compiles (a sweep's excluded)."""
-    walls = [c.wall_s for c in run.compiles.values()
-             if c.wall_s is not None and not c.compile_id.startswith(SWEEP)]  # fmt: skip
+    walls = [
+        c.wall_s
+        for c in run.compiles.values()
+        if c.wall_s is not None and not c.compile_id.startswith(SWEEP)
+    ]
     return sum(walls) if walls else None
 
 
@@ -158,8 +161,10 @@ def _above_noise(found: list[Advice | None], noise: float, hidden: list[str]) ->
             if saving < 0:  # a loss, whatever the noise
                 hidden.append(f"{item.title}: predicted to cost {text.secs(-saving)} more")
             else:
-                hidden.append(f"{item.title}: predicted {text.secs(saving)}, "
-                              f"inside the compile's noise ({text.secs(noise)})")  # fmt: skip
+                hidden.append(
+                    f"{item.title}: predicted {text.secs(saving)}, "
+                    f"inside the compile's noise ({text.secs(noise)})"
+                )
             continue
         items.append(item)
     return items
@@ -205,18 +210,22 @@ def _regional(session: Session, run: Run) -> Advice | None:
     backend = max(0.0, before - dynamo - fixed - builds)
     guards = max(0.0, dynamo - cost.traced_s)
     after = b.forward.total_s / n + backend * share / n + fixed + guards + builds
-    how = (f"one {b.cls} compiled instead of {n}: its Dynamo tracing "
-           f"({text.secs(b.forward.total_s)} for {n}) and its {text.pct(share)} share of the "
-           f"rest of the backend ({text.secs(backend)}, by lowering time) divided by {n}; the "
-           f"code around the blocks no longer compiles; kernel builds ({text.secs(builds)}: "
-           f"identical blocks share kernels) and one-time work ({text.secs(fixed + guards)}) "
-           "stay")  # fmt: skip
+    how = (
+        f"one {b.cls} compiled instead of {n}: its Dynamo tracing "
+        f"({text.secs(b.forward.total_s)} for {n}) and its {text.pct(share)} share of the "
+        f"rest of the backend ({text.secs(backend)}, by lowering time) divided by {n}; the "
+        f"code around the blocks no longer compiles; kernel builds ({text.secs(builds)}: "
+        f"identical blocks share kernels) and one-time work ({text.secs(fixed + guards)}) "
+        "stay"
+    )
     name = "module" if b.cls[0].isupper() else "m"
     return Advice(
         rule="regional",
         title=f"compile each {b.cls} on its own (regional compilation)",
-        change=(f"compile the {n} {b.cls} instances one by one instead of the whole model: "
-                "they share one compiled graph"),
+        change=(
+            f"compile the {n} {b.cls} instances one by one instead of the whole model: "
+            "they share one compiled graph"
+        ),
         evidence=[
             f"{b.cls}.forward traced {b.forward.traced} times, {text.secs(b.forward.total_s)} "
             f"of Dynamo's {text.secs(dynamo)}",
@@ -224,14 +233,18 @@ def _regional(session: Session, run: Run) -> Advice | None:
             f"({text.secs(b.lowering_s)} of {text.secs(cost.lowered_s)}, {b.nodes} FX nodes)",
             f"compile {text.secs(before)}",
         ],
-        cost=("the code around the blocks runs eager and nothing fuses across a block's edge: "
-              "steady latency may rise (try measures it)"),
+        cost=(
+            "the code around the blocks runs eager and nothing fuses across a block's edge: "
+            "steady latency may rise (try measures it)"
+        ),
         predicted=Prediction("compile", before, after, how),
-        snippet=(f"for {name} in model.modules():\n    if isinstance({name}, {b.cls}):\n"
-                 f"        {name}.compile()  # instead of torch.compile(model)"),
+        snippet=(
+            f"for {name} in model.modules():\n    if isinstance({name}, {b.cls}):\n"
+            f"        {name}.compile()  # instead of torch.compile(model)"
+        ),
         where=b.location,
         options={"regional": b.cls},
-    )  # fmt: skip
+    )
 
 
 def _builds_s(run: Run) -> float:
@@ -240,8 +253,9 @@ def _builds_s(run: Run) -> float:
     total = 0.0
     for c in run.compiles.values():
         main = {p.thread for p in c.phases if p.name == "entire_frame_compile"}
-        spans = sorted((p.start_t, p.end_t) for p in c.phases
-                       if p.name in BUILD_PHASES and p.thread in main)  # fmt: skip
+        spans = sorted(
+            (p.start_t, p.end_t) for p in c.phases if p.name in BUILD_PHASES and p.thread in main
+        )
         end = float("-inf")
         for a, b in spans:
             if b > end:
@@ -264,7 +278,7 @@ def size_mismatch(reason: str) -> tuple[str, int] | None:
 
 
 def _from_size_0_or_1(reason: str) -> bool:
-    """"... size mismatch at index 0. expected 1, actual 2": the guard of a size torch
+    """ "... size mismatch at index 0. expected 1, actual 2": the guard of a size torch
     specializes even on a dim marked dynamic."""
     m = _EXPECTED.search(reason)
     return m is not None and int(m.group(1)) in (0, 1)
@@ -276,8 +290,14 @@ def _dynamic_premium(session: Session, run: Run) -> tuple[float, str]:
     first = run.sweep[0].transition_s if run.sweep else 0.0
     for other in reversed(session.runs.values()):
         o = other.settings
-        if (o is not None and o.dynamic == "true" and other.sweep and first > 0
-                and run.settings is not None and o.target == run.settings.target):  # fmt: skip
+        if (
+            o is not None
+            and o.dynamic == "true"
+            and other.sweep
+            and first > 0
+            and run.settings is not None
+            and o.target == run.settings.target
+        ):
             ratio = other.sweep[0].transition_s / first
             return ratio, f"{ratio:.1f}x, measured by this session's dynamic sweep"
     return DYNAMIC_PREMIUM, f"{DYNAMIC_PREMIUM:.0f}x, as measured on variable-length here"
@@ -307,18 +327,21 @@ def _mark_dynamic(session: Session, run: Run) -> Advice | None:
     if kept is None:
         first = steps[0].transition_s
         after = before - paid_s + first * (premium - 1)
-        how = (f"{gone}; the first compile, now dynamic, costs more: "
-               f"{text.secs(first)} × {source}")  # fmt: skip
+        how = f"{gone}; the first compile, now dynamic, costs more: {text.secs(first)} × {source}"
     else:
         after = before - paid_s + kept.transition_s * premium
-        how = (f"{gone}, but the one away from a size of 0 or 1 (torch "
-               f"specializes those), now dynamic and costing more: "
-               f"{text.secs(kept.transition_s)} × {source}")  # fmt: skip
+        how = (
+            f"{gone}, but the one away from a size of 0 or 1 (torch "
+            f"specializes those), now dynamic and costing more: "
+            f"{text.secs(kept.transition_s)} × {source}"
+        )
     return Advice(
         rule="mark-dynamic",
         title=f"mark {name}'s dim {dim} dynamic",
-        change=(f"call torch._dynamo.mark_dynamic({name}, {dim}) on the input before the compiled "
-                f"call (or compile with dynamic=True): one compile serves every size"),
+        change=(
+            f"call torch._dynamo.mark_dynamic({name}, {dim}) on the input before the compiled "
+            f"call (or compile with dynamic=True): one compile serves every size"
+        ),
         evidence=[
             f"{len(paid)} of {len(steps)} sweep sizes recompiled on {name} dim {dim} "
             f"({text.secs(sum(st.transition_s for st in paid))})",
@@ -328,7 +351,7 @@ def _mark_dynamic(session: Session, run: Run) -> Advice | None:
         predicted=Prediction("recompiles", before, after, how),
         snippet=f"torch._dynamo.mark_dynamic({name}, {dim})",
         options={"mark_dynamic": f"{name}:{dim}"},
-    )  # fmt: skip
+    )
 
 
 def _program_mark_dynamic(session: Session, run: Run) -> Advice | None:
@@ -383,9 +406,17 @@ def _graph_breaks(run: Run) -> list[Advice]:
     if not seen:
         return []
     # A recompile is the same frame again, not the graph a break resumed in.
-    compiles = sorted((c for c in run.compiles.values() if c.record and not c.is_backward
-                       and not c.record.recompile_reason and not c.compile_id.startswith(SWEEP)),
-                      key=lambda c: c.start_t or 0.0)  # fmt: skip
+    compiles = sorted(
+        (
+            c
+            for c in run.compiles.values()
+            if c.record
+            and not c.is_backward
+            and not c.record.recompile_reason
+            and not c.compile_id.startswith(SWEEP)
+        ),
+        key=lambda c: c.start_t or 0.0,
+    )
     extra = compiles[1:]  # each break adds a resumed graph after the first
     total = compile_seconds(run)
     items = []
@@ -393,22 +424,33 @@ def _graph_breaks(run: Run) -> list[Advice]:
         resumed = extra[i] if i < len(extra) else None
         cost_s = resumed.wall_s if resumed is not None else None
         hint = gb.hints[0] if gb.hints else "move the line out of the compiled code"
-        items.append(Advice(
-            rule="graph-break",
-            title=f"graph break at {text.short_path(gb.location) or 'unknown line'}: "
-                  f"{text.short(gb.reason, 80)}",
-            change=hint,
-            evidence=[f"Dynamo: {text.short(gb.reason, 200)}",
-                      f"an extra graph compiled after it: {text.secs(cost_s, 'not recorded')}",
-                      "eager time between the graphs: "
-                      + text.na("not timed: the Python between graphs runs unobserved")],
-            cost="none known; the fix may change what the code computes: check its output",
-            predicted=(Prediction("compile", total, total - cost_s,
-                                  "the extra graph's compile no longer happens")
-                       if cost_s and total and cost_s < total else None),
-            where=gb.location,
-            try_why="the fix is a change to your code: dlcprof cannot make it for you",
-        ))  # fmt: skip
+        items.append(
+            Advice(
+                rule="graph-break",
+                title=f"graph break at {text.short_path(gb.location) or 'unknown line'}: "
+                f"{text.short(gb.reason, 80)}",
+                change=hint,
+                evidence=[
+                    f"Dynamo: {text.short(gb.reason, 200)}",
+                    f"an extra graph compiled after it: {text.secs(cost_s, 'not recorded')}",
+                    "eager time between the graphs: "
+                    + text.na("not timed: the Python between graphs runs unobserved"),
+                ],
+                cost="none known; the fix may change what the code computes: check its output",
+                predicted=(
+                    Prediction(
+                        "compile",
+                        total,
+                        total - cost_s,
+                        "the extra graph's compile no longer happens",
+                    )
+                    if cost_s and total and cost_s < total
+                    else None
+                ),
+                where=gb.location,
+                try_why="the fix is a change to your code: dlcprof cannot make it for you",
+            )
+        )
     return items
 
 
@@ -437,18 +479,30 @@ def _cache(session: Session, run: Run, calls: int) -> Advice | None:
     return Advice(
         rule="cache",
         title="keep the compile cache for every start (or ship Mega-Cache artifacts)",
-        change=("keep TORCHINDUCTOR_CACHE_DIR between runs; where a fresh machine starts, save "
-                "torch.compiler.save_cache_artifacts() after a compile and load them first"),
-        evidence=[f"cold compile {text.secs(cold.compile_s)}, warm {text.secs(warm.compile_s)} "
-                  f"({cold.compile_s / warm.compile_s:.1f}x)"],
+        change=(
+            "keep TORCHINDUCTOR_CACHE_DIR between runs; where a fresh machine starts, save "
+            "torch.compiler.save_cache_artifacts() after a compile and load them first"
+        ),
+        evidence=[
+            f"cold compile {text.secs(cold.compile_s)}, warm {text.secs(warm.compile_s)} "
+            f"({cold.compile_s / warm.compile_s:.1f}x)"
+        ],
         cost="the artifacts are tied to this torch version, device and model code",
-        predicted=Prediction("compile", cold.compile_s, warm.compile_s,
-                             "a cold start becomes as fast as this session's warm one"),
-        snippet=("data, _ = torch.compiler.save_cache_artifacts()  # after the first call\n"
-                 "torch.compiler.load_cache_artifacts(data)  # before it, at the next start"),
-        try_why=(f"it takes two runs, one to save and one to load: dlcprof run {s.target} "
-                 "--cache cold --cache-artifacts FILE, twice"),
-    )  # fmt: skip
+        predicted=Prediction(
+            "compile",
+            cold.compile_s,
+            warm.compile_s,
+            "a cold start becomes as fast as this session's warm one",
+        ),
+        snippet=(
+            "data, _ = torch.compiler.save_cache_artifacts()  # after the first call\n"
+            "torch.compiler.load_cache_artifacts(data)  # before it, at the next start"
+        ),
+        try_why=(
+            f"it takes two runs, one to save and one to load: dlcprof run {s.target} "
+            "--cache cold --cache-artifacts FILE, twice"
+        ),
+    )
 
 
 # --- 5. a mode that pays back sooner -------------------------------------------------------
@@ -466,8 +520,10 @@ def _mode(session: Session, run: Run, calls: int) -> Advice | str | None:
     eager = [(r.speed.eager_ms, r.speed.eager_spread_ms) for r in rows if r.speed]
     if any(not fb.within_spread(a, b, sa, sb) for a, sa in eager for b, sb in eager):
         low, high = min(e for e, _ in eager), max(e for e, _ in eager)
-        return (f"modes not compared: each mode's worker measured its own eager, and those "
-                f"differ beyond their spreads ({text.ms(low)} to {text.ms(high)})")  # fmt: skip
+        return (
+            f"modes not compared: each mode's worker measured its own eager, and those "
+            f"differ beyond their spreads ({text.ms(low)} to {text.ms(high)})"
+        )
 
     def total(r: fm.ModeRow) -> float:
         assert r.speed is not None and r.compile_s is not None
@@ -480,21 +536,30 @@ def _mode(session: Session, run: Run, calls: int) -> Advice | str | None:
     noise = calls * max(best.speed.compiled_spread_ms, mine.speed.compiled_spread_ms) / 1e3
     saving = total(mine) - total(best)
     if saving <= noise + compile_noise(run):
-        return (f"mode {best.mode}: {text.secs(saving)} sooner over {text.count(calls)} calls, "
-                f"inside the noise ({text.secs(noise)})")  # fmt: skip
+        return (
+            f"mode {best.mode}: {text.secs(saving)} sooner over {text.count(calls)} calls, "
+            f"inside the noise ({text.secs(noise)})"
+        )
     return Advice(
         rule="mode",
         title=f"compile with mode={best.mode!r} for {text.count(calls)} calls",
         change=f"torch.compile(model, mode={best.mode!r})",
-        evidence=[f"{r.mode}: compile {text.secs(r.compile_s)}, "
-                  f"{text.ms(r.speed.compiled_ms)} per call" for r in (mine, best) if r.speed],
+        evidence=[
+            f"{r.mode}: compile {text.secs(r.compile_s)}, {text.ms(r.speed.compiled_ms)} per call"
+            for r in (mine, best)
+            if r.speed
+        ],
         cost=f"what {best.mode} turns on (docs/advice.md)",
-        predicted=Prediction(CALLS_TOTAL, total(mine), total(best),
-                             f"compile + {text.count(calls)} × steady latency, both measured",
-                             calls),
+        predicted=Prediction(
+            CALLS_TOTAL,
+            total(mine),
+            total(best),
+            f"compile + {text.count(calls)} × steady latency, both measured",
+            calls,
+        ),
         snippet=f"torch.compile(model, mode={best.mode!r})",
         options={"mode": best.mode},
-    )  # fmt: skip
+    )
 
 
 # --- 6. GEMM-bound on a CPU, overhead-bound on a GPU -----------------------------------------
@@ -520,16 +585,22 @@ def _gemm_cpu(session: Session, run: Run, calls: int) -> Advice | None:
     return Advice(
         rule="freezing",
         title="freeze the weights and let max-autotune pick the CPU matmuls",
-        change=("under torch.no_grad(), set torch._inductor.config.freezing = True and compile "
-                "with mode='max-autotune': Inductor then benchmarks its C++ GEMM templates "
-                "against the library's"),
+        change=(
+            "under torch.no_grad(), set torch._inductor.config.freezing = True and compile "
+            "with mode='max-autotune': Inductor then benchmarks its C++ GEMM templates "
+            "against the library's"
+        ),
         evidence=[f"matrix multiplies take {text.pct(share)} of the compiled call's kernels"],
-        cost=("a longer compile (each matmul benchmarked); weights become constants, so "
-              "inference only"),
-        snippet=("torch._inductor.config.freezing = True\n"
-                 "compiled = torch.compile(model, mode='max-autotune')"),
+        cost=(
+            "a longer compile (each matmul benchmarked); weights become constants, so "
+            "inference only"
+        ),
+        snippet=(
+            "torch._inductor.config.freezing = True\n"
+            "compiled = torch.compile(model, mode='max-autotune')"
+        ),
         options={"freezing": True, "mode": "max-autotune"},
-    )  # fmt: skip
+    )
 
 
 def _overhead_gpu(session: Session, run: Run, calls: int) -> Advice | None:
@@ -544,14 +615,20 @@ def _overhead_gpu(session: Session, run: Run, calls: int) -> Advice | None:
         rule="reduce-overhead",
         title="replay the compiled call as a CUDA graph (mode='reduce-overhead')",
         change="torch.compile(model, mode='reduce-overhead')",
-        evidence=[f"the GPU is busy {text.ms(kp.device_busy_ms)} of each "
-                  f"{text.ms(kp.compiled_ms)} compiled call: the rest is launch overhead"],
+        evidence=[
+            f"the GPU is busy {text.ms(kp.device_busy_ms)} of each "
+            f"{text.ms(kp.compiled_ms)} compiled call: the rest is launch overhead"
+        ],
         cost="CUDA graphs hold their memory pool; inputs must keep their addresses",
-        predicted=Prediction(LATENCY, kp.compiled_ms / 1e3, kp.device_busy_ms / 1e3,
-                             "at best the call takes the GPU's busy time"),
+        predicted=Prediction(
+            LATENCY,
+            kp.compiled_ms / 1e3,
+            kp.device_busy_ms / 1e3,
+            "at best the call takes the GPU's busy time",
+        ),
         snippet="torch.compile(model, mode='reduce-overhead')",
         options={"mode": "reduce-overhead"},
-    )  # fmt: skip
+    )
 
 
 # --- 7. compile workers waited on while cores sit idle -----------------------------------------
@@ -581,16 +658,24 @@ def _compile_threads(session: Session, run: Run, calls: int) -> Advice | None:
     return Advice(
         rule="compile-threads",
         title=f"build kernels on {cores - 1} threads",
-        change=(f"set torch._inductor.config.compile_threads = {cores - 1} (or "
-                f"TORCHINDUCTOR_COMPILE_THREADS) before the first compile"),
-        evidence=[f"the compile waited {text.secs(wait)} on kernel builds, at most {at_once} "
-                  f"at once on a {cores}-core machine"],
+        change=(
+            f"set torch._inductor.config.compile_threads = {cores - 1} (or "
+            f"TORCHINDUCTOR_COMPILE_THREADS) before the first compile"
+        ),
+        evidence=[
+            f"the compile waited {text.secs(wait)} on kernel builds, at most {at_once} "
+            f"at once on a {cores}-core machine"
+        ],
         cost="the builds take cores from whatever else runs",
-        predicted=Prediction("compile", before, after,
-                             f"the wait shrinks as {at_once} builds at once become {cores - 1}"),
+        predicted=Prediction(
+            "compile",
+            before,
+            after,
+            f"the wait shrinks as {at_once} builds at once become {cores - 1}",
+        ),
         snippet=f"torch._inductor.config.compile_threads = {cores - 1}",
         try_why="no run option sets compile_threads yet",
-    )  # fmt: skip
+    )
 
 
 # --- 8. no payback -------------------------------------------------------------------------
@@ -603,8 +688,7 @@ def _no_payback(session: Session, run: Run, calls: int) -> Advice | None:
     if speed.verdict == fb.FASTER and speed.break_even is not None:
         if speed.break_even <= calls:
             return None
-        why = (f"it pays back after {text.runs(speed.break_even)}, beyond your "
-               f"{text.runs(calls)}")  # fmt: skip
+        why = f"it pays back after {text.runs(speed.break_even)}, beyond your {text.runs(calls)}"
     elif speed.verdict in (fb.SLOWER, fb.SAME):
         why = f"compiled is {fb.speedup_text(speed)} eager: it never pays back"
     else:
@@ -612,13 +696,18 @@ def _no_payback(session: Session, run: Run, calls: int) -> Advice | None:
     return Advice(
         rule="no-payback",
         title="compiling does not pay back within your horizon",
-        change=(f"run this code eager, or compile it only where it is called more than "
-                f"{text.count(calls)} times"),
-        evidence=[why, f"compile {speed.compile_text}; eager {text.ms(speed.eager_ms)}, "
-                       f"compiled {text.ms(speed.compiled_ms)} per call"],
+        change=(
+            f"run this code eager, or compile it only where it is called more than "
+            f"{text.count(calls)} times"
+        ),
+        evidence=[
+            why,
+            f"compile {speed.compile_text}; eager {text.ms(speed.eager_ms)}, "
+            f"compiled {text.ms(speed.compiled_ms)} per call",
+        ],
         cost="eager keeps its own speed",
         try_why="not compiling needs no trial",
-    )  # fmt: skip
+    )
 
 
 # --- nothing to change ------------------------------------------------------------------------
@@ -631,8 +720,11 @@ def _nothing(run: Run, hidden: list[str]) -> str:
         facts.append(f"the compile pays back after {text.runs(speed.break_even)}")
     n = len(run.recompiles)
     on_size = any(size_mismatch(rc.reason) for rc in run.recompiles)
-    facts.append("no recompiles" if not n else text.plural(n, "recompile")
-                 + ("" if on_size else ", none on an input's size"))  # fmt: skip
+    facts.append(
+        "no recompiles"
+        if not n
+        else text.plural(n, "recompile") + ("" if on_size else ", none on an input's size")
+    )
     facts.append("no graph breaks")
     if hidden:
         facts.append(f"{text.plural(len(hidden), 'change')} would save less than the noise")
@@ -645,15 +737,17 @@ def _nothing(run: Run, hidden: list[str]) -> str:
 
 
 def predicted_text(p: Prediction | None) -> str:
-    """"−71% compile (8.10 s → 2.35 s)"."""
+    """ "−71% compile (8.10 s → 2.35 s)"."""
     if p is None:
         return text.na("not predictable from this run")
-    return (f"{text.signed_pct(p.change)} {p.what} "
-            f"({text.secs(p.before_s)} → {text.secs(p.after_s)})")
+    return (
+        f"{text.signed_pct(p.change)} {p.what} ({text.secs(p.before_s)} → {text.secs(p.after_s)})"
+    )
 
 
-def measured_text(predicted: Prediction | None, before_s: float | None,
-                  after_s: float | None) -> str:  # fmt: skip
+def measured_text(
+    predicted: Prediction | None, before_s: float | None, after_s: float | None
+) -> str:
     if before_s is None or after_s is None or before_s <= 0:
         return text.na("not measured")
     change = after_s / before_s - 1.0
@@ -707,15 +801,22 @@ def tried(advised: Run, trial: Run, item: Advice) -> ev.AdviceTried:
     before, after = advised.benchmark, trial.benchmark
     spreads = [b.compiled_spread_ms for b in (before, after) if b is not None]
     return ev.AdviceTried(
-        run_id=trial.run_id, advised_run=advised.run_id, rule=item.rule, title=item.title,
-        options=dict(item.options), what=what,
-        predicted_before_s=p.before_s if p else None, predicted_after_s=p.after_s if p else None,
-        measured_before_s=_measured_s(advised, p), measured_after_s=_measured_s(trial, p),
+        run_id=trial.run_id,
+        advised_run=advised.run_id,
+        rule=item.rule,
+        title=item.title,
+        options=dict(item.options),
+        what=what,
+        predicted_before_s=p.before_s if p else None,
+        predicted_after_s=p.after_s if p else None,
+        measured_before_s=_measured_s(advised, p),
+        measured_after_s=_measured_s(trial, p),
         steady_before_ms=before.compiled_ms if before else None,
         steady_after_ms=after.compiled_ms if after else None,
         steady_spread_ms=max(spreads) if len(spreads) == 2 else None,
-        cache_before=_cache_state(advised), cache_after=_cache_state(trial),
-    )  # fmt: skip
+        cache_before=_cache_state(advised),
+        cache_after=_cache_state(trial),
+    )
 
 
 def _cache_state(run: Run) -> str | None:
@@ -725,8 +826,7 @@ def _cache_state(run: Run) -> str | None:
 
 def prediction_error(t: ev.AdviceTried) -> float | None:
     """|predicted saving − measured saving| / measured saving."""
-    if None in (t.predicted_before_s, t.predicted_after_s, t.measured_before_s,
-                t.measured_after_s):  # fmt: skip
+    if None in (t.predicted_before_s, t.predicted_after_s, t.measured_before_s, t.measured_after_s):
         return None
     predicted = t.predicted_before_s - t.predicted_after_s  # type: ignore[operator]
     measured = t.measured_before_s - t.measured_after_s  # type: ignore[operator]
@@ -738,22 +838,31 @@ def _change(before: float | None, after: float | None) -> float | None:
 
 
 def tried_text(t: ev.AdviceTried) -> str:
-    """"predicted −71% compile, measured −64%; steady latency +9%"."""
+    """ "predicted −71% compile, measured −64%; steady latency +9%"."""
     predicted = _change(t.predicted_before_s, t.predicted_after_s)
     measured = _change(t.measured_before_s, t.measured_after_s)
-    said = (f"predicted {text.signed_pct(predicted)} {t.what}" if predicted is not None
-            else f"no prediction; {t.what}")  # fmt: skip
-    words = (f"{said}, measured {text.signed_pct(measured)} ({text.secs(t.measured_before_s)} "
-             f"→ {text.secs(t.measured_after_s)})")  # fmt: skip
+    said = (
+        f"predicted {text.signed_pct(predicted)} {t.what}"
+        if predicted is not None
+        else f"no prediction; {t.what}"
+    )
+    words = (
+        f"{said}, measured {text.signed_pct(measured)} ({text.secs(t.measured_before_s)} "
+        f"→ {text.secs(t.measured_after_s)})"
+    )
     if t.steady_before_ms is not None and t.steady_after_ms is not None:
         spread = t.steady_spread_ms or 0.0
         if abs(t.steady_after_ms - t.steady_before_ms) <= spread:
             words += f"; steady latency: {text.NO_DIFFERENCE}"
         else:
             steady = text.signed_pct(_change(t.steady_before_ms, t.steady_after_ms))
-            words += (f"; steady latency {steady} ({text.ms(t.steady_before_ms)} → "
-                      f"{text.ms(t.steady_after_ms)})")  # fmt: skip
+            words += (
+                f"; steady latency {steady} ({text.ms(t.steady_before_ms)} → "
+                f"{text.ms(t.steady_after_ms)})"
+            )
     if t.cache_before != t.cache_after:
-        words += (f"; not comparable: {fb.cache_state(t.cache_before)} before, "
-                  f"{fb.cache_state(t.cache_after)} in the trial")  # fmt: skip
+        words += (
+            f"; not comparable: {fb.cache_state(t.cache_before)} before, "
+            f"{fb.cache_state(t.cache_after)} in the trial"
+        )
     return words

@@ -75,9 +75,12 @@ class AllocatorContrast:
         if self.steady is None:
             return f"{text.STEADY_ALLOC}: {text.na(self.steady_why)}"
         return allocator_verdict(
-            self.verdict or "", speedup_text(self.default), speedup_text(self.steady),
-            self.faults.eager, self.steady_faults.eager,
-        )  # fmt: skip
+            self.verdict or "",
+            speedup_text(self.default),
+            speedup_text(self.steady),
+            self.faults.eager,
+            self.steady_faults.eager,
+        )
 
 
 def band(s: Speed) -> tuple[float, float, float] | None:
@@ -102,9 +105,7 @@ def verdict(d: Speed, s: Speed, df: Faults, sf: Faults) -> str:
         return NOT_SENSITIVE
     if df.eager is None or sf.eager is None:
         return SENSITIVE
-    moved = clearly_more_faults(df.eager, sf.eager) or clearly_more_faults(
-        df.compiled, sf.compiled
-    )
+    moved = clearly_more_faults(df.eager, sf.eager) or clearly_more_faults(df.compiled, sf.compiled)
     return SENSITIVE if moved else NOT_ALLOCATOR
 
 
@@ -157,11 +158,14 @@ def rows(a: AllocatorContrast, narrow: bool = False) -> list[tuple[str, list[str
         ("compiled", cells(lambda s: text.ms_spread(s.compiled_ms, s.compiled_spread_ms, narrow))),
         ("speedup", cells(speedup_text)),
         ("break-even", cells(break_even_text)),
-        ("faults/call" if narrow else "page faults/call", [
-            pair(f.eager, f.compiled) if s is not None else text.NA
-            for s, f in zip(speeds, [a.faults, a.steady_faults], strict=True)
-        ]),
-    ]  # fmt: skip
+        (
+            "faults/call" if narrow else "page faults/call",
+            [
+                pair(f.eager, f.compiled) if s is not None else text.NA
+                for s, f in zip(speeds, [a.faults, a.steady_faults], strict=True)
+            ],
+        ),
+    ]
 
 
 def notes(a: AllocatorContrast, run: Run) -> list[str]:
@@ -208,10 +212,7 @@ def allocator_verdict(
             "with a steady allocator never pays"
         )
     if verdict == NOT_ALLOCATOR:
-        return (
-            f"{NOT_ALLOCATOR}: {both}, yet {pf}: background load between the two "
-            "measurements?"
-        )
+        return f"{NOT_ALLOCATOR}: {both}, yet {pf}: background load between the two measurements?"
     return f"{NOT_SENSITIVE}: {both}, within the measured spread"
 
 

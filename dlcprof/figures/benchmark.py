@@ -71,9 +71,13 @@ def two_clusters(values: Sequence[float]) -> Clusters | None:
         return None
     (fast_ms, fast_spread), (slow_ms, slow_spread) = median_iqr(low), median_iqr(high)
     return Clusters(
-        tuple(sorted(order[:k])), tuple(sorted(order[k:])), fast_ms, slow_ms, fast_spread,
+        tuple(sorted(order[:k])),
+        tuple(sorted(order[k:])),
+        fast_ms,
+        slow_ms,
+        fast_spread,
         slow_spread,
-    )  # fmt: skip
+    )
 
 
 def cluster_faults(c: Clusters, faults: Sequence[float]) -> tuple[float, float] | None:
@@ -123,9 +127,10 @@ def compile_cache(run: Run) -> CacheState | None:
     of the first call, before the benchmark); None when no compile said."""
     b = run.benchmark
     states = [
-        c.cache for c in run.compiles.values()
+        c.cache
+        for c in run.compiles.values()
         if c.cache and (b is None or (c.start_t is not None and c.start_t <= b.t))
-    ]  # fmt: skip
+    ]
     known = [s for s in states if s != "disabled"]
     if not states:
         return None
@@ -171,7 +176,7 @@ class Speed:
 
     @property
     def compile_text(self) -> str:
-        """"5.43 s (cache hit)": a compile time means little without its cache state."""
+        """ "5.43 s (cache hit)": a compile time means little without its cache state."""
         return f"{text.secs(self.compile_s)} ({self.cache_text})"
 
     @property
@@ -230,9 +235,13 @@ def speed(b: Timed, compile_s: float | None = None, cache: CacheState | None = N
     modes = (pair(eager[0], compiled[-1]), pair(eager[-1], compiled[0]))
     verdicts = {m.verdict for m in modes}
     return dataclasses.replace(
-        out, verdict=verdicts.pop() if len(verdicts) == 1 else MIXED, break_even=None,
-        eager_split=e_split, compiled_split=c_split, modes=modes,
-    )  # fmt: skip
+        out,
+        verdict=verdicts.pop() if len(verdicts) == 1 else MIXED,
+        break_even=None,
+        eager_split=e_split,
+        compiled_split=c_split,
+        modes=modes,
+    )
 
 
 def _sides(c: Clusters | None, ms: float, spread: float) -> list[tuple[float, float]]:
@@ -334,7 +343,7 @@ def measured_with(b: ev.BenchmarkMeasured) -> str:
 
 
 def split_speedups(xs: list[float | None]) -> str:
-    """"1.79x or 4.82x (repetitions in two clusters)": never a median of a mix."""
+    """ "1.79x or 4.82x (repetitions in two clusters)": never a median of a mix."""
     return f"{either([text.speedup(x) for x in xs])} ({text.TWO_CLUSTERS})"
 
 

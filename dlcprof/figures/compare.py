@@ -348,8 +348,15 @@ class Comparison:
     def headline(self) -> list[HeadlineRow]:
         a, b = fb.compile_cache(self.a_run), fb.compile_cache(self.b_run)
         differ = self.cache_note is not None
-        rows = [HeadlineRow("compile cache", fb.cache_text(a), fb.cache_text(b),
-                            "differs" if differ else "—", "" if differ else "same")]  # fmt: skip
+        rows = [
+            HeadlineRow(
+                "compile cache",
+                fb.cache_text(a),
+                fb.cache_text(b),
+                "differs" if differ else "—",
+                "" if differ else "same",
+            )
+        ]
         for m in self.metrics:
             rows.append(HeadlineRow(m.name, m.a_text, m.b_text, m.delta_text, m.verdict))
             if m.name == "speedup":
@@ -362,8 +369,13 @@ class Comparison:
         for run, s in ((self.a_run, self.speed_a), (self.b_run, self.speed_b)):
             sides.append(s.verdict if s is not None else text.na(fb.why_none(run, short=True)))
         same = sides[0] == sides[1]
-        return HeadlineRow("compiled vs eager", sides[0], sides[1], "—" if same else "changed",
-                           "same" if same else "")  # fmt: skip
+        return HeadlineRow(
+            "compiled vs eager",
+            sides[0],
+            sides[1],
+            "—" if same else "changed",
+            "same" if same else "",
+        )
 
     def split_phases(self) -> tuple[list[PhaseDelta], list[PhaseDelta]]:
         base = max(self.a_run.compile_wall_s, self.b_run.compile_wall_s)
@@ -381,7 +393,6 @@ class Comparison:
 
 # What a cache hit on one side and a miss on the other makes incomparable.
 _CACHE_BOUND = ("compile wall", "compile_s (benchmark)", "break-even")
-
 
 
 def pick_run(session: Session, which: int | str | None, side: str) -> Run:
@@ -576,10 +587,19 @@ def _allocator_metrics(a: Run, b: Run, why_a: str, why_b: str) -> list[MetricDel
     (sa, swhy_a, ma), (sb, swhy_b, mb) = steady(ca, why_a), steady(cb, why_b)
     (fa_, fwhy_a), (fb_, fwhy_b) = faults(ca, why_a), faults(cb, why_b)
     return [
-        MetricDelta(f"speedup, {text.STEADY_ALLOC}", sa, sb, "x", lower_is_better=False,
-                    a_why=swhy_a, b_why=swhy_b, a_measurable=ma, b_measurable=mb),
+        MetricDelta(
+            f"speedup, {text.STEADY_ALLOC}",
+            sa,
+            sb,
+            "x",
+            lower_is_better=False,
+            a_why=swhy_a,
+            b_why=swhy_b,
+            a_measurable=ma,
+            b_measurable=mb,
+        ),
         MetricDelta("eager page faults/call", fa_, fb_, "count", a_why=fwhy_a, b_why=fwhy_b),
-    ]  # fmt: skip
+    ]
 
 
 def _metrics(a: Run, b: Run) -> list[MetricDelta]:
@@ -599,9 +619,16 @@ def _metrics(a: Run, b: Run) -> list[MetricDelta]:
     ta, tb = fm.autotune(a), fm.autotune(b)
     if ta.seconds is not None or tb.seconds is not None:
         none = fm.NOTHING_AUTOTUNED
-        out.append(MetricDelta("autotune", ta.seconds, tb.seconds, "s",
-                               a_why="" if ta.seconds is not None else none,
-                               b_why="" if tb.seconds is not None else none))  # fmt: skip
+        out.append(
+            MetricDelta(
+                "autotune",
+                ta.seconds,
+                tb.seconds,
+                "s",
+                a_why="" if ta.seconds is not None else none,
+                b_why="" if tb.seconds is not None else none,
+            )
+        )
     if a.benchmark is not None or b.benchmark is not None:
         out += _bench_metrics(a, b)
     if a.sweep or b.sweep:
@@ -612,11 +639,18 @@ def _metrics(a: Run, b: Run) -> list[MetricDelta]:
         no_a = "" if a.sweep else "no sweep"
         no_b = "" if b.sweep else "no sweep"
         out += [
-            MetricDelta("sweep transition cost", fr.sweep_total(a), fr.sweep_total(b), "s",
-                        a_why=no_a, b_why=no_b),
-            MetricDelta("sweep mean latency", mean_latency(a), mean_latency(b), "ms",
-                        a_why=no_a, b_why=no_b),
-        ]  # fmt: skip
+            MetricDelta(
+                "sweep transition cost",
+                fr.sweep_total(a),
+                fr.sweep_total(b),
+                "s",
+                a_why=no_a,
+                b_why=no_b,
+            ),
+            MetricDelta(
+                "sweep mean latency", mean_latency(a), mean_latency(b), "ms", a_why=no_a, b_why=no_b
+            ),
+        ]
     return out
 
 

@@ -138,15 +138,28 @@ def compile_cost(run: Run) -> CompileCost | None:
         key=lambda f: -f.self_s,
     )
     modules = sorted(
-        (ModuleCost(path, str(m.get("cls", "")),
-                    tuple((str(p), str(k)) for p, k in m.get("stack") or ()),
-                    str(m.get("location", "")), n, s)
-         for path, (m, n, s) in mods.items()),
+        (
+            ModuleCost(
+                path,
+                str(m.get("cls", "")),
+                tuple((str(p), str(k)) for p, k in m.get("stack") or ()),
+                str(m.get("location", "")),
+                n,
+                s,
+            )
+            for path, (m, n, s) in mods.items()
+        ),
         key=lambda m: -m.self_s,
-    )  # fmt: skip
+    )
     guards = sum(p.duration_s for c in compiles for p in c.phases if p.name == GUARDS_PHASE)
-    return CompileCost(functions, modules, _dynamo_s(compiles), _lowering_s(compiles),
-                       sum(c.cost.own_s for c in compiles if c.cost), guards)  # fmt: skip
+    return CompileCost(
+        functions,
+        modules,
+        _dynamo_s(compiles),
+        _lowering_s(compiles),
+        sum(c.cost.own_s for c in compiles if c.cost),
+        guards,
+    )
 
 
 def _dynamo_s(compiles: list[Compile]) -> float | None:
@@ -182,10 +195,16 @@ def repeated(cost: CompileCost) -> list[Repeated]:
         forward = next((f for f in cost.functions if f.function == f"{cls}.forward"), None)
         if forward is not None and forward.traced < len(paths):
             forward = None  # a same-named class elsewhere
-        out.append(Repeated(
-            cls, sorted(paths), forward, sum(s for _, s in paths.values()),
-            int(sum(n for n, _ in paths.values())), forward.location if forward else "",
-        ))  # fmt: skip
+        out.append(
+            Repeated(
+                cls,
+                sorted(paths),
+                forward,
+                sum(s for _, s in paths.values()),
+                int(sum(n for n, _ in paths.values())),
+                forward.location if forward else "",
+            )
+        )
     # An outer class repeated (Block) before the classes repeated inside it (Linear).
     return sorted(out, key=lambda r: (-r.lowering_s, r.cls))
 
@@ -199,14 +218,16 @@ def adds_up(part: float, whole: float | None) -> float | None:
 
 
 def dynamo_line(cost: CompileCost) -> str:
-    """"Dynamo traced 6 functions (75 traces) in 6.31 s and built guards in 378 ms:
+    """ "Dynamo traced 6 functions (75 traces) in 6.31 s and built guards in 378 ms:
     97% of its 6.86 s"."""
     traces = sum(f.traced for f in cost.functions)
     share = adds_up(cost.traced_s + cost.guards_s, cost.dynamo_s)
     of = f": {text.pct(share)} of its {text.secs(cost.dynamo_s)}" if share is not None else ""
-    return (f"Dynamo traced {text.plural(len(cost.functions), 'function')} "
-            f"({text.plural(traces, 'trace')}) in {text.secs(cost.traced_s)} and built guards "
-            f"in {text.secs(cost.guards_s)}{of}")  # fmt: skip
+    return (
+        f"Dynamo traced {text.plural(len(cost.functions), 'function')} "
+        f"({text.plural(traces, 'trace')}) in {text.secs(cost.traced_s)} and built guards "
+        f"in {text.secs(cost.guards_s)}{of}"
+    )
 
 
 def lowering_line(cost: CompileCost) -> str:
@@ -214,8 +235,10 @@ def lowering_line(cost: CompileCost) -> str:
     of = f" of {text.secs(cost.lowering_s)} ({text.pct(share)})" if share is not None else ""
     nodes = sum(m.nodes for m in cost.modules)
     modules = text.plural(len(cost.modules), "module")
-    return (f"Inductor lowered {text.plural(nodes, 'FX node')} from {modules} in "
-            f"{text.secs(cost.lowered_s)}{of}")  # fmt: skip
+    return (
+        f"Inductor lowered {text.plural(nodes, 'FX node')} from {modules} in "
+        f"{text.secs(cost.lowered_s)}{of}"
+    )
 
 
 def probe_line(cost: CompileCost) -> str:
@@ -245,10 +268,20 @@ MODULE_COLUMNS = ("module", "where", "nodes", "lowering")
 
 
 def function_rows(cost: CompileCost, limit: int = 12) -> list[tuple[str, ...]]:
-    return [(f.function, text.short_path(f.location), f"{f.traced}x", text.secs(f.self_s),
-             text.secs(f.total_s)) for f in cost.functions[:limit]]  # fmt: skip
+    return [
+        (
+            f.function,
+            text.short_path(f.location),
+            f"{f.traced}x",
+            text.secs(f.self_s),
+            text.secs(f.total_s),
+        )
+        for f in cost.functions[:limit]
+    ]
 
 
 def module_rows(cost: CompileCost, limit: int = 12) -> list[tuple[str, ...]]:
-    return [(m.name, text.short_path(m.location), str(m.nodes), text.secs(m.self_s))
-            for m in cost.modules[:limit]]  # fmt: skip
+    return [
+        (m.name, text.short_path(m.location), str(m.nodes), text.secs(m.self_s))
+        for m in cost.modules[:limit]
+    ]

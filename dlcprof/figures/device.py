@@ -79,9 +79,11 @@ class SpanTable:
     keys: list[str]
 
     def columns(self) -> list[str]:
-        """"metric", then each span with its sample count."""
-        return ["metric", *(f"{name} ({row['samples']:.0f} samples)"
-                            for name, row in self.spans.items())]  # fmt: skip
+        """ "metric", then each span with its sample count."""
+        return [
+            "metric",
+            *(f"{name} ({row['samples']:.0f} samples)" for name, row in self.spans.items()),
+        ]
 
     def rows(self) -> list[tuple[str, list[str]]]:
         """(metric label, "mean / max" per span), each with its unit."""
@@ -91,9 +93,10 @@ class SpanTable:
             for row in self.spans.values():
                 mean, peak = row.get(f"{key}.mean"), row.get(f"{key}.max")
                 cells.append(
-                    text.NA if mean is None
+                    text.NA
+                    if mean is None
                     else f"{text.metric(key, mean)} / {text.metric(key, peak)}"
-                )  # fmt: skip
+                )
             out.append((text.metric_label(key), cells))
         return out
 

@@ -26,7 +26,7 @@ def kernel_key(k: ev.KernelGenerated) -> str:
 
 
 def compile_label(k: ev.KernelGenerated) -> str:
-    """"0/0", "0/0 fwd", "0/0 (bwd)": the compile that generated it, and which
+    """ "0/0", "0/0 fwd", "0/0 (bwd)": the compile that generated it, and which
     of its graphs (a backward compiled lazily is a compile of its own)."""
     if k.compile_id.endswith(ev.BACKWARD):
         return k.compile_id
@@ -45,7 +45,7 @@ class KernelGroup:
 
     @property
     def label(self) -> str:
-        """"0/0 fwd", "0/0 +3": the first compile (and graph), and how many more."""
+        """ "0/0 fwd", "0/0 +3": the first compile (and graph), and how many more."""
         more = len(self.compile_ids) - 1
         return compile_label(self.kernel) + (f" +{more}" if more else "")
 
@@ -88,7 +88,7 @@ class KernelCount:
 
     @property
     def words(self) -> str:
-        """"4 fused kernels, 2 library calls (in 7 compiles)"."""
+        """ "4 fused kernels, 2 library calls (in 7 compiles)"."""
         out = text.plural(self.fused, "fused kernel")
         if self.library:
             out += f", {text.plural(self.library, 'library call')}"
@@ -218,8 +218,11 @@ def why_no_profile(run: Run) -> str:
         return NO_SPEEDUP
     if run.settings is not None and not run.settings.benchmark:
         # The TUI's shape sweep skips the benchmark by itself: no flag to name there.
-        why = "a shape sweep skips the benchmark" if run.settings.sweep else (
-            "compile only (--no-benchmark)")
+        why = (
+            "a shape sweep skips the benchmark"
+            if run.settings.sweep
+            else ("compile only (--no-benchmark)")
+        )
         return f"{why}: kernels are profiled after the benchmark"
     if run.profiling is not None:
         return "profiling…" if run.live else f"the run ended ({run.status}) while profiling"
@@ -251,8 +254,10 @@ LIBRARY_GAIN = "a library call: nothing fused into it, eager runs the same call"
 def kernel_timings(run: Run) -> dict[str, KernelTiming]:
     """Every kernel of the run by kernel_key (n/a with the reason where not measured)."""
     p = run.kernel_profile
-    measured = {key_of(d["compile_id"], d.get("graph"), d["name"], d["order"]): d
-                for d in (p.kernels if p else [])}  # fmt: skip
+    measured = {
+        key_of(d["compile_id"], d.get("graph"), d["name"], d["order"]): d
+        for d in (p.kernels if p else [])
+    }
     compiled_ms = _compiled_ms(run)
     copy = p.copy_gbps if p else None
     out = {}
@@ -272,11 +277,17 @@ def kernel_timings(run: Run) -> dict[str, KernelTiming]:
         if copy is None:
             why["bw_share"] = (p.copy_why if p else None) or "no copy bandwidth measured"
         out[key] = KernelTiming(
-            time_ms=t, spread_ms=d.get("spread_ms"), share=_ratio(t, compiled_ms),
-            launches=int(d.get("launches") or 0), eager_ms=eager,
+            time_ms=t,
+            spread_ms=d.get("spread_ms"),
+            share=_ratio(t, compiled_ms),
+            launches=int(d.get("launches") or 0),
+            eager_ms=eager,
             gain=None if is_library_call(k) else _ratio(eager, t),
-            bytes=nbytes, gbps=gbps, bw_share=_ratio(gbps, copy), why=why,
-        )  # fmt: skip
+            bytes=nbytes,
+            gbps=gbps,
+            bw_share=_ratio(gbps, copy),
+            why=why,
+        )
     return out
 
 
@@ -316,14 +327,23 @@ def profile_summary(run: Run) -> ProfileSummary | None:
     compiled_ms = _compiled_ms(run)
     eager_ms = p.eager_ms if p.eager_ms is not None else (b.eager_ms if b else None)
     return ProfileSummary(
-        method=p.method, calls=p.calls, wall_s=p.wall_s, kernel_ms=kernel_ms,
-        compiled_ms=compiled_ms, coverage=_ratio(kernel_ms, compiled_ms), call_ms=p.call_ms,
-        eager_nodes_ms=p.eager_nodes_ms, eager_kernels_ms=sum(eager) if eager else None,
+        method=p.method,
+        calls=p.calls,
+        wall_s=p.wall_s,
+        kernel_ms=kernel_ms,
+        compiled_ms=compiled_ms,
+        coverage=_ratio(kernel_ms, compiled_ms),
+        call_ms=p.call_ms,
+        eager_nodes_ms=p.eager_nodes_ms,
+        eager_kernels_ms=sum(eager) if eager else None,
         eager_ms=eager_ms,
-        eager_coverage=_ratio(p.eager_nodes_ms, eager_ms), eager_why=p.eager_why,
-        copy_gbps=p.copy_gbps, copy_why=p.copy_why,
-        device_busy=_ratio(p.device_busy_ms, compiled_ms), notes=list(p.notes),
-    )  # fmt: skip
+        eager_coverage=_ratio(p.eager_nodes_ms, eager_ms),
+        eager_why=p.eager_why,
+        copy_gbps=p.copy_gbps,
+        copy_why=p.copy_why,
+        device_busy=_ratio(p.device_busy_ms, compiled_ms),
+        notes=list(p.notes),
+    )
 
 
 # The per-kernel figure columns, as every table heads them (TimingCells order).
@@ -344,8 +364,7 @@ class TimingCells:
 
     def values(self) -> tuple[str, ...]:
         """In TIMING_COLUMNS order."""
-        return (self.time, self.share, self.eager, self.gain, self.bytes, self.gbps,
-                self.bw_share)  # fmt: skip
+        return (self.time, self.share, self.eager, self.gain, self.bytes, self.gbps, self.bw_share)
 
 
 def timing_cells(t: KernelTiming | None, notes: text.Footnotes) -> TimingCells:
@@ -403,8 +422,12 @@ def summary_lines(run: Run, method: bool = True) -> list[str]:
 # --- the words of the profiling stage (the units are text's) -------------------
 
 
-def kernel_coverage(kernel_ms: float | None, compiled_ms: float | None,
-                    coverage: float | None, device_busy: float | None = None) -> str:  # fmt: skip
+def kernel_coverage(
+    kernel_ms: float | None,
+    compiled_ms: float | None,
+    coverage: float | None,
+    device_busy: float | None = None,
+) -> str:
     """How much of the compiled call the kernels explain; the rest is the wrapper's own work."""
     if kernel_ms is None:
         return f"kernels {text.NA} (no kernel was timed)"
@@ -417,8 +440,13 @@ def kernel_coverage(kernel_ms: float | None, compiled_ms: float | None,
     return out + "; the rest is Python, guards, allocation and launches"
 
 
-def eager_coverage(nodes_ms: float | None, eager_ms: float | None, coverage: float | None,
-                   why: str | None, in_kernels_ms: float | None = None) -> str:  # fmt: skip
+def eager_coverage(
+    nodes_ms: float | None,
+    eager_ms: float | None,
+    coverage: float | None,
+    why: str | None,
+    in_kernels_ms: float | None = None,
+) -> str:
     """The user's ops run one by one, against the eager call they come from, and
     how much of them the kernels fused."""
     if nodes_ms is None:

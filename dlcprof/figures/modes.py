@@ -26,10 +26,19 @@ BASELINE = "default"
 # Inductor's run-time autotuning of Triton kernels (first call, GPU): its configs
 # benchmarked, then (max-autotune modes) coordinate descent from the winner.
 RUNTIME_TRITON_PHASES = (
-    "CachingAutotuner.benchmark_all_configs", "CachingAutotuner.coordinate_descent_tuning",
-)  # fmt: skip
-COLUMNS = ("mode", "compile (autotune)", "steady", "speedup", "break-even", f"vs {BASELINE}",
-           "kernels", "CUDA graphs")  # fmt: skip
+    "CachingAutotuner.benchmark_all_configs",
+    "CachingAutotuner.coordinate_descent_tuning",
+)
+COLUMNS = (
+    "mode",
+    "compile (autotune)",
+    "steady",
+    "speedup",
+    "break-even",
+    f"vs {BASELINE}",
+    "kernels",
+    "CUDA graphs",
+)
 
 
 # --- autotuning -------------------------------------------------------------------------
@@ -45,7 +54,7 @@ def triton_config(description: str) -> dict[str, str]:
 
 
 def config_label(description: str) -> str:
-    """"64×32×32 tile, 3 stages, 4 warps" for a Triton config; else the description."""
+    """ "64×32×32 tile, 3 stages, 4 warps" for a Triton config; else the description."""
     cfg = triton_config(description)
     if not any(k in cfg for k in _TILE):
         return text.short(description, 60)
@@ -123,8 +132,7 @@ class Autotune:
             return nothing_autotuned(self.why_none)
         if self.all_cached:
             return autotune_cached(len(self.ops))
-        return autotuned(len(self.ops), self.seconds, self.runtime_kernels,
-                              self.runtime_triton_s)  # fmt: skip
+        return autotuned(len(self.ops), self.seconds, self.runtime_kernels, self.runtime_triton_s)
 
 
 # A library call or kernel name, or a fused op, that autotuning could choose for.
@@ -165,13 +173,17 @@ def _why_not_autotuned(run: Run) -> str:
 
 def autotune(run: Run) -> Autotune:
     ops = [
-        TunedOp(e, [Choice(c["name"], c.get("ms"), config_label(c.get("description") or ""))
-                    for c in e.choices])
+        TunedOp(
+            e,
+            [
+                Choice(c["name"], c.get("ms"), config_label(c.get("description") or ""))
+                for c in e.choices
+            ],
+        )
         for e in run.autotuned
-    ]  # fmt: skip
+    ]
     op_times = [op.seconds for op in ops if op.seconds is not None]
-    phases = [p for c in run.compiles.values() for p in c.phases
-              if p.name in RUNTIME_TRITON_PHASES]  # fmt: skip
+    phases = [p for c in run.compiles.values() for p in c.phases if p.name in RUNTIME_TRITON_PHASES]
     runtime = [p.duration_s for p in phases]
     # A kernel tuned both ways counts once: the more frequent phase counts kernels.
     tuned = max((sum(p.name == n for p in phases) for n in RUNTIME_TRITON_PHASES), default=0)
@@ -245,11 +257,15 @@ def cudagraphs(run: Run) -> Cudagraphs:
         return per.get(cid or "?", {}).get(key, 0) if on_gpu and counts else None
 
     graphs = [
-        GraphStatus(d, None if d.graphed else skip_reason(d.reason or NO_REASON_GIVEN),
-                    count(d.compile_id, "recordings"), count(d.compile_id, "rerecordings"),
-                    count(d.compile_id, "replays"))
+        GraphStatus(
+            d,
+            None if d.graphed else skip_reason(d.reason or NO_REASON_GIVEN),
+            count(d.compile_id, "recordings"),
+            count(d.compile_id, "rerecordings"),
+            count(d.compile_id, "replays"),
+        )
         for d in run.cudagraphs
-    ]  # fmt: skip
+    ]
     runtime = [skip_reason(x.reason) for x in run.cudagraph_skips]
 
     def total(key: str) -> int | None:
@@ -257,9 +273,15 @@ def cudagraphs(run: Run) -> Cudagraphs:
 
     verdict, reason = _cudagraph_verdict(run, graphs, runtime)
     return Cudagraphs(
-        verdict, reason, graphs, runtime, counts.skips if counts else None,
-        total("recordings"), total("rerecordings"), total("replays"),
-    )  # fmt: skip
+        verdict,
+        reason,
+        graphs,
+        runtime,
+        counts.skips if counts else None,
+        total("recordings"),
+        total("rerecordings"),
+        total("replays"),
+    )
 
 
 def _cudagraph_verdict(
@@ -354,9 +376,22 @@ class ModeTable:
 
 def _group_key(s: ev.RunStarted) -> tuple:
     """What must match for two runs to compare modes: everything but the mode."""
-    return (s.target, s.dynamic, s.backend, s.device, s.dtype, s.size, s.cache,
-            getattr(s, "freezing", False), s.threads, s.iters, s.reps, tuple(s.shapes),
-            s.sweep, s.benchmark)  # fmt: skip
+    return (
+        s.target,
+        s.dynamic,
+        s.backend,
+        s.device,
+        s.dtype,
+        s.size,
+        s.cache,
+        getattr(s, "freezing", False),
+        s.threads,
+        s.iters,
+        s.reps,
+        tuple(s.shapes),
+        s.sweep,
+        s.benchmark,
+    )
 
 
 def eager_drifted(base_ms: float, eager_ms: float) -> str:
@@ -372,11 +407,13 @@ def _against(speed: fb.Speed | None, base: fb.Speed | None) -> tuple[float | Non
     (None, why not) when the runs' eager latencies differ beyond their spreads."""
     if speed is None or base is None:
         return None
-    if not fb.within_spread(speed.eager_ms, base.eager_ms, speed.eager_spread_ms,
-                            base.eager_spread_ms):  # fmt: skip
+    if not fb.within_spread(
+        speed.eager_ms, base.eager_ms, speed.eager_spread_ms, base.eager_spread_ms
+    ):
         return None, eager_drifted(base.eager_ms, speed.eager_ms)
-    if fb.within_spread(speed.compiled_ms, base.compiled_ms, speed.compiled_spread_ms,
-                        base.compiled_spread_ms):  # fmt: skip
+    if fb.within_spread(
+        speed.compiled_ms, base.compiled_ms, speed.compiled_spread_ms, base.compiled_spread_ms
+    ):
         return None, text.NO_DIFFERENCE
     if speed.compiled_ms < base.compiled_ms:
         return base.compiled_ms / speed.compiled_ms, fb.FASTER
@@ -389,10 +426,15 @@ def _row(run: Run, base: Run | None) -> ModeRow:
     compile_s = speed.compile_s if speed else (run.compile_wall_s if finished else None)
     base_speed = fb.run_speed(base) if base is not None and base is not run else None
     return ModeRow(
-        run=run, mode=run.settings.mode if run.settings else text.NA, compile_s=compile_s,
-        autotune=autotune(run), speed=speed, kernels=fk.kernel_count(run),
-        cudagraphs=cudagraphs(run), vs_baseline=_against(speed, base_speed),
-    )  # fmt: skip
+        run=run,
+        mode=run.settings.mode if run.settings else text.NA,
+        compile_s=compile_s,
+        autotune=autotune(run),
+        speed=speed,
+        kernels=fk.kernel_count(run),
+        cudagraphs=cudagraphs(run),
+        vs_baseline=_against(speed, base_speed),
+    )
 
 
 def mode_tables(session: Session) -> list[ModeTable]:
@@ -473,7 +515,7 @@ def partly(done: int, of: int, what: str) -> str:
 
 
 def autotuned(ops: int, seconds: float | None, kernels: int, kernels_s: float | None) -> str:
-    """"2 ops autotuned in 8.24 s", with Triton kernels tuned at their first call."""
+    """ "2 ops autotuned in 8.24 s", with Triton kernels tuned at their first call."""
     out = f"{text.plural(ops, 'op')} autotuned in {text.secs(seconds)}"
     if kernels:
         first = text.plural(kernels, "Triton kernel")
@@ -486,12 +528,12 @@ def autotune_cached(ops: int) -> str:
 
 
 def nothing_autotuned(why: str) -> str:
-    """"nothing autotuned: <why>", the one line for an empty autotune table."""
+    """ "nothing autotuned: <why>", the one line for an empty autotune table."""
     return f"{NOTHING_AUTOTUNED}: {why}"
 
 
 def mode_does_not(mode: str, what: str) -> str:
-    """"mode default does not autotune"."""
+    """ "mode default does not autotune"."""
     return f"mode {mode} does not {what}"
 
 
@@ -503,13 +545,13 @@ def with_autotune(compile_s: float | None, autotune_s: float | None) -> str:
 
 
 def choices_line(n: int, winner: str | None, winner_ms: float | None) -> str:
-    """"2 choices, fastest cpp_CppMicroGemmFP32Vec_0 14.7 µs"."""
+    """ "2 choices, fastest cpp_CppMicroGemmFP32Vec_0 14.7 µs"."""
     out = text.plural(n, "choice")
     return f"{out}, fastest {winner} {text.ms(winner_ms)}" if winner else out
 
 
 def cudagraphed(verdict: str | None, reason: str | None = None) -> str:
-    """"yes", "no: cpu device (arg0_1)", "partly (1 of 2 graphs): ...", "off (why)"."""
+    """ "yes", "no: cpu device (arg0_1)", "partly (1 of 2 graphs): ...", "off (why)"."""
     if verdict is None:
         return text.na(reason)
     if verdict == "off":

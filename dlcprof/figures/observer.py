@@ -69,9 +69,13 @@ def observer(run: Run) -> Observer:
     else:  # a benchmark without a window was recorded before the monitors paused
         quiet = False if run.benchmark is not None else None
     return Observer(
-        probes=probes, watchers=watchers(run), quiet=quiet, timing_now=run.timing is not None,
-        swept=bool(run.sweep), timed=list(dict.fromkeys(t.what for t in run.timed)),
-    )  # fmt: skip
+        probes=probes,
+        watchers=watchers(run),
+        quiet=quiet,
+        timing_now=run.timing is not None,
+        swept=bool(run.sweep),
+        timed=list(dict.fromkeys(t.what for t in run.timed)),
+    )
 
 
 # The device sampler does not pause on a GPU (monitors/device.py): the timed

@@ -138,8 +138,7 @@ def character(run: Run) -> Character | None:
         return Character(OVERHEAD_BOUND, overhead_evidence(ops, us, OVERHEAD_US_PER_OP))
     library = [k for k in kernels if is_library(k)]
     # "extern_kernels.addmm" -> "addmm", "torch.ops.aten.x.default" -> "x"
-    names = kernels_count([k.name.removesuffix(".default").rsplit(".", 1)[-1]
-                                for k in library])  # fmt: skip
+    names = kernels_count([k.name.removesuffix(".default").rsplit(".", 1)[-1] for k in library])
     times = kernel_times(run)
     time_share = times.library_share if times is not None else None
     if time_share is not None:
@@ -214,9 +213,7 @@ def outcome(run: Run) -> str:
     if r == FRESH:
         return fresh_outcome(run.name, a.default.compile_text)
     steady = _speedup_or_why(a.steady, a.steady_why)
-    return benchmark_outcome(
-        run.name, fb.speedup_text(a.default), steady, a.default.compile_text
-    )
+    return benchmark_outcome(run.name, fb.speedup_text(a.default), steady, a.default.compile_text)
 
 
 def _latest(runs: list[Run], target: str, role: Any) -> Run | None:
@@ -259,8 +256,10 @@ def _workload(target: str, runs: list[Run], planned_fresh: bool) -> WorkloadFigu
     run = _latest(runs, target, _benchmarked)
     fresh_run = _latest(runs, target, _fresh)
     contrast = fa.contrast(run) if run is not None else None
-    why = "" if contrast is not None else (
-        fb.why_none(run, short=True) if run is not None else _not_run(runs)
+    why = (
+        ""
+        if contrast is not None
+        else (fb.why_none(run, short=True) if run is not None else _not_run(runs))
     )
     fresh, fresh_why = None, ""
     fresh_b = fresh_run.benchmark if fresh_run is not None else None
@@ -273,10 +272,17 @@ def _workload(target: str, runs: list[Run], planned_fresh: bool) -> WorkloadFigu
     else:
         fresh = fb.speed(run.benchmark, fresh_b.compile_s, fb.compile_cache(fresh_run))
     return WorkloadFigures(
-        target, run, fresh_run, planned_fresh, why, fresh_why, contrast, fresh,
+        target,
+        run,
+        fresh_run,
+        planned_fresh,
+        why,
+        fresh_why,
+        contrast,
+        fresh,
         character(run) if run is not None else None,
         kernel_times(run) if run is not None else None,
-    )  # fmt: skip
+    )
 
 
 @dataclass(frozen=True)
@@ -331,8 +337,7 @@ def _sweep_why(pair: fr.SweepPair, runs: list[Run]) -> str:
     swept = [r for r in (pair.static, pair.dynamic) if r is not None]
     ended = [r for r in swept if not r.live and r.sweep_done is None]
     if ended:
-        return sweep_ended(ended[0].settings.dynamic if ended[0].settings else "",
-                                ended[0].status)  # fmt: skip
+        return sweep_ended(ended[0].settings.dynamic if ended[0].settings else "", ended[0].status)
     return "sweeping" if any(r.live for r in swept) else _not_run(runs)
 
 
@@ -363,10 +368,9 @@ def _little(f: Findings) -> str:
     if not little:
         return none_little(LITTLE)
     return "; ".join(
-        gained_little(w.name, fb.speedup_text(w.speed), w.character.kind if w.character
-                           else None)  # type: ignore[arg-type]
+        gained_little(w.name, fb.speedup_text(w.speed), w.character.kind if w.character else None)  # type: ignore[arg-type]
         for w in little
-    )  # fmt: skip
+    )
 
 
 def _break_evens(speeds: list[fb.Speed]) -> str:
@@ -376,8 +380,7 @@ def _break_evens(speeds: list[fb.Speed]) -> str:
     slower = sum(s.verdict == fb.SLOWER for s in speeds)
     if not values:
         return text.na("no workload measurably faster") if speeds else text.na("none measured")
-    return break_even_span(min(values), statistics.median(values), max(values), slower,
-                                len(speeds))  # fmt: skip
+    return break_even_span(min(values), statistics.median(values), max(values), slower, len(speeds))
 
 
 def _break_even_warm(f: Findings) -> str:
@@ -441,15 +444,20 @@ def workload_rows(f: Findings) -> list[list[str]]:
         assert b is not None
         fresh = w.fresh
         gain = w.times.fusion_gain if w.times else None
-        out.append([
-            w.name, kind, f"{text.ms(b.eager_ms)} → {text.ms(b.compiled_ms)}",
-            fb.speedup_text(a.default), _speedup_or_why(a.steady, a.steady_why),
-            a.default.compile_text,
-            fresh.compile_text if fresh else text.na(w.fresh_why),
-            fb.break_even_text(a.default),
-            fb.break_even_text(fresh) if fresh else text.na(w.fresh_why),
-            text.speedup(gain, w.times.gain_why if w.times else NO_KERNEL_TIMES),
-        ])  # fmt: skip
+        out.append(
+            [
+                w.name,
+                kind,
+                f"{text.ms(b.eager_ms)} → {text.ms(b.compiled_ms)}",
+                fb.speedup_text(a.default),
+                _speedup_or_why(a.steady, a.steady_why),
+                a.default.compile_text,
+                fresh.compile_text if fresh else text.na(w.fresh_why),
+                fb.break_even_text(a.default),
+                fb.break_even_text(fresh) if fresh else text.na(w.fresh_why),
+                text.speedup(gain, w.times.gain_why if w.times else NO_KERNEL_TIMES),
+            ]
+        )
     return out
 
 
@@ -457,10 +465,23 @@ def notes(f: Findings) -> list[str]:
     """What the tables need said beside them: where it was measured, each
     workload's evidence, the sweep."""
     started = [r.settings for r in (w.run for w in f.workloads) if r and r.settings]
-    out = [measured_on(started[0].device, started[0].device_name, started[0].threads,
-                            started[0].torch_version)] if started else []  # fmt: skip
-    out += [f"{w.name}: {w.character.kind}: {w.character.evidence}" for w in f.workloads
-            if w.character is not None]  # fmt: skip
+    out = (
+        [
+            measured_on(
+                started[0].device,
+                started[0].device_name,
+                started[0].threads,
+                started[0].torch_version,
+            )
+        ]
+        if started
+        else []
+    )
+    out += [
+        f"{w.name}: {w.character.kind}: {w.character.evidence}"
+        for w in f.workloads
+        if w.character is not None
+    ]
     if f.sweep.complete:
         out.append(f"{f.sweep.workload}: {f.sweep.verdict}")
     return out
@@ -487,9 +508,17 @@ PAPER_TITLE = f"The findings of {PAPER}, measured here"
 PAPER_WORKLOADS = "Per workload"
 PAPER_COLUMNS = ("finding", f"paper ({PAPER_MACHINE})", "measured here")
 WORKLOAD_COLUMNS = (
-    "workload", "graph", "eager → compiled", "speedup", "steady alloc.", "compile (warm)",
-    "compile (fresh)", "break-even (warm)", "break-even (fresh)", "fusion gain",
-)  # fmt: skip
+    "workload",
+    "graph",
+    "eager → compiled",
+    "speedup",
+    "steady alloc.",
+    "compile (warm)",
+    "compile (fresh)",
+    "break-even (warm)",
+    "break-even (fresh)",
+    "fusion gain",
+)
 NONE_FASTER = "no workload was measurably faster compiled"
 
 
@@ -526,7 +555,7 @@ def fusion_evidence(ops: int, kernels: int, library: int) -> str:
 
 
 def kernels_count(names: list[str]) -> list[str]:
-    """"addmm ×24": kernels by name, the most frequent first."""
+    """ "addmm ×24": kernels by name, the most frequent first."""
     counts: dict[str, int] = {}
     for n in names:
         counts[n] = counts.get(n, 0) + 1
@@ -535,12 +564,12 @@ def kernels_count(names: list[str]) -> list[str]:
 
 
 def best_speedup(name: str, default: str, steady: str) -> str:
-    """"pointwise-epilogue: 19.84x; 8.81x with the allocator held steady"."""
+    """ "pointwise-epilogue: 19.84x; 8.81x with the allocator held steady"."""
     return f"{name}: {default}; {steady} with the {text.STEADY_ALLOC}"
 
 
 def gained_little(name: str, speedup_words: str, kind: str | None) -> str:
-    """"gelu-mlp 0.97x (no measurable difference): GEMM-bound"."""
+    """ "gelu-mlp 0.97x (no measurable difference): GEMM-bound"."""
     return f"{name} {speedup_words}" + (f": {kind}" if kind else "")
 
 
@@ -565,7 +594,7 @@ def fresh_compile(name: str, fresh: str, warm: str, break_even_words: str) -> st
 def transitions_change(
     change_words: str, static_s: float | None, dynamic_s: float | None, sizes: int, workload: str
 ) -> str:
-    """"−85%: static 10.3 s vs dynamic 1.52 s over 4 sizes of variable-length"."""
+    """ "−85%: static 10.3 s vs dynamic 1.52 s over 4 sizes of variable-length"."""
     return (
         f"{change_words}: static {text.secs(static_s)} vs dynamic {text.secs(dynamic_s)} over "
         f"{text.plural(sizes, 'size')} of {workload}"
@@ -582,8 +611,9 @@ def steady_cost(ratio_words: str, size: int, differs: bool | None) -> str:
     return out
 
 
-def paper_plan(runs: int, workloads: list[str], fresh: list[str], sweep: str,
-               sizes: list[int]) -> str:  # fmt: skip
+def paper_plan(
+    runs: int, workloads: list[str], fresh: list[str], sweep: str, sizes: list[int]
+) -> str:
     """What ``dlcprof paper`` is about to do, in one line."""
     swept = f"over {', '.join(map(str, sizes))}" if sizes else "over its SIZES"
     return (

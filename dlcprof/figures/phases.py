@@ -59,17 +59,64 @@ _EXACT: dict[str, PhaseKind] = {
 # Fragments of lower-cased names, first match wins: the build and cache
 # phases are claimed before the broad "inductor"/"compile" words.
 _FRAGMENTS: tuple[tuple[Stage, tuple[str, ...]], ...] = (
-    (AUTOTUNE, ("_template_autotuning", "_template_precompiling", "benchmark_all_configs",
-                "coordinate_descent_tuning", "combo_sequential_autotune")),
-    (BUILD, ("compile_file", "async_compile", "codecache", "load_by_key", "triton", "cpp_",
-             "autotune", "benchmark")),
+    (
+        AUTOTUNE,
+        (
+            "_template_autotuning",
+            "_template_precompiling",
+            "benchmark_all_configs",
+            "coordinate_descent_tuning",
+            "combo_sequential_autotune",
+        ),
+    ),
+    (
+        BUILD,
+        (
+            "compile_file",
+            "async_compile",
+            "codecache",
+            "load_by_key",
+            "triton",
+            "cpp_",
+            "autotune",
+            "benchmark",
+        ),
+    ),
     (AOT, ("aotautograd", "backend_compile", "create_aot", "aot_", "min_cut", "autograd_cache")),
-    (INDUCTOR, ("inductor", "graphlowering", "scheduler", "codegen", "code_gen", "wrapper",
-                "fx_graph", "compile_fx", "_compiler_base", "grad_passes", "graph_passes",
-                "pass.", "_recursive_", "fake_tensor_prop", "freezing")),
-    (DYNAMO, ("dynamo", "entire_frame_compile", "compile_attempt", "bytecode_tracing",
-              "build_guards", "compile_inner", "deferred_runtime_asserts", "guard")),
-)  # fmt: skip
+    (
+        INDUCTOR,
+        (
+            "inductor",
+            "graphlowering",
+            "scheduler",
+            "codegen",
+            "code_gen",
+            "wrapper",
+            "fx_graph",
+            "compile_fx",
+            "_compiler_base",
+            "grad_passes",
+            "graph_passes",
+            "pass.",
+            "_recursive_",
+            "fake_tensor_prop",
+            "freezing",
+        ),
+    ),
+    (
+        DYNAMO,
+        (
+            "dynamo",
+            "entire_frame_compile",
+            "compile_attempt",
+            "bytecode_tracing",
+            "build_guards",
+            "compile_inner",
+            "deferred_runtime_asserts",
+            "guard",
+        ),
+    ),
+)
 
 KEY_PHASES: list[tuple[str, str]] = [(k.label, n) for n, k in _EXACT.items() if k.label]
 KEY_NAMES = frozenset(n for _, n in KEY_PHASES)
@@ -221,14 +268,10 @@ def share_base(run: Run, tree: list[PhaseTotal]) -> float:
     return max(run.compile_wall_s, roots)
 
 
-def split_minor(
-    totals: list[PhaseTotal], base: float
-) -> tuple[list[PhaseTotal], list[PhaseTotal]]:
+def split_minor(totals: list[PhaseTotal], base: float) -> tuple[list[PhaseTotal], list[PhaseTotal]]:
     """(phases worth a row, the short ones folded)."""
     major = [
-        t
-        for t in totals
-        if t.name in ALWAYS_SHOWN or t.depth == 0 or not is_minor(t.total_s, base)
+        t for t in totals if t.name in ALWAYS_SHOWN or t.depth == 0 or not is_minor(t.total_s, base)
     ]
     return major, [t for t in totals if t not in major]
 
@@ -318,6 +361,6 @@ def restarts(c: Compile) -> Restarts | None:
 
 
 def restarts_words(count: int, cost_s: float, reasons: list[str]) -> str:
-    """"1 restart threw away 2.89 s (TensorifyScalarRestartAnalysis)"."""
+    """ "1 restart threw away 2.89 s (TensorifyScalarRestartAnalysis)"."""
     why = f" ({'; '.join(reasons)})" if reasons else ""
     return f"{text.plural(count, 'restart')} threw away {text.secs(cost_s)}{why}"

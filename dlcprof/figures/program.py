@@ -72,9 +72,14 @@ def graph_lives(run: Run) -> list[GraphLife]:
     for cid, g in run.graph_calls.graphs.items():
         c = run.compiles.get(cid)
         out.append(
-            GraphLife(cid, int(g.get("calls", 0)), float(g.get("inside_s", 0.0)),
-                      float(g.get("first_t", 0.0)), c.wall_s if c else None)
-        )  # fmt: skip
+            GraphLife(
+                cid,
+                int(g.get("calls", 0)),
+                float(g.get("inside_s", 0.0)),
+                float(g.get("first_t", 0.0)),
+                c.wall_s if c else None,
+            )
+        )
     return sorted(out, key=lambda g: g.first_t)
 
 
@@ -112,9 +117,10 @@ def timeline(session: Session, run: Run, now: float | None = None) -> Timeline:
     waited = None
     if first is not None:
         waited = sum(
-            c.wall_s or 0.0 for c in run.compiles.values()
+            c.wall_s or 0.0
+            for c in run.compiles.values()
             if c.start_t is not None and c.start_t <= first
-        )  # fmt: skip
+        )
     return Timeline(run, run.compile_wall_s, program_wall_s(session, now), waited)
 
 

@@ -260,8 +260,9 @@ class SweepPair:
             return None
         s, d = steps
         assert s.latency_spread_ms is not None and d.latency_spread_ms is not None
-        return not within_spread(s.latency_ms, d.latency_ms, s.latency_spread_ms,
-                                 d.latency_spread_ms)  # fmt: skip
+        return not within_spread(
+            s.latency_ms, d.latency_ms, s.latency_spread_ms, d.latency_spread_ms
+        )
 
     @property
     def verdict(self) -> str:

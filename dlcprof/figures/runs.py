@@ -28,7 +28,7 @@ def run_origin(run: Run) -> float | None:
 
 
 def run_label(run: Run) -> str:
-    """"pointwise-chain · default · dynamic=auto · inductor"."""
+    """ "pointwise-chain · default · dynamic=auto · inductor"."""
     s = run.settings
     if s is None:
         return run.name

@@ -193,9 +193,7 @@ class _GpuProbe:
         # NVML reports host pids: inside a pid namespace (some containers) the
         # worker is not found and this stays None; the device total still works.
         procs = nvml.query("nvmlDeviceGetComputeRunningProcesses", self.handle)
-        used = [
-            _field(p, "usedGpuMemory") for p in procs or () if _field(p, "pid") in pids
-        ]  # fmt: skip
+        used = [_field(p, "usedGpuMemory") for p in procs or () if _field(p, "pid") in pids]
         used = [u for u in used if isinstance(u, int | float) and 0 <= u < 2**63]
         return sum(used) / _MIB if used else None
 
@@ -336,11 +334,12 @@ class DeviceSampler:
             if self.cuda_index is None:
                 self.emit(
                     MonitorStatus(
-                        monitor="cpu", available=True,
+                        monitor="cpu",
+                        available=True,
                         message="CPU run: sampling the worker's CPU and its compilers",
                         how=self.how,
                     )
-                )  # fmt: skip
+                )
             else:
                 reason = nvml.init()
                 nvml_open = reason is None
@@ -353,18 +352,22 @@ class DeviceSampler:
                 if gpu is None:
                     self.emit(
                         MonitorStatus(
-                            monitor="nvml", available=False, message=f"{reason}: showing CPU",
+                            monitor="nvml",
+                            available=False,
+                            message=f"{reason}: showing CPU",
                             how=self.how,  # it samples the CPU all the same
                         )
-                    )  # fmt: skip
+                    )
                 else:
                     self._nvml.set()
                     self.emit(
                         MonitorStatus(
-                            monitor="nvml", available=True, message=f"{gpu.name}: {NVML_NOTE}",
+                            monitor="nvml",
+                            available=True,
+                            message=f"{gpu.name}: {NVML_NOTE}",
                             how=self.how,
                         )
-                    )  # fmt: skip
+                    )
             self._loop(gpu)
         except Exception as e:  # never let a monitor take the UI down
             message = f"device sampler stopped: {e}"
@@ -408,11 +411,14 @@ class DeviceSampler:
                         except Exception as e:  # the driver went away mid-run: keep the CPU view
                             gpu, source = None, "cpu"
                             self._nvml.clear()
-                            self.emit(MonitorStatus(
-                                monitor="nvml", available=False,
-                                message=f"NVML failed mid-run ({type(e).__name__}: {e}): "
-                                "showing CPU",
-                            ))  # fmt: skip
+                            self.emit(
+                                MonitorStatus(
+                                    monitor="nvml",
+                                    available=False,
+                                    message=f"NVML failed mid-run ({type(e).__name__}: {e}): "
+                                    "showing CPU",
+                                )
+                            )
                     t = time.time()
                 self.emit(DeviceSampled(source=source, values=values, t=t))
                 if n % COST_EVERY == 0:
@@ -423,4 +429,3 @@ class DeviceSampler:
 
     def _emit_cost(self, cpu_s: float, watched: WatchClock) -> None:
         self.emit(MonitorCostMeasured(monitor="device", cpu_s=cpu_s, active_s=watched.seconds))
-

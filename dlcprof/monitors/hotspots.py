@@ -128,8 +128,11 @@ def ptrace_check(binary: str | None = None, timeout_s: float = 15.0) -> tuple[bo
             try:
                 out = subprocess.run(
                     [binary, "dump", "--pid", str(child.pid)],
-                    capture_output=True, text=True, timeout=10, check=False,
-                )  # fmt: skip
+                    capture_output=True,
+                    text=True,
+                    timeout=10,
+                    check=False,
+                )
             except (OSError, subprocess.SubprocessError) as e:
                 return False, f"py-spy dump failed: {e}"
             if out.returncode == 0:
@@ -170,10 +173,12 @@ def thread_label(name: str) -> str:
 # Where a compiling thread waits on another process, as (file suffix, functions):
 # a stack through one of these is waiting, whatever frames lie below it.
 _WAITS = (
-    ("subprocess.py", frozenset({"run", "call", "check_call", "check_output", "Popen.communicate",
-                                 "Popen.wait"})),
+    (
+        "subprocess.py",
+        frozenset({"run", "call", "check_call", "check_output", "Popen.communicate", "Popen.wait"}),
+    ),
     ("concurrent/futures/_base.py", frozenset({"Future.result", "wait", "as_completed"})),
-)  # fmt: skip
+)
 
 
 def waiting(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
@@ -601,9 +606,10 @@ class PySpySampler:
             if not announced:
                 announced = True
                 self._status(
-                    True, f"py-spy sampling pid {self.pid} at {self.rate_hz} Hz (idle incl.)",
+                    True,
+                    f"py-spy sampling pid {self.pid} at {self.rate_hz} Hz (idle incl.)",
                     self.how,
-                )  # fmt: skip
+                )
             cur = nxt
             # Spawn the successor early enough that it is attached when this window is due.
             live = self.live_interval_s > 0
@@ -663,10 +669,11 @@ class PySpySampler:
     def _emit_rows(self) -> None:
         self.emit(
             HotFramesSampled(
-                samples=self.ticks, rows=self._stats.rows(self.top),
+                samples=self.ticks,
+                rows=self._stats.rows(self.top),
                 threads=dict(self._stats.threads),
             )
-        )  # fmt: skip
+        )
 
     def _finish(self) -> None:
         self.watched.watching(False)

@@ -51,9 +51,12 @@ def environment(session: Session) -> Environment:
         Row("device", f"{text.value(values['device'])} · {text.value(values['device_name'])}"),
         Row("threads", text.value(values["threads"]), values["threads"] is None),
         Row("cpu count", text.value(values["cpu_count"]), values["cpu_count"] is None),
-        Row("load avg (1/5/15 min)", text.load_avg(la) if la else text.na("no benchmark ran"),
-            not la),
+        Row(
+            "load avg (1/5/15 min)",
+            text.load_avg(la) if la else text.na("no benchmark ran"),
+            not la,
+        ),
         Row("platform", text.value(values["platform"])),
         Row("recorded", recorded or text.NA, recorded is None),
-    ]  # fmt: skip
+    ]
     return Environment(values, rows)

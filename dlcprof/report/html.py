@@ -49,8 +49,13 @@ ENV = Environment(
 )
 ENV.filters["short"] = text.short
 ENV.globals.update(
-    text=text, paper_figures=fpa, dims_made_dynamic=fr.DIMS_MADE_DYNAMIC, share_bar=svg.share_bar,
-    csp=CSP, version=dlcprof.__version__, css=_css(),
+    text=text,
+    paper_figures=fpa,
+    dims_made_dynamic=fr.DIMS_MADE_DYNAMIC,
+    share_bar=svg.share_bar,
+    csp=CSP,
+    version=dlcprof.__version__,
+    css=_css(),
 )
 
 
@@ -93,8 +98,10 @@ class Charts:
     @staticmethod
     def benchmark(b: BenchmarkBlock) -> Markup:
         s, st = b.speed, b.allocator.steady
-        bars = [("eager", s.eager_ms, s.eager_spread_ms, svg.EAGER),
-                ("compiled", s.compiled_ms, s.compiled_spread_ms, svg.COMPILED)]  # fmt: skip
+        bars = [
+            ("eager", s.eager_ms, s.eager_spread_ms, svg.EAGER),
+            ("compiled", s.compiled_ms, s.compiled_spread_ms, svg.COMPILED),
+        ]
         if st is not None:
             bars += [
                 ("eager, steady", st.eager_ms, st.eager_spread_ms, svg.EAGER_STEADY),
@@ -206,11 +213,18 @@ def _compare_sweep(cmp: fc.Comparison) -> Markup | None:
         return r.settings.dynamic if r.settings else text.NA
 
     series = [
-        svg.Series(f"A: dynamic={dynamic(a)}", svg.PALETTE[0],
-                   [(float(i), c) for i, c in enumerate(fr.cumulative(a))]),
-        svg.Series(f"B: dynamic={dynamic(b)}", svg.PALETTE[1],
-                   [(float(i), c) for i, c in enumerate(fr.cumulative(b))], dashed=True),
-    ]  # fmt: skip
+        svg.Series(
+            f"A: dynamic={dynamic(a)}",
+            svg.PALETTE[0],
+            [(float(i), c) for i, c in enumerate(fr.cumulative(a))],
+        ),
+        svg.Series(
+            f"B: dynamic={dynamic(b)}",
+            svg.PALETTE[1],
+            [(float(i), c) for i, c in enumerate(fr.cumulative(b))],
+            dashed=True,
+        ),
+    ]
     longest = a if len(a.sweep) >= len(b.sweep) else b
     ticks = [(float(i), str(s.size)) for i, s in enumerate(longest.sweep)]
     return svg.line_chart(

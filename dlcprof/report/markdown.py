@@ -81,11 +81,16 @@ def _phases(r: RunModel, detail: int) -> list[str]:
     rows = [
         [
             c.compile_id + (" (backward)" if c.backward and "bwd" not in c.compile_id else ""),
-            c.wall.text, c.cache, c.ops, c.guards, c.kernels,
-            text.short(str(c.reason)) if c.reason else "—", c.failure or "—",
+            c.wall.text,
+            c.cache,
+            c.ops,
+            c.guards,
+            c.kernels,
+            text.short(str(c.reason)) if c.reason else "—",
+            c.failure or "—",
         ]
         for c in r.compiles
-    ]  # fmt: skip
+    ]
     head = ["compile", "wall", "cache", "ops", "guards", "kernels", "recompile reason", "failure"]
     out += table(head, rows, "lrlrrrll") + [""]
     for c in r.restarted if detail >= NO_SOURCES else []:
@@ -103,10 +108,26 @@ def _kernels(r: RunModel, detail: int) -> list[str]:
     for k in r.kernels:
         origin = "; ".join(f"{s.location} {s.code}".strip() for s in k.sources[:2])
         origin = origin or text.na(text.NO_SOURCE_LINES)
-        rows.append([k.number, code(k.name), k.kernel.kind, *kt.cells(k), k.ops,
-                     *([origin] if origins else []), k.compiles])  # fmt: skip
-    head = ["#", "kernel", "kind", *kt.columns, "fused ops",
-            *(["from (user source)"] if origins else []), "compiles"]  # fmt: skip
+        rows.append(
+            [
+                k.number,
+                code(k.name),
+                k.kernel.kind,
+                *kt.cells(k),
+                k.ops,
+                *([origin] if origins else []),
+                k.compiles,
+            ]
+        )
+    head = [
+        "#",
+        "kernel",
+        "kind",
+        *kt.columns,
+        "fused ops",
+        *(["from (user source)"] if origins else []),
+        "compiles",
+    ]
     out += table(head, rows, "rll" + "r" * len(kt.columns)) + [""]
     summary = kt.summary + ([kt.method] if kt.method and detail > COMPACT else [])
     if kt.profile is not None or detail > COMPACT:
@@ -157,10 +178,16 @@ def _recompiles(r: RunModel, detail: int) -> list[str]:
     if r.sweep:
         out += ["### Shape sweep", ""]
         rows = [
-            [st.size, st.flag, st.transition, st.cumulative, st.latency,
-             text.short(str(st.reason), 100) if st.reason else "—"]
+            [
+                st.size,
+                st.flag,
+                st.transition,
+                st.cumulative,
+                st.latency,
+                text.short(str(st.reason), 100) if st.reason else "—",
+            ]
             for st in r.sweep.steps
-        ]  # fmt: skip
+        ]
         head = ["size", "step", "transition", "cumulative", "latency", "reason"]
         out += table(head, rows, "rlrrrl") + ["", r.sweep.summary, ""]
     return out
@@ -175,13 +202,19 @@ def _run_modes(r: RunModel) -> list[str]:
     if r.shows_autotune:
         out += ["### Autotuning", "", plain(a.line), ""]
         rows = [
-            [op.op if i == 0 else "", op.shapes if i == 0 else "", code(c.name),
-             text.ms(c.ms, "failed"), c.config or "—", "fastest" if c is op.winner else "",
-             text.secs(op.event.precompile_s) if i == 0 else "",
-             text.secs(op.event.benchmark_s, "cached") if i == 0 else ""]
+            [
+                op.op if i == 0 else "",
+                op.shapes if i == 0 else "",
+                code(c.name),
+                text.ms(c.ms, "failed"),
+                c.config or "—",
+                "fastest" if c is op.winner else "",
+                text.secs(op.event.precompile_s) if i == 0 else "",
+                text.secs(op.event.benchmark_s, "cached") if i == 0 else "",
+            ]
             for op in a.ops
             for i, c in enumerate(op.choices)
-        ]  # fmt: skip
+        ]
         head = ["op", "input shapes", "choice", "time", "config", "", "precompile", "benchmark"]
         align = "lllrllrr"
         if not a.has_configs:
@@ -194,12 +227,19 @@ def _run_modes(r: RunModel) -> list[str]:
         head = ["compile", "graph", "CUDA-graphed", "torch's reason"]
         head += ["recordings", "re-recordings", "replays"] if cg.counted else []
         rows = [
-            [g.event.compile_id or text.NA, g.event.graph, text.value(g.event.graphed),
-             g.reason or "—"]
-            + ([text.count(g.recordings), text.count(g.rerecordings), text.count(g.replays)]
-               if cg.counted else [])
+            [
+                g.event.compile_id or text.NA,
+                g.event.graph,
+                text.value(g.event.graphed),
+                g.reason or "—",
+            ]
+            + (
+                [text.count(g.recordings), text.count(g.rerecordings), text.count(g.replays)]
+                if cg.counted
+                else []
+            )
             for g in cg.graphs
-        ]  # fmt: skip
+        ]
         if rows:
             out += table(head, rows, "llllrrr"[: len(head)]) + [""]
     return out
@@ -283,8 +323,17 @@ def _advice(a: AdviceSection | None) -> list[str]:
     if a.advice.nothing:
         out += [plain(a.advice.nothing), ""]
     if a.items:
-        rows = [[i.number, i.advice.title, i.advice.change, i.predicted,
-                 "; ".join(i.advice.evidence), i.advice.cost] for i in a.items]
+        rows = [
+            [
+                i.number,
+                i.advice.title,
+                i.advice.change,
+                i.predicted,
+                "; ".join(i.advice.evidence),
+                i.advice.cost,
+            ]
+            for i in a.items
+        ]
         header = ["#", "advice", "change", "predicted", "evidence", "known cost"]
         out += table(header, rows, "rlllll") + [""]
     out += [f"- not shown: {plain(line)}" for line in a.advice.hidden]
@@ -298,8 +347,10 @@ def _compile_cost(r: RunModel) -> list[str]:
         why = r.run.unavailable.get("compile_cost")
         return [f"Compile cost by your code: {text.na(why)}", ""] if why else []
     out = ["### Compile cost by your code", ""]
-    for line, columns, rows in ((c.dynamo_line, c.function_columns, c.functions),
-                                (c.lowering_line, c.module_columns, c.modules)):
+    for line, columns, rows in (
+        (c.dynamo_line, c.function_columns, c.functions),
+        (c.lowering_line, c.module_columns, c.modules),
+    ):
         out += [plain(line), ""] + table(list(columns), [list(row) for row in rows], "llrrr")
         out += [""]
     return out + [plain(c.probe_line), ""]
@@ -349,12 +400,17 @@ def _run_section(r: RunModel, detail: int = FULL) -> list[str]:
         out += ["None.", ""]
     else:
         rows = [
-            [i, g.reason,
-             (code(g.location) + f" {text.broke_inside(g.detail)}".rstrip()) if g.location
-             else text.na("no user frame"),
-             g.compile_id or text.NA, "; ".join(g.hints) or "—"]
+            [
+                i,
+                g.reason,
+                (code(g.location) + f" {text.broke_inside(g.detail)}".rstrip())
+                if g.location
+                else text.na("no user frame"),
+                g.compile_id or text.NA,
+                "; ".join(g.hints) or "—",
+            ]
             for i, g in enumerate(r.graph_breaks, 1)
-        ]  # fmt: skip
+        ]
         out += table(["#", "reason", "location", "compile", "hints"], rows, "rllll") + [""]
     out += _benchmark(r, detail)
     if r.device.by_span:

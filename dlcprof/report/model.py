@@ -60,7 +60,6 @@ class SweepContrast:
         return self.pair.workload
 
 
-
 @dataclass
 class PaperSection:
     """The paper's findings beside this machine's, for a session ``dlcprof paper`` made."""
@@ -69,7 +68,6 @@ class PaperSection:
     summary: list[tuple[str, str, str]]  # (finding, paper, measured here)
     workloads: list[list[str]]  # cells in fpa.WORKLOAD_COLUMNS order
     notes: list[str]
-
 
 
 def paper_section(session: Session) -> PaperSection | None:

@@ -47,7 +47,6 @@ class DeviceSummary:
         return fd.spans_of(self.samples, self.by_span)
 
 
-
 def device_summary(
     samples: list[ev.DeviceSampled],
     spans: list[tuple[str, float, float]],
@@ -59,10 +58,14 @@ def device_summary(
         st = fd.stats(pts)
         metrics.append(
             MetricRow(
-                key, text.metric_label(key), st, text.metric(key, st.min),
-                text.metric(key, st.mean), text.metric(key, st.max),
+                key,
+                text.metric_label(key),
+                st,
+                text.metric(key, st.min),
+                text.metric(key, st.mean),
+                text.metric(key, st.max),
             )
-        )  # fmt: skip
+        )
     return DeviceSummary(
         samples=samples,
         sources=sorted({s.source for s in samples}),
@@ -99,7 +102,6 @@ class Hotspots:
     scope: str  # what the table covers (fh.hot_scope)
     threads: dict[str, int]  # samples per thread
     others: str | None  # the threads left out (fh.threads_not_shown)
-
 
 
 def hotspot_table(run: Run) -> Hotspots:

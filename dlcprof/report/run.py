@@ -86,7 +86,6 @@ class RunModel:
     def shows_cudagraphs(self) -> bool:
         return self.cudagraphs.verdict != "off" or bool(self.cudagraphs.graphs)
 
-
     @property
     def target(self) -> str:
         return self.run.target
@@ -132,12 +131,19 @@ class RunModel:
         b = self.benchmark
         why = text.na(self.benchmark_why_short)
         return [
-            str(self.number), self.name, s.mode if s else text.NA, s.dynamic if s else text.NA,
-            self.status, self.compile_wall.text, str(len(self.run.kernels)),
-            str(len(self.run.recompiles)), str(len(self.run.graph_breaks)),
-            b.speedup if b else why, b.steady_speedup if b else why,
+            str(self.number),
+            self.name,
+            s.mode if s else text.NA,
+            s.dynamic if s else text.NA,
+            self.status,
+            self.compile_wall.text,
+            str(len(self.run.kernels)),
+            str(len(self.run.recompiles)),
+            str(len(self.run.graph_breaks)),
+            b.speedup if b else why,
+            b.steady_speedup if b else why,
             b.break_even if b else why,
-        ]  # fmt: skip
+        ]
 
 
 def settings_chips(s: ev.RunStarted | None) -> list[tuple[str, str]]:
@@ -180,9 +186,13 @@ def _kpis(
             label += f", {text.NO_DIFFERENCE}"
         items.append(Kpi(fb.speedup_short(s), label, tone))
         items.append(
-            Kpi(bench.break_even, "break-even", "bad" if s.verdict == fb.SLOWER else "",
-                na=not s.measurable)
-        )  # fmt: skip
+            Kpi(
+                bench.break_even,
+                "break-even",
+                "bad" if s.verdict == fb.SLOWER else "",
+                na=not s.measurable,
+            )
+        )
         a = bench.allocator
         label = f"speedup, {text.STEADY_ALLOC}"
         label += f", {fa.SENSITIVE}" if a.sensitive else ""

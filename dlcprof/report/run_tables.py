@@ -59,9 +59,17 @@ def phase_table(run: Run) -> PhaseTable:
     def row(t: fp.PhaseTotal) -> PhaseRow:
         share = t.total_s / base if base > 0 else None
         return PhaseRow(
-            t.name, t.depth, t.pool, t.threads, t.count, text.secs(t.total_s), t.total_s,
-            share, text.pct(share, "no compile wall"), t.stage,
-        )  # fmt: skip
+            t.name,
+            t.depth,
+            t.pool,
+            t.threads,
+            t.count,
+            text.secs(t.total_s),
+            t.total_s,
+            share,
+            text.pct(share, "no compile wall"),
+            t.stage,
+        )
 
     return PhaseTable(base, [row(t) for t in major], [row(t) for t in minor])
 
@@ -182,15 +190,27 @@ def kernel_table(run: Run) -> KernelTable:
         t = group_t[fk.kernel_key(k)]
         sources = [SourceLine(*fk.source_line(line), line) for line in k.source_lines]
         rows.append(
-            KernelRow(i, k, g.compile_ids, ", ".join(k.fused_ops) or "—", sources, t,
-                      fk.timing_cells(t, notes))
-        )  # fmt: skip
+            KernelRow(
+                i,
+                k,
+                g.compile_ids,
+                ", ".join(k.fused_ops) or "—",
+                sources,
+                t,
+                fk.timing_cells(t, notes),
+            )
+        )
     summary = fk.summary_lines(run)
     method = summary.pop() if run.kernel_profile is not None else None
     return KernelTable(
-        rows, summary, method, notes.lines(), fk.profile_summary(run), timings,
+        rows,
+        summary,
+        method,
+        notes.lines(),
+        fk.profile_summary(run),
+        timings,
         fk.why_no_profile(run),
-    )  # fmt: skip
+    )
 
 
 @dataclass
@@ -253,11 +273,17 @@ def sweep_table(run: Run) -> SweepTable | None:
         return None
     steps = [
         SweepStep(
-            st.size, fr.step_flag(i, st), text.secs(st.transition_s), text.secs(cum), cum,
-            fr.latency(st.latency_ms, st.latency_spread_ms), reason_text(st.reason), st,
+            st.size,
+            fr.step_flag(i, st),
+            text.secs(st.transition_s),
+            text.secs(cum),
+            cum,
+            fr.latency(st.latency_ms, st.latency_spread_ms),
+            reason_text(st.reason),
+            st,
         )
         for i, (st, cum) in enumerate(zip(run.sweep, fr.cumulative(run), strict=True))
-    ]  # fmt: skip
+    ]
     return SweepTable(
         run.settings.dynamic if run.settings else text.NA,
         steps,

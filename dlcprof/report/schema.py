@@ -73,9 +73,15 @@ def _settings(s: ev.RunStarted | None) -> dict[str, Any]:
 
 # Per-kernel figures in the JSON, as KernelTiming names them (None: see "why").
 _TIMING_FIELDS = {
-    "time_ms": "time_ms", "share": "share", "launches": "launches", "eager_ms": "eager_ms",
-    "fusion_gain": "gain", "bytes": "bytes", "gbps": "gbps", "copy_bw_share": "bw_share",
-}  # fmt: skip
+    "time_ms": "time_ms",
+    "share": "share",
+    "launches": "launches",
+    "eager_ms": "eager_ms",
+    "fusion_gain": "gain",
+    "bytes": "bytes",
+    "gbps": "gbps",
+    "copy_bw_share": "bw_share",
+}
 
 
 def _timing_dict(t: fk.KernelTiming) -> dict[str, Any]:
@@ -124,8 +130,7 @@ def _compile_dict(
         ],
         "recompile_reason": rec.recompile_reason if rec else None,
         "graph_breaks": [
-            {"reason": g.reason, "location": g.location, "detail": g.detail,
-             "hints": list(g.hints)}
+            {"reason": g.reason, "location": g.location, "detail": g.detail, "hints": list(g.hints)}
             for g in c.graph_breaks
         ],
         "cache": c.cache,
@@ -158,8 +163,12 @@ def _clusters(s: fb.Speed) -> dict[str, Any] | None:
     def side(c: fb.Clusters | None) -> dict[str, Any] | None:
         if c is None:
             return None
-        return {"fast_ms": c.fast_ms, "slow_ms": c.slow_ms, "fast_reps": list(c.fast),
-                "slow_reps": list(c.slow)}  # fmt: skip
+        return {
+            "fast_ms": c.fast_ms,
+            "slow_ms": c.slow_ms,
+            "fast_reps": list(c.fast),
+            "slow_reps": list(c.slow),
+        }
 
     return {
         "eager": side(s.eager_split),
@@ -220,15 +229,21 @@ def _profile_dict(table: KernelTable) -> dict[str, Any]:
     out["why"] = {k: (reasons[k] if p else table.why) for k, v in figures.items() if v is None}
     out["profile"] = (
         {
-            "method": p.method, "calls": p.calls, "wall_s": p.wall_s,
-            "kernel_ms": p.kernel_ms, "compiled_ms": p.compiled_ms, "call_ms": p.call_ms,
-            "eager_nodes_ms": p.eager_nodes_ms, "eager_kernels_ms": p.eager_kernels_ms,
+            "method": p.method,
+            "calls": p.calls,
+            "wall_s": p.wall_s,
+            "kernel_ms": p.kernel_ms,
+            "compiled_ms": p.compiled_ms,
+            "call_ms": p.call_ms,
+            "eager_nodes_ms": p.eager_nodes_ms,
+            "eager_kernels_ms": p.eager_kernels_ms,
             "eager_ms": p.eager_ms,
-            "device_busy": p.device_busy, "notes": list(p.notes),
+            "device_busy": p.device_busy,
+            "notes": list(p.notes),
         }
         if p
         else None
-    )  # fmt: skip
+    )
     return out
 
 
@@ -273,14 +288,22 @@ def _allocator_dict(
         "allocator_sensitive": a.sensitive,
         "allocator_verdict": a.sentence,
     }
+
+
 def _autotune_dict(a: fm.Autotune) -> dict[str, Any]:
     return {
         "ops": [
-            {"op": op.op, "compile_id": op.event.compile_id, "shapes": list(op.event.shapes),
-             "dtypes": list(op.event.dtypes), "choices": [dict(c) for c in op.event.choices],
-             "winner": op.winner.name if op.winner else None,
-             "precompile_s": op.event.precompile_s, "benchmark_s": op.event.benchmark_s,
-             "cached": op.cached}
+            {
+                "op": op.op,
+                "compile_id": op.event.compile_id,
+                "shapes": list(op.event.shapes),
+                "dtypes": list(op.event.dtypes),
+                "choices": [dict(c) for c in op.event.choices],
+                "winner": op.winner.name if op.winner else None,
+                "precompile_s": op.event.precompile_s,
+                "benchmark_s": op.event.benchmark_s,
+                "cached": op.cached,
+            }
             for op in a.ops
         ],
         "seconds": a.seconds,
@@ -288,7 +311,7 @@ def _autotune_dict(a: fm.Autotune) -> dict[str, Any]:
         "torch_compile_time_autotune_s": a.torch_seconds,
         "nothing_autotuned": a.why_none,
         "line": a.line,
-    }  # fmt: skip
+    }
 
 
 def _cudagraphs_dict(c: fm.Cudagraphs) -> dict[str, Any]:
@@ -296,9 +319,15 @@ def _cudagraphs_dict(c: fm.Cudagraphs) -> dict[str, Any]:
         "verdict": c.verdict,
         "reason": c.reason,
         "graphs": [
-            {"compile_id": g.event.compile_id, "graph": g.event.graph,
-             "graphed": g.event.graphed, "torch_reason": g.event.reason,
-             "recordings": g.recordings, "rerecordings": g.rerecordings, "replays": g.replays}
+            {
+                "compile_id": g.event.compile_id,
+                "graph": g.event.graph,
+                "graphed": g.event.graphed,
+                "torch_reason": g.event.reason,
+                "recordings": g.recordings,
+                "rerecordings": g.rerecordings,
+                "replays": g.replays,
+            }
             for g in c.graphs
         ],
         "runtime_skips": list(c.runtime_skips),
@@ -307,7 +336,7 @@ def _cudagraphs_dict(c: fm.Cudagraphs) -> dict[str, Any]:
         "rerecordings": c.rerecordings,
         "replays": c.replays,
         "line": c.line,
-    }  # fmt: skip
+    }
 
 
 def _modes_dict(t: fm.ModeTable) -> dict[str, Any]:
@@ -315,14 +344,21 @@ def _modes_dict(t: fm.ModeTable) -> dict[str, Any]:
     for row in t.rows:
         s = row.speed
         rows.append(
-            {"run_id": row.run.run_id, "mode": row.mode, "compile_s": row.compile_s,
-             "autotune_s": row.autotune.seconds, "compiled_ms": s.compiled_ms if s else None,
-             "speedup": s.one_speedup if s else None, "verdict": s.verdict if s else None,
-             "break_even_runs": s.break_even if s else None, "kernels": row.kernels.fused,
-             "cudagraphs": row.cudagraphs.verdict,
-             "vs_default": list(row.vs_baseline) if row.vs_baseline else None,
-             "words": dict(zip(fm.COLUMNS, row.words(), strict=True))}
-        )  # fmt: skip
+            {
+                "run_id": row.run.run_id,
+                "mode": row.mode,
+                "compile_s": row.compile_s,
+                "autotune_s": row.autotune.seconds,
+                "compiled_ms": s.compiled_ms if s else None,
+                "speedup": s.one_speedup if s else None,
+                "verdict": s.verdict if s else None,
+                "break_even_runs": s.break_even if s else None,
+                "kernels": row.kernels.fused,
+                "cudagraphs": row.cudagraphs.verdict,
+                "vs_default": list(row.vs_baseline) if row.vs_baseline else None,
+                "words": dict(zip(fm.COLUMNS, row.words(), strict=True)),
+            }
+        )
     return {"workload": t.workload, "cache": t.cache, "rows": rows, "notes": t.notes}
 
 
@@ -342,12 +378,17 @@ def _program_dict(p: ProgramSection | None) -> dict[str, Any] | None:
             "first_call_waited_s": t.first_wait_s,
             "line": t.line,
             "graphs": [
-                {"compile_id": g.compile_id, "calls": g.calls, "inside_s": g.inside_s,
-                 "per_call_s": g.per_call_s, "compile_s": g.compile_s,
-                 "amortized_s": g.amortized_s}
+                {
+                    "compile_id": g.compile_id,
+                    "calls": g.calls,
+                    "inside_s": g.inside_s,
+                    "per_call_s": g.per_call_s,
+                    "compile_s": g.compile_s,
+                    "amortized_s": g.amortized_s,
+                }
                 for g in proc.lives
             ],
-        }  # fmt: skip
+        }
 
     return {
         "argv": list(p.program.argv),
@@ -360,10 +401,15 @@ def _program_dict(p: ProgramSection | None) -> dict[str, Any] | None:
         "detached": end.detached if end else False,
         "processes": [process(proc) for proc in p.processes],
         "eager_baseline": (
-            {"compiled_wall_s": base.compiled_s, "compile_s": base.compile_s,
-             "eager_wall_s": base.eager_s, "eager_over_compiled": base.ratio}
-            if base else None
-        ),  # fmt: skip
+            {
+                "compiled_wall_s": base.compiled_s,
+                "compile_s": base.compile_s,
+                "eager_wall_s": base.eager_s,
+                "eager_over_compiled": base.ratio,
+            }
+            if base
+            else None
+        ),
         "lines": p.lines,
     }
 
@@ -424,8 +470,12 @@ def _run_dict(m: RunModel) -> dict[str, Any]:
             for r in m.recompiles
         ],
         "graph_breaks": [
-            {"compile_id": g.compile_id, "reason": g.reason, "location": g.location,
-             "detail": g.detail}
+            {
+                "compile_id": g.compile_id,
+                "reason": g.reason,
+                "location": g.location,
+                "detail": g.detail,
+            }
             for g in run.graph_breaks
         ],
         # Each compile attempt re-announces its symbols: list each once.
@@ -475,11 +525,15 @@ def _compile_cost_dict(section: CompileCostSection | None) -> dict[str, Any] | N
         return None
     cost = section.cost
     return {
-        "dynamo_s": cost.dynamo_s, "traced_s": cost.traced_s, "guards_s": cost.guards_s,
-        "lowering_s": cost.lowering_s, "lowered_s": cost.lowered_s, "probe_s": cost.own_s,
+        "dynamo_s": cost.dynamo_s,
+        "traced_s": cost.traced_s,
+        "guards_s": cost.guards_s,
+        "lowering_s": cost.lowering_s,
+        "lowered_s": cost.lowered_s,
+        "probe_s": cost.own_s,
         "functions": [dataclasses.asdict(f) for f in cost.functions],
         "modules": [dataclasses.asdict(m) for m in cost.modules],
-    }  # fmt: skip
+    }
 
 
 def _advice_dict(a: AdviceSection | None) -> dict[str, Any] | None:
@@ -488,13 +542,14 @@ def _advice_dict(a: AdviceSection | None) -> dict[str, Any] | None:
         return None
     return {
         "run_id": a.run_id,
-        "items": [{**dataclasses.asdict(i.advice), "predicted_text": i.predicted}
-                  for i in a.items],
+        "items": [{**dataclasses.asdict(i.advice), "predicted_text": i.predicted} for i in a.items],
         "nothing": a.advice.nothing,
         "hidden": a.advice.hidden,
-        "tried": [{**ev.to_dict(t.event), "text": t.text,
-                   "prediction_error": t.prediction_error} for t in a.tried],
-    }  # fmt: skip
+        "tried": [
+            {**ev.to_dict(t.event), "text": t.text, "prediction_error": t.prediction_error}
+            for t in a.tried
+        ],
+    }
 
 
 def _device_dict(d: DeviceSummary) -> dict[str, Any]:
@@ -505,8 +560,7 @@ def _device_dict(d: DeviceSummary) -> dict[str, Any]:
         "duration_s": d.duration_s,
         "metrics": {m.key: dataclasses.asdict(m.stats) for m in d.metrics},
         "monitors": {
-            name: {"available": m.available, "message": m.message}
-            for name, m in d.monitors.items()
+            name: {"available": m.available, "message": m.message} for name, m in d.monitors.items()
         },
     }
 
@@ -522,11 +576,17 @@ def _hotspots_dict(h: Hotspots, run_id: str | None = None) -> dict[str, Any]:
         n = h.threads.get(f.thread, h.samples)
         rows.append(
             {
-                "function": f.function, "file": f.file, "line": f.line, "thread": f.thread,
-                "own": _count(f.own, n), "total": _count(f.total, n),
-                "own_share": f.own, "total_share": f.total, "phase": f.phase,
+                "function": f.function,
+                "file": f.file,
+                "line": f.line,
+                "thread": f.thread,
+                "own": _count(f.own, n),
+                "total": _count(f.total, n),
+                "own_share": f.own,
+                "total_share": f.total,
+                "phase": f.phase,
             }
-        )  # fmt: skip
+        )
     out: dict[str, Any] = {"samples": h.samples, "rows": rows, "threads": h.threads}
     if run_id is not None:
         out["run_id"] = run_id
@@ -577,16 +637,26 @@ def _paper_dict(p: rm.PaperSection) -> dict[str, Any]:
     f = p.findings
     plan = f.plan
     return {
-        "plan": {"workloads": plan.workloads, "fresh": plan.fresh, "sweep": plan.sweep,
-                 "sizes": plan.sizes, "quick": plan.quick, "size": plan.size,
-                 "device": plan.device},
-        "findings": [dict(zip(("finding", "paper", "measured"), row, strict=True))
-                     for row in p.summary],
+        "plan": {
+            "workloads": plan.workloads,
+            "fresh": plan.fresh,
+            "sweep": plan.sweep,
+            "sizes": plan.sizes,
+            "quick": plan.quick,
+            "size": plan.size,
+            "device": plan.device,
+        },
+        "findings": [
+            dict(zip(("finding", "paper", "measured"), row, strict=True)) for row in p.summary
+        ],
         "workloads": [_workload_dict(w) for w in f.workloads],
-        "sweep": {"static_s": f.sweep.static_s, "dynamic_s": f.sweep.dynamic_s,
-                  "reduction": f.sweep.reduction,
-                  "steady": list(f.sweep.steady) if f.sweep.steady else None},
-    }  # fmt: skip
+        "sweep": {
+            "static_s": f.sweep.static_s,
+            "dynamic_s": f.sweep.dynamic_s,
+            "reduction": f.sweep.reduction,
+            "steady": list(f.sweep.steady) if f.sweep.steady else None,
+        },
+    }
 
 
 def build_report(model: rm.Report, extra: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -429,9 +429,17 @@ def paired_bars(
                 continue
             tip = svg_title(f"{side}: {text.secs(v)}")
             body.append(
-                el("rect", tip, x=left, y=y + j * 11, width=max(v * scale, 1.0), height=10,
-                   rx=2, fill=color)
-            )  # fmt: skip
+                el(
+                    "rect",
+                    tip,
+                    x=left,
+                    y=y + j * 11,
+                    width=max(v * scale, 1.0),
+                    height=10,
+                    rx=2,
+                    fill=color,
+                )
+            )
         end = max(a_s or 0.0, b_s or 0.0) * scale + left + 8
         body.append(_text(end, y + 14, delta, 11, "start", colors[verdict]))
     body.append(el("rect", x=left, y=6, width=10, height=10, rx=2, fill="#9aa3b5"))

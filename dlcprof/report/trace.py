@@ -83,9 +83,15 @@ class _Trace:
         self.meta += _meta(pid, tid, what, name, sort)
 
     def span(
-        self, pid: int, tid: int, name: str, cat: str, start: float, dur_s: float,
+        self,
+        pid: int,
+        tid: int,
+        name: str,
+        cat: str,
+        start: float,
+        dur_s: float,
         args: dict[str, Any],
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.tracks.setdefault((pid, tid), []).append(
             {
                 "name": name,
@@ -126,8 +132,15 @@ def _run_track(tr: _Trace, pid: int, run: Run) -> None:
     tr.name(pid, 0, "process_name", f"run {pid}: {run_label(run)}", pid)
     tr.name(pid, TID_RUN, "thread_name", "run", 0)
     if run.started_t is not None and run.finished_t is not None:
-        tr.span(pid, TID_RUN, f"run {run.run_id} ({run.status})", "run", run.started_t,
-                run.finished_t - run.started_t, {"settings": _fields(run.settings)})  # fmt: skip
+        tr.span(
+            pid,
+            TID_RUN,
+            f"run {run.run_id} ({run.status})",
+            "run",
+            run.started_t,
+            run.finished_t - run.started_t,
+            {"settings": _fields(run.settings)},
+        )
 
 
 def _compile_tracks(tr: _Trace, pid: int, run: Run) -> None:
@@ -155,8 +168,15 @@ def _compile_tracks(tr: _Trace, pid: int, run: Run) -> None:
             }
             if rec.fail_type:
                 args["fail"] = f"{rec.fail_type}: {rec.fail_reason}"
-            tr.span(pid, TID_COMPILES, f"compile {c.compile_id}", "compile", rec.start_t,
-                    rec.wall_s, args)  # fmt: skip
+            tr.span(
+                pid,
+                TID_COMPILES,
+                f"compile {c.compile_id}",
+                "compile",
+                rec.start_t,
+                rec.wall_s,
+                args,
+            )
     tr.name(pid, TID_COMPILES, "thread_name", "compiles", 1)
     named = sorted(threads.values(), key=lambda tn: (not tn[1].startswith("compile"), tn[0]))
     for i, (tid, name) in enumerate(named, 2):
@@ -167,8 +187,14 @@ def _step_track(tr: _Trace, pid: int, m: RunModel) -> None:
     """The benchmark (a marker: only its end is recorded) and the sweep's steps."""
     run = m.run
     if m.benchmark is not None:
-        tr.instant(pid, TID_STEPS, "benchmark", "benchmark", m.benchmark.event.t,
-                   benchmark_dict(m.benchmark))  # fmt: skip
+        tr.instant(
+            pid,
+            TID_STEPS,
+            "benchmark",
+            "benchmark",
+            m.benchmark.event.t,
+            benchmark_dict(m.benchmark),
+        )
     prev: float | None = None
     for st in run.sweep:
         if prev is None:
@@ -184,14 +210,27 @@ def _step_track(tr: _Trace, pid: int, m: RunModel) -> None:
 def _mark_track(tr: _Trace, pid: int, run: Run) -> None:
     """Recompiles, graph breaks and errors, as instants."""
     for rc in run.recompiles:
-        tr.instant(pid, TID_MARKS, "recompile", "recompile", rc.t,
-                   {"reason": rc.reason, "compile_id": rc.compile_id})  # fmt: skip
+        tr.instant(
+            pid,
+            TID_MARKS,
+            "recompile",
+            "recompile",
+            rc.t,
+            {"reason": rc.reason, "compile_id": rc.compile_id},
+        )
     for g in run.graph_breaks:
-        tr.instant(pid, TID_MARKS, "graph break", "graph_break", g.t,
-                   {"reason": g.reason, "location": g.location})  # fmt: skip
+        tr.instant(
+            pid,
+            TID_MARKS,
+            "graph break",
+            "graph_break",
+            g.t,
+            {"reason": g.reason, "location": g.location},
+        )
     for err in run.errors:
-        tr.instant(pid, TID_MARKS, "error", "error", err.t,
-                   {"stage": err.stage, "message": err.message})  # fmt: skip
+        tr.instant(
+            pid, TID_MARKS, "error", "error", err.t, {"stage": err.stage, "message": err.message}
+        )
     if run.recompiles or run.graph_breaks or run.errors:
         tr.name(pid, TID_MARKS, "thread_name", "recompiles & graph breaks", 91)
 
@@ -205,9 +244,16 @@ def _device_track(tr: _Trace, samples: list[ev.DeviceSampled]) -> None:
         for k, v in s.values.items():
             if finite(v):
                 tr.others.append(
-                    {"name": k, "cat": s.source, "ph": "C", "ts": _us(s.t, tr.origin),
-                     "pid": PID_DEVICE, "tid": PID_DEVICE, "args": {k: v}}
-                )  # fmt: skip
+                    {
+                        "name": k,
+                        "cat": s.source,
+                        "ph": "C",
+                        "ts": _us(s.t, tr.origin),
+                        "pid": PID_DEVICE,
+                        "tid": PID_DEVICE,
+                        "args": {k: v},
+                    }
+                )
 
 
 def render_chrome_trace(model: Report) -> dict[str, Any]:

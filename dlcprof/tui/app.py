@@ -227,9 +227,10 @@ class DlcprofApp(App[None]):
             self._report(f"{e.stage} failed: {e.message} — {remedy}", severity, note=False)
         elif isinstance(e, ev.RecompileLimitHit):
             self._report(
-                f"recompile limit hit in {e.function}: new shapes now run eager", "error",
+                f"recompile limit hit in {e.function}: new shapes now run eager",
+                "error",
                 note=False,
-            )  # fmt: skip
+            )
         elif isinstance(e, ev.WorkerExited) and self.runs.live is not None:
             self._follow = True  # the controller started the next queued run
         said = self.trials.fold(e, self.session)
@@ -241,8 +242,15 @@ class DlcprofApp(App[None]):
     def _view(self) -> View:
         run = self.session.runs.get(self._selected) if self._selected else None
         now = None if (self.deterministic or self.replay) else time.time()
-        return View(self.session, run, now, self.replay, live=self.runs.live_run(),
-                    notes=self._notes, on_cpu=self._on_cpu())
+        return View(
+            self.session,
+            run,
+            now,
+            self.replay,
+            live=self.runs.live_run(),
+            notes=self._notes,
+            on_cpu=self._on_cpu(),
+        )
 
     def _repaint(self) -> None:
         dirty, self._dirty = self._dirty, set()
@@ -549,4 +557,3 @@ class DlcprofApp(App[None]):
 
     def on_unmount(self) -> None:
         self.runs.close()
-

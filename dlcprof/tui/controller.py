@@ -58,8 +58,14 @@ def initial_settings(
 
 
 class RunController:
-    def __init__(self, session: Session, emit: Emit, engine: Engine | None = None,
-                 standby: bool = True, settings: RunSettings | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        session: Session,
+        emit: Emit,
+        engine: Engine | None = None,
+        standby: bool = True,
+        settings: RunSettings | None = None,
+    ) -> None:
         self.session = session
         # The settings the command line gave: the sidebar's choices go on top.
         self.settings = settings or initial_settings(None, None, session)
@@ -202,8 +208,9 @@ class RunController:
             self._notice("warning", f"cancelled ({e.message}): what was captured is kept")
         elif crashed:
             self.queue.clear()
-            self._notice("error", f"{e.message} — what was captured is kept; press r to retry",
-                         logged=True)  # fmt: skip
+            self._notice(
+                "error", f"{e.message} — what was captured is kept; press r to retry", logged=True
+            )
         if self.queue:
             self._launch(self.queue.pop(0))
         else:
@@ -259,8 +266,11 @@ class RunController:
             path = self.engine.save(Session.from_events(events), directory)
         except Exception as e:  # noqa: BLE001 - ReportError, OSError, a missing writer: say it
             self.save_failed = f"save failed: {e}"
-            self._notice("error", f"{self.save_failed} — the session is kept: press ctrl+s "
-                                  "to save it elsewhere", topic="save")  # fmt: skip
+            self._notice(
+                "error",
+                f"{self.save_failed} — the session is kept: press ctrl+s to save it elsewhere",
+                topic="save",
+            )
             return
         self.save_failed = None
         self.last_saved = Path(path).resolve()

@@ -75,7 +75,7 @@ class KernelSourceScreen(Screen[None]):
                             line_numbers=True,
                             word_wrap=False,
                             theme="monokai",
-                        )  # fmt: skip
+                        )
                     )
                 else:
                     yield Static(f"source: {NA} (the probe captured none)")
@@ -163,8 +163,9 @@ class SaveScreen(ModalScreen[str | None]):
                 yield Static(Text(self.why, style="bold"), id="save-why")
             yield Static("Save the session as a report folder here (a new folder):")
             yield Input(self.suggestion, id="save-path")
-            yield Static(Text("Enter saves · Escape cancels (the session stays in memory)",
-                              style="dim"))  # fmt: skip
+            yield Static(
+                Text("Enter saves · Escape cancels (the session stays in memory)", style="dim")
+            )
 
     def on_input_submitted(self, message: Input.Submitted) -> None:
         self.dismiss(message.value.strip() or None)

@@ -16,9 +16,11 @@ def main(argv: list[str] | None = None) -> int:
         "--events-fd", type=int, required=True, help="write events (JSON lines) to this fd"
     )
     parser.add_argument(
-        "--control-fd", type=int, default=None,
+        "--control-fd",
+        type=int,
+        default=None,
         help="read the parent's answers (a quiet window for timing) from this fd",
-    )  # fmt: skip
+    )
     args = parser.parse_args(argv)
     buffered_stdio()
     emitter = Emitter(args.events_fd)
@@ -42,10 +44,16 @@ def buffered_stdio() -> None:
     for fd, name in ((1, "stdout"), (2, "stderr")):
         old = getattr(sys, name)
         raw = io.FileIO(fd, "w", closefd=False)
-        setattr(sys, name, io.TextIOWrapper(
-            io.BufferedWriter(raw), encoding=getattr(old, "encoding", None),
-            errors=getattr(old, "errors", None), line_buffering=True,
-        ))  # fmt: skip
+        setattr(
+            sys,
+            name,
+            io.TextIOWrapper(
+                io.BufferedWriter(raw),
+                encoding=getattr(old, "encoding", None),
+                errors=getattr(old, "errors", None),
+                line_buffering=True,
+            ),
+        )
 
 
 def exit_now(code: int) -> None:

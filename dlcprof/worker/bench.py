@@ -147,6 +147,16 @@ def benchmark(
     e, e_spread = median_iqr(eager_ms)
     c, c_spread = median_iqr(compiled_ms)
     return BenchResult(
-        e, c, e_spread, c_spread, reps, iters, warm, timer.name, eager_reps_ms=eager_ms,
-        compiled_reps_ms=compiled_ms, eager_faults=faults[0], compiled_faults=faults[1],
-    )  # fmt: skip
+        e,
+        c,
+        e_spread,
+        c_spread,
+        reps,
+        iters,
+        warm,
+        timer.name,
+        eager_reps_ms=eager_ms,
+        compiled_reps_ms=compiled_ms,
+        eager_faults=faults[0],
+        compiled_faults=faults[1],
+    )

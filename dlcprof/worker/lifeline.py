@@ -38,8 +38,7 @@ def watch(fd: int) -> None:
     """End the worker (and its process group) when the parent's end of ``fd`` closes."""
     if sys.platform.startswith("linux") and _arm_sigio(fd):
         return
-    threading.Thread(target=_wait_for_eof, args=(fd,), name="dlcprof-lifeline",
-                     daemon=True).start()  # fmt: skip
+    threading.Thread(target=_wait_for_eof, args=(fd,), name="dlcprof-lifeline", daemon=True).start()
 
 
 def _arm_sigio(fd: int) -> bool:

@@ -368,9 +368,14 @@ class Replay:
 
 class KernelProfile:
     def __init__(
-        self, sink: Sink, run_id: str, notes: ProbeNotes, collector: KernelCollector,
-        reps: int, iters: int,
-    ) -> None:  # fmt: skip
+        self,
+        sink: Sink,
+        run_id: str,
+        notes: ProbeNotes,
+        collector: KernelCollector,
+        reps: int,
+        iters: int,
+    ) -> None:
         self.sink = sink
         self.run_id = run_id
         self.notes = notes
@@ -380,9 +385,12 @@ class KernelProfile:
         self.notes_out: list[str] = []
 
     def run(
-        self, fn: Callable[..., Any], compiled: Callable[..., Any], args: tuple,
+        self,
+        fn: Callable[..., Any],
+        compiled: Callable[..., Any],
+        args: tuple,
         timer: bench.Timer,
-    ) -> None:  # fmt: skip
+    ) -> None:
         graphs = list(self.collector.graphs)
         if not graphs:
             return
@@ -407,19 +415,30 @@ class KernelProfile:
         wall_s = time.time() - t0
         self.sink.emit(
             ev.LogEmitted(
-                run_id=self.run_id, level="info", source="dlcprof",
+                run_id=self.run_id,
+                level="info",
+                source="dlcprof",
                 message=text.profiled(wall_s, timed.calls, method),
             )
-        )  # fmt: skip
+        )
         self.sink.emit(
             ev.KernelsProfiled(
-                run_id=self.run_id, method=method, calls=timed.calls, wall_s=wall_s,
-                kernels=_kernel_dicts(graphs, results), compiled_ms=timed.compiled_ms,
-                call_ms=timed.call_ms, eager_ms=eager_ms, eager_nodes_ms=nodes_ms,
-                eager_why=eager_why, copy_gbps=copy, copy_why=copy_why,
-                device_busy_ms=timed.busy_ms, notes=self.notes_out,
+                run_id=self.run_id,
+                method=method,
+                calls=timed.calls,
+                wall_s=wall_s,
+                kernels=_kernel_dicts(graphs, results),
+                compiled_ms=timed.compiled_ms,
+                call_ms=timed.call_ms,
+                eager_ms=eager_ms,
+                eager_nodes_ms=nodes_ms,
+                eager_why=eager_why,
+                copy_gbps=copy,
+                copy_why=copy_why,
+                device_busy_ms=timed.busy_ms,
+                notes=self.notes_out,
             )
-        )  # fmt: skip
+        )
 
     def _say_scale(self, what: str, scale: float) -> None:
         if abs(scale - 1.0) > 0.1:
@@ -504,9 +523,13 @@ class KernelProfile:
         return timed
 
     def _cpu_reps(
-        self, compiled: Callable[..., Any], args: tuple, timer: bench.Timer,
-        live: list[GraphPlan], per_rep: int,
-    ) -> Timed:  # fmt: skip
+        self,
+        compiled: Callable[..., Any],
+        args: tuple,
+        timer: bench.Timer,
+        live: list[GraphPlan],
+        per_rep: int,
+    ) -> Timed:
         """Repetitions alternate the plain call and the instrumented one, so that
         background load hits both (as the benchmark alternates eager and compiled)."""
         recs = [p.recorder for p in live if p.recorder is not None]
@@ -529,9 +552,13 @@ class KernelProfile:
         return Timed(self.reps * per_rep, statistics.median(plain), statistics.median(inst))
 
     def _gpu_window(
-        self, compiled: Callable[..., Any], args: tuple, timer: bench.Timer,
-        live: list[GraphPlan], per_rep: int,
-    ) -> Timed:  # fmt: skip
+        self,
+        compiled: Callable[..., Any],
+        args: tuple,
+        timer: bench.Timer,
+        live: list[GraphPlan],
+        per_rep: int,
+    ) -> Timed:
         import torch
 
         from dlcprof.worker.gpu_trace import device_times
@@ -570,17 +597,24 @@ class KernelProfile:
             ]
         self.notes_out += replay_notes(times, GPU_CALLS)
         return Timed(
-            GPU_CALLS, plain, call_ms, times.total_us / 1e3 / GPU_CALLS,
+            GPU_CALLS,
+            plain,
+            call_ms,
+            times.total_us / 1e3 / GPU_CALLS,
             replayed_ms={n: us / 1e3 / GPU_CALLS for n, us in times.replayed_us.items()},
             replayed_n={n: c / GPU_CALLS for n, c in times.replayed_n.items()},
-        )  # fmt: skip
+        )
 
     # 2. the eager cost of the ops each kernel fused ------------------------------------
 
     def _eager(
-        self, fn: Callable[..., Any], args: tuple, plans: list[GraphPlan],
-        results: list[list[KernelResult]], timer: bench.Timer,
-    ) -> tuple[float | None, float | None, str | None]:  # fmt: skip
+        self,
+        fn: Callable[..., Any],
+        args: tuple,
+        plans: list[GraphPlan],
+        results: list[list[KernelResult]],
+        timer: bench.Timer,
+    ) -> tuple[float | None, float | None, str | None]:
         """(the eager call, the graphs' user ops one by one, why not), per call, in
         repetitions alternating the two."""
         replays: list[Replay] = []
@@ -613,12 +647,16 @@ class KernelProfile:
         for rp in replays:
             node_ms, medians = medians[: len(rp.nodes)], medians[len(rp.nodes) :]
             weights = {i: r.time_ms for i, r in enumerate(rp.results) if r.time_ms}
-            library = frozenset(i for i, k in enumerate(rp.plan.graph.kernels)
-                                if k.kind == "extern")  # fmt: skip
+            library = frozenset(
+                i for i, k in enumerate(rp.plan.graph.kernels) if k.kind == "extern"
+            )
             by_kernel = split_eager(
-                dict(zip(rp.nodes, node_ms, strict=True)), rp.pre_to_post, rp.post_to_kernels,
-                weights, library,
-            )  # fmt: skip
+                dict(zip(rp.nodes, node_ms, strict=True)),
+                rp.pre_to_post,
+                rp.post_to_kernels,
+                weights,
+                library,
+            )
             for i, r in enumerate(rp.results):
                 if i in by_kernel:
                     r.eager_ms = by_kernel[i]
@@ -732,9 +770,12 @@ def _keep_trace(where: str, trace: dict[str, Any], live: list[GraphPlan]) -> Non
         for i, owner in enumerate(p.owner):
             k = p.graph.kernels[owner]
             launches[f"{p.recorder.label}:{i}"] = {
-                "compile_id": p.graph.compile_id, "graph": k.graph, "kernel": k.name,
-                "kind": k.kind, "order": k.order,
-            }  # fmt: skip
+                "compile_id": p.graph.compile_id,
+                "graph": k.graph,
+                "kernel": k.name,
+                "kind": k.kind,
+                "order": k.order,
+            }
         if p.graph.path and os.path.isfile(p.graph.path):
             shutil.copyfile(p.graph.path, os.path.join(where, f"output_code_{n}.txt"))
     with open(os.path.join(where, "trace.json"), "w", encoding="utf-8") as f:
@@ -766,11 +807,16 @@ def _kernel_dicts(
         for k, r in zip(g.kernels, res, strict=True):
             out.append(
                 {
-                    "compile_id": g.compile_id, "graph": k.graph, "name": k.name,
-                    "order": k.order, "time_ms": r.time_ms, "spread_ms": r.spread_ms,
+                    "compile_id": g.compile_id,
+                    "graph": k.graph,
+                    "name": k.name,
+                    "order": k.order,
+                    "time_ms": r.time_ms,
+                    "spread_ms": r.spread_ms,
                     "launches": r.launches,
-                    "bytes": r.bytes, "eager_ms": r.eager_ms,
+                    "bytes": r.bytes,
+                    "eager_ms": r.eager_ms,
                     "why": {f: w for f, w in r.why.items() if getattr(r, f) is None},
                 }
-            )  # fmt: skip
+            )
     return out

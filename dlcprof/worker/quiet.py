@@ -66,10 +66,12 @@ class QuietWindow:
             return True
         self.sink.emit(
             ev.LogEmitted(
-                run_id=self.run_id, level="warning", source="dlcprof",
+                run_id=self.run_id,
+                level="warning",
+                source="dlcprof",
                 message="the monitors did not confirm their pause: timed with them running",
             )
-        )  # fmt: skip
+        )
         if not line:
             self.control = None  # no answer, or the parent closed the stream: do not wait again
         return False

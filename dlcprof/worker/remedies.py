@@ -58,8 +58,10 @@ class Remedies:
             )
         for m in blocks:
             m.compile(**kwargs)
-        self.log(f"regional compilation: {len(blocks)} {self.s.regional} instances compiled "
-                 "on their own, the rest of the model runs eager")  # fmt: skip
+        self.log(
+            f"regional compilation: {len(blocks)} {self.s.regional} instances compiled "
+            "on their own, the rest of the model runs eager"
+        )
         return model
 
     def mark(self, torch: Any, fn: Any, args: tuple) -> tuple:
@@ -71,8 +73,10 @@ class Remedies:
         arg = args[index]
         if not isinstance(arg, torch.Tensor) or not -arg.dim() <= dim < arg.dim():
             shape = list(arg.shape) if isinstance(arg, torch.Tensor) else type(arg).__name__
-            raise BadRemedy(f"--mark-dynamic {self.s.mark_dynamic}: input {name} is {shape}, "
-                            f"it has no dim {dim}")  # fmt: skip
+            raise BadRemedy(
+                f"--mark-dynamic {self.s.mark_dynamic}: input {name} is {shape}, "
+                f"it has no dim {dim}"
+            )
         torch._dynamo.mark_dynamic(arg, dim % arg.dim())
         return args
 
@@ -86,8 +90,10 @@ class Remedies:
         with open(path, "rb") as f:
             data = f.read()
         info = torch.compiler.load_cache_artifacts(data)
-        self.log(f"cache artifacts loaded from {path} ({len(data):,} bytes, "
-                 f"{_count(info)} artifacts) before the compile")  # fmt: skip
+        self.log(
+            f"cache artifacts loaded from {path} ({len(data):,} bytes, "
+            f"{_count(info)} artifacts) before the compile"
+        )
 
     def save_artifacts(self, torch: Any) -> None:
         path = self.s.cache_artifacts
@@ -112,14 +118,19 @@ def _input_index(fn: Any, name: str, n_args: int) -> int:
     else:
         target = getattr(fn, "forward", fn)
         try:
-            params = [p.name for p in inspect.signature(target).parameters.values()
-                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]  # fmt: skip
+            params = [
+                p.name
+                for p in inspect.signature(target).parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            ]
         except (TypeError, ValueError):
             params = []
         if name not in params:
             inputs = ", ".join(params) or "unnamed"
-            raise BadRemedy(f"--mark-dynamic {name}: the workload's inputs are {inputs}; "
-                            "name one, or give its position")  # fmt: skip
+            raise BadRemedy(
+                f"--mark-dynamic {name}: the workload's inputs are {inputs}; "
+                "name one, or give its position"
+            )
         index = params.index(name)
     if index >= n_args:
         raise BadRemedy(f"--mark-dynamic {name}: the workload is called with {n_args} inputs")

@@ -147,10 +147,12 @@ class WorkerRun:
             self._flush_probes()
             self.emit(
                 ev.ErrorRaised(
-                    self.run_id, "worker", f"dlcprof worker failed: {one_line(e)}",
+                    self.run_id,
+                    "worker",
+                    f"dlcprof worker failed: {one_line(e)}",
                     traceback.format_exc(),
                 )
-            )  # fmt: skip
+            )
             status = "error"
         finally:
             self._flush_probes()
@@ -192,16 +194,30 @@ class WorkerRun:
         torch.set_num_threads(s.threads)
         self.emit(
             ev.RunStarted(
-                run_id=self.run_id, target=s.target, workload=_workload_name(s.target),
-                mode=s.mode, dynamic=s.dynamic, backend=s.backend, device=device,
-                device_name=device_name(torch, device), dtype=s.dtype, size=s.size,
-                cache=s.cache, threads=torch.get_num_threads(), iters=s.iters,
-                shapes=list(s.shapes or []), torch_version=str(torch.__version__),
-                reps=s.reps, sweep=s.sweeping, benchmark=s.benchmark, freezing=s.freezing,
-                regional=s.regional, mark_dynamic=s.mark_dynamic,
+                run_id=self.run_id,
+                target=s.target,
+                workload=_workload_name(s.target),
+                mode=s.mode,
+                dynamic=s.dynamic,
+                backend=s.backend,
+                device=device,
+                device_name=device_name(torch, device),
+                dtype=s.dtype,
+                size=s.size,
+                cache=s.cache,
+                threads=torch.get_num_threads(),
+                iters=s.iters,
+                shapes=list(s.shapes or []),
+                torch_version=str(torch.__version__),
+                reps=s.reps,
+                sweep=s.sweeping,
+                benchmark=s.benchmark,
+                freezing=s.freezing,
+                regional=s.regional,
+                mark_dynamic=s.mark_dynamic,
                 cache_artifacts=s.cache_artifacts,
             )
-        )  # fmt: skip
+        )
         if device == "cuda" and not torch.cuda.is_available():
             raise StageError(
                 "worker",
@@ -255,8 +271,9 @@ class WorkerRun:
                 self._benchmark(fn, compiled, args, timer, first_s, compile_sum)
                 if self.kernels is not None and s.backend == "inductor":
                     with self.quiet("kernel profile"):
-                        KernelProfile(self.sink, self.run_id, self.notes, self.kernels, s.reps,
-                                      s.iters).run(fn, compiled, args, timer)  # fmt: skip
+                        KernelProfile(
+                            self.sink, self.run_id, self.notes, self.kernels, s.reps, s.iters
+                        ).run(fn, compiled, args, timer)
                 # Last: pinning the allocator cannot be undone.
                 self._steady_allocator(fn, compiled, args, timer)
             else:
@@ -280,9 +297,10 @@ class WorkerRun:
         kernels_probe.enable_provenance(self.notes)
         # Through FreshKernelLines: a cache hit's provenance cites the files as they were.
         kernels = self.kernels = kernels_probe.KernelCollector(
-            FreshKernelLines(self.sink, self.fresh_lines), self.run_id,
+            FreshKernelLines(self.sink, self.fresh_lines),
+            self.run_id,
             kernels_probe.aten_op_exists(),
-        )  # fmt: skip
+        )
         tee_path = os.environ.get(TEE_ENV)
         if tee_path:
             self._tee = open(tee_path, "w", encoding="utf-8")  # noqa: SIM115
@@ -342,11 +360,12 @@ class WorkerRun:
             try:
                 workloads.check_sweep(
                     dataclasses.replace(
-                        workload.spec, has_inputs_for=has_inputs_for,
+                        workload.spec,
+                        has_inputs_for=has_inputs_for,
                         has_sizes=bool(workload.sizes(s.size)),
                     ),
                     s.shapes,
-                )  # fmt: skip
+                )
             except workloads.WorkloadError as e:
                 raise StageError("sweep", str(e), bad_input=True) from e
         return workload
@@ -360,9 +379,10 @@ class WorkerRun:
             raise StageError("load", str(e), e.traceback, e.bad_input) from e
         except Exception as e:  # noqa: BLE001
             raise StageError(
-                "load", f"workload {workload.name} build failed: {one_line(e)}",
+                "load",
+                f"workload {workload.name} build failed: {one_line(e)}",
                 traceback.format_exc(),
-            ) from e  # fmt: skip
+            ) from e
 
     def _compile_kwargs(self, device: str) -> dict[str, Any]:
         s = self.settings
@@ -436,15 +456,25 @@ class WorkerRun:
             load = []
         self.emit(
             ev.BenchmarkMeasured(
-                run_id=self.run_id, eager_ms=r.eager_ms, compiled_ms=r.compiled_ms,
-                eager_spread_ms=r.eager_spread_ms, compiled_spread_ms=r.compiled_spread_ms,
-                reps=r.reps, iters=r.iters, warmup=r.warmup, compile_s=compile_s,
-                threads=_threads(), load_avg=load, timer=r.timer,
-                eager_reps_ms=r.eager_reps_ms, compiled_reps_ms=r.compiled_reps_ms,
-                eager_faults=r.eager_faults, compiled_faults=r.compiled_faults,
+                run_id=self.run_id,
+                eager_ms=r.eager_ms,
+                compiled_ms=r.compiled_ms,
+                eager_spread_ms=r.eager_spread_ms,
+                compiled_spread_ms=r.compiled_spread_ms,
+                reps=r.reps,
+                iters=r.iters,
+                warmup=r.warmup,
+                compile_s=compile_s,
+                threads=_threads(),
+                load_avg=load,
+                timer=r.timer,
+                eager_reps_ms=r.eager_reps_ms,
+                compiled_reps_ms=r.compiled_reps_ms,
+                eager_faults=r.eager_faults,
+                compiled_faults=r.compiled_faults,
                 allocator=allocator.current().label,
             )
-        )  # fmt: skip
+        )
         self._log_compile(first_s, steady_s, compile_sum)
 
     def _steady_allocator(self, fn: Any, compiled: Any, args: tuple, timer: bench.Timer) -> None:
@@ -491,10 +521,15 @@ class WorkerRun:
         try:
             compiled = self.remedies.compile(torch, fn, self._compile_kwargs(device))
             total, compiles = run_sweep(
-                compiled, lambda n: self.remedies.mark(torch, fn, inputs_for(n, device, dtype)),
-                sizes, timer, self._counts,
-                on_step, s.iters, s.reps,
-            )  # fmt: skip
+                compiled,
+                lambda n: self.remedies.mark(torch, fn, inputs_for(n, device, dtype)),
+                sizes,
+                timer,
+                self._counts,
+                on_step,
+                s.iters,
+                s.reps,
+            )
         except workloads.WorkloadError as e:
             self._flush_probes()
             raise StageError("sweep", str(e), e.traceback) from e
@@ -553,9 +588,10 @@ def serve(sink: Sink, stdin: IO[str] | None = None, control: IO[str] | None = No
         import torch
     except BaseException as e:  # noqa: BLE001 - report even a crash of the import itself
         sink.emit(
-            ev.ErrorRaised(None, "worker", f"cannot import torch: {one_line(e)}",
-                           traceback.format_exc())
-        )  # fmt: skip
+            ev.ErrorRaised(
+                None, "worker", f"cannot import torch: {one_line(e)}", traceback.format_exc()
+            )
+        )
         return 1
     with contextlib.suppress(Exception):  # a broken Inductor says so when it compiles
         # The compiler's own imports (seconds) before "ready": a standby worker then

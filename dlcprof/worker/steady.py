@@ -34,9 +34,7 @@ def measure(
     timer: bench.Timer,
 ) -> ev.SteadyAllocatorMeasured:
     if timer.device == "cuda":
-        raise NotMeasured(
-            "on CUDA, tensors come from PyTorch's caching allocator, not from malloc"
-        )
+        raise NotMeasured("on CUDA, tensors come from PyTorch's caching allocator, not from malloc")
     if settings.sweeping:
         raise NotMeasured(
             "this run sweeps shapes next, and pinning the allocator would change the sweep's "
@@ -54,6 +52,4 @@ def measure(
         bench.benchmark(eager, compiled, args, settings.iters, settings.reps, timer)
     )
     del r["timer"]  # the default benchmark's, already reported
-    return ev.SteadyAllocatorMeasured(
-        run_id=run_id, how=how, wall_s=time.perf_counter() - t0, **r
-    )
+    return ev.SteadyAllocatorMeasured(run_id=run_id, how=how, wall_s=time.perf_counter() - t0, **r)

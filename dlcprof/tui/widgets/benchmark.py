@@ -20,8 +20,11 @@ from dlcprof.settings import OPTION
 from dlcprof.tui.view import View
 
 _VERDICT_STYLE = {
-    fb.FASTER: "bold green", fb.SLOWER: "bold red", fb.SAME: "bold yellow", fb.MIXED: "bold yellow"
-}  # fmt: skip
+    fb.FASTER: "bold green",
+    fb.SLOWER: "bold red",
+    fb.SAME: "bold yellow",
+    fb.MIXED: "bold yellow",
+}
 
 
 def _speedup(run: Run) -> Text:
@@ -97,8 +100,13 @@ def runs_table(view: View, width: int = 200) -> Table:
     for r in runs:
         mark = "▶" if r.run_id == selected else " "
         # As wide as its cells while the pane has room (a workload's whole name).
-        t.add_column(f"{mark}#{run_number(view.session, r)}", justify="right",
-                     min_width=_RUN_W, no_wrap=True, overflow="ellipsis")  # fmt: skip
+        t.add_column(
+            f"{mark}#{run_number(view.session, r)}",
+            justify="right",
+            min_width=_RUN_W,
+            no_wrap=True,
+            overflow="ellipsis",
+        )
     if len(runs) < len(all_runs):
         t.caption = f"{len(all_runs) - len(runs)} more run(s) do not fit: pick one in Runs"
         t.caption_justify = "left"

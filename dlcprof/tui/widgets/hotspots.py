@@ -28,14 +28,14 @@ def _relative(path: str) -> str:
 
 
 def frames_table(run: Run, all_threads: bool = False) -> Table:
-    scope = fh.hot_scope(
-        fh.shown_thread(run, all_threads), fh.samples_shown(run, all_threads)
-    )
+    scope = fh.hot_scope(fh.shown_thread(run, all_threads), fh.samples_shown(run, all_threads))
     t = Table(
         title=f"py-spy on the worker: {scope} · own = in the function itself · t: "
         + ("the compiling thread" if all_threads else "all threads"),
-        title_justify="left", expand=True, box=box.SIMPLE_HEAD,
-    )  # fmt: skip
+        title_justify="left",
+        expand=True,
+        box=box.SIMPLE_HEAD,
+    )
     t.add_column("own", width=5, justify="right")
     t.add_column("total", width=5, justify="right")
     t.add_column("function", ratio=2, no_wrap=True, overflow="ellipsis")
@@ -48,9 +48,12 @@ def frames_table(run: Run, all_threads: bool = False) -> Table:
     for r in rows:
         function = Text(r.function, style="yellow" if r.waiting else "")
         cells = [
-            text.pct(r.own), text.pct(r.total), function, f"{_relative(r.file)}:{r.line}",
+            text.pct(r.own),
+            text.pct(r.total),
+            function,
+            f"{_relative(r.file)}:{r.line}",
             r.thread,
-        ]  # fmt: skip
+        ]
         if has_phase:
             cells.append(r.phase or "")
         t.add_row(*cells)

@@ -74,9 +74,18 @@ class KernelsPane(Vertical):
                 continue
             self._kernels[key] = k
             table.add_row(
-                fk.compile_label(k), k.name, k.kind, c.time, c.share, c.eager, c.gain, c.gbps,
-                c.bw_share, ", ".join(fk.short_ops(k)) or text.NA, key=key,
-            )  # fmt: skip
+                fk.compile_label(k),
+                k.name,
+                k.kind,
+                c.time,
+                c.share,
+                c.eager,
+                c.gain,
+                c.gbps,
+                c.bw_share,
+                ", ".join(fk.short_ops(k)) or text.NA,
+                key=key,
+            )
         if restore:
             table.move_cursor(row=min(restore, table.row_count - 1))
         self.border_title = f"Kernels ({len(kernels)})" if kernels else "Kernels"

@@ -83,10 +83,20 @@ def log_line(e: ev.Event, t0: float | None) -> tuple[Text, Text] | None:
 
 
 _LOGGED = (
-    ev.GraphBroken, ev.LogEmitted, ev.ErrorRaised, ev.ProbeUnavailable, ev.WorkerExited,
-    ev.RunStarted, ev.RunFinished, ev.RecompileTriggered, ev.RecompileLimitHit,
-    ev.EagerCallsCounted, ev.NothingCompiled, ev.MonitorStatus, ev.ProfileSaved,
-)  # fmt: skip
+    ev.GraphBroken,
+    ev.LogEmitted,
+    ev.ErrorRaised,
+    ev.ProbeUnavailable,
+    ev.WorkerExited,
+    ev.RunStarted,
+    ev.RunFinished,
+    ev.RecompileTriggered,
+    ev.RecompileLimitHit,
+    ev.EagerCallsCounted,
+    ev.NothingCompiled,
+    ev.MonitorStatus,
+    ev.ProfileSaved,
+)
 
 
 def _hanging(stamp: Text, body: Text) -> Table:

@@ -23,13 +23,16 @@ def progress(session: Session, live: Run | None, replay: bool) -> Text:
     n = fpa.planned_runs(plan)
     if live is not None and live in runs:
         i = runs.index(live) + 1
-        return Text.assemble(("▶ ", "bold green"), f"[{i}/{n}] {fpa.step(live)}",
-                             ("  · c cancels", "dim"))  # fmt: skip
+        return Text.assemble(
+            ("▶ ", "bold green"), f"[{i}/{n}] {fpa.step(live)}", ("  · c cancels", "dim")
+        )
     done = sum(not r.live for r in runs)
     failed = [r for r in runs if r.status != "ok" and not r.live]
     if failed:
-        return Text(fpa.paper_stopped(done, n, failed[-1].name, failed[-1].status, replay),
-                    style="bold yellow")  # fmt: skip
+        return Text(
+            fpa.paper_stopped(done, n, failed[-1].name, failed[-1].status, replay),
+            style="bold yellow",
+        )
     return Text(fpa.paper_done(done, n, replay), style="dim")
 
 

@@ -71,8 +71,10 @@ class PhaseTimeline:
                 yield Text(
                     f"{'':<{self.LABEL}} + {len(hidden)} phases under {fp.FOLD_SHARE:.0%} of this "
                     "compile each, folded (key p shows all)",
-                    style="dim", no_wrap=True, overflow="ellipsis",
-                )  # fmt: skip
+                    style="dim",
+                    no_wrap=True,
+                    overflow="ellipsis",
+                )
 
     def _shown(self, row: _Row, span: float) -> bool:
         if self.show_all or row.duration is None or row.name in fp.ALWAYS_SHOWN:
@@ -174,9 +176,14 @@ def _rows(phases: list[ev.PhaseEnded], opened: list[ev.PhaseStarted]) -> list[_R
     """Finished and running phases nested together (depth = enclosing phases)."""
     running = [
         ev.PhaseEnded(
-            run_id=p.run_id, compile_id=p.compile_id, name=p.name, thread=p.thread,
-            start_t=p.t, duration_s=_STILL_OPEN_END - p.t, t=p.t,
-        )  # fmt: skip
+            run_id=p.run_id,
+            compile_id=p.compile_id,
+            name=p.name,
+            thread=p.thread,
+            start_t=p.t,
+            duration_s=_STILL_OPEN_END - p.t,
+            t=p.t,
+        )
         for p in opened
     ]
     open_ids = {id(p) for p in running}

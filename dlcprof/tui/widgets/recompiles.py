@@ -65,9 +65,11 @@ class RecompileReport:
                 return Text("no recompile so far", style="dim")
             return Text("no recompiles in this run", style="dim")
         t = Table(
-            title="Recompiles (guard failures)", title_justify="left", expand=True,
+            title="Recompiles (guard failures)",
+            title_justify="left",
+            expand=True,
             box=box.SIMPLE_HEAD,
-        )  # fmt: skip
+        )
         t.add_column("#", width=3, justify="right")
         t.add_column("compile", width=9)
         t.add_column("guard failure", ratio=1)
@@ -97,8 +99,10 @@ class RecompileReport:
         dyn = run.settings.dynamic if run.settings else "?"
         t = Table(
             title=f"Shape sweep, dynamic={dyn}: cumulative transition cost",
-            title_justify="left", expand=True, box=box.SIMPLE_HEAD,
-        )  # fmt: skip
+            title_justify="left",
+            expand=True,
+            box=box.SIMPLE_HEAD,
+        )
         t.add_column("size", width=6, justify="right")
         t.add_column("step", width=10)
         t.add_column("transition", width=10, justify="right")
@@ -111,10 +115,13 @@ class RecompileReport:
             flag = fr.step_flag(i, step)
             style = {"ran EAGER": "bold white on red", "reused": "green"}.get(flag, "yellow")
             t.add_row(
-                str(step.size), Text(flag, style=style), text.secs(step.transition_s),
+                str(step.size),
+                Text(flag, style=style),
+                text.secs(step.transition_s),
                 FitBar(cum / top if top > 0 else 0.0, "yellow"),
-                text.secs(cum), fr.latency(step.latency_ms, step.latency_spread_ms),
-            )  # fmt: skip
+                text.secs(cum),
+                fr.latency(step.latency_ms, step.latency_spread_ms),
+            )
         if run.sweep_done is None and run.live:
             t.caption = "sweeping…"
         elif fr.rough_latency(run):
@@ -141,14 +148,17 @@ class RecompileReport:
         dyn = pair.dynamic.settings.dynamic if pair.dynamic and pair.dynamic.settings else "true"
         t = Table(
             title="Static vs dynamic shapes: cumulative transition cost",
-            title_justify="left", expand=True, box=box.SIMPLE_HEAD,
-        )  # fmt: skip
+            title_justify="left",
+            expand=True,
+            box=box.SIMPLE_HEAD,
+        )
         t.add_column("size", width=6, justify="right")
         t.add_column("static (dynamic=false)", ratio=1, no_wrap=True)
         t.add_column(f"dynamic (dynamic={dyn})", ratio=1, no_wrap=True)
         for size in pair.sizes():
-            t.add_row(str(size), _cell(s_cum.get(size), top, "red"),
-                      _cell(d_cum.get(size), top, "green"))  # fmt: skip
+            t.add_row(
+                str(size), _cell(s_cum.get(size), top, "red"), _cell(d_cum.get(size), top, "green")
+            )
         return Group(t, _verdict(pair))
 
 

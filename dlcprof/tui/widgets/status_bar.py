@@ -23,9 +23,13 @@ STATE_STYLES = {
 
 class StatusBar(Static):
     def show(
-        self, state: str, detail: str, device: str, message: str | None = None,
+        self,
+        state: str,
+        detail: str,
+        device: str,
+        message: str | None = None,
         observer: str | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         out = Text(no_wrap=True, overflow="ellipsis")
         out.append(f" ● {state} ", style=STATE_STYLES.get(state, ""))
         if detail:

@@ -41,7 +41,7 @@ BENCHMARK = "_template_autotuning"
 
 
 def autotune_phase(name: str) -> str | None:
-    """"precompile" / "benchmark" for torch's per-op autotune phases, else None."""
+    """ "precompile" / "benchmark" for torch's per-op autotune phases, else None."""
     if name.endswith(PRECOMPILE):
         return "precompile"
     if name.endswith(BENCHMARK):
@@ -69,8 +69,9 @@ class _Timers:
 class AutotuneCollector:
     """Joins each op's choices with the seconds torch timed for it (thread-safe)."""
 
-    def __init__(self, sink: Sink, run_id: str,
-                 compile_id: Callable[[], str | None] = lambda: None) -> None:  # fmt: skip
+    def __init__(
+        self, sink: Sink, run_id: str, compile_id: Callable[[], str | None] = lambda: None
+    ) -> None:
         self.sink = sink
         self.run_id = run_id
         self.compile_id = compile_id  # the compile in progress, for an op with no timers
@@ -86,8 +87,9 @@ class AutotuneCollector:
             if hook is not None:
                 hook()
 
-    def phase_ended(self, name: str, thread: int, duration_s: float,
-                    compile_id: str | None) -> None:  # fmt: skip
+    def phase_ended(
+        self, name: str, thread: int, duration_s: float, compile_id: str | None
+    ) -> None:
         kind = autotune_phase(name)
         if kind is None:
             return
@@ -99,18 +101,30 @@ class AutotuneCollector:
             else:
                 t.benchmark_s = (t.benchmark_s or 0.0) + duration_s
 
-    def autotuned(self, op: str, shapes: list[str], dtypes: list[str],
-                  timings: list[tuple[str, float | None, str]], thread: int) -> None:  # fmt: skip
+    def autotuned(
+        self,
+        op: str,
+        shapes: list[str],
+        dtypes: list[str],
+        timings: list[tuple[str, float | None, str]],
+        thread: int,
+    ) -> None:
         with self._lock:
             t = self._timers.pop(thread, _Timers())
         cached = (t.benchmark_s is None) if self.timed else None
         self.sink.emit(
             ev.OpAutotuned(
-                run_id=self.run_id, compile_id=t.compile_id or self.compile_id(), op=op,
-                shapes=shapes, dtypes=dtypes, choices=choice_rows(timings),
-                precompile_s=t.precompile_s, benchmark_s=t.benchmark_s, cached=cached,
+                run_id=self.run_id,
+                compile_id=t.compile_id or self.compile_id(),
+                op=op,
+                shapes=shapes,
+                dtypes=dtypes,
+                choices=choice_rows(timings),
+                precompile_s=t.precompile_s,
+                benchmark_s=t.benchmark_s,
+                cached=cached,
             )
-        )  # fmt: skip
+        )
 
 
 # --- torch adapter -------------------------------------------------------------------
@@ -140,9 +154,12 @@ def install(collector: AutotuneCollector, notes: ProbeNotes) -> None:
                 for c, t in timings.items()
             ]
             collector.autotuned(
-                str(name), [_size(n) for n in input_nodes], [_dtype(n) for n in input_nodes],
-                rows, threading.get_ident(),
-            )  # fmt: skip
+                str(name),
+                [_size(n) for n in input_nodes],
+                [_dtype(n) for n in input_nodes],
+                rows,
+                threading.get_ident(),
+            )
         except Exception as e:  # noqa: BLE001 - never break the compile being tuned
             notes.unavailable(PROBE, f"could not read an autotune result: {type(e).__name__}")
 

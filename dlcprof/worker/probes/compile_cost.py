@@ -90,8 +90,11 @@ class CompileCostProbe:
     # Install --------------------------------------------------------------------
 
     def install(self) -> None:
-        wraps = {"run": self._wrap_trace, "call_user_compiler": self._wrap_backend,
-                 "run_node": self._wrap_node}  # fmt: skip
+        wraps = {
+            "run": self._wrap_trace,
+            "call_user_compiler": self._wrap_backend,
+            "run_node": self._wrap_node,
+        }
         for module, cls_name, method in _TARGETS:
             lazy.when_imported(
                 module, lambda m, c=cls_name, n=method: self._patch(m, c, n, wraps[n])
@@ -102,9 +105,10 @@ class CompileCostProbe:
         original = getattr(cls, method, None) if cls is not None else None
         if original is None:
             self.notes.unavailable(
-                PROBE, f"{module.__name__}.{cls_name}.{method} not found in this torch: "
+                PROBE,
+                f"{module.__name__}.{cls_name}.{method} not found in this torch: "
                 "no compile cost by function or module",
-            )  # fmt: skip
+            )
             return
         setattr(cls, method, wrap(original))
         self._restore.append(lambda: setattr(cls, method, original))
@@ -173,8 +177,11 @@ class CompileCostProbe:
     def _wrap_trace(self) -> Callable:
         def key(tx: Any) -> tuple[str, str, int]:
             code = tx.f_code
-            return (code.co_qualname if hasattr(code, "co_qualname") else code.co_name,
-                    code.co_filename, code.co_firstlineno)  # fmt: skip
+            return (
+                code.co_qualname if hasattr(code, "co_qualname") else code.co_name,
+                code.co_filename,
+                code.co_firstlineno,
+            )
 
         def record(tx: Any, key: tuple[str, str, int], times: tuple[float, float]) -> None:
             with self._lock:
@@ -205,10 +212,17 @@ class CompileCostProbe:
             with self._lock:
                 totals = self._compile(_dynamo_compile_id(backward))
                 path, cls = stack[-1] if stack else ("", "")
-                m = totals.modules.setdefault(path, {
-                    "module": path, "cls": cls, "stack": [list(p) for p in stack],
-                    "location": location, "nodes": 0, "self_s": 0.0,
-                })  # fmt: skip
+                m = totals.modules.setdefault(
+                    path,
+                    {
+                        "module": path,
+                        "cls": cls,
+                        "stack": [list(p) for p in stack],
+                        "location": location,
+                        "nodes": 0,
+                        "self_s": 0.0,
+                    },
+                )
                 m["nodes"] += 1
                 m["self_s"] += self_s
                 if not m["location"] and location:
@@ -231,16 +245,28 @@ class CompileCostProbe:
             own, self._own_s = self._own_s, 0.0
         for cid, t in totals.items():
             functions = [
-                {"function": name, "file": f, "line": line, "traced": n, "self_s": s,
-                 "total_s": total}
-                for (name, f, line), (n, s, total) in sorted(t.functions.items(),
-                                                             key=lambda kv: -kv[1][1])
-            ]  # fmt: skip
+                {
+                    "function": name,
+                    "file": f,
+                    "line": line,
+                    "traced": n,
+                    "self_s": s,
+                    "total_s": total,
+                }
+                for (name, f, line), (n, s, total) in sorted(
+                    t.functions.items(), key=lambda kv: -kv[1][1]
+                )
+            ]
             modules = sorted(t.modules.values(), key=lambda m: -m["self_s"])
-            self.sink.emit(ev.CompileCostMeasured(
-                run_id=self.run_id, compile_id=cid, functions=functions, modules=modules,
-                own_s=own,
-            ))  # fmt: skip
+            self.sink.emit(
+                ev.CompileCostMeasured(
+                    run_id=self.run_id,
+                    compile_id=cid,
+                    functions=functions,
+                    modules=modules,
+                    own_s=own,
+                )
+            )
             own = 0.0
 
 

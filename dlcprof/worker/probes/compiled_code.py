@@ -85,10 +85,12 @@ def _partition_index(node: ast.Call) -> int | None:
     """N for a ``self.partitions[N](...)`` call (graph partitioning), else None."""
     f = node.func
     if (
-        isinstance(f, ast.Subscript) and isinstance(f.value, ast.Attribute)
-        and f.value.attr == "partitions" and isinstance(f.slice, ast.Constant)
+        isinstance(f, ast.Subscript)
+        and isinstance(f.value, ast.Attribute)
+        and f.value.attr == "partitions"
+        and isinstance(f.slice, ast.Constant)
         and isinstance(f.slice.value, int)
-    ):  # fmt: skip
+    ):
         return f.slice.value
     return None
 
@@ -119,9 +121,7 @@ def _first_launches(
     return out
 
 
-def instrument_source(
-    source: str, definitions: dict[str, Any]
-) -> tuple[ast.Module, list[Launch]]:
+def instrument_source(source: str, definitions: dict[str, Any]) -> tuple[ast.Module, list[Launch]]:
     """``call()`` of a wrapper module and the ``partition_N()`` functions it calls
     (graph partitioning), rewritten so every launch goes through the hook, with
     ``HOOK.enter(args)`` first in ``call()``; and the launches in order."""
@@ -290,9 +290,14 @@ def runnable_forward(tree: ast.Module, hook: Any) -> Callable[..., Any]:
     import torch
 
     ns: dict[str, Any] = {
-        "torch": torch, "device": torch.device, "inf": math.inf, "nan": math.nan,
-        "math": math, "operator": operator, HOOK: hook,
-    }  # fmt: skip
+        "torch": torch,
+        "device": torch.device,
+        "inf": math.inf,
+        "nan": math.nan,
+        "math": math,
+        "operator": operator,
+        HOOK: hook,
+    }
     exec(compile(tree, "<printed graph>", "exec"), ns)  # noqa: S102
     forward = ns["forward"]
     empty = types.SimpleNamespace()

@@ -77,8 +77,9 @@ class CudagraphTally:
 
 
 class CudagraphProbe:
-    def __init__(self, sink: Sink, run_id: str, notes: ProbeNotes,
-                 prefix: Any = lambda: "") -> None:  # fmt: skip
+    def __init__(
+        self, sink: Sink, run_id: str, notes: ProbeNotes, prefix: Any = lambda: ""
+    ) -> None:
         self.sink = sink
         self.run_id = run_id
         self.notes = notes
@@ -93,12 +94,18 @@ class CudagraphProbe:
 
     # Pure entry points (the adapter calls these) ---------------------------------------
 
-    def decided(self, compile_id: str | None, graph: str, graphed: bool,
-                reason: str | None) -> None:  # fmt: skip
+    def decided(
+        self, compile_id: str | None, graph: str, graphed: bool, reason: str | None
+    ) -> None:
         self.sink.emit(
-            ev.CudagraphDecided(run_id=self.run_id, compile_id=compile_id, graph=graph,
-                                graphed=graphed, reason=reason)
-        )  # fmt: skip
+            ev.CudagraphDecided(
+                run_id=self.run_id,
+                compile_id=compile_id,
+                graph=graph,
+                graphed=graphed,
+                reason=reason,
+            )
+        )
 
     def skipped(self, message: str, compile_id: str | None) -> None:
         """A skip warning: this thread's graph's reason, or a run-time skip."""
@@ -111,8 +118,9 @@ class CudagraphProbe:
             )
 
     def counted(self, skips: int | None) -> ev.CudagraphsCounted:
-        return ev.CudagraphsCounted(run_id=self.run_id, skips=skips,
-                                    per_compile=self.tally.counts())  # fmt: skip
+        return ev.CudagraphsCounted(
+            run_id=self.run_id, skips=skips, per_compile=self.tally.counts()
+        )
 
     # torch adapter ----------------------------------------------------------------
 
@@ -143,8 +151,9 @@ class CudagraphProbe:
         probe = self
 
         def make(original: Any) -> Any:
-            def post_compile(graph: Any, example_inputs: Any, constants: Any,
-                             graph_kwargs: Any) -> Any:  # fmt: skip
+            def post_compile(
+                graph: Any, example_inputs: Any, constants: Any, graph_kwargs: Any
+            ) -> Any:
                 if not _asked(graph, graph_kwargs):
                     return original(graph, example_inputs, constants, graph_kwargs)
                 probe._deciding.reasons = []

@@ -66,8 +66,11 @@ def failure_frames(e: BaseException) -> tuple[str, str]:
     owners = [frame_owner(path) for path, _ in frames]
     users = [i for i, o in enumerate(owners) if o == "user"]
     user = users[-1] if users else -1
-    inside = [f for f, o in zip(frames[user + 1 :], owners[user + 1 :], strict=True)
-              if o in ("torch", "library")]  # fmt: skip
+    inside = [
+        f
+        for f, o in zip(frames[user + 1 :], owners[user + 1 :], strict=True)
+        if o in ("torch", "library")
+    ]
     if not inside and traced:  # Dynamo's own code, where the error was raised
         inside = [f for f in raised if frame_owner(f[0]) in ("torch", "library")]
     return (_at(frames[user]) if users else "", _at(inside[-1]) if inside else "")

@@ -17,7 +17,8 @@ def enable(notes: ProbeNotes) -> bool:
         return True
     except Exception as e:  # noqa: BLE001
         notes.unavailable(
-            "freezing", f"torch._inductor.config.freezing not settable ({type(e).__name__}): "
+            "freezing",
+            f"torch._inductor.config.freezing not settable ({type(e).__name__}): "
             "the run compiles without freezing",
-        )  # fmt: skip
+        )
         return False

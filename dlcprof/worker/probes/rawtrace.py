@@ -61,8 +61,9 @@ def install(
             trace_log.handlers.remove(handler)
         handler.close()
         sink.emit(
-            ev.TraceSaved(path=path, records=handler.records, bytes=os.path.getsize(path),
-                          run_id=run_id)
-        )  # fmt: skip
+            ev.TraceSaved(
+                path=path, records=handler.records, bytes=os.path.getsize(path), run_id=run_id
+            )
+        )
 
     return uninstall

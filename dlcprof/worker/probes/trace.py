@@ -32,40 +32,84 @@ PROBE = "trace"
 
 # compilation_metrics fields kept in CompileFinished.metrics (as torch names them).
 METRIC_FIELDS = (
-    "co_name", "co_filename", "co_firstlineno", "frame_key", "is_forward",
-    "start_time_us", "end_time_us", "duration_us",
-    "entire_frame_compile_time_s", "backend_compile_time_s", "inductor_compile_time_s",
-    "code_gen_time_s", "triton_compile_time_us", "compile_time_autotune_time_us",
-    "dynamo_cumulative_compile_time_us", "aot_autograd_cumulative_compile_time_us",
-    "inductor_cumulative_compile_time_us", "inductor_code_gen_cumulative_compile_time_us",
+    "co_name",
+    "co_filename",
+    "co_firstlineno",
+    "frame_key",
+    "is_forward",
+    "start_time_us",
+    "end_time_us",
+    "duration_us",
+    "entire_frame_compile_time_s",
+    "backend_compile_time_s",
+    "inductor_compile_time_s",
+    "code_gen_time_s",
+    "triton_compile_time_us",
+    "compile_time_autotune_time_us",
+    "dynamo_cumulative_compile_time_us",
+    "aot_autograd_cumulative_compile_time_us",
+    "inductor_cumulative_compile_time_us",
+    "inductor_code_gen_cumulative_compile_time_us",
     "backward_cumulative_compile_time_us",
-    "pre_grad_pass_time_us", "joint_graph_pass_time_us", "post_grad_pass_time_us",
-    "gc_time_us", "guard_latency_us", "structured_logging_overhead_s",
-    "dynamo_time_before_restart_s", "restart_reasons",
-    "runtime_cudagraphify_time_us", "runtime_triton_autotune_time_us",
-    "guard_count", "shape_env_guard_count", "graph_op_count", "graph_node_count",
-    "graph_input_count", "ir_count", "num_graph_breaks", "cache_size",
-    "accumulated_cache_size", "recompile_reason", "fail_type", "fail_reason",
-    "fail_user_frame_filename", "fail_user_frame_lineno", "cudagraph_skip_reason",
-    "inductor_fx_local_cache_hit_count", "inductor_fx_local_cache_miss_count",
-    "inductor_fx_remote_cache_hit_count", "inductor_fx_remote_cache_miss_count",
-    "aotautograd_local_cache_hit_count", "aotautograd_local_cache_miss_count",
-    "aotautograd_remote_cache_hit_count", "aotautograd_remote_cache_miss_count",
-    "remote_cache_time_saved_s", "triton_kernel_compile_times_us",
-    "non_compliant_ops", "compliant_custom_ops", "has_guarded_code",
-)  # fmt: skip
+    "pre_grad_pass_time_us",
+    "joint_graph_pass_time_us",
+    "post_grad_pass_time_us",
+    "gc_time_us",
+    "guard_latency_us",
+    "structured_logging_overhead_s",
+    "dynamo_time_before_restart_s",
+    "restart_reasons",
+    "runtime_cudagraphify_time_us",
+    "runtime_triton_autotune_time_us",
+    "guard_count",
+    "shape_env_guard_count",
+    "graph_op_count",
+    "graph_node_count",
+    "graph_input_count",
+    "ir_count",
+    "num_graph_breaks",
+    "cache_size",
+    "accumulated_cache_size",
+    "recompile_reason",
+    "fail_type",
+    "fail_reason",
+    "fail_user_frame_filename",
+    "fail_user_frame_lineno",
+    "cudagraph_skip_reason",
+    "inductor_fx_local_cache_hit_count",
+    "inductor_fx_local_cache_miss_count",
+    "inductor_fx_remote_cache_hit_count",
+    "inductor_fx_remote_cache_miss_count",
+    "aotautograd_local_cache_hit_count",
+    "aotautograd_local_cache_miss_count",
+    "aotautograd_remote_cache_hit_count",
+    "aotautograd_remote_cache_miss_count",
+    "remote_cache_time_saved_s",
+    "triton_kernel_compile_times_us",
+    "non_compliant_ops",
+    "compliant_custom_ops",
+    "has_guarded_code",
+)
 
 # Record names the dispatcher reads (also what the tee keeps for fixtures).
 CONSUMED = frozenset(
     {
-        "chromium_event", "compilation_metrics", "bwd_compilation_metrics",
-        "create_symbol", "inductor_output_code", "inductor_post_grad_graph", "dynamo_output_graph",
-        "recompile_reasons", "dynamo_graph_break_reason", "fx_graph_cache_hit",
-        "fx_graph_cache_miss", "fx_graph_cache_bypass",
+        "chromium_event",
+        "compilation_metrics",
+        "bwd_compilation_metrics",
+        "create_symbol",
+        "inductor_output_code",
+        "inductor_post_grad_graph",
+        "dynamo_output_graph",
+        "recompile_reasons",
+        "dynamo_graph_break_reason",
+        "fx_graph_cache_hit",
+        "fx_graph_cache_miss",
+        "fx_graph_cache_bypass",
         "inductor_provenance_tracking_node_mappings",
         "inductor_provenance_tracking_kernel_stack_traces",
     }
-)  # fmt: skip
+)
 
 _KEEP = ("compile_id", "start_time", "stack_trace")
 # The phase around a lazily compiled backward: what runs inside it (phases on
@@ -148,9 +192,7 @@ def frame_owner(path: str) -> str:
     return "library" if real.startswith(_LIBRARY_DIRS) or _LIBRARY_RE.search(real) else "user"
 
 
-def parse_graph_break(
-    payload: str, owner: Callable[[str], str] = frame_owner
-) -> GraphBreakInfo:
+def parse_graph_break(payload: str, owner: Callable[[str], str] = frame_owner) -> GraphBreakInfo:
     """Reason, location and hints of a ``dynamo_graph_break_reason`` artifact.
 
     Dynamo counts the frames it inlines as user code, so its own location for
@@ -238,8 +280,10 @@ def parse_limit_warning(message: str) -> tuple[str, int | None] | None:
 def failed_at(record: dict[str, Any]) -> str:
     """A failed compile's "file:line": torch's user frame of the failure, else the
     first line of the function it was compiling; "" when the record names neither."""
-    for file, line in (("fail_user_frame_filename", "fail_user_frame_lineno"),
-                       ("co_filename", "co_firstlineno")):  # fmt: skip
+    for file, line in (
+        ("fail_user_frame_filename", "fail_user_frame_lineno"),
+        ("co_filename", "co_firstlineno"),
+    ):
         if record.get(file) and record.get(line) is not None:
             return f"{record[file]}:{record[line]}"
     return ""
