@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 
+from program_helpers import compile_finished
+
 from dlcprof import events as ev
 from dlcprof.console import make_console, program_summary
 from dlcprof.figures import advice as fa
@@ -15,24 +17,6 @@ from dlcprof.session import Session
 
 SIZE = "tensor 'x' size mismatch at index 1. expected 4, actual 6"
 BREAK_AT = "/home/u/train.py:12"
-
-
-def _compile(cid: str, start: float, wall: float, reason: str | None = None) -> ev.CompileFinished:
-    return ev.CompileFinished(
-        run_id="pid7",
-        compile_id=cid,
-        wall_s=wall,
-        start_t=start,
-        is_backward=False,
-        recompile_reason=reason,
-        fail_type=None,
-        fail_reason=None,
-        graph_op_count=3,
-        guard_count=2,
-        cache="miss",
-        metrics={},
-        t=start + wall,
-    )
 
 
 def session(recompiles: int = 2, recompile_s: float = 4.0) -> Session:
@@ -59,14 +43,14 @@ def session(recompiles: int = 2, recompile_s: float = 4.0) -> Session:
             hints=["move the print out"],
             t=1002.0,
         ),
-        _compile("0/0", 1001.0, 3.0),
-        _compile("1/0", 1005.0, 2.0),
+        compile_finished("0/0", 1001.0, 3.0),
+        compile_finished("1/0", 1005.0, 2.0),
     ]
     for i in range(1, recompiles + 1):
         t = 1010.0 + 10 * i
         events += [
             ev.RecompileTriggered(run_id="pid7", compile_id=f"0/{i}", reason=SIZE, t=t),
-            _compile(f"0/{i}", t, recompile_s, reason=SIZE),
+            compile_finished(f"0/{i}", t, recompile_s, reason=SIZE),
         ]
     events.append(
         ev.ProgramExited(
@@ -101,7 +85,7 @@ def test_one_recompile_that_would_cost_more_dynamic_is_not_shown():
     s = session(recompiles=1, recompile_s=2.0)  # 3 s + 2 s now, 3 s × 2 dynamic
     a = fa.advise(s, s.runs["pid7"])
     assert [i.rule for i in a.items] == ["graph-break"]
-    assert a.hidden[0].startswith("mark x's dim 1 dynamic: predicted -1.00 s")
+    assert a.hidden[0].startswith("mark x's dim 1 dynamic: predicted to cost 1.00 s more")
 
 
 def test_program_advice_in_the_console_and_the_json():

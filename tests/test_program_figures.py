@@ -5,27 +5,11 @@ from __future__ import annotations
 
 import io
 
+from program_helpers import compile_finished
+
 from dlcprof import events as ev
 from dlcprof.figures import program as fprog
 from dlcprof.session import Session
-
-
-def _compile(cid: str, start: float, wall: float) -> ev.CompileFinished:
-    return ev.CompileFinished(
-        run_id="pid7",
-        compile_id=cid,
-        wall_s=wall,
-        start_t=start,
-        is_backward=False,
-        recompile_reason=None,
-        fail_type=None,
-        fail_reason=None,
-        graph_op_count=3,
-        guard_count=2,
-        cache="miss",
-        metrics={},
-        t=start + wall,
-    )
 
 
 def session(exit_code: int | None = 0, eager_wall: float | None = None) -> Session:
@@ -43,7 +27,7 @@ def session(exit_code: int | None = 0, eager_wall: float | None = None) -> Sessi
             rank=1,
             t=1001.0,
         ),
-        _compile("0/0", 1002.0, 30.0),
+        compile_finished("0/0", 1002.0, 30.0),
         # The first compiled call ran after the first compile only.
         ev.GraphCallsTimed(
             run_id="pid7",
@@ -52,7 +36,7 @@ def session(exit_code: int | None = 0, eager_wall: float | None = None) -> Sessi
             },
             t=1100.0,
         ),
-        _compile("0/1", 1100.0, 10.0),
+        compile_finished("0/1", 1100.0, 10.0),
     ]
     if exit_code is not None:
         events.append(
