@@ -25,6 +25,7 @@ from dlcprof import text
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import compile_cost as fc
 from dlcprof.figures import modes as fm
+from dlcprof.figures.cache import HEADER_BUILT
 from dlcprof.session import Run, Session
 
 # `--calls N`: how many calls the compile must pay back within (the paper's "thousands").
@@ -820,8 +821,9 @@ def tried(advised: Run, trial: Run, item: Advice) -> ev.AdviceTried:
 
 
 def _cache_state(run: Run) -> str | None:
-    state = fb.compile_cache(run)
-    return state.state if state else None
+    cache = fb.compile_cache(run)
+    state = cache.state if cache else None
+    return f"{state}{_HEADER}" if run.header_built is not None else state
 
 
 def prediction_error(t: ev.AdviceTried) -> float | None:
@@ -862,7 +864,18 @@ def tried_text(t: ev.AdviceTried) -> str:
             )
     if t.cache_before != t.cache_after:
         words += (
-            f"; not comparable: {fb.cache_state(t.cache_before)} before, "
-            f"{fb.cache_state(t.cache_after)} in the trial"
+            f"; not comparable: {_cache_words(t.cache_before)} before, "
+            f"{_cache_words(t.cache_after)} in the trial"
         )
     return words
+
+
+# A run whose first compile also built Inductor's precompiled header paid a
+# one-time cost the other run did not: its compile seconds are not comparable.
+_HEADER = "+header"
+
+
+def _cache_words(state: str | None) -> str:
+    if state and state.endswith(_HEADER):
+        return f"{fb.cache_state(state.removesuffix(_HEADER))} {HEADER_BUILT}"
+    return fb.cache_state(state)
