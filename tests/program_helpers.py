@@ -24,3 +24,22 @@ def compile_finished(
         metrics={},
         t=start + wall,
     )
+
+
+def program_started(rank: int | None = None) -> list[ev.Event]:
+    """``python train.py`` started (pid 7), and its process attached at t=1001."""
+    return [
+        ev.ProgramStarted(argv=["python", "train.py"], cwd="/", pid=7, t=1000.0),
+        ev.ProcessAttached(
+            run_id="pid7",
+            pid=7,
+            ppid=1,
+            argv=["train.py"],
+            host="h",
+            started_t=999.0,
+            torch_version="2.13",
+            python_version="3.11",
+            rank=rank,
+            t=1001.0,
+        ),
+    ]

@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-from program_helpers import compile_finished
+from program_helpers import compile_finished, program_started
 
 from dlcprof import events as ev
 from dlcprof.console import make_console, program_summary
@@ -23,18 +23,7 @@ def session(recompiles: int = 2, recompile_s: float = 4.0) -> Session:
     """A process whose frame 0 broke at train.py:12 (frame 1 resumes after it) and
     recompiled ``recompiles`` times on x's dim 1, ``recompile_s`` each."""
     events: list[ev.Event] = [
-        ev.ProgramStarted(argv=["python", "train.py"], cwd="/", pid=7, t=1000.0),
-        ev.ProcessAttached(
-            run_id="pid7",
-            pid=7,
-            ppid=1,
-            argv=["train.py"],
-            host="h",
-            started_t=999.0,
-            torch_version="2.13",
-            python_version="3.11",
-            t=1001.0,
-        ),
+        *program_started(),
         ev.GraphBroken(
             run_id="pid7",
             compile_id="0/0",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from program_helpers import compile_finished
+from program_helpers import compile_finished, program_started
 
 from dlcprof import events as ev
 from dlcprof.figures import program as fprog
@@ -14,19 +14,7 @@ from dlcprof.session import Session
 
 def session(exit_code: int | None = 0, eager_wall: float | None = None) -> Session:
     events: list[ev.Event] = [
-        ev.ProgramStarted(argv=["python", "train.py"], cwd="/", pid=7, t=1000.0),
-        ev.ProcessAttached(
-            run_id="pid7",
-            pid=7,
-            ppid=1,
-            argv=["train.py"],
-            host="h",
-            started_t=999.0,
-            torch_version="2.13",
-            python_version="3.11",
-            rank=1,
-            t=1001.0,
-        ),
+        *program_started(rank=1),
         compile_finished("0/0", 1002.0, 30.0),
         # The first compiled call ran after the first compile only.
         ev.GraphCallsTimed(
