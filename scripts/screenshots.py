@@ -1,7 +1,8 @@
 """Screenshots of the TUI's main screens, as SVG and PNG, into screenshots/.
 
     .venv/bin/python scripts/screenshots.py            # from the recorded sessions
-    .venv/bin/python scripts/screenshots.py --live     # also a real compile, caught mid-way
+    .venv/bin/python scripts/screenshots.py --live     # also a real compile, caught mid-way,
+                                                       # and a real program (examples/train_gpt2.py)
 
 The recorded sessions are tests/fixtures/*.jsonl (real runs, recorded by
 scripts/record_fixtures.py), replayed deterministically. SVGs come from
@@ -155,6 +156,28 @@ async def shoot_live(out: Path) -> list[Path]:
     return svgs
 
 
+async def shoot_program(out: Path) -> list[Path]:
+    """``dlcprof -- python examples/train_gpt2.py``: a real program, caught once
+    its first compiles finished and it trains on, then stopped."""
+    from dlcprof.tui.attached import AttachedApp
+
+    command = [sys.executable, str(ROOT / "examples" / "train_gpt2.py"), "--steps", "200"]
+    app = AttachedApp(command)
+    async with app.run_test(size=SIZE) as pilot:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not any(
+            r.compiles and any(c.is_backward for c in r.compiles.values())
+            for r in app.session.runs.values()
+        ):
+            await pilot.pause(0.2)
+        await pilot.pause(3.0)  # a few steps run: the graph's calls and the timeline move
+        svg = Path(app.save_screenshot(str(out / "live-program.svg")))
+        assert app.program is not None
+        app.program.stop(grace_s=5)
+        app.program.wait(30)
+    return [svg]
+
+
 def svg_size(svg: Path) -> tuple[int, int]:
     m = re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"', svg.read_text()[:2000])
     if m is None:
@@ -182,6 +205,7 @@ def main() -> int:
     svgs = asyncio.run(shoot_replayed(args.out))
     if args.live:
         svgs += asyncio.run(shoot_live(args.out))
+        svgs += asyncio.run(shoot_program(args.out))
     for svg in svgs:
         print(svg.relative_to(ROOT) if svg.is_relative_to(ROOT) else svg)
         if not args.no_png:

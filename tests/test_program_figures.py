@@ -118,3 +118,15 @@ def test_speedup_while_the_eager_baseline_runs():
     s = session()
     s.apply(ev.ProgramStarted(argv=["python", "train.py"], cwd="/", pid=8, eager=True, t=1300.0))
     assert fprog.speedup_text(s) == "n/a (the eager baseline is running)"
+
+
+def test_an_empty_pane_says_what_it_waits_for():
+    hint = "no run yet: press r to compile"
+    assert fprog.no_run_yet(Session(), hint) == hint  # a workload: the key that starts a run
+    waiting = Session.from_events(
+        [ev.ProgramStarted(argv=["python", "train.py"], cwd="/", pid=7, t=1000.0)]
+    )
+    assert fprog.no_run_yet(waiting, hint).startswith("waiting for the program to compile")
+    ended = ev.ProgramExited(returncode=0, signal=None, wall_s=1.0, message="exited")
+    waiting.apply(ended)
+    assert fprog.no_run_yet(waiting, hint) == "nothing here: no process of the program compiled"

@@ -207,6 +207,16 @@ def speedup_line(session: Session) -> str:
     return f"speedup: {speedup_text(session)}"
 
 
+def no_run_yet(session: Session, hint: str) -> str:
+    """A pane's line before its first run: a workload's ``hint`` (which key to
+    press), or, on an attached program, what the pane waits for."""
+    if session.program is None:
+        return hint
+    if session.program_exit is not None:
+        return "nothing here: no process of the program compiled"
+    return "waiting for the program to compile: each compile appears here as it happens"
+
+
 def program_state(session: Session, now: float | None = None) -> tuple[str, str]:
     """(state, detail) of an attached program, for a status line."""
     p, end = session.program, session.program_exit

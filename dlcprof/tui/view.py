@@ -13,6 +13,7 @@ from rich.measure import Measurement
 from rich.text import Text
 
 from dlcprof import events as ev
+from dlcprof.figures.program import no_run_yet
 from dlcprof.session import Run, Session
 
 _SPARKS = "▁▂▃▄▅▆▇█"
@@ -28,6 +29,10 @@ class View:
     live: Run | None = None  # the run a worker is running now
     notes: list[ev.LogEmitted] = field(default_factory=list)  # the UI's own (bad path, save)
     on_cpu: bool | None = None  # None: not known until a worker reports
+
+    def no_run(self, hint: str) -> str:
+        """A pane's line before its first run (``hint``: the key that starts one)."""
+        return no_run_yet(self.session, hint)
 
 
 def sparkline(values: list[float | None], width: int, top: float | None = None) -> Text:

@@ -173,7 +173,9 @@ class BenchmarkReport:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         run = self.view.run
         if run is None:
-            yield Text("no run yet: press r to compile and benchmark", style="dim")
+            yield Text(
+                self.view.no_run("no run yet: press r to compile and benchmark"), style="dim"
+            )
         else:
             yield selected_table(run, self.view.session)
             yield from allocator_notes(run)

@@ -91,7 +91,7 @@ class KernelsPane(Vertical):
         self.border_title = f"Kernels ({len(kernels)})" if kernels else "Kernels"
         self.border_subtitle = _subtitle(run)
         hint = self.query_one("#kernels-hint", Static)
-        hint.update(_hint(run, len(kernels), notes))
+        hint.update(_hint(view, run, len(kernels), notes))
 
     def kernel(self, key: str) -> ev.KernelGenerated | None:
         return self._kernels.get(key)
@@ -112,12 +112,12 @@ def _subtitle(run: Run | None) -> str:
     return "Enter: source"
 
 
-def _hint(run: Run | None, count: int, notes: text.Footnotes) -> str:
+def _hint(view: View, run: Run | None, count: int, notes: text.Footnotes) -> str:
     if count and run is not None:
         # How it was measured: in the Log, and the subtitle says when.
         return "\n".join([*fk.summary_lines(run, method=False), *notes.lines()])
     if run is None:
-        return "no kernels yet: press r to compile"
+        return view.no_run("no kernels yet: press r to compile")
     if "kernels" in run.unavailable:
         return text.na(run.unavailable["kernels"])
     backend = run.settings.backend if run.settings else None

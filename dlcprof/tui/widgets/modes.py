@@ -22,7 +22,10 @@ class ModesReport:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         run = self.view.run
         if run is None or run.settings is None:
-            yield Text("no run yet: press a to compile the workload in every mode", style="dim")
+            yield Text(
+                self.view.no_run("no run yet: press a to compile the workload in every mode"),
+                style="dim",
+            )
             return
         table = fm.mode_table(self.view.session, run)
         if table is not None:

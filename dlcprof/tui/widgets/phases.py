@@ -45,7 +45,9 @@ class PhaseTimeline:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         run = self.view.run
         if run is None:
-            yield Text("no run yet: pick a workload and press r to compile", style="dim")
+            yield Text(
+                self.view.no_run("no run yet: pick a workload and press r to compile"), style="dim"
+            )
             return
         groups = _groups(run)
         if not groups:

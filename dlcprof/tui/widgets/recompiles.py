@@ -39,7 +39,10 @@ class RecompileReport:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         run, width = self.view.run, options.max_width
         if run is None:
-            yield Text("no run yet: press r to compile, or s to sweep shapes", style="dim")
+            yield Text(
+                self.view.no_run("no run yet: press r to compile, or s to sweep shapes"),
+                style="dim",
+            )
             return
         # The headline first: what new shapes cost, static vs dynamic.
         yield self._comparison(width)

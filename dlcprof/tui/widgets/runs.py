@@ -62,7 +62,8 @@ class RunSelector(OptionList):
                 self.highlighted = ids.index(selected)
             self.border_title = f"Runs ({len(ids)})" if ids else "Runs"
             if not ids:
-                self.add_option(Option(Text("no runs yet: r compiles", style="dim"), disabled=True))
+                hint = view.no_run("no runs yet: r compiles")
+                self.add_option(Option(Text(hint, style="dim"), disabled=True))
         finally:
             self._syncing = False
 
