@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import text
@@ -303,7 +303,7 @@ def _compile_ids(ranks: dict[int, Run], now: float | None) -> list[Divergence]:
             for rank, c in sorted(holders.items()):
                 reason = _reason(ranks[rank], c)
                 verb = "recompiled" if not cid.endswith("/0") else "compiled"
-                head = f"rank {rank} {verb} {cid} ({frame_words(c)}) ({others} did not)"
+                head = f"rank {rank} {verb} {cid}, {frame_words(c)} ({others} did not)"
                 why = [f"{cid}: {reason}"] if reason else []
                 out.append(
                     Divergence(
@@ -328,7 +328,7 @@ def _compile_ids(ranks: dict[int, Run], now: float | None) -> list[Divergence]:
                         "compile_ids",
                         rank,
                         True,
-                        f"rank {rank} did not compile {cid} ({frame_words(first)}); {did} did",
+                        f"rank {rank} did not compile {cid}, {frame_words(first)} ({did} did)",
                         evidence,
                         cid,
                         first.record.t if first.record else 0.0,
@@ -341,6 +341,11 @@ def _last_t(run: Run) -> float:
     return max((c.record.t for c in run.compiles.values() if c.record), default=0.0)
 
 
+def _shared_ids(ranks: dict[int, Run]) -> set[str]:
+    """Frame compiles every rank made."""
+    return set.intersection(*({c.compile_id for c in forward_compiles(r)} for r in ranks.values()))
+
+
 def _graph_counts(ranks: dict[int, Run]) -> list[Divergence]:
     """Judged once the ranks have ended: a graph's backward comes later, at its
     first backward pass, so counts differ for a while in any job."""
@@ -350,9 +355,7 @@ def _graph_counts(ranks: dict[int, Run]) -> list[Divergence]:
         return []  # graphs are counted by their kernels
     out = []
     flagged: set[int] = set()
-    shared = set.intersection(
-        *({c.compile_id for c in forward_compiles(r)} for r in ranks.values())
-    )
+    shared = _shared_ids(ranks)
     for cid in sorted(shared):
         counts = {rank: graph_count(run, cid) for rank, run in ranks.items()}
         groups: dict[object, list[int]] = {}
@@ -442,7 +445,8 @@ def _cache(ranks: dict[int, Run]) -> list[Divergence]:
         tail, alarm = f"{SHARED_CACHE} (one folder: {folder})", False
     elif together is None:
         tail, alarm = (
-            "cache folders not recorded: if the ranks share one, the hit pattern may differ harmlessly",
+            "cache folders not recorded: if the ranks share one, "
+            "the hit pattern may differ harmlessly",
             False,
         )
     else:
@@ -492,9 +496,7 @@ def _graph_settled(run: Run, compile_id: str, graph: str) -> bool:
 
 
 def _collectives(ranks: dict[int, Run]) -> list[Divergence]:
-    shared = set.intersection(
-        *({c.compile_id for c in forward_compiles(r)} for r in ranks.values())
-    )
+    shared = _shared_ids(ranks)
     out = []
     for cid in sorted(shared):
         per = {rank: collective_ops(run, cid) for rank, run in ranks.items()}
@@ -637,25 +639,3 @@ def _fate(other: Run, failed: Run) -> str:
     if other.status == "ended":
         return f"killed{when} (ended without its exit hook)"
     return f"{FAILED.get(other.status, other.status)}{when}{_error(other)}"
-
-
-@dataclass
-class RanksSection:
-    """What the reports say of a multi-rank job."""
-
-    rows: list[RankRow]
-    divergences: list[Divergence]
-    summary: str
-    collectives: str
-    notes: list[str] = field(default_factory=list)
-
-
-def ranks_section(session: Session, now: float | None = None) -> RanksSection | None:
-    """None for a session without ranks: its reports stay as they were."""
-    rows = rank_rows(session)
-    if not rows:
-        return None
-    found = divergences(session, now)
-    n = len(by_rank(session))
-    notes = [blocked_note(rows)] if blocked_note(rows) else []
-    return RanksSection(rows, found, summary(found, n), collectives_line(session), notes)  # type: ignore[arg-type]
