@@ -207,6 +207,15 @@ def test_collectives_alike_or_none_are_said():
     )
 
 
+def test_without_the_kernels_probe_graphs_and_collectives_are_not_judged():
+    s = _collectives({0: ["all_reduce_"], 1: []})
+    s.apply(ev.ProbeUnavailable(run_id="pid101", probe="kernels", reason="no aten ops"))
+    for r in (0, 1):
+        s.apply(rank_finished(r, 1030.0))
+    assert fr.divergences(s) == []
+    assert fr.collectives_line(s) == "collectives: n/a (no aten ops)"
+
+
 def test_compile_skew_finished_and_still_compiling():
     s = session(*ddp_job(finished=False))
     s.apply(rank_compile(0, "1/0", 1010.0, 2.0))
@@ -310,29 +319,22 @@ def trace_compile_ids(folder: Path, rank: int) -> set[str]:
     return ids
 
 
+def dlcprof_torchrun(out: Path, *options: str, env: dict[str, str] | None = None):
+    """``dlcprof run --json OUT -- torchrun --standalone --nproc-per-node 2
+    ddp_train.py OPTIONS`` (the options after ``--report`` go to dlcprof)."""
+    ours = list(options[: options.index("--")]) if "--" in options else []
+    theirs = list(options[options.index("--") + 1 :]) if "--" in options else list(options)
+    argv = [sys.executable, "-m", "dlcprof.cli", "run", "--json", str(out), *ours, "--"]
+    argv += [str(Path(sys.executable).parent / "torchrun"), "--standalone"]
+    argv += ["--nproc-per-node", "2", str(DDP_TRAIN), *theirs]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900)
+
+
 @pytest.mark.slow
-def test_torchrun_two_ranks_one_diverges(tmp_path):
+def test_torchrun_two_ranks_one_diverges_then_none(tmp_path):
     out, trace, folder = tmp_path / "s.json", tmp_path / "trace", tmp_path / "report"
-    argv = [
-        sys.executable,
-        "-m",
-        "dlcprof.cli",
-        "run",
-        "--json",
-        str(out),
-        "--report",
-        str(folder),
-        "--",
-        str(Path(sys.executable).parent / "torchrun"),
-        "--standalone",
-        "--nproc-per-node",
-        "2",
-        str(DDP_TRAIN),
-        "--diverge-rank",
-        "1",
-    ]
     env = {**os.environ, "TORCH_TRACE": str(trace)}
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900)
+    proc = dlcprof_torchrun(out, "--report", str(folder), "--", "--diverge-rank", "1", env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(out.read_text())
     rows = report["ranks"]["rows"]
@@ -359,3 +361,12 @@ def test_torchrun_two_ranks_one_diverges(tmp_path):
     # Live, on stderr, the moment it appeared; then the table.
     assert "⚠ rank 1 recompiled" in proc.stderr and "Ranks" in proc.stderr
     assert "## Ranks" in (folder / "report.md").read_text()
+
+    # The same job with no rank diverging, both ranks on the tests' one cache folder.
+    clean = tmp_path / "clean.json"
+    proc = dlcprof_torchrun(clean, "--steps", "2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ranks = json.loads(clean.read_text())["ranks"]
+    assert len(ranks["rows"]) == 2
+    assert [d["headline"] for d in ranks["divergences"] if d["alarm"]] == []
+    assert "⚠" not in proc.stderr

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 
 from dlcprof import events as ev
@@ -234,8 +235,11 @@ def _names(ranks: list[int]) -> str:
     return "ranks " + ", ".join(str(r) for r in ranks[:-1]) + f" and {ranks[-1]}"
 
 
-def _minority(groups: dict[object, list[int]]) -> list[int]:
-    """Ranks outside the largest group (ties: the group of the lowest rank)."""
+def _minority(values: Mapping[int, Hashable]) -> list[int]:
+    """Ranks whose value differs from the most common one (ties: the lowest rank's)."""
+    groups: dict[Hashable, list[int]] = {}
+    for rank, v in values.items():
+        groups.setdefault(v, []).append(rank)
     if len(groups) < 2:
         return []
     ref = max(groups.values(), key=lambda rs: (len(rs), -min(rs)))
@@ -266,15 +270,13 @@ def _compiling(run: Run) -> set[str]:
     return {p.compile_id for p in run.open_phases.values() if p.compile_id}
 
 
-def _past(run: Run, compile_id: str, since: float, now: float | None) -> bool:
-    """Is the rank past the point where it would have made ``compile_id`` (which
-    another rank finished at ``since``)? Ended, or late by SKEW_S and not at it."""
+def _past(run: Run, since: float, now: float | None) -> bool:
+    """Is the rank past the point where it would have made a compile another rank
+    finished at ``since``? Ended, or not compiling anything ``SKEW_S`` later (a
+    rank still compiling, whatever frame, is behind: the skew check's)."""
     if not run.live:
         return True
-    if now is None or now - since <= SKEW_S:
-        return False
-    frame = compile_id.rsplit("/", 1)[0]
-    return not any(cid.rsplit("/", 1)[0] == frame for cid in _compiling(run))
+    return now is not None and now - since > SKEW_S and not run.open_phases
 
 
 def _frame_ids(run: Run, frame: str) -> list[str]:
@@ -290,7 +292,7 @@ def _compile_ids(ranks: dict[int, Run], now: float | None) -> list[Divergence]:
     for cid, holders in held.items():
         first = min(holders.values(), key=lambda c: c.record.t if c.record else 0.0)
         since = _end_t(first) or 0.0
-        lacking = [r for r in ranks if r not in holders and _past(ranks[r], cid, since, now)]
+        lacking = [r for r in ranks if r not in holders and _past(ranks[r], since, now)]
         if not lacking:
             continue
         frame = cid.rsplit("/", 1)[0]
@@ -351,17 +353,14 @@ def _graph_counts(ranks: dict[int, Run]) -> list[Divergence]:
     first backward pass, so counts differ for a while in any job."""
     if any(r.live for r in ranks.values()):
         return []
-    if any("kernels" in r.unavailable for r in ranks.values()):
-        return []  # graphs are counted by their kernels
+    if _blind(ranks):
+        return []
     out = []
     flagged: set[int] = set()
     shared = _shared_ids(ranks)
     for cid in sorted(shared):
         counts = {rank: graph_count(run, cid) for rank, run in ranks.items()}
-        groups: dict[object, list[int]] = {}
-        for rank, n in counts.items():
-            groups.setdefault(n, []).append(rank)
-        for rank in _minority(groups):
+        for rank in _minority(counts):
             flagged.add(rank)
             others = sorted({n for r, n in counts.items() if r != rank})
             out.append(
@@ -377,10 +376,7 @@ def _graph_counts(ranks: dict[int, Run]) -> list[Divergence]:
                 )
             )
     totals = {rank: graph_count(run) for rank, run in ranks.items()}
-    groups = {}
-    for rank, n in totals.items():
-        groups.setdefault(n, []).append(rank)
-    for rank in _minority(groups):
+    for rank in _minority(totals):
         if rank in flagged:
             continue
         others = sorted({n for r, n in totals.items() if r != rank})
@@ -430,10 +426,7 @@ def _cache(ranks: dict[int, Run]) -> list[Divergence]:
     seq = [cid for cid in order if cid in shared]
     if not seq:
         return []
-    groups: dict[object, list[int]] = {}
-    for rank, s in states.items():
-        groups.setdefault(tuple(s[cid] for cid in seq), []).append(rank)
-    differ = _minority(groups)
+    differ = _minority({rank: tuple(s[cid] for cid in seq) for rank, s in states.items()})
     if not differ:
         return []
     together = shared_cache(list(ranks.values()))
@@ -450,7 +443,11 @@ def _cache(ranks: dict[int, Run]) -> list[Divergence]:
             False,
         )
     else:
-        tail, alarm = "separate caches: the ranks compiled different graphs or configs", True
+        tail, alarm = (
+            "separate caches: the rank that misses compiles while the others wait in the "
+            "next collective",
+            True,
+        )
     ref = next(r for r in ranks if r not in differ)
     out = []
     for rank in differ:
@@ -495,7 +492,14 @@ def _graph_settled(run: Run, compile_id: str, graph: str) -> bool:
     return bool((bwd and bwd.record) or (own and any(k.graph == "backward" for k in own.kernels)))
 
 
+def _blind(ranks: dict[int, Run]) -> bool:
+    """Graphs and their collectives are read from the kernels: not without that probe."""
+    return any("kernels" in r.unavailable for r in ranks.values())
+
+
 def _collectives(ranks: dict[int, Run]) -> list[Divergence]:
+    if _blind(ranks):
+        return []
     shared = _shared_ids(ranks)
     out = []
     for cid in sorted(shared):
@@ -505,11 +509,9 @@ def _collectives(ranks: dict[int, Run]) -> list[Divergence]:
             settled = [r for r in ranks if _graph_settled(ranks[r], cid, graph)]
             if len(settled) < 2:
                 continue
-            groups: dict[object, list[int]] = {}
-            for rank in settled:
-                groups.setdefault(tuple(per[rank].get(graph, [])), []).append(rank)
-            for rank in _minority(groups):
-                ref = next(r for r in settled if r not in _minority(groups))
+            differ = _minority({r: tuple(per[r].get(graph, [])) for r in settled})
+            for rank in differ:
+                ref = next(r for r in settled if r not in differ)
                 mine, theirs = per[rank].get(graph, []), per[ref].get(graph, [])
                 i = next(
                     (i for i, (a, b) in enumerate(zip(mine, theirs, strict=False)) if a != b),
@@ -540,6 +542,11 @@ def _collectives(ranks: dict[int, Run]) -> list[Divergence]:
 def collectives_line(session: Session) -> str:
     """What the collectives check compared, said even when nothing differs."""
     ranks = by_rank(session)
+    blind = next(
+        (r.unavailable["kernels"] for r in ranks.values() if "kernels" in r.unavailable), None
+    )
+    if blind is not None:
+        return f"collectives: {text.na(blind)}"
     counted = Counter(
         op
         for run in ranks.values()
