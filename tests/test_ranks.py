@@ -301,7 +301,24 @@ def test_compare_lists_each_sides_divergences():
     assert "rank 1 recompiled 0/1" in render_compare_html(cmp)
 
 
-# --- a real job ------------------------------------------------------------------------
+# --- real programs --------------------------------------------------------------------
+
+
+def test_an_uncaught_exception_ends_the_process_run_with_error(tmp_path):
+    """What the crash check reads: a process that raised is "error" with its
+    exception, not "ok" (the exit hook runs after the exception, too)."""
+    out = tmp_path / "r.json"
+    faults = Path(__file__).parent / "programs" / "faults.py"
+    argv = [sys.executable, "-m", "dlcprof.cli", "run", "--json", str(out), "--"]
+    proc = subprocess.run(
+        [*argv, sys.executable, str(faults), "raise"], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 1
+    assert "RuntimeError: boom after a compile" in proc.stderr  # the program's own traceback
+    (run,) = json.loads(out.read_text())["runs"]
+    assert run["status"] == "error"
+    assert [e["message"] for e in run["errors"]] == ["RuntimeError: boom after a compile"]
+
 
 DDP_TRAIN = Path(__file__).parent / "programs" / "ddp_train.py"
 

@@ -114,7 +114,8 @@ class AttachedProcess:
         self.run_id = f"pid{os.getpid()}"
         self.t0 = time.time()
         self.finished = False
-        self.failure: str | None = None  # an uncaught exception ended the program
+        self.status = "ok"  # how the program ended: "error" after an uncaught exception
+        self.failure: str | None = None  # that exception, in one line
         self.notes = ProbeNotes(self.channel, self.run_id)
         # Not imported here: Inductor's config pulls in Dynamo (seconds), which a
         # process that never compiles must not pay. Set before its first compile.
@@ -172,10 +173,14 @@ class AttachedProcess:
 
     def excepthook(self, previous: Any) -> Any:
         """sys.excepthook that notes an uncaught exception (the process then ends
-        with status "error", not "ok"), then hands it on."""
+        with status "error", or "cancelled" for Ctrl-C, not "ok"), then hands it on."""
 
         def hook(kind: Any, value: Any, tb: Any) -> None:
-            self.failure = f"{kind.__name__}: {value}".splitlines()[0]
+            if issubclass(kind, KeyboardInterrupt):
+                self.status = "cancelled"  # Ctrl-C: the user's stop, not a failure
+            else:
+                self.status = "error"
+                self.failure = f"{kind.__name__}: {value}".splitlines()[0]
             previous(kind, value, tb)
 
         return hook
@@ -194,9 +199,8 @@ class AttachedProcess:
                 self.channel.emit(
                     ev.ErrorRaised(run_id=self.run_id, stage="program", message=self.failure)
                 )
-            status = "ok" if self.failure is None else "error"
             self.channel.emit(
-                ev.RunFinished(run_id=self.run_id, status=status, wall_s=time.time() - self.t0)
+                ev.RunFinished(run_id=self.run_id, status=self.status, wall_s=time.time() - self.t0)
             )
         finally:
             self.channel.close()
