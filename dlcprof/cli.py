@@ -317,12 +317,12 @@ def cmd_attach_run(args: argparse.Namespace, command: list[str]) -> int:
                     event = None
                 if event is not None:
                     session.apply(event)
-                if event is not None and (not args.quiet or isinstance(event, ev.ProgramExited)):
-                    _say(out, attach_line(event, session))
-                for line in [] if args.quiet else ranks.lines(session, ev.now()):
-                    _say(out, line)
+                for line in [] if args.quiet else ranks.lines(session, ev.now(), event):
+                    _say(out, line)  # a divergence among ranks, the moment it appears
                 if event is None:
                     continue
+                if not args.quiet or isinstance(event, ev.ProgramExited):
+                    _say(out, attach_line(event, session))
                 if isinstance(event, ev.ProgramExited):
                     break
         _say(out, program_summary(session))

@@ -402,16 +402,19 @@ def attach_line(event: ev.Event, session: Session) -> Text | None:
 
 
 class DivergenceWatch:
-    """Each divergence among the ranks, said once, the moment it appears
-    (checked at most every ``every_s``: the checks walk every rank's compiles)."""
+    """Each divergence among the ranks, said once, the moment it appears: checked
+    after each event that can settle one (a compile, a rank's end) and at most
+    every ``every_s`` otherwise (the checks walk every rank's compiles)."""
+
+    SETTLING = (ev.CompileFinished, ev.RunFinished, ev.ErrorRaised, ev.ProgramExited)
 
     def __init__(self, every_s: float = 0.5) -> None:
         self.every_s = every_s
         self.next_t = 0.0
         self.said: set[tuple[str, int, str]] = set()
 
-    def lines(self, session: Session, now: float) -> list[Text]:
-        if now < self.next_t:
+    def lines(self, session: Session, now: float, event: ev.Event | None = None) -> list[Text]:
+        if now < self.next_t and not isinstance(event, self.SETTLING):
             return []
         self.next_t = now + self.every_s
         new = [d for d in franks.divergences(session, now) if d.key not in self.said]

@@ -286,6 +286,12 @@ def test_console_says_each_divergence_once_then_the_table():
     first = [str(t) for t in watch.lines(s, 1100.0)]
     assert len(first) == 1 and first[0].startswith("⚠ rank 1 recompiled 0/1")
     assert watch.lines(s, 1101.0) == []
+    # Throttled between checks, but never past an event that can settle one.
+    slow = DivergenceWatch(every_s=60.0)
+    assert slow.lines(session(*ddp_job(finished=False)), 1100.0) == []
+    ended = rank_finished(0, 1101.0)
+    s.apply(ended)
+    assert slow.lines(s, 1101.0) == [] and slow.lines(s, 1101.0, ended) != []
     console = Console(record=True, width=200)
     console.print(program_summary(diverged()))
     out = console.export_text()
@@ -376,7 +382,8 @@ def test_torchrun_two_ranks_one_diverges_then_none(tmp_path):
         assert row["compiles"] == len(ids)
     assert rows[1]["recompiles"] > rows[0]["recompiles"] == 0
     # Live, on stderr, the moment it appeared; then the table.
-    assert "⚠ rank 1 recompiled" in proc.stderr and "Ranks" in proc.stderr
+    live = proc.stderr.index("⚠ rank 1 recompiled")
+    assert live < proc.stderr.index("■ the program exited") < proc.stderr.index("Ranks")
     assert "## Ranks" in (folder / "report.md").read_text()
 
     # The same job with no rank diverging, both ranks on the tests' one cache folder.
