@@ -432,8 +432,7 @@ def ranks_table(session: Session) -> RenderableType | None:
         t.add_column(col, justify="left" if col in ("host", "status") else "right")
     for row in rows:
         t.add_row(*franks.row_cells(row))
-    note = franks.blocked_note(rows)
-    t.caption = "\n".join(filter(None, [note, franks.collectives_line(session)]))
+    t.caption = "\n".join(franks.notes(session, rows))
     t.caption_justify = "left"
     found = franks.divergences(session)
     parts: list[RenderableType] = [t, Text(franks.summary(found, len(franks.by_rank(session))))]

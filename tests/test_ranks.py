@@ -68,6 +68,19 @@ def test_no_ranks_or_one_rank_no_divergence():
     assert len(fr.rank_rows(one)) == 1 and fr.divergences(one) == []
 
 
+def test_a_rank_that_sent_nothing_is_said_once_the_program_ended():
+    s = session(*ddp_job(ranks=1))
+    s.runs["pid100"].process.world_size = 3  # type: ignore[union-attr]
+    assert fr.silent_ranks(s) == []  # live: it may compile yet
+    s.apply(ev.ProgramExited(returncode=0, signal=None, wall_s=30.0, message="exit 0"))
+    assert fr.silent_ranks(s) == [1, 2]
+    assert fr.silent_note(s) == (
+        "ranks 1 and 2 of 3 sent nothing: they compiled nothing "
+        "(or ran under another dlcprof, on another node)"
+    )
+    assert fr.silent_note(s) in fr.notes(s, fr.rank_rows(s))
+
+
 def test_rank_rows():
     rows = fr.rank_rows(diverged())
     assert [(r.rank, r.run_id, r.pid, r.status) for r in rows] == [

@@ -168,6 +168,34 @@ def row_cells(row: RankRow) -> list[str]:
     ]
 
 
+def silent_ranks(session: Session) -> list[int]:
+    """Ranks of the world (its size as the ranks said it) that sent nothing: a
+    process is silent until it compiles. Judged once the program ended."""
+    rows = rank_rows(session)
+    sizes = {r.world_size for r in rows if r.world_size is not None}
+    if session.program_exit is None or len(sizes) != 1:
+        return []
+    seen = {r.rank for r in rows}
+    return [r for r in range(sizes.pop()) if r not in seen]
+
+
+def silent_note(session: Session) -> str | None:
+    silent = silent_ranks(session)
+    if not silent:
+        return None
+    world = len(silent) + len(by_rank(session))
+    who = _names(silent)
+    return (
+        f"{who} of {world} sent nothing: {'it' if len(silent) == 1 else 'they'} compiled nothing "
+        "(or ran under another dlcprof, on another node)"
+    )
+
+
+def notes(session: Session, rows: list[RankRow]) -> list[str]:
+    """What the table's columns cannot say, under it."""
+    return [n for n in (blocked_note(rows), silent_note(session), collectives_line(session)) if n]
+
+
 def blocked_note(rows: list[RankRow]) -> str | None:
     """The one reason the blocked column reads n/a, said once under the table."""
     whys = {r.blocked_why for r in rows if r.blocked_s is None and r.blocked_why}

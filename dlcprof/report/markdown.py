@@ -433,7 +433,7 @@ def divergence_lines(found: list[franks.Divergence]) -> list[str]:
 def _ranks(r: RanksSection) -> list[str]:
     out = ["## Ranks", ""]
     out += table(list(franks.COLUMNS), [franks.row_cells(row) for row in r.rows], "rlrlrrrrrrr")
-    out += [""] + [f"- {plain(n)}" for n in [*r.notes, r.collectives]] + ["", r.summary, ""]
+    out += [""] + [f"- {plain(n)}" for n in r.notes] + ["", r.summary, ""]
     return out + divergence_lines(r.divergences)
 
 

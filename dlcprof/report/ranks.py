@@ -15,8 +15,8 @@ class RanksSection:
     rows: list[fr.RankRow]
     divergences: list[fr.Divergence]
     summary: str  # fr.summary
-    collectives: str  # fr.collectives_line: what the collectives check compared
-    notes: list[str]  # under the table (the blocked column's why)
+    notes: list[str]  # fr.notes: under the table (the blocked column's why, silent
+    # ranks, what the collectives check compared)
 
 
 def ranks_section(session: Session, now: float | None = None) -> RanksSection | None:
@@ -25,11 +25,6 @@ def ranks_section(session: Session, now: float | None = None) -> RanksSection | 
     if not rows:
         return None
     found = fr.divergences(session, now)
-    note = fr.blocked_note(rows)
     return RanksSection(
-        rows,
-        found,
-        fr.summary(found, len(fr.by_rank(session))),
-        fr.collectives_line(session),
-        [note] if note else [],
+        rows, found, fr.summary(found, len(fr.by_rank(session))), fr.notes(session, rows)
     )

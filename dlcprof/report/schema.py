@@ -432,7 +432,6 @@ def _ranks_dict(r: RanksSection) -> dict[str, Any]:
             for d in r.divergences
         ],
         "summary": r.summary,
-        "collectives": r.collectives,
         "notes": r.notes,
     }
 
