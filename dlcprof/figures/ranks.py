@@ -22,6 +22,7 @@ from dlcprof import text
 from dlcprof.session import Compile, Run, Session
 
 CHECKS = ("compile_ids", "graph_counts", "cache", "collectives", "compile_skew", "crash")
+CHECKED = "compile ids, graph counts, cache hits, collectives, compile skew, crashes"
 # Later than this after the fastest rank, a rank's compile is skew (and a compile
 # id it lacks, a divergence): compiles of the same graph on a loaded host vary
 # by seconds, a recompile or a cold compile on one rank by far more.
@@ -251,7 +252,7 @@ def summary(found: list[Divergence], ranks: int) -> str:
         return f"divergence checks: n/a ({text.plural(ranks, 'rank')}: nothing to compare)"
     a, notes = len(alarms(found)), len(found) - len(alarms(found))
     if not found:
-        return f"divergence checks: the {ranks} ranks agree ({', '.join(CHECKS)})"
+        return f"divergence checks: the {ranks} ranks agree ({CHECKED})"
     parts = [text.plural(a, "divergence")] if a else []
     parts += [text.plural(notes, "note")] if notes else []
     return f"divergence checks: {', '.join(parts)} among {ranks} ranks"
