@@ -306,15 +306,21 @@ def cmd_attach_run(args: argparse.Namespace, command: list[str]) -> int:
                 _note(f"dlcprof: {e}")
                 return e.exit_code
             if out is None:  # Rich and the tables once the program runs: not to delay it
-                from dlcprof.console import attach_line, program_summary
+                from dlcprof.console import DivergenceWatch, attach_line, program_summary
 
                 out = _console(stderr=True)  # stdout is the program's
+                ranks = DivergenceWatch()
             while True:
                 try:
                     event = inbox.get(timeout=0.2)
                 except queue.Empty:
+                    event = None
+                if event is not None:
+                    session.apply(event)
+                for line in [] if args.quiet else ranks.lines(session, ev.now(), event):
+                    _say(out, line)  # a divergence among ranks, the moment it appears
+                if event is None:
                     continue
-                session.apply(event)
                 if not args.quiet or isinstance(event, ev.ProgramExited):
                     _say(out, attach_line(event, session))
                 if isinstance(event, ev.ProgramExited):

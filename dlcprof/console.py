@@ -28,10 +28,11 @@ from dlcprof.figures import outcome as fout
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import phases as fp
 from dlcprof.figures import program as fprog
+from dlcprof.figures import ranks as franks
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures.runs import event_line, run_label
 from dlcprof.session import Run, Session
-from dlcprof.tables import autotune_table, cudagraphs_table, device_table
+from dlcprof.tables import autotune_table, cudagraphs_table, device_table, divergence_text
 
 _LIVE_PHASES = (fp.KEY_NAMES - {"compile_file"}) | {"entire_frame_compile"}
 # Off a terminal (a pipe, a log file, CI) Rich would cut every table to 80
@@ -400,9 +401,51 @@ def attach_line(event: ev.Event, session: Session) -> Text | None:
     return live_line(event, session)
 
 
+class DivergenceWatch:
+    """Each divergence among the ranks, said once, the moment it appears: checked
+    after each event that can settle one (a compile, a rank's end) and at most
+    every ``every_s`` otherwise (the checks walk every rank's compiles)."""
+
+    SETTLING = (ev.CompileFinished, ev.RunFinished, ev.ErrorRaised, ev.ProgramExited)
+
+    def __init__(self, every_s: float = 0.5) -> None:
+        self.every_s = every_s
+        self.next_t = 0.0
+        self.said: set[tuple[str, int, str]] = set()
+
+    def lines(self, session: Session, now: float, event: ev.Event | None = None) -> list[Text]:
+        if now < self.next_t and not isinstance(event, self.SETTLING):
+            return []
+        self.next_t = now + self.every_s
+        new = [d for d in franks.divergences(session, now) if d.key not in self.said]
+        self.said.update(d.key for d in new)
+        return [divergence_text(d) for d in new]
+
+
+def ranks_table(session: Session) -> RenderableType | None:
+    """The ranks side by side, then each divergence with its evidence."""
+    rows = franks.rank_rows(session)
+    if not rows:
+        return None
+    t = Table(title="Ranks", title_justify="left")
+    for col in franks.COLUMNS:
+        t.add_column(col, justify="left" if col in ("host", "status") else "right")
+    for row in rows:
+        t.add_row(*franks.row_cells(row))
+    t.caption = "\n".join(franks.notes(session, rows))
+    t.caption_justify = "left"
+    found = franks.divergences(session)
+    parts: list[RenderableType] = [t, Text(franks.summary(found, len(franks.by_rank(session))))]
+    return Group(*parts, *(divergence_text(d, evidence=True) for d in found))
+
+
 def program_summary(session: Session) -> RenderableType:
-    """After the program: each compiling process's tables, then the program in sentences."""
+    """After the program: each compiling process's tables, the ranks side by side,
+    then the program in sentences."""
     parts: list[RenderableType] = [run_summary(r, session) for r in fprog.attached_runs(session)]
+    ranks = ranks_table(session)
+    if ranks is not None:
+        parts.append(ranks)
     parts += [Text(line) for line in fprog.program_lines(session)]
     advised = fadv.advised_run(session)
     if advised is not None:

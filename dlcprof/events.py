@@ -615,6 +615,7 @@ class ProcessAttached(Event):
     rank: int | None = None  # RANK / LOCAL_RANK / WORLD_SIZE, as torchrun sets them
     local_rank: int | None = None
     world_size: int | None = None
+    cache_dir: str | None = None  # Inductor's cache folder (ranks on one host may share it)
 
 
 @dataclass

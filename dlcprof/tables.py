@@ -13,6 +13,7 @@ from dlcprof.figures import compare as fc
 from dlcprof.figures import device as fd
 from dlcprof.figures import modes as fm
 from dlcprof.figures import paper as fpa
+from dlcprof.figures import ranks as franks
 from dlcprof.session import Run
 
 
@@ -128,12 +129,23 @@ def _delta_table(title: str, first: str) -> Table:
     return t
 
 
+def divergence_text(d: franks.Divergence, evidence: bool = False) -> Text:
+    """A divergence among ranks: red for an alarm, yellow for a note."""
+    mark, style = ("⚠ ", "bold white on red") if d.alarm else ("· ", "bold yellow")
+    lines = [Text(f"{mark}{d.headline}", style=style)]
+    lines += [Text(f"    {line}", style="dim") for line in d.evidence] if evidence else []
+    return Text("\n").join(lines)
+
+
 def compare_table(cmp: fc.Comparison) -> RenderableType:
     """Two runs compared: headline numbers, phases, kernels, changes."""
     parts: list[RenderableType] = [
         Text.assemble(("A ", "bold"), cmp.a_label, "\n", ("B ", "bold"), cmp.b_label)
     ]
     parts += [Text(note, style="yellow") for note in cmp.notes]
+    for side in cmp.ranks:
+        parts.append(Text(f"{side.side}: {side.summary}", style="bold"))
+        parts += [divergence_text(d, evidence=True) for d in side.divergences]
     if cmp.settings:
         t = Table(title="settings that differ", title_justify="left", expand=False)
         for col in ("setting", "A", "B"):

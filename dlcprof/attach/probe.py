@@ -50,6 +50,7 @@ def install(torch: Any) -> None:
     _process = AttachedProcess(torch, path)
     os.register_at_fork(after_in_child=_process.forked)
     atexit.register(_process.finish)
+    sys.excepthook = _process.excepthook(sys.excepthook)
 
 
 def _force_eager(torch: Any) -> None:
@@ -77,6 +78,19 @@ def _process_start() -> float | None:
         return None
 
 
+def _inductor_cache_dir() -> str | None:
+    """The Inductor cache folder this process uses (ranks on one host may share
+    one): TORCHINDUCTOR_CACHE_DIR, else torch's default, read from the module
+    Dynamo has imported by the first compile (never imported here)."""
+    path = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    utils = sys.modules.get("torch._inductor.runtime.cache_dir_utils")
+    try:
+        path = path or (utils.default_cache_dir() if utils is not None else None)
+    except Exception:  # noqa: BLE001 - a private API: unknown then
+        return None
+    return os.path.abspath(path) if path else None
+
+
 class AttachedProcess:
     def __init__(self, torch: Any, path: str) -> None:
         self.torch = torch
@@ -100,6 +114,8 @@ class AttachedProcess:
         self.run_id = f"pid{os.getpid()}"
         self.t0 = time.time()
         self.finished = False
+        self.status = "ok"  # how the program ended: "error" after an uncaught exception
+        self.failure: str | None = None  # that exception, in one line
         self.notes = ProbeNotes(self.channel, self.run_id)
         # Not imported here: Inductor's config pulls in Dynamo (seconds), which a
         # process that never compiles must not pay. Set before its first compile.
@@ -138,6 +154,7 @@ class AttachedProcess:
                 rank=rank,
                 local_rank=_int_env("LOCAL_RANK"),
                 world_size=_int_env("WORLD_SIZE"),
+                cache_dir=_inductor_cache_dir(),
             )
         ]
 
@@ -154,6 +171,20 @@ class AttachedProcess:
         self._follow()
         self.calls.restart(self.run_id)
 
+    def excepthook(self, previous: Any) -> Any:
+        """sys.excepthook that notes an uncaught exception (the process then ends
+        with status "error", or "cancelled" for Ctrl-C, not "ok"), then hands it on."""
+
+        def hook(kind: Any, value: Any, tb: Any) -> None:
+            if issubclass(kind, KeyboardInterrupt):
+                self.status = "cancelled"  # Ctrl-C: the user's stop, not a failure
+            else:
+                self.status = "error"
+                self.failure = f"{kind.__name__}: {value}".splitlines()[0]
+            previous(kind, value, tb)
+
+        return hook
+
     def finish(self) -> None:
         """At exit: the last kernels and totals, the raw trace closed, the end."""
         if self.finished:
@@ -164,8 +195,12 @@ class AttachedProcess:
             self.calls.report()
             if self._close_raw is not None:
                 self._close_raw()
+            if self.failure is not None:
+                self.channel.emit(
+                    ev.ErrorRaised(run_id=self.run_id, stage="program", message=self.failure)
+                )
             self.channel.emit(
-                ev.RunFinished(run_id=self.run_id, status="ok", wall_s=time.time() - self.t0)
+                ev.RunFinished(run_id=self.run_id, status=self.status, wall_s=time.time() - self.t0)
             )
         finally:
             self.channel.close()

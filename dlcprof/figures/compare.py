@@ -23,6 +23,7 @@ from dlcprof.figures import benchmark as fb
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import phases as fp
+from dlcprof.figures import ranks as franks
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures.runs import run_label
 from dlcprof.session import Run, Session
@@ -284,6 +285,23 @@ class HeadlineRow:
 
 
 @dataclass
+class RanksSide:
+    """One side's session ran many ranks: its divergence checks, as its report says them."""
+
+    side: str  # "A" | "B"
+    summary: str  # franks.summary
+    divergences: list[franks.Divergence]
+
+
+def ranks_side(session: Session, side: str) -> RanksSide | None:
+    ranks = len(franks.by_rank(session))
+    if not ranks:
+        return None
+    found = franks.divergences(session)
+    return RanksSide(side, franks.summary(found, ranks), found)
+
+
+@dataclass
 class Comparison:
     a_label: str
     b_label: str
@@ -308,6 +326,8 @@ class Comparison:
     kernel_times: list[KernelTimeDelta] = field(default_factory=list)
     # Said above the tables: which run of a session of several was taken.
     notes: list[str] = field(default_factory=list)
+    # The sides whose session ran many ranks (torchrun): their divergences.
+    ranks: list[RanksSide] = field(default_factory=list)
 
     @property
     def kernels_title(self) -> str:
@@ -705,6 +725,7 @@ def compare(
     rc_a = [fr.normalize_reason(r.reason) for r in ra.recompiles]
     rc_b = [fr.normalize_reason(r.reason) for r in rb.recompiles]
     cmp.recompiles_added, cmp.recompiles_gone = _multiset_diff(rc_a, rc_b)
+    cmp.ranks = [r for r in (ranks_side(a, "A"), ranks_side(b, "B")) if r is not None]
     return cmp
 
 

@@ -21,6 +21,7 @@ from dlcprof import text
 from dlcprof.figures import compare as fc
 from dlcprof.figures import device as fd
 from dlcprof.figures import paper as fpa
+from dlcprof.figures import ranks as franks
 from dlcprof.figures import recompiles as fr
 from dlcprof.report import model as rm
 from dlcprof.report import svg
@@ -51,6 +52,7 @@ ENV.filters["short"] = text.short
 ENV.globals.update(
     text=text,
     paper_figures=fpa,
+    ranks_figures=franks,
     dims_made_dynamic=fr.DIMS_MADE_DYNAMIC,
     share_bar=svg.share_bar,
     csp=CSP,

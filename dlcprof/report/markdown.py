@@ -11,10 +11,12 @@ from typing import Any
 from dlcprof import text
 from dlcprof.figures import modes as fm
 from dlcprof.figures import paper as fpa
+from dlcprof.figures import ranks as franks
 from dlcprof.figures import recompiles as fr
 from dlcprof.report import model as rm
 from dlcprof.report.advice import AdviceSection
 from dlcprof.report.monitors import DeviceSummary
+from dlcprof.report.ranks import RanksSection
 from dlcprof.report.run import RunModel
 
 KERNEL_SOURCE_LINES = 60  # per kernel; a paste must stay readable
@@ -419,6 +421,22 @@ def _run_section(r: RunModel, detail: int = FULL) -> list[str]:
     return out
 
 
+def divergence_lines(found: list[franks.Divergence]) -> list[str]:
+    """Each divergence among ranks, its evidence under it."""
+    out = []
+    for d in found:
+        out.append(f"- **{plain(d.headline)}**" if d.alarm else f"- {plain(d.headline)}")
+        out += [f"  - {plain(line)}" for line in d.evidence]
+    return out + ([""] if out else [])
+
+
+def _ranks(r: RanksSection) -> list[str]:
+    out = ["## Ranks", ""]
+    out += table(list(franks.COLUMNS), [franks.row_cells(row) for row in r.rows], "rlrlrrrrrrr")
+    out += [""] + [f"- {plain(n)}" for n in r.notes] + ["", r.summary, ""]
+    return out + divergence_lines(r.divergences)
+
+
 def render_markdown(report: rm.Report) -> str:
     """A session's model as Markdown (GitHub flavour), short enough to paste:
     kernel sources are left out when they would push it past GitHub's limit."""
@@ -450,6 +468,8 @@ def _render(report: rm.Report, detail: int) -> str:
     if report.program is not None:  # dlcprof -- CMD: the user's program
         out += ["## Program", ""] + [f"- {plain(line.strip())}" for line in report.program.lines]
         out += [""]
+    if report.ranks is not None:  # torchrun: the ranks side by side
+        out += _ranks(report.ranks)
     out += _advice(report.advice)
     if report.paper is not None:
         out += _paper(report.paper)

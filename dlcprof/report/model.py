@@ -7,7 +7,8 @@ model, so the three cannot disagree. Every number comes from
 the session does not have is ``None`` with the reason beside it, worded
 "n/a (why)". By topic: ``figure`` (the small pieces), ``environment``,
 ``run`` (a run's section) with ``run_tables``, ``benchmark`` and ``monitors``,
-``advice`` (advice and compile cost) and ``program`` (an attached program);
+``advice`` (advice and compile cost), ``program`` (an attached program) and
+``ranks`` (its ranks);
 this module holds the session's own sections.
 """
 
@@ -28,6 +29,7 @@ from dlcprof.report.environment import Environment, environment
 from dlcprof.report.figure import iso
 from dlcprof.report.monitors import DeviceSummary, device_summary
 from dlcprof.report.program import ProgramSection, program_section
+from dlcprof.report.ranks import RanksSection, ranks_section
 from dlcprof.report.run import RunModel, run_model
 from dlcprof.session import Session
 
@@ -103,6 +105,7 @@ class Report:
     paper: PaperSection | None = None  # a session `dlcprof paper` made
     advice: AdviceSection | None = None  # the latest advised run's advice
     program: ProgramSection | None = None  # an attached program (dlcprof -- CMD)
+    ranks: RanksSection | None = None  # its ranks, when it ran many (torchrun)
 
     @property
     def hotspot_runs(self) -> list[RunModel]:
@@ -152,4 +155,5 @@ def build(session: Session) -> Report:
         paper=paper_section(session),
         advice=advice_section(session),
         program=program_section(session),
+        ranks=ranks_section(session),
     )

@@ -36,6 +36,7 @@ from dlcprof.report.errors import ReportError
 from dlcprof.report.figure import iso as _iso
 from dlcprof.report.monitors import DeviceSummary, Hotspots, Observer
 from dlcprof.report.program import Process, ProgramSection
+from dlcprof.report.ranks import RanksSection
 from dlcprof.report.run import RunModel
 from dlcprof.report.run_tables import CompileRow, KernelTable
 from dlcprof.session import Run, Session
@@ -414,6 +415,27 @@ def _program_dict(p: ProgramSection | None) -> dict[str, Any] | None:
     }
 
 
+def _ranks_dict(r: RanksSection) -> dict[str, Any]:
+    """A multi-rank job: one row per rank, then each divergence found among them."""
+    return {
+        "rows": [dataclasses.asdict(row) for row in r.rows],
+        "divergences": [
+            {
+                "check": d.check,
+                "rank": d.rank,
+                "alarm": d.alarm,
+                "subject": d.subject,
+                "t": d.t,
+                "headline": d.headline,
+                "evidence": d.evidence,
+            }
+            for d in r.divergences
+        ],
+        "summary": r.summary,
+        "notes": r.notes,
+    }
+
+
 def _process_dict(p: ev.ProcessAttached | None) -> dict[str, Any] | None:
     if p is None:
         return None
@@ -678,6 +700,8 @@ def build_report(model: rm.Report, extra: dict[str, Any] | None = None) -> dict[
         },
         "runs": [_run_dict(r) for r in model.runs],
         "program": _program_dict(model.program),
+        # Only a job with ranks has the key: every other report stays as it was.
+        **({"ranks": _ranks_dict(model.ranks)} if model.ranks is not None else {}),
         "sweeps": [_sweep_contrast_dict(c) for c in model.sweeps],
         "modes": [_modes_dict(t) for t in model.modes],
         "paper": _paper_dict(model.paper) if model.paper else None,

@@ -93,6 +93,9 @@ if __name__ == "__main__":
         exit_in_compile()
     elif mode == "terminal":
         terminal()
+    elif mode == "raise":  # an uncaught exception after a compile
+        compile_once()
+        raise RuntimeError("boom after a compile")
     elif mode == "compile":
         compile_once()
         print("compiled", flush=True)
