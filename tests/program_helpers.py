@@ -43,3 +43,93 @@ def program_started(rank: int | None = None) -> list[ev.Event]:
             t=1001.0,
         ),
     ]
+
+
+# --- the ranks of a torchrun job (issue 22's TUI) ------------------------------------
+
+RANK_PID = 100  # rank N is pid 100 + N, its run "pid10N"
+# Seconds of each stage of a built compile, innermost stage first to last:
+# Dynamo traces, then AOTAutograd, Inductor, and Inductor's C++ build.
+STAGE_S = {"dynamo": 2.0, "aot": 1.0, "inductor": 3.0, "build": 4.0}
+
+
+def rank_run_id(rank: int) -> str:
+    return f"pid{RANK_PID + rank}"
+
+
+def rank_attached(rank: int, world_size: int = 2, t: float = 1001.0) -> ev.ProcessAttached:
+    """Rank ``rank`` of ``train.py`` under torchrun attached at ``t``."""
+    return ev.ProcessAttached(
+        run_id=rank_run_id(rank),
+        pid=RANK_PID + rank,
+        ppid=7,
+        argv=["train.py"],
+        host="node0",
+        started_t=t - 0.5,
+        torch_version="2.13",
+        python_version="3.11",
+        rank=rank,
+        local_rank=rank,
+        world_size=world_size,
+        t=t,
+    )
+
+
+def rank_compile(
+    rank: int, cid: str, start: float, reason: str | None = None, cache: str = "miss"
+) -> list[ev.Event]:
+    """A compile of rank ``rank`` from ``start``: its phases nested as torch
+    nests them (each stage STAGE_S long, innermost), then its record."""
+    run_id, d = rank_run_id(rank), STAGE_S
+    total = sum(d.values())
+    spans = [  # (name, start offset, seconds), in the order they end
+        ("bytecode_tracing", 0.0, d["dynamo"]),
+        ("compile_file", d["dynamo"] + d["aot"] + d["inductor"], d["build"]),
+        ("inductor_compile", d["dynamo"] + d["aot"], d["inductor"] + d["build"]),
+        ("backend_compile", d["dynamo"], total - d["dynamo"]),
+        ("entire_frame_compile", 0.0, total),
+    ]
+    out: list[ev.Event] = []
+    if reason is not None:
+        out.append(ev.RecompileTriggered(run_id=run_id, compile_id=cid, reason=reason, t=start))
+    out += [
+        ev.PhaseEnded(
+            run_id=run_id,
+            compile_id=cid,
+            name=name,
+            thread=1,
+            start_t=start + at,
+            duration_s=secs,
+            t=start + at + secs,
+        )
+        for name, at, secs in spans
+    ]
+    record = compile_finished(cid, start, total, reason)
+    record.run_id, record.cache, record.t = run_id, cache, start + total
+    out.append(record)
+    return out
+
+
+def ranked_program(world_size: int = 2, diverge_rank: int | None = None) -> list[ev.Event]:
+    """``torchrun --nproc-per-node N train.py`` from t=1000 to its exit at 1040:
+    each rank compiles 0/0 (rank N starts N s later), and ``diverge_rank``
+    alone recompiles 0/1 at t=1020, as tests/programs/ddp_train.py
+    --diverge-rank does."""
+    out: list[ev.Event] = [
+        ev.ProgramStarted(
+            argv=["torchrun", "--nproc-per-node", str(world_size), "train.py"],
+            cwd="/",
+            pid=7,
+            t=1000.0,
+        )
+    ]
+    out += [rank_attached(r, world_size, 1001.0 + r * 0.1) for r in range(world_size)]
+    for r in range(world_size):
+        out += rank_compile(r, "0/0", 1002.0 + r)
+    if diverge_rank is not None:
+        why = "tensor 'x' size mismatch at index 0. expected 8, actual 6"
+        out += rank_compile(diverge_rank, "0/1", 1020.0, reason=why)
+    out.append(
+        ev.ProgramExited(returncode=0, signal=None, wall_s=40.0, message="exited 0", t=1040.0)
+    )
+    return out

@@ -1,0 +1,154 @@
+"""The ranks of a torchrun job: the Ranks view (one lane per rank on the
+program's time axis, the divergences, the per-rank table) and the red banner
+on the main screen when ranks stop agreeing. Figures come from
+``figures.ranks`` and ``figures.rank_lanes``; this only places them."""
+
+from __future__ import annotations
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.table import Table
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from dlcprof import text
+from dlcprof.figures import phases as fp
+from dlcprof.figures import rank_lanes as rl
+from dlcprof.figures import ranks as fr
+from dlcprof.tui.view import View
+
+LABEL_W = 11  # "▶ rank 12 ⚠"
+_STAGE_STYLE = {s.name: s.style for s in fp.STAGES}
+# (glyph, style) of the cells that are not a stage.
+_CELL = {
+    rl.ALIVE: ("─", "bright_black"),
+    rl.WHOLE: ("█", "white"),
+    rl.RUNNING: ("█", "bold yellow"),
+    None: (" ", ""),
+}
+_LEGEND = [(s.name, s.style) for s in fp.STAGES if s is not fp.OTHER] + [
+    ("compile (too narrow for its stages)", "white"),
+    ("compiling now", "bold yellow"),
+]
+
+
+def alarms(view: View) -> list[fr.Divergence]:
+    return [d for d in fr.divergences(view.session, view.now) if d.alarm]
+
+
+class DivergenceBanner(Static):
+    """One red line the moment ranks disagree; notes never show here."""
+
+    def show(self, view: View) -> None:
+        found = alarms(view)
+        self.display = bool(found)
+        if found:
+            more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
+            self.update(
+                Text(
+                    f"⚠ RANKS DIVERGE: {found[0].headline}{more} — see Ranks view (R)",
+                    no_wrap=True,
+                    overflow="ellipsis",
+                )
+            )
+
+
+class RankLanes:
+    """The lanes, laid out against the width they are given."""
+
+    def __init__(self, lanes: rl.Lanes, selected: str | None, flagged: set[int]) -> None:
+        self.lanes, self.selected, self.flagged = lanes, selected, flagged
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = max(8, options.max_width - LABEL_W - 2)
+        pad = " " * (LABEL_W + 1)
+        for lane in self.lanes.lanes:
+            chosen = lane.run_id == self.selected
+            line = Text(no_wrap=True, overflow="crop")
+            label = f"{'▶ ' if chosen else '  '}{lane.label}"
+            line.append(f"{label:<{LABEL_W - 2}}", style="bold reverse" if chosen else "bold")
+            line.append(" ⚠" if lane.rank in self.flagged else "  ", style="bold red")
+            line.append("▕")
+            for cell in lane.cells(width):
+                glyph, style = _CELL.get(cell) or ("█", _STAGE_STYLE.get(cell or "", ""))
+                line.append(glyph, style=style)
+            line.append("▏")
+            yield line
+            yield Text(pad + lane.labels(width), style="dim", no_wrap=True, overflow="crop")
+        yield Text(pad + self.lanes.axis(width), no_wrap=True, overflow="crop")
+        legend = Text(pad, no_wrap=False)
+        for name, style in _LEGEND:
+            legend.append("█ ", style=style)
+            legend.append(f"{name}   ", style="dim")
+        legend.append("─ ", style="bright_black")
+        legend.append("process alive", style="dim")
+        yield legend
+
+
+def rank_table(rows: list[fr.RankRow], selected: str | None) -> Table:
+    t = Table(box=None, padding=(0, 1), header_style="bold", expand=False)
+    for name in ("rank", "pid", "host", "status", "compiles", "recompiles", "graph breaks"):
+        t.add_column(name, justify="right" if name not in ("host", "status") else "left")
+    for name in ("compile", "cache hit/miss", "graphs"):
+        t.add_column(name, justify="right")
+    t.add_column("blocked in the first collective after a compile")
+    for r in rows:
+        blocked = text.secs(r.blocked_s, r.blocked_why)
+        t.add_row(
+            str(r.rank),
+            str(r.pid),
+            r.host,
+            r.status,
+            text.count(r.compiles),
+            text.count(r.recompiles),
+            text.count(r.graph_breaks),
+            text.secs(r.compile_s, "none finished"),
+            f"{r.cache_hits}/{r.cache_misses}",
+            text.count(r.graphs),
+            blocked,
+            style="bold" if r.run_id == selected else "",
+        )
+    return t
+
+
+def divergence_lines(found: list[fr.Divergence]) -> Text:
+    """Alarms in red with their evidence; notes muted (they are not alarms)."""
+    out = Text()
+    for d in sorted(found, key=lambda d: not d.alarm):
+        style, lead = ("bold red", "⚠ ") if d.alarm else ("dim", "note: ")
+        out.append(f"{lead}{d.headline}\n", style=style)
+        for line in d.evidence:
+            out.append(f"    {line}\n", style="" if d.alarm else "dim")
+    return out
+
+
+class RanksPane(VerticalScroll):
+    def compose(self):  # type: ignore[override]
+        yield Static(id="ranks-title")
+        yield Static(id="ranks-divergences")
+        yield Static(id="ranks-lanes")
+        yield Static(id="ranks-table")
+
+    def show(self, view: View) -> None:
+        selected = view.run.run_id if view.run is not None else None
+        lanes = rl.rank_lanes(view.session, view.now)
+        title = self.query_one("#ranks-title", Static)
+        if lanes is None:
+            title.update(Text(rl.NO_RANKS, style="dim"))
+            for part in ("#ranks-divergences", "#ranks-lanes", "#ranks-table"):
+                self.query_one(part, Static).update("")
+            return
+        found = fr.divergences(view.session, view.now)
+        shown = rl.shown_words(view.session, view.run) or "no rank selected"
+        title.update(
+            Text.assemble(
+                (f" {rl.plural_ranks(len(lanes.lanes))} ", "bold reverse"),
+                f"  panes show {shown}  ·  [ / ] steps through the ranks  ·  {rl.agreement(found)}",
+            )
+        )
+        self.query_one("#ranks-divergences", Static).update(divergence_lines(found))
+        flagged = {d.rank for d in found if d.alarm}
+        self.query_one("#ranks-lanes", Static).update(RankLanes(lanes, selected, flagged))
+        self.query_one("#ranks-table", Static).update(
+            rank_table(fr.rank_rows(view.session), selected)
+        )
