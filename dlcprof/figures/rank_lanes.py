@@ -286,7 +286,11 @@ def _stages(spans: list[tuple[str, float, float, int]]) -> list[tuple[str, float
 
 
 def _stage_at(segments: list[Segment], x: float) -> str | None:
-    return next((s.stage for s in segments if s.start <= x < s.end), None)
+    """The stage at ``x``; in a gap or past the ends (a cell only partly
+    inside the bar), the nearest one."""
+    if not segments:
+        return None
+    return min(segments, key=lambda s: max(s.start - x, x - s.end, 0.0)).stage
 
 
 def _span(start: float, end: float, width: int) -> tuple[int, int]:

@@ -18,18 +18,15 @@ from dlcprof.figures import ranks as fr
 from dlcprof.tui.view import View
 
 LABEL_W = 11  # "▶ rank 12 ⚠"
-_STAGE_STYLE = {s.name: s.style for s in fp.STAGES}
-# (glyph, style) of the cells that are not a stage.
-_CELL = {
-    rl.ALIVE: ("─", "bright_black"),
-    rl.WHOLE: ("█", "white"),
-    rl.RUNNING: ("█", "bold yellow"),
-    None: (" ", ""),
+# (glyph, style, legend) of each kind of cell: the stages in their report colours
+# (the terminal's magenta and red look alike in some themes).
+_CELL: dict[str | None, tuple[str, str, str]] = {
+    **{s.name: ("█", s.color, s.name) for s in fp.STAGES},
+    rl.WHOLE: ("█", "white", "a compile too narrow for its stages"),
+    rl.RUNNING: ("█", "bold yellow", "compiling now"),
+    rl.ALIVE: ("─", "bright_black", "process alive"),
+    None: (" ", "", ""),
 }
-_LEGEND = [(s.name, s.style) for s in fp.STAGES if s is not fp.OTHER] + [
-    ("compile (too narrow for its stages)", "white"),
-    ("compiling now", "bold yellow"),
-]
 
 
 def alarms(view: View) -> list[fr.Divergence]:
@@ -62,6 +59,7 @@ class RankLanes:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = max(8, options.max_width - LABEL_W - 2)
         pad = " " * (LABEL_W + 1)
+        drawn: set[str | None] = set()
         for lane in self.lanes.lanes:
             chosen = lane.run_id == self.selected
             line = Text(no_wrap=True, overflow="crop")
@@ -69,19 +67,20 @@ class RankLanes:
             line.append(f"{label:<{LABEL_W - 2}}", style="bold reverse" if chosen else "bold")
             line.append(" ⚠" if lane.rank in self.flagged else "  ", style="bold red")
             line.append("▕")
-            for cell in lane.cells(width):
-                glyph, style = _CELL.get(cell) or ("█", _STAGE_STYLE.get(cell or "", ""))
+            cells = lane.cells(width)
+            drawn.update(cells)
+            for cell in cells:
+                glyph, style, _ = _CELL[cell]
                 line.append(glyph, style=style)
             line.append("▏")
             yield line
             yield Text(pad + lane.labels(width), style="dim", no_wrap=True, overflow="crop")
         yield Text(pad + self.lanes.axis(width), no_wrap=True, overflow="crop")
-        legend = Text(pad, no_wrap=False)
-        for name, style in _LEGEND:
-            legend.append("█ ", style=style)
-            legend.append(f"{name}   ", style="dim")
-        legend.append("─ ", style="bright_black")
-        legend.append("process alive", style="dim")
+        legend = Text(pad)
+        for cell, (glyph, style, name) in _CELL.items():
+            if cell in drawn and name:
+                legend.append(f"{glyph} ", style=style)
+                legend.append(f"{name}   ", style="dim")
         yield legend
 
 
@@ -89,7 +88,7 @@ def rank_table(rows: list[fr.RankRow], selected: str | None) -> Table:
     t = Table(box=None, padding=(0, 1), header_style="bold", expand=False)
     for name in ("rank", "pid", "host", "status", "compiles", "recompiles", "graph breaks"):
         t.add_column(name, justify="right" if name not in ("host", "status") else "left")
-    for name in ("compile", "cache hit/miss", "graphs"):
+    for name in ("compile", "cache hits", "misses", "graphs"):
         t.add_column(name, justify="right")
     t.add_column("blocked in the first collective after a compile")
     for r in rows:
@@ -103,7 +102,8 @@ def rank_table(rows: list[fr.RankRow], selected: str | None) -> Table:
             text.count(r.recompiles),
             text.count(r.graph_breaks),
             text.secs(r.compile_s, "none finished"),
-            f"{r.cache_hits}/{r.cache_misses}",
+            text.count(r.cache_hits),
+            text.count(r.cache_misses),
             text.count(r.graphs),
             blocked,
             style="bold" if r.run_id == selected else "",
