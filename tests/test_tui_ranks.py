@@ -70,6 +70,8 @@ async def test_the_rank_selector_moves_every_pane() -> None:
         assert app.selected_run_id == rank_run_id(1)
         keys = {k for k, b in app.active_bindings.items() if b.binding.show}
         assert {"R", "left_square_bracket", "right_square_bracket"} <= keys
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert {"Ranks (R)", "Previous rank ([)", "Next rank (])"} <= titles
 
 
 async def test_no_rank_keys_without_ranks() -> None:
@@ -78,6 +80,7 @@ async def test_no_rank_keys_without_ranks() -> None:
         await settle(pilot)
         keys = set(app.active_bindings)
         assert not {"R", "left_square_bracket", "right_square_bracket"} & keys
+        assert not [c for c in app.get_system_commands(app.screen) if "rank" in c.title.lower()]
         await pilot.press("R")
         assert not isinstance(app.screen, RanksScreen)
 

@@ -165,6 +165,11 @@ class DlcprofApp(App[None]):
         return self._selected
 
     @property
+    def has_ranks(self) -> bool:
+        """The session's processes carry ranks (a torchrun job): the rank keys apply."""
+        return bool(rank_runs(self.session))
+
+    @property
     def pending_events(self) -> int:
         """Events emitted but not folded yet (the next tick folds them)."""
         return len(self._pending)
@@ -392,7 +397,7 @@ class DlcprofApp(App[None]):
         # A replay has no worker: hide its keys (the paper screen's r runs the plan again).
         if self.replay and (action in actions.NOT_IN_REPLAY or action == "paper" and parameters):
             return False
-        if action in actions.RANK_ACTIONS and not rank_runs(self.session):
+        if action in actions.RANK_ACTIONS and not self.has_ranks:
             return False
         return action not in actions.MAIN_SCREEN_ONLY or len(self.screen_stack) == 1
 
@@ -536,7 +541,8 @@ class DlcprofApp(App[None]):
             if c.title not in ("Quit", "Maximize", "Minimize"):  # ours have keys
                 yield c
         for a, title in actions.palette():
-            if a.replay or not self.replay:
+            ranks_ok = a.name not in actions.RANK_ACTIONS or self.has_ranks
+            if (a.replay or not self.replay) and ranks_ok:
                 yield SystemCommand(title, a.blurb, partial(self.run_action, a.action))
 
     # --- running ------------------------------------------------------------------------
