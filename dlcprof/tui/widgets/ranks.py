@@ -23,7 +23,7 @@ LABEL_W = 11  # "▶ rank 12 ⚠"
 _CELL: dict[str | None, tuple[str, str, str]] = {
     **{s.name: ("█", s.color, s.name) for s in fp.STAGES},
     rl.WHOLE: ("█", "white", "a compile too narrow for its stages"),
-    rl.RUNNING: ("█", "bold yellow", "compiling now"),
+    rl.RUNNING: ("▶", "bold yellow", "compiling now"),
     rl.ALIVE: ("─", "bright_black", "process alive"),
     None: (" ", "", ""),
 }
