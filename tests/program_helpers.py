@@ -57,7 +57,7 @@ def rank_run_id(rank: int) -> str:
     return f"pid{RANK_PID + rank}"
 
 
-def rank_attached(rank: int, world_size: int = 2, t: float = 1001.0) -> ev.ProcessAttached:
+def rank_process(rank: int, world_size: int = 2, t: float = 1001.0) -> ev.ProcessAttached:
     """Rank ``rank`` of ``train.py`` under torchrun attached at ``t``."""
     return ev.ProcessAttached(
         run_id=rank_run_id(rank),
@@ -75,7 +75,7 @@ def rank_attached(rank: int, world_size: int = 2, t: float = 1001.0) -> ev.Proce
     )
 
 
-def rank_compile(
+def rank_compile_phases(
     rank: int, cid: str, start: float, reason: str | None = None, cache: str = "miss"
 ) -> list[ev.Event]:
     """A compile of rank ``rank`` from ``start``: its phases nested as torch
@@ -123,12 +123,12 @@ def ranked_program(world_size: int = 2, diverge_rank: int | None = None) -> list
             t=1000.0,
         )
     ]
-    out += [rank_attached(r, world_size, 1001.0 + r * 0.1) for r in range(world_size)]
+    out += [rank_process(r, world_size, 1001.0 + r * 0.1) for r in range(world_size)]
     for r in range(world_size):
-        out += rank_compile(r, "0/0", 1002.0 + r)
+        out += rank_compile_phases(r, "0/0", 1002.0 + r)
     if diverge_rank is not None:
         why = "tensor 'x' size mismatch at index 0. expected 8, actual 6"
-        out += rank_compile(diverge_rank, "0/1", 1020.0, reason=why)
+        out += rank_compile_phases(diverge_rank, "0/1", 1020.0, reason=why)
     out.append(
         ev.ProgramExited(returncode=0, signal=None, wall_s=40.0, message="exited 0", t=1040.0)
     )

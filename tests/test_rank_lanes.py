@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from program_helpers import STAGE_S, rank_attached, rank_compile, rank_run_id, ranked_program
+from program_helpers import STAGE_S, rank_compile_phases, rank_process, rank_run_id, ranked_program
 
 from dlcprof import events as ev
 from dlcprof.figures import rank_lanes as rl
@@ -77,7 +77,7 @@ def test_labels_and_axis_fit_their_width() -> None:
 
 
 def test_a_compile_in_progress_grows_to_now() -> None:
-    events = [*ranked_program()[:3], *rank_compile(0, "0/0", 1002.0)]
+    events = [*ranked_program()[:3], *rank_compile_phases(0, "0/0", 1002.0)]
     events.append(
         ev.PhaseStarted(run_id=rank_run_id(1), compile_id=None, name="dynamo", thread=1, t=1005.0)
     )
@@ -96,6 +96,6 @@ def test_a_compile_in_progress_grows_to_now() -> None:
 def test_no_ranks_no_lanes_and_the_shown_rank_in_words() -> None:
     s = Session.from_events(ranked_program())
     assert rl.shown_words(s, s.runs[rank_run_id(1)]) == "rank 1 of 2"
-    plain = Session.from_events([dataclasses.replace(rank_attached(0), rank=None)])
+    plain = Session.from_events([dataclasses.replace(rank_process(0), rank=None)])
     assert rl.rank_lanes(plain) is None
     assert rl.shown_words(plain, plain.latest_run) is None
