@@ -102,9 +102,16 @@ async def test_the_ranks_view_shows_a_lane_per_rank_and_the_table() -> None:
         assert "⚠" in rank1  # the diverging rank
         assert "0/1" in lanes[lanes.index(rank1) + 1]  # its recompile, labelled
         assert any(line.strip().startswith("0 s") and "40.00 s" in line for line in lanes)
-        table = shown(app.screen.query_one("#ranks-table", Static)).splitlines()
+        table = [
+            ln.rstrip() for ln in shown(app.screen.query_one("#ranks-table", Static)).splitlines()
+        ]
         rows = [line.split() for line in table[1:] if line[:6].strip().isdigit()]
-        assert [r[:2] for r in rows] == [["0", "100"], ["1", "101"]]  # (a long why wraps)
+        assert [r[:2] for r in rows] == [["0", "100"], ["1", "101"]]
+        # Both ranks' blocked time is n/a for one reason: said once, under the table.
+        why = fr.rank_rows(app.session)[0].blocked_why
+        assert all(line.endswith("n/a (below)") for line in table[1:3])
+        under = f"blocked in the first collective after a compile: n/a ({why})"
+        assert " ".join(table[3:]).split() == under.split()  # (a long why wraps)
         assert "1 divergence" in shown(app.screen.query_one("#ranks-title", Static))
         # The selector steps here too, and the view follows.
         await pilot.press("left_square_bracket")

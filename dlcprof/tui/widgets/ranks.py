@@ -5,7 +5,7 @@ on the main screen when ranks stop agreeing. Figures come from
 
 from __future__ import annotations
 
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 from textual.containers import VerticalScroll
@@ -84,15 +84,22 @@ class RankLanes:
         yield legend
 
 
-def rank_table(rows: list[fr.RankRow], selected: str | None) -> Table:
+BLOCKED = "blocked in the first collective after a compile"
+
+
+def rank_table(rows: list[fr.RankRow], selected: str | None) -> Group:
+    """The per-rank table; a why every rank shares is said once, under it."""
+    whys = {r.blocked_why for r in rows if r.blocked_s is None}
+    shared = next(iter(whys)) if len(whys) == 1 and len(rows) > 1 else None
     t = Table(box=None, padding=(0, 1), header_style="bold", expand=False)
     for name in ("rank", "pid", "host", "status", "compiles", "recompiles", "graph breaks"):
         t.add_column(name, justify="right" if name not in ("host", "status") else "left")
     for name in ("compile", "cache hits", "misses", "graphs"):
         t.add_column(name, justify="right")
-    t.add_column("blocked in the first collective after a compile")
+    t.add_column(BLOCKED)
     for r in rows:
-        blocked = text.secs(r.blocked_s, r.blocked_why)
+        why = "below" if shared is not None and r.blocked_why == shared else r.blocked_why
+        blocked = text.secs(r.blocked_s, why)
         t.add_row(
             str(r.rank),
             str(r.pid),
@@ -108,7 +115,9 @@ def rank_table(rows: list[fr.RankRow], selected: str | None) -> Table:
             blocked,
             style="bold" if r.run_id == selected else "",
         )
-    return t
+    if shared is None:
+        return Group(t)
+    return Group(t, Text(f"{BLOCKED}: {text.na(shared)}", style="dim"))
 
 
 def divergence_lines(found: list[fr.Divergence]) -> Text:
