@@ -69,7 +69,8 @@ def test_labels_and_axis_fit_their_width() -> None:
     lanes = rl.rank_lanes(Session.from_events(ranked_program(diverge_rank=1)))
     assert lanes is not None
     r1 = lanes.lanes[1]
-    assert r1.labels(40) == "   0/0" + " " * 14 + "0/1"
+    assert r1.labels(40) == "   0/0 10.00 s      0/1 10.00 s"  # 0/0 from cell 3, 0/1 from 20
+    assert r1.labels(16) == " 0/0    0/1"  # room for the ids alone
     assert r1.labels(4) == "0/0"  # 0/1 has no room left
     assert lanes.axis(80).startswith("0 s") and lanes.axis(80).endswith("40.00 s")
     assert "20.00 s" in lanes.axis(80)

@@ -26,7 +26,6 @@ MIN_PHASE_CELLS = 4
 ALIVE = "alive"  # the process runs, not compiling
 WHOLE = "compile"  # a compile too narrow to show its stages
 RUNNING = "running"  # a compile in progress
-STAGE_NAMES = tuple(s.name for s in fp.STAGES)
 
 
 @dataclass(frozen=True)
@@ -70,13 +69,18 @@ class Lane:
         return out
 
     def labels(self, width: int) -> str:
-        """Each bar's compile id under its first cell, where it fits without
-        running into the next one."""
+        """Each bar's compile id and seconds under its first cell ("0/1 2.41 s"),
+        the id alone where that is all that fits before the next bar's label,
+        nothing where not even the id does."""
         line = [" "] * width
+        bars = sorted(self.bars, key=lambda b: b.start)
+        starts = [_span(b.start, b.end, width)[0] for b in bars]
         free = 0  # the first cell a label may use
-        for bar in sorted(self.bars, key=lambda b: b.start):
-            a, _ = _span(bar.start, bar.end, width)
-            word = bar.compile_id
+        for i, bar in enumerate(bars):
+            a = starts[i]
+            room = (starts[i + 1] if i + 1 < len(bars) else width + 1) - 1 - a
+            long = f"{bar.compile_id} {text.secs(bar.wall_s)}"
+            word = long if len(long) <= room else bar.compile_id
             if a < free or a + len(word) > width:
                 continue
             line[a : a + len(word)] = word
@@ -148,10 +152,6 @@ NO_RANKS = (
     "no ranks: no process of this program carries a rank (torchrun sets RANK; "
     "run the job under torchrun, or init the process group before the first compile)"
 )
-
-
-def plural_ranks(n: int) -> str:
-    return text.plural(n, "rank")
 
 
 def agreement(found: list[Divergence]) -> str:

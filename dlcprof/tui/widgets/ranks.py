@@ -151,7 +151,7 @@ class RanksPane(VerticalScroll):
         shown = rl.shown_words(view.session, view.run) or "no rank selected"
         title.update(
             Text.assemble(
-                (f" {rl.plural_ranks(len(lanes.lanes))} ", "bold reverse"),
+                (f" {text.plural(len(lanes.lanes), 'rank')} ", "bold reverse"),
                 f"  panes show {shown}  ·  [ / ] steps through the ranks  ·  {rl.agreement(found)}",
             )
         )
