@@ -74,6 +74,21 @@ def showing(workload: str, tab: str, dynamic: str | None = None, keys: tuple[str
     return step
 
 
+def ranks_session() -> Session:
+    """A torchrun job of 2 ranks where rank 1 alone recompiled (hand-built events,
+    as tests/programs/ddp_train.py --diverge-rank 1 runs)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from program_helpers import ranked_program
+
+    return Session.from_events(ranked_program(diverge_rank=1))
+
+
+async def ranks_screen(app: DlcprofApp, pilot) -> None:  # type: ignore[no-untyped-def]
+    await pilot.press("right_square_bracket", "right_square_bracket")  # rank 1
+    await pilot.press("R")
+    await pilot.pause(0.5)
+
+
 async def paper_screen(app: DlcprofApp, pilot) -> None:  # type: ignore[no-untyped-def]
     await pilot.press("P")
     await pilot.pause(0.5)
@@ -108,6 +123,7 @@ REPLAYED: dict[str, tuple[Callable[[], Session], Step, str]] = {
         "every mode side by side",
     ),
     "paper": (paper_session, paper_screen, "the paper's findings beside this machine's"),
+    "ranks": (ranks_session, ranks_screen, "a torchrun job's ranks, rank 1 diverged"),
     "help": (
         recorded_session,
         showing("pointwise-chain", "recompiles", keys=("question_mark",)),

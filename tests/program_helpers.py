@@ -53,31 +53,46 @@ def program_started(rank: int | None = None) -> list[ev.Event]:
     ]
 
 
+# --- the ranks of a torchrun job ------------------------------------------------
+
+RANK_PID = 100  # rank N is pid 100 + N, its run "pid10N"
+# Seconds of each stage of a built compile, innermost stage first to last:
+# Dynamo traces, then AOTAutograd, Inductor, and Inductor's C++ build.
+STAGE_S = {"dynamo": 2.0, "aot": 1.0, "inductor": 3.0, "build": 4.0}
+
+
+def rank_run_id(rank: int) -> str:
+    return f"pid{RANK_PID + rank}"
+
+
 def rank_attached(
-    rank: int, world_size: int = 2, host: str = "h", cache_dir: str | None = "/tmp/cache"
+    rank: int,
+    world_size: int = 2,
+    host: str = "h",
+    cache_dir: str | None = "/tmp/cache",
+    t: float = 1001.0,
 ) -> ev.ProcessAttached:
-    """Rank ``rank`` of a torchrun job attached (pid 100 + rank, run id "pid<pid>")."""
-    pid = 100 + rank
+    """Rank ``rank`` of ``train.py`` under torchrun attached at ``t``."""
     return ev.ProcessAttached(
-        run_id=f"pid{pid}",
-        pid=pid,
+        run_id=rank_run_id(rank),
+        pid=RANK_PID + rank,
         ppid=99,
         argv=["train.py"],
         host=host,
-        started_t=999.0,
+        started_t=t - 2.0,
         torch_version="2.13",
         python_version="3.11",
         rank=rank,
         local_rank=rank,
         world_size=world_size,
         cache_dir=cache_dir,
-        t=1001.0,
+        t=t,
     )
 
 
 def rank_compile(rank: int, cid: str, start: float, wall: float, **kw) -> ev.CompileFinished:
     """``compile_finished`` on rank ``rank``'s process."""
-    return compile_finished(cid, start, wall, run_id=f"pid{100 + rank}", **kw)
+    return compile_finished(cid, start, wall, run_id=rank_run_id(rank), **kw)
 
 
 def rank_kernel(
@@ -86,7 +101,7 @@ def rank_kernel(
     """A kernel (or an extern call, e.g. ``torch.ops._c10d_functional.all_reduce_.default``)
     of compile ``cid`` on rank ``rank``: order 0 opens a new Inductor graph."""
     return ev.KernelGenerated(
-        run_id=f"pid{100 + rank}",
+        run_id=rank_run_id(rank),
         compile_id=cid,
         name=name,
         kind="extern" if name.startswith("torch.ops.") else "pointwise",
@@ -100,7 +115,7 @@ def rank_kernel(
 
 
 def rank_finished(rank: int, t: float, status: str = "ok") -> ev.RunFinished:
-    return ev.RunFinished(run_id=f"pid{100 + rank}", status=status, wall_s=t - 1001.0, t=t)
+    return ev.RunFinished(run_id=rank_run_id(rank), status=status, wall_s=t - 1001.0, t=t)
 
 
 def ddp_job(ranks: int = 2, finished: bool = True, **attached) -> list[ev.Event]:
@@ -117,4 +132,62 @@ def ddp_job(ranks: int = 2, finished: bool = True, **attached) -> list[ev.Event]
         ]
     if finished:
         out += [rank_finished(r, 1030.0) for r in range(ranks)]
+    return out
+
+
+def rank_compile_phases(
+    rank: int, cid: str, start: float, reason: str | None = None, cache: str = "miss"
+) -> list[ev.Event]:
+    """A compile of rank ``rank`` from ``start``: its phases nested as torch
+    nests them (each stage STAGE_S long, innermost), then its record."""
+    run_id, d = rank_run_id(rank), STAGE_S
+    total = sum(d.values())
+    spans = [  # (name, start offset, seconds), in the order they end
+        ("bytecode_tracing", 0.0, d["dynamo"]),
+        ("compile_file", d["dynamo"] + d["aot"] + d["inductor"], d["build"]),
+        ("inductor_compile", d["dynamo"] + d["aot"], d["inductor"] + d["build"]),
+        ("backend_compile", d["dynamo"], total - d["dynamo"]),
+        ("entire_frame_compile", 0.0, total),
+    ]
+    out: list[ev.Event] = []
+    if reason is not None:
+        out.append(ev.RecompileTriggered(run_id=run_id, compile_id=cid, reason=reason, t=start))
+    out += [
+        ev.PhaseEnded(
+            run_id=run_id,
+            compile_id=cid,
+            name=name,
+            thread=1,
+            start_t=start + at,
+            duration_s=secs,
+            t=start + at + secs,
+        )
+        for name, at, secs in spans
+    ]
+    out.append(rank_compile(rank, cid, start, total, reason=reason, cache=cache))
+    return out
+
+
+def ranked_program(world_size: int = 2, diverge_rank: int | None = None) -> list[ev.Event]:
+    """``torchrun --nproc-per-node N train.py`` from t=1000 to its exit at 1040:
+    each rank compiles 0/0 (rank N starts N s later), and ``diverge_rank``
+    alone recompiles 0/1 at t=1020, as tests/programs/ddp_train.py
+    --diverge-rank does."""
+    out: list[ev.Event] = [
+        ev.ProgramStarted(
+            argv=["torchrun", "--nproc-per-node", str(world_size), "train.py"],
+            cwd="/",
+            pid=99,
+            t=1000.0,
+        )
+    ]
+    out += [rank_attached(r, world_size, t=1001.0 + r * 0.1) for r in range(world_size)]
+    for r in range(world_size):
+        out += rank_compile_phases(r, "0/0", 1002.0 + r)
+    if diverge_rank is not None:
+        why = "tensor 'x' size mismatch at index 0. expected 8, actual 6"
+        out += rank_compile_phases(diverge_rank, "0/1", 1020.0, reason=why)
+    out.append(
+        ev.ProgramExited(returncode=0, signal=None, wall_s=40.0, message="exited 0", t=1040.0)
+    )
     return out

@@ -140,3 +140,14 @@ def test_paper_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
 
     app = DlcprofApp(session=Session.from_events(paper_events()), replay=True, deterministic=True)
     assert snap_compare(app, terminal_size=SIZE, press=["P"])
+
+
+def test_ranks_view_with_a_divergence(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    # A torchrun job of two ranks (hand-built events) where rank 1 alone
+    # recompiled: the banner's divergence in full, a lane per rank, the table.
+    from program_helpers import ranked_program
+
+    session = Session.from_events(ranked_program(diverge_rank=1))
+    app = DlcprofApp(session=session, replay=True, deterministic=True)
+    keys = ["right_square_bracket", "right_square_bracket", "R"]  # rank 1, then the view
+    assert snap_compare(app, terminal_size=SIZE, press=keys)

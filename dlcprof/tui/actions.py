@@ -33,7 +33,12 @@ class Action:
         return _DISPLAY.get(self.key, self.key)
 
 
-_DISPLAY = {"escape": "esc", "question_mark": "?"}
+_DISPLAY = {
+    "escape": "esc",
+    "question_mark": "?",
+    "left_square_bracket": "[",
+    "right_square_bracket": "]",
+}
 
 _MAIN: tuple[Action, ...] = (
     Action(
@@ -140,6 +145,33 @@ _MAIN: tuple[Action, ...] = (
         footer=False,
     ),
     Action(
+        "R",
+        "ranks",
+        "Ranks",
+        "Ranks",
+        "Every rank of a torchrun job on one time axis",
+        "the ranks: one lane per rank, its compiles as bars, the divergences, a table",
+        replay=True,
+    ),
+    Action(
+        "left_square_bracket",
+        "step_rank(-1)",
+        "Prev rank",
+        "Previous rank",
+        "Every pane shows the rank before",
+        "previous / next rank: every pane shows the selected rank",
+        replay=True,
+    ),
+    Action(
+        "right_square_bracket",
+        "step_rank(1)",
+        "Next rank",
+        "Next rank",
+        "Every pane shows the rank after",
+        "",
+        replay=True,
+    ),
+    Action(
         "p",
         "toggle_phases",
         "All phases",
@@ -214,6 +246,8 @@ ACTIONS: tuple[Action, ...] = _MAIN + _FOCUS + _END
 
 # What a replay refuses: the actions that need a worker.
 NOT_IN_REPLAY = frozenset(a.name for a in ACTIONS if not a.replay)
+# What needs the ranks of a torchrun job: off (and out of the footer) without them.
+RANK_ACTIONS = frozenset({"ranks", "step_rank"})
 # What acts on the main screen's panes: off while another screen is on top.
 MAIN_SCREEN_ONLY = frozenset({"focus", "maximize"})
 

@@ -31,6 +31,8 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import observer as fo
+from dlcprof.figures import rank_lanes as rl
+from dlcprof.figures.ranks import rank_runs
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings, SettingsError
 from dlcprof.tui import actions
@@ -43,7 +45,7 @@ from dlcprof.tui.messages import (
     WorkloadRejected,
 )
 from dlcprof.tui.panes import AFFECTS, BY_NAME, PANES, REPAINTED
-from dlcprof.tui.screens import HelpScreen, KernelSourceScreen, PaperScreen, SaveScreen
+from dlcprof.tui.screens import HelpScreen, KernelSourceScreen, PaperScreen, RanksScreen, SaveScreen
 from dlcprof.tui.view import View
 from dlcprof.tui.widgets.advice import AdviceScreen, Trials
 from dlcprof.tui.widgets.hotspots import HotspotsPane
@@ -163,6 +165,11 @@ class DlcprofApp(App[None]):
         return self._selected
 
     @property
+    def has_ranks(self) -> bool:
+        """The session's processes carry ranks (a torchrun job): the rank keys apply."""
+        return bool(rank_runs(self.session))
+
+    @property
     def pending_events(self) -> int:
         """Events emitted but not folded yet (the next tick folds them)."""
         return len(self._pending)
@@ -221,6 +228,8 @@ class DlcprofApp(App[None]):
         """Side effects beyond folding: selection, notifications, the sweep queue."""
         if isinstance(e, ev.RunStarted) and self._follow:
             self._select(e.run_id)
+        elif isinstance(e, ev.ProcessAttached) and e.rank is not None:
+            self.refresh_bindings()  # the rank keys come into the footer
         elif isinstance(e, ev.ErrorRaised):
             remedy = _REMEDY.get(e.stage, "details in Log")
             severity = "warning" if e.stage == "monitor" else "error"
@@ -306,6 +315,9 @@ class DlcprofApp(App[None]):
 
     def _paint_status(self, view: View) -> None:
         state, detail = self.worker_state()
+        rank = rl.shown_words(self.session, view.run)
+        if rank is not None:
+            detail = f"{rank} shown ([ ]) · {detail}" if detail else f"{rank} shown ([ ])"
         run = self.runs.live_run() or view.run
         watched = fo.short(run) if run is not None else None
         self._home.query_one(StatusBar).show(
@@ -384,6 +396,8 @@ class DlcprofApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # A replay has no worker: hide its keys (the paper screen's r runs the plan again).
         if self.replay and (action in actions.NOT_IN_REPLAY or action == "paper" and parameters):
+            return False
+        if action in actions.RANK_ACTIONS and not self.has_ranks:
             return False
         return action not in actions.MAIN_SCREEN_ONLY or len(self.screen_stack) == 1
 
@@ -481,6 +495,23 @@ class DlcprofApp(App[None]):
             self.push_screen(PaperScreen())
         self.mark_dirty("paper")
 
+    def action_ranks(self) -> None:
+        """Every rank on one time axis, the divergences, the per-rank table."""
+        if not isinstance(self.screen, RanksScreen):
+            self.push_screen(RanksScreen())
+        self.mark_dirty("ranks")
+
+    def action_step_rank(self, delta: int) -> None:
+        """Show the rank before (-1) or after (1) the one shown, round the ranks."""
+        ids = [r.run_id for r in rank_runs(self.session)]
+        if not ids:
+            return
+        if self._selected in ids:
+            at = ids.index(self._selected) + delta
+        else:
+            at = 0 if delta > 0 else -1
+        self.select_run(ids[at % len(ids)])
+
     def action_advice(self) -> None:
         run = self.session.runs.get(self._selected or "")
         if run is None or run.live:
@@ -510,7 +541,8 @@ class DlcprofApp(App[None]):
             if c.title not in ("Quit", "Maximize", "Minimize"):  # ours have keys
                 yield c
         for a, title in actions.palette():
-            if a.replay or not self.replay:
+            ranks_ok = a.name not in actions.RANK_ACTIONS or self.has_ranks
+            if (a.replay or not self.replay) and ranks_ok:
                 yield SystemCommand(title, a.blurb, partial(self.run_action, a.action))
 
     # --- running ------------------------------------------------------------------------

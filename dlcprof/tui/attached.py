@@ -48,6 +48,10 @@ class AttachedApp(DlcprofApp):
         now = None if self.deterministic else time.time()
         lines = program_lines(self.session, now) or [f"program: {' '.join(self.command)}"]
         self._home.query_one("#program-note", Static).update(Text("\n".join(lines)))
+        if now is not None and self.program_running:
+            # The ranks' axis ends at now, and their skew grows with it.
+            self.mark_dirty("ranks")
+            self.mark_dirty("divergence")
 
     @property
     def program_running(self) -> bool:

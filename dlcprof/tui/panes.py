@@ -23,6 +23,7 @@ from dlcprof.tui.widgets.log import LogPane
 from dlcprof.tui.widgets.modes import ModesPane
 from dlcprof.tui.widgets.paper import PaperPane
 from dlcprof.tui.widgets.phases import PhasesPane
+from dlcprof.tui.widgets.ranks import DivergenceBanner, RanksPane
 from dlcprof.tui.widgets.recompiles import RecompilesPane
 from dlcprof.tui.widgets.runs import RunSelector
 from dlcprof.tui.widgets.settings_panel import SettingsPanel
@@ -34,7 +35,7 @@ class Pane:
     name: str  # the widget's id, and what AFFECTS names
     widget: type[Widget]
     title: str  # its tab label, and what the help calls it
-    place: str  # "side" | "top" | "main" | "tab" | "banner" | "paper" (its own screen)
+    place: str  # "side" | "top" | "main" | "tab" | "banner" | "paper" | "ranks" (own screens)
     key: str = ""  # the key that focuses it (a tab: brings it forward too)
     repaints: bool = True  # False: the user fills it (the workload picker)
     live_only: bool = False  # not in a replay (no worker to configure)
@@ -45,6 +46,7 @@ PANES: tuple[Pane, ...] = (
     Pane("settings", SettingsPanel, "Settings", "side", live_only=True),
     Pane("runs", RunSelector, "Runs", "side", "9"),
     Pane("alarm", AlarmBanner, "Alarm", "banner"),
+    Pane("divergence", DivergenceBanner, "Divergence", "banner"),
     Pane("phases", PhasesPane, "Phases", "top", "1"),
     Pane("benchmark", BenchmarkPane, "Benchmark", "top", "2"),
     Pane("kernels", KernelsPane, "Kernels", "main", "3"),
@@ -54,12 +56,16 @@ PANES: tuple[Pane, ...] = (
     Pane("hotspots", HotspotsPane, "Hotspots", "tab", "7"),
     Pane("modes", ModesPane, "Modes", "tab", "8"),
     Pane("paper", PaperPane, "Paper", "paper"),
+    Pane("ranks", RanksPane, "Ranks", "ranks"),  # its own screen too (key R)
 )
 BY_NAME = {p.name: p for p in PANES}
 REPAINTED = frozenset(p.name for p in PANES if p.repaints)
 FOCUSABLE = tuple(p for p in PANES if p.key)
 
+# What the ranks of a torchrun job show: their lanes, table and divergences.
+_RANKS = {"ranks", "divergence"}
 _RUN_END = {"phases", "kernels", "benchmark", "recompiles", "log", "runs", "modes", "paper"}
+_RUN_END |= _RANKS
 
 # Which panes an event can change: everything else stays untouched. Every
 # event type is here or in REPAINT_FREE (a test checks both).
@@ -74,17 +80,17 @@ AFFECTS: dict[type[ev.Event], frozenset[str]] = {
         ev.ErrorRaised: {"log", "paper"},
         ev.LogEmitted: {"log"},
         ev.ProbeUnavailable: {"log", "phases", "kernels", "benchmark", "modes"},
-        ev.PhaseStarted: {"phases"},
-        ev.PhaseEnded: {"phases"},
-        ev.CompileFinished: {"phases", "recompiles", "modes", "paper"},
-        ev.KernelGenerated: {"kernels", "phases", "modes", "paper"},
-        ev.RecompileTriggered: {"recompiles", "log"},
+        ev.PhaseStarted: {"phases"} | _RANKS,
+        ev.PhaseEnded: {"phases"} | _RANKS,
+        ev.CompileFinished: {"phases", "recompiles", "modes", "paper"} | _RANKS,
+        ev.KernelGenerated: {"kernels", "phases", "modes", "paper"} | _RANKS,
+        ev.RecompileTriggered: {"recompiles", "log"} | _RANKS,
         ev.RecompileLimitHit: {"recompiles", "log", "alarm"},
         ev.EagerCallsCounted: {"log", "alarm"},
         ev.HeaderPrecompiled: {"phases", "benchmark"},
         ev.NothingCompiled: {"log", "alarm", "benchmark", "kernels", "runs", "modes"},
         ev.DimMadeDynamic: {"recompiles"},
-        ev.GraphBroken: {"log", "phases"},
+        ev.GraphBroken: {"log", "phases"} | _RANKS,
         ev.BenchmarkMeasured: {"benchmark", "runs", "modes", "paper"},
         ev.SteadyAllocatorMeasured: {"benchmark"},
         ev.OpAutotuned: {"modes"},

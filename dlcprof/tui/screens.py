@@ -16,6 +16,7 @@ from dlcprof.figures import kernels as fk
 from dlcprof.text import NA, NO_SOURCE_LINES, na
 from dlcprof.tui import actions
 from dlcprof.tui.widgets.paper import PaperPane
+from dlcprof.tui.widgets.ranks import RanksPane
 
 
 def source_lexer(source: str) -> str:
@@ -115,6 +116,23 @@ class PaperScreen(Screen[None]):
         self.app.mark_dirty("paper")  # type: ignore[attr-defined]
 
 
+class RanksScreen(Screen[None]):
+    """The ranks of a torchrun job; repaints like the main screen's panes."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("q", "app.pop_screen", "Back", show=False),
+        Binding("R", "app.pop_screen", "Back", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield RanksPane(id="ranks")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.app.mark_dirty("ranks")  # type: ignore[attr-defined]
+
+
 HELP_HEAD = "[b]dlcprof[/b] — watch torch.compile work, one keystroke per question."
 
 PANES_HELP = """\
@@ -129,6 +147,8 @@ cumulative cost of new shapes with static vs dynamic shapes.
 [b]Device[/b] / [b]Hotspots[/b]: utilization, and the compiler's hot frames (py-spy).
 [b]Modes[/b]: what the mode autotuned and whether it used CUDA graphs (and why not);
 after [b]a[/b], compile cost against steady latency for every mode.
+[b]Ranks[/b] (R, a torchrun job): each rank's compiles on one time axis, so skew shows;
+a red banner when ranks diverge; [b][[/b] / [b]][/b] pick the rank every pane shows.
 A figure that is not known shows n/a, with the reason where known."""
 
 

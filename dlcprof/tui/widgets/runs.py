@@ -7,6 +7,8 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from dlcprof.figures import outcome as fout
+from dlcprof.figures import rank_lanes as rl
+from dlcprof.figures.ranks import rank_runs
 from dlcprof.session import Run
 from dlcprof.settings import OPTION
 from dlcprof.tui.messages import RunChosen
@@ -29,13 +31,19 @@ def run_prompt(run: Run) -> Text:
     out = Text(overflow="ellipsis")
     status = fout.status(run)
     out.append("● ", style=_STATUS_STYLE.get(status, ""))
-    out.append(run.name, style="bold")
+    p = run.process
+    if p is not None and p.rank is not None:
+        out.append(f"rank {p.rank}", style="bold reverse")  # the script is every rank's
+    else:
+        out.append(run.name, style="bold")
     out.append(f" {status}", style=_STATUS_STYLE.get(status, "dim"))
     out.append("\n  ")
     if s is not None:
         out.append(f"{OPTION['mode'].label(s.mode)} · dyn={s.dynamic}", style="dim")
         if s.backend != "inductor":
             out.append(f" · {s.backend}", style="dim")
+    elif p is not None and p.rank is not None:
+        out.append(f"pid {p.pid} on {p.host}", style="dim")
     else:
         out.append(f"run {run.run_id}", style="dim")
     if run.sweep or run.sweep_done is not None:
@@ -56,11 +64,17 @@ class RunSelector(OptionList):
         self._syncing = True
         try:
             self.clear_options()
-            ids = list(session.runs)
-            self.add_options([Option(run_prompt(r), id=r.run_id) for r in session.runs.values()])
+            ranked = rank_runs(session)  # by rank, before any other run
+            first = {r.run_id for r in ranked}
+            runs = ranked + [r for r in session.runs.values() if r.run_id not in first]
+            ids = [r.run_id for r in runs]
+            self.add_options([Option(run_prompt(r), id=r.run_id) for r in runs])
             if selected in ids:
                 self.highlighted = ids.index(selected)
             self.border_title = f"Runs ({len(ids)})" if ids else "Runs"
+            shown = rl.shown_words(session, view.run)
+            if ranked:
+                self.border_title = f"Ranks ({len(ranked)}) · {shown or 'no rank'} shown"
             if not ids:
                 hint = view.no_run("no runs yet: r compiles")
                 self.add_option(Option(Text(hint, style="dim"), disabled=True))

@@ -1,0 +1,163 @@
+"""The ranks of a torchrun job: the Ranks view (one lane per rank on the
+program's time axis, the divergences, the per-rank table) and the red banner
+on the main screen when ranks stop agreeing. Figures come from
+``figures.ranks`` and ``figures.rank_lanes``; this only places them."""
+
+from __future__ import annotations
+
+from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.table import Table
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from dlcprof import text
+from dlcprof.figures import phases as fp
+from dlcprof.figures import rank_lanes as rl
+from dlcprof.figures import ranks as fr
+from dlcprof.tui.view import View
+
+LABEL_W = 11  # "▶ rank 12 ⚠"
+# (glyph, style, legend) of each kind of cell: the stages in their report colours
+# (the terminal's magenta and red look alike in some themes).
+_CELL: dict[str | None, tuple[str, str, str]] = {
+    **{s.name: ("█", s.color, s.name) for s in fp.STAGES},
+    rl.WHOLE: ("█", "white", "a compile too narrow for its stages"),
+    rl.RUNNING: ("▶", "bold yellow", "compiling now"),
+    rl.ALIVE: ("─", "bright_black", "process alive"),
+    None: (" ", "", ""),
+}
+
+
+def alarms(view: View) -> list[fr.Divergence]:
+    return [d for d in fr.divergences(view.session, view.now) if d.alarm]
+
+
+class DivergenceBanner(Static):
+    """One red line the moment ranks disagree; notes never show here."""
+
+    def show(self, view: View) -> None:
+        found = alarms(view)
+        self.display = bool(found)
+        if found:
+            more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
+            self.update(
+                Text(
+                    f"⚠ RANKS DIVERGE: {found[0].headline}{more} — see Ranks view (R)",
+                    no_wrap=True,
+                    overflow="ellipsis",
+                )
+            )
+
+
+class RankLanes:
+    """The lanes, laid out against the width they are given."""
+
+    def __init__(self, lanes: rl.Lanes, selected: str | None, flagged: set[int]) -> None:
+        self.lanes, self.selected, self.flagged = lanes, selected, flagged
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = max(8, options.max_width - LABEL_W - 2)
+        pad = " " * (LABEL_W + 1)
+        drawn: set[str | None] = set()
+        for lane in self.lanes.lanes:
+            chosen = lane.run_id == self.selected
+            line = Text(no_wrap=True, overflow="crop")
+            label = f"{'▶ ' if chosen else '  '}{lane.label}"
+            line.append(f"{label:<{LABEL_W - 2}}", style="bold reverse" if chosen else "bold")
+            line.append(" ⚠" if lane.rank in self.flagged else "  ", style="bold red")
+            line.append("▕")
+            cells = lane.cells(width)
+            drawn.update(cells)
+            for cell in cells:
+                glyph, style, _ = _CELL[cell]
+                line.append(glyph, style=style)
+            line.append("▏")
+            yield line
+            yield Text(pad + lane.labels(width), style="dim", no_wrap=True, overflow="crop")
+        yield Text(pad + self.lanes.axis(width), no_wrap=True, overflow="crop")
+        legend = Text(pad)
+        for cell, (glyph, style, name) in _CELL.items():
+            if cell in drawn and name:
+                legend.append(f"{glyph} ", style=style)
+                legend.append(f"{name}   ", style="dim")
+        yield legend
+
+
+BLOCKED = "blocked in the first collective after a compile"
+
+
+def rank_table(rows: list[fr.RankRow], selected: str | None) -> Group:
+    """The per-rank table; a why every rank shares is said once, under it."""
+    whys = {r.blocked_why for r in rows if r.blocked_s is None}
+    shared = next(iter(whys)) if len(whys) == 1 and len(rows) > 1 else None
+    t = Table(box=None, padding=(0, 1), header_style="bold", expand=False)
+    for name in ("rank", "pid", "host", "status", "compiles", "recompiles", "graph breaks"):
+        t.add_column(name, justify="right" if name not in ("host", "status") else "left")
+    for name in ("compile", "cache hits", "misses", "graphs"):
+        t.add_column(name, justify="right")
+    t.add_column(BLOCKED)
+    for r in rows:
+        why = "below" if shared is not None and r.blocked_why == shared else r.blocked_why
+        blocked = text.secs(r.blocked_s, why)
+        t.add_row(
+            str(r.rank),
+            str(r.pid),
+            r.host,
+            r.status,
+            text.count(r.compiles),
+            text.count(r.recompiles),
+            text.count(r.graph_breaks),
+            text.secs(r.compile_s, "none finished"),
+            text.count(r.cache_hits),
+            text.count(r.cache_misses),
+            text.count(r.graphs),
+            blocked,
+            style="bold" if r.run_id == selected else "",
+        )
+    if shared is None:
+        return Group(t)
+    return Group(t, Text(f"{BLOCKED}: {text.na(shared)}", style="dim"))
+
+
+def divergence_lines(found: list[fr.Divergence]) -> Text:
+    """Alarms in red with their evidence; notes muted (they are not alarms)."""
+    out = Text()
+    for d in sorted(found, key=lambda d: not d.alarm):
+        style, lead = ("bold red", "⚠ ") if d.alarm else ("dim", "note: ")
+        out.append(f"{lead}{d.headline}\n", style=style)
+        for line in d.evidence:
+            out.append(f"    {line}\n", style="" if d.alarm else "dim")
+    return out
+
+
+class RanksPane(VerticalScroll):
+    def compose(self):  # type: ignore[override]
+        yield Static(id="ranks-title")
+        yield Static(id="ranks-divergences")
+        yield Static(id="ranks-lanes")
+        yield Static(id="ranks-table")
+
+    def show(self, view: View) -> None:
+        selected = view.run.run_id if view.run is not None else None
+        lanes = rl.rank_lanes(view.session, view.now)
+        title = self.query_one("#ranks-title", Static)
+        if lanes is None:
+            title.update(Text(rl.NO_RANKS, style="dim"))
+            for part in ("#ranks-divergences", "#ranks-lanes", "#ranks-table"):
+                self.query_one(part, Static).update("")
+            return
+        found = fr.divergences(view.session, view.now)
+        shown = rl.shown_words(view.session, view.run) or "no rank selected"
+        title.update(
+            Text.assemble(
+                (f" {text.plural(len(lanes.lanes), 'rank')} ", "bold reverse"),
+                f"  panes show {shown}  ·  [ / ] steps through the ranks  ·  {rl.agreement(found)}",
+            )
+        )
+        self.query_one("#ranks-divergences", Static).update(divergence_lines(found))
+        flagged = {d.rank for d in found if d.alarm}
+        self.query_one("#ranks-lanes", Static).update(RankLanes(lanes, selected, flagged))
+        self.query_one("#ranks-table", Static).update(
+            rank_table(fr.rank_rows(view.session), selected)
+        )
