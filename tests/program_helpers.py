@@ -79,7 +79,7 @@ def rank_attached(
         ppid=99,
         argv=["train.py"],
         host=host,
-        started_t=t - 2.0,
+        started_t=t - 0.5,
         torch_version="2.13",
         python_version="3.11",
         rank=rank,
