@@ -157,9 +157,15 @@ def test_two_nodes_on_one_machine_merge_into_one_session(tmp_path):
         )
     outs = [p.communicate(timeout=600)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs[0][-3000:] + outs[1][-3000:]
-    for k in (0, 1):  # each node keeps its rank's raw trace under torch's own name
-        (trace,) = (tmp_path / f"n{k}").glob(f"dedicated_log_torch_trace_rank_{k}_*.log")
-        assert f'"rank": {k}' in trace.read_text()
+    # Each node keeps its rank's raw trace under torch's own name. The c10d
+    # rendezvous hands out ranks in arrival order, whatever --node-rank says.
+    ranks = []
+    for k in (0, 1):
+        (trace,) = (tmp_path / f"n{k}").glob("dedicated_log_torch_trace_rank_*.log")
+        rank = int(trace.name.split("_")[5])
+        assert f'"rank": {rank}' in trace.read_text()
+        ranks.append(rank)
+    assert sorted(ranks) == [0, 1]
 
     m = tmp_path / "M"
     done = subprocess.run(
@@ -203,3 +209,72 @@ def test_two_nodes_on_one_machine_merge_into_one_session(tmp_path):
     assert tl.returncode == 0, tl.stderr[-2000:]
     assert (tmp_path / "tl" / "rank_0" / "index.html").is_file()
     assert (tmp_path / "tl" / "rank_1" / "index.html").is_file()
+
+
+class _Sink:
+    def __init__(self) -> None:
+        self.events: list[ev.Event] = []
+
+    def emit(self, event: ev.Event) -> None:
+        self.events.append(event)
+
+
+_JOIN = """
+import sys, tempfile, time
+import torch, torch.distributed as dist
+from dlcprof.attach import rendezvous
+from dlcprof.worker.probes import ProbeNotes
+
+class Sink(list):
+    emit = list.append
+
+sink = Sink()
+rendezvous.install(sink, lambda: "pid1", ProbeNotes(sink, "pid1"))
+before = time.time()
+with tempfile.NamedTemporaryFile() as f:
+    dist.init_process_group("gloo", rank=0, world_size=1, init_method="file://" + f.name)
+(e,) = sink
+assert before < e.t <= time.time(), (before, e)
+print(e.rank, e.world_size, e.backend, e.waited, dist.get_rank())
+dist.destroy_process_group()
+"""
+
+
+def test_the_probe_records_when_the_process_group_joined():
+    """Real torch.distributed (gloo, one rank) under the wrapper."""
+    done = subprocess.run(
+        [sys.executable, "-c", _JOIN], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["0", "1", "gloo", "True", "0"]
+
+
+def test_the_probe_never_breaks_init_process_group():
+    """What fails on our side is a note; the program's own call, result and
+    errors are torch's."""
+    import types
+
+    from dlcprof.attach import rendezvous
+    from dlcprof.worker.probes import ProbeNotes
+
+    def broken():  # type: ignore[no-untyped-def]
+        raise RuntimeError("not initialized")
+
+    c10d = types.ModuleType("fake_c10d")
+    c10d.init_process_group = lambda *a, **k: ("pg", a, k)  # type: ignore[attr-defined]
+    c10d.get_rank = c10d.get_world_size = c10d.get_backend = broken  # type: ignore[attr-defined]
+    sink = _Sink()
+    rendezvous._wrap(c10d, sink, lambda: "pid1", ProbeNotes(sink, "pid1"))
+    rendezvous._wrap(c10d, sink, lambda: "pid1", ProbeNotes(sink, "pid1"))  # once only
+    assert c10d.init_process_group("gloo", rank=0) == ("pg", ("gloo",), {"rank": 0})
+    (note,) = sink.events
+    assert isinstance(note, ev.ProbeUnavailable) and note.probe == "rendezvous"
+
+    def refused(*a, **k):  # type: ignore[no-untyped-def]
+        raise ValueError("bad init_method")
+
+    c10d.init_process_group = refused  # type: ignore[attr-defined]
+    rendezvous._wrap(c10d, sink, lambda: "pid1", ProbeNotes(sink, "pid1"))
+    with pytest.raises(ValueError, match="bad init_method"):
+        c10d.init_process_group()
+    assert len(sink.events) == 1

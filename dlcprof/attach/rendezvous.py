@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -41,8 +42,6 @@ def install(sink: Sink, run_id: Callable[[], str], notes: ProbeNotes) -> None:
 
 def _wrap(c10d: ModuleType, sink: Sink, run_id: Callable[[], str], notes: ProbeNotes) -> None:
     try:
-        import torch.distributed as dist
-
         original = c10d.init_process_group
         if getattr(original, _WRAPPED, False):
             return
@@ -52,12 +51,12 @@ def _wrap(c10d: ModuleType, sink: Sink, run_id: Callable[[], str], notes: ProbeN
             result = original(*args, **kwargs)
             t = ev.now()
             try:
-                backend = str(dist.get_backend())
+                backend = str(c10d.get_backend())
                 sink.emit(
                     ev.ProcessGroupJoined(
                         run_id=run_id(),
-                        rank=int(dist.get_rank()),
-                        world_size=int(dist.get_world_size()),
+                        rank=int(c10d.get_rank()),
+                        world_size=int(c10d.get_world_size()),
                         backend=backend,
                         waited=waited_for_all(backend),
                         t=t,
@@ -69,7 +68,9 @@ def _wrap(c10d: ModuleType, sink: Sink, run_id: Callable[[], str], notes: ProbeN
 
         setattr(init_process_group, _WRAPPED, True)
         c10d.init_process_group = init_process_group
+        # torch.distributed re-exports it (when it imports later, it copies ours).
+        dist = sys.modules.get("torch.distributed")
         if getattr(dist, "init_process_group", None) is original:
-            dist.init_process_group = init_process_group
+            dist.init_process_group = init_process_group  # type: ignore[union-attr]
     except Exception as e:  # noqa: BLE001
         notes.unavailable(PROBE, f"torch.distributed.init_process_group not wrapped: {e!r}")
