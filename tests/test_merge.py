@@ -220,33 +220,42 @@ class _Sink:
 
 
 _JOIN = """
-import sys, tempfile, time
+import os, sys, tempfile, time
 import torch, torch.distributed as dist
 from dlcprof.attach import rendezvous
-from dlcprof.worker.probes import ProbeNotes
+from dlcprof.worker.probes import ProbeNotes, rawtrace
 
 class Sink(list):
     emit = list.append
 
 sink = Sink()
-rendezvous.install(sink, lambda: "pid1", ProbeNotes(sink, "pid1"))
+notes = ProbeNotes(sink, "pid1")
+rendezvous.install(sink, lambda: "pid1", notes)
+close = rawtrace.install(sink, "pid1", notes, directory=sys.argv[1])  # no RANK yet
 before = time.time()
 with tempfile.NamedTemporaryFile() as f:
     dist.init_process_group("gloo", rank=0, world_size=1, init_method="file://" + f.name)
 (e,) = sink
 assert before < e.t <= time.time(), (before, e)
 print(e.rank, e.world_size, e.backend, e.waited, dist.get_rank())
+close()  # the rank came with the process group: torch's per-rank name
+name = os.path.basename(sink[-1].path)
+print(name[:33], os.listdir(sys.argv[1]) == [name])
 dist.destroy_process_group()
 """
 
 
-def test_the_probe_records_when_the_process_group_joined():
-    """Real torch.distributed (gloo, one rank) under the wrapper."""
+def test_the_probe_records_when_the_process_group_joined(tmp_path):
+    """Real torch.distributed (gloo, one rank) under the wrapper; the raw trace
+    begun before the rank was known ends under torch's per-rank name."""
     done = subprocess.run(
-        [sys.executable, "-c", _JOIN], capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", _JOIN, str(tmp_path)], capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["0", "1", "gloo", "True", "0"]
+    assert done.stdout.split() == [
+        *("0", "1", "gloo", "True", "0"),
+        *("dedicated_log_torch_trace_rank_0_", "True"),
+    ]
 
 
 def test_the_probe_never_breaks_init_process_group():
