@@ -57,7 +57,8 @@ def node_events(
     records it: its program, one process of rank ``rank`` that joined the process
     group at true time 1010 (``skew``: this host's clock is that far ahead;
     ``backend`` None: no rendezvous recorded), compiled 0/0 at 1020 and wrote
-    its raw trace under torch's per-rank name in ``trace_dir``."""
+    its raw trace under torch's per-rank name in ``trace_dir``; its first
+    compiled call ran at 1022."""
     run = f"pid{pid}"
     trace = f"{trace_dir}/{ev.RANK_TRACE_PREFIX}{rank}_x{pid}.log"
     with open(trace, "w") as f:
@@ -98,6 +99,11 @@ def node_events(
         ),
         *joined,
         finished,
+        ev.GraphCallsTimed(
+            run_id=run,
+            graphs={"0/0": {"calls": 3, "inside_s": 0.3, "first_t": 1022.0 + skew, "first_s": 0.1}},
+            t=1029.0 + skew,
+        ),
         ev.TraceSaved(path=trace, records=1, bytes=40, run_id=run, t=1030.0 + skew),
         ev.RunFinished(run_id=run, status="ok", wall_s=29.0, t=1030.0 + skew),
         ev.ProgramExited(

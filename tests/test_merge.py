@@ -57,6 +57,8 @@ def test_clocks_are_aligned_on_the_rendezvous_and_the_session_reopens(tmp_path, 
     # On one clock: both ranks compiled 0/0 at the same instant, as they did.
     assert runs["pid7"].compiles["0/0"].start_t == runs["pid7@node1"].compiles["0/0"].start_t
     assert runs["pid7"].joined.t == runs["pid7@node1"].joined.t == 1010.0
+    first_calls = [r.graph_calls.graphs["0/0"]["first_t"] for r in runs.values()]
+    assert first_calls == [1022.0, 1022.0]
     # Each node's program is its own.
     assert [n.program.argv[1] for n in merged.nodes] == ["--node-rank=0", "--node-rank=1"]
     assert all(n.program_exit.wall_s == 31.0 for n in merged.nodes)
@@ -151,7 +153,9 @@ def test_two_nodes_on_one_machine_merge_into_one_session(tmp_path):
     for k in (0, 1):
         argv = [sys.executable, "-m", "dlcprof.cli", "run", "--report", str(tmp_path / f"n{k}")]
         argv += ["--", torchrun, "--nnodes", "2", "--node-rank", str(k), "--nproc-per-node", "1"]
-        argv += ["--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}", str(PROGRAM)]
+        argv += ["--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}"]
+        # Both launchers are on the rendezvous host: say which one serves the store.
+        argv += ["--rdzv-conf", f"is_host={int(k == 0)}", str(PROGRAM), "--steps", "2"]
         procs.append(
             subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         )
