@@ -69,16 +69,17 @@ def clock_line(node: Node, first: bool) -> str:
 
 def node_lines(session: Session) -> list[str]:
     """Each node of a merged session: where it came from, its ranks, its
-    program's end and its clock. Empty for a session of one node."""
+    program and how it ended, and its clock. Empty for a session of one node."""
     out = []
     for i, node in enumerate(session.nodes):
         m = node.merged
         ranks = ", ".join(map(str, m.ranks)) or "none"
-        end = node.program_exit.message if node.program_exit else "its program's end not recorded"
+        command = " ".join(node.program.argv) if node.program else "program not recorded"
+        end = node.program_exit.message if node.program_exit else "its end not recorded"
         wall = f", {text.secs(node.program_exit.wall_s)}" if node.program_exit else ""
         out.append(
             f"{m.node} ({m.source}; {', '.join(m.hosts) or 'host unknown'}; "
-            f"rank{'s' if len(m.ranks) != 1 else ''} {ranks}): {end}{wall}; "
+            f"rank{'s' if len(m.ranks) != 1 else ''} {ranks}): {command}: {end}{wall}; "
             f"{clock_line(node, i == 0)}"
         )
     return out

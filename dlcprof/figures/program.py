@@ -139,10 +139,12 @@ def program_lines(session: Session, now: float | None = None) -> list[str]:
     p = session.program
     if p is None:
         return []
-    out = [f"program: {' '.join(p.argv)}"]
-    if session.program_exit is not None:
-        out.append(session.program_exit.message)
-    out += fnodes.node_lines(session)  # a merged session: each node's program and clock
+    if session.nodes:  # a merged session: each node's program and clock
+        out = fnodes.node_lines(session)
+    else:
+        out = [f"program: {' '.join(p.argv)}"]
+        if session.program_exit is not None:
+            out.append(session.program_exit.message)
     runs = attached_runs(session)
     if not runs:
         out.append("no process of the program compiled anything")
