@@ -64,8 +64,8 @@ def _read(path: Path) -> _Node:
         raise ReportError(f"{path} is already a merged session: merge the nodes' own folders")
     if not node.ranked:
         raise ReportError(
-            f"{path} holds no process with a rank: not a node of a torchrun job "
-            "(record each node with dlcprof run --report DIR -- torchrun ...)"
+            f"{path} holds no process with a rank: none of its ranks compiled, or it is "
+            "not a torchrun node's (record each with dlcprof run --report DIR -- torchrun ...)"
         )
     return node
 
