@@ -249,6 +249,7 @@ dist.destroy_process_group()
 """
 
 
+@pytest.mark.slow
 def test_the_probe_records_when_the_process_group_joined(tmp_path):
     """Real torch.distributed (gloo, one rank) under the wrapper; the raw trace
     begun before the rank was known ends under torch's per-rank name."""
