@@ -97,7 +97,9 @@ def _check(nodes: list[_Node]) -> None:
 
 
 def _moved(e: ev.Event, rename: dict[str, str], shift: float, traces: dict[str, str]) -> ev.Event:
-    """The event on the merged session's clock, with its run renamed."""
+    """The event on the merged session's clock, with its run renamed. Our
+    timestamps move (``t``, ``*_t``: events.py's rule); torch's raw metrics
+    inside CompileFinished.metrics keep the host's clock, as torch wrote them."""
     d: dict[str, Any] = ev.to_dict(e)
     for key, value in d.items():
         if (key == "t" or key.endswith("_t")) and isinstance(value, float | int) and value:
