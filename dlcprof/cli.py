@@ -1,4 +1,5 @@
-"""Command line: ``dlcprof [tui] | run | try | paper | list | report | replay | compare | doctor``.
+"""Command line: ``dlcprof [tui] | run | try | paper | list | report | replay | compare | merge |
+doctor``.
 
 Never imports torch: the worker does. Bad input is one line on stderr and
 exit code 2; a failed run exits 1, one stopped by Ctrl-C, SIGTERM or SIGHUP
@@ -209,6 +210,23 @@ def build_parser() -> _Parser:
         help="the run to compare in a session of several: a number (1 is the first, -1 the "
         "latest) or a run id; one for both sessions, or one for A then one for B "
         "(default: the latest of each)",
+    )
+
+    mrg = sub.add_parser(
+        "merge",
+        help="join the report folders of one job's nodes into one session of every rank",
+        epilog="Each node: dlcprof run --report DIR -- torchrun --nnodes N --node-rank K ... "
+        "(docs/ranks.md)",
+    )
+    mrg.add_argument(
+        "sessions",
+        type=Path,
+        nargs="+",
+        metavar="FOLDER",
+        help="a node's report folder (or its session.json)",
+    )
+    mrg.add_argument(
+        "-o", "--output", type=Path, required=True, help="write the merged report folder here"
     )
 
     sub.add_parser("doctor", help="what this machine can do, and what is missing")
@@ -760,6 +778,27 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_merge(args: argparse.Namespace) -> int:
+    from dlcprof.figures.nodes import node_lines
+    from dlcprof.report.errors import ReportError
+    from dlcprof.report.folder import save_session
+    from dlcprof.report.merge import merge_sessions
+
+    try:
+        session = merge_sessions(args.sessions)
+    except ReportError as e:
+        raise _LoadError(str(e)) from None
+    try:
+        folder = save_session(session, args.output)
+    except ReportError as e:
+        _error(str(e))
+        return EXIT_FAILED
+    for line in node_lines(session):
+        print(line)
+    print(f"merged {text.plural(len(session.nodes), 'node')} into {folder}")
+    return EXIT_OK
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from dlcprof.doctor import checks, render
 
@@ -776,6 +815,7 @@ _COMMANDS = {
     "report": cmd_report,
     "replay": cmd_replay,
     "compare": cmd_compare,
+    "merge": cmd_merge,
     "doctor": cmd_doctor,
 }
 

@@ -546,6 +546,10 @@ class ProfileSaved(Event):
 
 # The folder the parent gives a worker for torch's raw trace of each run.
 RAW_TRACE_DIR_ENV = "DLCPROF_RAW_TRACE_DIR"
+# How torch names a rank's raw trace (TORCH_TRACE, torch/_logging/_internal.py):
+# this prefix, the rank, "_", a random part, ".log"; tlparse --all-ranks-html
+# finds the ranks by it.
+RANK_TRACE_PREFIX = "dedicated_log_torch_trace_rank_"
 
 
 @dataclass
@@ -626,6 +630,39 @@ class GraphCallsTimed(Event):
 
     run_id: str
     graphs: dict[str, dict[str, float]]
+
+
+@dataclass
+class ProcessGroupJoined(Event):
+    """An attached process's ``torch.distributed.init_process_group`` returned
+    (``t``: then, by this host's clock). ``waited``: the call waited for every
+    rank (gloo connects a full mesh; ``TORCH_DIST_INIT_BARRIER=1``), so every
+    rank's ``t`` marks one instant: the rendezvous ``dlcprof merge`` aligns the
+    clocks of a job's nodes on."""
+
+    run_id: str
+    rank: int
+    world_size: int
+    backend: str
+    waited: bool
+
+
+@dataclass
+class NodeMerged(Event):
+    """Emitted by ``dlcprof merge`` before one node's events: that node's
+    session, joined into this one. Its run ids are as renamed here where
+    another node used the same; ``offset_s`` was added to each of its
+    timestamps (None: its clock could not be aligned, ``why`` says why)."""
+
+    node: str  # "node 1": the merged session's name for it
+    source: str  # the folder or file it was read from
+    hosts: list[str]
+    ranks: list[int]
+    run_ids: list[str]
+    offset_s: float | None
+    why: str = ""
+    waited: bool = True  # the rendezvous waited for every rank (else: approximate)
+    backend: str = ""  # the process group's, as its ranks reported it
 
 
 # --- codec ----------------------------------------------------------------------------

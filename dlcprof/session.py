@@ -107,6 +107,7 @@ class Run:
     # calls of its compiled graphs so far.
     process: ev.ProcessAttached | None = None
     graph_calls: ev.GraphCallsTimed | None = None
+    joined: ev.ProcessGroupJoined | None = None  # its init_process_group returned
 
     @property
     def target(self) -> str:
@@ -162,6 +163,16 @@ class Run:
         return c
 
 
+@dataclass
+class Node:
+    """One node of a job, in a session ``dlcprof merge`` joined: where it came
+    from and how its own program started and ended."""
+
+    merged: ev.NodeMerged
+    program: ev.ProgramStarted | None = None
+    program_exit: ev.ProgramExited | None = None
+
+
 def process_label(p: ev.ProcessAttached | None) -> str:
     """An attached process as people know it: "train.py (pid 4242, rank 1)"."""
     if p is None:
@@ -197,6 +208,9 @@ class Session:
         # --eager-baseline: the same command again with torch.compile forced eager.
         self.eager_program: ev.ProgramStarted | None = None
         self.eager_exit: ev.ProgramExited | None = None
+        # A session `dlcprof merge` joined: its nodes, each one's events after
+        # its NodeMerged. ``program`` is then the first node's (it holds rank 0).
+        self.nodes: list[Node] = []
 
     # --- folding -----------------------------------------------------------------
 
@@ -399,14 +413,20 @@ class Session:
     def _on_ProgramStarted(self, e: ev.ProgramStarted) -> None:
         if e.eager:
             self.eager_program, self.eager_exit = e, None
-        else:
+            return
+        if self.nodes:
+            self.nodes[-1].program, self.nodes[-1].program_exit = e, None
+        if len(self.nodes) <= 1:
             self.program, self.program_exit = e, None
 
     def _on_ProgramExited(self, e: ev.ProgramExited) -> None:
         if e.eager:
             self.eager_exit = e
             return
-        self.program_exit = e
+        if self.nodes:
+            self.nodes[-1].program_exit = e
+        if len(self.nodes) <= 1:
+            self.program_exit = e
         # A process that never said it finished ended with the program (os._exit,
         # a signal), or runs on, detached.
         for r in self.runs.values():
@@ -418,6 +438,12 @@ class Session:
     def _on_ProcessAttached(self, e: ev.ProcessAttached) -> None:
         r = self.run(e.run_id)
         r.process, r.status = e, "running"
+
+    def _on_ProcessGroupJoined(self, e: ev.ProcessGroupJoined) -> None:
+        self.run(e.run_id).joined = e
+
+    def _on_NodeMerged(self, e: ev.NodeMerged) -> None:
+        self.nodes.append(Node(e))
 
     def _on_GraphCallsTimed(self, e: ev.GraphCallsTimed) -> None:
         self.run(e.run_id).graph_calls = e

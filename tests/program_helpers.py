@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from dlcprof import events as ev
 
 
@@ -191,3 +193,66 @@ def ranked_program(world_size: int = 2, diverge_rank: int | None = None) -> list
         ev.ProgramExited(returncode=0, signal=None, wall_s=40.0, message="exited 0", t=1040.0)
     )
     return out
+
+
+def node_events(
+    rank: int,
+    trace_dir: str,
+    pid: int = 7,
+    skew: float = 0.0,
+    world_size: int = 2,
+    backend: str | None = "gloo",
+) -> list[ev.Event]:
+    """One node of a ``world_size``-rank job, as ``dlcprof run --report -- torchrun``
+    records it: its program, one process of rank ``rank`` that joined the process
+    group at true time 1010 (``skew``: this host's clock is that far ahead;
+    ``backend`` None: no rendezvous recorded), compiled 0/0 at 1020 and wrote
+    its raw trace under torch's per-rank name in ``trace_dir``; its first
+    compiled call ran at 1022."""
+    run = f"pid{pid}"
+    trace = f"{trace_dir}/{ev.RANK_TRACE_PREFIX}{rank}_x{pid}.log"
+    with open(trace, "w") as f:
+        f.write(f'V1201 10:00:00.000000 {pid} torch/x.py:1] {{"rank": {rank}}}\n')
+    joined = (
+        [
+            ev.ProcessGroupJoined(
+                run_id=run,
+                rank=rank,
+                world_size=world_size,
+                backend=backend,
+                waited=backend == "gloo",
+                t=1010.0 + skew,
+            )
+        ]
+        if backend
+        else []
+    )
+    return [
+        ev.ProgramStarted(
+            argv=["torchrun", f"--node-rank={rank}"], cwd="/", pid=pid - 1, t=1000.0 + skew
+        ),
+        dataclasses.replace(
+            rank_attached(rank, world_size, host=f"host{rank}", cache_dir=None, t=1021.0 + skew),
+            run_id=run,
+            pid=pid,
+            ppid=pid - 1,
+            local_rank=0,
+            started_t=1001.0 + skew,
+        ),
+        *joined,
+        compile_finished("0/0", 1020.0 + skew, 2.0, run_id=run),
+        ev.GraphCallsTimed(
+            run_id=run,
+            graphs={"0/0": {"calls": 3, "inside_s": 0.3, "first_t": 1022.0 + skew, "first_s": 0.1}},
+            t=1029.0 + skew,
+        ),
+        ev.TraceSaved(path=trace, records=1, bytes=40, run_id=run, t=1030.0 + skew),
+        ev.RunFinished(run_id=run, status="ok", wall_s=29.0, t=1030.0 + skew),
+        ev.ProgramExited(
+            returncode=0,
+            signal=None,
+            wall_s=31.0,
+            message="the program exited with status 0",
+            t=1031.0 + skew,
+        ),
+    ]

@@ -4,8 +4,10 @@ once ``torch`` has finished importing).
 The worker's own probes, fed to a ``Channel`` instead of a pipe: the trace
 handler (phases, compile records, kernels with provenance, recompile reasons,
 graph breaks, cache state), autotuning, CUDA-graph status, torch's raw trace
-for tlparse, and the calls of each compiled graph. The process stays silent
-until it compiles: the channel opens at the first compile event. A forked
+for tlparse (under torch's per-rank name in a rank), the calls of each
+compiled graph, and when the process group finished initializing
+(rendezvous.py). The process stays silent until it compiles: the channel
+opens at the first compile event. A forked
 child (a DataLoader worker) starts over as a process of its own. At exit the
 totals are sent and the channel drained for at most a moment.
 """
@@ -21,7 +23,7 @@ import time
 from typing import Any
 
 from dlcprof import events as ev
-from dlcprof.attach import EAGER_ENV, SOCKET_ENV, graph_calls
+from dlcprof.attach import EAGER_ENV, SOCKET_ENV, graph_calls, rendezvous
 from dlcprof.attach.channel import Channel
 from dlcprof.worker.fresh_lines import FreshKernelLines, FreshLines
 from dlcprof.worker.probes import ProbeNotes, rawtrace
@@ -108,6 +110,7 @@ class AttachedProcess:
         ).install()
         self.calls = graph_calls.GraphCalls(self.run_id, self.channel.emit)
         graph_calls.install(self.calls, self.notes)
+        rendezvous.install(self.channel, lambda: self.run_id, self.notes)
 
     def _follow(self) -> None:
         """This process's own state: its id, the trace handler, its raw trace."""
@@ -131,7 +134,9 @@ class AttachedProcess:
         )
         self.dispatcher = trace_probe.TraceDispatcher(self.channel, self.run_id, kernels)
         self._uninstall = trace_probe.install(self.dispatcher, self.notes)
-        self._close_raw = rawtrace.install(self.channel, self.run_id, self.notes)
+        self._close_raw = rawtrace.install(
+            self.channel, self.run_id, self.notes, rank=_int_env("RANK")
+        )
 
     def _hello(self) -> list[ev.Event]:
         rank = _int_env("RANK")

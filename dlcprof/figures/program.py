@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dlcprof import text
+from dlcprof.figures import nodes as fnodes
 from dlcprof.figures.benchmark import why_none
 from dlcprof.session import Run, Session
 
@@ -121,7 +122,8 @@ def timeline(session: Session, run: Run, now: float | None = None) -> Timeline:
             for c in run.compiles.values()
             if c.start_t is not None and c.start_t <= first
         )
-    return Timeline(run, run.compile_wall_s, program_wall_s(session, now), waited)
+    wall = fnodes.node_wall_s(session, run) if session.nodes else program_wall_s(session, now)
+    return Timeline(run, run.compile_wall_s, wall, waited)
 
 
 def main_timeline(session: Session, now: float | None = None) -> Timeline | None:
@@ -137,9 +139,12 @@ def program_lines(session: Session, now: float | None = None) -> list[str]:
     p = session.program
     if p is None:
         return []
-    out = [f"program: {' '.join(p.argv)}"]
-    if session.program_exit is not None:
-        out.append(session.program_exit.message)
+    if session.nodes:  # a merged session: each node's program and clock
+        out = fnodes.node_lines(session)
+    else:
+        out = [f"program: {' '.join(p.argv)}"]
+        if session.program_exit is not None:
+            out.append(session.program_exit.message)
     runs = attached_runs(session)
     if not runs:
         out.append("no process of the program compiled anything")

@@ -6,7 +6,10 @@
     <dir>/trace.json              Chrome trace (Perfetto)
     <dir>/pyspy.speedscope.json   the py-spy profile, when the session has one
     <dir>/torch_trace.log         torch's raw structured trace (tlparse opens it);
-                                  torch_trace-run-N.log per run when several have one
+                                  torch_trace-run-N.log per run when several have one;
+                                  a rank's under torch's own name,
+                                  dedicated_log_torch_trace_rank_N_<random>.log
+                                  (tlparse --all-ranks-html opens the folder)
 
 Never overwrites: an existing non-empty folder makes it pick ``dir-2``,
 ``dir-3``, ... Every file is written atomically; everything is rendered
@@ -23,6 +26,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from dlcprof import events as ev
 from dlcprof.figures.runs import session_origin
 from dlcprof.report import model as rm
 from dlcprof.report.atomic import os_reason, write_atomic
@@ -33,7 +37,14 @@ from dlcprof.report.schema import build_report, dumps_report
 from dlcprof.report.trace import render_chrome_trace
 from dlcprof.session import Session
 
-__all__ = ["PROFILE_NAME", "TRACE_NAME", "ReportError", "default_report_dir", "save_session"]
+__all__ = [
+    "PROFILE_NAME",
+    "TRACE_NAME",
+    "ReportError",
+    "default_report_dir",
+    "save_session",
+    "trace_names",
+]
 
 PROFILE_NAME = "pyspy.speedscope.json"
 TRACE_NAME = "torch_trace.log"
@@ -83,19 +94,33 @@ def _profile_source(session: Session, profile_path: str | None) -> Path | None:
     return Path(e.path) if e is not None else None
 
 
+def trace_names(session: Session) -> dict[str, str]:
+    """The file name in a report folder of each run's raw trace, by run id: a
+    rank's keeps torch's per-rank name; else ``torch_trace.log``, or
+    ``torch_trace-run-N.log`` (N as in ``runs[]``) when several runs have one."""
+    runs = [(n, r) for n, r in enumerate(session.runs.values(), 1) if r.raw_trace]
+    names = {}
+    for n, run in runs:
+        assert run.raw_trace is not None
+        base = os.path.basename(run.raw_trace.path)
+        if base.startswith(ev.RANK_TRACE_PREFIX):
+            names[run.run_id] = base
+        else:
+            names[run.run_id] = TRACE_NAME if len(runs) == 1 else f"torch_trace-run-{n}.log"
+    return names
+
+
 def _raw_traces(session: Session) -> tuple[dict[str, bytes], list[str]]:
     """torch's raw trace of each run that has one: {file name: bytes}, and a
     note per trace that could not be read."""
-    runs = [(n, r) for n, r in enumerate(session.runs.values(), 1) if r.raw_trace]
     files: dict[str, bytes] = {}
     notes = []
-    for n, run in runs:
-        assert run.raw_trace is not None
-        name = TRACE_NAME if len(runs) == 1 else f"torch_trace-run-{n}.log"
+    for run_id, name in trace_names(session).items():
+        path = session.runs[run_id].raw_trace.path  # type: ignore[union-attr]
         try:
-            files[name] = Path(run.raw_trace.path).read_bytes()
+            files[name] = Path(path).read_bytes()
         except OSError as e:
-            notes.append(f"torch trace {run.raw_trace.path} not copied: {os_reason(e)}")
+            notes.append(f"torch trace {path} not copied: {os_reason(e)}")
     return files, notes
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof.figures import program as fprog
-from dlcprof.session import Session
+from dlcprof.session import Node, Session
 
 
 @dataclass
@@ -29,6 +29,7 @@ class ProgramSection:
     processes: list[Process]
     eager_baseline: fprog.EagerBaseline | None
     lines: list[str]  # fprog.program_lines
+    nodes: list[Node]  # a session `dlcprof merge` joined: each node's program and clock
 
 
 def program_section(session: Session) -> ProgramSection | None:
@@ -45,4 +46,5 @@ def program_section(session: Session) -> ProgramSection | None:
         ],
         fprog.eager_baseline(session),
         fprog.program_lines(session),
+        session.nodes,
     )

@@ -25,6 +25,7 @@ from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
+from dlcprof.figures import nodes as fnodes
 from dlcprof.figures import outcome as fout
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import phases as fp
@@ -39,7 +40,7 @@ from dlcprof.report.program import Process, ProgramSection
 from dlcprof.report.ranks import RanksSection
 from dlcprof.report.run import RunModel
 from dlcprof.report.run_tables import CompileRow, KernelTable
-from dlcprof.session import Run, Session
+from dlcprof.session import Node, Run, Session
 
 __all__ = [
     "MIGRATIONS",
@@ -412,6 +413,25 @@ def _program_dict(p: ProgramSection | None) -> dict[str, Any] | None:
             else None
         ),
         "lines": p.lines,
+        "nodes": [_node_dict(n, i == 0) for i, n in enumerate(p.nodes)],
+    }
+
+
+def _node_dict(n: Node, first: bool) -> dict[str, Any]:
+    """One node of a merged session (dlcprof merge): its origin, ranks, program and clock."""
+    m, start, end = n.merged, n.program, n.program_exit
+    return {
+        "node": m.node,
+        "source": m.source,
+        "hosts": list(m.hosts),
+        "ranks": list(m.ranks),
+        "run_ids": list(m.run_ids),
+        "argv": list(start.argv) if start else None,
+        "returncode": end.returncode if end else None,
+        "wall_s": end.wall_s if end else None,
+        "offset_s": m.offset_s,
+        "clock_aligned": m.offset_s is not None,
+        "clock": fnodes.clock_line(n, first),
     }
 
 

@@ -116,5 +116,5 @@ AFFECTS: dict[type[ev.Event], frozenset[str]] = {
     }.items()
 }
 REPAINT_FREE: frozenset[type[ev.Event]] = frozenset(
-    {ev.TraceSaved, ev.CompileCostMeasured, ev.AdviceTried}
+    {ev.TraceSaved, ev.CompileCostMeasured, ev.AdviceTried, ev.ProcessGroupJoined, ev.NodeMerged}
 )

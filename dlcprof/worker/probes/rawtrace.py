@@ -10,12 +10,18 @@ formatter keeps it exact across torch versions. Every record goes to the file,
 the interned file names (``{"str": [...]}``) included, not only those the
 other probes read. Put at position 0 of the handlers, like the trace probe's
 (docs/torch-notes.md §1).
+
+A process with a rank (torchrun's ``RANK``, or the process group's once it is
+initialized) names its file as torch does, ``dedicated_log_torch_trace_rank_N_
+<random>.log``, so ``tlparse --all-ranks-html`` finds each rank's trace.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
+import tempfile
 from collections.abc import Callable
 
 from dlcprof import events as ev
@@ -34,11 +40,25 @@ class _Counting(logging.FileHandler):
         self.records += 1
 
 
+def _rank() -> int | None:
+    """The process group's rank, if this process initialized one."""
+    try:
+        dist = sys.modules.get("torch.distributed")
+        return int(dist.get_rank()) if dist is not None and dist.is_initialized() else None
+    except Exception:  # noqa: BLE001 - a name, not worth failing the trace for
+        return None
+
+
 def install(
-    sink: Sink, run_id: str, notes: ProbeNotes, directory: str | None = None
+    sink: Sink,
+    run_id: str,
+    notes: ProbeNotes,
+    directory: str | None = None,
+    rank: int | None = None,
 ) -> Callable[[], None] | None:
-    """Start writing ``<dir>/<run_id>.log``; the returned function closes it
-    and emits ``TraceSaved``. None when there is no folder or no trace logger."""
+    """Start writing ``<dir>/<run_id>.log`` (``rank``: torch's per-rank name);
+    the returned function closes it and emits ``TraceSaved``. None when there
+    is no folder or no trace logger."""
     directory = directory or os.environ.get(ev.RAW_TRACE_DIR_ENV)
     if not directory:
         return None
@@ -47,11 +67,11 @@ def install(
     except Exception as e:  # noqa: BLE001
         notes.unavailable(PROBE, f"torch's trace logger or formatter not found: {e}")
         return None
-    path = os.path.join(directory, f"{run_id}.log")
     try:
+        path = _new_file(directory, run_id, rank)
         handler = _Counting(path, mode="w", encoding="utf-8")
     except OSError as e:
-        notes.unavailable(PROBE, f"cannot write {path}: {e.strerror or e}")
+        notes.unavailable(PROBE, f"cannot write a raw trace in {directory}: {e.strerror or e}")
         return None
     handler.setFormatter(TorchLogsFormatter(trace=True))
     trace_log.handlers.insert(0, handler)
@@ -60,10 +80,28 @@ def install(
         if handler in trace_log.handlers:
             trace_log.handlers.remove(handler)
         handler.close()
+        final = path
+        if rank is None and (joined := _rank()) is not None:
+            # The rank came with the process group, after the file was opened.
+            try:
+                final = _new_file(directory, run_id, joined)
+                os.replace(path, final)
+            except OSError:
+                final = path
         sink.emit(
             ev.TraceSaved(
-                path=path, records=handler.records, bytes=os.path.getsize(path), run_id=run_id
+                path=final, records=handler.records, bytes=os.path.getsize(final), run_id=run_id
             )
         )
 
     return uninstall
+
+
+def _new_file(directory: str, run_id: str, rank: int | None) -> str:
+    if rank is None:
+        return os.path.join(directory, f"{run_id}.log")
+    fd, path = tempfile.mkstemp(
+        prefix=f"{ev.RANK_TRACE_PREFIX}{rank}_", suffix=".log", dir=directory
+    )
+    os.close(fd)
+    return path
