@@ -244,7 +244,8 @@ def _attach_parser() -> _Parser:
     p = _Parser(
         prog="dlcprof run",
         description="Run CMD and show what it compiles.",
-        usage="dlcprof [run [--json F] [--report DIR] [--quiet] [--eager-baseline]] -- CMD ...",
+        usage="dlcprof [run [--json F] [--report DIR] [--quiet] [--eager-baseline] "
+        "[--no-hotspots]] -- CMD ...",
     )
     p.add_argument("--json", type=Path, default=None, help="write the report JSON here")
     p.add_argument("--report", type=Path, default=None, help="write a report folder here")
@@ -253,6 +254,13 @@ def _attach_parser() -> _Parser:
         "--eager-baseline",
         action="store_true",
         help="then run CMD again with torch.compile forced eager, and compare wall times",
+    )
+    p.add_argument(
+        OPTION["hotspots"].flag,
+        dest="hotspots",
+        action="store_false",
+        help="no py-spy on the program's compiling processes: no hot frames, and none "
+        "of its CPU taken from the program",
     )
     return p
 
@@ -300,6 +308,7 @@ def cmd_attach_run(args: argparse.Namespace, command: list[str]) -> int:
                         output="inherit",
                         eager=eager,
                         raw_trace=args.report is not None,
+                        hotspots=args.hotspots,
                     )
                 ]
             except CommandError as e:
