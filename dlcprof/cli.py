@@ -359,6 +359,8 @@ def cmd_attach_tui(command: list[str]) -> int:
             program.wait(10)
         program.stop()
         program.wait(10)
+    elif app.detached:
+        program.wait(10)  # its monitors let go of the program (py-spy) before dlcprof exits
     app.fold_pending()
     if app.detached:
         try:
