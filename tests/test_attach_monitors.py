@@ -5,13 +5,17 @@ test_monitors*.py); the real ones run in tests/test_attach.py."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
+import time
 
 from program_helpers import program_started
 
 from dlcprof import events as ev
 from dlcprof.attach.monitors import ProgramMonitors, not_watched
 from dlcprof.figures import observer as fo
+from dlcprof.monitors.process import ProcessMonitors
 from dlcprof.session import Session
 
 
@@ -52,8 +56,10 @@ def attached(pid: int, local_rank: int | None = None) -> ev.ProcessAttached:
     )
 
 
-def ended(run_id: str) -> ev.PhaseEnded:
-    return ev.PhaseEnded(run_id, "0/0", "inductor", thread=1, start_t=0.0, duration_s=1.0)
+def ended(
+    run_id: str, name: str = "inductor_compile", start: float = 0.0, s: float = 1.0
+) -> ev.PhaseEnded:
+    return ev.PhaseEnded(run_id, "0/0", name, thread=1, start_t=start, duration_s=s)
 
 
 def monitors(**kwargs) -> tuple[ProgramMonitors, list[ev.Event]]:  # type: ignore[no-untyped-def]
@@ -115,3 +121,30 @@ def test_the_observer_line_of_an_attached_process_says_it_never_paused() -> None
     assert "py-spy 25 Hz (5.0% of a core)" in line and fo.ATTACHED_WATCH in line
     assert "benchmark" not in line
     assert "never paused" in (fo.short(run) or "")
+
+
+def test_process_monitors_stamp_their_run_and_place_samples_in_phases() -> None:
+    """The unit a run's worker and each attached process share
+    (monitors/process.py), on a real Python with a real py-spy: every event
+    carries the run, and the final hot frames fall in the phase seen."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    out: list[ev.Event] = []
+    watch = ProcessMonitors(child.pid, out.append, None, device=True, hotspots=True)
+    try:
+        t0 = time.time()
+        watch.start("pid9")
+        deadline = time.monotonic() + 60
+        while not any(isinstance(e, ev.HotFramesSampled) for e in out):
+            assert time.monotonic() < deadline, out
+            time.sleep(0.1)
+        watch.see(ended("pid9", "inductor_compile", t0, time.time() - t0 + 60))
+        watch.see(ended("pid9", "not_a_compile_phase", t0, 100.0))
+        watch.stop()
+        watch.stop()  # once
+    finally:
+        child.kill()
+        child.wait()
+    assert {e.run_id for e in out} == {"pid9"}  # type: ignore[attr-defined]
+    assert {e.monitor for e in out if isinstance(e, ev.MonitorStatus)} == {"cpu", "py-spy"}
+    final = [e for e in out if isinstance(e, ev.HotFramesSampled)][-1]
+    assert final.rows and {r["phase"] for r in final.rows} == {"inductor_compile"}
