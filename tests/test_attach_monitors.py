@@ -148,3 +148,13 @@ def test_process_monitors_stamp_their_run_and_place_samples_in_phases() -> None:
     assert {e.monitor for e in out if isinstance(e, ev.MonitorStatus)} == {"cpu", "py-spy"}
     final = [e for e in out if isinstance(e, ev.HotFramesSampled)][-1]
     assert final.rows and {r["phase"] for r in final.rows} == {"inductor_compile"}
+
+
+def test_the_monitors_are_imported_at_the_first_compile_not_before_the_program_starts() -> None:
+    code = (
+        "import sys, dlcprof.attach.program; "
+        "bad = [m for m in ('dlcprof.monitors.process', 'dlcprof.monitors.hotspots') "
+        "if m in sys.modules]; sys.exit(f'imported {bad}' if bad else 0)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from dlcprof import events as ev
-from dlcprof.monitors.process import ProcessMonitors
+
+if TYPE_CHECKING:
+    from dlcprof.monitors.process import ProcessMonitors
 
 Emit = Callable[[ev.Event], None]
 MAX_WATCHED = 8
@@ -39,7 +42,7 @@ class ProgramMonitors:
         hotspots: bool = True,
         device: bool = True,
         cap: int = MAX_WATCHED,
-        watch: Callable[..., ProcessMonitors] = ProcessMonitors,
+        watch: Callable[..., ProcessMonitors] | None = None,
     ) -> None:
         self.emit = emit
         self.hotspots = hotspots
@@ -82,6 +85,11 @@ class ProgramMonitors:
                         )
                     )
                 return
+            if self._watch is None:
+                # Imported at the first compile, not before the program starts (~0.1 s).
+                from dlcprof.monitors.process import ProcessMonitors
+
+                self._watch = ProcessMonitors
             # A rank's GPU is its local rank's (as torchrun's scripts pick it).
             watch = self._watch(
                 e.pid, self.emit, e.local_rank or 0, device=self.device, hotspots=self.hotspots
