@@ -158,3 +158,14 @@ def test_the_monitors_are_imported_at_the_first_compile_not_before_the_program_s
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
+
+
+def test_no_hotspots_on_the_command_line_reaches_the_programs_monitors() -> None:
+    from dlcprof.attach.program import AttachedProgram
+    from dlcprof.cli import _attach_parser
+
+    assert _attach_parser().parse_args([]).hotspots
+    args = _attach_parser().parse_args(["--no-hotspots"])
+    program = AttachedProgram(["true"], lambda e: None, output="capture", hotspots=args.hotspots)
+    assert program.wait(30)
+    assert not program.monitors.hotspots and program.monitors.device
