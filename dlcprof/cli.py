@@ -255,6 +255,12 @@ def _attach_parser() -> _Parser:
         action="store_true",
         help="then run CMD again with torch.compile forced eager, and compare wall times",
     )
+    _no_hotspots(p)
+    return p
+
+
+def _no_hotspots(p: argparse.ArgumentParser) -> None:
+    """A run's ``--no-hotspots``, for an attached program (attach/monitors.py)."""
     p.add_argument(
         OPTION["hotspots"].flag,
         dest="hotspots",
@@ -262,13 +268,15 @@ def _attach_parser() -> _Parser:
         help="no py-spy on the program's compiling processes: no hot frames, and none "
         "of its CPU taken from the program",
     )
-    return p
 
 
 def _attach(head: list[str], command: list[str]) -> int:
-    """``dlcprof -- CMD`` (the TUI) or ``dlcprof run [options] -- CMD`` (headless)."""
-    if head in ([], ["tui"]):
-        return cmd_attach_tui(command)
+    """``dlcprof [tui [--no-hotspots]] -- CMD`` (the TUI) or ``dlcprof run
+    [options] -- CMD`` (headless)."""
+    if head[:1] in ([], ["tui"]):
+        p = _Parser(prog="dlcprof tui", usage="dlcprof [tui [--no-hotspots]] -- CMD ...")
+        _no_hotspots(p)
+        return cmd_attach_tui(command, p.parse_args(head[1:]).hotspots)
     if head[0] != "run":
         raise UsageError(
             f"'{head[0]} ... -- CMD' is not a command: use 'dlcprof run -- CMD' or 'dlcprof -- CMD'"
@@ -334,7 +342,7 @@ def cmd_attach_run(args: argparse.Namespace, command: list[str]) -> int:
     return exit_status(end.returncode or 0) if end is not None else EXIT_FAILED
 
 
-def cmd_attach_tui(command: list[str]) -> int:
+def cmd_attach_tui(command: list[str], hotspots: bool = True) -> int:
     """The TUI on the user's program. A stop signal to dlcprof reaches the
     program too; after a detach the session is saved (the program runs on)."""
     from dlcprof.attach.program import CommandError, check_command, exit_status
@@ -347,7 +355,7 @@ def cmd_attach_tui(command: list[str]) -> int:
     except CommandError as e:
         _note(f"dlcprof: {e}")
         return e.exit_code
-    app = AttachedApp(command)
+    app = AttachedApp(command, hotspots=hotspots)
     code = _run_app(app)
     program = app.program
     if program is None:

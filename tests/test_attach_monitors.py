@@ -169,3 +169,14 @@ def test_no_hotspots_on_the_command_line_reaches_the_programs_monitors() -> None
     program = AttachedProgram(["true"], lambda e: None, output="capture", hotspots=args.hotspots)
     assert program.wait(30)
     assert not program.monitors.hotspots and program.monitors.device
+
+
+def test_the_tui_form_takes_no_hotspots_too(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import dlcprof.cli as cli
+
+    seen: list[tuple[list[str], bool]] = []
+    monkeypatch.setattr(cli, "cmd_attach_tui", lambda cmd, hotspots: seen.append((cmd, hotspots)))
+    cli.main(["tui", "--no-hotspots", "--", "true"])
+    cli.main(["--", "true"])
+    assert seen == [(["true"], False), (["true"], True)]
+    assert cli.main(["tui", "--bogus", "--", "true"]) == cli.EXIT_USAGE
