@@ -11,6 +11,7 @@ whole process tree (dlcprof's own start, reading and drain included), which
 moves less than wall time with the machine's load.
 
     .venv/bin/python benchmarks/attach_overhead.py [--rounds N]
+    .venv/bin/python benchmarks/attach_overhead.py --pyspy [--rounds N]   # py-spy's cost
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
-        "--pyspy", action="store_true", help="only py-spy's cost (pyspy_cost), not the overall"
+        "--pyspy", action="store_true", help="py-spy's cost (pyspy_cost) instead of the overall"
     )
     args = parser.parse_args()
     cache = tempfile.mkdtemp(prefix="dlcprof-attach-bench-cache-")
@@ -173,7 +174,6 @@ def main() -> None:
         f"{median(latency) * 1e3:.0f} ms (max {max(latency) * 1e3:.0f} ms, "
         f"{len(latency)} runs), goal ≤ 300 ms"
     )
-    pyspy_cost(env, args.rounds)
     print(load_line())
 
 
