@@ -11,17 +11,20 @@ whole process tree (dlcprof's own start, reading and drain included), which
 moves less than wall time with the machine's load.
 
     .venv/bin/python benchmarks/attach_overhead.py [--rounds N]
+    .venv/bin/python benchmarks/attach_overhead.py --pyspy [--rounds N]   # py-spy's cost
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 from common import ROOT, load_line, machine, median, ratio_line, ratios, rotated
 
@@ -86,9 +89,55 @@ def first_event_latency(env: dict[str, str], rounds: int) -> list[float]:
     return out
 
 
+def with_options(program: list[str], options: list[str]) -> list[str]:
+    """The attached command with dlcprof options before its ``--``."""
+    argv = command("attached", program)
+    i = argv.index("--")
+    return [*argv[:i], *options, *argv[i:]]
+
+
+def pyspy_cost(env: dict[str, str], rounds: int) -> None:
+    """py-spy on the program's compiling process (the default) against
+    ``--no-hotspots``, both attached, side by side: the program's wall time
+    and its tree's CPU, and py-spy's own CPU as the observer line states it."""
+    variants = {"no py-spy": ["--no-hotspots"], "py-spy": []}
+    folder = Path(tempfile.mkdtemp(prefix="dlcprof-attach-pyspy-"))
+    for name, program in PROGRAMS.items():
+        for options in variants.values():  # each variant's cache entries, untimed
+            timed(with_options(program, options), env)
+        walls: dict[str, list[float]] = {v: [] for v in variants}
+        cpus: dict[str, list[float]] = {v: [] for v in variants}
+        shares: dict[str, list[float]] = {"py-spy": [], "device sampler": []}
+        for rep in range(rounds):
+            for variant in rotated(list(variants), rep):
+                out = folder / f"{rep}.json"
+                options = [*variants[variant], "--json", str(out)]
+                wall, cpu = timed(with_options(program, options), env)
+                walls[variant].append(wall)
+                cpus[variant].append(cpu)
+                if variant == "py-spy":  # what the observer line states (MonitorCostMeasured)
+                    for run in json.loads(out.read_text())["runs"]:
+                        for w in run["observer"]["watchers"]:
+                            if w["cpu_share"] is not None:
+                                shares[w["name"]].append(w["cpu_share"])
+        off, on = "no py-spy", "py-spy"
+        print(
+            f"\n{name}, py-spy on its compiling process: without {median(walls[off]):.2f} s "
+            f"wall, {median(cpus[off]):.2f} s CPU; with {median(walls[on]):.2f} s "
+            f"wall, {median(cpus[on]):.2f} s CPU (medians); own CPU, of a core: py-spy "
+            f"{median(shares['py-spy']):.1%}, the device sampler "
+            f"{median(shares['device sampler']):.1%}"
+        )
+        print(ratio_line("py-spy ÷ no py-spy (wall)", ratios(walls["py-spy"], walls["no py-spy"])))
+        print(ratio_line("py-spy ÷ no py-spy (CPU)", ratios(cpus["py-spy"], cpus["no py-spy"])))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--pyspy", action="store_true", help="py-spy's cost (pyspy_cost) instead of the overall"
+    )
     args = parser.parse_args()
     cache = tempfile.mkdtemp(prefix="dlcprof-attach-bench-cache-")
     env = {
@@ -98,6 +147,10 @@ def main() -> None:
         "OMP_NUM_THREADS": "1",
     }
     print(machine())
+    if args.pyspy:
+        pyspy_cost(env, args.rounds)
+        print(load_line())
+        return
     for name, program in PROGRAMS.items():
         for variant in VARIANTS:  # fill each variant's cache entries, untimed
             timed(command(variant, program), env)

@@ -262,7 +262,8 @@ def _attach_parser() -> _Parser:
     p = _Parser(
         prog="dlcprof run",
         description="Run CMD and show what it compiles.",
-        usage="dlcprof [run [--json F] [--report DIR] [--quiet] [--eager-baseline]] -- CMD ...",
+        usage="dlcprof [run [--json F] [--report DIR] [--quiet] [--eager-baseline] "
+        "[--no-hotspots]] -- CMD ...",
     )
     p.add_argument("--json", type=Path, default=None, help="write the report JSON here")
     p.add_argument("--report", type=Path, default=None, help="write a report folder here")
@@ -272,13 +273,28 @@ def _attach_parser() -> _Parser:
         action="store_true",
         help="then run CMD again with torch.compile forced eager, and compare wall times",
     )
+    _no_hotspots(p)
     return p
 
 
+def _no_hotspots(p: argparse.ArgumentParser) -> None:
+    """A run's ``--no-hotspots``, for an attached program (attach/monitors.py)."""
+    p.add_argument(
+        OPTION["hotspots"].flag,
+        dest="hotspots",
+        action="store_false",
+        help="no py-spy on the program's compiling processes: no hot frames, and none "
+        "of its CPU taken from the program",
+    )
+
+
 def _attach(head: list[str], command: list[str]) -> int:
-    """``dlcprof -- CMD`` (the TUI) or ``dlcprof run [options] -- CMD`` (headless)."""
-    if head in ([], ["tui"]):
-        return cmd_attach_tui(command)
+    """``dlcprof [tui [--no-hotspots]] -- CMD`` (the TUI) or ``dlcprof run
+    [options] -- CMD`` (headless)."""
+    if head[:1] in ([], ["tui"]):
+        p = _Parser(prog="dlcprof tui", usage="dlcprof [tui [--no-hotspots]] -- CMD ...")
+        _no_hotspots(p)
+        return cmd_attach_tui(command, p.parse_args(head[1:]).hotspots)
     if head[0] != "run":
         raise UsageError(
             f"'{head[0]} ... -- CMD' is not a command: use 'dlcprof run -- CMD' or 'dlcprof -- CMD'"
@@ -318,6 +334,7 @@ def cmd_attach_run(args: argparse.Namespace, command: list[str]) -> int:
                         output="inherit",
                         eager=eager,
                         raw_trace=args.report is not None,
+                        hotspots=args.hotspots,
                     )
                 ]
             except CommandError as e:
@@ -349,7 +366,7 @@ def cmd_attach_run(args: argparse.Namespace, command: list[str]) -> int:
     return exit_status(end.returncode or 0) if end is not None else EXIT_FAILED
 
 
-def cmd_attach_tui(command: list[str]) -> int:
+def cmd_attach_tui(command: list[str], hotspots: bool = True) -> int:
     """The TUI on the user's program. A stop signal to dlcprof reaches the
     program too; after a detach the session is saved (the program runs on)."""
     from dlcprof.attach.program import CommandError, check_command, exit_status
@@ -362,7 +379,7 @@ def cmd_attach_tui(command: list[str]) -> int:
     except CommandError as e:
         _note(f"dlcprof: {e}")
         return e.exit_code
-    app = AttachedApp(command)
+    app = AttachedApp(command, hotspots=hotspots)
     code = _run_app(app)
     program = app.program
     if program is None:
@@ -374,6 +391,8 @@ def cmd_attach_tui(command: list[str]) -> int:
             program.wait(10)
         program.stop()
         program.wait(10)
+    elif app.detached:
+        program.wait(10)  # its monitors let go of the program (py-spy) before dlcprof exits
     app.fold_pending()
     if app.detached:
         try:

@@ -15,38 +15,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlcprof import events as ev
-from dlcprof import scratch
-from dlcprof.figures.phases import KEY_NAMES
-from dlcprof.monitors.device import DeviceSampler
-from dlcprof.monitors.hotspots import PySpySampler, attribute_phases, thread_samples
+from dlcprof.monitors.process import Monitor, ProcessMonitors, monitors_on
 from dlcprof.runner import DEFAULT_IDLE_TIMEOUT_S, WorkerProcess
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings
 
 Emit = Callable[[ev.Event], None]
-Monitored = (
-    ev.DeviceSampled
-    | ev.MonitorStatus
-    | ev.HotFramesSampled
-    | ev.ProfileSaved
-    | ev.MonitorCostMeasured
-)
 
-# Compile phases py-spy samples are attributed to (each to the innermost).
-_HOTSPOT_PHASES = KEY_NAMES | {"entire_frame_compile"}
+
+def _cuda_index(settings: RunSettings) -> int | None:
+    return None if settings.device == "cpu" else 0
 
 
 def monitors_for(
     settings: RunSettings, pid: int, emit: Emit, device: bool = True, profile: bool = True
-) -> list[DeviceSampler | PySpySampler]:
+) -> list[Monitor]:
     """The monitors a run gets, not yet started (benchmarks/overhead.py measures these)."""
-    out: list[DeviceSampler | PySpySampler] = []
-    if device:
-        out.append(DeviceSampler(pid, emit, cuda_index=None if settings.device == "cpu" else 0))
-    if profile:
-        path = scratch.new_folder("pyspy") / "pyspy.speedscope.json"
-        out.append(PySpySampler(pid, emit, path))
-    return out
+    return monitors_on(pid, emit, _cuda_index(settings), device, profile)
 
 
 class LiveRun:
@@ -69,59 +54,31 @@ class LiveRun:
             worker = WorkerProcess(cache=settings.cache, idle_timeout_s=idle_timeout_s)
         self.worker = worker
         self.run_id: str | None = None
-        self._monitors = monitors_for(
-            settings, worker.pid, self._stamp, monitors, profile and settings.hotspots
+        self._watch = ProcessMonitors(
+            worker.pid, emit, _cuda_index(settings), monitors, profile and settings.hotspots
         )
-        self._profiler = next((m for m in self._monitors if isinstance(m, PySpySampler)), None)
-        self._phases: list[tuple[str, float, float]] = []
         self._thread = threading.Thread(target=self._pump, name="dlcprof-run", daemon=True)
 
     def start(self) -> str:
         # With monitors on, the worker asks before it times and we pause them
         # (py-spy and the CPU sampler; NVML goes on sampling the busy GPU).
-        self.run_id = self.worker.start(self.settings, quiet=bool(self._monitors))
-        for monitor in self._monitors:
-            monitor.start()
+        self.run_id = self.worker.start(self.settings, quiet=bool(self._watch.monitors))
+        self._watch.start(self.run_id)
         self._thread.start()
         return self.run_id
 
-    def _stamp(self, event: Monitored) -> None:
-        """Monitors watch this run's worker: their events belong to this run."""
-        if event.run_id is None:
-            event.run_id = self.run_id
-        self.emit(event)
-
     def _pump(self) -> None:
         for event in self.worker.events():
-            if isinstance(event, ev.PhaseEnded) and event.name in _HOTSPOT_PHASES:
-                self._phases.append((event.name, event.start_t, event.start_t + event.duration_s))
+            self._watch.see(event)
             if isinstance(event, ev.WorkerExited):
-                # Monitors report last (the saved profile), before the end marker.
-                for monitor in self._monitors:
-                    monitor.stop()
-                self._emit_hotspots_by_phase()
+                # Monitors report last (the saved profile, the hot frames), before the end marker.
+                self._watch.stop()
             self.emit(event)
             if isinstance(event, ev.TimingStarted):
                 # The worker waits for this answer before its first timed call.
-                paused = [monitor.pause() for monitor in self._monitors]
-                self.worker.answer_quiet(all(paused))
+                self.worker.answer_quiet(self._watch.pause())
             elif isinstance(event, ev.TimingEnded):
-                for monitor in self._monitors:
-                    monitor.resume()
-
-    def _emit_hotspots_by_phase(self) -> None:
-        """The final hot frames, each sample in the compile phase it fell in
-        (None: outside any compile, e.g. loading the workload)."""
-        p = self._profiler
-        if p is None or not p.samples:
-            return
-        samples = p.samples
-        rows = attribute_phases(samples, self._phases)
-        self.emit(
-            ev.HotFramesSampled(
-                samples=p.ticks, rows=rows, run_id=self.run_id, threads=thread_samples(samples)
-            )
-        )
+                self._watch.resume()
 
     def cancel(self, reason: str = "cancelled by user") -> None:
         self.worker.cancel(reason)

@@ -111,8 +111,9 @@ if [ "$DEVICE" = cuda ]; then
 fi
 
 # An attached program (docs/attach.md): the tests' training script on CUDA
-# under `dlcprof run --`; its compiles must carry Triton kernels. One more log
-# in OUT (the 8th file); its session stays in WORK.
+# under `dlcprof run --`; its compiles must carry Triton kernels, and the device
+# sampler on its process must have read NVML's utilization. One more log in OUT
+# (the 8th file); its session stays in WORK.
 if [ "$DEVICE" = cuda ]; then
     say "attached program: tests/programs/train.py --device cuda"
     (cd "$WORK" && timeout -k 10 90 "$PY" -m dlcprof.cli run --quiet --json "$WORK/attached.json" \
@@ -121,8 +122,11 @@ if [ "$DEVICE" = cuda ]; then
 runs = json.load(open(sys.argv[1]))["runs"]
 names = [k["name"] for r in runs for c in r["compiles"] for k in c["kernels"]]
 ok = any(n.startswith("triton_") for n in names)
-print(f"attached program: {len(names)} kernels, Triton kernels: {ok}")
-sys.exit(0 if ok else 1)' "$WORK/attached.json" >>"$OUT/attached.log" 2>&1 &&
+nvml = any(r["device"]["monitors"].get("nvml", {}).get("available") for r in runs)
+util = sum(r["device"]["metrics"].get("gpu_util_pct", {}).get("count", 0) for r in runs)
+print(f"attached program: {len(names)} kernels, Triton kernels: {ok}, "
+      f"NVML available: {nvml}, GPU utilization samples: {util}")
+sys.exit(0 if ok and nvml and util else 1)' "$WORK/attached.json" >>"$OUT/attached.log" 2>&1 &&
         say "$(tail -1 "$OUT/attached.log")" || say "attached program failed (see attached.log)"
 fi
 

@@ -19,10 +19,12 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from dlcprof import events as ev
 from dlcprof.attach.channel import Channel
+from dlcprof.figures import observer as fo
 from dlcprof.report.schema import load_session
 
 PROGRAMS = Path(__file__).parent / "programs"
@@ -65,6 +67,23 @@ def gone(pid: int, within_s: float = 10.0) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def pyspy_on(pid: int, within_s: float = 10.0) -> list[int]:
+    """The py-spy processes still sampling ``pid`` after ``within_s`` (py-spy
+    ends on its own a moment after its target)."""
+    deadline = time.monotonic() + within_s
+    while True:
+        left = [
+            p.pid
+            for p in psutil.process_iter(["cmdline"])
+            if (argv := p.info["cmdline"] or [])
+            and os.path.basename(argv[0]) == "py-spy"
+            and str(pid) in argv
+        ]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)
 
 
 def trace_records(folder: Path) -> list[dict]:
@@ -137,6 +156,17 @@ def test_training_script_json_matches_torch_trace(tmp_path):
     replayed = load_session(folder / "session.json")
     assert replayed.program_exit is not None and replayed.program_exit.returncode == 3
 
+    # The monitors a run's worker gets watched the compiling process: py-spy saw
+    # the compiler's own Python at work, in its compile phases; the device
+    # sampler (the CPU here) split its samples into compiling and after.
+    rows = run["hotspots"]["rows"]
+    compiler = [r for r in rows if r["phase"] and re.match(r"torch/_(dynamo|inductor)/", r["file"])]
+    assert compiler, [(r["function"], r["file"], r["phase"]) for r in rows]
+    assert "pyspy.speedscope.json" in {p.name for p in folder.iterdir()}
+    assert run["device"]["samples"] > 0 and "compile" in run["device"]["by_span"]
+    assert fo.ATTACHED_WATCH in run["observer"]["line"]
+    assert not pyspy_on(run["process"]["pid"])
+
 
 @pytest.mark.parametrize(
     "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: signal.Signals(s).name
@@ -152,6 +182,7 @@ def test_stop_signal_reaches_the_program(tmp_path, signum):
     assert f"{name} in the program" in stdout
     assert proc.returncode == 128 + signum, stderr
     assert gone(pid)
+    assert not pyspy_on(pid)  # py-spy stopped with the program
     report = json.loads((tmp_path / "s.json").read_text())
     assert report["program"]["stopped_by"]
     assert [r["compiles"][0]["compile_id"] for r in report["runs"]] == ["0/0"]
@@ -213,6 +244,7 @@ def test_sigkill_leaves_the_program_running(tmp_path):
     proc.wait()
     flag.touch()  # the program compiles again, with nobody listening
     assert gone(pid, 120)
+    assert not pyspy_on(pid)  # the py-spy dlcprof left ended with its target
     lines = log.read_text().splitlines()
     assert lines[-1] == "finished"
     assert [ln for ln in lines if ln.startswith("after ")] == [f"after {i}" for i in range(1000)]

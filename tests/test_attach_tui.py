@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from test_attach import pyspy_on
 from textual.widgets import Static
 
 from dlcprof.tui.attached import AttachedApp
@@ -47,12 +48,15 @@ async def test_live_program_then_detach(tmp_path: Path) -> None:
         assert app.worker_state()[0] in ("running", "compiling")
         note = app.query_one("#program-note", Static)
         await wait_for(pilot, lambda: "compiles took" in str(note.render()), 10)
+        spy = run.monitors.get
+        await wait_for(pilot, lambda: spy("py-spy") and spy("py-spy").available, 60)
         await pilot.press("q")
         assert isinstance(app.screen, StopOrDetachScreen)
         await pilot.press("d")
     assert app.detached
     program = app.program
     assert program is not None and program.output_dir is not None
+    assert not pyspy_on(program.pid, 10)  # dlcprof let go: py-spy stopped with it
     assert not _gone(program.pid, 0.5)  # detached: it runs on
     flag.touch()
     assert program.proc.wait(120) == 0  # (our child here: a zombie until reaped)

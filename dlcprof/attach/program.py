@@ -34,6 +34,7 @@ from typing import BinaryIO
 from dlcprof import events as ev
 from dlcprof import scratch
 from dlcprof.attach import BOOTSTRAP_DIR, EAGER_ENV, PACKAGE_ROOT, ROOT_ENV, SOCKET_ENV
+from dlcprof.attach.monitors import ProgramMonitors
 from dlcprof.runner import _Output
 from dlcprof.signals import SIGNALS
 
@@ -82,7 +83,8 @@ class AttachedProgram:
     ``raw_trace``: the processes write torch's raw trace (for --report, a save).
     ``output``: "inherit" (headless: the terminal's stdin, stdout and stderr)
     or "capture" (the TUI: stdin from /dev/null; stdout and stderr go to files
-    in ``output_dir`` and become LogEmitted events)."""
+    in ``output_dir`` and become LogEmitted events). ``hotspots``: py-spy on
+    each compiling process (attach/monitors.py, with the device sampler)."""
 
     def __init__(
         self,
@@ -91,9 +93,11 @@ class AttachedProgram:
         output: str = "inherit",
         eager: bool = False,
         raw_trace: bool = True,
+        hotspots: bool = True,
     ) -> None:
         self.argv = list(argv)
         self.emit = emit
+        self.monitors = ProgramMonitors(emit, hotspots=hotspots)
         self.output = output
         self.eager = eager
         env = dict(os.environ)
@@ -225,7 +229,7 @@ class AttachedProgram:
     def _pump(self) -> None:
         sel = selectors.DefaultSelector()
         sel.register(self._listener, selectors.EVENT_READ, "listen")
-        streams = _Streams(self.emit)
+        streams = _Streams(self._seen)
         ended_at: float | None = None
         try:
             while not self._done.is_set():
@@ -247,9 +251,15 @@ class AttachedProgram:
             sel.close()
             self._listener.close()
             self._give_back_terminal()
+            self.monitors.close()  # py-spy stops with the program or the detach
             self.emit(self._exited())
             if not self.detached and self.output_dir is not None:
                 shutil.rmtree(self.output_dir, ignore_errors=True)
+
+    def _seen(self, event: ev.Event) -> None:
+        """An event of a process's stream: to the caller, then to its monitors."""
+        self.emit(event)
+        self.monitors.see(event)
 
     def _accept(self, sel: selectors.BaseSelector) -> None:
         while True:

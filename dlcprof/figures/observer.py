@@ -88,14 +88,24 @@ def nvml_sampled(run: Run) -> bool:
     return status is not None and status.available
 
 
+# An attached program's process (attach/monitors.py): nothing is timed there.
+ATTACHED_WATCH = (
+    "the monitors watched the process from its first compile to its end, never "
+    "paused: their CPU is taken from the program where it has no core to spare"
+)
+
+
 def line(run: Run) -> str:
     """What watched the run and what it cost, for the reports and the headless summary:
     "observer: worker probes (...), py-spy ...; the monitors were paused while ..."."""
     o = observer(run)
-    parts = [f"worker probes ({', '.join(o.probes)})"] if o.probes else []
+    where = "worker" if run.process is None else "program"
+    parts = [f"{where} probes ({', '.join(o.probes)})"] if o.probes else []
     if not o.watchers:
         return f"observer: {', '.join(parts) or 'nothing'} only"
     shown = [f"{w.name} {w.how} ({text.core_share(w.cpu_share)})" for w in o.watchers]
+    if run.process is not None:
+        return f"observer: {', '.join([*parts, *shown])}; {ATTACHED_WATCH}"
     timing = _timing(o)
     if o.quiet and nvml_sampled(run):
         timing = f"{timing}, except that {NVML_KEPT}"
@@ -127,7 +137,9 @@ def short(run: Run) -> str | None:
     if not o.watchers:
         return None
     costs = " · ".join(f"{w.name} {text.share_of_core(w.cpu_share)}" for w in o.watchers)
-    if o.timing_now:
+    if run.process is not None:
+        when = "never paused"
+    elif o.timing_now:
         when = "paused now: timing"
     elif o.quiet is False:
         when = "RAN while timing"

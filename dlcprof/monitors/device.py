@@ -383,7 +383,7 @@ class DeviceSampler:
         except psutil.Error:
             self.emit(
                 MonitorStatus(
-                    monitor="cpu", available=False, message=f"worker {self.pid} is not running"
+                    monitor="cpu", available=False, message=f"process {self.pid} is not running"
                 )
             )
             return

@@ -66,7 +66,7 @@ Frame = tuple[str, str, int]  # (function, file, line)
 
 NOT_FOUND_MESSAGE = "py-spy not found: pip install py-spy (no hot-frames pane without it)"
 DENIED_MESSAGE = (
-    "py-spy may not attach to the worker (ptrace denied): run as root, or "
+    "py-spy may not attach to the compiling process (ptrace denied): run as root, or "
     "`sysctl kernel.yama.ptrace_scope=0`, or in a container `--cap-add SYS_PTRACE`"
 )
 _ATTACHED = b"Sampling process"
@@ -541,7 +541,7 @@ class PySpySampler:
         try:
             self._worker = psutil.Process(self.pid)
         except psutil.Error:
-            self._status(False, f"worker {self.pid} is not running")
+            self._status(False, f"process {self.pid} is not running")
             return
         tmp = scratch.new_folder("pyspy-windows")
         try:
@@ -596,7 +596,7 @@ class PySpySampler:
                     return
                 failures += 1
                 if failures >= 50:  # ~10 s of retries: not a start-up race
-                    self._status(False, f"py-spy cannot sample the worker: {err}")
+                    self._status(False, f"py-spy cannot sample process {self.pid}: {err}")
                     return
                 self._interrupt.wait(0.2)  # the worker's interpreter may still be starting
                 continue

@@ -28,9 +28,10 @@ PROGRAM_NOTE_S = 0.5  # the sidebar's program lines: wall time moves, twice a se
 
 
 class AttachedApp(DlcprofApp):
-    def __init__(self, command: Sequence[str], **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, command: Sequence[str], hotspots: bool = True, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(start_standby=False, **kwargs)
         self.command = list(command)
+        self.hotspots = hotspots  # py-spy on the program's processes (--no-hotspots: off)
         self.program: AttachedProgram | None = None
         self.detached = False
         self._quit_when_ended = False
@@ -40,7 +41,9 @@ class AttachedApp(DlcprofApp):
         for hidden in ("#workloads", "#settings"):
             self._home.query_one(hidden).display = False
         self._home.query_one("#sidebar").mount(Static(id="program-note"), before=0)
-        self.program = AttachedProgram(self.command, self.emit, output="capture")
+        self.program = AttachedProgram(
+            self.command, self.emit, output="capture", hotspots=self.hotspots
+        )
         self.set_interval(PROGRAM_NOTE_S, self._paint_program)
 
     def _paint_program(self) -> None:
