@@ -32,7 +32,14 @@ from dlcprof.figures import ranks as franks
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures.runs import event_line, run_label
 from dlcprof.session import Run, Session
-from dlcprof.tables import autotune_table, cudagraphs_table, device_table, divergence_text
+from dlcprof.tables import (
+    autotune_table,
+    cudagraphs_table,
+    device_table,
+    divergence_text,
+    divergences_text,
+    rank_table,
+)
 
 _LIVE_PHASES = (fp.KEY_NAMES - {"compile_file"}) | {"entire_frame_compile"}
 # Off a terminal (a pipe, a log file, CI) Rich would cut every table to 80
@@ -422,30 +429,13 @@ class DivergenceWatch:
         return [divergence_text(d) for d in new]
 
 
-def ranks_table(session: Session) -> RenderableType | None:
-    """The ranks side by side, then each divergence with its evidence."""
-    rows = franks.rank_rows(session)
-    if not rows:
-        return None
-    t = Table(title="Ranks", title_justify="left")
-    for col in franks.COLUMNS:
-        t.add_column(col, justify="left" if col in ("host", "status") else "right")
-    for row in rows:
-        t.add_row(*franks.row_cells(row))
-    t.caption = "\n".join(franks.notes(session, rows))
-    t.caption_justify = "left"
-    found = franks.divergences(session)
-    parts: list[RenderableType] = [t, Text(franks.summary(found, len(franks.by_rank(session))))]
-    return Group(*parts, *(divergence_text(d, evidence=True) for d in found))
-
-
 def program_summary(session: Session) -> RenderableType:
     """After the program: each compiling process's tables, the ranks side by side,
     then the program in sentences."""
     parts: list[RenderableType] = [run_summary(r, session) for r in fprog.attached_runs(session)]
-    ranks = ranks_table(session)
+    ranks = rank_table(session)
     if ranks is not None:
-        parts.append(ranks)
+        parts += [ranks, divergences_text(session)]
     parts += [Text(line) for line in fprog.program_lines(session)]
     advised = fadv.advised_run(session)
     if advised is not None:

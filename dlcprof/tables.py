@@ -14,7 +14,7 @@ from dlcprof.figures import device as fd
 from dlcprof.figures import modes as fm
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import ranks as franks
-from dlcprof.session import Run
+from dlcprof.session import Run, Session
 
 
 def autotune_table(run: Run) -> RenderableType | None:
@@ -134,6 +134,30 @@ def divergence_text(d: franks.Divergence, evidence: bool = False) -> Text:
     mark, style = ("⚠ ", "bold white on red") if d.alarm else ("· ", "bold yellow")
     lines = [Text(f"{mark}{d.headline}", style=style)]
     lines += [Text(f"    {line}", style="dim") for line in d.evidence] if evidence else []
+    return Text("\n").join(lines)
+
+
+def rank_table(session: Session, selected: str | None = None) -> Table | None:
+    """The ranks side by side (``selected``: that rank's row in bold); what the
+    columns cannot say, under it."""
+    rows = franks.rank_rows(session)
+    if not rows:
+        return None
+    t = Table(title="Ranks", title_justify="left")
+    for col in franks.COLUMNS:
+        t.add_column(col, justify="left" if col in ("host", "status") else "right")
+    for row in rows:
+        t.add_row(*franks.row_cells(row), style="bold" if row.run_id == selected else "")
+    t.caption = "\n".join(franks.notes(session, rows))
+    t.caption_justify = "left"
+    return t
+
+
+def divergences_text(session: Session, now: float | None = None) -> Text:
+    """The checks' verdict, then each divergence with its evidence."""
+    found = franks.divergences(session, now)
+    lines = [Text(franks.summary(found, len(franks.by_rank(session))))]
+    lines += [divergence_text(d, evidence=True) for d in found]
     return Text("\n").join(lines)
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import phases as fp
-from dlcprof.figures.ranks import Divergence, rank_runs
+from dlcprof.figures.ranks import rank_runs
 from dlcprof.session import Compile, Run, Session
 
 # A bar narrower than this many cells is drawn whole: its stages would be noise.
@@ -152,16 +152,6 @@ NO_RANKS = (
     "no ranks: no process of this program carries a rank (torchrun sets RANK; "
     "run the job under torchrun, or init the process group before the first compile)"
 )
-
-
-def agreement(found: list[Divergence]) -> str:
-    """The Ranks view's verdict: "ranks agree", "2 divergences", "ranks agree (1 note)"."""
-    alarms = sum(d.alarm for d in found)
-    notes = len(found) - alarms
-    noted = f" ({text.plural(notes, 'note')})" if notes else ""
-    if alarms:
-        return f"{text.plural(alarms, 'divergence')}{noted}"
-    return f"ranks agree so far{noted}"
 
 
 def shown_words(session: Session, run: Run | None) -> str | None:

@@ -5,8 +5,7 @@ on the main screen when ranks stop agreeing. Figures come from
 
 from __future__ import annotations
 
-from rich.console import Console, ConsoleOptions, Group, RenderResult
-from rich.table import Table
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
@@ -15,6 +14,7 @@ from dlcprof import text
 from dlcprof.figures import phases as fp
 from dlcprof.figures import rank_lanes as rl
 from dlcprof.figures import ranks as fr
+from dlcprof.tables import divergences_text, rank_table
 from dlcprof.tui.view import View
 
 LABEL_W = 11  # "▶ rank 12 ⚠"
@@ -30,7 +30,7 @@ _CELL: dict[str | None, tuple[str, str, str]] = {
 
 
 def alarms(view: View) -> list[fr.Divergence]:
-    return [d for d in fr.divergences(view.session, view.now) if d.alarm]
+    return fr.alarms(fr.divergences(view.session, view.now))
 
 
 class DivergenceBanner(Static):
@@ -84,53 +84,6 @@ class RankLanes:
         yield legend
 
 
-BLOCKED = "blocked in the first collective after a compile"
-
-
-def rank_table(rows: list[fr.RankRow], selected: str | None) -> Group:
-    """The per-rank table; a why every rank shares is said once, under it."""
-    whys = {r.blocked_why for r in rows if r.blocked_s is None}
-    shared = next(iter(whys)) if len(whys) == 1 and len(rows) > 1 else None
-    t = Table(box=None, padding=(0, 1), header_style="bold", expand=False)
-    for name in ("rank", "pid", "host", "status", "compiles", "recompiles", "graph breaks"):
-        t.add_column(name, justify="right" if name not in ("host", "status") else "left")
-    for name in ("compile", "cache hits", "misses", "graphs"):
-        t.add_column(name, justify="right")
-    t.add_column(BLOCKED)
-    for r in rows:
-        why = "below" if shared is not None and r.blocked_why == shared else r.blocked_why
-        blocked = text.secs(r.blocked_s, why)
-        t.add_row(
-            str(r.rank),
-            str(r.pid),
-            r.host,
-            r.status,
-            text.count(r.compiles),
-            text.count(r.recompiles),
-            text.count(r.graph_breaks),
-            text.secs(r.compile_s, "none finished"),
-            text.count(r.cache_hits),
-            text.count(r.cache_misses),
-            text.count(r.graphs),
-            blocked,
-            style="bold" if r.run_id == selected else "",
-        )
-    if shared is None:
-        return Group(t)
-    return Group(t, Text(f"{BLOCKED}: {text.na(shared)}", style="dim"))
-
-
-def divergence_lines(found: list[fr.Divergence]) -> Text:
-    """Alarms in red with their evidence; notes muted (they are not alarms)."""
-    out = Text()
-    for d in sorted(found, key=lambda d: not d.alarm):
-        style, lead = ("bold red", "⚠ ") if d.alarm else ("dim", "note: ")
-        out.append(f"{lead}{d.headline}\n", style=style)
-        for line in d.evidence:
-            out.append(f"    {line}\n", style="" if d.alarm else "dim")
-    return out
-
-
 class RanksPane(VerticalScroll):
     def compose(self):  # type: ignore[override]
         yield Static(id="ranks-title")
@@ -147,17 +100,16 @@ class RanksPane(VerticalScroll):
             for part in ("#ranks-divergences", "#ranks-lanes", "#ranks-table"):
                 self.query_one(part, Static).update("")
             return
-        found = fr.divergences(view.session, view.now)
         shown = rl.shown_words(view.session, view.run) or "no rank selected"
         title.update(
             Text.assemble(
                 (f" {text.plural(len(lanes.lanes), 'rank')} ", "bold reverse"),
-                f"  panes show {shown}  ·  [ / ] steps through the ranks  ·  {rl.agreement(found)}",
+                f"  panes show {shown}  ·  [ / ] steps through the ranks",
             )
         )
-        self.query_one("#ranks-divergences", Static).update(divergence_lines(found))
-        flagged = {d.rank for d in found if d.alarm}
-        self.query_one("#ranks-lanes", Static).update(RankLanes(lanes, selected, flagged))
-        self.query_one("#ranks-table", Static).update(
-            rank_table(fr.rank_rows(view.session), selected)
+        self.query_one("#ranks-divergences", Static).update(
+            divergences_text(view.session, view.now)
         )
+        flagged = {d.rank for d in alarms(view)}
+        self.query_one("#ranks-lanes", Static).update(RankLanes(lanes, selected, flagged))
+        self.query_one("#ranks-table", Static).update(rank_table(view.session, selected) or "")
