@@ -161,7 +161,7 @@ async def test_a_note_is_muted_in_the_ranks_view_never_the_banner(monkeypatch) -
         assert "· shared cache: hit pattern may differ harmlessly" in shown(body)
         styles = {str(s.style) for s in body.content.spans}  # type: ignore[union-attr]
         assert styles and not any("red" in style for style in styles)  # not an alarm's
-        assert "ranks agree so far (1 note)" in shown(app.screen.query_one("#ranks-title", Static))
+        assert "divergence checks: 1 note among 2 ranks" in shown(body)
 
 
 async def test_a_replay_of_the_saved_session_shows_the_same(tmp_path: Path) -> None:
