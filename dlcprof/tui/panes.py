@@ -110,5 +110,12 @@ AFFECTS: dict[type[ev.Event], frozenset[str]] = {
     }.items()
 }
 REPAINT_FREE: frozenset[type[ev.Event]] = frozenset(
-    {ev.TraceSaved, ev.CompileCostMeasured, ev.AdviceTried}
+    # The DDP events: the attached program's note repaints them on its timer.
+    {
+        ev.TraceSaved,
+        ev.CompileCostMeasured,
+        ev.AdviceTried,
+        ev.GraphSplitForDDP,
+        ev.CompileSettingsRead,
+    }
 )
