@@ -645,8 +645,9 @@ class GraphSplitForDDP(Event):
 
 @dataclass
 class CompileSettingsRead(Event):
-    """Settings that decide how a distributed program compiles, read once at the
-    process's first compile (None: not readable on this torch, see ``unavailable``)."""
+    """Settings that decide how a distributed program compiles, read once when the
+    process first reports: at its first compile (a rank that never compiled: at
+    its end). None: not readable on this torch, see ``unavailable``."""
 
     run_id: str
     optimize_ddp: str | None  # Dynamo's DDP mode: "ddp_optimizer", "python_reducer", ...

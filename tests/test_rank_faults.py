@@ -16,6 +16,7 @@ import pytest
 from proc_helpers import alive, tree, wait_gone
 from test_attach import dlcprof_run
 
+from dlcprof.figures import ddp as fddp
 from dlcprof.figures import outcome as fout
 from dlcprof.report.schema import load_session
 
@@ -90,7 +91,7 @@ def test_a_stop_sent_to_dlcprof_ends_every_rank(tmp_path, orphaned):
     _, stderr = proc.communicate(timeout=300)
     report = json.loads((tmp_path / "s.json").read_text())
     program = report["program"]
-    assert program["stopped_by"] == ("SIGTERM" if orphaned else "SIGINT")
+    assert program["stopped_by"] == ("SIGTERM" if orphaned else "Ctrl-C")
     assert proc.returncode == (137 if orphaned else program["returncode"]), stderr
     pids = rank_pids(report)
     assert set(pids) == {0, 1} and set(pids.values()) <= set(ranks)
@@ -120,4 +121,7 @@ def test_a_rank_that_never_compiles_is_shown_as_such(tmp_path):
     assert fout.status(eager) == fout.NEVER_COMPILED
     assert compiled.compiles and fout.status(compiled) == "ok"
     assert f"■ {eager.name}: never compiled" in stderr
-    assert eager.compile_settings is None  # read at a first compile: there was none
+    # Its settings are read when it reports, at its end: no split, nothing compiled.
+    assert fddp.lines(eager) == [
+        "DDP compile settings: optimize_ddp ddp_optimizer, compiled autograd off"
+    ]

@@ -42,6 +42,7 @@ def _arms(e: ev.Event) -> bool:
     (it is shown as such, not missing)."""
     return isinstance(e, _ARMING) or (isinstance(e, ev.RunFinished) and _is_rank())
 
+
 INDUCTOR_CONFIG = "torch._inductor.config"
 
 _process: AttachedProcess | None = None

@@ -7,7 +7,8 @@ of its own, forward and backward, all under the frame's one compile id: Dynamo
 counts one graph, Inductor compiles 2 × pieces. Whether the split happens is
 set by ``torch._dynamo.config.optimize_ddp`` ("ddp_optimizer" splits;
 "python_reducer" leaves the graph whole and needs compiled autograd);
-both settings are read once per process, at its first compile.
+both settings are read once per process, at its first compile (a rank that
+never compiled: at its end).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class Split:
 
     @property
     def buckets(self) -> str:
-        """"bucket_cap_mb 1: buckets of 1 MiB, 1 MiB, ..." or why not known."""
+        """The buckets in words (bucket_cap_mb 1: buckets of 1, 1 MiB ...), or why not known."""
         e = self.event
         cap = f"bucket_cap_mb {_mib(e.bucket_cap_bytes)}" if e.bucket_cap_bytes else ""
         sizes = ", ".join(f"{_mib(b)}" for b in e.bucket_bytes)

@@ -92,13 +92,20 @@ def end_line(run: Run, session: Session) -> str | None:
         return None
     if run.status == "crashed":
         error = next((e.message for e in reversed(run.errors) if e.stage == "program"), "")
-        return f"crashed: {error}" if error else "crashed"
-    line = f"{run.status}: {ENDED_WHY}" if run.status == "ended" else run.status
-    crashed = [
-        r
-        for r in session.runs.values()
-        if r is not run and r.process is not None and r.status == "crashed"
-    ]
-    if run.status == "ended" and crashed:
-        line += f"; {crashed[0].name} crashed, and torchrun stops the other ranks when one fails"
+        line = f"crashed: {error}" if error else "crashed"
+    else:
+        line = f"{run.status}: {ENDED_WHY}" if run.status == "ended" else run.status
+    first = min(
+        (
+            r
+            for r in session.runs.values()
+            if r.process is not None and r.status == "crashed" and r.finished_t is not None
+        ),
+        key=lambda r: r.finished_t or 0.0,
+        default=None,
+    )
+    if first is not None and first is not run:
+        line += f"; {first.name} crashed first"
+        if run.status == "ended":
+            line += ", and torchrun stops the other ranks when one fails"
     return line

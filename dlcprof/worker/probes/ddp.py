@@ -1,5 +1,5 @@
 """The one adapter to torch's DDP compile internals: Dynamo's DDP mode and
-compiled autograd (read once, at a process's first compile), and the buckets
+compiled autograd (read once, when the process first reports: its first compile), and the buckets
 DDPOptimizer chose (its ``pretty_print_buckets`` hook, wrapped once
 ``torch._dynamo.backends.distributed`` is imported by torch itself).
 
