@@ -73,8 +73,9 @@ def splits(run: Run) -> list[Split]:
 
 
 def graphs(run: Run) -> int:
-    """Inductor graphs the process compiled, each DDP piece counted (Dynamo's own
-    count says one per split frame): forward compiles that made a graph, plus
+    """Graphs the process compiled (by Inductor, or the backend it used), each DDP
+    piece counted (Dynamo's own count says one per split frame): a split's
+    forward Inductor graphs, each other forward compile that made a graph, and
     every backward record."""
     split = {e.compile_id: e.forward_graphs for e in run.ddp_splits}
     n = 0
