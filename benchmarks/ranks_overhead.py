@@ -27,7 +27,8 @@ from common import ROOT, load_line, machine, median, ratio_line, ratios, rotated
 
 RANKS = 2
 VARIANTS = ("bare", "attached")
-_DONE = re.compile(r"^rank (\d+) done")
+# Anywhere in a line: the ranks share one pipe, and a line may hold another's start.
+_DONE = re.compile(r"rank (\d+) done")
 
 
 def command(variant: str, steps: int) -> list[str]:
@@ -57,8 +58,7 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[dict[int, float], float
     done: dict[int, float] = {}
     assert proc.stdout is not None
     for line in proc.stdout:
-        m = _DONE.match(line)
-        if m:
+        for m in _DONE.finditer(line):
             done[int(m.group(1))] = time.perf_counter() - start
     if proc.wait(timeout=1800) != 0 or len(done) != RANKS:
         raise SystemExit(f"{' '.join(argv)}: status {proc.returncode}, ranks done {sorted(done)}")
