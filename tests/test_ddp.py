@@ -224,3 +224,26 @@ def test_a_ddp_model_that_captured_nothing_says_so_loudly_per_rank(tmp_path):
         assert f"hint: {fout.DDP_HINT}" in nothing["lines"]
         assert r["ddp"]["splits"] == []
     assert stderr.count("NOTHING COMPILED") >= 4  # each rank: live, then its table
+
+
+def test_the_adapter_reads_torchs_settings_and_degrades_without_the_bucket_hook():
+    import types
+
+    import torch._dynamo  # noqa: F401 - the probe reads it once the program imported it
+
+    from dlcprof.worker.probes import ProbeNotes
+    from dlcprof.worker.probes import ddp as ddp_probe
+
+    s = ddp_probe.settings("pid7")
+    assert (s.optimize_ddp, s.compiled_autograd, s.unavailable) == ("ddp_optimizer", False, "")
+    sink = ListEmitter()
+    got: list[tuple] = []
+    printed: list[int] = []
+    module = types.SimpleNamespace(pretty_print_buckets=lambda b, cap: printed.append(cap))
+    ddp_probe._wrap(module, lambda *b: got.append(b), ProbeNotes(sink, "pid7"))
+    bucket = types.SimpleNamespace(size=BUCKET, params=["w0", "b0"])
+    module.pretty_print_buckets([bucket, bucket], MIB)
+    assert got == [(MIB, [BUCKET, BUCKET], [["w0", "b0"], ["w0", "b0"]])] and printed == [MIB]
+    ddp_probe._wrap(types.SimpleNamespace(), got.append, ProbeNotes(sink, "pid7"))
+    (note,) = [e for e in sink.events if isinstance(e, ev.ProbeUnavailable)]
+    assert note.probe == "ddp" and "pretty_print_buckets not found" in note.reason
