@@ -11,7 +11,7 @@ In an attached program each process says it at its end: a process (a rank)
 whose frames all made no graph ran eager throughout. A model wrapped in
 DistributedDataParallel is the known case on torch 2.13: Dynamo traces DDP's
 own forward but starts no frame in torch.nn's modules, so an ``nn.Sequential``
-given to DDP is never compiled (``ddp_hint``). A rank that ended without ever
+given to DDP is never compiled (``DDP_HINT``). A rank that ended without ever
 compiling reads "never compiled".
 """
 
