@@ -325,9 +325,7 @@ def run_summary(run: Run, session: Session) -> RenderableType:
     if run.nothing_compiled is not None:
         e = run.nothing_compiled
         parts.append(
-            Text(
-                "\n".join([fout.headline(e), *fout.hint_lines(e, run)]), style="bold white on red"
-            )
+            Text("\n".join([fout.headline(e), *fout.hint_lines(e, run)]), style="bold white on red")
         )
     end = fout.end_line(run, session)
     if end is not None:
