@@ -19,6 +19,7 @@ from dlcprof.figures import advice as fadv
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import cache as fc
+from dlcprof.figures import ddp as fddp
 from dlcprof.figures import device as fd
 from dlcprof.figures import hotspots as fh
 from dlcprof.figures import kernels as fk
@@ -83,9 +84,14 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
             )
         case ev.HeaderPrecompiled():
             return Text.assemble(("  · ", "dim"), fc.header_line(event))
+        case ev.GraphSplitForDDP():
+            split = fddp.splits(session.run(event.run_id))[-1]
+            return Text.assemble(("  ⑂ DDP: ", "bold cyan"), split.line)
         case ev.NothingCompiled():
             return Text(
-                "\n".join([fout.headline(event), *fout.hint_lines(event)]),
+                "\n".join(
+                    [fout.headline(event), *fout.hint_lines(event, session.run(event.run_id))]
+                ),
                 style="bold white on red",
             )
         case ev.CompileFinished():
@@ -327,8 +333,12 @@ def run_summary(run: Run, session: Session) -> RenderableType:
     if run.nothing_compiled is not None:
         e = run.nothing_compiled
         parts.append(
-            Text("\n".join([fout.headline(e), *fout.hint_lines(e)]), style="bold white on red")
+            Text("\n".join([fout.headline(e), *fout.hint_lines(e, run)]), style="bold white on red")
         )
+    end = fout.end_line(run, session)
+    if end is not None:
+        parts.append(Text(end, style="bold red"))
+    parts += [Text(line, style="cyan") for line in fddp.lines(run)]
     if run.compiles:
         parts.append(phases_table(run))
         parts += restart_lines(run)
@@ -398,7 +408,19 @@ def attach_line(event: ev.Event, session: Session) -> Text | None:
             return Text.assemble(("▶ compiling: ", "bold green"), session.run(event.run_id).name)
         case ev.ProgramExited():
             return Text(f"■ {event.message}", style="bold")
-        case ev.PhaseEnded() | ev.CompileFinished() | ev.RecompileTriggered() | ev.GraphBroken():
+        case ev.RunFinished():
+            run = session.run(event.run_id)
+            end = fout.end_line(run, session) or fout.status(run)
+            return Text(f"■ {run.name}: {end}", style="bold" if run.status == "ok" else "bold red")
+        case (
+            ev.PhaseEnded()
+            | ev.CompileFinished()
+            | ev.RecompileTriggered()
+            | ev.GraphBroken()
+            | ev.GraphSplitForDDP()
+            | ev.NothingCompiled()
+            | ev.ErrorRaised()
+        ):
             line = live_line(event, session)
             run = session.runs.get(getattr(event, "run_id", "") or "")
             many = sum(r.process is not None for r in session.runs.values()) > 1

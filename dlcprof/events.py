@@ -665,6 +665,34 @@ class NodeMerged(Event):
     backend: str = ""  # the process group's, as its ranks reported it
 
 
+@dataclass
+class GraphSplitForDDP(Event):
+    """DDPOptimizer split one Dynamo graph at DDP's bucket boundaries: each piece
+    is compiled (forward and backward) as an Inductor graph of its own, under the
+    frame's one compile id. Buckets as DDPOptimizer counted them (their
+    parameter bytes, in the graph's order), when its bucket hook was readable."""
+
+    run_id: str
+    compile_id: str
+    pieces: list[str]  # the split graph's submodules ("submod_0", ...)
+    forward_graphs: int  # Inductor graphs compiled for the forward of this compile
+    bucket_cap_bytes: int | None = None
+    bucket_bytes: list[int] = field(default_factory=list)
+    bucket_params: list[list[str]] = field(default_factory=list)
+
+
+@dataclass
+class CompileSettingsRead(Event):
+    """Settings that decide how a distributed program compiles, read once when the
+    process first reports: at its first compile (a rank that never compiled: at
+    its end). None: not readable on this torch, see ``unavailable``."""
+
+    run_id: str
+    optimize_ddp: str | None  # Dynamo's DDP mode: "ddp_optimizer", "python_reducer", ...
+    compiled_autograd: bool | None
+    unavailable: str = ""
+
+
 # --- codec ----------------------------------------------------------------------------
 
 

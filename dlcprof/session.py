@@ -35,6 +35,9 @@ class Compile:
     kernels: list[ev.KernelGenerated] = field(default_factory=list)
     graph_breaks: list[ev.GraphBroken] = field(default_factory=list)
     record: ev.CompileFinished | None = None  # torch's compilation_metrics, once finished
+    # Every record of this id: more than one when DDPOptimizer split the graph
+    # (each piece's backward compiles on its own, under the frame's id).
+    records: list[ev.CompileFinished] = field(default_factory=list)
     cost: ev.CompileCostMeasured | None = None  # seconds by the user's functions and modules
     cache_state: str | None = None  # from the phases, before the record arrives
 
@@ -44,7 +47,7 @@ class Compile:
 
     @property
     def wall_s(self) -> float | None:
-        return self.record.wall_s if self.record else None
+        return sum(r.wall_s for r in self.records) if self.record else None
 
     @property
     def start_t(self) -> float | None:
@@ -108,6 +111,9 @@ class Run:
     process: ev.ProcessAttached | None = None
     graph_calls: ev.GraphCallsTimed | None = None
     joined: ev.ProcessGroupJoined | None = None  # its init_process_group returned
+    # DDP (figures/ddp.py): the settings read at the first compile, each split.
+    compile_settings: ev.CompileSettingsRead | None = None
+    ddp_splits: list[ev.GraphSplitForDDP] = field(default_factory=list)
 
     @property
     def target(self) -> str:
@@ -311,6 +317,7 @@ class Session:
         key = ev.backward_id(e.compile_id) if e.is_backward else e.compile_id
         c = r.compiles.get(key) or r.compile(key)
         c.record = e
+        c.records.append(e)
         # The recompile that led here now has a price.
         for rc in reversed(r.recompiles):
             if rc.cost_s is None and rc.compile_id in (None, e.compile_id):
@@ -434,6 +441,12 @@ class Session:
                 r.status = "cancelled" if e.detached else "ended"
                 r.finished_t = e.t
                 r.open_phases.clear()
+
+    def _on_GraphSplitForDDP(self, e: ev.GraphSplitForDDP) -> None:
+        self.run(e.run_id).ddp_splits.append(e)
+
+    def _on_CompileSettingsRead(self, e: ev.CompileSettingsRead) -> None:
+        self.run(e.run_id).compile_settings = e
 
     def _on_ProcessAttached(self, e: ev.ProcessAttached) -> None:
         r = self.run(e.run_id)

@@ -3,6 +3,12 @@
 # (docs/gpu-check.md says how to run it on a lent machine).
 #
 #   bash scripts/gpu_check.sh [--device cuda|cpu] [OUT_DIR]
+#   bash scripts/gpu_check.sh --ranks [--device cuda|cpu] [OUT_DIR]   # NEEDS 2 GPUs
+#
+# --ranks runs only the many-ranks plan instead (docs/gpu-check.md): a torchrun
+# job of 2 ranks, one GPU each, on NCCL, under `dlcprof run --` (the DDP split,
+# then one rank diverging); it needs 2 GPUs and stops with exit 2 on fewer.
+# With --device cpu it rehearses the same on gloo.
 #
 # 1. Python: $PYTHON, else the image's `python3` when it imports torch, else
 #    this checkout's .venv. dlcprof runs from the checkout (PYTHONPATH), never
@@ -25,6 +31,8 @@
 set -uo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 DEVICE=cuda
+RANKS=0
+if [ "${1:-}" = "--ranks" ]; then RANKS=1; shift; fi
 if [ "${1:-}" = "--device" ]; then DEVICE=${2:?--device cuda|cpu}; shift 2; fi
 OUT=${1:-${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/dlcprof-gpu-check-XXXXXX")}}
 mkdir -p "$OUT"
@@ -73,6 +81,38 @@ say "py-spy: $(command -v py-spy || echo 'not found'); textual: $("$PY" -c \
     'import importlib.metadata as m; print(m.version("textual"))' 2>&1 | tail -1)"
 [ "$DEVICE" = cuda ] && nvidia-smi --query-gpu=name,driver_version,memory.total \
     --format=csv,noheader 2>&1 | head -1 | while read -r l; do say "GPU: $l"; done
+
+# The many-ranks plan (--ranks, NEEDS 2 GPUs): two torchrun jobs of 2 ranks
+# under `dlcprof run --`, 240 s each at most, then gpu_ranks_check.py reads
+# their sessions. OUT_DIR gets summary.txt and one log per job.
+if [ "$RANKS" = 1 ]; then
+    if [ "$DEVICE" = cuda ]; then
+        gpus=$("$PY" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null)
+        if [ "${gpus:-0}" -lt 2 ]; then
+            say "the many-ranks plan needs 2 GPUs; ${gpus:-0} seen"
+            exit 2
+        fi
+        job_args=(--device cuda --backend nccl)
+    else
+        job_args=(--device cpu --backend gloo)
+        export TORCHINDUCTOR_CACHE_DIR="${TMPDIR:-/tmp}/dlcprof-gpu-check-cpu-cache"
+    fi
+    for job in split diverge; do
+        case $job in
+            split) extra=(--width 512 --depth 4 --bucket-cap-mb 1 --steps 3) ;;
+            diverge) extra=(--diverge-rank 1 --steps 4) ;;
+        esac
+        say "2 ranks ($job): torchrun ddp_train.py ${job_args[*]} ${extra[*]}"
+        (cd "$WORK" && timeout -k 10 240 "$PY" -m dlcprof.cli run --json "$WORK/ranks-$job.json" \
+            -- "$PY" -m torch.distributed.run --standalone --nproc-per-node 2 \
+            "$repo/tests/programs/ddp_train.py" "${job_args[@]}" "${extra[@]}") \
+            >"$OUT/ranks-$job.log" 2>&1 || say "the $job job failed or timed out (see ranks-$job.log)"
+    done
+    say "runs took $(($(date +%s) - start)) s"
+    "$PY" "$repo/scripts/gpu_ranks_check.py" --device "$DEVICE" "$WORK/ranks-split.json" \
+        "$WORK/ranks-diverge.json" 2>&1 | tee -a "$OUT/summary.txt"
+    exit "${PIPESTATUS[0]}"
+fi
 
 # Sizing: on the GPU, default sizes, fresh caches (max-autotune really
 # benchmarks) and enough timed calls for NVML's utilization window to see the

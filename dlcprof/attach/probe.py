@@ -20,6 +20,7 @@ import platform
 import socket
 import sys
 import time
+import traceback
 from typing import Any
 
 from dlcprof import events as ev
@@ -29,12 +30,20 @@ from dlcprof.worker.fresh_lines import FreshKernelLines, FreshLines
 from dlcprof.worker.probes import ProbeNotes, rawtrace
 from dlcprof.worker.probes import autotune as autotune_probe
 from dlcprof.worker.probes import cudagraphs as cudagraphs_probe
+from dlcprof.worker.probes import ddp as ddp_probe
 from dlcprof.worker.probes import kernels as kernels_probe
 from dlcprof.worker.probes import trace as trace_probe
 from dlcprof.worker.probes.lazy import when_imported
 
 # Events that open the channel: the process compiles (or has compiled code run).
 _ARMING = (ev.PhaseStarted, ev.PhaseEnded, ev.CompileFinished, ev.GraphCallsTimed)
+
+
+def _arms(e: ev.Event) -> bool:
+    """A compile opens the channel; so does the end of a rank that never compiled
+    (it is shown as such, not missing)."""
+    return isinstance(e, _ARMING) or (isinstance(e, ev.RunFinished) and _is_rank())
+
 
 INDUCTOR_CONFIG = "torch._inductor.config"
 
@@ -52,7 +61,13 @@ def install(torch: Any) -> None:
     _process = AttachedProcess(torch, path)
     os.register_at_fork(after_in_child=_process.forked)
     atexit.register(_process.finish)
-    sys.excepthook = _process.excepthook(sys.excepthook)
+    previous = sys.excepthook
+
+    def excepthook(kind, value, tb):  # type: ignore[no-untyped-def]
+        _process.uncaught(kind, value, tb)
+        previous(kind, value, tb)
+
+    sys.excepthook = excepthook
 
 
 def _force_eager(torch: Any) -> None:
@@ -66,6 +81,18 @@ def _force_eager(torch: Any) -> None:
 def _int_env(name: str) -> int | None:
     value = os.environ.get(name, "")
     return int(value) if value.strip().lstrip("-").isdigit() else None
+
+
+def _is_rank() -> bool:
+    """A rank of a launched job (torchrun sets RANK and LOCAL_RANK), not a
+    DataLoader worker it spawned (which inherits them)."""
+    if _int_env("RANK") is None or _int_env("LOCAL_RANK") is None:
+        return False
+    data = sys.modules.get("torch.utils.data")
+    try:
+        return data is None or data.get_worker_info() is None
+    except Exception:  # noqa: BLE001
+        return True
 
 
 def _process_start() -> float | None:
@@ -96,7 +123,7 @@ def _inductor_cache_dir() -> str | None:
 class AttachedProcess:
     def __init__(self, torch: Any, path: str) -> None:
         self.torch = torch
-        self.channel = Channel(path, self._hello, lambda e: isinstance(e, _ARMING))
+        self.channel = Channel(path, self._hello, _arms)
         self._follow()
         # Hooks on torch's classes and registries: once; they outlive a fork.
         autotune = autotune_probe.AutotuneCollector(
@@ -111,14 +138,14 @@ class AttachedProcess:
         self.calls = graph_calls.GraphCalls(self.run_id, self.channel.emit)
         graph_calls.install(self.calls, self.notes)
         rendezvous.install(self.channel, lambda: self.run_id, self.notes)
+        ddp_probe.install(lambda *b: self.dispatcher.ddp_buckets(*b), self.notes)
 
     def _follow(self) -> None:
         """This process's own state: its id, the trace handler, its raw trace."""
         self.run_id = f"pid{os.getpid()}"
         self.t0 = time.time()
         self.finished = False
-        self.status = "ok"  # how the program ended: "error" after an uncaught exception
-        self.failure: str | None = None  # that exception, in one line
+        self.crash: tuple[str, str] | None = None  # (status, one line) of an uncaught exception
         self.notes = ProbeNotes(self.channel, self.run_id)
         # Not imported here: Inductor's config pulls in Dynamo (seconds), which a
         # process that never compiles must not pay. Set before its first compile.
@@ -160,8 +187,27 @@ class AttachedProcess:
                 local_rank=_int_env("LOCAL_RANK"),
                 world_size=_int_env("WORLD_SIZE"),
                 cache_dir=_inductor_cache_dir(),
-            )
+            ),
+            ddp_probe.settings(self.run_id),
         ]
+
+    def uncaught(self, kind: type, value: BaseException, tb: Any) -> None:
+        """The program's main thread raised to the top: this process crashed
+        (or was interrupted); said at exit, with the traceback."""
+        try:
+            status = "cancelled" if issubclass(kind, KeyboardInterrupt) else "crashed"
+            line = f"{kind.__name__}: {value}".strip().rstrip(":")
+            self.crash = (status, line)
+            self.channel.emit(
+                ev.ErrorRaised(
+                    run_id=self.run_id,
+                    stage="program",
+                    message=f"uncaught {line}",
+                    traceback="".join(traceback.format_exception(kind, value, tb)),
+                )
+            )
+        except Exception:  # noqa: BLE001 - the program's own hook must still run
+            pass
 
     def forked(self) -> None:
         """In a forked child (a DataLoader worker): a process of its own. The
@@ -176,20 +222,6 @@ class AttachedProcess:
         self._follow()
         self.calls.restart(self.run_id)
 
-    def excepthook(self, previous: Any) -> Any:
-        """sys.excepthook that notes an uncaught exception (the process then ends
-        with status "error", or "cancelled" for Ctrl-C, not "ok"), then hands it on."""
-
-        def hook(kind: Any, value: Any, tb: Any) -> None:
-            if issubclass(kind, KeyboardInterrupt):
-                self.status = "cancelled"  # Ctrl-C: the user's stop, not a failure
-            else:
-                self.status = "error"
-                self.failure = f"{kind.__name__}: {value}".splitlines()[0]
-            previous(kind, value, tb)
-
-        return hook
-
     def finish(self) -> None:
         """At exit: the last kernels and totals, the raw trace closed, the end."""
         if self.finished:
@@ -198,14 +230,14 @@ class AttachedProcess:
         try:
             self.dispatcher.flush()
             self.calls.report()
+            nothing = self.dispatcher.nothing_compiled()
+            if nothing is not None and nothing.frames:
+                self.channel.emit(nothing)  # every frame ran eager: said loudly
             if self._close_raw is not None:
                 self._close_raw()
-            if self.failure is not None:
-                self.channel.emit(
-                    ev.ErrorRaised(run_id=self.run_id, stage="program", message=self.failure)
-                )
+            status = self.crash[0] if self.crash else "ok"
             self.channel.emit(
-                ev.RunFinished(run_id=self.run_id, status=self.status, wall_s=time.time() - self.t0)
+                ev.RunFinished(run_id=self.run_id, status=status, wall_s=time.time() - self.t0)
             )
         finally:
             self.channel.close()

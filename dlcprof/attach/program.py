@@ -6,8 +6,10 @@ The command runs in a process group of its own. On a terminal that group is
 made the foreground one, as a shell does: Ctrl-C and the terminal's stdin
 reach the program as they would without dlcprof. SIGINT, SIGTERM and SIGHUP
 sent to dlcprof itself are passed on to the program's group; dlcprof waits
-for the program and exits with its status. If dlcprof dies, the program runs
-on: its stdout and stderr are its own (headless), and each probe goes quiet.
+for the program and exits with its status. Processes of the program's tree
+that outlive a stop (torchrun's ranks run in sessions of their own: see
+tree.py) are ended after it. If dlcprof dies, the program runs on: its stdout
+and stderr are its own (headless), and each probe goes quiet.
 
 Every stream is one process (``ProcessAttached`` first); each event read from
 it is stamped with that process's run id (a process cannot write into
@@ -35,6 +37,7 @@ from dlcprof import events as ev
 from dlcprof import scratch
 from dlcprof.attach import BOOTSTRAP_DIR, EAGER_ENV, PACKAGE_ROOT, ROOT_ENV, SOCKET_ENV
 from dlcprof.attach.monitors import ProgramMonitors
+from dlcprof.attach.tree import Tree
 from dlcprof.runner import _Output
 from dlcprof.signals import SIGNALS
 
@@ -44,6 +47,9 @@ ENDED = "ended"
 # After the program exits: how long its processes' last events may take to arrive.
 DRAIN_S = 3.0
 STOP_GRACE_S = 15.0
+# After a stop: how long the program's leftover processes get between SIGTERM and SIGKILL.
+LEFTOVER_GRACE_S = 3.0
+TREE_S = 0.5  # how often the program's process tree is read while it runs
 _READ = 1 << 16
 
 
@@ -154,6 +160,7 @@ class AttachedProgram:
         finally:
             for f in files.values():
                 f.close()
+        self._tree = Tree(self.proc.pid)
         if not capture:
             self._take_terminal()
         self.emit(
@@ -231,10 +238,19 @@ class AttachedProgram:
         sel.register(self._listener, selectors.EVENT_READ, "listen")
         streams = _Streams(self._seen)
         ended_at: float | None = None
+        tree_t = 0.0
+        swept = False
         try:
             while not self._done.is_set():
+                if ended_at is None and time.monotonic() - tree_t > TREE_S:
+                    self._tree.update()
+                    tree_t = time.monotonic()
                 if ended_at is None and self.proc.poll() is not None:
                     ended_at = time.monotonic()
+                if ended_at is not None and self.stopped_by and not swept:
+                    swept = True
+                    self._end_leftovers()
+                    ended_at = time.monotonic()  # their streams' ends may follow
                 if ended_at is not None and (
                     not streams.open or time.monotonic() - ended_at > DRAIN_S
                 ):
@@ -260,6 +276,21 @@ class AttachedProgram:
         """An event of a process's stream: to the caller, then to its monitors."""
         self.emit(event)
         self.monitors.see(event)
+
+    def _end_leftovers(self) -> None:
+        """After a stop: end the program's processes still running (say which)."""
+        left = self._tree.end(LEFTOVER_GRACE_S)
+        if left:
+            self.emit(
+                ev.LogEmitted(
+                    run_id=None,
+                    level="warning",
+                    source="dlcprof",
+                    message=f"ended {len(left)} process(es) of the program still running after "
+                    f"it stopped (pids {', '.join(map(str, sorted(left)))}): a launcher such "
+                    "as torchrun starts its ranks in sessions of their own",
+                )
+            )
 
     def _accept(self, sel: selectors.BaseSelector) -> None:
         while True:

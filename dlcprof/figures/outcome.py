@@ -6,15 +6,32 @@ would compare eager with eager. The worker then times nothing
 (``NothingCompiled``), and every view says so first, with torch's reason and
 hints, and states no speedup. A single frame Dynamo refused, in a run that
 compiled others, is one line of the live log (``frame_failed``).
+
+In an attached program each process says it at its end: a process (a rank)
+whose frames all made no graph ran eager throughout. A model wrapped in
+DistributedDataParallel is the known case on torch 2.13: Dynamo traces DDP's
+own forward but starts no frame in torch.nn's modules, so an ``nn.Sequential``
+given to DDP is never compiled (``DDP_HINT``). A rank that ended without ever
+compiling reads "never compiled".
 """
 
 from __future__ import annotations
 
 from dlcprof import events as ev
 from dlcprof import text
-from dlcprof.session import Run
+from dlcprof.session import Run, Session
 
 NOTHING_COMPILED = "nothing compiled"
+NEVER_COMPILED = "never compiled"
+ENDED_WHY = "it ended without its exit hook (a signal, or os._exit)"
+# Checked on torch 2.13 (docs/ranks.md): both remedies compile the model.
+DDP_HINT = (
+    "the model is wrapped in DistributedDataParallel and Dynamo traced only DDP's "
+    "own code: it starts no frame inside torch.nn's modules, so a torch.nn container "
+    "(nn.Sequential) given to DDP is never compiled; compile the module inside DDP "
+    "(DDP(torch.compile(model))) or give the model a class with its own forward"
+)
+_DDP_SOURCE = "torch/nn/parallel/distributed.py"
 # Why a run that compiled nothing has no benchmark, kernel times or sweep.
 NO_SPEEDUP = "nothing compiled: every call ran eagerly, there is no speedup to state"
 
@@ -37,15 +54,27 @@ def headline(e: ev.NothingCompiled) -> str:
     )
 
 
-def hint_lines(e: ev.NothingCompiled) -> list[str]:
-    """Torch's hints, one line each (``allow_rnn=True`` for an LSTM)."""
-    return [f"torch's hint: {h}" for h in e.hints]
+def hint_lines(e: ev.NothingCompiled, run: Run | None = None) -> list[str]:
+    """Torch's hints, one line each (``allow_rnn=True`` for an LSTM), and ours
+    for a DDP-wrapped model (``run``: the run the event belongs to)."""
+    ours = [f"hint: {DDP_HINT}"] if run is not None and ddp_wrapped(run) else []
+    return [f"torch's hint: {h}" for h in e.hints] + ours
+
+
+def ddp_wrapped(run: Run) -> bool:
+    """Dynamo broke inside DDP's forward: the compiled model is a DDP wrapper."""
+    return any(
+        _DDP_SOURCE in f"{g.detail} {g.location}".replace("\\", "/") for g in run.graph_breaks
+    )
 
 
 def status(run: Run) -> str:
-    """The run's status as a view heads it: a run that compiled nothing is not "ok"."""
+    """The run's status as a view heads it: a run that compiled nothing is not "ok",
+    nor is a process that ended without compiling."""
     if run.nothing_compiled is not None and run.status == "ok":
         return NOTHING_COMPILED
+    if run.process is not None and not run.compiles and not run.live:
+        return f"{run.status}, {NEVER_COMPILED}" if run.status != "ok" else NEVER_COMPILED
     return run.status
 
 
@@ -54,3 +83,29 @@ def frame_failed(e: ev.CompileFinished) -> str:
     what = "backward compile" if e.is_backward else "compile"
     reason = f"{e.fail_type}: {e.fail_reason}" if e.fail_reason else str(e.fail_type)
     return f"{what} failed after {text.secs(e.wall_s)}: {reason} (this frame runs eagerly)"
+
+
+def end_line(run: Run, session: Session) -> str | None:
+    """How an attached process ended, when not plainly ("crashed: uncaught
+    RuntimeError: ..."; "ended without its exit hook ..."); None: it ended ok."""
+    if run.process is None or run.live or run.status == "ok":
+        return None
+    if run.status == "crashed":
+        error = next((e.message for e in reversed(run.errors) if e.stage == "program"), "")
+        line = f"crashed: {error}" if error else "crashed"
+    else:
+        line = f"{run.status}: {ENDED_WHY}" if run.status == "ended" else run.status
+    first = min(
+        (
+            r
+            for r in session.runs.values()
+            if r.process is not None and r.status == "crashed" and r.finished_t is not None
+        ),
+        key=lambda r: r.finished_t or 0.0,
+        default=None,
+    )
+    if first is not None and first is not run:
+        line += f"; {first.name} crashed first"
+        if run.status == "ended":
+            line += ", and torchrun stops the other ranks when one fails"
+    return line

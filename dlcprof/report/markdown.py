@@ -377,6 +377,7 @@ def _run_section(r: RunModel, detail: int = FULL) -> list[str]:
     if r.nothing_compiled:
         first, *hints = r.nothing_compiled
         out += [f"> **{cell(first)}**", *(f"> {cell(h)}" for h in hints), ""]
+    out += [*(f"> {cell(n)}" for n in r.process_notes), ""] if r.process_notes else []
     if r.limit is not None:
         out += [
             f"> **Warning: recompile limit hit** ({r.limit.limit}) in `{r.limit.function}`: "

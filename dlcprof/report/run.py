@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import ddp as fddp
 from dlcprof.figures import device as fd
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
@@ -66,6 +67,8 @@ class RunModel:
     origin_t: float | None  # the run's start: the JSON states its compile phases from it
     sweep_total_s: float | None
     compile_cost: CompileCostSection | None  # by the user's functions and modules
+    # An attached process: how it ended when not plainly, and what DDP did to its compiles.
+    process_notes: list[str] = field(default_factory=list)
 
     @property
     def run_id(self) -> str:
@@ -106,7 +109,7 @@ class RunModel:
     def nothing_compiled(self) -> list[str]:
         """A run that compiled nothing: the loud line, then torch's hints; else empty."""
         e = self.run.nothing_compiled
-        return [fout.headline(e), *fout.hint_lines(e)] if e is not None else []
+        return [fout.headline(e), *fout.hint_lines(e, self.run)] if e is not None else []
 
     @property
     def graph_breaks(self) -> list[ev.GraphBroken]:
@@ -252,4 +255,5 @@ def run_model(session: Session, run: Run, number: int | None = None) -> RunModel
         origin_t=fruns.run_origin(run),
         sweep_total_s=fr.sweep_total(run),
         compile_cost=compile_cost_section(run),
+        process_notes=[n for n in (fout.end_line(run, session),) if n] + fddp.lines(run),
     )

@@ -23,6 +23,7 @@ import dlcprof
 from dlcprof import events as ev
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import ddp as fddp
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import nodes as fnodes
@@ -473,7 +474,36 @@ def _nothing_compiled(run: Run) -> dict[str, Any] | None:
         "fail_reason": e.fail_reason,
         "location": e.location,
         "hints": list(e.hints),
+        "lines": fout.hint_lines(e, run),
         "frames": e.frames,
+    }
+
+
+def _ddp_dict(run: Run) -> dict[str, Any] | None:
+    """Null unless the process is a rank or DDP split its graph (figures/ddp.py):
+    the settings read at its first compile and each split with its piece count."""
+    if not fddp.distributed(run):
+        return None
+    s = run.compile_settings
+    return {
+        "optimize_ddp": s.optimize_ddp if s else None,
+        "compiled_autograd": s.compiled_autograd if s else None,
+        "settings_unavailable": s.unavailable if s else "not read: the process never compiled",
+        "inductor_graphs": fddp.graphs(run),
+        "splits": [
+            {
+                "compile_id": sp.event.compile_id,
+                "pieces": sp.pieces,
+                "piece_names": list(sp.event.pieces),
+                "forward_graphs": sp.event.forward_graphs,
+                "backward_graphs": sp.backward_graphs,
+                "bucket_cap_bytes": sp.event.bucket_cap_bytes,
+                "bucket_bytes": list(sp.event.bucket_bytes),
+                "line": sp.line,
+            }
+            for sp in fddp.splits(run)
+        ],
+        "lines": fddp.lines(run),
     }
 
 
@@ -487,6 +517,8 @@ def _run_dict(m: RunModel) -> dict[str, Any]:
         "label": m.label,
         "status": run.status,
         "nothing_compiled": _nothing_compiled(run),
+        "process_notes": list(m.process_notes),
+        "ddp": _ddp_dict(run),
         # The first compile's time includes building it: null when no compile did.
         "precompiled_header_built": run.header_built.path if run.header_built else None,
         "workload": run.workload,

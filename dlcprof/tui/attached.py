@@ -18,6 +18,7 @@ from textual.widgets import Static
 
 from dlcprof import events as ev
 from dlcprof.attach.program import AttachedProgram
+from dlcprof.figures import ddp as fddp
 from dlcprof.figures.program import program_lines, program_state
 from dlcprof.tui.app import DlcprofApp
 from dlcprof.tui.program_dialog import DETACH, STOP, StopOrDetachScreen
@@ -50,6 +51,7 @@ class AttachedApp(DlcprofApp):
         """The program's timeline and graph lives, in the sidebar."""
         now = None if self.deterministic else time.time()
         lines = program_lines(self.session, now) or [f"program: {' '.join(self.command)}"]
+        lines += fddp.session_lines(self.session)
         self._home.query_one("#program-note", Static).update(Text("\n".join(lines)))
         if now is not None and self.program_running:
             # The ranks' axis ends at now, and their skew grows with it.

@@ -116,5 +116,14 @@ AFFECTS: dict[type[ev.Event], frozenset[str]] = {
     }.items()
 }
 REPAINT_FREE: frozenset[type[ev.Event]] = frozenset(
-    {ev.TraceSaved, ev.CompileCostMeasured, ev.AdviceTried, ev.ProcessGroupJoined, ev.NodeMerged}
+    {
+        ev.TraceSaved,
+        ev.CompileCostMeasured,
+        ev.AdviceTried,
+        ev.ProcessGroupJoined,
+        ev.NodeMerged,
+        # The DDP events: the attached program's note repaints them on its timer.
+        ev.GraphSplitForDDP,
+        ev.CompileSettingsRead,
+    }
 )

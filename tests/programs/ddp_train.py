@@ -5,7 +5,8 @@ Options cause what the tests look for, on one rank only where they name one:
 ``--diverge-rank R`` (rank R alone changes its batch shape at step 2: it alone
 recompiles), ``--crash-rank R`` (rank R raises at step 1), ``--eager-rank R``
 (rank R never compiles), ``--width 512 --bucket-cap-mb 1`` (several DDP
-buckets: DDPOptimizer splits the graph)."""
+buckets: DDPOptimizer splits the graph). ``--device cuda --backend nccl``: one
+GPU per rank (scripts/gpu_ranks_check.sh)."""
 
 import argparse
 import os
@@ -37,18 +38,25 @@ def main() -> int:
     parser.add_argument("--diverge-rank", type=int, default=-1)
     parser.add_argument("--crash-rank", type=int, default=-1)
     parser.add_argument("--eager-rank", type=int, default=-1)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--backend", default="gloo")
     args = parser.parse_args()
-    dist.init_process_group("gloo")
+    dist.init_process_group(args.backend)
     rank = dist.get_rank()
     torch.manual_seed(0)
-    model = DDP(Blocks(args.width, args.depth), bucket_cap_mb=args.bucket_cap_mb)
+    device = (
+        torch.device(args.device, int(os.environ["LOCAL_RANK"])) if args.device == "cuda" else None
+    )
+    blocks = Blocks(args.width, args.depth).to(device)
+    ids = [device] if device is not None else None
+    model = DDP(blocks, device_ids=ids, bucket_cap_mb=args.bucket_cap_mb)
     step_fn = model if rank == args.eager_rank else torch.compile(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     for step in range(args.steps):
         if rank == args.crash_rank and step == 1:
             raise RuntimeError(f"rank {rank} crashed at step {step} (--crash-rank)")
         batch = args.batch + (2 if rank == args.diverge_rank and step >= 2 else 0)
-        loss = step_fn(torch.randn(batch, args.width)).pow(2).mean()
+        loss = step_fn(torch.randn(batch, args.width, device=device)).pow(2).mean()
         loss.backward()
         opt.step()
         opt.zero_grad()

@@ -16,7 +16,7 @@ class AlarmBanner(Static):
         refused = run.nothing_compiled if run is not None else None
         if refused is not None:
             self.display = True
-            self.update("⚠ " + "\n".join([fout.headline(refused), *fout.hint_lines(refused)]))
+            self.update("⚠ " + "\n".join([fout.headline(refused), *fout.hint_lines(refused, run)]))
             return
         hit = run.recompile_limit if run is not None else None
         self.display = hit is not None

@@ -91,6 +91,10 @@ METRIC_FIELDS = (
     "has_guarded_code",
 )
 
+# DDPOptimizer's split of one Dynamo graph at DDP's bucket boundaries.
+DDP_SPLIT = "optimize_ddp_split_graph"
+DDP_PIECE = "optimize_ddp_split_child"
+
 # Record names the dispatcher reads (also what the tee keeps for fixtures).
 CONSUMED = frozenset(
     {
@@ -108,6 +112,8 @@ CONSUMED = frozenset(
         "fx_graph_cache_bypass",
         "inductor_provenance_tracking_node_mappings",
         "inductor_provenance_tracking_kernel_stack_traces",
+        DDP_SPLIT,
+        DDP_PIECE,
     }
 )
 
@@ -356,6 +362,11 @@ class TraceDispatcher:
         # "file:line" of the latest failed compile in the user's code, as torch names it.
         self.failed_at = ""
         self._breaks: dict[str | None, ev.GraphBroken] = {}  # the first break per compile id
+        # DDPOptimizer: the pieces of each split compile, the Inductor graphs of
+        # each compile so far, and the buckets DDPOptimizer chose last (probes/ddp.py).
+        self._pieces: dict[str, list[str]] = {}
+        self._inductor_graphs: dict[str, int] = {}
+        self._buckets: tuple[int | None, list[int], list[list[str]]] | None = None
         self.on_limit: Callable[[], None] | None = None  # called at the first limit hit
 
     # Public -------------------------------------------------------------------
@@ -382,6 +393,12 @@ class TraceDispatcher:
                             f"{type(e).__name__}: {e}",
                         )
                     )
+
+    def ddp_buckets(self, cap: int | None, sizes: list[int], params: list[list[str]]) -> None:
+        """DDPOptimizer chose its buckets (probes/ddp.py): they belong to the split
+        record that follows on this compile."""
+        with self._lock:
+            self._buckets = (cap, sizes, params)
 
     def on_limit_warning(self, message: str) -> None:
         parsed = parse_limit_warning(message)
@@ -491,10 +508,18 @@ class TraceDispatcher:
                     run_id=self.run_id, compile_id=md_cid, symbol=symbol, source=source
                 )
             )
+        elif name in (DDP_SPLIT, DDP_PIECE) and md_cid is not None:
+            pieces = self._pieces.setdefault(md_cid, [])
+            if name == DDP_PIECE:
+                pieces.append(str((md.get(name) or {}).get("name") or f"submod_{len(pieces)}"))
         elif name.startswith("fx_graph_cache_"):
             if md_cid is not None:
                 self._cache.setdefault(md_cid, []).append(name.rsplit("_", 1)[-1])
-        elif self.kernels is not None and md_cid is not None:
+        elif md_cid is not None:
+            if name == "inductor_output_code":  # one per Inductor graph, hit or miss
+                self._inductor_graphs[md_cid] = self._inductor_graphs.get(md_cid, 0) + 1
+            if self.kernels is None:
+                return
             if name == "inductor_post_grad_graph":
                 self.kernels.post_grad(md_cid, payload)
             elif name == "inductor_output_code":
@@ -569,8 +594,9 @@ class TraceDispatcher:
             self.counts.backward_compiles += 1
         else:
             self.counts.compiles += 1
-            # No op count (an older torch) counts as a graph: "nothing compiled" needs proof.
-            self.counts.graphs += record.get("graph_op_count") != 0
+            # No op count field (an older torch) counts as a graph: "nothing compiled"
+            # needs proof. A null one is a frame Dynamo skipped without a graph.
+            self.counts.graphs += record.get("graph_op_count", 1) not in (0, None)
         metrics = {k: record[k] for k in METRIC_FIELDS if k in record}
         finished = ev.CompileFinished(
             run_id=self.run_id,
@@ -588,10 +614,33 @@ class TraceDispatcher:
         )
         if fail_type and not is_backward and self._refusal is None:
             self._refusal = finished
+        graphs = self._inductor_graphs.pop(cid, 0)
+        if not is_backward:
+            self._ddp_split(cid, graphs)
         self.sink.emit(finished)
         if is_limit_failure(record):
             function = self._frame_names.get(frame) or str(record.get("co_name") or "?")
             self._limit_hit(function, None, str(record.get("fail_reason") or ""))
+
+    def _ddp_split(self, cid: str, graphs: int) -> None:
+        """The split of this forward compile, if DDPOptimizer split it (before its
+        CompileFinished, so a view of the compile has it)."""
+        pieces = self._pieces.pop(cid, None)
+        buckets, self._buckets = self._buckets, None
+        if not pieces:
+            return
+        cap, sizes, params = buckets if buckets is not None else (None, [], [])
+        self.sink.emit(
+            ev.GraphSplitForDDP(
+                run_id=self.run_id,
+                compile_id=cid,
+                pieces=pieces,
+                forward_graphs=graphs,
+                bucket_cap_bytes=cap,
+                bucket_bytes=sizes if len(sizes) == len(pieces) else [],
+                bucket_params=params if len(params) == len(pieces) else [],
+            )
+        )
 
     def _limit_hit(self, function: str, limit: int | None, message: str) -> None:
         if function in self._limit_functions:

@@ -1,0 +1,81 @@
+"""The one adapter to torch's DDP compile internals: Dynamo's DDP mode and
+compiled autograd (read once, when the process first reports: its first compile), and the buckets
+DDPOptimizer chose (its ``pretty_print_buckets`` hook, wrapped once
+``torch._dynamo.backends.distributed`` is imported by torch itself).
+
+The split itself is in the structured trace (``optimize_ddp_split_graph`` and
+``_child`` records: probes/trace.py); the buckets are not, so the hook hands
+them to the trace dispatcher, which joins them to the split of the compile in
+progress. Either part missing degrades to "unavailable", never an error.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from dlcprof import events as ev
+from dlcprof.worker.probes import ProbeNotes
+from dlcprof.worker.probes.lazy import when_imported
+
+PROBE = "ddp"
+DISTRIBUTED = "torch._dynamo.backends.distributed"
+
+# (bucket cap in bytes, each bucket's parameter bytes, each bucket's parameter names)
+Buckets = Callable[[int | None, list[int], list[list[str]]], None]
+
+
+def settings(run_id: str) -> ev.CompileSettingsRead:
+    """Dynamo's DDP mode and whether compiled autograd is on, as torch has them now."""
+    dynamo = sys.modules.get("torch._dynamo")
+    mode: str | None = None
+    autograd: bool | None = None
+    missing = []
+    try:
+        mode = str(dynamo.utils.get_optimize_ddp_mode())  # type: ignore[union-attr]
+    except Exception:  # noqa: BLE001
+        try:
+            mode = str(dynamo.config.optimize_ddp)  # type: ignore[union-attr]
+        except Exception:  # noqa: BLE001
+            missing.append("torch._dynamo optimize_ddp")
+    try:
+        ca = sys.modules.get("torch._dynamo.compiled_autograd")
+        on = bool(getattr(ca, "compiled_autograd_enabled", False)) if ca is not None else False
+        autograd = on or bool(dynamo.config.compiled_autograd)  # type: ignore[union-attr]
+    except Exception:  # noqa: BLE001
+        missing.append("torch._dynamo.config.compiled_autograd")
+    why = f"{' and '.join(missing)} not found on this torch" if missing else ""
+    return ev.CompileSettingsRead(
+        run_id=run_id, optimize_ddp=mode, compiled_autograd=autograd, unavailable=why
+    )
+
+
+def install(on_buckets: Buckets, notes: ProbeNotes) -> None:
+    """Hand DDPOptimizer's buckets to ``on_buckets`` each time it chooses them."""
+    when_imported(DISTRIBUTED, lambda module: _wrap(module, on_buckets, notes))
+
+
+def _wrap(module: Any, on_buckets: Buckets, notes: ProbeNotes) -> None:
+    original = getattr(module, "pretty_print_buckets", None)
+    if not callable(original):
+        notes.unavailable(
+            PROBE,
+            f"{DISTRIBUTED}.pretty_print_buckets not found: a DDP split is shown "
+            "without its buckets",
+        )
+        return
+
+    def pretty_print_buckets(buckets: Any, bucket_bytes_cap: Any, *args: Any, **kw: Any) -> Any:
+        try:
+            # In the graph's order: bucket i becomes the split's piece submod_i.
+            on_buckets(
+                int(bucket_bytes_cap) if bucket_bytes_cap is not None else None,
+                [int(b.size) for b in buckets],
+                [[str(p) for p in b.params] for b in buckets],
+            )
+        except Exception:  # noqa: BLE001 - never break the compile
+            notes.unavailable(PROBE, "DDPOptimizer's buckets could not be read on this torch")
+        return original(buckets, bucket_bytes_cap, *args, **kw)
+
+    module.pretty_print_buckets = pretty_print_buckets
