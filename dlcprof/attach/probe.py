@@ -4,10 +4,11 @@ once ``torch`` has finished importing).
 The worker's own probes, fed to a ``Channel`` instead of a pipe: the trace
 handler (phases, compile records, kernels with provenance, recompile reasons,
 graph breaks, cache state), autotuning, CUDA-graph status, torch's raw trace
-for tlparse, and the calls of each compiled graph. The process stays silent
-until it compiles: the channel opens at the first compile event. A forked
-child (a DataLoader worker) starts over as a process of its own. At exit the
-totals are sent and the channel drained for at most a moment.
+for tlparse, the calls of each compiled graph and the kernel times of a few.
+The process stays silent until it compiles: the channel opens at the first
+compile event. A forked child (a DataLoader worker) starts over as a process
+of its own. At exit the totals are sent and the channel drained for at most a
+moment.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import time
 from typing import Any
 
 from dlcprof import events as ev
-from dlcprof.attach import EAGER_ENV, SOCKET_ENV, graph_calls
+from dlcprof.attach import EAGER_ENV, SOCKET_ENV, graph_calls, kernel_sample
 from dlcprof.attach.channel import Channel
 from dlcprof.worker.fresh_lines import FreshKernelLines, FreshLines
 from dlcprof.worker.probes import ProbeNotes, rawtrace
@@ -92,7 +93,10 @@ class AttachedProcess:
         cudagraphs_probe.CudagraphProbe(
             self.channel, self.run_id, self.notes, lambda: self.dispatcher.prefix
         ).install()
-        self.calls = graph_calls.GraphCalls(self.run_id, self.channel.emit)
+        self.sampler = kernel_sample.KernelSampler(
+            self.run_id, self.channel.emit, lambda: self.dispatcher.kernels, lambda: self.notes
+        )
+        self.calls = graph_calls.GraphCalls(self.run_id, self.channel.emit, self.sampler)
         graph_calls.install(self.calls, self.notes)
 
     def _follow(self) -> None:
@@ -153,6 +157,7 @@ class AttachedProcess:
         self.channel.reset()
         self._follow()
         self.calls.restart(self.run_id)
+        self.sampler.restart(self.run_id)
 
     def finish(self) -> None:
         """At exit: the last kernels and totals, the raw trace closed, the end."""
@@ -162,6 +167,7 @@ class AttachedProcess:
         try:
             self.dispatcher.flush()
             self.calls.report()
+            self.sampler.report(final=True)
             if self._close_raw is not None:
                 self._close_raw()
             self.channel.emit(
