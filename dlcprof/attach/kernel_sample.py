@@ -31,17 +31,18 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dlcprof import events as ev
 from dlcprof.attach import NOT_SAMPLED_YET, SAMPLE_AFTER_CALLS, SAMPLED_CALLS, SAMPLED_WHICH
-from dlcprof.worker import profile
 from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes.kernels import CompiledGraph, KernelCollector
 
+if TYPE_CHECKING:
+    from dlcprof.worker import profile
+
 PROBE = "kernels.sample"
-CPU_METHOD = f"{profile.CPU_METHOD}, on {SAMPLED_WHICH} in the program"
-GPU_METHOD = f"{profile.GPU_METHOD}, on {SAMPLED_WHICH} in the program"
+IN_PROGRAM = f", on {SAMPLED_WHICH} in the program"  # after the stage's method
 EAGER_WHY = "not replayed in an attached program: dlcprof run FILE.py:FUNC replays them"
 COPY_WHY = "not measured in an attached program: it would cost the program a large copy"
 # Calls of a graph after which its kernels are no longer waited for.
@@ -122,6 +123,8 @@ class KernelSampler:
         return window
 
     def end(self, window: Window, ok: bool) -> None:
+        from dlcprof.worker import profile  # not at import: most processes never sample
+
         g = window.graph
         try:
             window.stack.close()
@@ -143,6 +146,8 @@ class KernelSampler:
             self._busy.release()
 
     def _open(self, cid: str, g: _Graph, inputs: Any, t0: float) -> Window | None:
+        from dlcprof.worker import profile  # not at import: most processes never sample
+
         if g.plan is None:
             graph = self._compiled(cid)
             if graph is None:
@@ -178,7 +183,7 @@ class KernelSampler:
     def _compiled(self, cid: str) -> CompiledGraph | None:
         collector = self.collector()
         graphs = collector.graphs if collector is not None else []
-        return next((c for c in reversed(graphs) if c.compile_id == cid), None)
+        return next((c for c in reversed(graphs) if call_id(c) == cid), None)
 
     def _fail(self, g: _Graph, why: str) -> None:
         g.why, g.plan = why, None
@@ -186,6 +191,8 @@ class KernelSampler:
         self.report()
 
     def _done(self, g: _Graph) -> None:
+        from dlcprof.worker import profile  # not at import: most processes never sample
+
         plan = g.plan
         assert plan is not None
         results = [profile.KernelResult() for _ in plan.graph.kernels]
@@ -201,16 +208,18 @@ class KernelSampler:
         try:
             self._report(final)
         except Exception as e:  # noqa: BLE001 - never in the program's way
-            self.notes().unavailable(PROBE, f"could not report: {type(e).__name__}: {e}")
+            self.notes().unavailable(f"{PROBE}.report", f"{type(e).__name__}: {e}")
 
     def _report(self, final: bool) -> None:
+        from dlcprof.worker import profile  # not at import: most processes never sample
+
         collector = self.collector()
         graphs = list(collector.graphs) if collector is not None else []
         if not graphs:
             return
         kernels: list[dict[str, Any]] = []
         for c in graphs:
-            g = self._graphs.get(c.compile_id)
+            g = self._graphs.get(call_id(c))
             if g is not None and g.kernels is not None:
                 kernels += g.kernels
                 continue
@@ -219,7 +228,7 @@ class KernelSampler:
                 profile.KernelResult(why=dict.fromkeys(("time_ms", "bytes"), why))
                 for _ in c.kernels
             ]
-            kernels += _with_eager_why(profile.kernel_dicts([c], results))
+            kernels += _with_eager_why(profile.kernel_dicts([c], [results]))
         done = [g for g in self._graphs.values() if g.kernels is not None]
         state = (len(graphs), sum(g.done for g in self._graphs.values()), final)
         if state == self._sent or (
@@ -230,7 +239,8 @@ class KernelSampler:
         self.send(
             ev.KernelsProfiled(
                 run_id=self.run_id,
-                method=GPU_METHOD if any(g.gpu for g in done) else CPU_METHOD,
+                method=(profile.GPU_METHOD if any(g.gpu for g in done) else profile.CPU_METHOD)
+                + IN_PROGRAM,
                 calls=SAMPLED_CALLS * len(done),
                 wall_s=sum(g.sampled_s for g in done),
                 kernels=kernels,
@@ -238,6 +248,14 @@ class KernelSampler:
                 copy_why=COPY_WHY,
             )
         )
+
+
+def call_id(graph: CompiledGraph) -> str:
+    """The id graph_calls names a compiled graph's calls by: a backward graph's
+    kernels come under its compile's id, its calls under the backward's."""
+    if graph.code.graph == "backward":
+        return ev.backward_id(graph.compile_id)
+    return graph.compile_id
 
 
 def _not_sampled(g: _Graph | None, final: bool) -> str:

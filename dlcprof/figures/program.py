@@ -19,7 +19,7 @@ from dlcprof.session import Run, Session
 
 NO_CALLS = "no compiled call timed (another backend than Inductor, or none ran yet)"
 NOT_SAMPLED = (
-    f"no graph has run {SAMPLE_AFTER_CALLS + SAMPLED_CALLS} calls yet ({SAMPLED_WHICH} are sampled)"
+    f"no graph has run {SAMPLE_AFTER_CALLS + SAMPLED_CALLS} calls yet: {SAMPLED_WHICH} are sampled"
 )
 NO_STEADY = "no unsampled call after the first to compare with"
 
