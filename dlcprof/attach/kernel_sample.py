@@ -211,12 +211,12 @@ class KernelSampler:
             self.notes().unavailable(f"{PROBE}.report", f"{type(e).__name__}: {e}")
 
     def _report(self, final: bool) -> None:
-        from dlcprof.worker import profile  # not at import: most processes never sample
-
         collector = self.collector()
         graphs = list(collector.graphs) if collector is not None else []
         if not graphs:
             return
+        from dlcprof.worker import profile  # not at import: most processes never sample
+
         kernels: list[dict[str, Any]] = []
         for c in graphs:
             g = self._graphs.get(call_id(c))

@@ -194,11 +194,12 @@ class Sampling:
     graphs: int
     seconds: float  # the sampled calls, sampling included
     extra_s: float | None  # over unsampled calls; None where no graph has a steady time
+    called: int = 0  # graphs with timed calls, sampled or not
 
     @property
     def line(self) -> str:
         if not self.calls:
-            return f"kernel times: {text.na(NOT_SAMPLED)}"
+            return f"kernel times: {text.na(NOT_SAMPLED if self.called else NO_CALLS)}"
         if self.extra_s is None or self.extra_s > 0:
             extra = f"{text.secs(self.extra_s, NO_STEADY)} more than as many unsampled calls"
         else:
@@ -212,7 +213,8 @@ class Sampling:
 
 
 def sampling(run: Run) -> Sampling:
-    lives = [g for g in graph_lives(run) if g.sampled]
+    called = graph_lives(run)
+    lives = [g for g in called if g.sampled]
     extras = [g.sampling_extra_s for g in lives]
     known = [x for x in extras if x is not None]
     return Sampling(
@@ -220,6 +222,7 @@ def sampling(run: Run) -> Sampling:
         len(lives),
         sum(g.sampled_s for g in lives),
         sum(known) if known else None,
+        len(called),
     )
 
 
