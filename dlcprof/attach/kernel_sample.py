@@ -75,7 +75,8 @@ class Window:
     t0: float
     stack: contextlib.ExitStack
     prof: Any = None
-    before: list[int] = field(default_factory=list)
+    before: list[int] = field(default_factory=list)  # launch counts (GPU)
+    entered: int = 0  # calls of the graph's code() before this one
 
 
 class KernelSampler:
@@ -131,6 +132,9 @@ class KernelSampler:
             rec = g.plan.recorder if g.plan is not None else None
             if rec is None:
                 return
+            if ok and rec.entered == window.entered:  # replayed by a CUDA graph
+                self._fail(g, profile.NOT_TIMED)
+                return
             if window.prof is not None:
                 if ok:
                     times = profile.device_times(profile.chrome_trace(window.prof), rec.label)
@@ -169,11 +173,12 @@ class KernelSampler:
                 import torch
 
                 acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-                # Entered last, left first: the profiler stops after the window's kernels.
+                # Entered first, left last: the profiler stops after the synchronize.
                 window.prof = window.stack.enter_context(torch.profiler.profile(activities=acts))
                 window.stack.callback(torch.cuda.synchronize)
                 window.before = list(rec.count)
             rec.seconds = [0.0] * len(rec.seconds)
+            window.entered = rec.entered
             window.stack.enter_context(profile.instrumented([g.plan]))
         except BaseException:
             window.stack.close()
