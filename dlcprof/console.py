@@ -390,6 +390,8 @@ def attach_line(event: ev.Event, session: Session) -> Text | None:
             return Text.assemble(("▶ compiling: ", "bold green"), session.run(event.run_id).name)
         case ev.ProgramExited():
             return Text(f"■ {event.message}", style="bold")
+        case ev.KernelsProfiled():
+            return None  # sent again as each graph's calls are sampled: the tables say it once
         case ev.PhaseEnded() | ev.CompileFinished() | ev.RecompileTriggered() | ev.GraphBroken():
             line = live_line(event, session)
             run = session.runs.get(getattr(event, "run_id", "") or "")
