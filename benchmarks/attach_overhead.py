@@ -96,7 +96,9 @@ def first_line_latency(env: dict[str, str], rounds: int) -> list[float]:
 
         reader = threading.Thread(target=watch, daemon=True)
         reader.start()
-        stdout, _ = proc.communicate(timeout=1800)
+        assert proc.stdout is not None
+        stdout = proc.stdout.read()  # stderr is the reader's alone
+        proc.wait(timeout=1800)
         reader.join(10)
         called = [
             float(ln.split()[-1]) for ln in stdout.splitlines() if ln.startswith("first call")
