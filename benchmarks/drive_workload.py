@@ -16,6 +16,7 @@ module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
 fn, args = module.build("cpu", torch.float32, "small")
 compiled = torch.compile(fn)
+print(f"first call at {time.time():.6f}", flush=True)  # attach_overhead.py: Dynamo starts in it
 start = time.perf_counter()
 for _ in range(calls):
     compiled(*args)

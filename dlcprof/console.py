@@ -408,6 +408,8 @@ def attach_line(event: ev.Event, session: Session) -> Text | None:
             return Text.assemble(("▶ compiling: ", "bold green"), session.run(event.run_id).name)
         case ev.ProgramExited():
             return Text(f"■ {event.message}", style="bold")
+        case ev.KernelsProfiled():
+            return None  # sent again as each graph's calls are sampled: the tables say it once
         case ev.RunFinished():
             run = session.run(event.run_id)
             end = fout.end_line(run, session) or fout.status(run)

@@ -625,8 +625,10 @@ class ProcessAttached(Event):
 @dataclass
 class GraphCallsTimed(Event):
     """Calls of each compiled graph so far in an attached process, timed around
-    the compiled callable: ``graphs[compile_id]`` = {"calls", "inside_s" (summed),
-    "first_t", "first_s" (the first call's own time)}. Cumulative: the newest wins."""
+    the compiled callable: ``graphs[compile_id]`` = {"calls" (all), "inside_s"
+    (summed over the unsampled ones), "first_t", "first_s" (the first call's own
+    time), "sampled", "sampled_s" (the calls whose kernels were timed, and their
+    time: attach/kernel_sample.py)}. Cumulative: the newest wins."""
 
     run_id: str
     graphs: dict[str, dict[str, float]]

@@ -151,20 +151,23 @@ if [ "$DEVICE" = cuda ]; then
 fi
 
 # An attached program (docs/attach.md): the tests' training script on CUDA
-# under `dlcprof run --`; its compiles must carry Triton kernels, and the device
-# sampler on its process must have read NVML's utilization. One more log in OUT
-# (the 8th file); its session stays in WORK.
+# under `dlcprof run --`; its compiles must carry Triton kernels (5 steps: each
+# graph runs the calls kernel sampling needs; how many were timed is said), and the
+# device sampler on its process must have read NVML's utilization. One more log
+# in OUT (the 8th file); its session stays in WORK.
 if [ "$DEVICE" = cuda ]; then
     say "attached program: tests/programs/train.py --device cuda"
     (cd "$WORK" && timeout -k 10 90 "$PY" -m dlcprof.cli run --quiet --json "$WORK/attached.json" \
-        -- "$PY" "$repo/tests/programs/train.py" --device cuda) >"$OUT/attached.log" 2>&1
+        -- "$PY" "$repo/tests/programs/train.py" --device cuda --steps 5) >"$OUT/attached.log" 2>&1
     "$PY" -c 'import json, sys
 runs = json.load(open(sys.argv[1]))["runs"]
-names = [k["name"] for r in runs for c in r["compiles"] for k in c["kernels"]]
+kernels = [k for r in runs for c in r["compiles"] for k in c["kernels"]]
+names = [k["name"] for k in kernels]
 ok = any(n.startswith("triton_") for n in names)
+timed = sum(k["time_ms"] is not None for k in kernels if k["name"].startswith("triton_"))
 nvml = any(r["device"]["monitors"].get("nvml", {}).get("available") for r in runs)
 util = sum(r["device"]["metrics"].get("gpu_util_pct", {}).get("count", 0) for r in runs)
-print(f"attached program: {len(names)} kernels, Triton kernels: {ok}, "
+print(f"attached program: {len(names)} kernels, Triton kernels: {ok}, {timed} of them timed, "
       f"NVML available: {nvml}, GPU utilization samples: {util}")
 sys.exit(0 if ok and nvml and util else 1)' "$WORK/attached.json" >>"$OUT/attached.log" 2>&1 &&
         say "$(tail -1 "$OUT/attached.log")" || say "attached program failed (see attached.log)"

@@ -104,6 +104,8 @@ def test_training_script_json_matches_torch_trace(tmp_path):
     proc = dlcprof_run(
         out,
         str(TRAIN),
+        "--steps",
+        "5",  # each graph runs the calls kernel sampling needs
         "--exit-code",
         "3",
         options=("--report", str(folder)),
@@ -111,7 +113,7 @@ def test_training_script_json_matches_torch_trace(tmp_path):
     )
     stdout, stderr = proc.communicate(timeout=900)
     assert proc.returncode == 3, stderr
-    expected = [f"seq {s} step {i} loss" for s in (4, 6) for i in (0, 1)] + ["done"]
+    expected = [f"seq {s} step {i} loss" for s in (4, 6) for i in range(5)] + ["done"]
     lines = stdout.splitlines()
     assert [ln[: len(e)] for ln, e in zip(lines, expected, strict=True)] == expected
 
@@ -124,6 +126,10 @@ def test_training_script_json_matches_torch_trace(tmp_path):
     kernels = [k for c in run["compiles"] for k in c["kernels"]]
     assert any("aten.relu" in k["fused_ops"] for k in kernels)
     assert any(str(TRAIN) in line for k in kernels for line in k["source_lines"])
+    # Kernel times, sampled on calls 2-4 of each graph; those calls left out of the
+    # time per call, and what they cost said.
+    fused = [k for c in forward for k in c["kernels"] if k["kind"] != "extern"]
+    assert fused and all(k["time_ms"] > 0 and k["launches"] >= 1 for k in fused)
     reasons = [r["reason"] for r in run["recompiles"]]
     assert any("size mismatch at index 0. expected 4, actual 6" in r for r in reasons)
     breaks = run["graph_breaks"]
@@ -135,6 +141,12 @@ def test_training_script_json_matches_torch_trace(tmp_path):
     assert 0 < process["compile_share"] < 1
     assert process["first_call_waited_s"] > 0
     assert {g["compile_id"] for g in process["graphs"]} >= {"0/0", "0/0 (bwd)", "0/1"}
+    model = next(g for g in process["graphs"] if g["compile_id"] == "0/0")
+    assert model["calls"] == 5 and model["sampled_calls"] == 3
+    assert model["per_call_s"] == pytest.approx(model["inside_s"] / 2)
+    sampling = process["kernel_sampling"]
+    assert sampling["calls"] >= 9 and sampling["seconds"] > 0
+    assert "the observer's cost, left out of the time per call" in sampling["line"]
     assert re.search(r"compiles took .+ of this .+ run, \d+%", process["line"])
 
     # torch's own account of the same process (TORCH_TRACE was set for it too).
@@ -301,7 +313,7 @@ def test_eager_baseline_runs_the_command_again_without_compiling(tmp_path):
     assert len(report["runs"]) == 1  # forced eager: the second run compiled nothing
     base = report["program"]["eager_baseline"]
     assert base["eager_wall_s"] > 0 and base["compiled_wall_s"] > 0
-    assert "forced eager" in report["program"]["lines"][-2]
+    assert "forced eager" in report["program"]["lines"][-1]
 
 
 @pytest.mark.parametrize(
@@ -361,3 +373,57 @@ def test_channel_holds_events_until_a_compile_and_bounds_its_buffer(tmp_path, mo
     channel.close(wait_s=0.1)
     conn.close()
     server.close()
+
+
+def _sampler(graphs: list) -> tuple[object, list[ev.Event]]:
+    """A kernel sampler over a collector holding ``graphs`` (our own data)."""
+    from types import SimpleNamespace
+
+    from dlcprof.attach.kernel_sample import KernelSampler
+    from dlcprof.worker.probes import ProbeNotes
+
+    sent: list[ev.Event] = []
+    collector = SimpleNamespace(graphs=graphs)
+    notes = ProbeNotes(SimpleNamespace(emit=sent.append), "pid1")
+    return KernelSampler("pid1", sent.append, lambda: collector, lambda: notes), sent
+
+
+def _graph(cid: str, path: str | None):
+    from dlcprof.worker.probes.kernels import CompiledGraph, KernelInfo, OutputCode
+
+    kernel = KernelInfo("cpp_fused_sin_0", "pointwise", ["aten.sin"], "", [], 0, "inference")
+    return CompiledGraph(cid, path, OutputCode("inference", {}, []), [kernel], None)
+
+
+def test_kernel_sampler_leaves_the_first_call_alone_and_says_why_not():
+    graphs = [_graph("0/0", None), _graph("1/0", "/nowhere/wrapper.py")]
+    sampler, sent = _sampler(graphs)
+    assert sampler.begin("0/0", ()) is None and sent == []  # the first call: left alone
+    # The second would be sampled, but its code cannot be instrumented: n/a, and why.
+    assert sampler.begin("0/0", ()) is None
+    unavailable, profiled = sent
+    assert unavailable.probe == "kernels.sample"  # type: ignore[attr-defined]
+    assert isinstance(profiled, ev.KernelsProfiled) and profiled.calls == 0
+    why = "torch did not say where the wrapper module was written"
+    by_graph = {k["compile_id"]: k["why"] for k in profiled.kernels}
+    assert by_graph["0/0"]["time_ms"] == why
+    assert by_graph["1/0"]["time_ms"] == "not sampled yet (calls 2-4 of each graph are)"
+    assert by_graph["0/0"]["eager_ms"].startswith("not replayed in an attached program")
+    assert sampler.begin("0/0", ()) is None and len(sent) == 2  # given up: no more tries
+    # At exit a graph called too few times says how many.
+    sampler.begin("1/0", ())
+    sampler.report(final=True)
+    final = {k["compile_id"]: k["why"] for k in sent[-1].kernels}  # type: ignore[attr-defined]
+    assert final["1/0"]["time_ms"] == "called 1 time: calls 2-4 of each graph are sampled"
+    sampler.report(final=True)
+    assert len(sent) == 3  # nothing new: not sent again
+
+
+def test_kernel_sampler_waits_for_a_graphs_kernels_then_gives_up():
+    from dlcprof.attach import kernel_sample
+
+    sampler, sent = _sampler([])
+    for _ in range(kernel_sample.WAIT_CALLS + kernel_sample.SAMPLE_AFTER_CALLS):
+        assert sampler.begin("0/0", ()) is None
+    (unavailable,) = sent  # no graph of the process to report on
+    assert unavailable.reason == "its kernels were not reported in its first 51 calls"  # type: ignore[attr-defined]

@@ -51,7 +51,13 @@ def _module_file(name: str) -> Path | None:
 
 # What runs beside torch: the worker, and the probe an attached program loads.
 ATTACH = PKG / "attach"
-TORCH_SIDE = (WORKER, ATTACH / "bootstrap", ATTACH / "probe.py", ATTACH / "graph_calls.py")
+TORCH_SIDE = (
+    WORKER,
+    ATTACH / "bootstrap",
+    ATTACH / "probe.py",
+    ATTACH / "graph_calls.py",
+    ATTACH / "kernel_sample.py",
+)
 
 
 def _on_torch_side(p: Path) -> bool:

@@ -130,3 +130,47 @@ def test_an_empty_pane_says_what_it_waits_for():
     ended = ev.ProgramExited(returncode=0, signal=None, wall_s=1.0, message="exited")
     waiting.apply(ended)
     assert fprog.no_run_yet(waiting, hint) == "nothing here: no process of the program compiled"
+
+
+def sampled_run(graphs: dict[str, dict[str, float]]):
+    s = Session.from_events([*program_started(), ev.GraphCallsTimed(run_id="pid7", graphs=graphs)])
+    return s.runs["pid7"]
+
+
+def test_sampled_calls_are_left_out_of_the_time_per_call_and_their_cost_stated():
+    # 10 calls: the first (10 ms), 6 more unsampled (1 ms each), 3 sampled (5 ms each).
+    run = sampled_run(
+        {
+            "0/0": {
+                "calls": 10,
+                "inside_s": 0.016,
+                "first_t": 1.0,
+                "first_s": 0.010,
+                "sampled": 3,
+                "sampled_s": 0.015,
+            }
+        }
+    )
+    (life,) = fprog.graph_lives(run)
+    assert life.per_call_s == 0.016 / 7 and life.steady_s == 0.001
+    assert life.sampling_extra_s == 0.015 - 3 * 0.001
+    assert "(3 sampled for kernel times left out: 5 ms each)" in life.line
+    cost = fprog.sampling(run)
+    assert (cost.calls, cost.graphs, cost.seconds) == (3, 1, 0.015)
+    assert cost.line == (
+        "kernel times: sampled on calls 2-4 of each graph (3 calls of 1 graph); those calls "
+        "took 15 ms, 12 ms more than as many unsampled calls: the observer's cost, left out "
+        "of the time per call"
+    )
+
+
+def test_sampling_cost_without_a_steady_call_or_any_sampled_call():
+    few = {"calls": 4, "inside_s": 0.01, "first_t": 1.0, "first_s": 0.01, "sampled": 3}
+    cost = fprog.sampling(sampled_run({"0/0": {**few, "sampled_s": 0.02}}))
+    assert cost.extra_s is None
+    assert "n/a (no unsampled call after the first to compare with) more than" in cost.line
+    # An older probe's totals (no sampling fields): nothing sampled, and why.
+    none = fprog.sampling(session().runs["pid7"])
+    assert none.line == (
+        "kernel times: n/a (no graph has run 4 calls yet: calls 2-4 of each graph are sampled)"
+    )

@@ -323,8 +323,8 @@ def test_compare_lists_each_sides_divergences():
 # --- real programs --------------------------------------------------------------------
 
 
-def test_an_uncaught_exception_ends_the_process_run_with_error(tmp_path):
-    """What the crash check reads: a process that raised is "error" with its
+def test_an_uncaught_exception_ends_the_process_run_crashed(tmp_path):
+    """What the crash check reads: a process that raised is "crashed" with its
     exception, not "ok" (the exit hook runs after the exception, too)."""
     out = tmp_path / "r.json"
     faults = Path(__file__).parent / "programs" / "faults.py"
@@ -335,8 +335,8 @@ def test_an_uncaught_exception_ends_the_process_run_with_error(tmp_path):
     assert proc.returncode == 1
     assert "RuntimeError: boom after a compile" in proc.stderr  # the program's own traceback
     (run,) = json.loads(out.read_text())["runs"]
-    assert run["status"] == "error"
-    assert [e["message"] for e in run["errors"]] == ["RuntimeError: boom after a compile"]
+    assert run["status"] == "crashed"
+    assert [e["message"] for e in run["errors"]] == ["uncaught RuntimeError: boom after a compile"]
 
 
 DDP_TRAIN = Path(__file__).parent / "programs" / "ddp_train.py"

@@ -5,7 +5,8 @@ torch adapter (``torch._inductor.output_code.CompiledFxGraph``, 2.13):
 ``post_compile`` runs once per graph, fresh or from a cache, inside the
 compile (its compile id is current; ``graph_kwargs["is_backward"]`` names a
 backward graph): the graph is tagged there. ``__call__`` runs the compiled
-code for each call: two ``perf_counter`` reads and a dict update around it.
+code for each call: two ``perf_counter`` reads and a dict update around it
+(and, on a few calls of each graph, the kernel sampler: kernel_sample.py).
 Hooked when torch imports the module (``probes.lazy``), so a process that
 never compiles pays nothing. Inductor's graphs only: another backend's
 callables are not timed.
@@ -16,11 +17,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dlcprof import events as ev
 from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes.lazy import when_imported
+
+if TYPE_CHECKING:
+    from dlcprof.attach.kernel_sample import KernelSampler
 
 PROBE = "graph_calls"
 MODULE = "torch._inductor.output_code"
@@ -31,10 +35,15 @@ REPORT_EVERY_S = 1.0
 
 class GraphCalls:
     """Totals per compile id; ``send(event)`` gets a snapshot at most every
-    REPORT_EVERY_S, from the calling thread (a non-blocking send)."""
+    REPORT_EVERY_S, from the calling thread (a non-blocking send). The calls
+    ``sampler`` times kernel by kernel (kernel_sample.py) are counted apart:
+    ``inside_s`` is the other calls' time, so the observer does not move it."""
 
-    def __init__(self, run_id: str, send: Callable[[ev.Event], None]) -> None:
+    def __init__(
+        self, run_id: str, send: Callable[[ev.Event], None], sampler: KernelSampler | None = None
+    ) -> None:
         self.send = send
+        self.sampler = sampler
         self.restart(run_id)
 
     def restart(self, run_id: str) -> None:
@@ -45,7 +54,7 @@ class GraphCalls:
         self._last_sent = 0.0
         self._changed = False
 
-    def called(self, compile_id: str, start: float, seconds: float) -> None:
+    def called(self, compile_id: str, start: float, seconds: float, sampled: bool = False) -> None:
         with self._lock:
             g = self._graphs.get(compile_id)
             if g is None:
@@ -54,9 +63,15 @@ class GraphCalls:
                     "inside_s": 0.0,
                     "first_t": time.time() - seconds,
                     "first_s": seconds,
+                    "sampled": 0,
+                    "sampled_s": 0.0,
                 }
             g["calls"] += 1
-            g["inside_s"] += seconds
+            if sampled:
+                g["sampled"] += 1
+                g["sampled_s"] += seconds
+            else:
+                g["inside_s"] += seconds
             self._changed = True
             due = start - self._last_sent >= REPORT_EVERY_S
         if due:
@@ -100,10 +115,17 @@ def _wrap(module: Any, calls: GraphCalls, notes: ProbeNotes) -> None:
         if cid is None:
             return call(graph, inputs)
         start = time.perf_counter()
+        sampler = calls.sampler
+        window = sampler.begin(cid, inputs) if sampler is not None else None
+        ok = False
         try:
-            return call(graph, inputs)
+            out = call(graph, inputs)
+            ok = True
+            return out
         finally:
-            calls.called(cid, start, time.perf_counter() - start)
+            if window is not None:
+                sampler.end(window, ok)  # type: ignore[union-attr]
+            calls.called(cid, start, time.perf_counter() - start, window is not None)
 
     cls.post_compile = post_compile
     cls.__call__ = timed_call

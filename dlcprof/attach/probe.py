@@ -5,7 +5,7 @@ The worker's own probes, fed to a ``Channel`` instead of a pipe: the trace
 handler (phases, compile records, kernels with provenance, recompile reasons,
 graph breaks, cache state), autotuning, CUDA-graph status, torch's raw trace
 for tlparse (under torch's per-rank name in a rank), the calls of each
-compiled graph, and when the process group finished initializing
+compiled graph and the kernel times of a few, and when the process group finished initializing
 (rendezvous.py). The process stays silent until it compiles: the channel
 opens at the first compile event. A forked
 child (a DataLoader worker) starts over as a process of its own. At exit the
@@ -24,7 +24,7 @@ import traceback
 from typing import Any
 
 from dlcprof import events as ev
-from dlcprof.attach import EAGER_ENV, SOCKET_ENV, graph_calls, rendezvous
+from dlcprof.attach import EAGER_ENV, SOCKET_ENV, graph_calls, kernel_sample, rendezvous
 from dlcprof.attach.channel import Channel
 from dlcprof.worker.fresh_lines import FreshKernelLines, FreshLines
 from dlcprof.worker.probes import ProbeNotes, rawtrace
@@ -135,7 +135,10 @@ class AttachedProcess:
         cudagraphs_probe.CudagraphProbe(
             self.channel, self.run_id, self.notes, lambda: self.dispatcher.prefix
         ).install()
-        self.calls = graph_calls.GraphCalls(self.run_id, self.channel.emit)
+        self.sampler = kernel_sample.KernelSampler(
+            self.run_id, self.channel.emit, lambda: self.dispatcher.kernels, lambda: self.notes
+        )
+        self.calls = graph_calls.GraphCalls(self.run_id, self.channel.emit, self.sampler)
         graph_calls.install(self.calls, self.notes)
         rendezvous.install(self.channel, lambda: self.run_id, self.notes)
         ddp_probe.install(lambda *b: self.dispatcher.ddp_buckets(*b), self.notes)
@@ -221,6 +224,7 @@ class AttachedProcess:
         self.channel.reset()
         self._follow()
         self.calls.restart(self.run_id)
+        self.sampler.restart(self.run_id)
 
     def finish(self) -> None:
         """At exit: the last kernels and totals, the raw trace closed, the end."""
@@ -233,6 +237,7 @@ class AttachedProcess:
             nothing = self.dispatcher.nothing_compiled()
             if nothing is not None and nothing.frames:
                 self.channel.emit(nothing)  # every frame ran eager: said loudly
+            self.sampler.report(final=True)
             if self._close_raw is not None:
                 self._close_raw()
             status = self.crash[0] if self.crash else "ok"

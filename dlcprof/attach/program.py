@@ -31,15 +31,17 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from dlcprof import events as ev
 from dlcprof import scratch
 from dlcprof.attach import BOOTSTRAP_DIR, EAGER_ENV, PACKAGE_ROOT, ROOT_ENV, SOCKET_ENV
 from dlcprof.attach.monitors import ProgramMonitors
 from dlcprof.attach.tree import Tree
-from dlcprof.runner import _Output
 from dlcprof.signals import SIGNALS
+
+if TYPE_CHECKING:
+    from dlcprof.runner import _Output
 
 Emit = Callable[[ev.Event], None]
 # A process's run status when it ended without its exit hook (os._exit, a signal).
@@ -138,6 +140,8 @@ class AttachedProgram:
         self._outputs: list[tuple[BinaryIO, _Output]] = []
         files: dict[str, BinaryIO] = {}
         if capture:
+            from dlcprof.runner import _Output  # the TUI's only: not on run --'s way to spawn
+
             self.output_dir = Path(tempfile.mkdtemp(prefix="dlcprof-program-"))
             for name in ("stdout", "stderr"):
                 path = self.output_dir / f"{name}.log"
@@ -236,6 +240,9 @@ class AttachedProgram:
     def _pump(self) -> None:
         sel = selectors.DefaultSelector()
         sel.register(self._listener, selectors.EVENT_READ, "listen")
+        pidfd = _pidfd(self.proc.pid)  # wakes the select when the program ends
+        if pidfd is not None:
+            sel.register(pidfd, selectors.EVENT_READ, "ended")
         streams = _Streams(self._seen)
         ended_at: float | None = None
         tree_t = 0.0
@@ -258,6 +265,8 @@ class AttachedProgram:
                 for key, _ in sel.select(timeout=0.1):
                     if key.data == "listen":
                         self._accept(sel)
+                    elif key.data == "ended":
+                        sel.unregister(key.fileobj)
                     else:
                         streams.read(sel, key.fileobj)
                 self._read_output()
@@ -265,6 +274,8 @@ class AttachedProgram:
             self._read_output(last=True)
             streams.close(sel)
             sel.close()
+            if pidfd is not None:
+                os.close(pidfd)
             self._listener.close()
             self._give_back_terminal()
             self.monitors.close()  # py-spy stops with the program or the detach
@@ -423,6 +434,14 @@ class _Streams:
         """Stop listening (the program ended, or dlcprof detached)."""
         for sock in list(self._socks):
             self._end(sel, sock, eof=False)
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor readable once ``pid`` ended (Linux 5.3+), else None: polled."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
 
 
 @contextlib.contextmanager

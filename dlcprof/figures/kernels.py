@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.attach import NOT_SAMPLED_YET
 from dlcprof.figures.outcome import NO_SPEEDUP
 from dlcprof.session import Run
 
@@ -212,6 +213,8 @@ def why_no_profile(run: Run) -> str:
     """Why a run has no per-kernel figures, in one wording for every view."""
     if run.kernel_profile is not None:
         return "not profiled"
+    if run.process is not None:
+        return NOT_SAMPLED_YET
     if run.settings is not None and run.settings.backend != "inductor":
         return f"backend {run.settings.backend} generates no kernels"
     if run.nothing_compiled is not None:
@@ -265,7 +268,10 @@ def kernel_timings(run: Run) -> dict[str, KernelTiming]:
         key = kernel_key(k)
         d = measured.get(key)
         if d is None:
-            why = "compiled after the profiling stage" if p else why_no_profile(run)
+            later = (
+                NOT_SAMPLED_YET if run.process is not None else "compiled after the profiling stage"
+            )
+            why = later if p else why_no_profile(run)
             d = {"why": dict.fromkeys(("time_ms", "eager_ms", "bytes"), why)}
         why = dict(d.get("why") or {})
         t, eager, nbytes = d.get("time_ms"), d.get("eager_ms"), d.get("bytes")
@@ -416,7 +422,17 @@ def summary_lines(run: Run, method: bool = True) -> list[str]:
         copy_bandwidth(s.copy_gbps, s.copy_why),
         *s.notes,
     ]
-    return [*lines, text.profiled(s.wall_s, s.calls, s.method)] if method else lines
+    if not method:
+        return lines
+    if run.process is not None:
+        return [*lines, sampled(s.calls, s.method)]
+    return [*lines, text.profiled(s.wall_s, s.calls, s.method)]
+
+
+def sampled(calls: int, method: str) -> str:
+    """How an attached program's kernels were timed (dlcprof/attach/kernel_sample.py;
+    what that cost the program is figures/program.py's sampling line)."""
+    return f"sampled in the program's own calls: {calls} calls, {method}"
 
 
 # --- the words of the profiling stage (the units are text's) -------------------
@@ -460,4 +476,6 @@ def eager_coverage(
 
 
 def copy_bandwidth(x: float | None, why: str | None) -> str:
-    return f"copy bandwidth {text.gbps(x, why)} (a 256 MiB tensor copy, same device and threads)"
+    if x is None:
+        return f"copy bandwidth {text.gbps(x, why)}"
+    return f"copy bandwidth {text.gbps(x)} (a 256 MiB tensor copy, same device and threads)"

@@ -13,12 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dlcprof import text
+from dlcprof.attach import SAMPLE_AFTER_CALLS, SAMPLED_CALLS, SAMPLED_WHICH
 from dlcprof.figures import nodes as fnodes
 from dlcprof.figures.benchmark import why_none
 from dlcprof.session import Run, Session
 
 NO_CALLS = "no compiled call timed (another backend than Inductor, or none ran yet)"
-KERNEL_TIMES = "not sampled in an attached program; dlcprof run FILE.py:FUNC times them"
+NOT_SAMPLED = (
+    f"no graph has run {SAMPLE_AFTER_CALLS + SAMPLED_CALLS} calls yet: {SAMPLED_WHICH} are sampled"
+)
+NO_STEADY = "no unsampled call after the first to compare with"
 
 
 def attached_runs(session: Session) -> list[Run]:
@@ -37,14 +41,33 @@ def program_wall_s(session: Session, now: float | None = None) -> float | None:
 @dataclass
 class GraphLife:
     compile_id: str
-    calls: int
-    inside_s: float  # summed time inside the compiled code
+    calls: int  # every call so far, sampled ones included
+    inside_s: float  # summed time inside the compiled code, sampled calls left out
     first_t: float
     compile_s: float | None  # this graph's compile (torch's wall), when known
+    first_s: float = 0.0  # the first call's own time
+    sampled: int = 0  # calls whose kernels were timed (kernel_sample.py)
+    sampled_s: float = 0.0  # ... their time, the sampling's own work included
 
     @property
     def per_call_s(self) -> float:
-        return self.inside_s / self.calls if self.calls else 0.0
+        """Time per call inside the compiled code, the sampled calls left out."""
+        n = self.calls - self.sampled
+        return self.inside_s / n if n > 0 else 0.0
+
+    @property
+    def steady_s(self) -> float | None:
+        """Time per unsampled call after the first (which may autotune or page in)."""
+        n = self.calls - self.sampled - 1
+        return (self.inside_s - self.first_s) / n if n > 0 else None
+
+    @property
+    def sampling_extra_s(self) -> float | None:
+        """What sampling added to the program: the sampled calls' time over
+        what as many unsampled calls take."""
+        if not self.sampled or self.steady_s is None:
+            return None
+        return self.sampled_s - self.sampled * self.steady_s
 
     @property
     def amortized_s(self) -> float | None:
@@ -60,9 +83,15 @@ class GraphLife:
             if self.amortized_s is not None
             else ""
         )
+        sampled = (
+            f" ({self.sampled} sampled for kernel times left out: "
+            f"{text.secs(self.sampled_s / self.sampled)} each)"
+            if self.sampled
+            else ""
+        )
         return (
             f"[{self.compile_id}] {calls}, "
-            f"{text.secs(self.per_call_s)} per call inside the compiled code{spread}"
+            f"{text.secs(self.per_call_s)} per call inside the compiled code{sampled}{spread}"
         )
 
 
@@ -79,6 +108,9 @@ def graph_lives(run: Run) -> list[GraphLife]:
                 float(g.get("inside_s", 0.0)),
                 float(g.get("first_t", 0.0)),
                 c.wall_s if c else None,
+                float(g.get("first_s", 0.0)),
+                int(g.get("sampled", 0)),
+                float(g.get("sampled_s", 0.0)),
             )
         )
     return sorted(out, key=lambda g: g.first_t)
@@ -153,9 +185,50 @@ def program_lines(session: Session, now: float | None = None) -> list[str]:
         who = f"{run.name}: " if len(runs) > 1 else ""
         out.append(f"{who}{t.line}; {t.first_wait_line}")
         out += [f"  {g.line}" for g in graph_lives(run)]
+        out.append(f"  {sampling(run).line}")
     out.append(speedup_line(session))
-    out.append(f"kernel times: {text.na(KERNEL_TIMES)}")
     return out
+
+
+@dataclass
+class Sampling:
+    """The kernel sampler's cost to one process: its sampled calls against as
+    many unsampled ones (the observer's cost; docs/attach.md)."""
+
+    calls: int
+    graphs: int
+    seconds: float  # the sampled calls, sampling included
+    extra_s: float | None  # over unsampled calls; None where no graph has a steady time
+    called: int = 0  # graphs with timed calls, sampled or not
+
+    @property
+    def line(self) -> str:
+        if not self.calls:
+            return f"kernel times: {text.na(NOT_SAMPLED if self.called else NO_CALLS)}"
+        if self.extra_s is None or self.extra_s > 0:
+            extra = f"{text.secs(self.extra_s, NO_STEADY)} more than as many unsampled calls"
+        else:
+            extra = "no more than as many unsampled calls"
+        return (
+            f"kernel times: sampled on {SAMPLED_WHICH} ({self.calls} calls of "
+            f"{text.count(self.graphs)} graph{'' if self.graphs == 1 else 's'}); those calls "
+            f"took {text.secs(self.seconds)}, {extra}: the observer's cost, left out of "
+            "the time per call"
+        )
+
+
+def sampling(run: Run) -> Sampling:
+    called = graph_lives(run)
+    lives = [g for g in called if g.sampled]
+    extras = [g.sampling_extra_s for g in lives]
+    known = [x for x in extras if x is not None]
+    return Sampling(
+        sum(g.sampled for g in lives),
+        len(lives),
+        sum(g.sampled_s for g in lives),
+        sum(known) if known else None,
+        len(called),
+    )
 
 
 @dataclass

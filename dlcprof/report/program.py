@@ -15,6 +15,7 @@ from dlcprof.session import Node, Session
 class Process:
     timeline: fprog.Timeline
     lives: list[fprog.GraphLife]
+    sampling: fprog.Sampling
 
     @property
     def run_id(self) -> str:
@@ -41,7 +42,7 @@ def program_section(session: Session) -> ProgramSection | None:
         session.program_exit,
         fprog.program_wall_s(session),
         [
-            Process(fprog.timeline(session, r), fprog.graph_lives(r))
+            Process(fprog.timeline(session, r), fprog.graph_lives(r), fprog.sampling(r))
             for r in fprog.attached_runs(session)
         ],
         fprog.eager_baseline(session),

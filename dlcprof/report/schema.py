@@ -388,9 +388,17 @@ def _program_dict(p: ProgramSection | None) -> dict[str, Any] | None:
                     "per_call_s": g.per_call_s,
                     "compile_s": g.compile_s,
                     "amortized_s": g.amortized_s,
+                    "sampled_calls": g.sampled,
+                    "sampled_s": g.sampled_s,
                 }
                 for g in proc.lives
             ],
+            "kernel_sampling": {
+                "calls": proc.sampling.calls,
+                "seconds": proc.sampling.seconds,
+                "extra_s": proc.sampling.extra_s,
+                "line": proc.sampling.line,
+            },
         }
 
     return {

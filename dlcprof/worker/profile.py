@@ -45,6 +45,7 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.stats import median_iqr
 from dlcprof.worker import bench
+from dlcprof.worker.gpu_trace import DeviceTimes, device_times
 from dlcprof.worker.probes import ProbeNotes, Sink
 from dlcprof.worker.probes import compiled_code as cc
 from dlcprof.worker.probes.kernels import CompiledGraph, KernelCollector, parse_node_mappings
@@ -226,6 +227,27 @@ class GpuRecorder(Recorder):
         self._after(i, args, kwargs, out)
         return out
 
+    def window(self, times: DeviceTimes, calls: int, before: list[int]) -> None:
+        """One repetition read from a profiled window of ``calls`` calls (launch
+        counts ``before`` it): each launch's device ms per call. A partition
+        CUDA graphs replay runs none of its launches in Python: untimed."""
+        self.untimed = {i for i, n in enumerate(self.count) if n == before[i]}
+        self.rep_ms.append(
+            [
+                times.by_label.get(f"{self.label}:{i}", 0.0) / 1e3 / calls
+                for i in range(len(self.seconds))
+            ]
+        )
+
+
+def chrome_trace(prof: Any) -> dict[str, Any]:
+    """A finished ``torch.profiler.profile``'s Chrome trace (kineto's JSON)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.json")
+        prof.export_chrome_trace(path)
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+
 
 def _tensor_bytes(x: Any) -> int:
     import torch
@@ -295,7 +317,7 @@ def _owners(graph: CompiledGraph) -> list[int]:
     return owners
 
 
-def _plan(graph: CompiledGraph, label: str, gpu: bool) -> GraphPlan:
+def plan_graph(graph: CompiledGraph, label: str, gpu: bool) -> GraphPlan:
     plan = GraphPlan(graph)
     try:
         if not graph.path:
@@ -366,6 +388,57 @@ class Replay:
     reps: list[list[float]] = field(default_factory=list)
 
 
+def attribute_launches(
+    plans: list[GraphPlan], results: list[list[KernelResult]], timed: Timed
+) -> float:
+    """Each graph's launches, timed in its recorder's repetitions, added up to its
+    kernels (``results``, per graph in kernel order): time per call (``summing_medians``
+    over the repetitions, all graphs together), spread, launches and bytes; why
+    where none. Returns the medians' scale (see ``summing_medians``)."""
+    recs = [p.recorder for p in plans if p.recorder is not None and p.recorder.rep_ms]
+    reps = len(recs[0].rep_ms) if recs else 0
+    medians, scale = summing_medians(
+        [[ms for rec in recs for ms in rec.rep_ms[j]] for j in range(reps)]
+    )
+    for rec in recs:
+        rec.launch_ms, medians = medians[: len(rec.seconds)], medians[len(rec.seconds) :]
+    for p, res in zip(plans, results, strict=True):
+        rec = p.recorder
+        if rec is None:
+            continue
+        if not rec.entered:
+            for r in res:
+                r.why["time_ms"] = r.why["bytes"] = NOT_RUN
+            continue
+        kernel_reps: dict[int, list[float]] = {}
+        for i, owner in enumerate(p.owner):
+            r = res[owner]
+            if rec.bytes[i] is not None:
+                r.bytes = (r.bytes or 0) + (rec.bytes[i] or 0)
+            if i in rec.untimed:
+                continue
+            r.launches += rec.count[i] // rec.entered
+            if rec.rep_ms:
+                r.time_ms = (r.time_ms or 0.0) + rec.launch_ms[i]
+                sums = kernel_reps.setdefault(owner, [0.0] * len(rec.rep_ms))
+                for j, rep in enumerate(rec.rep_ms):
+                    sums[j] += rep[i]
+        for owner, sums in kernel_reps.items():
+            res[owner].spread_ms = median_iqr(sums)[1] if len(sums) > 1 else None
+        for i, r in enumerate(res):
+            name = p.graph.kernels[i].name
+            if r.time_ms is None and name in timed.replayed_ms:
+                # Replayed in a CUDA graph: its device time by its Triton name.
+                r.time_ms = timed.replayed_ms[name]
+                r.launches = round(timed.replayed_n[name])
+            if i not in p.owner:
+                r.why.setdefault("time_ms", "never launched from the wrapper's call()")
+                r.why.setdefault("bytes", r.why["time_ms"])
+            elif r.time_ms is None:
+                r.why.setdefault("time_ms", NOT_TIMED)
+    return scale
+
+
 class KernelProfile:
     def __init__(
         self,
@@ -398,7 +471,7 @@ class KernelProfile:
         method = GPU_METHOD if gpu else CPU_METHOD
         self.sink.emit(ev.ProfilingStarted(run_id=self.run_id, method=method))
         t0 = time.time()
-        plans = [_plan(g, f"{RANGE_PREFIX}{i}", gpu) for i, g in enumerate(graphs)]
+        plans = [plan_graph(g, f"{RANGE_PREFIX}{i}", gpu) for i, g in enumerate(graphs)]
         results = [[KernelResult() for _ in g.kernels] for g in graphs]
         timed = Timed()
         try:
@@ -427,7 +500,7 @@ class KernelProfile:
                 method=method,
                 calls=timed.calls,
                 wall_s=wall_s,
-                kernels=_kernel_dicts(graphs, results),
+                kernels=kernel_dicts(graphs, results),
                 compiled_ms=timed.compiled_ms,
                 call_ms=timed.call_ms,
                 eager_ms=eager_ms,
@@ -472,54 +545,13 @@ class KernelProfile:
                     r.why["time_ms"] = r.why["bytes"] = p.why
         if not live:
             return Timed()
-        with _instrumented(live):  # the first calls capture inputs and bytes
+        with instrumented(live):  # the first calls capture inputs and bytes
             per_rep = self._per_rep(compiled, args, timer)
         if timer.device == "cuda":
             timed = self._gpu_window(compiled, args, timer, live, per_rep)
         else:
             timed = self._cpu_reps(compiled, args, timer, live, per_rep)
-        recs = [p.recorder for p in live if p.recorder is not None and p.recorder.rep_ms]
-        reps = len(recs[0].rep_ms) if recs else 0
-        medians, scale = summing_medians(
-            [[ms for rec in recs for ms in rec.rep_ms[j]] for j in range(reps)]
-        )
-        for rec in recs:
-            rec.launch_ms, medians = medians[: len(rec.seconds)], medians[len(rec.seconds) :]
-        self._say_scale("kernel", scale)
-        for p, res in zip(plans, results, strict=True):
-            rec = p.recorder
-            if rec is None:
-                continue
-            if not rec.entered:
-                for r in res:
-                    r.why["time_ms"] = r.why["bytes"] = NOT_RUN
-                continue
-            kernel_reps: dict[int, list[float]] = {}
-            for i, owner in enumerate(p.owner):
-                r = res[owner]
-                if rec.bytes[i] is not None:
-                    r.bytes = (r.bytes or 0) + (rec.bytes[i] or 0)
-                if i in rec.untimed:
-                    continue
-                r.launches += rec.count[i] // rec.entered
-                if rec.rep_ms:
-                    r.time_ms = (r.time_ms or 0.0) + rec.launch_ms[i]
-                    sums = kernel_reps.setdefault(owner, [0.0] * len(rec.rep_ms))
-                    for j, rep in enumerate(rec.rep_ms):
-                        sums[j] += rep[i]
-            for owner, sums in kernel_reps.items():
-                res[owner].spread_ms = median_iqr(sums)[1] if len(sums) > 1 else None
-            for i, r in enumerate(res):
-                name = p.graph.kernels[i].name
-                if r.time_ms is None and name in timed.replayed_ms:
-                    # Replayed in a CUDA graph: its device time by its Triton name.
-                    r.time_ms = timed.replayed_ms[name]
-                    r.launches = round(timed.replayed_n[name])
-                if i not in p.owner:
-                    r.why.setdefault("time_ms", "never launched from the wrapper's call()")
-                    r.why.setdefault("bytes", r.why["time_ms"])
-                elif r.time_ms is None:
-                    r.why.setdefault("time_ms", NOT_TIMED)
+        self._say_scale("kernel", attribute_launches(plans, results, timed))
         return timed
 
     def _cpu_reps(
@@ -539,7 +571,7 @@ class KernelProfile:
         sink = bench.LastOutput()
         for _ in range(self.reps):
             plain.append(_settled_ms(compiled, args, per_rep, timer, sink))
-            with _instrumented(live):
+            with instrumented(live):
                 sink.value = compiled(*args)  # settle, untimed (see _settled_ms)
                 for rec in recs:
                     rec.seconds = [0.0] * len(rec.seconds)
@@ -561,8 +593,6 @@ class KernelProfile:
     ) -> Timed:
         import torch
 
-        from dlcprof.worker.gpu_trace import device_times
-
         sink = bench.LastOutput()
         plain = statistics.median(
             timer.per_call_ms(compiled, args, per_rep, sink) for _ in range(self.reps)
@@ -570,13 +600,9 @@ class KernelProfile:
         acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
         entered = {id(p): p.recorder.entered for p in live if p.recorder}
         counts = {id(p): list(p.recorder.count) for p in live if p.recorder}
-        with _instrumented(live), torch.profiler.profile(activities=acts) as prof:
+        with instrumented(live), torch.profiler.profile(activities=acts) as prof:
             call_ms = timer.per_call_ms(compiled, args, GPU_CALLS, sink)
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "trace.json")
-            prof.export_chrome_trace(path)
-            with open(path, encoding="utf-8") as f:
-                trace = json.load(f)
+        trace = chrome_trace(prof)
         times = device_times(trace, RANGE_PREFIX)
         keep = os.environ.get(GPU_TRACE_ENV)
         if keep:
@@ -587,14 +613,7 @@ class KernelProfile:
             if rec.entered == entered[id(p)]:
                 continue  # replayed without call() (CUDA graphs): no launch to read
             # A partition CUDA graphs replay runs none of its launches in Python.
-            before = counts[id(p)]
-            rec.untimed = {i for i, n in enumerate(rec.count) if n == before[i]}
-            rec.rep_ms = [
-                [
-                    times.by_label.get(f"{rec.label}:{i}", 0.0) / 1e3 / GPU_CALLS
-                    for i in range(len(rec.seconds))
-                ]
-            ]
+            rec.window(times, GPU_CALLS, counts[id(p)])
         self.notes_out += replay_notes(times, GPU_CALLS)
         return Timed(
             GPU_CALLS,
@@ -785,7 +804,7 @@ def _keep_trace(where: str, trace: dict[str, Any], live: list[GraphPlan]) -> Non
 
 
 @contextlib.contextmanager
-def _instrumented(plans: list[GraphPlan]) -> Iterator[None]:
+def instrumented(plans: list[GraphPlan]) -> Iterator[None]:
     """Every planned graph's loaded call() instrumented for the block."""
     with contextlib.ExitStack() as stack:
         for p in plans:
@@ -799,7 +818,7 @@ def _shape(x: Any) -> list[int] | None:
     return [int(n) for n in shape] if shape is not None else None
 
 
-def _kernel_dicts(
+def kernel_dicts(
     graphs: list[CompiledGraph], results: list[list[KernelResult]]
 ) -> list[dict[str, Any]]:
     out = []

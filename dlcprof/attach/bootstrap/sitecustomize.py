@@ -2,10 +2,12 @@
 at startup in every process of the program's tree.
 
 It chains to the sitecustomize it shadows, then only waits: a finder on
-``sys.meta_path`` notices when ``torch`` has finished importing and then
-installs dlcprof's probes. A process that never imports torch runs nothing of
-dlcprof; Inductor's compile workers (``TORCH_WARM_POOL=0``) are skipped. Any
-failure of ours is swallowed with one line on stderr: the program runs on.
+``sys.meta_path`` notices when ``torch`` has finished importing, then when
+``torch._dynamo`` has (``torch.compile`` imports it; ``import torch`` does
+not), and then installs dlcprof's probes. A process that never compiles
+(a DataLoader worker, torchrun's agent) runs nothing of dlcprof; Inductor's
+compile workers (``TORCH_WARM_POOL=0``) are skipped. Any failure of ours is
+swallowed with one line on stderr: the program runs on.
 """
 
 import importlib.abc
@@ -48,8 +50,9 @@ def _install(torch):
 
 
 class _Loader(importlib.abc.Loader):
-    def __init__(self, loader):
+    def __init__(self, loader, then):
         self.loader = loader
+        self.then = then
 
     def create_module(self, spec):
         return self.loader.create_module(spec)
@@ -62,14 +65,19 @@ class _Loader(importlib.abc.Loader):
         if module.__spec__ is not None:
             module.__spec__.loader = self.loader
         self.loader.exec_module(module)
-        _install(module)
+        self.then()
 
 
-class _WaitForTorch(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: wraps torch's own loader, once."""
+class _WaitFor(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: wraps the loader of module ``name``, once, so that
+    ``then()`` runs when it has finished importing."""
+
+    def __init__(self, name, then):
+        self.name = name
+        self.then = then
 
     def find_spec(self, fullname, path, target=None):
-        if fullname != "torch":
+        if fullname != self.name:
             return None
         sys.meta_path.remove(self)
         spec = None
@@ -79,10 +87,20 @@ class _WaitForTorch(importlib.abc.MetaPathFinder):
             if spec is not None:
                 break
         if spec is not None and spec.loader is not None:
-            spec.loader = _Loader(spec.loader)
+            spec.loader = _Loader(spec.loader, self.then)
         return spec
+
+
+def _when_compiling():
+    """torch has finished importing: install now if Dynamo came with it, else
+    once it is imported (the probes cost an import a process that never
+    compiles need not pay)."""
+    if "torch._dynamo" in sys.modules:
+        _install(sys.modules["torch"])
+    else:
+        sys.meta_path.insert(0, _WaitFor("torch._dynamo", lambda: _install(sys.modules["torch"])))
 
 
 _chain()
 if os.environ.get("DLCPROF_ATTACH_SOCKET") and os.environ.get("TORCH_WARM_POOL") != "0":
-    sys.meta_path.insert(0, _WaitForTorch())
+    sys.meta_path.insert(0, _WaitFor("torch", _when_compiling))
