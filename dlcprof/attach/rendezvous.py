@@ -5,7 +5,10 @@
 and ``distributed_c10d``, where programs call it) so that, once it returns,
 ``ProcessGroupJoined`` is emitted with the time it returned, the rank, the
 world size and the backend. The wrapper calls torch's function unchanged and
-returns its result; anything of ours that fails is a ``ProbeUnavailable``
+returns its result. A process group that was initialized before the probes
+installed (they wait for Dynamo's import) is sent at install, with the time
+the bootstrap noted on ``distributed_c10d`` (``JOINED_T``) when it returned.
+Anything of ours that fails is a ``ProbeUnavailable``
 note, never the program's error. A program that imported the function by
 name before torch finished importing keeps torch's own (no event then).
 """
@@ -26,6 +29,7 @@ from dlcprof.worker.probes.lazy import when_imported
 PROBE = "rendezvous"
 C10D = "torch.distributed.distributed_c10d"
 _WRAPPED = "__dlcprof_wrapped__"
+JOINED_T = "__dlcprof_joined_t__"  # set by bootstrap/sitecustomize.py
 
 
 def waited_for_all(backend: str) -> bool:
@@ -41,29 +45,34 @@ def install(sink: Sink, run_id: Callable[[], str], notes: ProbeNotes) -> None:
 
 
 def _wrap(c10d: ModuleType, sink: Sink, run_id: Callable[[], str], notes: ProbeNotes) -> None:
+    def joined(t: float) -> None:
+        try:
+            backend = str(c10d.get_backend())
+            sink.emit(
+                ev.ProcessGroupJoined(
+                    run_id=run_id(),
+                    rank=int(c10d.get_rank()),
+                    world_size=int(c10d.get_world_size()),
+                    backend=backend,
+                    waited=waited_for_all(backend),
+                    t=t,
+                )
+            )
+        except Exception as e:  # noqa: BLE001 - the program's call succeeded: keep it so
+            notes.unavailable(PROBE, f"the process group's rank or backend unreadable: {e!r}")
+
     try:
         original = c10d.init_process_group
         if getattr(original, _WRAPPED, False):
             return
+        early = getattr(c10d, JOINED_T, None)
+        if early is not None and c10d.is_initialized():
+            joined(early)
 
         @functools.wraps(original)
         def init_process_group(*args: Any, **kwargs: Any) -> Any:
             result = original(*args, **kwargs)
-            t = ev.now()
-            try:
-                backend = str(c10d.get_backend())
-                sink.emit(
-                    ev.ProcessGroupJoined(
-                        run_id=run_id(),
-                        rank=int(c10d.get_rank()),
-                        world_size=int(c10d.get_world_size()),
-                        backend=backend,
-                        waited=waited_for_all(backend),
-                        t=t,
-                    )
-                )
-            except Exception as e:  # noqa: BLE001 - the program's call succeeded: keep it so
-                notes.unavailable(PROBE, f"the process group's rank or backend unreadable: {e!r}")
+            joined(ev.now())
             return result
 
         setattr(init_process_group, _WRAPPED, True)

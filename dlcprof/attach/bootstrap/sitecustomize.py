@@ -15,6 +15,7 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
+import time
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -91,10 +92,35 @@ class _WaitFor(importlib.abc.MetaPathFinder):
         return spec
 
 
+def _mark_rendezvous():
+    """Note when init_process_group returns (stdlib only): the probes install at
+    Dynamo's import, which a program reaches after its rendezvous, and then
+    send this time as the rendezvous (dlcprof/attach/rendezvous.py reads it)."""
+    c10d = sys.modules.get("torch.distributed.distributed_c10d")
+    original = getattr(c10d, "init_process_group", None)
+    if original is None:
+        return
+
+    def init_process_group(*args, **kwargs):
+        result = original(*args, **kwargs)
+        c10d.__dlcprof_joined_t__ = time.time()  # rendezvous.JOINED_T
+        return result
+
+    init_process_group.__wrapped__ = original
+    c10d.init_process_group = init_process_group
+    dist = sys.modules.get("torch.distributed")
+    if getattr(dist, "init_process_group", None) is original:
+        dist.init_process_group = init_process_group
+
+
 def _when_compiling():
     """torch has finished importing: install now if Dynamo came with it, else
     once it is imported (the probes cost an import a process that never
     compiles need not pay)."""
+    try:
+        _mark_rendezvous()
+    except Exception as e:  # never break the user's program
+        print(f"dlcprof: rendezvous not marked in pid {os.getpid()}: {e!r}", file=sys.stderr)
     if "torch._dynamo" in sys.modules:
         _install(sys.modules["torch"])
     else:
