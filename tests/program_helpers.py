@@ -172,9 +172,9 @@ def rank_compile_phases(
 
 def ranked_program(world_size: int = 2, diverge_rank: int | None = None) -> list[ev.Event]:
     """``torchrun --nproc-per-node N train.py`` from t=1000 to its exit at 1040:
-    each rank compiles 0/0 (rank N starts N s later), and ``diverge_rank``
-    alone recompiles 0/1 at t=1020, as tests/programs/ddp_train.py
-    --diverge-rank does."""
+    each rank compiles 0/0 (rank N starts N s later), ``diverge_rank`` alone
+    recompiles 0/1 at t=1020, as tests/programs/ddp_train.py --diverge-rank
+    does, and every rank ends at 1039."""
     out: list[ev.Event] = [
         ev.ProgramStarted(
             argv=["torchrun", "--nproc-per-node", str(world_size), "train.py"],
@@ -189,6 +189,7 @@ def ranked_program(world_size: int = 2, diverge_rank: int | None = None) -> list
     if diverge_rank is not None:
         why = "tensor 'x' size mismatch at index 0. expected 8, actual 6"
         out += rank_compile_phases(diverge_rank, "0/1", 1020.0, reason=why)
+    out += [rank_finished(r, 1039.0) for r in range(world_size)]
     out.append(
         ev.ProgramExited(returncode=0, signal=None, wall_s=40.0, message="exited 0", t=1040.0)
     )

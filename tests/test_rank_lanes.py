@@ -28,8 +28,8 @@ def test_one_lane_per_rank_on_the_programs_axis() -> None:
     assert [b.compile_id for b in r1.bars] == ["0/0", "0/1"]
     assert r1.bars[0].start == pytest.approx(3 / 40)
     assert r1.bars[1].start == pytest.approx(20 / 40)
-    # The process from its start (0.5 s before it attached) to the program's end.
-    assert r0.life == (pytest.approx(0.5 / 40), 1.0)
+    # The process from its start (0.5 s before it attached) to its end at 1039.
+    assert r0.life == (pytest.approx(0.5 / 40), pytest.approx(39 / 40))
 
 
 def test_a_bars_stages_are_the_innermost_phase_at_each_instant() -> None:
@@ -59,7 +59,8 @@ def test_cells_show_stages_where_width_allows() -> None:
     assert wide[40:50] == ["AOTAutograd"] * 10
     assert wide[50:80] == ["Inductor"] * 30
     assert wide[80:120] == ["C++/Triton"] * 40
-    assert wide[120:] == [rl.ALIVE] * 280  # alive to the program's end
+    assert wide[120:390] == [rl.ALIVE] * 270  # alive to its end, a second before the program's
+    assert wide[390:] == [None] * 10
     narrow = lane.cells(8)  # the bar is 3 cells: too narrow for its stages
     assert narrow == [rl.WHOLE] * 3 + [rl.ALIVE] * 5
     assert lane.cells(0) == []

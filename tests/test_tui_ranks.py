@@ -125,7 +125,7 @@ async def test_the_ranks_view_shows_a_lane_per_rank_and_the_table() -> None:
 
 
 async def test_the_banner_comes_with_an_alarm_live() -> None:
-    app = live_app(ranked_program()[:-1])  # both ranks compiled 0/0, the program runs
+    app = live_app(ranked_program()[:-3])  # both ranks compiled 0/0 and run on
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         banner = app.query_one("#divergence", Static)
