@@ -2,7 +2,8 @@
 
     .venv/bin/python scripts/screenshots.py            # from the recorded sessions
     .venv/bin/python scripts/screenshots.py --live     # also a real compile, caught mid-way,
-                                                       # and a real program (examples/train_gpt2.py)
+                                                       # a real program (examples/train_gpt2.py)
+                                                       # and a real 2-rank torchrun job
 
 The recorded sessions are tests/fixtures/*.jsonl (real runs, recorded by
 scripts/record_fixtures.py), replayed deterministically. SVGs come from
@@ -74,21 +75,6 @@ def showing(workload: str, tab: str, dynamic: str | None = None, keys: tuple[str
     return step
 
 
-def ranks_session() -> Session:
-    """A torchrun job of 2 ranks where rank 1 alone recompiled (hand-built events,
-    as tests/programs/ddp_train.py --diverge-rank 1 runs)."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    from program_helpers import ranked_program
-
-    return Session.from_events(ranked_program(diverge_rank=1))
-
-
-async def ranks_screen(app: DlcprofApp, pilot) -> None:  # type: ignore[no-untyped-def]
-    await pilot.press("right_square_bracket", "right_square_bracket")  # rank 1
-    await pilot.press("R")
-    await pilot.pause(0.5)
-
-
 async def paper_screen(app: DlcprofApp, pilot) -> None:  # type: ignore[no-untyped-def]
     await pilot.press("P")
     await pilot.pause(0.5)
@@ -123,7 +109,6 @@ REPLAYED: dict[str, tuple[Callable[[], Session], Step, str]] = {
         "every mode side by side",
     ),
     "paper": (paper_session, paper_screen, "the paper's findings beside this machine's"),
-    "ranks": (ranks_session, ranks_screen, "a torchrun job's ranks, rank 1 diverged"),
     "help": (
         recorded_session,
         showing("pointwise-chain", "recompiles", keys=("question_mark",)),
@@ -186,12 +171,35 @@ async def shoot_program(out: Path) -> list[Path]:
             for r in app.session.runs.values()
         ):
             await pilot.pause(0.2)
+        if app.session.program_exit is not None:
+            raise SystemExit(f"the program ended early: {app.session.program_exit.message}")
         await pilot.pause(3.0)  # a few steps run: the graph's calls and the timeline move
         svg = Path(app.save_screenshot(str(out / "live-program.svg")))
         assert app.program is not None
         app.program.stop(grace_s=5)
         app.program.wait(30)
     return [svg]
+
+
+async def shoot_ranks(out: Path) -> list[Path]:
+    """``dlcprof -- torchrun --nproc-per-node 2 tests/programs/ddp_train.py
+    --diverge-rank 1``: a real 2-rank job (gloo) where rank 1 alone changes its
+    batch shape; its Ranks view, rank 1 shown, once the job ended."""
+    from dlcprof.tui.attached import AttachedApp
+
+    script = ROOT / "tests" / "programs" / "ddp_train.py"
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    command += ["--nproc-per-node", "2", str(script), "--diverge-rank", "1", "--steps", "6"]
+    app = AttachedApp(command)
+    async with app.run_test(size=SIZE) as pilot:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and app.session.program_exit is None:
+            await pilot.pause(0.5)
+        if app.session.program_exit is None or app.session.program_exit.returncode != 0:
+            raise SystemExit(f"the 2-rank job did not end well: {app.session.program_exit}")
+        await pilot.press("right_square_bracket", "right_square_bracket", "R")  # rank 1
+        await pilot.pause(1.0)
+        return [Path(app.save_screenshot(str(out / "ranks.svg")))]
 
 
 def svg_size(svg: Path) -> tuple[int, int]:
@@ -222,6 +230,7 @@ def main() -> int:
     if args.live:
         svgs += asyncio.run(shoot_live(args.out))
         svgs += asyncio.run(shoot_program(args.out))
+        svgs += asyncio.run(shoot_ranks(args.out))
     for svg in svgs:
         print(svg.relative_to(ROOT) if svg.is_relative_to(ROOT) else svg)
         if not args.no_png:

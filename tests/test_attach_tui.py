@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from test_attach import pyspy_on
+from test_tui_ranks import shown
 from textual.widgets import Static
 
 from dlcprof.tui.attached import AttachedApp
@@ -48,6 +49,9 @@ async def test_live_program_then_detach(tmp_path: Path) -> None:
         assert app.worker_state()[0] in ("running", "compiling")
         note = app.query_one("#program-note", Static)
         await wait_for(pilot, lambda: "compiles took" in str(note.render()), 10)
+        # The program decides its shapes: no "press s to sweep" in its Recompiles pane.
+        body = shown(app.query_one("#recompiles-body", Static))
+        assert "no recompile so far" in body and "sweep" not in body
         spy = run.monitors.get
         await wait_for(pilot, lambda: spy("py-spy") and spy("py-spy").available, 60)
         await pilot.press("q")

@@ -44,9 +44,11 @@ class RecompileReport:
                 style="dim",
             )
             return
-        # The headline first: what new shapes cost, static vs dynamic.
-        yield self._comparison(width)
-        yield Text()
+        # The headline first: what new shapes cost, static vs dynamic (a sweep
+        # of a workload's sizes; an attached program decides its own shapes).
+        if self.view.session.program is None:
+            yield self._comparison(width)
+            yield Text()
         if run.sweep:
             yield self._sweep(run, width)
             yield Text()
