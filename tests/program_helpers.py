@@ -36,6 +36,22 @@ def compile_finished(
     )
 
 
+def process_attached(pid: int, **fields) -> ev.ProcessAttached:
+    """Process ``pid`` of ``train.py`` attached (run id "pid<pid>"); ``fields``
+    override any of the event's."""
+    base: dict = dict(
+        run_id=f"pid{pid}",
+        pid=pid,
+        ppid=1,
+        argv=["train.py"],
+        host="h",
+        started_t=None,
+        torch_version="2.13",
+        python_version="3.11",
+    )
+    return ev.ProcessAttached(**{**base, **fields})
+
+
 def program_started(rank: int | None = None) -> list[ev.Event]:
     """``python train.py`` started (pid 7), and its process attached at t=1001."""
     return [
@@ -75,15 +91,11 @@ def rank_attached(
     t: float = 1001.0,
 ) -> ev.ProcessAttached:
     """Rank ``rank`` of ``train.py`` under torchrun attached at ``t``."""
-    return ev.ProcessAttached(
-        run_id=rank_run_id(rank),
-        pid=RANK_PID + rank,
+    return process_attached(
+        RANK_PID + rank,
         ppid=99,
-        argv=["train.py"],
         host=host,
         started_t=t - 0.5,
-        torch_version="2.13",
-        python_version="3.11",
         rank=rank,
         local_rank=rank,
         world_size=world_size,

@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 
-from program_helpers import program_started
+from program_helpers import process_attached, program_started
 
 from dlcprof import events as ev
 from dlcprof.attach.monitors import ProgramMonitors, not_watched
@@ -43,17 +43,7 @@ class FakeWatch:
 
 
 def attached(pid: int, local_rank: int | None = None) -> ev.ProcessAttached:
-    return ev.ProcessAttached(
-        run_id=f"pid{pid}",
-        pid=pid,
-        ppid=1,
-        argv=["train.py"],
-        host="h",
-        started_t=None,
-        torch_version="2.13",
-        python_version="3.11",
-        local_rank=local_rank,
-    )
+    return process_attached(pid, local_rank=local_rank)
 
 
 def ended(

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from program_helpers import compile_finished, program_started
+from program_helpers import compile_finished, process_attached, program_started
 from rich.console import Console
 
 from dlcprof import events as ev
@@ -140,18 +140,7 @@ def test_a_ddp_wrapped_model_that_compiled_nothing_gets_the_ddp_hint():
 
 def test_the_ends_of_ranks_crashed_ended_never_compiled():
     def rank(pid: int, r: int) -> ev.ProcessAttached:
-        return ev.ProcessAttached(
-            run_id=f"pid{pid}",
-            pid=pid,
-            ppid=1,
-            argv=["ddp_train.py"],
-            host="h",
-            started_t=None,
-            torch_version="2.13",
-            python_version="3.11",
-            rank=r,
-            world_size=3,
-        )
+        return process_attached(pid, argv=["ddp_train.py"], rank=r, world_size=3)
 
     events = [
         ev.ProgramStarted(argv=["torchrun", "ddp_train.py"], cwd="/", pid=1),

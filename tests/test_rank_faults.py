@@ -66,9 +66,7 @@ def _agent_and_ranks(proc, stdout: Path) -> tuple[int, list[int]]:  # type: igno
         text = stdout.read_text()
         if "rank 0 step 3 " in text and "rank 1 step 3 " in text:
             # dlcprof's children: torchrun's agent, and py-spy on each rank.
-            (agent,) = [
-                c for c in psutil.Process(proc.pid).children() if "py-spy" not in c.name()
-            ]
+            (agent,) = [c for c in psutil.Process(proc.pid).children() if "py-spy" not in c.name()]
             ranks = tree(agent.pid)[1:]
             assert len(ranks) >= 2, ranks
             return agent.pid, ranks
