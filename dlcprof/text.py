@@ -142,6 +142,16 @@ DEFAULT_ALLOC = "default allocator"
 STEADY_ALLOC = "allocator held steady"
 
 
+def command_words(argv: list[str], cwd: str = "") -> str:
+    """The command as its user typed it, near enough: the interpreter or tool
+    by its name, a file under the working folder relative to it
+    ("/venv/bin/python /home/u/run/train.py --lr 3" -> "python train.py --lr 3")."""
+    words = [argv[0].rsplit("/", 1)[-1]] if argv else []
+    here = cwd.rstrip("/") + "/" if cwd else ""
+    words += [a[len(here) :] if here and a.startswith(here) else a for a in argv[1:]]
+    return " ".join(words)
+
+
 def short_path(path: str) -> str:
     """A file from its package on, or from the standard library on:
     ".../site-packages/torch/optim/x.py:79" -> "torch/optim/x.py:79",

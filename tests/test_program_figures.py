@@ -8,6 +8,7 @@ import io
 from program_helpers import compile_finished, program_started
 
 from dlcprof import events as ev
+from dlcprof import text
 from dlcprof.figures import program as fprog
 from dlcprof.session import Session
 
@@ -174,3 +175,9 @@ def test_sampling_cost_without_a_steady_call_or_any_sampled_call():
     assert none.line == (
         "kernel times: n/a (no graph has run 4 calls yet: calls 2-4 of each graph are sampled)"
     )
+
+
+def test_the_command_reads_as_typed():
+    argv = ["/venv/bin/python", "/home/u/run/train.py", "--out", "/data/x", "--lr", "3"]
+    assert text.command_words(argv, "/home/u/run") == "python train.py --out /data/x --lr 3"
+    assert text.command_words(["torchrun", "train.py"], "") == "torchrun train.py"

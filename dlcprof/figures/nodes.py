@@ -74,7 +74,11 @@ def node_lines(session: Session) -> list[str]:
     for i, node in enumerate(session.nodes):
         m = node.merged
         ranks = ", ".join(map(str, m.ranks)) or "none"
-        command = " ".join(node.program.argv) if node.program else "program not recorded"
+        command = (
+            text.command_words(node.program.argv, node.program.cwd)
+            if node.program
+            else "program not recorded"
+        )
         end = node.program_exit.message if node.program_exit else "its end not recorded"
         wall = f", {text.secs(node.program_exit.wall_s)}" if node.program_exit else ""
         out.append(

@@ -174,7 +174,7 @@ def program_lines(session: Session, now: float | None = None) -> list[str]:
     if session.nodes:  # a merged session: each node's program and clock
         out = fnodes.node_lines(session)
     else:
-        out = [f"program: {' '.join(p.argv)}"]
+        out = [f"program: {text.command_words(p.argv, p.cwd)}"]
         if session.program_exit is not None:
             out.append(session.program_exit.message)
     runs = attached_runs(session)
@@ -300,7 +300,7 @@ def program_state(session: Session, now: float | None = None) -> tuple[str, str]
     p, end = session.program, session.program_exit
     if p is None:
         return "idle", ""
-    command = " ".join(p.argv)
+    command = text.command_words(p.argv, p.cwd)
     if end is None:
         compiling = any(r.open_phases for r in attached_runs(session))
         wall = program_wall_s(session, now)

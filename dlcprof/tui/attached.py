@@ -9,6 +9,7 @@ not dlcprof, decides what compiles.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from dlcprof import events as ev
+from dlcprof import text
 from dlcprof.attach.program import AttachedProgram
 from dlcprof.figures import ddp as fddp
 from dlcprof.figures.program import program_lines, program_state
@@ -50,7 +52,9 @@ class AttachedApp(DlcprofApp):
     def _paint_program(self) -> None:
         """The program's timeline and graph lives, in the sidebar."""
         now = None if self.deterministic else time.time()
-        lines = program_lines(self.session, now) or [f"program: {' '.join(self.command)}"]
+        lines = program_lines(self.session, now) or [
+            f"program: {text.command_words(self.command, os.getcwd())}"
+        ]
         lines += fddp.session_lines(self.session)
         self._home.query_one("#program-note", Static).update(Text("\n".join(lines)))
         if now is not None and self.program_running:
@@ -83,7 +87,9 @@ class AttachedApp(DlcprofApp):
         if not self.program_running:
             self.exit()
             return
-        self.push_screen(StopOrDetachScreen(" ".join(self.command)), self._chosen)
+        self.push_screen(
+            StopOrDetachScreen(text.command_words(self.command, os.getcwd())), self._chosen
+        )
 
     def _chosen(self, choice: str | None) -> None:
         program = self.program
