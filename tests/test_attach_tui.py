@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from test_attach import pyspy_on
 from test_tui_ranks import shown
 from textual.widgets import Static
@@ -39,8 +40,9 @@ def _gone(pid: int, within_s: float) -> bool:
     return False
 
 
-async def test_live_program_then_detach(tmp_path: Path) -> None:
+async def test_live_program_then_detach(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     flag = tmp_path / "go"
+    request.addfinalizer(flag.touch)  # the program ends even if the test fails half-way
     app = AttachedApp([sys.executable, str(FAULTS), "survive", str(flag)], deterministic=True)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: any(r.compiles for r in app.session.runs.values()), 120)

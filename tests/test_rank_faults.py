@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -26,18 +27,34 @@ TORCHRUN = ("-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "
 pytestmark = pytest.mark.slow
 
 
-def run_job(tmp_path: Path, *args: str, **kwargs):  # type: ignore[no-untyped-def]
-    out = (tmp_path / "stdout").open("w")
-    proc = dlcprof_run(tmp_path / "s.json", *TORCHRUN, str(DDP), *args, stdout=out, **kwargs)
-    return proc
+@pytest.fixture
+def run_job(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Starts ``dlcprof run -- torchrun … ddp_train.py ARGS``; a job a failed
+    test left running is stopped at teardown (dlcprof ends the job's tree)."""
+    procs: list[subprocess.Popen] = []
+
+    def start(*args: str, **kwargs) -> subprocess.Popen:  # type: ignore[no-untyped-def]
+        out = (tmp_path / "stdout").open("w")
+        proc = dlcprof_run(tmp_path / "s.json", *TORCHRUN, str(DDP), *args, stdout=out, **kwargs)
+        procs.append(proc)
+        return proc
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
 
 
 def rank_pids(report: dict) -> dict[int, int]:
     return {r["process"]["rank"]: r["process"]["pid"] for r in report["runs"]}
 
 
-def test_a_rank_that_crashes_is_shown_with_the_others_fate_and_torchruns_status(tmp_path):
-    proc = run_job(tmp_path, "--crash-rank", "1", "--steps", "3")
+def test_a_rank_that_crashes_is_shown_with_the_others_fate_and_torchruns_status(tmp_path, run_job):
+    proc = run_job("--crash-rank", "1", "--steps", "3")
     _, stderr = proc.communicate(timeout=600)
     report = json.loads((tmp_path / "s.json").read_text())  # the session is kept
     program = report["program"]
@@ -76,11 +93,11 @@ def _agent_and_ranks(proc, stdout: Path) -> tuple[int, list[int]]:  # type: igno
 
 
 @pytest.mark.parametrize("orphaned", [False, True], ids=["sigint", "sigterm_agent_killed"])
-def test_a_stop_sent_to_dlcprof_ends_every_rank(tmp_path, orphaned):
+def test_a_stop_sent_to_dlcprof_ends_every_rank(tmp_path, run_job, orphaned):
     """SIGINT to dlcprof: passed to torchrun, which stops its ranks. SIGTERM while
     torchrun cannot pass it on (stopped, then killed): its ranks, in sessions of
     their own, are orphaned, and dlcprof ends them."""
-    proc = run_job(tmp_path, "--steps", "100000000")
+    proc = run_job("--steps", "100000000")
     agent, ranks = _agent_and_ranks(proc, tmp_path / "stdout")
     if orphaned:
         psutil.Process(agent).suspend()
@@ -110,8 +127,8 @@ def test_a_stop_sent_to_dlcprof_ends_every_rank(tmp_path, orphaned):
         assert all(str(p) in swept[0] for p in pids.values())
 
 
-def test_a_rank_that_never_compiles_is_shown_as_such(tmp_path):
-    proc = run_job(tmp_path, "--eager-rank", "1", "--steps", "2")
+def test_a_rank_that_never_compiles_is_shown_as_such(tmp_path, run_job):
+    proc = run_job("--eager-rank", "1", "--steps", "2")
     _, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 0, stderr
     session = load_session(tmp_path / "s.json")
