@@ -599,6 +599,7 @@ class ProgramExited(Event):
     wall_s: float
     message: str  # one line for the user
     stopped_by: str | None = None  # the stop signal or key that dlcprof passed on
+    stopped_t: float | None = None  # when dlcprof first passed it on
     detached: bool = False
     eager: bool = False  # the --eager-baseline run's end
 

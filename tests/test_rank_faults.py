@@ -114,8 +114,17 @@ def test_a_stop_sent_to_dlcprof_ends_every_rank(tmp_path, run_job, orphaned):
     pids = rank_pids(report)
     assert set(pids) == {0, 1} and set(pids.values()) <= set(ranks)
     assert not alive([agent, *ranks]), "a process of the job was left running"
-    statuses = {r["status"] for r in report["runs"]}
-    assert statuses <= {"ended", "cancelled"}, statuses
+    # A rank still in an allreduce when its peer stops fails on the closed
+    # connection before the stop reaches it: shown as the stop's doing.
+    for run in report["runs"]:
+        assert run["status"] in ("ended", "cancelled", "crashed"), run["status"]
+        if run["status"] == "crashed":
+            stop = "SIGTERM" if orphaned else "Ctrl-C"
+            assert any(
+                n.startswith(f"crashed after dlcprof passed on {stop}")
+                for n in run["process_notes"]
+            )
+    assert not [d for d in report["ranks"]["divergences"] if d["check"] == "crash"]
     events = report["events"]
     swept = [
         e["message"]

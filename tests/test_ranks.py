@@ -23,6 +23,7 @@ from rich.console import Console
 from dlcprof import events as ev
 from dlcprof.console import DivergenceWatch, program_summary
 from dlcprof.figures import compare as fcmp
+from dlcprof.figures import outcome as fout
 from dlcprof.figures import ranks as fr
 from dlcprof.report import model as rm
 from dlcprof.report.html import render_compare_html, render_html
@@ -269,6 +270,31 @@ def test_crash_names_the_first_failure_and_the_others_fate():
         same.apply(ev.ErrorRaised(run_id=f"pid{100 + r}", stage="program", message="E: bug"))
         same.apply(rank_finished(r, 1020.0, status="error"))
     assert fr.divergences(same) == []
+
+
+def test_a_rank_that_fails_after_a_stop_was_passed_on_is_no_divergence():
+    """Ctrl-C reaches the ranks one by one: the one still in an allreduce fails
+    on its peer's closed connection. The stop caused it, so it raises no alarm,
+    and its end line says so; a failure before the stop still does."""
+    s = session(*ddp_job(finished=False))
+    s.apply(rank_finished(0, 1021.0, status="cancelled"))
+    s.apply(ev.ErrorRaised(run_id="pid101", stage="program", message="RuntimeError: peer gone"))
+    s.apply(rank_finished(1, 1021.5, status="crashed"))
+    stop = ev.ProgramExited(
+        returncode=1, signal=None, wall_s=25.0, message="exit 1", stopped_by="Ctrl-C", t=1025.0
+    )
+    (d,) = fr.divergences(session(*s.events, stop))  # no stop time: a crash like any other
+    assert d.check == "crash" and d.rank == 1
+    stop.stopped_t = 1020.0
+    stopped = session(*s.events, stop)
+    assert fr.divergences(stopped) == []
+    crashed = stopped.runs["pid101"]
+    assert (
+        fout.end_line(crashed, stopped)
+        == "crashed after dlcprof passed on Ctrl-C: RuntimeError: peer gone"
+    )
+    stop.stopped_t = 1021.8  # rank 1 had failed before the stop
+    assert [d.rank for d in fr.divergences(session(*s.events, stop))] == [1]
 
 
 def test_reports_and_the_load_path(tmp_path):

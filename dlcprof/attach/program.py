@@ -131,6 +131,7 @@ class AttachedProgram:
             env.pop(EAGER_ENV, None)
         self.started = time.monotonic()
         self.stopped_by: str | None = None
+        self.stopped_t: float | None = None
         self.detached = False
         self._foreground = False
         capture = output == "capture"
@@ -204,6 +205,7 @@ class AttachedProgram:
     def forward(self, signum: int, said: str | None = None) -> None:
         """Pass a stop signal on to the program's group, as a terminal would."""
         self.stopped_by = self.stopped_by or said or signal.Signals(signum).name
+        self.stopped_t = self.stopped_t or ev.now()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signum)
 
@@ -335,6 +337,7 @@ class AttachedProgram:
                 detached=True,
                 message=f"dlcprof detached; the program (pid {self.pid}) runs on{where}",
                 stopped_by=self.stopped_by,
+                stopped_t=self.stopped_t,
                 eager=self.eager,
             )
         sig = signal.Signals(-rc).name if rc < 0 else None
@@ -347,6 +350,7 @@ class AttachedProgram:
             wall_s=wall,
             message=message,
             stopped_by=self.stopped_by,
+            stopped_t=self.stopped_t,
             eager=self.eager,
         )
 

@@ -85,6 +85,16 @@ def frame_failed(e: ev.CompileFinished) -> str:
     return f"{what} failed after {text.secs(e.wall_s)}: {reason} (this frame runs eagerly)"
 
 
+def stopped_before(run: Run, session: Session) -> str | None:
+    """The stop dlcprof had passed on when ``run`` ended ("Ctrl-C"), or None. A
+    rank that fails while the stop reaches the ranks one by one (its peer gone
+    mid-collective) failed because of the stop, not because of its own code."""
+    end = session.program_exit
+    if end is None or end.stopped_t is None or (run.finished_t or 0.0) < end.stopped_t:
+        return None
+    return end.stopped_by
+
+
 def end_line(run: Run, session: Session) -> str | None:
     """How an attached process ended, when not plainly ("crashed: uncaught
     RuntimeError: ..."; "ended without its exit hook ..."); None: it ended ok."""
@@ -92,7 +102,9 @@ def end_line(run: Run, session: Session) -> str | None:
         return None
     if run.status == "crashed":
         error = next((e.message for e in reversed(run.errors) if e.stage == "program"), "")
-        line = f"crashed: {error}" if error else "crashed"
+        stop = stopped_before(run, session)
+        line = "crashed" + (f" after dlcprof passed on {stop}" if stop else "")
+        line += f": {error}" if error else ""
     else:
         line = f"{run.status}: {ENDED_WHY}" if run.status == "ended" else run.status
     first = min(

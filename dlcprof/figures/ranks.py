@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.figures import outcome
 from dlcprof.session import Compile, Run, Session
 
 CHECKS = ("compile_ids", "graph_counts", "cache", "collectives", "compile_skew", "crash")
@@ -237,7 +238,7 @@ def divergences(session: Session, now: float | None = None) -> list[Divergence]:
         *_cache(ranks),
         *_collectives(ranks),
         *_compile_skew(ranks, now),
-        *_crash(ranks),
+        *_crash(ranks, session),
     ]
     return sorted(found, key=lambda d: (d.t, CHECKS.index(d.check), d.rank))
 
@@ -633,11 +634,16 @@ def _compile_skew(ranks: dict[int, Run], now: float | None) -> list[Divergence]:
     return out
 
 
-def _crash(ranks: dict[int, Run]) -> list[Divergence]:
+def _crash(ranks: dict[int, Run], session: Session) -> list[Divergence]:
     """The first rank that failed, and what became of the others. A failure every
-    rank shares (the same error, or all stopped alike) is no divergence."""
+    rank shares (the same error, or all stopped alike) is no divergence, nor one
+    that followed a stop dlcprof passed on."""
     failed = sorted(
-        (run for run in ranks.values() if run.status in FAILED),
+        (
+            run
+            for run in ranks.values()
+            if run.status in FAILED and outcome.stopped_before(run, session) is None
+        ),
         key=lambda run: run.finished_t or 0.0,
     )
     if not failed:
