@@ -704,7 +704,9 @@ class ProtocolError(ValueError):
 
 
 def to_dict(event: Event) -> dict[str, Any]:
-    d = dataclasses.asdict(event)
+    """The event's fields, shallow: no event holds another dataclass, and
+    ``dataclasses.asdict``'s deep copy costs the probed program 200 times more."""
+    d = dict(vars(event))
     d["type"] = type(event).__name__
     return d
 

@@ -374,6 +374,39 @@ def test_probes_degrade_when_torch_moved_things(monkeypatch):
     assert probes == ["trace", "kernels.provenance"]
 
 
+def test_provenance_traces_inductors_search_patterns_without_stack_traces(monkeypatch):
+    """Provenance makes make_fx capture a stack for every node it creates; the
+    patterns Inductor traces once per process need none and capture none."""
+    pytest.importorskip("torch._inductor.pattern_matcher")
+    import torch
+    import torch._inductor.config as inductor_config
+    import torch._inductor.pattern_matcher as pm
+    import torch.fx.proxy
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def search(x):  # type: ignore[no-untyped-def]
+        return torch.relu(x) + 1
+
+    captured = []
+    extract = torch.fx.proxy.CapturedTraceback.extract
+    monkeypatch.setattr(
+        torch.fx.proxy.CapturedTraceback,
+        "extract",
+        staticmethod(lambda *a, **k: captured.append(1) or extract(*a, **k)),
+    )
+    level = inductor_config.trace.provenance_tracking_level
+    try:
+        assert K.enable_provenance(ProbeNotes(ListEmitter(), "r"))
+        make_fx(search)(torch.ones(4))
+        assert captured, "provenance is on: make_fx captures stacks"
+        captured.clear()
+        _, gm = pm.gen_pattern_and_search_gm(search, [torch.ones(4)], pm.fwd_only)
+        assert len(gm.graph.nodes) > 2 and not captured
+        assert inductor_config.trace.provenance_tracking_level == 1
+    finally:
+        inductor_config.trace.provenance_tracking_level = level
+
+
 def test_emitter_lines_never_interleave_across_threads():
     r, w = os.pipe()
     emitter = Emitter(w)

@@ -30,6 +30,7 @@ original aten ops (``cpp_fused_expand_gelu_gelu_backward_0``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 import threading
@@ -39,6 +40,7 @@ from typing import Any
 
 from dlcprof import events as ev
 from dlcprof.worker.probes import ProbeNotes, Sink
+from dlcprof.worker.probes.lazy import when_imported
 
 PROBE = "kernels"
 
@@ -509,13 +511,38 @@ def enable_provenance(notes: ProbeNotes) -> bool:
         if not hasattr(trace_cfg, "provenance_tracking_level"):
             raise AttributeError("torch._inductor.config.trace.provenance_tracking_level")
         trace_cfg.provenance_tracking_level = 1
-        return True
     except Exception as e:  # noqa: BLE001 - any failure means: no provenance
         notes.unavailable(
             "kernels.provenance",
             f"{type(e).__name__}: {e}; fused ops come from kernel names instead",
         )
         return False
+    when_imported(PATTERN_MATCHER, _patterns_without_stack_traces)
+    return True
+
+
+PATTERN_MATCHER = "torch._inductor.pattern_matcher"
+
+
+def _patterns_without_stack_traces(module: Any) -> None:
+    """Provenance tracking makes every ``make_fx`` record each node's stack
+    trace, also the few hundred search patterns Inductor traces once per process
+    at its first compile (``gen_pattern_and_search_gm``, called by name in its
+    module): that doubled their cost, moved into the first compile
+    (benchmarks/RESULTS.md §9). A pattern needs no stack traces: they
+    are traced with provenance off. Missing on another torch: they cost more."""
+    import torch._inductor.config as inductor_config
+
+    trace = getattr(module, "gen_pattern_and_search_gm", None)
+    if trace is None:
+        return
+
+    @functools.wraps(trace)
+    def untraced(*args: Any, **kwargs: Any) -> Any:
+        with inductor_config.patch({"trace.provenance_tracking_level": 0}):
+            return trace(*args, **kwargs)
+
+    module.gen_pattern_and_search_gm = untraced
 
 
 def aten_op_exists() -> Callable[[str], bool]:
