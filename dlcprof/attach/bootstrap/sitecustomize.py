@@ -10,7 +10,6 @@ compile workers (``TORCH_WARM_POOL=0``) are skipped. Any failure of ours is
 swallowed with one line on stderr: the program runs on.
 """
 
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
@@ -50,7 +49,10 @@ def _install(torch):
         print(f"dlcprof: probes not installed in pid {os.getpid()}: {e!r}", file=sys.stderr)
 
 
-class _Loader(importlib.abc.Loader):
+# Plain classes (the import system needs only these methods): importlib.abc
+# would import importlib.resources, about 20 ms in every Python the program
+# starts, Inductor's own short-lived helpers included.
+class _Loader:
     def __init__(self, loader, then):
         self.loader = loader
         self.then = then
@@ -69,7 +71,7 @@ class _Loader(importlib.abc.Loader):
         self.then()
 
 
-class _WaitFor(importlib.abc.MetaPathFinder):
+class _WaitFor:
     """Finds nothing itself: wraps the loader of module ``name``, once, so that
     ``then()`` runs when it has finished importing."""
 
