@@ -164,6 +164,14 @@ def short_path(path: str) -> str:
     return path[m.end() :] if m else path
 
 
+_TORCH_FILE = re.compile(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]")
+
+
+def in_torch(path: str) -> bool:
+    """A file of torch's own package, by its path (also one recorded elsewhere)."""
+    return bool(_TORCH_FILE.search(path))
+
+
 def broke_inside(detail: str) -> str:
     """Where Dynamo broke, beside the user's line that led there."""
     return f"(broke inside {short_path(detail)})" if detail else ""

@@ -173,7 +173,13 @@ async def shoot_program(out: Path) -> list[Path]:
             await pilot.pause(0.2)
         if app.session.program_exit is not None:
             raise SystemExit(f"the program ended early: {app.session.program_exit.message}")
-        await pilot.pause(3.0)  # a few steps run: the graph's calls and the timeline move
+        # A few steps run: each graph's calls 2-4 are sampled (kernel times) and
+        # the time per call and the timeline move on.
+        while time.monotonic() < deadline and not any(
+            r.graph_calls and min(g["calls"] for g in r.graph_calls.graphs.values()) >= 5
+            for r in app.session.runs.values()
+        ):
+            await pilot.pause(0.5)
         svg = Path(app.save_screenshot(str(out / "live-program.svg")))
         assert app.program is not None
         app.program.stop(grace_s=5)

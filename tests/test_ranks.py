@@ -248,6 +248,18 @@ def test_compile_skew_finished_and_still_compiling():
     )
 
 
+def test_the_users_frame_comes_before_torchs_wrapper_around_it():
+    """A DDP rank that changed its batch recompiles torch's wrapper frame first
+    and the user's forward inside it: the banner names the user's frame."""
+    s = session(*ddp_job(finished=False))
+    wrapper = ("inner", "/venv/lib/python3.11/site-packages/torch/_dynamo/external_utils.py", 67)
+    s.apply(rank_compile(1, "1/1", 1010.0, 2.0, reason="1/0: args[0] size", frame=wrapper))
+    s.apply(rank_compile(1, "0/1", 1011.0, 2.0, reason=RECOMPILE))
+    first, second = fr.alarms(fr.divergences(s, now=1030.0))
+    assert first.subject == "0/1" and "forward at /home/u/train.py:24" in first.headline
+    assert second.subject == "1/1" and second.in_torch and "torch/_dynamo" in second.headline
+
+
 def test_crash_names_the_first_failure_and_the_others_fate():
     s = session(
         *ddp_job(finished=False),

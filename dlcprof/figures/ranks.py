@@ -218,6 +218,9 @@ class Divergence:
     evidence: list[str]  # lines that show it (per-rank values side by side)
     subject: str = ""  # what it is about (a compile id; "" for the whole rank)
     t: float = 0.0  # when the first differing event happened
+    # About a frame of torch's own code (DDP's or Dynamo's wrapper around the
+    # user's forward): it follows from the user's frame, so it is listed after.
+    in_torch: bool = False
 
     @property
     def key(self) -> tuple[str, int, str]:
@@ -240,7 +243,7 @@ def divergences(session: Session, now: float | None = None) -> list[Divergence]:
         *_compile_skew(ranks, now),
         *_crash(ranks, session),
     ]
-    return sorted(found, key=lambda d: (d.t, CHECKS.index(d.check), d.rank))
+    return sorted(found, key=lambda d: (d.in_torch, d.t, CHECKS.index(d.check), d.rank))
 
 
 def alarms(found: list[Divergence]) -> list[Divergence]:
@@ -282,6 +285,10 @@ def frame_words(c: Compile) -> str:
     name, file, line = m.get("co_name"), m.get("co_filename"), m.get("co_firstlineno")
     where = f"{text.short_path(str(file))}:{line}" if file and line is not None else ""
     return " at ".join(str(x) for x in (name, where) if x) or "frame not named"
+
+
+def _in_torch(c: Compile) -> bool:
+    return text.in_torch(str((c.record.metrics if c.record else {}).get("co_filename") or ""))
 
 
 def _reason(run: Run, c: Compile) -> str | None:
@@ -346,6 +353,7 @@ def _compile_ids(ranks: dict[int, Run], now: float | None) -> list[Divergence]:
                         evidence + why,
                         cid,
                         c.record.t if c.record else 0.0,
+                        _in_torch(c),
                     )
                 )
         else:
@@ -364,6 +372,7 @@ def _compile_ids(ranks: dict[int, Run], now: float | None) -> list[Divergence]:
                         evidence,
                         cid,
                         first.record.t if first.record else 0.0,
+                        _in_torch(first),
                     )
                 )
     return out

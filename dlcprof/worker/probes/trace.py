@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from dlcprof import events as ev
+from dlcprof.text import in_torch
 from dlcprof.worker.probes import ProbeNotes, Sink
 from dlcprof.worker.probes.autotune import AutotuneCollector
 from dlcprof.worker.probes.kernels import KernelCollector
@@ -180,7 +181,6 @@ _TORCH_DIR = _package_dir("torch")
 _LIBRARY_DIRS = _library_dirs()
 # By name too, for tracebacks recorded on another machine.
 _HARNESS_RE = re.compile(r"[/\\]dlcprof[/\\](?!bundled[/\\])")
-_TORCH_RE = re.compile(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]")
 _LIBRARY_RE = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
 
 
@@ -193,7 +193,7 @@ def frame_owner(path: str) -> str:
     real = os.path.realpath(path)
     if _HARNESS_RE.search(real):
         return "harness"
-    if (_TORCH_DIR is not None and real.startswith(_TORCH_DIR)) or _TORCH_RE.search(real):
+    if (_TORCH_DIR is not None and real.startswith(_TORCH_DIR)) or in_torch(real):
         return "torch"
     return "library" if real.startswith(_LIBRARY_DIRS) or _LIBRARY_RE.search(real) else "user"
 
