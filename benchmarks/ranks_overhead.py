@@ -9,7 +9,7 @@ the job's output shows it: from the launch to that rank's own "rank R done"
 line (torchrun's start included, which both variants pay). CPU: the whole
 process tree (torchrun, the ranks, dlcprof's own process).
 
-    .venv/bin/python benchmarks/ranks_overhead.py [--rounds N] [--steps N]
+    .venv/bin/python benchmarks/ranks_overhead.py [--rounds N] [--steps N] [--no-hotspots-too]
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from common import ROOT, load_line, machine, median, ratio_line, ratios, rotated
 
 RANKS = 2
 VARIANTS = ("bare", "attached")
+NO_HOTSPOTS = "attached, --no-hotspots"  # --no-hotspots-too: py-spy's part
 # Anywhere in a line: the ranks share one pipe, and a line may hold another's start.
 _DONE = re.compile(r"rank (\d+) done")
 
@@ -45,7 +46,8 @@ def command(variant: str, steps: int) -> list[str]:
     ]
     if variant == "bare":
         return job
-    return [sys.executable, "-m", "dlcprof.cli", "run", "--quiet", "--", *job]
+    options = ["--no-hotspots"] if variant == NO_HOTSPOTS else []
+    return [sys.executable, "-m", "dlcprof.cli", "run", "--quiet", *options, "--", *job]
 
 
 def timed(argv: list[str], env: dict[str, str]) -> tuple[dict[int, float], float]:
@@ -70,31 +72,38 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument(
+        "--no-hotspots-too", action="store_true", help="a third variant: attached, no py-spy"
+    )
     args = parser.parse_args()
+    variants = (*VARIANTS, NO_HOTSPOTS) if args.no_hotspots_too else VARIANTS
     env = {
         **os.environ,
         "TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp(prefix="dlcprof-ranks-bench-cache-"),
         "PYTHONPATH": str(ROOT),
     }
     print(machine())
-    for variant in VARIANTS:  # each variant's cache entries, untimed
+    for variant in variants:  # each variant's cache entries, untimed
         timed(command(variant, args.steps), env)
-    walls: dict[str, dict[int, list[float]]] = {v: {r: [] for r in range(RANKS)} for v in VARIANTS}
-    cpus: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    walls: dict[str, dict[int, list[float]]] = {v: {r: [] for r in range(RANKS)} for v in variants}
+    cpus: dict[str, list[float]] = {v: [] for v in variants}
     for rep in range(args.rounds):
-        for variant in rotated(VARIANTS, rep):
+        for variant in rotated(list(variants), rep):
             done, cpu = timed(command(variant, args.steps), env)
             for rank, s in done.items():
                 walls[variant][rank].append(s)
             cpus[variant].append(cpu)
     print(f"\nddp_train.py --steps {args.steps}, {RANKS} ranks (gloo), medians:")
-    for rank in range(RANKS):
-        bare, attached = walls["bare"][rank], walls["attached"][rank]
-        print(f"rank {rank}: bare {median(bare):.2f} s, attached {median(attached):.2f} s wall")
-        print(ratio_line(f"rank {rank} attached ÷ bare (wall)", ratios(attached, bare), 1.05))
-    bare_cpu, attached_cpu = median(cpus["bare"]), median(cpus["attached"])
-    print(f"whole tree: bare {bare_cpu:.2f} s, attached {attached_cpu:.2f} s CPU")
-    print(ratio_line("tree attached ÷ bare (CPU)", ratios(cpus["attached"], cpus["bare"]), 1.05))
+    for variant in variants[1:]:
+        for rank in range(RANKS):
+            bare, attached = walls["bare"][rank], walls[variant][rank]
+            print(
+                f"rank {rank}: bare {median(bare):.2f} s, {variant} {median(attached):.2f} s wall"
+            )
+            print(ratio_line(f"rank {rank} {variant} ÷ bare (wall)", ratios(attached, bare), 1.05))
+        bare_cpu, attached_cpu = median(cpus["bare"]), median(cpus[variant])
+        print(f"whole tree: bare {bare_cpu:.2f} s, {variant} {attached_cpu:.2f} s CPU")
+        print(ratio_line(f"tree {variant} ÷ bare (CPU)", ratios(cpus[variant], cpus["bare"]), 1.05))
     print(load_line())
 
 
