@@ -8,6 +8,7 @@ every other test must not pay a full compile on 2 cores.
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 from pathlib import Path
 
@@ -20,6 +21,17 @@ _CACHE = Path(
 )
 _CACHE.mkdir(parents=True, exist_ok=True)
 os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(_CACHE)
+
+# The signal tests send SIGINT and SIGHUP as a terminal would. A test runner
+# started in the background (`nohup`, `cmd &` without job control) inherits
+# them ignored, and dlcprof rightly keeps an inherited SIG_IGN
+# (dlcprof/signals.py): the processes the tests start get the defaults back.
+for _sig, _default in (
+    (signal.SIGINT, signal.default_int_handler),
+    (signal.SIGHUP, signal.SIG_DFL),
+):
+    if signal.getsignal(_sig) is signal.SIG_IGN:
+        signal.signal(_sig, _default)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
