@@ -50,8 +50,8 @@ def _install(torch):
 
 
 # Plain classes (the import system needs only these methods): importlib.abc
-# would import importlib.resources, about 20 ms in every Python the program
-# starts, Inductor's own short-lived helpers included.
+# would import importlib.resources in every Python the program starts,
+# Inductor's own short-lived helpers included (benchmarks/RESULTS.md §9).
 class _Loader:
     def __init__(self, loader, then):
         self.loader = loader

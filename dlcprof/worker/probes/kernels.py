@@ -525,12 +525,12 @@ PATTERN_MATCHER = "torch._inductor.pattern_matcher"
 
 
 def _patterns_without_stack_traces(module: Any) -> None:
-    """Provenance tracking makes every ``make_fx`` record each node's stack
-    trace, also the few hundred search patterns Inductor traces once per process
-    at its first compile (``gen_pattern_and_search_gm``, called by name in its
-    module): that doubled their cost, moved into the first compile
-    (benchmarks/RESULTS.md §9). A pattern needs no stack traces: they
-    are traced with provenance off. Missing on another torch: they cost more."""
+    """Provenance tracking makes every ``make_fx`` capture a Python stack for
+    each node it creates, also for the few hundred search patterns Inductor
+    traces once per process at its first compile (``gen_pattern_and_search_gm``,
+    called by name in its module): work moved into the user's first compile
+    (benchmarks/RESULTS.md §9). A pattern needs no stack, so they are traced
+    with provenance off. Missing on another torch: they cost more, no more."""
     import torch._inductor.config as inductor_config
 
     trace = getattr(module, "gen_pattern_and_search_gm", None)
