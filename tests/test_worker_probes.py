@@ -397,6 +397,9 @@ def test_provenance_traces_inductors_search_patterns_without_stack_traces(monkey
     level = inductor_config.trace.provenance_tracking_level
     try:
         assert K.enable_provenance(ProbeNotes(ListEmitter(), "r"))
+        wrapped = pm.gen_pattern_and_search_gm
+        assert K.enable_provenance(ProbeNotes(ListEmitter(), "r"))  # a forked child's install
+        assert pm.gen_pattern_and_search_gm is wrapped, "wrapped once"
         make_fx(search)(torch.ones(4))
         assert captured, "provenance is on: make_fx captures stacks"
         captured.clear()

@@ -522,6 +522,7 @@ def enable_provenance(notes: ProbeNotes) -> bool:
 
 
 PATTERN_MATCHER = "torch._inductor.pattern_matcher"
+_UNTRACED = "_dlcprof_untraced"  # marks the wrapper below
 
 
 def _patterns_without_stack_traces(module: Any) -> None:
@@ -534,7 +535,8 @@ def _patterns_without_stack_traces(module: Any) -> None:
     import torch._inductor.config as inductor_config
 
     trace = getattr(module, "gen_pattern_and_search_gm", None)
-    if trace is None:
+    # Wrapped once per process: a forked child installs the probes again.
+    if trace is None or getattr(trace, _UNTRACED, False):
         return
 
     @functools.wraps(trace)
@@ -542,6 +544,7 @@ def _patterns_without_stack_traces(module: Any) -> None:
         with inductor_config.patch({"trace.provenance_tracking_level": 0}):
             return trace(*args, **kwargs)
 
+    setattr(untraced, _UNTRACED, True)
     module.gen_pattern_and_search_gm = untraced
 
 
