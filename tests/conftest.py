@@ -25,7 +25,8 @@ os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(_CACHE)
 # The signal tests send SIGINT and SIGHUP as a terminal would. A test runner
 # started in the background (`nohup`, `cmd &` without job control) inherits
 # them ignored, and dlcprof rightly keeps an inherited SIG_IGN
-# (dlcprof/signals.py): the processes the tests start get the defaults back.
+# (dlcprof/signals.py): the defaults come back here, once, for this process
+# and every process the tests start.
 for _sig, _default in (
     (signal.SIGINT, signal.default_int_handler),
     (signal.SIGHUP, signal.SIG_DFL),

@@ -16,13 +16,9 @@ from pathlib import Path
 
 import psutil
 
-# Restore SIGINT before exec: a background job of a non-interactive shell (CI)
-# starts with SIGINT ignored, and dlcprof leaves an ignored signal ignored.
-_LAUNCH = (
-    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
-    "tty = sys.argv.pop(1) == 'tty'\n"
-    "if tty:\n"
-    "    import fcntl, termios; fcntl.ioctl(0, termios.TIOCSCTTY, 0)\n"
+# The terminal on stdin becomes the process's controlling terminal, then exec.
+_ON_TERMINAL = (
+    "import fcntl, os, sys, termios; fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
     "os.execv(sys.argv[1], sys.argv[1:])"
 )
 
@@ -65,9 +61,9 @@ def dlcprof_argv(*args: str) -> list[str]:
 
 
 def spawn(argv: list[str], **kw) -> subprocess.Popen:  # type: ignore[no-untyped-def]
-    """A process with stdout/stderr on pipes (text), SIGINT at its default."""
+    """A process with stdout/stderr on pipes (text)."""
     return subprocess.Popen(
-        [sys.executable, "-c", _LAUNCH, "pipe", *argv],
+        argv,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
@@ -86,7 +82,7 @@ class Terminal:
         self.master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[0], size[1], 0, 0))
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", _LAUNCH, "tty", *argv],
+            [sys.executable, "-c", _ON_TERMINAL, *argv],
             stdin=slave,
             stdout=slave,
             stderr=slave,

@@ -32,12 +32,6 @@ TRAIN = PROGRAMS / "train.py"
 FAULTS = PROGRAMS / "faults.py"
 
 
-def _default_sigint() -> None:
-    # A background job of a non-interactive shell (CI) starts with SIGINT
-    # ignored, and dlcprof leaves an ignored signal ignored, as a shell would.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def dlcprof_run(
     json_path: Path, *command: str, options: tuple[str, ...] = (), **kwargs
 ) -> subprocess.Popen:
@@ -55,7 +49,7 @@ def dlcprof_run(
     ]
     kwargs.setdefault("stdout", subprocess.PIPE)
     kwargs.setdefault("stderr", subprocess.PIPE)
-    return subprocess.Popen(argv, text=True, preexec_fn=_default_sigint, **kwargs)
+    return subprocess.Popen(argv, text=True, **kwargs)
 
 
 def gone(pid: int, within_s: float = 10.0) -> bool:
@@ -204,8 +198,7 @@ def test_on_a_terminal_stdin_and_ctrl_c_are_the_programs(tmp_path):
     """On a terminal the program's group is the foreground one: it reads the
     terminal, and Ctrl-C typed there is a KeyboardInterrupt in the program."""
     pid, fd = pty.fork()
-    if pid == 0:  # the child: dlcprof on the pty, SIGINT as a terminal session has it
-        _default_sigint()
+    if pid == 0:  # the child: dlcprof on the pty
         os.execv(
             sys.executable,
             [

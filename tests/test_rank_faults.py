@@ -34,8 +34,10 @@ def run_job(tmp_path: Path):  # type: ignore[no-untyped-def]
     procs: list[subprocess.Popen] = []
 
     def start(*args: str, **kwargs) -> subprocess.Popen:  # type: ignore[no-untyped-def]
-        out = (tmp_path / "stdout").open("w")
-        proc = dlcprof_run(tmp_path / "s.json", *TORCHRUN, str(DDP), *args, stdout=out, **kwargs)
+        with (tmp_path / "stdout").open("w") as out:  # the job holds its own copy
+            proc = dlcprof_run(
+                tmp_path / "s.json", *TORCHRUN, str(DDP), *args, stdout=out, **kwargs
+            )
         procs.append(proc)
         return proc
 
