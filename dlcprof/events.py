@@ -577,7 +577,7 @@ class PaperPlanned(Event):
     device: str
 
 
-# --- an attached program (dlcprof/attach) -------------------------------------------
+# --- an attached program (dlcprof/attach, dlcprof/worker/attached) ------------------
 
 
 @dataclass
@@ -629,7 +629,7 @@ class GraphCallsTimed(Event):
     the compiled callable: ``graphs[compile_id]`` = {"calls" (all), "inside_s"
     (summed over the unsampled ones), "first_t", "first_s" (the first call's own
     time), "sampled", "sampled_s" (the calls whose kernels were timed, and their
-    time: attach/kernel_sample.py)}. Cumulative: the newest wins."""
+    time: worker/attached/kernel_sample.py)}. Cumulative: the newest wins."""
 
     run_id: str
     graphs: dict[str, dict[str, float]]

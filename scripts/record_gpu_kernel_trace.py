@@ -30,7 +30,8 @@ from worker_helpers import run_worker  # noqa: E402
 from dlcprof import events as ev  # noqa: E402
 from dlcprof.settings import RunSettings  # noqa: E402
 from dlcprof.worker.gpu_trace import device_times  # noqa: E402
-from dlcprof.worker.profile import GPU_TRACE_ENV, RANGE_PREFIX  # noqa: E402
+from dlcprof.worker.launches import RANGE_PREFIX  # noqa: E402
+from dlcprof.worker.profile import GPU_TRACE_ENV  # noqa: E402
 
 WORKLOADS = ("pointwise-chain", "transformer-block")
 

@@ -1,4 +1,5 @@
-"""``dlcprof run -- CMD``: the user's own program, followed live (dlcprof/attach).
+"""``dlcprof run -- CMD``: the user's own program, followed live (dlcprof/attach,
+dlcprof/worker/attached).
 
 Real programs under real dlcprof processes: tests/programs/train.py (a plain
 training script, real Inductor compiles) and tests/programs/faults.py (cheap
@@ -23,9 +24,9 @@ import psutil
 import pytest
 
 from dlcprof import events as ev
-from dlcprof.attach.channel import Channel
 from dlcprof.figures import observer as fo
 from dlcprof.report.schema import load_session
+from dlcprof.worker.attached.channel import Channel
 
 PROGRAMS = Path(__file__).parent / "programs"
 TRAIN = PROGRAMS / "train.py"
@@ -339,7 +340,7 @@ def test_channel_goes_quiet_when_dlcprof_is_gone(tmp_path):
 
 
 def test_channel_holds_events_until_a_compile_and_bounds_its_buffer(tmp_path, monkeypatch):
-    from dlcprof.attach import channel as channel_module
+    from dlcprof.worker.attached import channel as channel_module
 
     monkeypatch.setattr(channel_module, "BUFFER_BYTES", 4096)
     path = str(tmp_path / "s.sock")
@@ -372,7 +373,7 @@ def _sampler(graphs: list) -> tuple[object, list[ev.Event]]:
     """A kernel sampler over a collector holding ``graphs`` (our own data)."""
     from types import SimpleNamespace
 
-    from dlcprof.attach.kernel_sample import KernelSampler
+    from dlcprof.worker.attached.kernel_sample import KernelSampler
     from dlcprof.worker.probes import ProbeNotes
 
     sent: list[ev.Event] = []
@@ -413,7 +414,7 @@ def test_kernel_sampler_leaves_the_first_call_alone_and_says_why_not():
 
 
 def test_kernel_sampler_waits_for_a_graphs_kernels_then_gives_up():
-    from dlcprof.attach import kernel_sample
+    from dlcprof.worker.attached import kernel_sample
 
     sampler, sent = _sampler([])
     for _ in range(kernel_sample.WAIT_CALLS + kernel_sample.SAMPLE_AFTER_CALLS):

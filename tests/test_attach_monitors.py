@@ -1,4 +1,4 @@
-"""The monitors on an attached program's processes (dlcprof/attach/monitors.py):
+"""The monitors on an attached program's processes (dlcprof/monitors/program.py):
 which processes get them, when they stop, and what a process past the cap
 says. The monitors themselves are faked here (their own tests are
 test_monitors*.py); the real ones run in tests/test_attach.py."""
@@ -13,9 +13,9 @@ import time
 from program_helpers import process_attached, program_started
 
 from dlcprof import events as ev
-from dlcprof.attach.monitors import ProgramMonitors, not_watched
 from dlcprof.figures import observer as fo
 from dlcprof.monitors.process import ProcessMonitors
+from dlcprof.monitors.program import ProgramMonitors, not_watched
 from dlcprof.session import Session
 
 

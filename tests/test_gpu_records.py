@@ -19,7 +19,7 @@ from dlcprof import events as ev
 from dlcprof.figures import modes as fm
 from dlcprof.figures import phases as fp
 from dlcprof.session import Session
-from dlcprof.worker import bench
+from dlcprof.worker import bench, launches
 from dlcprof.worker import profile as P
 from dlcprof.worker.emit import ListEmitter
 from dlcprof.worker.gpu_trace import device_times
@@ -178,7 +178,7 @@ REPLAY_TRACE = {
 
 
 def test_cuda_graph_replays_are_kept_by_name_and_stated():
-    times = device_times(REPLAY_TRACE, P.RANGE_PREFIX)
+    times = device_times(REPLAY_TRACE, launches.RANGE_PREFIX)
     assert times.by_label == {"dlcprof:0:1": 4.0}
     assert times.unattributed_us == 0.0  # a replay is not "launched outside"
     assert times.replayed_us == {

@@ -19,6 +19,7 @@ from dlcprof import text
 from dlcprof.figures import kernels as fk
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings
+from dlcprof.worker import launches
 from dlcprof.worker import profile as P
 from dlcprof.worker.probes import compiled_code as cc
 from dlcprof.worker.probes import kernels as K
@@ -96,10 +97,10 @@ def test_the_printed_dynamo_graph_is_timed_node_by_node():
 
 def test_kernel_parameters_say_which_buffers_are_read_and_written():
     cpp = 'extern "C"  void  kernel(float* in_out_ptr0,\n const float* in_ptr0,\n float* out_ptr0,\n const int64_t ks0)\n{'  # noqa: E501
-    assert P.param_names(cpp) == ["in_out_ptr0", "in_ptr0", "out_ptr0", "ks0"]
+    assert launches.param_names(cpp) == ["in_out_ptr0", "in_ptr0", "out_ptr0", "ks0"]
     triton = "@triton.jit\ndef triton_poi_fused_add_0(in_out_ptr0, in_ptr0, xnumel, XBLOCK : tl.constexpr):\n    pass"  # noqa: E501
-    assert P.param_names(triton) == ["in_out_ptr0", "in_ptr0", "xnumel", "XBLOCK"]
-    assert P.param_names("") == []
+    assert launches.param_names(triton) == ["in_out_ptr0", "in_ptr0", "xnumel", "XBLOCK"]
+    assert launches.param_names("") == []
 
 
 def test_placeholder_annotations_check_the_inputs():
@@ -113,11 +114,11 @@ def test_placeholder_annotations_check_the_inputs():
 def test_per_launch_medians_add_up_to_the_median_repetition():
     # Two launches; a stall hits one or the other in most repetitions.
     reps = [[1.0, 2.0], [1.5, 2.0], [1.0, 2.5], [1.0, 2.0], [1.5, 2.0]]
-    values, scale = P.summing_medians(reps)
+    values, scale = launches.summing_medians(reps)
     assert sum(values) == pytest.approx(3.5)  # the median repetition, not 1.0 + 2.0
     assert values[0] / values[1] == pytest.approx(0.5) and scale == pytest.approx(3.5 / 3.0)
-    assert P.summing_medians([[1.0, 2.0], [1.0, 2.0]]) == ([1.0, 2.0], 1.0)
-    assert P.summing_medians([]) == ([], 1.0)
+    assert launches.summing_medians([[1.0, 2.0], [1.0, 2.0]]) == ([1.0, 2.0], 1.0)
+    assert launches.summing_medians([]) == ([], 1.0)
 
 
 def test_an_ops_eager_time_goes_to_the_kernels_its_nodes_went_to():
@@ -241,7 +242,7 @@ def _profiled_session(**profile) -> Session:  # type: ignore[no-untyped-def]
     events.append(
         ev.KernelsProfiled(
             run_id="r",
-            method=P.CPU_METHOD,
+            method=launches.CPU_METHOD,
             calls=70,
             wall_s=1.5,
             kernels=kernels,
@@ -375,7 +376,7 @@ CONSTRUCTED_TRACE = {
 
 def test_device_time_goes_to_the_range_around_each_launch():
     times = __import__("dlcprof.worker.gpu_trace", fromlist=["x"]).device_times(
-        CONSTRUCTED_TRACE, P.RANGE_PREFIX
+        CONSTRUCTED_TRACE, launches.RANGE_PREFIX
     )
     assert times.by_label == {"dlcprof:0:0": 40.0, "dlcprof:0:1": 4.5}
     # A Triton kernel on the device is named as Inductor named it.
@@ -398,7 +399,7 @@ def test_a_recorded_gpu_trace_times_every_launch(where):
 
     trace = json.loads((where / "trace.json").read_text())
     launches = json.loads((where / "launches.json").read_text())
-    times = device_times(trace, P.RANGE_PREFIX)
+    times = device_times(trace, launches.RANGE_PREFIX)
     for label, info in launches.items():
         if times.by_label.get(label, 0) == 0:
             # Only a launch CUDA graphs replay runs no range: its kernel ran by name.

@@ -226,7 +226,7 @@ class _Sink:
 _JOIN = """
 import os, sys, tempfile, time
 import torch, torch.distributed as dist
-from dlcprof.attach import rendezvous
+from dlcprof.worker.attached import rendezvous
 from dlcprof.worker.probes import ProbeNotes, rawtrace
 
 class Sink(list):
@@ -268,7 +268,7 @@ def test_the_probe_never_breaks_init_process_group():
     errors are torch's."""
     import types
 
-    from dlcprof.attach import rendezvous
+    from dlcprof.worker.attached import rendezvous
     from dlcprof.worker.probes import ProbeNotes
 
     def broken():  # type: ignore[no-untyped-def]

@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from dlcprof import events as ev
 from dlcprof import scratch
-from dlcprof.attach import BOOTSTRAP_DIR, EAGER_ENV, PACKAGE_ROOT, ROOT_ENV, SOCKET_ENV
-from dlcprof.attach.monitors import ProgramMonitors
 from dlcprof.attach.tree import Tree
+from dlcprof.attach_contract import BOOTSTRAP_DIR, EAGER_ENV, PACKAGE_ROOT, ROOT_ENV, SOCKET_ENV
+from dlcprof.monitors.program import ProgramMonitors
 from dlcprof.signals import SIGNALS
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import text
-from dlcprof.attach import NOT_SAMPLED_YET
+from dlcprof.attach_contract import NOT_SAMPLED_YET
 from dlcprof.figures.outcome import NO_SPEEDUP
 from dlcprof.session import Run
 
@@ -430,7 +430,7 @@ def summary_lines(run: Run, method: bool = True) -> list[str]:
 
 
 def sampled(calls: int, method: str) -> str:
-    """How an attached program's kernels were timed (dlcprof/attach/kernel_sample.py;
+    """How an attached program's kernels were timed (dlcprof/worker/attached/kernel_sample.py;
     what that cost the program is figures/program.py's sampling line)."""
     return f"sampled in the program's own calls: {calls} calls, {method}"
 

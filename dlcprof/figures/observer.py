@@ -88,7 +88,7 @@ def nvml_sampled(run: Run) -> bool:
     return status is not None and status.available
 
 
-# An attached program's process (attach/monitors.py): nothing is timed there.
+# An attached program's process (monitors/program.py): nothing is timed there.
 ATTACHED_WATCH = (
     "the monitors watched the process from its first compile to its end, never "
     "paused: their CPU is taken from the program where it has no core to spare"

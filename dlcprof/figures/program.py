@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dlcprof import text
-from dlcprof.attach import SAMPLE_AFTER_CALLS, SAMPLED_CALLS, SAMPLED_WHICH
+from dlcprof.attach_contract import SAMPLE_AFTER_CALLS, SAMPLED_CALLS, SAMPLED_WHICH
 from dlcprof.figures import nodes as fnodes
 from dlcprof.figures.benchmark import why_none
 from dlcprof.session import Run, Session

@@ -1,6 +1,6 @@
 """The monitors on one compiling process, as one unit: a run's worker
 (engine.LiveRun) and each compiling process of an attached program
-(attach/monitors.py) get the same ones, started, paused and stopped alike.
+(monitors/program.py) get the same ones, started, paused and stopped alike.
 
 Their events are stamped with the process's run. At the end py-spy's samples
 are put in the compile phase each fell in (``HotFramesSampled`` with

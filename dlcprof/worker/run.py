@@ -14,17 +14,16 @@ import platform
 import sys
 import time
 import traceback
-from collections.abc import Callable
 from typing import IO, Any
 
 from dlcprof import allocator, text
 from dlcprof import events as ev
 from dlcprof.settings import AUTOTUNE_MODES, CUDAGRAPH_MODES, RunSettings
 from dlcprof.worker import bench, lifeline, steady
-from dlcprof.worker.fresh_lines import FreshKernelLines, FreshLines
+from dlcprof.worker.fresh_lines import FreshLines
 from dlcprof.worker.oom import oom_hint
-from dlcprof.worker.probes import ProbeNotes, Sink, rawtrace
-from dlcprof.worker.probes import autotune as autotune_probe
+from dlcprof.worker.probe_set import ProbeSet
+from dlcprof.worker.probes import ProbeNotes, Sink
 from dlcprof.worker.probes import caches as caches_probe
 from dlcprof.worker.probes import compile_cost as compile_cost_probe
 from dlcprof.worker.probes import cudagraphs as cudagraphs_probe
@@ -32,7 +31,6 @@ from dlcprof.worker.probes import dynamo as dynamo_probe
 from dlcprof.worker.probes import freezing as freezing_probe
 from dlcprof.worker.probes import guards as guards_probe
 from dlcprof.worker.probes import kernels as kernels_probe
-from dlcprof.worker.probes import trace as trace_probe
 from dlcprof.worker.probes.trace import CompileCounts, TraceDispatcher
 from dlcprof.worker.profile import KernelProfile
 from dlcprof.worker.quiet import QuietWindow
@@ -128,8 +126,7 @@ class WorkerRun:
         self.remedies = Remedies(settings, self.log)
         self.kernels: kernels_probe.KernelCollector | None = None
         self.fresh_lines = FreshLines()
-        self._uninstall: Callable[[], None] | None = None
-        self._close_raw_trace: Callable[[], None] | None = None
+        self.probes: ProbeSet | None = None
         self._tee: IO[str] | None = None
 
     # Entry ------------------------------------------------------------------------
@@ -160,12 +157,10 @@ class WorkerRun:
                 self.emit(self.cudagraphs.counted(cudagraphs_probe.skip_count(self.notes)))
             self.cudagraphs.uninstall()
             self._count_eager_calls()
-            if self._uninstall is not None:
-                self._uninstall()
+            if self.probes is not None:
+                self.probes.close()
             if self._tee is not None:
                 self._tee.close()
-            if self._close_raw_trace is not None:
-                self._close_raw_trace()
         self.emit(ev.RunFinished(run_id=self.run_id, status=status, wall_s=time.time() - t0))
         return 0 if status == "ok" else 1
 
@@ -292,35 +287,22 @@ class WorkerRun:
                 self._sweep(torch, fn, workload, device, dtype, timer)
 
     def _install_probes(self) -> None:
-        # Without provenance the kernel table still comes from the output code
-        # (fused ops read back from kernel names).
-        kernels_probe.enable_provenance(self.notes)
-        # Through FreshKernelLines: a cache hit's provenance cites the files as they were.
-        kernels = self.kernels = kernels_probe.KernelCollector(
-            FreshKernelLines(self.sink, self.fresh_lines),
-            self.run_id,
-            kernels_probe.aten_op_exists(),
-        )
+        """The shared probes (probe_set.py), then the worker's own."""
         tee_path = os.environ.get(TEE_ENV)
         if tee_path:
             self._tee = open(tee_path, "w", encoding="utf-8")  # noqa: SIM115
-        autotune = autotune_probe.AutotuneCollector(self.sink, self.run_id, self._compile_id)
-        dispatcher = TraceDispatcher(self.sink, self.run_id, kernels, self._tee, autotune)
+        probes = self.probes = ProbeSet(
+            self.sink, self.run_id, self.notes, self.fresh_lines, self._tee
+        )
+        self.kernels = probes.kernels
+        dispatcher = probes.dispatcher
         dispatcher.on_limit = lambda: self.eager.start(dispatcher.counts)
-        self._uninstall = trace_probe.install(dispatcher, self.notes)
-        self._close_raw_trace = rawtrace.install(self.sink, self.run_id, self.notes)
-        if self._uninstall is not None:
+        if probes.traced:
             self.dispatcher = dispatcher
-            autotune.timed = True
         # Both hook in when torch imports their modules, so no import moves
         # out of the compile being measured.
-        autotune_probe.install(autotune, self.notes)
         self.cudagraphs.install()
         self.cost.install()
-
-    def _compile_id(self) -> str | None:
-        """The compile in progress, as the trace probe names it."""
-        return self.dispatcher.last_compile_id if self.dispatcher else None
 
     def _prefix(self) -> str:
         return self.dispatcher.prefix if self.dispatcher else ""

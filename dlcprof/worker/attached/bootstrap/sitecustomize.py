@@ -1,4 +1,4 @@
-"""dlcprof's bootstrap (dlcprof/attach): on PYTHONPATH, Python runs this file
+"""dlcprof's bootstrap (dlcprof/worker/attached): on PYTHONPATH, Python runs this file
 at startup in every process of the program's tree.
 
 It chains to the sitecustomize it shadows, then only waits: a finder on
@@ -42,7 +42,7 @@ def _install(torch):
             package = importlib.util.module_from_spec(spec)
             sys.modules["dlcprof"] = package
             spec.loader.exec_module(package)
-        from dlcprof.attach import probe
+        from dlcprof.worker.attached import probe
 
         probe.install(torch)
     except Exception as e:  # never break the user's program
@@ -97,7 +97,7 @@ class _WaitFor:
 def _mark_rendezvous():
     """Note when init_process_group returns (stdlib only): the probes install at
     Dynamo's import, which a program reaches after its rendezvous, and then
-    send this time as the rendezvous (dlcprof/attach/rendezvous.py reads it)."""
+    send this time as the rendezvous (worker/attached/rendezvous.py reads it)."""
     c10d = sys.modules.get("torch.distributed.distributed_c10d")
     original = getattr(c10d, "init_process_group", None)
     if original is None:

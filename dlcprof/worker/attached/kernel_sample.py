@@ -1,11 +1,11 @@
-"""Per-kernel times in an attached program: the profiling stage's instrumentation
-(dlcprof/worker/profile.py) on a few of the program's own calls of each
-compiled graph, on the program's own thread.
+"""Per-kernel times in an attached program: the launch instrumentation the
+profiling stage uses (dlcprof/worker/launches.py) on a few of the program's own
+calls of each compiled graph, on the program's own thread.
 
 A run's profiling stage calls the compiled function itself; an attached
 program's calls are the user's (real data, an optimizer stepping), so none is
-added: ``SAMPLED_WHICH`` (dlcprof/attach) run with each launch of the graph's
-code going through the worker's recorder (``GraphPlan``): on the CPU
+added: ``SAMPLED_WHICH`` (dlcprof/attach_contract.py) run with each launch of the
+graph's code going through the worker's recorder (``GraphPlan``): on the CPU
 ``perf_counter`` around each launch; on a GPU a ``record_function`` range per
 launch and torch.profiler's CUDA activity of that one call. The first call is
 left alone (it may autotune, record CUDA graphs, fault pages in). Each sampled
@@ -34,12 +34,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dlcprof import events as ev
-from dlcprof.attach import NOT_SAMPLED_YET, SAMPLE_AFTER_CALLS, SAMPLED_CALLS, SAMPLED_WHICH
+from dlcprof.attach_contract import (
+    NOT_SAMPLED_YET,
+    SAMPLE_AFTER_CALLS,
+    SAMPLED_CALLS,
+    SAMPLED_WHICH,
+)
 from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes.kernels import CompiledGraph, KernelCollector
 
 if TYPE_CHECKING:
-    from dlcprof.worker import profile
+    from dlcprof.worker import launches
 
 PROBE = "kernels.sample"
 IN_PROGRAM = f", on {SAMPLED_WHICH} in the program"  # after the stage's method
@@ -54,7 +59,7 @@ class _Graph:
     """One compile id's sampling."""
 
     seen: int = 0  # calls so far
-    plan: profile.GraphPlan | None = None
+    plan: launches.GraphPlan | None = None
     gpu: bool = False
     sampled_s: float = 0.0  # the sampled calls, our setup and reading included
     kernels: list[dict[str, Any]] | None = None  # once done with times
@@ -124,7 +129,8 @@ class KernelSampler:
         return window
 
     def end(self, window: Window, ok: bool) -> None:
-        from dlcprof.worker import profile  # not at import: most processes never sample
+        # Not at import: most processes never sample.
+        from dlcprof.worker import gpu_trace, launches
 
         g = window.graph
         try:
@@ -133,11 +139,11 @@ class KernelSampler:
             if rec is None:
                 return
             if ok and rec.entered == window.entered:  # replayed by a CUDA graph
-                self._fail(g, profile.NOT_TIMED)
+                self._fail(g, launches.NOT_TIMED)
                 return
             if window.prof is not None:
                 if ok:
-                    times = profile.device_times(profile.chrome_trace(window.prof), rec.label)
+                    times = gpu_trace.device_times(launches.chrome_trace(window.prof), rec.label)
                     rec.window(times, 1, window.before)
             elif ok:
                 rec.rep_ms.append([s * 1e3 for s in rec.seconds])
@@ -150,7 +156,7 @@ class KernelSampler:
             self._busy.release()
 
     def _open(self, cid: str, g: _Graph, inputs: Any, t0: float) -> Window | None:
-        from dlcprof.worker import profile  # not at import: most processes never sample
+        from dlcprof.worker import launches  # not at import: most processes never sample
 
         if g.plan is None:
             graph = self._compiled(cid)
@@ -160,7 +166,7 @@ class KernelSampler:
                     self._fail(g, f"its kernels were not reported in its first {g.seen} calls")
                 return None
             g.gpu = any(getattr(x, "is_cuda", False) for x in inputs or ())
-            g.plan = profile.plan_graph(graph, f"{profile.RANGE_PREFIX}{cid}", g.gpu)
+            g.plan = launches.plan_graph(graph, f"{launches.RANGE_PREFIX}{cid}", g.gpu)
             if g.plan.recorder is None:
                 self._fail(g, g.plan.why or "its code cannot be instrumented")
                 return None
@@ -179,7 +185,7 @@ class KernelSampler:
                 window.before = list(rec.count)
             rec.seconds = [0.0] * len(rec.seconds)
             window.entered = rec.entered
-            window.stack.enter_context(profile.instrumented([g.plan]))
+            window.stack.enter_context(launches.instrumented([g.plan]))
         except BaseException:
             window.stack.close()
             raise
@@ -196,13 +202,13 @@ class KernelSampler:
         self.report()
 
     def _done(self, g: _Graph) -> None:
-        from dlcprof.worker import profile  # not at import: most processes never sample
+        from dlcprof.worker import launches  # not at import: most processes never sample
 
         plan = g.plan
         assert plan is not None
-        results = [profile.KernelResult() for _ in plan.graph.kernels]
-        profile.attribute_launches([plan], [results], profile.Timed())
-        g.kernels = _with_eager_why(profile.kernel_dicts([plan.graph], [results]))
+        results = [launches.KernelResult() for _ in plan.graph.kernels]
+        launches.attribute_launches([plan], [results], launches.Timed())
+        g.kernels = _with_eager_why(launches.kernel_dicts([plan.graph], [results]))
         g.plan = None
         self.report()
 
@@ -220,7 +226,7 @@ class KernelSampler:
         graphs = list(collector.graphs) if collector is not None else []
         if not graphs:
             return
-        from dlcprof.worker import profile  # not at import: most processes never sample
+        from dlcprof.worker import launches  # not at import: most processes never sample
 
         kernels: list[dict[str, Any]] = []
         for c in graphs:
@@ -230,10 +236,10 @@ class KernelSampler:
                 continue
             why = g.why if g is not None and g.why else _not_sampled(g, final)
             results = [
-                profile.KernelResult(why=dict.fromkeys(("time_ms", "bytes"), why))
+                launches.KernelResult(why=dict.fromkeys(("time_ms", "bytes"), why))
                 for _ in c.kernels
             ]
-            kernels += _with_eager_why(profile.kernel_dicts([c], [results]))
+            kernels += _with_eager_why(launches.kernel_dicts([c], [results]))
         done = [g for g in self._graphs.values() if g.kernels is not None]
         state = (len(graphs), sum(g.done for g in self._graphs.values()), final)
         if state == self._sent or (
@@ -244,7 +250,7 @@ class KernelSampler:
         self.send(
             ev.KernelsProfiled(
                 run_id=self.run_id,
-                method=(profile.GPU_METHOD if any(g.gpu for g in done) else profile.CPU_METHOD)
+                method=(launches.GPU_METHOD if any(g.gpu for g in done) else launches.CPU_METHOD)
                 + IN_PROGRAM,
                 calls=SAMPLED_CALLS * len(done),
                 wall_s=sum(g.sampled_s for g in done),

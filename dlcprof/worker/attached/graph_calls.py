@@ -24,7 +24,7 @@ from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes.lazy import when_imported
 
 if TYPE_CHECKING:
-    from dlcprof.attach.kernel_sample import KernelSampler
+    from dlcprof.worker.attached.kernel_sample import KernelSampler
 
 PROBE = "graph_calls"
 MODULE = "torch._inductor.output_code"

@@ -1,12 +1,13 @@
 """The probes inside an attached program's process (installed by the bootstrap
 once ``torch`` has finished importing).
 
-The worker's own probes, fed to a ``Channel`` instead of a pipe: the trace
-handler (phases, compile records, kernels with provenance, recompile reasons,
-graph breaks, cache state), autotuning, CUDA-graph status, torch's raw trace
-for tlparse (under torch's per-rank name in a rank), the calls of each
-compiled graph and the kernel times of a few, and when the process group finished initializing
-(rendezvous.py). The process stays silent until it compiles: the channel
+The worker's shared probes (``worker/probe_set.py``), fed to a ``Channel``
+instead of a pipe: the trace handler (phases, compile records, kernels with
+provenance, recompile reasons, graph breaks, cache state), autotuning, torch's
+raw trace for tlparse (under torch's per-rank name in a rank); then this
+host's own: CUDA-graph status, the calls of each compiled graph and the kernel
+times of a few, when the process group finished initializing (rendezvous.py),
+DDP's buckets. The process stays silent until it compiles: the channel
 opens at the first compile event. A forked
 child (a DataLoader worker) starts over as a process of its own. At exit the
 totals are sent and the channel drained for at most a moment.
@@ -24,16 +25,14 @@ import traceback
 from typing import Any
 
 from dlcprof import events as ev
-from dlcprof.attach import EAGER_ENV, SOCKET_ENV, graph_calls, kernel_sample, rendezvous
-from dlcprof.attach.channel import Channel
-from dlcprof.worker.fresh_lines import FreshKernelLines, FreshLines
-from dlcprof.worker.probes import ProbeNotes, rawtrace
-from dlcprof.worker.probes import autotune as autotune_probe
+from dlcprof.attach_contract import EAGER_ENV, SOCKET_ENV
+from dlcprof.worker.attached import graph_calls, kernel_sample, rendezvous
+from dlcprof.worker.attached.channel import Channel
+from dlcprof.worker.fresh_lines import FreshLines
+from dlcprof.worker.probe_set import ProbeSet
+from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes import cudagraphs as cudagraphs_probe
 from dlcprof.worker.probes import ddp as ddp_probe
-from dlcprof.worker.probes import kernels as kernels_probe
-from dlcprof.worker.probes import trace as trace_probe
-from dlcprof.worker.probes.lazy import when_imported
 
 # Events that open the channel: the process compiles (or has compiled code run).
 _ARMING = (ev.PhaseStarted, ev.PhaseEnded, ev.CompileFinished, ev.GraphCallsTimed)
@@ -44,8 +43,6 @@ def _arms(e: ev.Event) -> bool:
     (it is shown as such, not missing)."""
     return isinstance(e, _ARMING) or (isinstance(e, ev.RunFinished) and _is_rank())
 
-
-INDUCTOR_CONFIG = "torch._inductor.config"
 
 _process: AttachedProcess | None = None
 
@@ -107,6 +104,15 @@ def _process_start() -> float | None:
         return None
 
 
+def _fresh_lines() -> FreshLines:
+    """A cache hit cites the files of the compile that wrote the entry: the
+    program's own files as they are now instead (the script's folder first)."""
+    fresh = FreshLines()
+    script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    fresh.home = os.path.dirname(script) if os.path.isfile(script) else os.getcwd()
+    return fresh
+
+
 def _inductor_cache_dir() -> str | None:
     """The Inductor cache folder this process uses (ranks on one host may share
     one): TORCHINDUCTOR_CACHE_DIR, else torch's default, read from the module
@@ -124,49 +130,30 @@ class AttachedProcess:
     def __init__(self, torch: Any, path: str) -> None:
         self.torch = torch
         self.channel = Channel(path, self._hello, _arms)
-        self._follow()
-        # Hooks on torch's classes and registries: once; they outlive a fork.
-        autotune = autotune_probe.AutotuneCollector(
-            self.channel, self.run_id, lambda: self.dispatcher.last_compile_id
+        self._restart()
+        self.probes = ProbeSet(
+            self.channel, self.run_id, self.notes, _fresh_lines(), rank=_int_env("RANK")
         )
-        self.dispatcher.autotune = autotune
-        autotune.timed = self._uninstall is not None
-        autotune_probe.install(autotune, self.notes)
+        # This host's extras. Hooks on torch's classes and registries: once; they
+        # outlive a fork.
         cudagraphs_probe.CudagraphProbe(
-            self.channel, self.run_id, self.notes, lambda: self.dispatcher.prefix
+            self.channel, self.run_id, self.notes, lambda: self.probes.dispatcher.prefix
         ).install()
         self.sampler = kernel_sample.KernelSampler(
-            self.run_id, self.channel.emit, lambda: self.dispatcher.kernels, lambda: self.notes
+            self.run_id, self.channel.emit, lambda: self.probes.kernels, lambda: self.notes
         )
         self.calls = graph_calls.GraphCalls(self.run_id, self.channel.emit, self.sampler)
         graph_calls.install(self.calls, self.notes)
         rendezvous.install(self.channel, lambda: self.run_id, self.notes)
-        ddp_probe.install(lambda *b: self.dispatcher.ddp_buckets(*b), self.notes)
+        ddp_probe.install(lambda *b: self.probes.dispatcher.ddp_buckets(*b), self.notes)
 
-    def _follow(self) -> None:
-        """This process's own state: its id, the trace handler, its raw trace."""
+    def _restart(self) -> None:
+        """This process's own state: its id, clock and notes."""
         self.run_id = f"pid{os.getpid()}"
         self.t0 = time.time()
         self.finished = False
         self.crash: tuple[str, str] | None = None  # (status, one line) of an uncaught exception
         self.notes = ProbeNotes(self.channel, self.run_id)
-        # Not imported here: Inductor's config pulls in Dynamo (seconds), which a
-        # process that never compiles must not pay. Set before its first compile.
-        notes = self.notes
-        when_imported(INDUCTOR_CONFIG, lambda _: kernels_probe.enable_provenance(notes))
-        # A cache hit cites the files of the compile that wrote the entry: the
-        # program's own files as they are now instead (the script's folder first).
-        fresh = FreshLines()
-        script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-        fresh.home = os.path.dirname(script) if os.path.isfile(script) else os.getcwd()
-        kernels = kernels_probe.KernelCollector(
-            FreshKernelLines(self.channel, fresh), self.run_id, kernels_probe.aten_op_exists()
-        )
-        self.dispatcher = trace_probe.TraceDispatcher(self.channel, self.run_id, kernels)
-        self._uninstall = trace_probe.install(self.dispatcher, self.notes)
-        self._close_raw = rawtrace.install(
-            self.channel, self.run_id, self.notes, rank=_int_env("RANK")
-        )
 
     def _hello(self) -> list[ev.Event]:
         rank = _int_env("RANK")
@@ -217,12 +204,10 @@ class AttachedProcess:
         parent's handlers go (silently: the connection is the parent's), then
         the child follows itself on a fresh channel."""
         self.channel.quiet = True
-        if self._uninstall is not None:
-            self._uninstall()
-        if self._close_raw is not None:
-            self._close_raw()
+        self.probes.close()
         self.channel.reset()
-        self._follow()
+        self._restart()
+        self.probes.follow(self.run_id, self.notes, _fresh_lines(), rank=_int_env("RANK"))
         self.calls.restart(self.run_id)
         self.sampler.restart(self.run_id)
 
@@ -232,14 +217,13 @@ class AttachedProcess:
             return
         self.finished = True
         try:
-            self.dispatcher.flush()
+            self.probes.dispatcher.flush()
             self.calls.report()
-            nothing = self.dispatcher.nothing_compiled()
+            nothing = self.probes.dispatcher.nothing_compiled()
             if nothing is not None and nothing.frames:
                 self.channel.emit(nothing)  # every frame ran eager: said loudly
             self.sampler.report(final=True)
-            if self._close_raw is not None:
-                self._close_raw()
+            self.probes.close_raw_trace()
             status = self.crash[0] if self.crash else "ok"
             self.channel.emit(
                 ev.RunFinished(run_id=self.run_id, status=status, wall_s=time.time() - self.t0)

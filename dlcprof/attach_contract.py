@@ -1,0 +1,33 @@
+"""What dlcprof and an attached program's processes agree on (stdlib only).
+
+Two sides of one process boundary: dlcprof's own (``attach/program.py``)
+spawns the program with these in its environment; the program's side
+(``worker/attached/``) reads them and samples kernel times by this policy,
+which ``figures/`` words. ``bootstrap/sitecustomize.py`` imports nothing of
+dlcprof before it has found it, so it spells ``SOCKET_ENV`` and ``ROOT_ENV``
+out (tests/test_attach.py checks they agree).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# The socket each process connects to (AF_UNIX path: survives torchrun, which
+# closes inherited file descriptors).
+SOCKET_ENV = "DLCPROF_ATTACH_SOCKET"
+# The folder that holds the dlcprof package, so the bootstrap imports exactly
+# this dlcprof without putting a site-packages folder on the program's path.
+ROOT_ENV = "DLCPROF_ATTACH_ROOT"
+# Set by --eager-baseline: the bootstrap makes torch.compile run eager.
+EAGER_ENV = "DLCPROF_ATTACH_EAGER"
+
+# Kernel times (worker/attached/kernel_sample.py): each compiled graph's calls
+# after the first SAMPLE_AFTER_CALLS run with their launches timed, SAMPLED_CALLS of them.
+SAMPLE_AFTER_CALLS = 1
+SAMPLED_CALLS = 3
+SAMPLED_WHICH = f"calls {SAMPLE_AFTER_CALLS + 1}-{SAMPLE_AFTER_CALLS + SAMPLED_CALLS} of each graph"
+NOT_SAMPLED_YET = f"not sampled yet ({SAMPLED_WHICH} are)"
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+# Put on the program's PYTHONPATH: Python runs its sitecustomize.py at startup.
+BOOTSTRAP_DIR = PACKAGE_ROOT / "dlcprof" / "worker" / "attached" / "bootstrap"
