@@ -421,3 +421,12 @@ def test_kernel_sampler_waits_for_a_graphs_kernels_then_gives_up():
         assert sampler.begin("0/0", ()) is None
     (unavailable,) = sent  # no graph of the process to report on
     assert unavailable.reason == "its kernels were not reported in its first 51 calls"  # type: ignore[attr-defined]
+
+
+def test_the_bootstrap_spells_the_contracts_environment_names():
+    """sitecustomize.py imports nothing of dlcprof before it has found it, so it
+    spells the names out: the ones dlcprof spawns the program with."""
+    from dlcprof.attach_contract import BOOTSTRAP_DIR, ROOT_ENV, SOCKET_ENV
+
+    source = (BOOTSTRAP_DIR / "sitecustomize.py").read_text()
+    assert f'"{SOCKET_ENV}"' in source and f'"{ROOT_ENV}"' in source
