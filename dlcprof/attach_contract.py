@@ -28,6 +28,6 @@ SAMPLED_CALLS = 3
 SAMPLED_WHICH = f"calls {SAMPLE_AFTER_CALLS + 1}-{SAMPLE_AFTER_CALLS + SAMPLED_CALLS} of each graph"
 NOT_SAMPLED_YET = f"not sampled yet ({SAMPLED_WHICH} are)"
 
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 # Put on the program's PYTHONPATH: Python runs its sitecustomize.py at startup.
-BOOTSTRAP_DIR = PACKAGE_ROOT / "dlcprof" / "worker" / "attached" / "bootstrap"
+BOOTSTRAP_DIR = Path(__file__).resolve().parent / "worker" / "attached" / "bootstrap"
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # what ROOT_ENV names

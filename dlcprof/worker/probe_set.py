@@ -89,10 +89,13 @@ class ProbeSet:
 
     def close(self) -> None:
         """This process's part removed: the trace handler, then the raw trace closed."""
-        if self._uninstall is not None:
-            self._uninstall()
+        uninstall, self._uninstall = self._uninstall, None
+        if uninstall is not None:
+            uninstall()
         self.close_raw_trace()
 
     def close_raw_trace(self) -> None:
-        if self._close_raw is not None:
-            self._close_raw()
+        """Closed once (it says ``TraceSaved``)."""
+        close, self._close_raw = self._close_raw, None
+        if close is not None:
+            close()
