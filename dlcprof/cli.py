@@ -798,7 +798,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from dlcprof.figures.nodes import node_lines
+    from dlcprof.figures.job.nodes import node_lines
     from dlcprof.report.errors import ReportError
     from dlcprof.report.folder import save_session
     from dlcprof.report.merge import merge_sessions

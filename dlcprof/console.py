@@ -19,7 +19,6 @@ from dlcprof.figures import advice as fadv
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import cache as fc
-from dlcprof.figures import ddp as fddp
 from dlcprof.figures import device as fd
 from dlcprof.figures import hotspots as fh
 from dlcprof.figures import kernels as fk
@@ -28,9 +27,10 @@ from dlcprof.figures import observer as fo
 from dlcprof.figures import outcome as fout
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import phases as fp
-from dlcprof.figures import program as fprog
-from dlcprof.figures import ranks as franks
 from dlcprof.figures import recompiles as fr
+from dlcprof.figures.job import ddp as fddp
+from dlcprof.figures.job import divergence as fdiv
+from dlcprof.figures.job import program as fprog
 from dlcprof.figures.runs import event_line, run_label
 from dlcprof.session import Run, Session
 from dlcprof.tables import (
@@ -448,7 +448,7 @@ class DivergenceWatch:
         if now < self.next_t and not isinstance(event, self.SETTLING):
             return []
         self.next_t = now + self.every_s
-        new = [d for d in franks.divergences(session, now) if d.key not in self.said]
+        new = [d for d in fdiv.divergences(session, now) if d.key not in self.said]
         self.said.update(d.key for d in new)
         return [divergence_text(d) for d in new]
 

@@ -1,13 +1,13 @@
 """An attached program's section of a report (dlcprof -- CMD, issue 21): its
 command and end, per compiling process the compile share of wall time and each
-graph's life. Figures and words come from figures/program.py."""
+graph's life. Figures and words come from figures/job/program.py."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from dlcprof import events as ev
-from dlcprof.figures import program as fprog
+from dlcprof.figures.job import program as fprog
 from dlcprof.session import Node, Session
 
 

@@ -8,7 +8,6 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
-from dlcprof.figures import ddp as fddp
 from dlcprof.figures import device as fd
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
@@ -16,6 +15,7 @@ from dlcprof.figures import observer as fo
 from dlcprof.figures import outcome as fout
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures import runs as fruns
+from dlcprof.figures.job import ddp as fddp
 from dlcprof.report import run_tables as rt
 from dlcprof.report.advice import CompileCostSection, compile_cost_section
 from dlcprof.report.benchmark import BenchmarkBlock, benchmark_block

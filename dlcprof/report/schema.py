@@ -23,13 +23,13 @@ import dlcprof
 from dlcprof import events as ev
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
-from dlcprof.figures import ddp as fddp
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
-from dlcprof.figures import nodes as fnodes
 from dlcprof.figures import outcome as fout
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import phases as fp
+from dlcprof.figures.job import ddp as fddp
+from dlcprof.figures.job import nodes as fnodes
 from dlcprof.report import model as rm
 from dlcprof.report.advice import AdviceSection, CompileCostSection
 from dlcprof.report.atomic import os_reason
@@ -488,7 +488,7 @@ def _nothing_compiled(run: Run) -> dict[str, Any] | None:
 
 
 def _ddp_dict(run: Run) -> dict[str, Any] | None:
-    """Null unless the process is a rank or DDP split its graph (figures/ddp.py):
+    """Null unless the process is a rank or DDP split its graph (figures/job/ddp.py):
     the settings read at its first compile and each split with its piece count."""
     if not fddp.distributed(run):
         return None
