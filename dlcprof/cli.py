@@ -429,7 +429,7 @@ def _resolve(target: str, settings: RunSettings | None = None) -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     from dlcprof.advice_tables import advice_view, compile_cost_view
     from dlcprof.console import run_summary
-    from dlcprof.figures.advice import DEFAULT_CALLS
+    from dlcprof.figures.advice.model import DEFAULT_CALLS
     from dlcprof.figures.modes import mode_tables
     from dlcprof.session import Session
     from dlcprof.signals import stop_on_signals
@@ -590,7 +590,9 @@ def _note(message: str) -> None:
 def cmd_try(args: argparse.Namespace) -> int:
     """The advised run again in a fresh worker with one item's change and the same
     cache setting; the measured effect goes beside the prediction, in the JSON."""
-    from dlcprof.figures import advice as fa
+    from dlcprof.figures.advice import trial as fa
+    from dlcprof.figures.advice.model import DEFAULT_CALLS
+    from dlcprof.figures.advice.rules import advise
     from dlcprof.signals import stop_on_signals
 
     session = _load(args.session)
@@ -602,7 +604,7 @@ def cmd_try(args: argparse.Namespace) -> int:
             f"{args.session}: an attached program's advice cannot be tried for you: "
             f"{fa.PROGRAM_TRY_WHY}"
         )
-    advice = fa.advise(session, run, args.calls or fa.DEFAULT_CALLS)
+    advice = advise(session, run, args.calls or DEFAULT_CALLS)
     if not 1 <= args.n <= len(advice.items):
         have = f"advice 1 to {len(advice.items)}" if advice.items else advice.nothing or "no advice"
         raise UsageError(f"no advice {args.n} in {args.session}: {have}")

@@ -15,7 +15,6 @@ from rich.text import Text
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.advice_tables import advice_view
-from dlcprof.figures import advice as fadv
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import cache as fc
@@ -28,6 +27,7 @@ from dlcprof.figures import outcome as fout
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
+from dlcprof.figures.advice import trial as fat
 from dlcprof.figures.job import ddp as fddp
 from dlcprof.figures.job import divergence as fdiv
 from dlcprof.figures.job import program as fprog
@@ -461,7 +461,7 @@ def program_summary(session: Session) -> RenderableType:
     if ranks is not None:
         parts += [ranks, divergences_text(session)]
     parts += [Text(line) for line in fprog.program_lines(session)]
-    advised = fadv.advised_run(session)
+    advised = fat.advised_run(session)
     if advised is not None:
         parts.append(advice_view(session, advised))
     return Group(*parts)

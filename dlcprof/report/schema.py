@@ -619,7 +619,7 @@ def _compile_cost_dict(section: CompileCostSection | None) -> dict[str, Any] | N
 
 
 def _advice_dict(a: AdviceSection | None) -> dict[str, Any] | None:
-    """The advice for the latest advised run, and every `dlcprof try` of it (figures/advice.py)."""
+    """The advice for the latest advised run, and every `dlcprof try` of it (figures/advice/)."""
     if a is None:
         return None
     return {

@@ -508,7 +508,7 @@ class WorkerRun:
         # reset, so the sweep's ids carry a prefix.
         dynamo_probe.reset(self.notes)
         if self.dispatcher is not None:
-            self.dispatcher.new_generation("sweep:")
+            self.dispatcher.new_generation(ev.SWEEP)
         # Every transition pays its real compile (see probes/caches.py).
         restore_caches = caches_probe.bypass_graph_caches(self.notes)
         inputs_for = workload.inputs_for
