@@ -544,9 +544,10 @@ def _write_outputs(session, args: argparse.Namespace) -> bool:
 
     from dlcprof.engine import elsewhere
     from dlcprof.report.atomic import write_atomic
+    from dlcprof.report.errors import ReportError
     from dlcprof.report.folder import save_session
     from dlcprof.report.model import build
-    from dlcprof.report.schema import ReportError, build_report, dumps_report
+    from dlcprof.report.schema import build_report, dumps_report
 
     def json_to(path: Path) -> Path:
         write_atomic(path, dumps_report(build_report(build(session))))
@@ -739,7 +740,8 @@ def _default_target() -> str:
 
 
 def _load(path: Path):
-    from dlcprof.report.schema import ReportError, load_session
+    from dlcprof.report.errors import ReportError
+    from dlcprof.report.load import load_session
 
     try:
         return load_session(path)

@@ -25,7 +25,7 @@ import pytest
 from dlcprof import events as ev
 from dlcprof.attach.channel import Channel
 from dlcprof.figures import observer as fo
-from dlcprof.report.schema import load_session
+from dlcprof.report.load import load_session
 
 PROGRAMS = Path(__file__).parent / "programs"
 TRAIN = PROGRAMS / "train.py"

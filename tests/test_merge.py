@@ -18,8 +18,8 @@ from program_helpers import node_events
 from dlcprof import events as ev
 from dlcprof.cli import main
 from dlcprof.report.folder import save_session
+from dlcprof.report.load import load_session
 from dlcprof.report.merge import merge_sessions
-from dlcprof.report.schema import load_session
 from dlcprof.session import Session
 
 PROGRAM = Path(__file__).parent / "programs" / "ddp_train.py"

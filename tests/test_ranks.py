@@ -28,8 +28,9 @@ from dlcprof.figures.job import divergence as fdiv
 from dlcprof.figures.job import ranks as fr
 from dlcprof.report import model as rm
 from dlcprof.report.html import render_compare_html, render_html
+from dlcprof.report.load import load_session
 from dlcprof.report.markdown import render_markdown
-from dlcprof.report.schema import build_report, dumps_report, load_session
+from dlcprof.report.schema import build_report, dumps_report
 from dlcprof.session import Session
 from dlcprof.tables import compare_table
 

@@ -15,7 +15,7 @@ from dlcprof import events as ev
 from dlcprof.engine import save_report
 from dlcprof.figures.job import divergence as fdiv
 from dlcprof.figures.job import ranks as fr
-from dlcprof.report.schema import load_session
+from dlcprof.report.load import load_session
 from dlcprof.session import Session
 from dlcprof.tui.app import DlcprofApp
 from dlcprof.tui.screens import RanksScreen

@@ -24,7 +24,7 @@ from dlcprof import events as ev
 from dlcprof.figures.job import nodes as fnodes
 from dlcprof.report.errors import ReportError
 from dlcprof.report.folder import trace_names
-from dlcprof.report.schema import load_session
+from dlcprof.report.load import load_session
 from dlcprof.session import Run, Session
 
 USAGE = "dlcprof merge A/ B/ ... -o DIR"
