@@ -1,4 +1,5 @@
-"""The compiler's own hot Python frames, sampled by py-spy from outside the worker.
+"""The compiler's own hot Python frames, sampled by py-spy from outside the worker
+(where py-spy is: ``pyspy.py``; the samples as data: ``samples.py``).
 
 Why it works the way it does (py-spy 0.4):
 
@@ -14,8 +15,8 @@ Why it works the way it does (py-spy 0.4):
 - We know when each window attached and stopped (``time.time()``), so every
   sample gets an interpolated wall-clock time: the merged file puts the epoch
   time in each profile's ``startValue`` and fills uncovered time with
-  empty-stack samples; ``load_samples`` recovers per-sample times and
-  ``attribute_phases`` groups samples by compile phase.
+  empty-stack samples; ``samples.load_samples`` recovers per-sample times and
+  ``samples.attribute_phases`` groups samples by compile phase.
 - ``--idle``: waiting on g++ is idle time, and without it most of a cold
   compile goes unsampled. Threads stay apart (one speedscope profile each).
   Waiting is named as such (``waiting``): a compiling thread blocked on the

@@ -1,7 +1,6 @@
-"""The JSON report: the raw event stream plus a summary.
-
-Every JSON field's shape is here, read from the report model
-(``dlcprof.report.model``) and nothing else: the model holds no JSON.
+"""The JSON report: the raw event stream plus a summary. One idea, in one file
+however long it grows: every JSON field's shape is here, read from the report
+model (``dlcprof.report.model``) and nothing else; the model holds no JSON.
 
 A report is self-describing (``"schema": "dlcprof.report/1"``). The summary is
 for people and other tools; its reader (``dlcprof.report.load``) ignores it and
