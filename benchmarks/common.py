@@ -88,7 +88,7 @@ def machine() -> str:
         )
     except (OSError, subprocess.SubprocessError):
         torch = "n/a"
-    from dlcprof.monitors.hotspots import pyspy_status
+    from dlcprof.monitors.pyspy import pyspy_status
     from dlcprof.worker.run import cpu_name  # imports no torch at module level
 
     ok, pyspy = pyspy_status()

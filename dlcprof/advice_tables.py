@@ -1,6 +1,6 @@
 """Rich renderables of compile cost by the user's code and of the advice, for
 the console (``dlcprof run``, ``dlcprof try``) and the TUI; the figures and
-their words are in figures/compile_cost.py and figures/advice.py."""
+their words are in figures/compile_cost.py and figures/advice/."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from rich.text import Text
 from rich.tree import Tree
 
 from dlcprof import text
-from dlcprof.figures import advice as fa
 from dlcprof.figures import compile_cost as fc
+from dlcprof.figures.advice import model as fam
+from dlcprof.figures.advice import rules as far
+from dlcprof.figures.advice import trial as fat
 from dlcprof.session import Run, Session
 
 
@@ -51,8 +53,8 @@ def module_tree_view(root: fc.ModuleNode) -> Tree:
     return view
 
 
-def advice_view(session: Session, run: Run, calls: int = fa.DEFAULT_CALLS) -> RenderableType:
-    advice = fa.advise(session, run, calls)
+def advice_view(session: Session, run: Run, calls: int = fam.DEFAULT_CALLS) -> RenderableType:
+    advice = far.advise(session, run, calls)
     parts: list[RenderableType] = [Text("Advice", style="bold")]
     if advice.nothing:
         parts.append(Text(advice.nothing, style="green"))
@@ -65,7 +67,7 @@ def advice_view(session: Session, run: Run, calls: int = fa.DEFAULT_CALLS) -> Re
             parts.append(Syntax(item.snippet, "python", theme="ansi_dark", padding=(0, 0, 0, 6)))
         for e in item.evidence:
             parts.append(Text(f"   evidence: {e}", style="dim"))
-        parts.append(Text(f"   predicted: {fa.predicted_text(item.predicted)}"))
+        parts.append(Text(f"   predicted: {fam.predicted_text(item.predicted)}"))
         if item.predicted is not None:
             parts.append(Text(f"     how: {item.predicted.how}", style="dim"))
         parts.append(Text(f"   known cost: {item.cost}"))
@@ -79,5 +81,5 @@ def advice_view(session: Session, run: Run, calls: int = fa.DEFAULT_CALLS) -> Re
         parts.append(Text(f"not shown: {line}", style="dim"))
     for t in session.tried:
         if t.advised_run == run.run_id:
-            parts.append(Text(f"tried: {t.title}: {fa.tried_text(t)}", style="magenta"))
+            parts.append(Text(f"tried: {t.title}: {fat.tried_text(t)}", style="magenta"))
     return Group(*parts)

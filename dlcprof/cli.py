@@ -278,7 +278,7 @@ def _attach_parser() -> _Parser:
 
 
 def _no_hotspots(p: argparse.ArgumentParser) -> None:
-    """A run's ``--no-hotspots``, for an attached program (attach/monitors.py)."""
+    """A run's ``--no-hotspots``, for an attached program (monitors/program.py)."""
     p.add_argument(
         OPTION["hotspots"].flag,
         dest="hotspots",
@@ -429,7 +429,7 @@ def _resolve(target: str, settings: RunSettings | None = None) -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     from dlcprof.advice_tables import advice_view, compile_cost_view
     from dlcprof.console import run_summary
-    from dlcprof.figures.advice import DEFAULT_CALLS
+    from dlcprof.figures.advice.model import DEFAULT_CALLS
     from dlcprof.figures.modes import mode_tables
     from dlcprof.session import Session
     from dlcprof.signals import stop_on_signals
@@ -544,9 +544,10 @@ def _write_outputs(session, args: argparse.Namespace) -> bool:
 
     from dlcprof.engine import elsewhere
     from dlcprof.report.atomic import write_atomic
+    from dlcprof.report.errors import ReportError
     from dlcprof.report.folder import save_session
     from dlcprof.report.model import build
-    from dlcprof.report.schema import ReportError, build_report, dumps_report
+    from dlcprof.report.schema import build_report, dumps_report
 
     def json_to(path: Path) -> Path:
         write_atomic(path, dumps_report(build_report(build(session))))
@@ -590,7 +591,9 @@ def _note(message: str) -> None:
 def cmd_try(args: argparse.Namespace) -> int:
     """The advised run again in a fresh worker with one item's change and the same
     cache setting; the measured effect goes beside the prediction, in the JSON."""
-    from dlcprof.figures import advice as fa
+    from dlcprof.figures.advice import trial as fa
+    from dlcprof.figures.advice.model import DEFAULT_CALLS
+    from dlcprof.figures.advice.rules import advise
     from dlcprof.signals import stop_on_signals
 
     session = _load(args.session)
@@ -602,7 +605,7 @@ def cmd_try(args: argparse.Namespace) -> int:
             f"{args.session}: an attached program's advice cannot be tried for you: "
             f"{fa.PROGRAM_TRY_WHY}"
         )
-    advice = fa.advise(session, run, args.calls or fa.DEFAULT_CALLS)
+    advice = advise(session, run, args.calls or DEFAULT_CALLS)
     if not 1 <= args.n <= len(advice.items):
         have = f"advice 1 to {len(advice.items)}" if advice.items else advice.nothing or "no advice"
         raise UsageError(f"no advice {args.n} in {args.session}: {have}")
@@ -737,7 +740,8 @@ def _default_target() -> str:
 
 
 def _load(path: Path):
-    from dlcprof.report.schema import ReportError, load_session
+    from dlcprof.report.errors import ReportError
+    from dlcprof.report.load import load_session
 
     try:
         return load_session(path)
@@ -798,7 +802,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from dlcprof.figures.nodes import node_lines
+    from dlcprof.figures.job.nodes import node_lines
     from dlcprof.report.errors import ReportError
     from dlcprof.report.folder import save_session
     from dlcprof.report.merge import merge_sessions

@@ -15,23 +15,24 @@ from rich.text import Text
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.advice_tables import advice_view
-from dlcprof.figures import advice as fadv
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import cache as fc
-from dlcprof.figures import ddp as fddp
 from dlcprof.figures import device as fd
 from dlcprof.figures import hotspots as fh
 from dlcprof.figures import kernels as fk
+from dlcprof.figures import live_log as ll
 from dlcprof.figures import modes as fm
 from dlcprof.figures import observer as fo
 from dlcprof.figures import outcome as fout
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import phases as fp
-from dlcprof.figures import program as fprog
-from dlcprof.figures import ranks as franks
 from dlcprof.figures import recompiles as fr
-from dlcprof.figures.runs import event_line, run_label
+from dlcprof.figures.advice import trial as fat
+from dlcprof.figures.job import ddp as fddp
+from dlcprof.figures.job import divergence as fdiv
+from dlcprof.figures.job import program as fprog
+from dlcprof.figures.runs import run_label
 from dlcprof.session import Run, Session
 from dlcprof.tables import (
     autotune_table,
@@ -46,12 +47,19 @@ _LIVE_PHASES = (fp.KEY_NAMES - {"compile_file"}) | {"entire_frame_compile"}
 # Off a terminal (a pipe, a log file, CI) Rich would cut every table to 80
 # columns; COLUMNS still wins when it is set.
 PIPE_WIDTH = 200
-# The mark and style of each event figures.runs.event_line words.
-_EVENT_MARK = {
-    ev.RunStarted: ("▶ ", "bold green"),
-    ev.RecompileTriggered: ("  ↻ ", "bold yellow"),
-    ev.RecompileLimitHit: ("  ⚠ ", "bold white on red"),
-    ev.EagerCallsCounted: ("  ⚠ ", "bold red"),
+# The mark and the style of each part of a line figures.live_log.event_line words
+# that the live log shows (one line each: no traceback).
+_EVENT_STYLE: dict[type[ev.Event], tuple[str, dict[str, str]]] = {
+    ev.RunStarted: ("▶ ", {ll.HEAD: "bold green"}),
+    ev.RecompileTriggered: ("  ↻ ", {ll.HEAD: "bold yellow"}),
+    ev.RecompileLimitHit: ("  ⚠ ", {ll.HEAD: "bold white on red"}),
+    ev.EagerCallsCounted: ("  ⚠ ", {ll.HEAD: "bold red"}),
+    ev.GraphBroken: ("  ✂ ", {ll.HEAD: "bold magenta", ll.ASIDE: "dim"}),
+    ev.LogEmitted: ("  ! ", {ll.HEAD: "yellow", ll.ASIDE: "dim"}),
+    ev.ErrorRaised: ("✗ ", {ll.HEAD: "bold red"}),
+    ev.ProbeUnavailable: ("  ", {ll.HEAD: "yellow"}),
+    ev.WorkerExited: ("✗ ", {ll.HEAD: "bold red"}),
+    ev.MonitorStatus: ("  · ", {ll.HEAD: "dim"}),
 }
 
 
@@ -65,10 +73,21 @@ def make_console(**kwargs) -> Console:  # type: ignore[no-untyped-def]
 
 def live_line(event: ev.Event, session: Session) -> Text | None:
     """One line for the headless live log, or None to stay quiet."""
-    words = event_line(event)
-    if words is not None:
-        mark, style = _EVENT_MARK[type(event)]
-        return Text.assemble((f"{mark}{words[0]}", style), words[1])
+    match event:
+        case ev.LogEmitted() if event.level not in ("warning", "error") or event.source == "stderr":
+            return None
+        case ev.MonitorStatus() if event.available:
+            return None
+        case ev.WorkerExited() if event.returncode == 0:
+            return None
+    line = ll.event_line(event)
+    if line is not None:
+        mark, styles = _EVENT_STYLE[type(event)]
+        (head, _), *rest = line
+        return Text.assemble(
+            (f"{mark}{head}", styles[ll.HEAD]),
+            *((words, styles.get(part, "")) for words, part in rest if part != ll.TRACE),
+        )
     match event:
         case ev.PhaseEnded() if event.name in _LIVE_PHASES:
             cid = event.compile_id or session.run(event.run_id).last_compile_id or "?"
@@ -118,12 +137,6 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
         case ev.CudagraphDecided():
             cg = fm.cudagraphs(session.run(event.run_id))
             return Text.assemble(("  CUDA graphs: ", "bold"), cg.line)
-        case ev.GraphBroken():
-            return Text.assemble(
-                ("  ✂ graph break: ", "bold magenta"),
-                f"{event.reason} at {event.location}",
-                (f" {text.broke_inside(event.detail)}" if event.detail else "", "dim"),
-            )
         case ev.ShapeStepMeasured():
             run = session.run(event.run_id)
             flag = fr.step_flag(len(run.sweep) - 1, event)
@@ -137,16 +150,6 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
             return Text.assemble(
                 ("  ✓ ", "green"), f"kernels profiled in {text.secs(event.wall_s)}"
             )
-        case ev.ErrorRaised():
-            return Text.assemble(("✗ ", "bold red"), event.message)
-        case ev.LogEmitted() if event.level in ("warning", "error") and event.source != "stderr":
-            return Text.assemble(("  ! ", "yellow"), event.message)
-        case ev.ProbeUnavailable():
-            return Text.assemble(("  n/a ", "yellow"), f"{event.probe}: {event.reason}")
-        case ev.MonitorStatus() if not event.available:
-            return Text.assemble(("  · ", "dim"), event.message)
-        case ev.WorkerExited() if event.returncode != 0:
-            return Text.assemble(("✗ ", "bold red"), event.message)
     return None
 
 
@@ -448,7 +451,7 @@ class DivergenceWatch:
         if now < self.next_t and not isinstance(event, self.SETTLING):
             return []
         self.next_t = now + self.every_s
-        new = [d for d in franks.divergences(session, now) if d.key not in self.said]
+        new = [d for d in fdiv.divergences(session, now) if d.key not in self.said]
         self.said.update(d.key for d in new)
         return [divergence_text(d) for d in new]
 
@@ -461,7 +464,7 @@ def program_summary(session: Session) -> RenderableType:
     if ranks is not None:
         parts += [ranks, divergences_text(session)]
     parts += [Text(line) for line in fprog.program_lines(session)]
-    advised = fadv.advised_run(session)
+    advised = fat.advised_run(session)
     if advised is not None:
         parts.append(advice_view(session, advised))
     return Group(*parts)

@@ -24,7 +24,7 @@ from rich.text import Text
 
 from dlcprof import allocator
 from dlcprof.monitors import nvml
-from dlcprof.monitors.hotspots import find_pyspy, ptrace_check, pyspy_status
+from dlcprof.monitors.pyspy import find_pyspy, ptrace_check, pyspy_status
 
 
 @dataclass

@@ -149,6 +149,11 @@ def backward_id(compile_id: str) -> str:
     return compile_id if compile_id.endswith(BACKWARD) else compile_id + BACKWARD
 
 
+# The prefix of a shape sweep's compile ids: "sweep:0/0" (torch restarts its ids
+# after the reset before the sweep).
+SWEEP = "sweep:"
+
+
 @dataclass
 class PhaseStarted(Event):
     run_id: str
@@ -470,7 +475,7 @@ class SweepFinished(Event):
 class AdviceTried(Event):
     """``dlcprof try``: one advice item run in a fresh worker (run ``run_id``) with
     the same cache setting as the run it advised, measured beside its prediction.
-    Emitted by the parent; seconds are what ``what`` names (figures/advice.py)."""
+    Emitted by the parent; seconds are what ``what`` names (figures/advice/model.py)."""
 
     run_id: str  # the trial run
     advised_run: str

@@ -111,7 +111,7 @@ class Run:
     process: ev.ProcessAttached | None = None
     graph_calls: ev.GraphCallsTimed | None = None
     joined: ev.ProcessGroupJoined | None = None  # its init_process_group returned
-    # DDP (figures/ddp.py): the settings read at the first compile, each split.
+    # DDP (figures/job/ddp.py): the settings read at the first compile, each split.
     compile_settings: ev.CompileSettingsRead | None = None
     ddp_splits: list[ev.GraphSplitForDDP] = field(default_factory=list)
 

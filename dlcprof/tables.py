@@ -13,7 +13,8 @@ from dlcprof.figures import compare as fc
 from dlcprof.figures import device as fd
 from dlcprof.figures import modes as fm
 from dlcprof.figures import paper as fpa
-from dlcprof.figures import ranks as franks
+from dlcprof.figures.job import divergence as fdiv
+from dlcprof.figures.job import ranks as franks
 from dlcprof.session import Run, Session
 
 
@@ -129,7 +130,7 @@ def _delta_table(title: str, first: str) -> Table:
     return t
 
 
-def divergence_text(d: franks.Divergence, evidence: bool = False) -> Text:
+def divergence_text(d: fdiv.Divergence, evidence: bool = False) -> Text:
     """A divergence among ranks: red for an alarm, yellow for a note."""
     mark, style = ("⚠ ", "bold white on red") if d.alarm else ("· ", "bold yellow")
     lines = [Text(f"{mark}{d.headline}", style=style)]
@@ -155,8 +156,8 @@ def rank_table(session: Session, selected: str | None = None) -> Table | None:
 
 def divergences_text(session: Session, now: float | None = None) -> Text:
     """The checks' verdict, then each divergence with its evidence."""
-    found = franks.divergences(session, now)
-    lines = [Text(franks.summary(found, len(franks.by_rank(session))))]
+    found = fdiv.divergences(session, now)
+    lines = [Text(fdiv.summary(found, len(franks.by_rank(session))))]
     lines += [divergence_text(d, evidence=True) for d in found]
     return Text("\n").join(lines)
 

@@ -152,24 +152,32 @@ def command_words(argv: list[str], cwd: str = "") -> str:
     return " ".join(words)
 
 
+# Where an installed package's files live: what follows is the package's own path.
+_PACKAGES = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
+
+
+def in_package(path: str) -> str | None:
+    """The file's path from its installed package on
+    (".../site-packages/torch/optim/x.py" -> "torch/optim/x.py"), or None for a file
+    that is not in an installed package (the user's own code)."""
+    found = list(_PACKAGES.finditer(path))
+    return path[found[-1].end() :] if found else None
+
+
 def short_path(path: str) -> str:
     """A file from its package on, or from the standard library on:
     ".../site-packages/torch/optim/x.py:79" -> "torch/optim/x.py:79",
     ".../lib/python3.11/subprocess.py" -> "subprocess.py"; any other path as it is."""
-    for marker in ("/site-packages/", "/dist-packages/"):
-        i = path.rfind(marker)
-        if i >= 0:
-            return path[i + len(marker) :]
+    inside = in_package(path)
+    if inside is not None:
+        return inside
     m = re.search(r"/lib/python\d+\.\d+/", path)
     return path[m.end() :] if m else path
 
 
-_TORCH_FILE = re.compile(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]")
-
-
 def in_torch(path: str) -> bool:
     """A file of torch's own package, by its path (also one recorded elsewhere)."""
-    return bool(_TORCH_FILE.search(path))
+    return re.match(r"torch[/\\]", in_package(path) or "") is not None
 
 
 def broke_inside(detail: str) -> str:

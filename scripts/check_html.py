@@ -29,9 +29,10 @@ sys.path.insert(0, str(ROOT))
 
 from dlcprof import events as ev  # noqa: E402
 from dlcprof.figures.compare import compare  # noqa: E402
+from dlcprof.report.errors import ReportError  # noqa: E402
 from dlcprof.report.html import render_compare_html, render_html  # noqa: E402
+from dlcprof.report.load import load_session  # noqa: E402
 from dlcprof.report.model import build  # noqa: E402
-from dlcprof.report.schema import ReportError, load_session  # noqa: E402
 from dlcprof.session import Session  # noqa: E402
 
 CHROMIUM_FLAGS = [

@@ -43,7 +43,8 @@ from dlcprof.events import DeviceSampled, Event, HotFramesSampled, MonitorStatus
 from dlcprof.figures.device import summarize  # noqa: E402
 from dlcprof.monitors import nvml  # noqa: E402
 from dlcprof.monitors.device import DeviceSampler  # noqa: E402
-from dlcprof.monitors.hotspots import PySpySampler, pyspy_status  # noqa: E402
+from dlcprof.monitors.hotspots import PySpySampler  # noqa: E402
+from dlcprof.monitors.pyspy import pyspy_status  # noqa: E402
 
 CHILD = r"""
 import json, sys, time

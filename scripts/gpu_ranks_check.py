@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dlcprof.figures import ddp as fddp  # noqa: E402
+from dlcprof.figures.job import ddp as fddp  # noqa: E402
 from dlcprof.report import load_session  # noqa: E402
 from dlcprof.session import Run, Session  # noqa: E402
 

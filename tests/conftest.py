@@ -63,7 +63,7 @@ def pyspy_hot_frames(run_id: str, tmp_dir: Path) -> ev.HotFramesSampled:
     scripts/record_pyspy_fixture.py) as LiveRun emits it at the end of a run."""
     import gzip
 
-    from dlcprof.monitors.hotspots import attribute_phases, load_samples, thread_samples
+    from dlcprof.monitors.samples import attribute_phases, load_samples, thread_samples
 
     path = tmp_dir / "cold_compile.speedscope.json"
     path.write_bytes(

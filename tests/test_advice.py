@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from dlcprof import events as ev
-from dlcprof.figures import advice as fa
 from dlcprof.figures import compile_cost as fc
+from dlcprof.figures.advice import compile_rules as fcr
+from dlcprof.figures.advice import rules as far
+from dlcprof.figures.advice import trial as fat
 from dlcprof.report import load_session
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings, SettingsError, parse_mark_dynamic, repro_command
@@ -67,8 +69,11 @@ def test_module_paths_and_locations_read_as_the_user_writes_them():
 
 
 def test_size_mismatch_names_the_input_and_dim():
-    assert fa.size_mismatch("tensor 'x' size mismatch at index 1. expected 4, actual 6") == ("x", 1)
-    assert fa.size_mismatch("L['x'] is not a tensor") is None
+    assert fcr.size_mismatch("tensor 'x' size mismatch at index 1. expected 4, actual 6") == (
+        "x",
+        1,
+    )
+    assert fcr.size_mismatch("L['x'] is not a tensor") is None
 
 
 # --- real compiles -------------------------------------------------------------------------
@@ -100,7 +105,7 @@ def test_stacked_blocks_regional_advice_is_tried_and_measured(tmp_path):
     block = next(f for f in cost.functions if f.function == "Block.forward")
     assert block.traced == 4 and block.location.endswith("stacked_blocks.py:25")
 
-    advice = fa.advise(session, run)
+    advice = far.advise(session, run)
     n, item = next((i, a) for i, a in enumerate(advice.items, 1) if a.rule == "regional")
     assert item.options == {"regional": "Block"} and "Block" in item.snippet
     assert item.predicted is not None and item.predicted.saving_s > 0
@@ -150,7 +155,7 @@ def test_variable_length_static_sweep_gets_mark_dynamic_on_x_dim_1(tmp_path):
     )
     assert p.returncode == 0, p.stderr
     session = load_session(path)
-    advice = fa.advise(session, session.latest_run)
+    advice = far.advise(session, session.latest_run)
     n, item = next((i, a) for i, a in enumerate(advice.items, 1) if a.rule == "mark-dynamic")
     assert item.options == {"mark_dynamic": "x:1"} and "mark_dynamic(x, 1)" in item.snippet
     t = _dlcprof("try", str(path), str(n), "--quiet", caches_off=True)
@@ -172,7 +177,7 @@ def _recorded(name: str):  # type: ignore[no-untyped-def]
 
 def test_recorded_graph_breaks_get_one_item_each_with_its_cost():
     session, run = _recorded("graph_breaks")
-    breaks = [a for a in fa.advise(session, run).items if a.rule == "graph-break"]
+    breaks = [a for a in far.advise(session, run).items if a.rule == "graph-break"]
     assert len(breaks) == 2
     assert [a.where.rsplit(":", 1)[1] for a in breaks] == ["11", "17"]
     assert "Data-dependent branching" in breaks[0].title and "item()" in breaks[1].title
@@ -183,12 +188,12 @@ def test_recorded_graph_breaks_get_one_item_each_with_its_cost():
 
 def test_recorded_static_sweep_gets_mark_dynamic_naming_input_and_dim():
     session, run = _recorded("variable_length_static")
-    (item,) = [a for a in fa.advise(session, run).items if a.rule == "mark-dynamic"]
+    (item,) = [a for a in far.advise(session, run).items if a.rule == "mark-dynamic"]
     assert item.options == {"mark_dynamic": "x:1"} and item.title == "mark x's dim 1 dynamic"
     assert item.predicted is not None and item.predicted.saving_s > 0
     # Already dynamic: no such advice.
     session, run = _recorded("variable_length_dynamic")
-    assert not [a for a in fa.advise(session, run).items if a.rule == "mark-dynamic"]
+    assert not [a for a in far.advise(session, run).items if a.rule == "mark-dynamic"]
 
 
 def test_mark_dynamic_from_size_1_keeps_the_recompile_away_from_it():
@@ -200,7 +205,7 @@ def test_mark_dynamic_from_size_1_keeps_the_recompile_away_from_it():
     first, second, *rest = run.sweep
     reason = "0/0: tensor 'x' size mismatch at index 1. expected 1, actual 64"
     run.sweep[:] = [first, dataclasses.replace(second, reason=reason), *rest]
-    (item,) = [a for a in fa.advise(session, run).items if a.rule == "mark-dynamic"]
+    (item,) = [a for a in far.advise(session, run).items if a.rule == "mark-dynamic"]
     assert item.predicted is not None
     before = sum(st.transition_s for st in run.sweep)
     assert item.predicted.after_s == pytest.approx(first.transition_s + 2 * second.transition_s)
@@ -212,13 +217,13 @@ def test_advice_predicted_to_cost_more_is_hidden_as_a_loss_not_as_noise():
     import dataclasses
 
     session, run = _recorded("variable_length_static")
-    (item,) = [a for a in fa.advise(session, run).items if a.rule == "mark-dynamic"]
+    (item,) = [a for a in far.advise(session, run).items if a.rule == "mark-dynamic"]
     assert item.predicted is not None
     worse = dataclasses.replace(
         item, predicted=dataclasses.replace(item.predicted, after_s=item.predicted.before_s + 69.73)
     )
     hidden: list[str] = []
-    assert fa._above_noise([worse], 0.098, hidden) == []
+    assert far._above_noise([worse], 0.098, hidden) == []
     assert hidden == ["mark x's dim 1 dynamic: predicted to cost 69.73 s more"]
 
 
@@ -239,7 +244,7 @@ def test_pointwise_chain_gets_nothing_to_change(tmp_path):
     )
     assert p.returncode == 0, p.stderr
     session = load_session(path)
-    advice = fa.advise(session, session.latest_run)
+    advice = far.advise(session, session.latest_run)
     assert advice.items == [] and advice.nothing and advice.nothing.startswith("nothing to change")
     assert "nothing to change" in p.stdout
     assert json.loads(path.read_text())["advice"]["nothing"] == advice.nothing
@@ -373,8 +378,8 @@ def test_cache_artifacts_are_saved_then_loaded_by_the_next_run(tmp_path):
 
 
 def test_builds_at_once_counts_overlapping_spans():
-    assert fa._most_at_once([(0, 2), (1, 3), (2.5, 4), (5, 6)]) == 2
-    assert fa._most_at_once([]) == 0
+    assert fcr._most_at_once([(0, 2), (1, 3), (2.5, 4), (5, 6)]) == 2
+    assert fcr._most_at_once([]) == 0
 
 
 def test_a_trial_against_a_run_that_built_the_precompiled_header_is_not_comparable():
@@ -397,5 +402,5 @@ def test_a_trial_against_a_run_that_built_the_precompiled_header_is_not_comparab
         cache_before="off+header",
         cache_after="off",
     )
-    words = fa.tried_text(t)
+    words = fat.tried_text(t)
     assert "not comparable: graph cache off + precompiled header (built once) before" in words

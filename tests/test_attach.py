@@ -25,7 +25,7 @@ import pytest
 
 from dlcprof import events as ev
 from dlcprof.figures import observer as fo
-from dlcprof.report.schema import load_session
+from dlcprof.report.load import load_session
 from dlcprof.worker.attached.channel import Channel
 
 PROGRAMS = Path(__file__).parent / "programs"

@@ -1,5 +1,5 @@
 """DDPOptimizer's split, replayed from a real rank's structured trace, and the
-ends of an attached program's processes (figures/ddp.py, figures/outcome.py).
+ends of an attached program's processes (figures/job/ddp.py, figures/outcome.py).
 
 tests/fixtures/trace/ddp_split.jsonl: rank 0 of `torchrun --nproc-per-node 2
 tests/programs/ddp_train.py --width 512 --depth 4 --bucket-cap-mb 1 --steps 2`
@@ -17,8 +17,8 @@ from rich.console import Console
 
 from dlcprof import events as ev
 from dlcprof.console import attach_line, run_summary
-from dlcprof.figures import ddp as fddp
 from dlcprof.figures import outcome as fout
+from dlcprof.figures.job import ddp as fddp
 from dlcprof.report.markdown import render_markdown
 from dlcprof.report.model import build as build_model
 from dlcprof.report.schema import build_report

@@ -18,8 +18,8 @@ from program_helpers import node_events
 from dlcprof import events as ev
 from dlcprof.cli import main
 from dlcprof.report.folder import save_session
+from dlcprof.report.load import load_session
 from dlcprof.report.merge import merge_sessions
-from dlcprof.report.schema import load_session
 from dlcprof.session import Session
 
 PROGRAM = Path(__file__).parent / "programs" / "ddp_train.py"
@@ -87,7 +87,7 @@ def test_no_rendezvous_says_the_clocks_are_not_aligned(tmp_path):
     node = merged.nodes[1]
     assert node.merged.offset_s is None
     assert merged.runs["pid8"].compiles["0/0"].start_t == 1025.0  # left on its own clock
-    from dlcprof.figures.nodes import node_lines
+    from dlcprof.figures.job.nodes import node_lines
 
     line = node_lines(merged)[1]
     assert "clocks not aligned: no rendezvous recorded on node 1" in line
@@ -96,7 +96,7 @@ def test_no_rendezvous_says_the_clocks_are_not_aligned(tmp_path):
 def test_a_rendezvous_that_did_not_wait_is_approximate(tmp_path):
     a = _node(tmp_path, "A", 0, backend="nccl")
     b = _node(tmp_path, "B", 1, skew=-2.0, backend="nccl", pid=8)
-    from dlcprof.figures.nodes import node_lines
+    from dlcprof.figures.job.nodes import node_lines
 
     line = node_lines(merge_sessions([a, b]))[1]
     assert "offset +2.000 s for node 1" in line

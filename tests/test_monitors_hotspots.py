@@ -13,18 +13,9 @@ from pathlib import Path
 import pytest
 
 from dlcprof.events import HotFramesSampled, MonitorCostMeasured, MonitorStatus, ProfileSaved
-from dlcprof.monitors.hotspots import (
-    DENIED_MESSAGE,
-    NOT_FOUND_MESSAGE,
-    PySpySampler,
-    Sample,
-    aggregate,
-    attribute_phases,
-    find_pyspy,
-    load_samples,
-    pyspy_status,
-    thread_label,
-)
+from dlcprof.monitors.hotspots import PySpySampler
+from dlcprof.monitors.pyspy import DENIED_MESSAGE, NOT_FOUND_MESSAGE, find_pyspy, pyspy_status
+from dlcprof.monitors.samples import Sample, aggregate, attribute_phases, load_samples, thread_label
 from dlcprof.text import short_path
 
 # A real torch.compile: a pointwise chain compiled for 3 new static shapes. The

@@ -17,7 +17,7 @@ from dlcprof.console import run_summary
 from dlcprof.engine import LiveRun
 from dlcprof.figures import hotspots as fh
 from dlcprof.figures import observer as fo
-from dlcprof.monitors.hotspots import load_samples
+from dlcprof.monitors.samples import load_samples
 from dlcprof.report.markdown import render_markdown
 from dlcprof.report.model import build as build_model
 from dlcprof.session import Session

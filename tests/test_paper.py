@@ -22,8 +22,9 @@ from dlcprof.figures import benchmark as fb
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import recompiles as fr
 from dlcprof.paper import QUICK_WORKLOADS, PlanError, make_plan, quick_sizes
+from dlcprof.report.load import load_session
 from dlcprof.report.model import build as build_model
-from dlcprof.report.schema import build_report, load_session
+from dlcprof.report.schema import build_report
 from dlcprof.session import Session
 from dlcprof.workloads import bundled_names
 

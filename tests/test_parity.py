@@ -310,10 +310,12 @@ def test_the_papers_findings_read_the_same_in_every_view():
 
 
 def test_the_live_log_and_the_log_pane_word_each_event_alike():
-    """A run's start, a recompile, the recompile limit: the console's live line
-    and the TUI's Log pane say the same words (figures.runs.event_line)."""
+    """A run's start, a recompile, the recompile limit, a graph break, a log line,
+    an error, a probe that is n/a, a worker's exit, a monitor's status: the
+    console's live line and the TUI's Log pane say the same words
+    (figures.live_log.event_line)."""
     from dlcprof.console import live_line
-    from dlcprof.figures.runs import event_line
+    from dlcprof.figures import live_log as ll
     from dlcprof.tui.widgets.log import log_line
 
     events = load_fixture("variable_length_static")
@@ -329,17 +331,36 @@ def test_the_live_log_and_the_log_pane_word_each_event_alike():
             message="forward (model.py:12) hit recompile_limit (8)",
         ),
         ev.EagerCallsCounted(t=0.0, run_id=rid, calls=3),
+        ev.GraphBroken(
+            run_id=rid,
+            compile_id="0/0",
+            reason="Unsupported Tensor.backward() call",
+            location="model.py:12",
+            detail="/v/lib/python3.11/site-packages/torch/optim/optimizer.py:79",
+            hints=["move the call out of the compiled function"],
+        ),
+        ev.LogEmitted(run_id=rid, level="warning", source="torch", message="a warning"),
+        ev.ErrorRaised(run_id=rid, stage="load", message="no such file", traceback="Trace\n x"),
+        ev.ProbeUnavailable(run_id=rid, probe="kernels", reason="no such API"),
+        ev.WorkerExited(returncode=1, signal=None, message="worker exited with status 1"),
+        ev.MonitorStatus(monitor="py-spy", available=False, message="py-spy not found"),
     ]
     assert {type(e) for e in worded} == {
         ev.RunStarted,
         ev.RecompileTriggered,
         ev.RecompileLimitHit,
         ev.EagerCallsCounted,
+        ev.GraphBroken,
+        ev.LogEmitted,
+        ev.ErrorRaised,
+        ev.ProbeUnavailable,
+        ev.WorkerExited,
+        ev.MonitorStatus,
     }
     for e in worded:
-        words = event_line(e)
-        assert words is not None
-        line = "".join(words)
+        parts = ll.event_line(e)
+        assert parts is not None
+        line = "".join(words for words, part in parts if part != ll.TRACE)
         console = live_line(e, session)
         pane = log_line(e, None)
         assert console is not None and pane is not None

@@ -11,7 +11,8 @@ from program_helpers import compile_finished, program_started
 
 from dlcprof import events as ev
 from dlcprof.console import make_console, program_summary
-from dlcprof.figures import advice as fa
+from dlcprof.figures.advice import rules as far
+from dlcprof.figures.advice import trial as fat
 from dlcprof.report import build_model, build_report, dumps_report
 from dlcprof.session import Session
 
@@ -51,9 +52,9 @@ def session(recompiles: int = 2, recompile_s: float = 4.0) -> Session:
 
 def test_attached_program_gets_mark_dynamic_and_the_graph_break_not_tried():
     s = session()
-    run = fa.advised_run(s)
+    run = fat.advised_run(s)
     assert run is not None and run.run_id == "pid7"
-    a = fa.advise(s, run)
+    a = far.advise(s, run)
     assert [i.rule for i in a.items] == ["mark-dynamic", "graph-break"]
     dyn, brk = a.items
     # The two recompiles (8 s) go; the first compile (3 s), now dynamic, costs 2x.
@@ -64,15 +65,15 @@ def test_attached_program_gets_mark_dynamic_and_the_graph_break_not_tried():
     assert brk.where == BREAK_AT and "2.00 s" in brk.evidence[1]
     assert (brk.predicted.before_s, brk.predicted.after_s) == (13.0, 11.0)
     for item in a.items:
-        assert item.options == {} and item.try_why == fa.PROGRAM_TRY_WHY
-    assert "does not re-run your program" in fa.PROGRAM_TRY_WHY
-    assert a.hidden == [fa.PROGRAM_UNCHECKED]
-    assert "no benchmark (no eager timing)" in fa.PROGRAM_UNCHECKED
+        assert item.options == {} and item.try_why == fat.PROGRAM_TRY_WHY
+    assert "does not re-run your program" in fat.PROGRAM_TRY_WHY
+    assert a.hidden == [far.PROGRAM_UNCHECKED]
+    assert "no benchmark (no eager timing)" in far.PROGRAM_UNCHECKED
 
 
 def test_one_recompile_that_would_cost_more_dynamic_is_not_shown():
     s = session(recompiles=1, recompile_s=2.0)  # 3 s + 2 s now, 3 s × 2 dynamic
-    a = fa.advise(s, s.runs["pid7"])
+    a = far.advise(s, s.runs["pid7"])
     assert [i.rule for i in a.items] == ["graph-break"]
     assert a.hidden[0].startswith("mark x's dim 1 dynamic: predicted to cost 1.00 s more")
 
@@ -87,8 +88,8 @@ def test_program_advice_in_the_console_and_the_json():
     advice = json.loads(dumps_report(build_report(build_model(s))))["advice"]
     assert advice["run_id"] == "pid7"
     assert [i["rule"] for i in advice["items"]] == ["mark-dynamic", "graph-break"]
-    assert {i["try_why"] for i in advice["items"]} == {fa.PROGRAM_TRY_WHY}
-    assert advice["hidden"] == [fa.PROGRAM_UNCHECKED]
+    assert {i["try_why"] for i in advice["items"]} == {fat.PROGRAM_TRY_WHY}
+    assert advice["hidden"] == [far.PROGRAM_UNCHECKED]
 
 
 def test_try_on_an_attached_session_refuses_in_one_line(tmp_path):

@@ -1,4 +1,4 @@
-"""figures/program.py on a session folded from events (our own logic: the
+"""figures/job/program.py on a session folded from events (our own logic: the
 events are made here, as the attached probe and dlcprof's side send them)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from program_helpers import compile_finished, program_started
 
 from dlcprof import events as ev
 from dlcprof import text
-from dlcprof.figures import program as fprog
+from dlcprof.figures.job import program as fprog
 from dlcprof.session import Session
 
 

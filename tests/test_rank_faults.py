@@ -17,9 +17,9 @@ import pytest
 from proc_helpers import alive, tree, wait_gone
 from test_attach import dlcprof_run
 
-from dlcprof.figures import ddp as fddp
 from dlcprof.figures import outcome as fout
-from dlcprof.report.schema import load_session
+from dlcprof.figures.job import ddp as fddp
+from dlcprof.report.load import load_session
 
 DDP = Path(__file__).parent / "programs" / "ddp_train.py"
 TORCHRUN = ("-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2")

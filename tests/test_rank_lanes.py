@@ -1,4 +1,4 @@
-"""The Ranks view's geometry (figures/rank_lanes.py), on hand-built ranks."""
+"""The Ranks view's geometry (figures/job/lanes.py), on hand-built ranks."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from program_helpers import STAGE_S, rank_attached, rank_compile_phases, rank_run_id, ranked_program
 
 from dlcprof import events as ev
-from dlcprof.figures import rank_lanes as rl
+from dlcprof.figures.job import lanes as rl
 from dlcprof.session import Session
 
 

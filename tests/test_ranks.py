@@ -1,6 +1,6 @@
 """Many ranks (issue 22): the Ranks table and the divergence checks of
-figures/ranks.py on hand-built events (each check's logic), then one real
-``dlcprof run -- torchrun`` of tests/programs/ddp_train.py (slow)."""
+figures/job/ranks.py and figures/job/divergence.py on hand-built events (each
+check's logic), then one real ``dlcprof run -- torchrun`` of tests/programs/ddp_train.py (slow)."""
 
 from __future__ import annotations
 
@@ -24,11 +24,13 @@ from dlcprof import events as ev
 from dlcprof.console import DivergenceWatch, program_summary
 from dlcprof.figures import compare as fcmp
 from dlcprof.figures import outcome as fout
-from dlcprof.figures import ranks as fr
+from dlcprof.figures.job import divergence as fdiv
+from dlcprof.figures.job import ranks as fr
 from dlcprof.report import model as rm
 from dlcprof.report.html import render_compare_html, render_html
+from dlcprof.report.load import load_session
 from dlcprof.report.markdown import render_markdown
-from dlcprof.report.schema import build_report, dumps_report, load_session
+from dlcprof.report.schema import build_report, dumps_report
 from dlcprof.session import Session
 from dlcprof.tables import compare_table
 
@@ -56,17 +58,17 @@ def diverged(finished: bool = True) -> Session:
 
 def test_a_clean_job_has_no_divergence_live_or_ended():
     live = session(*ddp_job(finished=False))
-    assert fr.divergences(live, now=1100.0) == []
+    assert fdiv.divergences(live, now=1100.0) == []
     ended = session(*ddp_job())
-    assert fr.divergences(ended) == []
-    assert fr.summary([], 2).startswith("divergence checks: the 2 ranks agree")
+    assert fdiv.divergences(ended) == []
+    assert fdiv.summary([], 2).startswith("divergence checks: the 2 ranks agree")
 
 
 def test_no_ranks_or_one_rank_no_divergence():
     rankless = session(*program_started(), rank_compile(0, "0/0", 1002.0, 1.0))
-    assert fr.rank_runs(rankless) == [] and fr.divergences(rankless) == []
+    assert fr.rank_runs(rankless) == [] and fdiv.divergences(rankless) == []
     one = session(*ddp_job(ranks=1))
-    assert len(fr.rank_rows(one)) == 1 and fr.divergences(one) == []
+    assert len(fr.rank_rows(one)) == 1 and fdiv.divergences(one) == []
 
 
 def test_a_rank_that_sent_nothing_is_said_once_the_program_ended():
@@ -98,7 +100,7 @@ def test_rank_rows():
 
 
 def test_compile_ids_names_the_rank_the_frame_and_the_guard():
-    found = [d for d in fr.divergences(diverged()) if d.check == "compile_ids"]
+    found = [d for d in fdiv.divergences(diverged()) if d.check == "compile_ids"]
     assert len(found) == 1
     d = found[0]
     assert d.rank == 1 and d.alarm and d.subject == "0/1"
@@ -111,11 +113,11 @@ def test_compile_ids_names_the_rank_the_frame_and_the_guard():
 
 def test_compile_ids_live_waits_until_the_others_are_past_it():
     s = diverged(finished=False)  # rank 1's 0/1 ended at 1020
-    assert not [d for d in fr.divergences(s, now=1021.0) if d.check == "compile_ids"]
-    assert not [d for d in fr.divergences(s) if d.check == "compile_ids"]  # no clock
+    assert not [d for d in fdiv.divergences(s, now=1021.0) if d.check == "compile_ids"]
+    assert not [d for d in fdiv.divergences(s) if d.check == "compile_ids"]  # no clock
     # Rank 0 compiling the same frame now: late, not divergent (the skew check's).
     s.apply(ev.PhaseStarted(run_id="pid100", compile_id="0/1", name="dynamo", thread=1, t=1030))
-    assert not [d for d in fr.divergences(s, now=1040.0) if d.check == "compile_ids"]
+    assert not [d for d in fdiv.divergences(s, now=1040.0) if d.check == "compile_ids"]
     s.apply(
         ev.PhaseEnded(
             run_id="pid100",
@@ -127,7 +129,7 @@ def test_compile_ids_live_waits_until_the_others_are_past_it():
             t=1030.1,
         )
     )
-    assert [d.rank for d in fr.divergences(s, now=1040.0) if d.check == "compile_ids"] == [1]
+    assert [d.rank for d in fdiv.divergences(s, now=1040.0) if d.check == "compile_ids"] == [1]
 
 
 def test_compile_ids_a_rank_that_did_not_compile_a_frame_the_others_did():
@@ -136,7 +138,7 @@ def test_compile_ids_a_rank_that_did_not_compile_a_frame_the_others_did():
         s.apply(rank_compile(r, "1/0", 1010.0, 1.0, frame=("step", "/home/u/train.py", 40)))
     for r in range(3):
         s.apply(rank_finished(r, 1030.0))
-    (d,) = [d for d in fr.divergences(s) if d.check == "compile_ids"]
+    (d,) = [d for d in fdiv.divergences(s) if d.check == "compile_ids"]
     assert d.rank == 1
     assert d.headline == (
         "rank 1 did not compile 1/0, step at /home/u/train.py:40 (the others did)"
@@ -150,13 +152,13 @@ def test_graph_counts_per_compile_and_in_total():
         rank_finished(0, 1030.0),
         rank_finished(1, 1030.0),
     )
-    (d,) = fr.divergences(split)
+    (d,) = fdiv.divergences(split)
     assert (d.check, d.rank, d.subject) == ("graph_counts", 1, "0/0")
     assert d.headline == "rank 1 made 3 Inductor graphs of 0/0, the others 2"
     # Judged once the ranks ended: a backward comes later than its forward.
     live = session(*ddp_job(finished=False), rank_kernel(1, "0/0", "cpp_fused_piece_1", 0))
-    assert fr.divergences(live, now=2000.0) == []
-    total = [d for d in fr.divergences(diverged()) if d.check == "graph_counts"]
+    assert fdiv.divergences(live, now=2000.0) == []
+    total = [d for d in fdiv.divergences(diverged()) if d.check == "graph_counts"]
     assert [d.headline for d in total] == ["rank 1 ends with 3 Inductor graphs, the others with 2"]
 
 
@@ -168,9 +170,9 @@ def _cache_job(**attached) -> Session:
 
 
 def test_cache_differs_on_a_shared_folder_is_a_note():
-    (d,) = fr.divergences(_cache_job())
+    (d,) = fdiv.divergences(_cache_job())
     assert (d.check, d.rank, d.alarm) == ("cache", 1, False)
-    assert fr.SHARED_CACHE in d.headline and "/tmp/cache" in d.headline
+    assert fdiv.SHARED_CACHE in d.headline and "/tmp/cache" in d.headline
     assert d.headline.startswith("rank 1 had a cache hit on 1/0 where rank 0 had a miss")
     assert d.evidence == ["rank 0: 0/0 miss, 1/0 miss", "rank 1: 0/0 miss, 1/0 hit"]
 
@@ -179,13 +181,13 @@ def test_cache_differs_on_separate_folders_or_hosts_is_an_alarm():
     s = _cache_job()
     assert s.runs["pid101"].process is not None
     s.runs["pid101"].process.cache_dir = "/scratch/rank1"
-    (d,) = fr.divergences(s)
+    (d,) = fdiv.divergences(s)
     assert d.alarm and "separate caches" in d.headline
     s.runs["pid101"].process.host = "node2"
     s.runs["pid101"].process.cache_dir = "/tmp/cache"
-    assert fr.divergences(s)[0].alarm
+    assert fdiv.divergences(s)[0].alarm
     unknown = _cache_job(cache_dir=None)  # a session recorded before the folder was sent
-    assert not fr.divergences(unknown)[0].alarm
+    assert not fdiv.divergences(unknown)[0].alarm
 
 
 def _collectives(ops: dict[int, list[str]]) -> Session:
@@ -200,7 +202,7 @@ def test_collectives_differ():
     s = _collectives(
         {0: ["all_reduce_", "wait_tensor"], 1: ["all_gather_into_tensor", "wait_tensor"]}
     )
-    (d,) = fr.divergences(s, now=1030.0)
+    (d,) = fdiv.divergences(s, now=1030.0)
     assert (d.check, d.rank, d.subject) == ("collectives", 1, "0/0 forward")
     assert "call 1: _c10d_functional.all_gather_into_tensor vs _c10d_functional.all_reduce_" in (
         d.headline
@@ -210,7 +212,7 @@ def test_collectives_differ():
 
 def test_collectives_alike_or_none_are_said():
     same = _collectives({r: ["all_reduce_", "wait_tensor"] for r in (0, 1)})
-    assert fr.divergences(same, now=1030.0) == []
+    assert fdiv.divergences(same, now=1030.0) == []
     assert fr.collectives_line(same) == (
         "collectives in the compiled graphs: _c10d_functional.all_reduce_ ×2, "
         "_c10d_functional.wait_tensor ×2"
@@ -226,7 +228,7 @@ def test_without_the_kernels_probe_graphs_and_collectives_are_not_judged():
     s.apply(ev.ProbeUnavailable(run_id="pid101", probe="kernels", reason="no aten ops"))
     for r in (0, 1):
         s.apply(rank_finished(r, 1030.0))
-    assert fr.divergences(s) == []
+    assert fdiv.divergences(s) == []
     assert fr.collectives_line(s) == "collectives: n/a (no aten ops)"
 
 
@@ -235,12 +237,12 @@ def test_compile_skew_finished_and_still_compiling():
     s.apply(rank_compile(0, "1/0", 1010.0, 2.0))
     s.apply(ev.PhaseStarted(run_id="pid101", compile_id="1/0", name="dynamo", thread=1, t=1010))
     # Still compiling, within the threshold: nothing yet.
-    assert fr.divergences(s, now=1012.0 + fr.SKEW_S - 1) == []
-    (late,) = fr.divergences(s, now=1040.0)
+    assert fdiv.divergences(s, now=1012.0 + fdiv.SKEW_S - 1) == []
+    (late,) = fdiv.divergences(s, now=1040.0)
     assert (late.check, late.rank, late.subject) == ("compile_skew", 1, "1/0")
     assert late.headline.startswith("rank 1 is still compiling 1/0, 28.00 s after rank 0")
     s.apply(rank_compile(1, "1/0", 1010.0, 29.0))
-    (done,) = [d for d in fr.divergences(s, now=1041.0) if d.check == "compile_skew"]
+    (done,) = [d for d in fdiv.divergences(s, now=1041.0) if d.check == "compile_skew"]
     assert done.key == late.key  # the same finding, said once live
     assert done.headline == (
         "rank 1 finished compiling 1/0 27.00 s after rank 0 (more than 10.00 s): the others "
@@ -255,7 +257,7 @@ def test_the_users_frame_comes_before_torchs_wrapper_around_it():
     wrapper = ("inner", "/venv/lib/python3.11/site-packages/torch/_dynamo/external_utils.py", 67)
     s.apply(rank_compile(1, "1/1", 1010.0, 2.0, reason="1/0: args[0] size", frame=wrapper))
     s.apply(rank_compile(1, "0/1", 1011.0, 2.0, reason=RECOMPILE))
-    first, second = fr.alarms(fr.divergences(s, now=1030.0))
+    first, second = fdiv.alarms(fdiv.divergences(s, now=1030.0))
     assert first.subject == "0/1" and "forward at /home/u/train.py:24" in first.headline
     assert second.subject == "1/1" and second.in_torch and "torch/_dynamo" in second.headline
 
@@ -268,10 +270,10 @@ def test_crash_names_the_first_failure_and_the_others_fate():
         ),
         rank_finished(1, 1020.0, status="error"),
     )
-    (d,) = fr.divergences(s, now=1021.0)
+    (d,) = fdiv.divergences(s, now=1021.0)
     assert d.headline == "rank 1 failed (RuntimeError: rank 1 crashed); rank 0: runs on"
     s.apply(ev.ProgramExited(returncode=1, signal=None, wall_s=25.0, message="exit 1", t=1025.0))
-    (d,) = fr.divergences(s)
+    (d,) = fdiv.divergences(s)
     assert d.headline == (
         "rank 1 failed (RuntimeError: rank 1 crashed); "
         "rank 0: killed 5.00 s later (ended without its exit hook)"
@@ -281,7 +283,7 @@ def test_crash_names_the_first_failure_and_the_others_fate():
     for r in (0, 1):
         same.apply(ev.ErrorRaised(run_id=f"pid{100 + r}", stage="program", message="E: bug"))
         same.apply(rank_finished(r, 1020.0, status="error"))
-    assert fr.divergences(same) == []
+    assert fdiv.divergences(same) == []
 
 
 def test_a_rank_that_fails_after_a_stop_was_passed_on_is_no_divergence():
@@ -295,18 +297,18 @@ def test_a_rank_that_fails_after_a_stop_was_passed_on_is_no_divergence():
     stop = ev.ProgramExited(
         returncode=1, signal=None, wall_s=25.0, message="exit 1", stopped_by="Ctrl-C", t=1025.0
     )
-    (d,) = fr.divergences(session(*s.events, stop))  # no stop time: a crash like any other
+    (d,) = fdiv.divergences(session(*s.events, stop))  # no stop time: a crash like any other
     assert d.check == "crash" and d.rank == 1
     stop.stopped_t = 1020.0
     stopped = session(*s.events, stop)
-    assert fr.divergences(stopped) == []
+    assert fdiv.divergences(stopped) == []
     crashed = stopped.runs["pid101"]
     assert (
         fout.end_line(crashed, stopped)
         == "crashed after dlcprof passed on Ctrl-C: RuntimeError: peer gone"
     )
     stop.stopped_t = 1021.8  # rank 1 had failed before the stop
-    assert [d.rank for d in fr.divergences(session(*s.events, stop))] == [1]
+    assert [d.rank for d in fdiv.divergences(session(*s.events, stop))] == [1]
 
 
 def test_reports_and_the_load_path(tmp_path):
@@ -322,7 +324,9 @@ def test_reports_and_the_load_path(tmp_path):
     path = tmp_path / "session.json"
     path.write_text(dumps_report(report))
     replayed = load_session(path)
-    assert [d.headline for d in fr.divergences(replayed)] == [d.headline for d in fr.divergences(s)]
+    assert [d.headline for d in fdiv.divergences(replayed)] == [
+        d.headline for d in fdiv.divergences(s)
+    ]
     md = render_markdown(model)
     assert "## Ranks" in md and "**rank 1 recompiled 0/1" in md
     html = render_html(model)

@@ -21,11 +21,12 @@ from report_helpers import (
 )
 
 from dlcprof import events as ev
-from dlcprof.report import schema
+from dlcprof.report import load
 from dlcprof.report.errors import ReportError
 from dlcprof.report.folder import PROFILE_NAME, default_report_dir, save_session
+from dlcprof.report.load import load_session
 from dlcprof.report.model import build as build_model
-from dlcprof.report.schema import REPORT_SCHEMA, build_report, load_session
+from dlcprof.report.schema import REPORT_SCHEMA, build_report
 from dlcprof.session import Session
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -299,7 +300,7 @@ def test_older_schema_goes_through_migration(tmp_path: Path, monkeypatch) -> Non
         report["events"] = report.pop("stream")
         return report
 
-    monkeypatch.setitem(schema.MIGRATIONS, 0, v0_to_v1)
+    monkeypatch.setitem(load.MIGRATIONS, 0, v0_to_v1)
     loaded = load_session(p)
     assert [ev.to_dict(x) for x in loaded.events] == old["stream"]
 

@@ -13,8 +13,9 @@ from textual.widgets import Static
 
 from dlcprof import events as ev
 from dlcprof.engine import save_report
-from dlcprof.figures import ranks as fr
-from dlcprof.report.schema import load_session
+from dlcprof.figures.job import divergence as fdiv
+from dlcprof.figures.job import ranks as fr
+from dlcprof.report.load import load_session
 from dlcprof.session import Session
 from dlcprof.tui.app import DlcprofApp
 from dlcprof.tui.screens import RanksScreen
@@ -143,14 +144,14 @@ async def test_the_banner_comes_with_an_alarm_live() -> None:
 
 
 async def test_a_note_is_muted_in_the_ranks_view_never_the_banner(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    note = fr.Divergence(
+    note = fdiv.Divergence(
         check="cache",
         rank=1,
         alarm=False,
         headline="shared cache: hit pattern may differ harmlessly",
         evidence=["rank 0: miss miss", "rank 1: miss hit"],
     )
-    monkeypatch.setattr(fr, "divergences", lambda session, now=None: [note])
+    monkeypatch.setattr(fdiv, "divergences", lambda session, now=None: [note])
     app = live_app(ranked_program())
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -92,7 +92,7 @@ class AttachedProgram:
     ``output``: "inherit" (headless: the terminal's stdin, stdout and stderr)
     or "capture" (the TUI: stdin from /dev/null; stdout and stderr go to files
     in ``output_dir`` and become LogEmitted events). ``hotspots``: py-spy on
-    each compiling process (attach/monitors.py, with the device sampler)."""
+    each compiling process (monitors/program.py, with the device sampler)."""
 
     def __init__(
         self,

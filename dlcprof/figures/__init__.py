@@ -9,12 +9,22 @@ monitors.
 - ``phases``: torch's phase names -> stage, label, colour; totals and trees.
 - ``benchmark``: speedup, break-even, the noise verdict, split repetitions, why there is none.
 - ``allocator``: the default and the steady-allocator speedup side by side, page faults.
+- ``cache``: a compile's graph-cache state, and the precompiled header it built.
+- ``outcome``: what a run's first call came to: compiled graphs, or nothing compiled.
 - ``recompiles``: guard-failure reasons, recompile costs, static-vs-dynamic sweeps.
 - ``kernels``: kernels grouped across compiles, their source lines, time per kernel,
   what fusion saved, bytes and bandwidth.
 - ``modes``: what a mode autotuned, its CUDA graphs, every mode side by side.
+- ``compile_cost``: compile seconds by the user's functions and modules.
+- ``advice/``: what to change, from the session's own numbers, and ``dlcprof try``.
 - ``device``, ``hotspots``: monitor samples per run and per span.
 - ``observer``: what watched a run, what it cost, whether timing was quiet.
 - ``runs``: time origins, titles and labels of runs and sessions.
+- ``live_log``: a run's events as both live logs word them (console, Log pane).
+- ``compare``: two runs side by side (``dlcprof compare``).
 - ``paper``: the findings of arXiv 2611.04273, from the runs ``dlcprof paper`` made.
+- ``job/``: an attached program and its job (``dlcprof run -- CMD``): ``program``
+  (its timeline, each graph's life), ``ranks`` (the Ranks table), ``divergence``
+  (the checks that find ranks disagreeing), ``lanes`` (the Ranks view's
+  geometry), ``ddp`` (what DDP did to a compile), ``nodes`` (a merged job's clocks).
 """

@@ -23,8 +23,9 @@ from dlcprof.figures import benchmark as fb
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import phases as fp
-from dlcprof.figures import ranks as franks
 from dlcprof.figures import recompiles as fr
+from dlcprof.figures.job import divergence as fdiv
+from dlcprof.figures.job import ranks as franks
 from dlcprof.figures.runs import run_label
 from dlcprof.session import Run, Session
 
@@ -289,16 +290,16 @@ class RanksSide:
     """One side's session ran many ranks: its divergence checks, as its report says them."""
 
     side: str  # "A" | "B"
-    summary: str  # franks.summary
-    divergences: list[franks.Divergence]
+    summary: str  # fdiv.summary
+    divergences: list[fdiv.Divergence]
 
 
 def ranks_side(session: Session, side: str) -> RanksSide | None:
     ranks = len(franks.by_rank(session))
     if not ranks:
         return None
-    found = franks.divergences(session)
-    return RanksSide(side, franks.summary(found, ranks), found)
+    found = fdiv.divergences(session)
+    return RanksSide(side, fdiv.summary(found, ranks), found)
 
 
 @dataclass

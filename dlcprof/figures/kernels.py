@@ -431,7 +431,7 @@ def summary_lines(run: Run, method: bool = True) -> list[str]:
 
 def sampled(calls: int, method: str) -> str:
     """How an attached program's kernels were timed (dlcprof/worker/attached/kernel_sample.py;
-    what that cost the program is figures/program.py's sampling line)."""
+    what that cost the program is figures/job/program.py's sampling line)."""
     return f"sampled in the program's own calls: {calls} calls, {method}"
 
 

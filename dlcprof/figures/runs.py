@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from dlcprof import events as ev
-from dlcprof import text
-from dlcprof.figures import recompiles as fr
 from dlcprof.session import Run, Session
 
 
@@ -48,23 +45,3 @@ def workload_title(session: Session) -> str:
 
 def latest_benchmarked(session: Session) -> Run | None:
     return next((r for r in reversed(session.runs.values()) if r.benchmark is not None), None)
-
-
-def event_line(e: ev.Event) -> tuple[str, str] | None:
-    """(head, body) of a run's event as both live logs word it, the console's
-    and the TUI's Log pane (each adds its own mark and style), or None for an
-    event each words its own way."""
-    match e:
-        case ev.RunStarted():
-            return "", (
-                f"{e.workload} on {e.device} ({e.device_name}) · mode={e.mode} · "
-                f"dynamic={e.dynamic} · backend={e.backend} · {e.dtype} · size={e.size} · "
-                f"cache={e.cache} · threads={e.threads} · torch {e.torch_version}"
-            )
-        case ev.RecompileTriggered():
-            return "recompile: ", str(fr.newest_reason(e.reason))
-        case ev.RecompileLimitHit():
-            return "RECOMPILE LIMIT HIT: ", e.message
-        case ev.EagerCallsCounted():
-            return "after the recompile limit: ", text.eager_calls(e.calls)
-    return None

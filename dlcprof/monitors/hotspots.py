@@ -1,4 +1,5 @@
-"""The compiler's own hot Python frames, sampled by py-spy from outside the worker.
+"""The compiler's own hot Python frames, sampled by py-spy from outside the worker
+(where py-spy is: ``pyspy.py``; the samples as data: ``samples.py``).
 
 Why it works the way it does (py-spy 0.4):
 
@@ -14,8 +15,8 @@ Why it works the way it does (py-spy 0.4):
 - We know when each window attached and stopped (``time.time()``), so every
   sample gets an interpolated wall-clock time: the merged file puts the epoch
   time in each profile's ``startValue`` and fills uncovered time with
-  empty-stack samples; ``load_samples`` recovers per-sample times and
-  ``attribute_phases`` groups samples by compile phase.
+  empty-stack samples; ``samples.load_samples`` recovers per-sample times and
+  ``samples.attribute_phases`` groups samples by compile phase.
 - ``--idle``: waiting on g++ is idle time, and without it most of a cold
   compile goes unsampled. Threads stay apart (one speedscope profile each).
   Waiting is named as such (``waiting``): a compiling thread blocked on the
@@ -35,23 +36,20 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import selectors
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import psutil
 
-from dlcprof import scratch, text
+from dlcprof import scratch
 from dlcprof.events import (
     Event,
     HotFramesSampled,
@@ -59,287 +57,12 @@ from dlcprof.events import (
     MonitorStatus,
     ProfileSaved,
 )
+from dlcprof.monitors.pyspy import DENIED_MESSAGE, NOT_FOUND_MESSAGE, denied, error_line, find_pyspy
+from dlcprof.monitors.samples import Frame, FrameStats, Sample, parse_speedscope, thread_label
 from dlcprof.monitors.watch import WatchClock
 
 Emit = Callable[[Event], None]
-Frame = tuple[str, str, int]  # (function, file, line)
-
-NOT_FOUND_MESSAGE = "py-spy not found: pip install py-spy (no hot-frames pane without it)"
-DENIED_MESSAGE = (
-    "py-spy may not attach to the compiling process (ptrace denied): run as root, or "
-    "`sysctl kernel.yama.ptrace_scope=0`, or in a container `--cap-add SYS_PTRACE`"
-)
 _ATTACHED = b"Sampling process"
-_DENIED_RE = re.compile(r"permission denied|operation not permitted|ptrace", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Sample:
-    """One sampled stack of one thread (``count`` identical ones when aggregated)."""
-
-    thread: str  # "main", "pool", or the thread's name
-    frames: tuple[Frame, ...]  # root first, leaf last
-    t: float | None = None  # epoch seconds, when known
-    count: int = 1
-
-
-# --- locating py-spy ---------------------------------------------------------------
-
-
-def find_pyspy() -> str | None:
-    """The py-spy binary: next to this Python first (the venv's), then on PATH."""
-    here = Path(sys.executable).parent / "py-spy"
-    if here.is_file() and os.access(here, os.X_OK):
-        return str(here)
-    return shutil.which("py-spy")
-
-
-def pyspy_status(binary: str | None = None) -> tuple[bool, str]:
-    """(available, one line): is a runnable py-spy there, and which version."""
-    binary = binary or find_pyspy()
-    if binary is None or not os.access(binary, os.X_OK):
-        return False, NOT_FOUND_MESSAGE
-    try:
-        out = subprocess.run(
-            [binary, "--version"], capture_output=True, text=True, timeout=10, check=False
-        )
-    except (OSError, subprocess.SubprocessError) as e:
-        return False, f"py-spy at {binary} does not run: {e}"
-    version = out.stdout.strip() or out.stderr.strip()
-    if out.returncode != 0:
-        return False, f"py-spy at {binary} failed: {version.splitlines()[0] if version else ''}"
-    return True, f"{version} ({binary})"
-
-
-def ptrace_check(binary: str | None = None, timeout_s: float = 15.0) -> tuple[bool, str]:
-    """Try what the sampler does: attach py-spy to a short-lived child Python."""
-    binary = binary or find_pyspy()
-    if binary is None:
-        return False, NOT_FOUND_MESSAGE
-    child = subprocess.Popen(
-        [sys.executable, "-c", "import time; time.sleep(30)"],
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + timeout_s
-    last = ""
-    try:
-        while time.monotonic() < deadline:
-            try:
-                out = subprocess.run(
-                    [binary, "dump", "--pid", str(child.pid)],
-                    capture_output=True,
-                    text=True,
-                    timeout=10,
-                    check=False,
-                )
-            except (OSError, subprocess.SubprocessError) as e:
-                return False, f"py-spy dump failed: {e}"
-            if out.returncode == 0:
-                return True, "py-spy can attach to child processes"
-            last = _error_line(out.stderr + out.stdout)
-            if _DENIED_RE.search(last):
-                return False, DENIED_MESSAGE
-            time.sleep(0.2)  # the child's interpreter may not be initialized yet
-        return False, f"py-spy could not attach: {last}"
-    finally:
-        child.kill()
-        child.wait()
-
-
-def _error_line(text: str) -> str:
-    """The one line of py-spy's output that says what went wrong."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    for ln in lines:
-        if ln.startswith("Error:") or _DENIED_RE.search(ln):
-            return ln.removeprefix("Error:").strip()
-    return lines[0] if lines else "unknown error"
-
-
-# --- pure functions over samples ------------------------------------------------------
-
-
-def thread_label(name: str) -> str:
-    """'Thread 8633 "MainThread"' -> "main"; ThreadPoolExecutor workers -> "pool"."""
-    m = re.match(r'Thread (\d+)(?: "(.*)")?$', name)
-    tname = name if m is None else (m.group(2) or f"thread {m[1]}")
-    if tname == "MainThread":
-        return "main"
-    if tname.startswith("ThreadPoolExecutor") or tname.startswith("AsyncCompile"):
-        return "pool"
-    return tname
-
-
-# Where a compiling thread waits on another process, as (file suffix, functions):
-# a stack through one of these is waiting, whatever frames lie below it.
-_WAITS = (
-    (
-        "subprocess.py",
-        frozenset({"run", "call", "check_call", "check_output", "Popen.communicate", "Popen.wait"}),
-    ),
-    ("concurrent/futures/_base.py", frozenset({"Future.result", "wait", "as_completed"})),
-)
-
-
-def waiting(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
-    """The stack with its waiting tail replaced by one frame that names what it
-    waits on (text.WAITING_*): Popen.communicate under Inductor's C++ builder
-    is the C++ compiler, Future.result under Inductor is its compile workers.
-    Stacks that do not wait come back as they are."""
-    for i, (func, file, _) in enumerate(frames):
-        for suffix, funcs in _WAITS:
-            if func in funcs and file.endswith(suffix):
-                callers = "".join(f for _, f, _ in frames[:i])
-                if suffix == "subprocess.py":
-                    cxx = "cpp_builder" in callers
-                    what = text.WAITING_COMPILER if cxx else text.WAITING_PROCESS
-                elif "torch/_inductor" in callers:
-                    what = text.WAITING_WORKERS
-                else:
-                    continue
-                return (*frames[:i], (what, file, frames[i][2]))
-    return frames
-
-
-class FrameStats:
-    """Own/total counts per frame and samples per thread, built incrementally
-    (the live view adds each window's samples once instead of re-walking every
-    stack each second). Waiting tails are named as such (``waiting``)."""
-
-    def __init__(self) -> None:
-        self.own: Counter[tuple[str, str, str]] = Counter()
-        self.total: Counter[tuple[str, str, str]] = Counter()
-        self.lines: dict[tuple[str, str, str], Counter[int]] = defaultdict(Counter)
-        self.threads: Counter[str] = Counter()  # samples per thread: the 100% of its shares
-
-    def add(self, s: Sample) -> None:
-        if not s.frames:
-            return
-        self.threads[s.thread] += s.count
-        frames = waiting(s.frames)
-        seen: set[tuple[str, str, str]] = set()
-        for func, file, line in frames:
-            key = (func, file, s.thread)
-            self.lines[key][line] += s.count
-            if key not in seen:
-                seen.add(key)
-                self.total[key] += s.count
-        func, file, _ = frames[-1]
-        self.own[(func, file, s.thread)] += s.count
-
-    def rows(self, top: int = 15) -> list[dict[str, Any]]:
-        """The top ``top`` by own and by total of each thread (so a view that
-        shows one thread still has its rows)."""
-        own, total = self.own, self.total
-        chosen: set[tuple[str, str, str]] = set()
-        for thread in self.threads:
-            for counts in (own, total):
-                mine = Counter({k: n for k, n in counts.items() if k[2] == thread and n})
-                chosen.update(k for k, _ in mine.most_common(top))
-        ordered = sorted(chosen, key=lambda k: (-own[k], -total[k], k))
-        return [
-            {
-                "function": func,
-                "file": text.short_path(file),
-                "line": self.lines[(func, file, thread)].most_common(1)[0][0],
-                "thread": thread,
-                "own": own[(func, file, thread)],
-                "total": total[(func, file, thread)],
-                "phase": None,
-            }
-            for func, file, thread in ordered
-        ]
-
-
-def aggregate(stacks: Iterable[Sample], top: int = 15) -> list[dict[str, Any]]:
-    """Top frames by own and by total sample count, per thread.
-
-    A frame is a function in a file on a thread; ``line`` is the line seen
-    most often in it. ``own`` counts samples where it is the leaf (running or
-    waiting right there), ``total`` samples where it is anywhere on the stack
-    (once per sample, also under recursion). Rows are the union of each
-    thread's top ``top`` by own and by total, own-heaviest first, then total.
-    """
-    stats = FrameStats()
-    for s in stacks:
-        stats.add(s)
-    return stats.rows(top)
-
-
-def thread_samples(stacks: Iterable[Sample]) -> dict[str, int]:
-    """Samples per thread (those with Python frames)."""
-    out: Counter[str] = Counter()
-    for s in stacks:
-        if s.frames:
-            out[s.thread] += s.count
-    return dict(out)
-
-
-def attribute_phases(
-    samples: Iterable[Sample], phases: Iterable[tuple[str, float, float]], top: int = 15
-) -> list[dict[str, Any]]:
-    """``aggregate`` per compile phase: each timed sample goes to the innermost
-    (shortest) phase ``(name, start, end)`` containing its time; samples in
-    no phase, or without a time, aggregate under phase None. Rows carry
-    ``phase``; phases come in the order given, None last.
-    """
-    spans = sorted(((end - start, start, end, name) for name, start, end in phases))
-    order = list(dict.fromkeys(name for _, _, _, name in sorted(spans, key=lambda x: x[1])))
-    groups: dict[str | None, list[Sample]] = defaultdict(list)
-    for s in samples:
-        phase = None
-        if s.t is not None:
-            for _, start, end, name in spans:
-                if start <= s.t <= end:
-                    phase = name
-                    break
-        groups[phase].append(s)
-    rows: list[dict[str, Any]] = []
-    for phase in [*order, None]:
-        if phase in groups:
-            for row in aggregate(groups[phase], top):
-                row["phase"] = phase
-                rows.append(row)
-    return rows
-
-
-def parse_speedscope(doc: dict[str, Any]) -> list[tuple[str, list[tuple[Frame, ...]], list[float]]]:
-    """(profile name, stacks root-first, weights) for each sampled profile."""
-    frames = [
-        (str(f.get("name", "?")), str(f.get("file") or ""), int(f.get("line") or 0))
-        for f in doc.get("shared", {}).get("frames", [])
-    ]
-    out = []
-    for p in doc.get("profiles", []):
-        if p.get("type") != "sampled":
-            continue
-        stacks = [tuple(frames[i] for i in stack) for stack in p.get("samples", [])]
-        weights = [float(w) for w in p.get("weights", [1.0] * len(stacks))]
-        out.append((str(p.get("name", "")), stacks, weights))
-    return out
-
-
-def load_samples(path: str | Path) -> list[Sample]:
-    """Timed samples from a speedscope file written by ``PySpySampler``.
-
-    Times are ``startValue`` plus the weights before each sample; empty
-    stacks are the time no window covered. (For a plain py-spy file
-    ``startValue`` is 0, so ``t`` is relative to the start of sampling.)
-    """
-    doc = json.loads(Path(path).read_text())
-    starts = {p.get("name"): float(p.get("startValue", 0.0)) for p in doc.get("profiles", [])}
-    out: list[Sample] = []
-    for name, stacks, weights in parse_speedscope(doc):
-        t = starts.get(name, 0.0)
-        label = thread_label(name)
-        for stack, w in zip(stacks, weights, strict=False):
-            if stack:
-                out.append(Sample(label, stack, t))
-            t += w
-    return out
-
-
-# --- the sampler --------------------------------------------------------------------------
 
 
 class _Window:
@@ -435,7 +158,7 @@ class _Window:
             err = self._err_path.read_text(errors="replace")
         except OSError:
             err = ""
-        return _error_line(err + self._out.decode(errors="replace"))
+        return error_line(err + self._out.decode(errors="replace"))
 
     def profiles(self) -> list[tuple[str, list[tuple[Frame, ...]], list[float]]] | None:
         try:
@@ -589,7 +312,7 @@ class PySpySampler:
                 if self._paused.is_set() and not self._stop.is_set():
                     continue
                 err = nxt.error()
-                if _DENIED_RE.search(err):
+                if denied(err):
                     self._status(False, DENIED_MESSAGE)
                     return
                 if self._stop.is_set() or not self._worker_alive():

@@ -16,7 +16,8 @@ from dlcprof import events as ev
 from dlcprof import scratch
 from dlcprof.figures.phases import KEY_NAMES
 from dlcprof.monitors.device import DeviceSampler
-from dlcprof.monitors.hotspots import PySpySampler, attribute_phases, thread_samples
+from dlcprof.monitors.hotspots import PySpySampler
+from dlcprof.monitors.samples import attribute_phases, thread_samples
 
 Emit = Callable[[ev.Event], None]
 Monitor = DeviceSampler | PySpySampler

@@ -4,7 +4,8 @@ the monitors.
 
 A session is built once into one model (``build_model``, from
 ``dlcprof.report.model``: figures from ``dlcprof.figures``) and the renderers
-take that model: JSON (``schema``, the one home of every JSON field's shape),
+take that model: JSON (``schema``, the one home of every JSON field's shape;
+``load`` reads it back),
 HTML (Jinja2 templates with auto-escaping, ``html``), Markdown (``markdown``)
 and the Chrome trace (``trace``), so they state the same numbers in the same
 words.
@@ -20,9 +21,10 @@ from dlcprof.report.atomic import write_atomic
 from dlcprof.report.errors import ReportError
 from dlcprof.report.folder import default_report_dir, save_session
 from dlcprof.report.html import render_html
+from dlcprof.report.load import load_session
 from dlcprof.report.markdown import render_markdown
 from dlcprof.report.model import build as build_model
-from dlcprof.report.schema import REPORT_SCHEMA, build_report, dumps_report, load_session
+from dlcprof.report.schema import REPORT_SCHEMA, build_report, dumps_report
 from dlcprof.report.trace import render_chrome_trace
 
 __all__ = [

@@ -1,14 +1,16 @@
 """Issue 23's sections of a report: the advice for the latest advised run with
 every `dlcprof try` of it, and each run's compile cost by the user's code.
-Figures and words come from figures/advice.py and figures/compile_cost.py."""
+Figures and words come from figures/advice/ and figures/compile_cost.py."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from dlcprof import events as ev
-from dlcprof.figures import advice as fadv
 from dlcprof.figures import compile_cost as fcc
+from dlcprof.figures.advice import model as fam
+from dlcprof.figures.advice import rules as far
+from dlcprof.figures.advice import trial as fat
 from dlcprof.session import Run, Session
 
 # Rows a report shows of each compile cost table (the JSON keeps them all).
@@ -44,20 +46,20 @@ def compile_cost_section(run: Run) -> CompileCostSection | None:
 @dataclass
 class AdviceItem:
     number: int
-    advice: fadv.Advice
-    predicted: str  # fadv.predicted_text
+    advice: fam.Advice
+    predicted: str  # fam.predicted_text
 
 
 @dataclass
 class Tried:
     event: ev.AdviceTried
-    text: str  # fadv.tried_text
+    text: str  # fat.tried_text
     prediction_error: float | None
 
 
 @dataclass
 class AdviceSection:
-    advice: fadv.AdviceList
+    advice: fam.AdviceList
     items: list[AdviceItem]
     tried: list[Tried]  # every `dlcprof try` in the session
 
@@ -67,15 +69,15 @@ class AdviceSection:
 
 
 def advice_section(session: Session) -> AdviceSection | None:
-    run = fadv.advised_run(session)
+    run = fat.advised_run(session)
     if run is None:
         return None
-    a = fadv.advise(session, run)
+    a = far.advise(session, run)
     return AdviceSection(
         a,
         [
-            AdviceItem(i, item, fadv.predicted_text(item.predicted))
+            AdviceItem(i, item, fam.predicted_text(item.predicted))
             for i, item in enumerate(a.items, 1)
         ],
-        [Tried(t, fadv.tried_text(t), fadv.prediction_error(t)) for t in session.tried],
+        [Tried(t, fat.tried_text(t), fat.prediction_error(t)) for t in session.tried],
     )

@@ -21,8 +21,8 @@ from dlcprof import text
 from dlcprof.figures import compare as fc
 from dlcprof.figures import device as fd
 from dlcprof.figures import paper as fpa
-from dlcprof.figures import ranks as franks
 from dlcprof.figures import recompiles as fr
+from dlcprof.figures.job import ranks as franks
 from dlcprof.report import model as rm
 from dlcprof.report import svg
 from dlcprof.report.benchmark import BenchmarkBlock

@@ -11,8 +11,9 @@ from typing import Any
 from dlcprof import text
 from dlcprof.figures import modes as fm
 from dlcprof.figures import paper as fpa
-from dlcprof.figures import ranks as franks
 from dlcprof.figures import recompiles as fr
+from dlcprof.figures.job import divergence as fdiv
+from dlcprof.figures.job import ranks as franks
 from dlcprof.report import model as rm
 from dlcprof.report.advice import AdviceSection
 from dlcprof.report.monitors import DeviceSummary
@@ -422,7 +423,7 @@ def _run_section(r: RunModel, detail: int = FULL) -> list[str]:
     return out
 
 
-def divergence_lines(found: list[franks.Divergence]) -> list[str]:
+def divergence_lines(found: list[fdiv.Divergence]) -> list[str]:
     """Each divergence among ranks, its evidence under it."""
     out = []
     for d in found:

@@ -5,7 +5,7 @@ ranks) joined into one session of every rank.
 Each node's events follow a ``NodeMerged`` that says where they came from;
 its run ids are renamed where an earlier node used the same (pids repeat
 across hosts); its timestamps are moved onto the reference node's clock (the
-node holding the lowest rank) by the offset ``figures/nodes.py`` computes from
+node holding the lowest rank) by the offset ``figures/job/nodes.py`` computes from
 the ranks' rendezvous, or left as they are and said so. Each node's program
 (ProgramStarted/Exited) stays its own, and each rank's raw trace is read from
 the node's folder, to be copied under torch's per-rank name. Session-level:
@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from dlcprof import events as ev
-from dlcprof.figures import nodes as fnodes
+from dlcprof.figures.job import nodes as fnodes
 from dlcprof.report.errors import ReportError
 from dlcprof.report.folder import trace_names
-from dlcprof.report.schema import load_session
+from dlcprof.report.load import load_session
 from dlcprof.session import Run, Session
 
 USAGE = "dlcprof merge A/ B/ ... -o DIR"

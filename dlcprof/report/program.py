@@ -1,13 +1,14 @@
 """An attached program's section of a report (dlcprof -- CMD, issue 21): its
 command and end, per compiling process the compile share of wall time and each
-graph's life. Figures and words come from figures/program.py."""
+graph's life. Figures and words come from figures/job/program.py."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from dlcprof import events as ev
-from dlcprof.figures import program as fprog
+from dlcprof.figures.job import nodes as fnodes
+from dlcprof.figures.job import program as fprog
 from dlcprof.session import Node, Session
 
 
@@ -23,6 +24,14 @@ class Process:
 
 
 @dataclass
+class ProgramNode:
+    """One node of a merged session (dlcprof merge) and how its clock was aligned."""
+
+    node: Node
+    clock: str  # fnodes.clock_line
+
+
+@dataclass
 class ProgramSection:
     program: ev.ProgramStarted
     end: ev.ProgramExited | None
@@ -30,7 +39,7 @@ class ProgramSection:
     processes: list[Process]
     eager_baseline: fprog.EagerBaseline | None
     lines: list[str]  # fprog.program_lines
-    nodes: list[Node]  # a session `dlcprof merge` joined: each node's program and clock
+    nodes: list[ProgramNode]  # a session `dlcprof merge` joined: each node's program and clock
 
 
 def program_section(session: Session) -> ProgramSection | None:
@@ -47,5 +56,5 @@ def program_section(session: Session) -> ProgramSection | None:
         ],
         fprog.eager_baseline(session),
         fprog.program_lines(session),
-        session.nodes,
+        [ProgramNode(n, fnodes.clock_line(n, i == 0)) for i, n in enumerate(session.nodes)],
     )

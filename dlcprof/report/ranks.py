@@ -1,20 +1,21 @@
 """A multi-rank job's section of a report (dlcprof run -- torchrun …, issue 22):
 the Ranks table, then each divergence among the ranks with its evidence.
-Figures and words come from figures/ranks.py."""
+Figures and words come from figures/job/ranks.py and figures/job/divergence.py."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dlcprof.figures import ranks as fr
+from dlcprof.figures.job import divergence as fdiv
+from dlcprof.figures.job import ranks as fr
 from dlcprof.session import Session
 
 
 @dataclass
 class RanksSection:
     rows: list[fr.RankRow]
-    divergences: list[fr.Divergence]
-    summary: str  # fr.summary
+    divergences: list[fdiv.Divergence]
+    summary: str  # fdiv.summary
     notes: list[str]  # fr.notes: under the table (the blocked column's why, silent
     # ranks, what the collectives check compared)
 
@@ -24,7 +25,7 @@ def ranks_section(session: Session, now: float | None = None) -> RanksSection | 
     rows = fr.rank_rows(session)
     if not rows:
         return None
-    found = fr.divergences(session, now)
+    found = fdiv.divergences(session, now)
     return RanksSection(
-        rows, found, fr.summary(found, len(fr.by_rank(session))), fr.notes(session, rows)
+        rows, found, fdiv.summary(found, len(fr.by_rank(session))), fr.notes(session, rows)
     )

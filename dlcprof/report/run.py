@@ -8,7 +8,6 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
-from dlcprof.figures import ddp as fddp
 from dlcprof.figures import device as fd
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
@@ -16,6 +15,7 @@ from dlcprof.figures import observer as fo
 from dlcprof.figures import outcome as fout
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures import runs as fruns
+from dlcprof.figures.job import ddp as fddp
 from dlcprof.report import run_tables as rt
 from dlcprof.report.advice import CompileCostSection, compile_cost_section
 from dlcprof.report.benchmark import BenchmarkBlock, benchmark_block
@@ -31,6 +31,23 @@ class LimitAlert:
     function: str
     message: str  # shortened
     eager: str  # the calls that then ran eager
+
+
+@dataclass
+class DdpBlock:
+    """What DDP did to a rank's compiles (figures/job/ddp.py)."""
+
+    settings: ev.CompileSettingsRead | None  # read at its first compile; None: never compiled
+    graphs: int  # Inductor graphs, each DDP piece counted
+    splits: list[fddp.Split]
+    lines: list[str]  # fddp.lines
+
+
+def ddp_block(run: Run) -> DdpBlock | None:
+    """None unless the process is a rank or DDP split its graph."""
+    if not fddp.distributed(run):
+        return None
+    return DdpBlock(run.compile_settings, fddp.graphs(run), fddp.splits(run), fddp.lines(run))
 
 
 @dataclass
@@ -69,6 +86,7 @@ class RunModel:
     compile_cost: CompileCostSection | None  # by the user's functions and modules
     # An attached process: how it ended when not plainly, and what DDP did to its compiles.
     process_notes: list[str] = field(default_factory=list)
+    ddp: DdpBlock | None = None
 
     @property
     def run_id(self) -> str:
@@ -214,6 +232,7 @@ def run_model(session: Session, run: Run, number: int | None = None) -> RunModel
     bench = benchmark_block(run)
     sweep = rt.sweep_table(run)
     ktable = rt.kernel_table(run)
+    ddp = ddp_block(run)
     return RunModel(
         number=number,
         run=run,
@@ -255,5 +274,6 @@ def run_model(session: Session, run: Run, number: int | None = None) -> RunModel
         origin_t=fruns.run_origin(run),
         sweep_total_s=fr.sweep_total(run),
         compile_cost=compile_cost_section(run),
-        process_notes=[n for n in (fout.end_line(run, session),) if n] + fddp.lines(run),
+        process_notes=[n for n in (fout.end_line(run, session),) if n] + (ddp.lines if ddp else []),
+        ddp=ddp,
     )

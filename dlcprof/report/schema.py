@@ -1,12 +1,10 @@
-"""The JSON report: the raw event stream plus a summary, and its reader.
-
-Every JSON field's shape is here, read from the report model
-(``dlcprof.report.model``) and nothing else: the model holds no JSON.
+"""The JSON report: the raw event stream plus a summary. One idea, in one file
+however long it grows: every JSON field's shape is here, read from the report
+model (``dlcprof.report.model``) and nothing else; the model holds no JSON.
 
 A report is self-describing (``"schema": "dlcprof.report/1"``). The summary is
-for people and other tools; ``load_session`` ignores it and replays
-``events`` through ``Session.apply``, so a loaded report rebuilds exactly the
-state seen live. JSON only: nothing in a report is ever executed.
+for people and other tools; its reader (``dlcprof.report.load``) ignores it and
+replays ``events``.
 """
 
 from __future__ import annotations
@@ -14,57 +12,29 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import json
-import os
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import dlcprof
 from dlcprof import events as ev
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
-from dlcprof.figures import ddp as fddp
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
-from dlcprof.figures import nodes as fnodes
-from dlcprof.figures import outcome as fout
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import phases as fp
 from dlcprof.report import model as rm
 from dlcprof.report.advice import AdviceSection, CompileCostSection
-from dlcprof.report.atomic import os_reason
 from dlcprof.report.benchmark import BenchmarkBlock
-from dlcprof.report.errors import ReportError
 from dlcprof.report.figure import iso as _iso
 from dlcprof.report.monitors import DeviceSummary, Hotspots, Observer
-from dlcprof.report.program import Process, ProgramSection
+from dlcprof.report.program import Process, ProgramNode, ProgramSection
 from dlcprof.report.ranks import RanksSection
-from dlcprof.report.run import RunModel
+from dlcprof.report.run import DdpBlock, RunModel
 from dlcprof.report.run_tables import CompileRow, KernelTable
-from dlcprof.session import Node, Run, Session
-
-__all__ = [
-    "MIGRATIONS",
-    "REPORT_SCHEMA",
-    "REPORT_VERSION",
-    "ReportError",
-    "build_report",
-    "dumps_report",
-    "load_report",
-    "load_session",
-]
 
 SCHEMA_PREFIX = "dlcprof.report/"
 REPORT_VERSION = 1
 REPORT_SCHEMA = f"{SCHEMA_PREFIX}{REPORT_VERSION}"
-
-# Upgrades one schema version to the next: MIGRATIONS[n] turns a /n report
-# dict into a /n+1 one. /1 is the first public version, so this is empty; a
-# future /2 adds MIGRATIONS[1] and every older report still loads.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
-
-
-# --- writing ----------------------------------------------------------------------
 
 
 def _settings(s: ev.RunStarted | None) -> dict[str, Any]:
@@ -422,12 +392,13 @@ def _program_dict(p: ProgramSection | None) -> dict[str, Any] | None:
             else None
         ),
         "lines": p.lines,
-        "nodes": [_node_dict(n, i == 0) for i, n in enumerate(p.nodes)],
+        "nodes": [_node_dict(n) for n in p.nodes],
     }
 
 
-def _node_dict(n: Node, first: bool) -> dict[str, Any]:
+def _node_dict(p: ProgramNode) -> dict[str, Any]:
     """One node of a merged session (dlcprof merge): its origin, ranks, program and clock."""
+    n = p.node
     m, start, end = n.merged, n.program, n.program_exit
     return {
         "node": m.node,
@@ -440,7 +411,7 @@ def _node_dict(n: Node, first: bool) -> dict[str, Any]:
         "wall_s": end.wall_s if end else None,
         "offset_s": m.offset_s,
         "clock_aligned": m.offset_s is not None,
-        "clock": fnodes.clock_line(n, first),
+        "clock": p.clock,
     }
 
 
@@ -471,33 +442,34 @@ def _process_dict(p: ev.ProcessAttached | None) -> dict[str, Any] | None:
     return {k: v for k, v in dataclasses.asdict(p).items() if k not in ("t", "run_id")}
 
 
-def _nothing_compiled(run: Run) -> dict[str, Any] | None:
+def _nothing_compiled(m: RunModel) -> dict[str, Any] | None:
     """Null when a graph was compiled; else torch's refusal and the line every view shows."""
-    e = run.nothing_compiled
+    e = m.run.nothing_compiled
     if e is None:
         return None
+    headline, *lines = m.nothing_compiled
     return {
-        "message": fout.headline(e),
+        "message": headline,
         "fail_type": e.fail_type,
         "fail_reason": e.fail_reason,
         "location": e.location,
         "hints": list(e.hints),
-        "lines": fout.hint_lines(e, run),
+        "lines": lines,
         "frames": e.frames,
     }
 
 
-def _ddp_dict(run: Run) -> dict[str, Any] | None:
-    """Null unless the process is a rank or DDP split its graph (figures/ddp.py):
+def _ddp_dict(d: DdpBlock | None) -> dict[str, Any] | None:
+    """Null unless the process is a rank or DDP split its graph (figures/job/ddp.py):
     the settings read at its first compile and each split with its piece count."""
-    if not fddp.distributed(run):
+    if d is None:
         return None
-    s = run.compile_settings
+    s = d.settings
     return {
         "optimize_ddp": s.optimize_ddp if s else None,
         "compiled_autograd": s.compiled_autograd if s else None,
         "settings_unavailable": s.unavailable if s else "not read: the process never compiled",
-        "inductor_graphs": fddp.graphs(run),
+        "inductor_graphs": d.graphs,
         "splits": [
             {
                 "compile_id": sp.event.compile_id,
@@ -509,9 +481,9 @@ def _ddp_dict(run: Run) -> dict[str, Any] | None:
                 "bucket_bytes": list(sp.event.bucket_bytes),
                 "line": sp.line,
             }
-            for sp in fddp.splits(run)
+            for sp in d.splits
         ],
-        "lines": fddp.lines(run),
+        "lines": d.lines,
     }
 
 
@@ -524,9 +496,9 @@ def _run_dict(m: RunModel) -> dict[str, Any]:
         "run_id": run.run_id,
         "label": m.label,
         "status": run.status,
-        "nothing_compiled": _nothing_compiled(run),
+        "nothing_compiled": _nothing_compiled(m),
         "process_notes": list(m.process_notes),
-        "ddp": _ddp_dict(run),
+        "ddp": _ddp_dict(m.ddp),
         # The first compile's time includes building it: null when no compile did.
         "precompiled_header_built": run.header_built.path if run.header_built else None,
         "workload": run.workload,
@@ -619,7 +591,7 @@ def _compile_cost_dict(section: CompileCostSection | None) -> dict[str, Any] | N
 
 
 def _advice_dict(a: AdviceSection | None) -> dict[str, Any] | None:
-    """The advice for the latest advised run, and every `dlcprof try` of it (figures/advice.py)."""
+    """The advice for the latest advised run, and every `dlcprof try` of it (figures/advice/)."""
     if a is None:
         return None
     return {
@@ -787,160 +759,3 @@ def build_report(model: rm.Report, extra: dict[str, Any] | None = None) -> dict[
 def dumps_report(report: dict[str, Any]) -> str:
     # default=str: torch metrics may hold odd values; a report must always write.
     return json.dumps(report, indent=1, default=str, ensure_ascii=False) + "\n"
-
-
-# --- reading -----------------------------------------------------------------------
-
-
-def _read_text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ReportError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ReportError(f"{path} is a directory with no session.json") from None
-    except OSError as e:
-        raise ReportError(f"cannot read {path}: {os_reason(e)}") from e
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ReportError(f"{path} is corrupted: not UTF-8 text (byte {e.start})") from None
-
-
-def _json(text: str) -> Any:
-    """json.loads, with every way a hostile text can make it fail as ValueError
-    (absurd nesting, a number of thousands of digits)."""
-    try:
-        return json.loads(text)
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
-
-
-def _looks_like_event_stream(text: str) -> bool:
-    first = text.lstrip().split("\n", 1)[0]
-    try:
-        d = _json(first)
-    except ValueError:
-        return False
-    return isinstance(d, dict) and "type" in d and "schema" not in d
-
-
-def _events_from_dicts(path: Path, items: list[Any], where: str) -> list[ev.Event]:
-    out = []
-    for i, d in enumerate(items, 1):
-        if not isinstance(d, dict):
-            raise ReportError(f"{path} is corrupted: {where} {i} is not a JSON object")
-        if d.get("type") not in ev.Event.registry:
-            # A newer dlcprof may add event types within /1: skip what this
-            # version cannot fold rather than refusing the whole report.
-            if isinstance(d.get("type"), str):
-                continue
-            raise ReportError(f"{path} is corrupted: {where} {i} has no event type")
-        try:
-            out.append(ev.from_dict(d))
-        except ev.ProtocolError as e:
-            raise ReportError(f"{path} is corrupted: {where} {i}: {e}") from None
-    return out
-
-
-def _load_event_stream(path: Path, text: str) -> list[ev.Event]:
-    items = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            items.append(_json(line))
-        except ValueError as e:
-            raise ReportError(f"{path} is corrupted at line {lineno}: {_why(e)}") from None
-    events = _events_from_dicts(path, items, "line")
-    if not events:
-        raise ReportError(f"{path} holds no dlcprof events")
-    return events
-
-
-def _schema_version(path: Path, schema: Any) -> int:
-    if not isinstance(schema, str) or not schema.startswith(SCHEMA_PREFIX):
-        raise ReportError(f"{path} is not a dlcprof report (schema {schema!r})")
-    try:
-        return int(schema[len(SCHEMA_PREFIX) :])
-    except ValueError:
-        raise ReportError(f"{path} is not a dlcprof report (schema {schema!r})") from None
-
-
-def migrate(path: Path, report: dict[str, Any]) -> dict[str, Any]:
-    """Bring a report of any readable schema up to REPORT_SCHEMA."""
-    version = _schema_version(path, report.get("schema"))
-    if version > REPORT_VERSION:
-        raise ReportError(
-            f"{path} was written by a newer dlcprof (schema {report['schema']}); "
-            f"this one reads up to /{REPORT_VERSION}: upgrade dlcprof"
-        )
-    while version < REPORT_VERSION:
-        step = MIGRATIONS.get(version)
-        if step is None:
-            raise ReportError(
-                f"{path} uses schema {SCHEMA_PREFIX}{version}, which this dlcprof cannot read"
-            )
-        report = step(dict(report))
-        version += 1
-        report["schema"] = f"{SCHEMA_PREFIX}{version}"
-    return report
-
-
-def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The report dict at ``path`` (a report file or a saved folder), migrated to
-    the current schema. A bare ``.jsonl`` event stream comes back wrapped as a
-    minimal report with only ``events``."""
-    p = Path(path)
-    if p.is_dir():
-        p = p / "session.json"
-    text = _read_text(p)
-    if not text.strip():
-        raise ReportError(f"{p} is empty: not a dlcprof report")
-    if p.suffix == ".jsonl" or _looks_like_event_stream(text):
-        events = _load_event_stream(p, text)
-        return {"schema": REPORT_SCHEMA, "events": [ev.to_dict(e) for e in events]}
-    try:
-        data = _json(text)
-    except ValueError as e:
-        raise ReportError(f"{p} is corrupted: {_why(e)}") from None
-    if not isinstance(data, dict):
-        kind = {list: "an array", str: "a string"}.get(type(data), type(data).__name__)
-        raise ReportError(f"{p} is not a dlcprof report (JSON {kind}, not an object)")
-    if "schema" not in data:
-        raise ReportError(f"{p} is not a dlcprof report (no 'schema' key)")
-    data = migrate(p, data)
-    if not isinstance(data.get("events"), list):
-        raise ReportError(f"{p} is corrupted: no 'events' list")
-    return data
-
-
-def _why(e: ValueError) -> str:
-    if isinstance(e, json.JSONDecodeError):
-        return f"{e.msg} at line {e.lineno} column {e.colno}"
-    return str(e).split(";")[0]
-
-
-def load_session(path: str | os.PathLike[str]) -> Session:
-    """Rebuild the Session saved at ``path`` by replaying its events.
-
-    Raises ReportError (one line) for a missing, corrupted, foreign or newer
-    file. Every event is checked against its declared fields first, and the
-    views' figures are computed once, so a file that passes renders.
-    """
-    p = Path(path)
-    report = load_report(p)
-    events = _events_from_dicts(p, report["events"], "event")
-    session = Session()
-    try:
-        for e in events:
-            session.apply(e)
-        rm.build(session)
-    except Exception as e:  # noqa: BLE001 - well-typed values that make no sense together
-        raise ReportError(
-            f"{p} is corrupted: its events do not fit together ({type(e).__name__}: {e})"
-        ) from None
-    session.provenance = {
-        k: report[k] for k in ("environment", "created", "extra", "dlcprof_version") if k in report
-    }
-    return session

@@ -31,8 +31,8 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import observer as fo
-from dlcprof.figures import rank_lanes as rl
-from dlcprof.figures.ranks import rank_runs
+from dlcprof.figures.job import lanes as rl
+from dlcprof.figures.job.ranks import rank_runs
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings, SettingsError
 from dlcprof.tui import actions

@@ -20,8 +20,8 @@ from textual.widgets import Static
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.attach.program import AttachedProgram
-from dlcprof.figures import ddp as fddp
-from dlcprof.figures.program import program_lines, program_state
+from dlcprof.figures.job import ddp as fddp
+from dlcprof.figures.job.program import program_lines, program_state
 from dlcprof.tui.app import DlcprofApp
 from dlcprof.tui.program_dialog import DETACH, STOP, StopOrDetachScreen
 

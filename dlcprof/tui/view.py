@@ -13,7 +13,7 @@ from rich.measure import Measurement
 from rich.text import Text
 
 from dlcprof import events as ev
-from dlcprof.figures.program import no_run_yet
+from dlcprof.figures.job.program import no_run_yet
 from dlcprof.session import Run, Session
 
 _SPARKS = "▁▂▃▄▅▆▇█"

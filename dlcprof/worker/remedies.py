@@ -1,7 +1,7 @@
 """The run options that change how a workload is compiled, applied by dlcprof
 for the user: ``--regional CLASS``, ``--mark-dynamic ARG:DIM`` and
 ``--cache-artifacts PATH`` (docs/advice.md). Each is a remedy the advice
-(dlcprof/figures/advice.py) can predict and ``dlcprof try`` then measures.
+(dlcprof/figures/advice/) can predict and ``dlcprof try`` then measures.
 
 Regional compilation compiles each instance of the class with
 ``module.compile()`` (the recipe of PyTorch's regional compilation tutorial)

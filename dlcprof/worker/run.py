@@ -430,7 +430,7 @@ class WorkerRun:
             raise StageError(
                 "benchmark", f"benchmark failed: {one_line(e)}", traceback.format_exc()
             ) from e
-        steady_s = r.compiled_ms / 1e3
+        steady_s = r["compiled_ms"] / 1e3
         compile_s = max(0.0, first_s - steady_s)
         try:
             load = list(os.getloadavg())
@@ -439,22 +439,11 @@ class WorkerRun:
         self.emit(
             ev.BenchmarkMeasured(
                 run_id=self.run_id,
-                eager_ms=r.eager_ms,
-                compiled_ms=r.compiled_ms,
-                eager_spread_ms=r.eager_spread_ms,
-                compiled_spread_ms=r.compiled_spread_ms,
-                reps=r.reps,
-                iters=r.iters,
-                warmup=r.warmup,
                 compile_s=compile_s,
                 threads=_threads(),
                 load_avg=load,
-                timer=r.timer,
-                eager_reps_ms=r.eager_reps_ms,
-                compiled_reps_ms=r.compiled_reps_ms,
-                eager_faults=r.eager_faults,
-                compiled_faults=r.compiled_faults,
                 allocator=allocator.current().label,
+                **r,
             )
         )
         self._log_compile(first_s, steady_s, compile_sum)
@@ -490,7 +479,7 @@ class WorkerRun:
         # reset, so the sweep's ids carry a prefix.
         dynamo_probe.reset(self.notes)
         if self.dispatcher is not None:
-            self.dispatcher.new_generation("sweep:")
+            self.dispatcher.new_generation(ev.SWEEP)
         # Every transition pays its real compile (see probes/caches.py).
         restore_caches = caches_probe.bypass_graph_caches(self.notes)
         inputs_for = workload.inputs_for

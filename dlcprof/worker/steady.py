@@ -10,7 +10,6 @@ timed may follow it: a run that sweeps shapes next skips it.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable
 from typing import Any
@@ -48,8 +47,6 @@ def measure(
         how = allocator.pin()
     except allocator.CannotPin as e:
         raise NotMeasured(str(e)) from e
-    r = dataclasses.asdict(
-        bench.benchmark(eager, compiled, args, settings.iters, settings.reps, timer)
-    )
+    r = bench.benchmark(eager, compiled, args, settings.iters, settings.reps, timer)
     del r["timer"]  # the default benchmark's, already reported
     return ev.SteadyAllocatorMeasured(run_id=run_id, how=how, wall_s=time.perf_counter() - t0, **r)

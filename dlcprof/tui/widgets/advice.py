@@ -13,7 +13,9 @@ from textual.widgets import Static
 
 from dlcprof import events as ev
 from dlcprof.advice_tables import advice_view, compile_cost_view
-from dlcprof.figures import advice as fa
+from dlcprof.figures.advice import model as fam
+from dlcprof.figures.advice import rules as far
+from dlcprof.figures.advice import trial as fat
 from dlcprof.session import Run, Session
 from dlcprof.settings import RunSettings
 
@@ -22,9 +24,9 @@ class Trials:
     """Trial runs started from the Advice screen, until they finish."""
 
     def __init__(self) -> None:
-        self._pending: dict[str, tuple[str, fa.Advice]] = {}  # trial run -> (advised run, item)
+        self._pending: dict[str, tuple[str, fam.Advice]] = {}  # trial run -> (advised run, item)
 
-    def started(self, trial_run: str, advised_run: str, item: fa.Advice) -> None:
+    def started(self, trial_run: str, advised_run: str, item: fam.Advice) -> None:
         self._pending[trial_run] = (advised_run, item)
 
     def fold(self, e: ev.Event, session: Session) -> str | None:
@@ -35,9 +37,9 @@ class Trials:
         advised, trial = session.runs.get(advised_id), session.runs.get(e.run_id)
         if e.status != "ok" or advised is None or trial is None:
             return f"{item.title}: the trial did not finish ({e.status})"
-        tried = fa.tried(advised, trial, item)
+        tried = fat.tried(advised, trial, item)
         session.apply(tried)
-        return f"{item.title}: {fa.tried_text(tried)}"
+        return f"{item.title}: {fat.tried_text(tried)}"
 
 
 class AdviceScreen(ModalScreen[None]):
@@ -59,14 +61,14 @@ class AdviceScreen(ModalScreen[None]):
             yield Static(advice_view(self.session, self.run))
 
     def action_try_item(self, n: int) -> None:
-        items = fa.advise(self.session, self.run).items
+        items = far.advise(self.session, self.run).items
         if not 1 <= n <= len(items):
             return
         item = items[n - 1]
         if not item.options:
             self.notify(f"cannot be tried for you: {item.try_why}", severity="warning")
             return
-        settings = RunSettings.from_dict(fa.trial_settings(self.run, item)).validate()
+        settings = RunSettings.from_dict(fat.trial_settings(self.run, item)).validate()
         started = self.app.try_advice(settings, self.run.run_id, item)  # type: ignore[attr-defined]
         if started:
             self.app.pop_screen()

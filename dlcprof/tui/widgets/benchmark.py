@@ -13,7 +13,7 @@ from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import modes as fm
 from dlcprof.figures import observer as fo
-from dlcprof.figures import program as fprog
+from dlcprof.figures.job import program as fprog
 from dlcprof.figures.runs import run_number
 from dlcprof.session import Run, Session
 from dlcprof.settings import OPTION

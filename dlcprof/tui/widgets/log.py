@@ -12,20 +12,54 @@ from textual.widgets import RichLog
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.figures import live_log as ll
 from dlcprof.figures import outcome as fout
-from dlcprof.figures.runs import event_line
 from dlcprof.tui.view import View
 
 _MAX_QUEUED = 200  # newest lines kept for drawing; older ones are counted, not drawn
 FLUSH_BUDGET_S = 0.008  # drawing time per UI tick, so keys stay answered
 _LEVEL_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
-# The mark and style of each event figures.runs.event_line words.
-_EVENT_MARK = {
-    ev.RunStarted: ("── ", "bold"),
-    ev.RecompileTriggered: ("", "bold yellow"),
-    ev.RecompileLimitHit: ("", "bold white on red"),
-    ev.EagerCallsCounted: ("", "bold red"),
+# The mark and the style of each part of a line figures.live_log.event_line words.
+_EVENT_STYLE: dict[type[ev.Event], tuple[str, dict[str, str]]] = {
+    ev.RunStarted: ("── ", {ll.HEAD: "bold"}),
+    ev.RecompileTriggered: ("", {ll.HEAD: "bold yellow"}),
+    ev.RecompileLimitHit: ("", {ll.HEAD: "bold white on red"}),
+    ev.EagerCallsCounted: ("", {ll.HEAD: "bold red"}),
+    ev.GraphBroken: ("", {ll.HEAD: "bold magenta", ll.PLACE: "underline", ll.ASIDE: "dim"}),
+    ev.LogEmitted: ("", {ll.ASIDE: "dim"}),  # its head in its level's style
+    ev.ErrorRaised: ("", {ll.HEAD: "bold white on red", ll.TRACE: "dim red"}),
+    ev.ProbeUnavailable: ("", {ll.HEAD: "yellow"}),
 }
+_INDENT = " " * 10  # a traceback line under its message, past the time stamp
+
+
+def _whole_line_style(e: ev.Event) -> str | None:
+    """The one style of a line shown all alike, or None for a line styled by parts."""
+    match e:
+        case ev.WorkerExited():
+            bad = (e.signal is not None or (e.returncode or 0) != 0) and not e.cancelled
+            return "bold red" if bad else ("yellow" if e.cancelled else "dim")
+        case ev.MonitorStatus():
+            return "dim"
+    return None
+
+
+def _placed(e: ev.Event, line: ll.Line) -> Text:
+    whole = _whole_line_style(e)
+    if whole is not None:
+        return Text("".join(words for words, _ in line), style=whole)
+    mark, styles = _EVENT_STYLE[type(e)]
+    if isinstance(e, ev.RunStarted):  # a rule between runs, with the run's id
+        mark = f"{mark}run {e.run_id}: "
+    if isinstance(e, ev.LogEmitted):
+        styles = {**styles, ll.HEAD: _LEVEL_STYLE.get(e.level, "")}
+    (head, _), *rest = line
+    body = Text.assemble((f"{mark}{head}", styles.get(ll.HEAD, "")))
+    for words, part in rest:
+        if part == ll.TRACE:
+            words = f"\n{_INDENT}{words}"
+        body.append(words, style=styles.get(part, ""))
+    return body
 
 
 def log_line(e: ev.Event, t0: float | None) -> tuple[Text, Text] | None:
@@ -33,38 +67,10 @@ def log_line(e: ev.Event, t0: float | None) -> tuple[Text, Text] | None:
 
     ``t0`` None: no time stamp (UI notes carry wall-clock times)."""
     stamp = Text(f"{max(e.t - t0, 0.0):8.2f}s" if t0 is not None else "       ui", style="dim")
-    words = event_line(e)
-    if words is not None:
-        mark, style = _EVENT_MARK[type(e)]
-        if isinstance(e, ev.RunStarted):  # a rule between runs, with the run's id
-            mark = f"{mark}run {e.run_id}: "
-        return stamp, Text.assemble((f"{mark}{words[0]}", style), words[1])
+    line = ll.event_line(e)
+    if line is not None:
+        return stamp, _placed(e, line)
     match e:
-        case ev.GraphBroken():
-            body = Text.assemble(
-                ("graph break ", "bold magenta"), (f"{e.location} ", "underline"), e.reason
-            )
-            if e.detail:
-                body.append(f" {text.broke_inside(e.detail)}", style="dim")
-            if e.hints:
-                body.append(f"  hint: {e.hints[0]}", style="dim")
-        case ev.LogEmitted():
-            body = Text.assemble(
-                (f"{e.level} ", _LEVEL_STYLE.get(e.level, "")), (f"[{e.source}] ", "dim"), e.message
-            )
-        case ev.ErrorRaised():
-            body = Text.assemble((f"ERROR ({e.stage}) ", "bold white on red"), (" " + e.message))
-            tail = [ln for ln in e.traceback.strip().splitlines() if ln.strip()][-6:]
-            for ln in tail:
-                body.append("\n" + " " * 10 + ln, style="dim red")
-        case ev.ProbeUnavailable():
-            body = Text.assemble((f"{e.probe}: {text.NA} ", "yellow"), f"because {e.reason}")
-        case ev.WorkerExited():
-            bad = (e.signal is not None or (e.returncode or 0) != 0) and not e.cancelled
-            body = Text(
-                f"worker exited: {e.message}",
-                style="bold red" if bad else ("yellow" if e.cancelled else "dim"),
-            )
         case ev.RunFinished():
             body = Text(
                 f"── run {e.run_id} finished: {e.status} in {text.secs(e.wall_s)}",
@@ -73,8 +79,6 @@ def log_line(e: ev.Event, t0: float | None) -> tuple[Text, Text] | None:
         case ev.NothingCompiled():
             lines = [fout.headline(e), *fout.hint_lines(e)]
             body = Text("\n".join(lines), style="bold white on red")
-        case ev.MonitorStatus():
-            body = Text(f"monitor {e.monitor}: {e.message}", style="dim")
         case ev.ProfileSaved():
             body = Text(f"{e.format} profile saved: {e.path}", style="dim")
         case _:

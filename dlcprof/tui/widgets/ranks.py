@@ -1,7 +1,8 @@
 """The ranks of a torchrun job: the Ranks view (one lane per rank on the
 program's time axis, the divergences, the per-rank table) and the red banner
 on the main screen when ranks stop agreeing. Figures come from
-``figures.ranks`` and ``figures.rank_lanes``; this only places them."""
+``figures.job.ranks``, ``figures.job.divergence`` and ``figures.job.lanes``;
+this only places them."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from textual.widgets import Static
 
 from dlcprof import text
 from dlcprof.figures import phases as fp
-from dlcprof.figures import rank_lanes as rl
-from dlcprof.figures import ranks as fr
+from dlcprof.figures.job import divergence as fdiv
+from dlcprof.figures.job import lanes as rl
 from dlcprof.tables import divergences_text, rank_table
 from dlcprof.tui.view import View
 
@@ -29,8 +30,8 @@ _CELL: dict[str | None, tuple[str, str, str]] = {
 }
 
 
-def alarms(view: View) -> list[fr.Divergence]:
-    return fr.alarms(fr.divergences(view.session, view.now))
+def alarms(view: View) -> list[fdiv.Divergence]:
+    return fdiv.alarms(fdiv.divergences(view.session, view.now))
 
 
 class DivergenceBanner(Static):

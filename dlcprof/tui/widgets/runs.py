@@ -7,8 +7,8 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from dlcprof.figures import outcome as fout
-from dlcprof.figures import rank_lanes as rl
-from dlcprof.figures.ranks import rank_runs
+from dlcprof.figures.job import lanes as rl
+from dlcprof.figures.job.ranks import rank_runs
 from dlcprof.session import Run
 from dlcprof.settings import OPTION
 from dlcprof.tui.messages import RunChosen

@@ -17,7 +17,7 @@ is done and at exit.
 The observer's cost: a sampled call is slower (a clock read or a range per
 launch; on a GPU the profiler's start, synchronize and stop). graph_calls
 times sampled calls apart from the others, so the time per call it reports
-leaves them out and the cost is stated (figures/program.py).
+leaves them out and the cost is stated (figures/job/program.py).
 
 Never in the program's way: one sampled call at a time; any failure of ours
 makes that graph's kernel times n/a with the reason, and the call runs as it

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from dlcprof import text
 from dlcprof.attach_contract import SAMPLE_AFTER_CALLS, SAMPLED_CALLS, SAMPLED_WHICH
-from dlcprof.figures import nodes as fnodes
 from dlcprof.figures.benchmark import why_none
+from dlcprof.figures.job import nodes as fnodes
 from dlcprof.session import Run, Session
 
 NO_CALLS = "no compiled call timed (another backend than Inductor, or none ran yet)"

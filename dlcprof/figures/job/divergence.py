@@ -1,7 +1,5 @@
-"""Many ranks of one job (``dlcprof run -- torchrun …``, issue 22): each rank's
-compiles side by side, and the checks that find ranks disagreeing.
+"""The checks that find the ranks of one job disagreeing (issue 22).
 
-A rank is an attached process (a run with ``process``) that carries a rank.
 Each check compares only ranks that exist (that sent events) and only what
 every compared rank has settled: a compile id one rank has not finished yet
 is no divergence until it is past it (ended, or ``SKEW_S`` later and not
@@ -12,206 +10,47 @@ the first differing event; ``evidence`` holds the per-rank values.
 
 from __future__ import annotations
 
-import re
-from collections import Counter
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import outcome
+from dlcprof.figures.job.ranks import (
+    by_rank,
+    collective_ops,
+    forward_compiles,
+    graph_count,
+    rank_names,
+    rank_of,
+)
 from dlcprof.session import Compile, Run, Session
 
-CHECKS = ("compile_ids", "graph_counts", "cache", "collectives", "compile_skew", "crash")
-CHECKED = "compile ids, graph counts, cache hits, collectives, compile skew, crashes"
 # Later than this after the fastest rank, a rank's compile is skew (and a compile
 # id it lacks, a divergence): compiles of the same graph on a loaded host vary
 # by seconds, a recompile or a cold compile on one rank by far more.
 SKEW_S = 10.0
 NCCL_TIMEOUT = "NCCL's default timeout is 10 min"
-BLOCKED_WHY = (
-    "not measured: the collectives wait inside torch's C++ (DDP's reducer, the "
-    "process group), which dlcprof does not time"
-)
-# Collective ops as Inductor's wrapper calls them (extern calls, in order).
-_COLLECTIVE_RE = re.compile(r"^torch\.ops\.(_c10d_functional|c10d_functional|c10d)\.(\w+)")
 # How a rank ended badly (Run.status).
 FAILED = {"error": "failed", "crashed": "crashed", "ended": "ended without its exit hook"}
 SHARED_CACHE = "shared cache: hit pattern may differ harmlessly"
 
 
-def rank_runs(session: Session) -> list[Run]:
-    """Attached runs that carry a rank, by rank then pid."""
-    runs = [
-        r for r in session.runs.values() if r.process is not None and r.process.rank is not None
-    ]
-    return sorted(runs, key=lambda r: (_rank(r), r.process.pid if r.process else 0))
+@dataclass(frozen=True)
+class Check:
+    """One divergence check: its name (``Divergence.check``), what it compares in
+    words, and what it finds among the ranks (``now``: a live session's clock)."""
 
-
-def _rank(run: Run) -> int:
-    assert run.process is not None and run.process.rank is not None
-    return run.process.rank
-
-
-def by_rank(session: Session) -> dict[int, Run]:
-    """One run per rank (the lowest pid: a forked child keeps its parent's RANK)."""
-    out: dict[int, Run] = {}
-    for r in rank_runs(session):
-        out.setdefault(_rank(r), r)
-    return out
-
-
-# --- the table -----------------------------------------------------------------------
-
-
-def forward_compiles(run: Run) -> list[Compile]:
-    """Frame compiles torch finished (forward records), in the order they finished."""
-    done = [c for c in run.compiles.values() if c.record is not None and not c.is_backward]
-    return sorted(done, key=lambda c: c.record.t if c.record else 0.0)
-
-
-def graph_count(run: Run, compile_id: str | None = None) -> int:
-    """Inductor graphs (one wrapper module each: a forward, a backward, each
-    DDPOptimizer piece), counted by their first launch; all of the run's, or
-    those of one frame compile (its backward's included)."""
-    keys = None if compile_id is None else {compile_id, ev.backward_id(compile_id)}
-    return sum(
-        1
-        for c in run.compiles.values()
-        if keys is None or c.compile_id in keys
-        for k in c.kernels
-        if k.order == 0
-    )
-
-
-@dataclass
-class RankRow:
-    """One rank's row of the Ranks table."""
-
-    rank: int
-    run_id: str
-    host: str
-    pid: int
-    status: str  # Run.status: running / ok / error / crashed / ended / cancelled
-    compiles: int  # frame compiles (forward)
-    recompiles: int
-    graph_breaks: int
-    compile_s: float | None  # torch's wall time of its compiles, forward and backward
-    cache_hits: int
-    cache_misses: int
-    graphs: int  # Inductor graphs (DDPOptimizer pieces count here)
-    blocked_s: float | None  # time blocked in the first collective after a compile
-    blocked_why: str | None  # why None
-    local_rank: int | None = None
-    world_size: int | None = None
-    cache_dir: str | None = None  # Inductor's cache folder, when the probe said
-
-
-def rank_rows(session: Session) -> list[RankRow]:
-    rows = []
-    for run in rank_runs(session):
-        p = run.process
-        assert p is not None and p.rank is not None
-        compiles = forward_compiles(run)
-        caches = Counter(c.cache for c in compiles)
-        rows.append(
-            RankRow(
-                rank=p.rank,
-                run_id=run.run_id,
-                host=p.host,
-                pid=p.pid,
-                status=run.status,
-                compiles=len(compiles),
-                recompiles=len(run.recompiles),
-                graph_breaks=len(run.graph_breaks),
-                compile_s=run.compile_wall_s if run.compiles else None,
-                cache_hits=caches["hit"],
-                cache_misses=caches["miss"],
-                graphs=graph_count(run),
-                blocked_s=None,
-                blocked_why=BLOCKED_WHY,
-                local_rank=p.local_rank,
-                world_size=p.world_size,
-                cache_dir=p.cache_dir,
-            )
-        )
-    return rows
-
-
-COLUMNS = (
-    "rank",
-    "host",
-    "pid",
-    "status",
-    "compiles",
-    "recompiles",
-    "graph breaks",
-    "compile",
-    "cache hit/miss",
-    "graphs",
-    "blocked",
-)
-
-
-def row_cells(row: RankRow) -> list[str]:
-    """A row as the tables show it (COLUMNS order)."""
-    return [
-        str(row.rank),
-        row.host,
-        str(row.pid),
-        row.status,
-        text.count(row.compiles),
-        text.count(row.recompiles),
-        text.count(row.graph_breaks),
-        text.secs(row.compile_s, "no compile"),
-        f"{row.cache_hits}/{row.cache_misses}",
-        text.count(row.graphs),
-        text.secs(row.blocked_s),  # the why: blocked_note, once under the table
-    ]
-
-
-def silent_ranks(session: Session) -> list[int]:
-    """Ranks of the world (its size as the ranks said it) that sent nothing: a
-    process is silent until it compiles. Judged once the program ended."""
-    rows = rank_rows(session)
-    sizes = {r.world_size for r in rows if r.world_size is not None}
-    if session.program_exit is None or len(sizes) != 1:
-        return []
-    seen = {r.rank for r in rows}
-    return [r for r in range(sizes.pop()) if r not in seen]
-
-
-def silent_note(session: Session) -> str | None:
-    silent = silent_ranks(session)
-    if not silent:
-        return None
-    world = len(silent) + len(by_rank(session))
-    who = _names(silent)
-    return (
-        f"{who} of {world} sent nothing: {'it' if len(silent) == 1 else 'they'} compiled nothing "
-        "(or ran under another dlcprof, on another node)"
-    )
-
-
-def notes(session: Session, rows: list[RankRow]) -> list[str]:
-    """What the table's columns cannot say, under it."""
-    return [n for n in (blocked_note(rows), silent_note(session), collectives_line(session)) if n]
-
-
-def blocked_note(rows: list[RankRow]) -> str | None:
-    """The one reason the blocked column reads n/a, said once under the table."""
-    whys = {r.blocked_why for r in rows if r.blocked_s is None and r.blocked_why}
-    return f"blocked: {text.na(whys.pop())}" if len(whys) == 1 else None
-
-
-# --- divergences -------------------------------------------------------------------
+    name: str
+    words: str
+    find: Callable[[dict[int, Run], Session, float | None], list[Divergence]]
 
 
 @dataclass
 class Divergence:
     """One check that found ranks disagreeing."""
 
-    check: str  # one of CHECKS
+    check: str  # a Check's name
     rank: int  # the rank that differs
     alarm: bool  # False: a note (e.g. SHARED_CACHE)
     headline: str  # one line for the banner: the rank, what differs, the first differing event
@@ -235,15 +74,8 @@ def divergences(session: Session, now: float | None = None) -> list[Divergence]:
     ranks = by_rank(session)
     if len(ranks) < 2:
         return []
-    found = [
-        *_compile_ids(ranks, now),
-        *_graph_counts(ranks),
-        *_cache(ranks),
-        *_collectives(ranks),
-        *_compile_skew(ranks, now),
-        *_crash(ranks, session),
-    ]
-    return sorted(found, key=lambda d: (d.in_torch, d.t, CHECKS.index(d.check), d.rank))
+    found = [d for check in CHECKS for d in check.find(ranks, session, now)]
+    return sorted(found, key=lambda d: (d.in_torch, d.t, _ORDER[d.check], d.rank))
 
 
 def alarms(found: list[Divergence]) -> list[Divergence]:
@@ -256,16 +88,10 @@ def summary(found: list[Divergence], ranks: int) -> str:
         return f"divergence checks: n/a ({text.plural(ranks, 'rank')}: nothing to compare)"
     a, notes = len(alarms(found)), len(found) - len(alarms(found))
     if not found:
-        return f"divergence checks: the {ranks} ranks agree ({CHECKED})"
+        return f"divergence checks: the {ranks} ranks agree ({', '.join(c.words for c in CHECKS)})"
     parts = [text.plural(a, "divergence")] if a else []
     parts += [text.plural(notes, "note")] if notes else []
     return f"divergence checks: {', '.join(parts)} among {ranks} ranks"
-
-
-def _names(ranks: list[int]) -> str:
-    if len(ranks) == 1:
-        return f"rank {ranks[0]}"
-    return "ranks " + ", ".join(str(r) for r in ranks[:-1]) + f" and {ranks[-1]}"
 
 
 def _minority(values: Mapping[int, Hashable]) -> list[int]:
@@ -320,7 +146,7 @@ def _frame_ids(run: Run, frame: str) -> list[str]:
     return [c.compile_id for c in forward_compiles(run) if c.compile_id.rsplit("/", 1)[0] == frame]
 
 
-def _compile_ids(ranks: dict[int, Run], now: float | None) -> list[Divergence]:
+def _compile_ids(ranks: dict[int, Run], session: Session, now: float | None) -> list[Divergence]:
     held: dict[str, dict[int, Compile]] = {}
     for rank, run in ranks.items():
         for c in forward_compiles(run):
@@ -338,7 +164,9 @@ def _compile_ids(ranks: dict[int, Run], now: float | None) -> list[Divergence]:
             for r, run in ranks.items()
         ]
         if len(holders) <= len(lacking):
-            others = "the others" if len(lacking) == len(ranks) - len(holders) else _names(lacking)
+            others = (
+                "the others" if len(lacking) == len(ranks) - len(holders) else rank_names(lacking)
+            )
             for rank, c in sorted(holders.items()):
                 reason = _reason(ranks[rank], c)
                 verb = "recompiled" if not cid.endswith("/0") else "compiled"
@@ -360,7 +188,7 @@ def _compile_ids(ranks: dict[int, Run], now: float | None) -> list[Divergence]:
             did = (
                 "the others"
                 if len(holders) == len(ranks) - len(lacking)
-                else _names(sorted(holders))
+                else rank_names(sorted(holders))
             )
             for rank in lacking:
                 out.append(
@@ -387,7 +215,7 @@ def _shared_ids(ranks: dict[int, Run]) -> set[str]:
     return set.intersection(*({c.compile_id for c in forward_compiles(r)} for r in ranks.values()))
 
 
-def _graph_counts(ranks: dict[int, Run]) -> list[Divergence]:
+def _graph_counts(ranks: dict[int, Run], session: Session, now: float | None) -> list[Divergence]:
     """Judged once the ranks have ended: a graph's backward comes later, at its
     first backward pass, so counts differ for a while in any job."""
     if any(r.live for r in ranks.values()):
@@ -455,7 +283,7 @@ def shared_cache(ranks: list[Run]) -> bool | None:
     return len(dirs) == 1
 
 
-def _cache(ranks: dict[int, Run]) -> list[Divergence]:
+def _cache(ranks: dict[int, Run], session: Session, now: float | None) -> list[Divergence]:
     states: dict[int, dict[str, str]] = {
         rank: {c.compile_id: c.cache for c in forward_compiles(run) if c.cache}
         for rank, run in ranks.items()
@@ -507,19 +335,6 @@ def _cache(ranks: dict[int, Run]) -> list[Divergence]:
     return out
 
 
-def collective_ops(run: Run, compile_id: str) -> dict[str, list[str]]:
-    """The collective ops each graph of a frame compile calls, in order, by graph
-    kind ("forward", "backward", "inference"): its backward's included."""
-    out: dict[str, list[str]] = {}
-    for key in (compile_id, ev.backward_id(compile_id)):
-        c = run.compiles.get(key)
-        for k in c.kernels if c else []:
-            m = _COLLECTIVE_RE.match(k.name)
-            if m:
-                out.setdefault(k.graph or "graph", []).append(f"{m.group(1)}.{m.group(2)}")
-    return out
-
-
 def _graph_settled(run: Run, compile_id: str, graph: str) -> bool:
     """Has this rank made all it will of that graph kind? The forward comes with
     the frame's record; a backward with its own record, or with the forward's on a
@@ -536,7 +351,7 @@ def _blind(ranks: dict[int, Run]) -> bool:
     return any("kernels" in r.unavailable for r in ranks.values())
 
 
-def _collectives(ranks: dict[int, Run]) -> list[Divergence]:
+def _collectives(ranks: dict[int, Run], session: Session, now: float | None) -> list[Divergence]:
     if _blind(ranks):
         return []
     shared = _shared_ids(ranks)
@@ -578,32 +393,7 @@ def _collectives(ranks: dict[int, Run]) -> list[Divergence]:
     return out
 
 
-def collectives_line(session: Session) -> str:
-    """What the collectives check compared, said even when nothing differs."""
-    ranks = by_rank(session)
-    blind = next(
-        (r.unavailable["kernels"] for r in ranks.values() if "kernels" in r.unavailable), None
-    )
-    if blind is not None:
-        return f"collectives: {text.na(blind)}"
-    counted = Counter(
-        op
-        for run in ranks.values()
-        for c in forward_compiles(run)
-        for ops in collective_ops(run, c.compile_id).values()
-        for op in ops
-    )
-    if not counted:
-        return (
-            "collectives: no collectives in the compiled graphs, nothing to compare (DDP's "
-            "gradient allreduce runs in its hooks, outside the graphs)"
-        )
-    return "collectives in the compiled graphs: " + ", ".join(
-        f"{op} ×{n}" for op, n in counted.most_common()
-    )
-
-
-def _compile_skew(ranks: dict[int, Run], now: float | None) -> list[Divergence]:
+def _compile_skew(ranks: dict[int, Run], session: Session, now: float | None) -> list[Divergence]:
     ends: dict[str, dict[int, float]] = {}
     for rank, run in ranks.items():
         for c in run.compiles.values():
@@ -643,7 +433,7 @@ def _compile_skew(ranks: dict[int, Run], now: float | None) -> list[Divergence]:
     return out
 
 
-def _crash(ranks: dict[int, Run], session: Session) -> list[Divergence]:
+def _crash(ranks: dict[int, Run], session: Session, now: float | None) -> list[Divergence]:
     """The first rank that failed, and what became of the others. A failure every
     rank shares (the same error, or all stopped alike) is no divergence, nor one
     that followed a stop dlcprof passed on."""
@@ -660,7 +450,7 @@ def _crash(ranks: dict[int, Run], session: Session) -> list[Divergence]:
     if len(failed) == len(ranks) and len({(r.status, _error(r)) for r in failed}) == 1:
         return []
     first = failed[0]
-    rank = _rank(first)
+    rank = rank_of(first)
     fates = [f"rank {r}: {_fate(o, first)}" for r, o in ranks.items() if r != rank]
     return [
         Divergence(
@@ -690,3 +480,15 @@ def _fate(other: Run, failed: Run) -> str:
     if other.status == "ended":
         return f"killed{when} (ended without its exit hook)"
     return f"{FAILED.get(other.status, other.status)}{when}{_error(other)}"
+
+
+# Every check, in the order findings of the same moment are listed.
+CHECKS = (
+    Check("compile_ids", "compile ids", _compile_ids),
+    Check("graph_counts", "graph counts", _graph_counts),
+    Check("cache", "cache hits", _cache),
+    Check("collectives", "collectives", _collectives),
+    Check("compile_skew", "compile skew", _compile_skew),
+    Check("crash", "crashes", _crash),
+)
+_ORDER = {c.name: i for i, c in enumerate(CHECKS)}

@@ -1,0 +1,348 @@
+"""The rules read from a run's compiles: regional compilation, recompiles on an
+input's size, graph breaks, compile workers waited on while cores sit idle.
+Each reads one run (``calls``: the horizon, unused by these) and returns an item,
+or None where it does not apply."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.figures import compile_cost as fc
+from dlcprof.figures.advice.model import Advice, Prediction, compile_seconds
+from dlcprof.session import Run, Session
+
+# Phases paid once per process whatever is compiled: regional compilation keeps them.
+FIXED_PHASES = ("inductor_codecache_torch_key",)
+# Where the compiling thread builds or waits for kernels: identical blocks share their
+# kernels' source, so their builds do not shrink with the number of blocks compiled.
+BUILD_PHASES = ("compile_file", "async_compile.wait", "PyCodeCache.load_by_key_path")
+# "tensor 'x' size mismatch at index 1. expected 4, actual 6"
+_SIZE_MISMATCH = re.compile(r"tensor '(?:L\[')?([^'\]]+)(?:'\])?' size mismatch at index (\d+)")
+_EXPECTED = re.compile(r"size mismatch at index \d+\. expected (\d+)")
+# A dynamic compile against a static one of the same code, where the session has no
+# dynamic sweep to measure it (benchmarks/RESULTS.md §7).
+DYNAMIC_PREMIUM = 2.0
+# Waiting on compile workers for this share of the compile, with cores idle.
+WAIT_SHARE = 0.2
+COMPILE_FILE_PHASE = "compile_file"
+WAIT_PHASE = "async_compile.wait"
+
+
+# --- regional compilation ------------------------------------------------------------
+
+
+def _user_code(location: str) -> bool:
+    return bool(location) and text.in_package(location) is None
+
+
+def regional(session: Session, run: Run, calls: int) -> Advice | None:
+    cost = fc.compile_cost(run)
+    before = compile_seconds(run)
+    if cost is None or before is None or not cost.lowered_s:
+        return None
+    if run.settings is not None and run.settings.regional:
+        return None  # already regional
+    blocks = [r for r in fc.repeated(cost) if r.forward is not None and _user_code(r.location)]
+    if not blocks:
+        return None
+    b = blocks[0]
+    assert b.forward is not None
+    n = len(b.instances)
+    share = b.lowering_s / cost.lowered_s
+    fixed = _phase_s(run, FIXED_PHASES)
+    builds = _builds_s(run)
+    dynamo = cost.dynamo_s if cost.dynamo_s is not None else cost.traced_s
+    backend = max(0.0, before - dynamo - fixed - builds)
+    guards = max(0.0, dynamo - cost.traced_s)
+    after = b.forward.total_s / n + backend * share / n + fixed + guards + builds
+    how = (
+        f"one {b.cls} compiled instead of {n}: its Dynamo tracing "
+        f"({text.secs(b.forward.total_s)} for {n}) and its {text.pct(share)} share of the "
+        f"rest of the backend ({text.secs(backend)}, by lowering time) divided by {n}; the "
+        f"code around the blocks no longer compiles; kernel builds ({text.secs(builds)}: "
+        f"identical blocks share kernels) and one-time work ({text.secs(fixed + guards)}) "
+        "stay"
+    )
+    name = "module" if b.cls[0].isupper() else "m"
+    return Advice(
+        rule="regional",
+        title=f"compile each {b.cls} on its own (regional compilation)",
+        change=(
+            f"compile the {n} {b.cls} instances one by one instead of the whole model: "
+            "they share one compiled graph"
+        ),
+        evidence=[
+            f"{b.cls}.forward traced {b.forward.traced} times, {text.secs(b.forward.total_s)} "
+            f"of Dynamo's {text.secs(dynamo)}",
+            f"its {n} instances are {text.pct(share)} of Inductor's lowering "
+            f"({text.secs(b.lowering_s)} of {text.secs(cost.lowered_s)}, {b.nodes} FX nodes)",
+            f"compile {text.secs(before)}",
+        ],
+        cost=(
+            "the code around the blocks runs eager and nothing fuses across a block's edge: "
+            "steady latency may rise (try measures it)"
+        ),
+        predicted=Prediction("compile", before, after, how),
+        snippet=(
+            f"for {name} in model.modules():\n    if isinstance({name}, {b.cls}):\n"
+            f"        {name}.compile()  # instead of torch.compile(model)"
+        ),
+        where=b.location,
+        options={"regional": b.cls},
+    )
+
+
+def _builds_s(run: Run) -> float:
+    """Seconds the compiling thread spent building or waiting for kernels (nested
+    phases counted once)."""
+    total = 0.0
+    for c in run.compiles.values():
+        main = {p.thread for p in c.phases if p.name == "entire_frame_compile"}
+        spans = sorted(
+            (p.start_t, p.end_t) for p in c.phases if p.name in BUILD_PHASES and p.thread in main
+        )
+        end = float("-inf")
+        for a, b in spans:
+            if b > end:
+                total += b - max(a, end)
+                end = b
+    return total
+
+
+def _phase_s(run: Run, names: tuple[str, ...]) -> float:
+    return sum(p.duration_s for c in run.compiles.values() for p in c.phases if p.name in names)
+
+
+# --- shape-driven recompiles -----------------------------------------------------------
+
+
+def size_mismatch(reason: str) -> tuple[str, int] | None:
+    """("x", 1) from "tensor 'x' size mismatch at index 1 ..."."""
+    m = _SIZE_MISMATCH.search(reason)
+    return (m.group(1), int(m.group(2))) if m else None
+
+
+def _from_size_0_or_1(reason: str) -> bool:
+    """ "... size mismatch at index 0. expected 1, actual 2": the guard of a size torch
+    specializes even on a dim marked dynamic."""
+    m = _EXPECTED.search(reason)
+    return m is not None and int(m.group(1)) in (0, 1)
+
+
+def _dynamic_premium(session: Session, run: Run) -> tuple[float, str]:
+    """How many times a static compile a dynamic one costs, and where that came from:
+    a dynamic sweep of the same workload in the session, else DYNAMIC_PREMIUM."""
+    first = run.sweep[0].transition_s if run.sweep else 0.0
+    for other in reversed(session.runs.values()):
+        o = other.settings
+        if (
+            o is not None
+            and o.dynamic == "true"
+            and other.sweep
+            and first > 0
+            and run.settings is not None
+            and o.target == run.settings.target
+        ):
+            ratio = other.sweep[0].transition_s / first
+            return ratio, f"{ratio:.1f}x, measured by this session's dynamic sweep"
+    return DYNAMIC_PREMIUM, f"{DYNAMIC_PREMIUM:.0f}x, as measured on variable-length here"
+
+
+def mark_dynamic_sweep(session: Session, run: Run, calls: int) -> Advice | None:
+    """A workload's shape sweep that recompiled on an input's size."""
+    if run.settings is None or run.settings.mark_dynamic or run.settings.dynamic == "true":
+        return None
+    steps = run.sweep
+    recompiled = [st for st in steps[1:] if st.recompiled and st.reason]
+    found = [size_mismatch(st.reason or "") for st in recompiled]
+    dims = [d for d in found if d is not None]
+    if not dims:
+        return None
+    name, dim = max(set(dims), key=dims.count)
+    paid = [st for st, d in zip(recompiled, found, strict=True) if d == (name, dim)]
+    before = sum(st.transition_s for st in steps)
+    # One compile, dynamic from the first size: what the other sizes paid to recompile
+    # goes, and the first compile, now dynamic, costs more.
+    premium, source = _dynamic_premium(session, run)
+    paid_s = sum(st.transition_s for st in paid)
+    gone = f"the {text.plural(len(paid), 'recompile')} on {name}'s dim {dim} ({text.secs(paid_s)})"
+    gone += " no longer happens" if len(paid) == 1 else " no longer happen"
+    # torch specializes a size of 0 or 1 whatever mark_dynamic says: the recompile away
+    # from it stays, and is the compile that turns dynamic.
+    kept = next((st for st in paid if _from_size_0_or_1(st.reason or "")), None)
+    if kept is None:
+        first = steps[0].transition_s
+        after = before - paid_s + first * (premium - 1)
+        how = f"{gone}; the first compile, now dynamic, costs more: {text.secs(first)} × {source}"
+    else:
+        after = before - paid_s + kept.transition_s * premium
+        how = (
+            f"{gone}, but the one away from a size of 0 or 1 (torch "
+            f"specializes those), now dynamic and costing more: "
+            f"{text.secs(kept.transition_s)} × {source}"
+        )
+    evidence = [
+        f"{len(paid)} of {len(steps)} sweep sizes recompiled on {name} dim {dim} "
+        f"({text.secs(paid_s)})",
+        f"sweep transitions {text.secs(before)} in all",
+    ]
+    return _mark_dynamic_item(name, dim, evidence, Prediction("recompiles", before, after, how))
+
+
+def mark_dynamic_recompiles(session: Session, run: Run, calls: int) -> Advice | None:
+    """An attached process's recompiles on an input's size: what they cost, from torch's
+    wall time of each compile they triggered."""
+    found = [(rc, size_mismatch(rc.reason)) for rc in run.recompiles]
+    dims = [d for _, d in found if d is not None]
+    if not dims:
+        return None
+    name, dim = max(set(dims), key=dims.count)
+    paid = [rc for rc, d in found if d == (name, dim)]
+    priced = [rc.cost_s for rc in paid if rc.cost_s is not None]
+    paid_s = sum(priced)
+    frames = {rc.compile_id.split("/")[0] for rc in paid if rc.compile_id}
+    firsts = [run.compiles[f"{f}/0"].wall_s for f in frames if f"{f}/0" in run.compiles]
+    first = sum(w for w in firsts if w is not None)
+    premium, source = _dynamic_premium(session, run)
+    unpriced = len(paid) - len(priced)
+    how = (
+        f"the {text.plural(len(priced), 'recompile')} on {name}'s dim {dim} "
+        f"({text.secs(paid_s)}, torch's wall time of each) no longer happen; the first "
+        f"compile, now dynamic, costs more: {text.secs(first)} × {source}"
+        + (f"; {unpriced} not finished yet, not counted" if unpriced else "")
+    )
+    evidence = [
+        f"{text.plural(len(paid), 'recompile')} on {name} dim {dim} "
+        f"({text.secs(paid_s)}): {text.short(paid[0].reason, 200)}"
+    ]
+    predicted = Prediction("compile", first + paid_s, first * premium, how) if priced else None
+    return _mark_dynamic_item(name, dim, evidence, predicted)
+
+
+def _mark_dynamic_item(
+    name: str, dim: int, evidence: list[str], predicted: Prediction | None
+) -> Advice:
+    return Advice(
+        rule="mark-dynamic",
+        title=f"mark {name}'s dim {dim} dynamic",
+        change=(
+            f"call torch._dynamo.mark_dynamic({name}, {dim}) on the input before the compiled "
+            f"call (or compile with dynamic=True): one compile serves every size"
+        ),
+        evidence=evidence,
+        cost="a kernel with a symbolic size may run slower than one specialized to a size",
+        predicted=predicted,
+        snippet=f"torch._dynamo.mark_dynamic({name}, {dim})",
+        options={"mark_dynamic": f"{name}:{dim}"},
+    )
+
+
+# --- graph breaks ---------------------------------------------------------------------
+
+
+def graph_breaks(session: Session, run: Run, calls: int) -> list[Advice]:
+    """One item per distinct break (reason and line), with the graph it added."""
+    seen: dict[tuple[str, str], Any] = {}
+    for gb in run.graph_breaks:
+        if gb.compile_id and gb.compile_id.startswith(ev.SWEEP):
+            continue
+        seen.setdefault((gb.reason, gb.location), gb)
+    if not seen:
+        return []
+    # A recompile is the same frame again, not the graph a break resumed in.
+    compiles = sorted(
+        (
+            c
+            for c in run.compiles.values()
+            if c.record
+            and not c.is_backward
+            and not c.record.recompile_reason
+            and not c.compile_id.startswith(ev.SWEEP)
+        ),
+        key=lambda c: c.start_t or 0.0,
+    )
+    extra = compiles[1:]  # each break adds a resumed graph after the first
+    total = compile_seconds(run)
+    items = []
+    for i, gb in enumerate(seen.values()):
+        resumed = extra[i] if i < len(extra) else None
+        cost_s = resumed.wall_s if resumed is not None else None
+        hint = gb.hints[0] if gb.hints else "move the line out of the compiled code"
+        items.append(
+            Advice(
+                rule="graph-break",
+                title=f"graph break at {text.short_path(gb.location) or 'unknown line'}: "
+                f"{text.short(gb.reason, 80)}",
+                change=hint,
+                evidence=[
+                    f"Dynamo: {text.short(gb.reason, 200)}",
+                    f"an extra graph compiled after it: {text.secs(cost_s, 'not recorded')}",
+                    "eager time between the graphs: "
+                    + text.na("not timed: the Python between graphs runs unobserved"),
+                ],
+                cost="none known; the fix may change what the code computes: check its output",
+                predicted=(
+                    Prediction(
+                        "compile",
+                        total,
+                        total - cost_s,
+                        "the extra graph's compile no longer happens",
+                    )
+                    if cost_s and total and cost_s < total
+                    else None
+                ),
+                where=gb.location,
+                try_why="the fix is a change to your code: dlcprof cannot make it for you",
+            )
+        )
+    return items
+
+
+# --- compile workers waited on while cores sit idle -----------------------------------------
+
+
+def _most_at_once(spans: list[tuple[float, float]]) -> int:
+    edges = sorted([(a, 1) for a, _ in spans] + [(b, -1) for _, b in spans])
+    now = most = 0
+    for _, step in edges:
+        now += step
+        most = max(most, now)
+    return most
+
+
+def compile_threads(session: Session, run: Run, calls: int) -> Advice | None:
+    cores = session.worker.cpu_count if session.worker else None
+    before = compile_seconds(run)
+    if not cores or not before:
+        return None
+    phases = [p for c in run.compiles.values() for p in c.phases]
+    builds = [(p.start_t, p.end_t) for p in phases if p.name == COMPILE_FILE_PHASE]
+    wait = sum(p.duration_s for p in phases if p.name == WAIT_PHASE)
+    at_once = _most_at_once(builds)
+    if not builds or wait < WAIT_SHARE * before or at_once >= cores - 1:
+        return None
+    after = before - wait * (1 - at_once / (cores - 1))
+    return Advice(
+        rule="compile-threads",
+        title=f"build kernels on {cores - 1} threads",
+        change=(
+            f"set torch._inductor.config.compile_threads = {cores - 1} (or "
+            f"TORCHINDUCTOR_COMPILE_THREADS) before the first compile"
+        ),
+        evidence=[
+            f"the compile waited {text.secs(wait)} on kernel builds, at most {at_once} "
+            f"at once on a {cores}-core machine"
+        ],
+        cost="the builds take cores from whatever else runs",
+        predicted=Prediction(
+            "compile",
+            before,
+            after,
+            f"the wait shrinks as {at_once} builds at once become {cores - 1}",
+        ),
+        snippet=f"torch._inductor.config.compile_threads = {cores - 1}",
+        try_why="no run option sets compile_threads yet",
+    )

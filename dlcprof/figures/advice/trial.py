@@ -1,0 +1,142 @@
+"""``dlcprof try``: an item of advice applied to the advised run's settings, run,
+and measured beside its prediction (``AdviceTried``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.figures import benchmark as fb
+from dlcprof.figures.advice.model import CALLS_TOTAL, LATENCY, Advice, Prediction, compile_seconds
+from dlcprof.figures.cache import HEADER_BUILT
+from dlcprof.session import Run, Session
+
+# Why no item of an attached program can be tried for you.
+PROGRAM_TRY_WHY = (
+    "dlcprof does not re-run your program with a changed configuration: edit your code as "
+    "shown (at the file:line given), run it again under dlcprof (dlcprof run -- CMD) and "
+    "compare the two sessions with dlcprof compare"
+)
+
+
+def advised_run(session: Session) -> Run | None:
+    """The run advice is read from: the latest that is not itself a trial."""
+    trials = {t.run_id for t in session.tried}
+    attached = [r for r in session.runs.values() if r.process is not None]
+    if attached:  # an attached program: the process that compiled the most
+        return max(attached, key=lambda r: r.compile_wall_s)
+    runs = [r for r in session.runs.values() if r.run_id not in trials and r.settings]
+    return runs[-1] if runs else None
+
+
+def trial_settings(run: Run, item: Advice) -> dict[str, Any]:
+    """The advised run's settings as it ran (cache setting included), with the item's change."""
+    assert run.settings is not None
+    d = dataclasses.asdict(run.settings)
+    d["shapes"] = d.get("shapes") or None
+    # py-spy takes CPU from a compile: the trial samples only if the advised run did.
+    spy = run.monitors.get("py-spy")
+    d["hotspots"] = spy is not None and spy.available
+    d.update(item.options)
+    return d
+
+
+def _measured_s(run: Run, p: Prediction | None) -> float | None:
+    what = p.what if p else "compile"
+    if what == "recompiles":
+        return sum(st.transition_s for st in run.sweep) if run.sweep else None
+    if what == LATENCY:
+        return run.benchmark.compiled_ms / 1e3 if run.benchmark else None
+    compile_s = compile_seconds(run)
+    if what == CALLS_TOTAL and p is not None and p.calls:
+        if compile_s is None or run.benchmark is None:
+            return None
+        return compile_s + p.calls * run.benchmark.compiled_ms / 1e3
+    return compile_s
+
+
+def tried(advised: Run, trial: Run, item: Advice) -> ev.AdviceTried:
+    p = item.predicted
+    what = p.what if p else "compile"
+    before, after = advised.benchmark, trial.benchmark
+    spreads = [b.compiled_spread_ms for b in (before, after) if b is not None]
+    return ev.AdviceTried(
+        run_id=trial.run_id,
+        advised_run=advised.run_id,
+        rule=item.rule,
+        title=item.title,
+        options=dict(item.options),
+        what=what,
+        predicted_before_s=p.before_s if p else None,
+        predicted_after_s=p.after_s if p else None,
+        measured_before_s=_measured_s(advised, p),
+        measured_after_s=_measured_s(trial, p),
+        steady_before_ms=before.compiled_ms if before else None,
+        steady_after_ms=after.compiled_ms if after else None,
+        steady_spread_ms=max(spreads) if len(spreads) == 2 else None,
+        cache_before=_cache_state(advised),
+        cache_after=_cache_state(trial),
+    )
+
+
+def _cache_state(run: Run) -> str | None:
+    cache = fb.compile_cache(run)
+    state = cache.state if cache else None
+    return f"{state}{_HEADER}" if run.header_built is not None else state
+
+
+def prediction_error(t: ev.AdviceTried) -> float | None:
+    """|predicted saving − measured saving| / measured saving."""
+    if None in (t.predicted_before_s, t.predicted_after_s, t.measured_before_s, t.measured_after_s):
+        return None
+    predicted = t.predicted_before_s - t.predicted_after_s  # type: ignore[operator]
+    measured = t.measured_before_s - t.measured_after_s  # type: ignore[operator]
+    return abs(predicted - measured) / abs(measured) if measured else None
+
+
+def _change(before: float | None, after: float | None) -> float | None:
+    return after / before - 1.0 if before and after is not None else None
+
+
+def tried_text(t: ev.AdviceTried) -> str:
+    """ "predicted −71% compile, measured −64%; steady latency +9%"."""
+    predicted = _change(t.predicted_before_s, t.predicted_after_s)
+    measured = _change(t.measured_before_s, t.measured_after_s)
+    said = (
+        f"predicted {text.signed_pct(predicted)} {t.what}"
+        if predicted is not None
+        else f"no prediction; {t.what}"
+    )
+    words = (
+        f"{said}, measured {text.signed_pct(measured)} ({text.secs(t.measured_before_s)} "
+        f"→ {text.secs(t.measured_after_s)})"
+    )
+    if t.steady_before_ms is not None and t.steady_after_ms is not None:
+        spread = t.steady_spread_ms or 0.0
+        if abs(t.steady_after_ms - t.steady_before_ms) <= spread:
+            words += f"; steady latency: {text.NO_DIFFERENCE}"
+        else:
+            steady = text.signed_pct(_change(t.steady_before_ms, t.steady_after_ms))
+            words += (
+                f"; steady latency {steady} ({text.ms(t.steady_before_ms)} → "
+                f"{text.ms(t.steady_after_ms)})"
+            )
+    if t.cache_before != t.cache_after:
+        words += (
+            f"; not comparable: {_cache_words(t.cache_before)} before, "
+            f"{_cache_words(t.cache_after)} in the trial"
+        )
+    return words
+
+
+# A run whose first compile also built Inductor's precompiled header paid a
+# one-time cost the other run did not: its compile seconds are not comparable.
+_HEADER = "+header"
+
+
+def _cache_words(state: str | None) -> str:
+    if state and state.endswith(_HEADER):
+        return f"{fb.cache_state(state.removesuffix(_HEADER))} {HEADER_BUILT}"
+    return fb.cache_state(state)
