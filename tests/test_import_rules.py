@@ -148,6 +148,7 @@ def test_text_is_at_the_bottom_of_the_import_graph():
 def test_loading_the_whole_ui_leaves_torch_unimported():
     code = (
         "import sys, dlcprof.cli, dlcprof.tui.app, dlcprof.report.html, dlcprof.figures.compare, "
+        "dlcprof.trace_records.dispatcher, "
         "dlcprof.monitors.device, dlcprof.monitors.hotspots, dlcprof.doctor;"
         "assert 'torch' not in sys.modules, 'torch imported'"
     )

@@ -488,6 +488,7 @@ def test_the_stage_degrades_when_torch_moved_its_code_cache(monkeypatch):
     torch = pytest.importorskip("torch")
     from torch._inductor import codecache
 
+    from dlcprof.trace_records.dispatcher import TraceDispatcher
     from dlcprof.worker import bench
     from dlcprof.worker.emit import ListEmitter
     from dlcprof.worker.probes import ProbeNotes
@@ -497,7 +498,7 @@ def test_the_stage_degrades_when_torch_moved_its_code_cache(monkeypatch):
     notes = ProbeNotes(sink, "r")
     collector = K.KernelCollector(sink, "r", K.aten_op_exists())
     K.enable_provenance(notes)
-    uninstall = T.install(T.TraceDispatcher(sink, "r", collector), notes)
+    uninstall = T.install(TraceDispatcher(sink, "r", collector), notes)
     torch._dynamo.reset()
 
     def f(x):

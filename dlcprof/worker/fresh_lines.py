@@ -16,7 +16,7 @@ import os
 import re
 
 from dlcprof import events as ev
-from dlcprof.worker.probes import Sink
+from dlcprof.events import Sink
 
 _CITED = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?: (?P<code>.*))?$")
 

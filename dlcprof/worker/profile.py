@@ -34,6 +34,7 @@ from typing import Any
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.events import Sink
 from dlcprof.worker import bench
 from dlcprof.worker.gpu_trace import device_times
 from dlcprof.worker.launches import (
@@ -52,7 +53,7 @@ from dlcprof.worker.launches import (
     plan_graph,
     summing_medians,
 )
-from dlcprof.worker.probes import ProbeNotes, Sink
+from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes import compiled_code as cc
 from dlcprof.worker.probes.kernels import KernelCollector, parse_node_mappings
 

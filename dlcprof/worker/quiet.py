@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from dlcprof import events as ev
-from dlcprof.worker.probes import Sink
+from dlcprof.events import Sink
 
 # Pausing py-spy means stopping its process (it writes its profile first): a
 # second or two on a loaded machine. Past this the parent is stuck: time anyway.

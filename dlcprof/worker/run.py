@@ -18,12 +18,14 @@ from typing import IO, Any
 
 from dlcprof import allocator, text
 from dlcprof import events as ev
+from dlcprof.events import Sink
 from dlcprof.settings import AUTOTUNE_MODES, CUDAGRAPH_MODES, RunSettings
+from dlcprof.trace_records.dispatcher import CompileCounts, TraceDispatcher
 from dlcprof.worker import bench, lifeline, steady
 from dlcprof.worker.fresh_lines import FreshLines
 from dlcprof.worker.oom import oom_hint
 from dlcprof.worker.probe_set import ProbeSet
-from dlcprof.worker.probes import ProbeNotes, Sink
+from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes import caches as caches_probe
 from dlcprof.worker.probes import compile_cost as compile_cost_probe
 from dlcprof.worker.probes import cudagraphs as cudagraphs_probe
@@ -31,7 +33,6 @@ from dlcprof.worker.probes import dynamo as dynamo_probe
 from dlcprof.worker.probes import freezing as freezing_probe
 from dlcprof.worker.probes import guards as guards_probe
 from dlcprof.worker.probes import kernels as kernels_probe
-from dlcprof.worker.probes.trace import CompileCounts, TraceDispatcher
 from dlcprof.worker.profile import KernelProfile
 from dlcprof.worker.quiet import QuietWindow
 from dlcprof.worker.remedies import BadRemedy, Remedies

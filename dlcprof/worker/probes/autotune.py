@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dlcprof import events as ev
-from dlcprof.worker.probes import ProbeNotes, Sink
+from dlcprof.events import Sink
+from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes.lazy import when_imported
 
 PROBE = "autotune"

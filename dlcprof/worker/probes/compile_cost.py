@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dlcprof import events as ev
-from dlcprof.worker.probes import ProbeNotes, Sink, lazy
+from dlcprof.events import Sink
+from dlcprof.worker.probes import ProbeNotes, lazy
 
 PROBE = "compile_cost"
 _TARGETS = (  # (module, class, method)

@@ -25,7 +25,8 @@ import tempfile
 from collections.abc import Callable
 
 from dlcprof import events as ev
-from dlcprof.worker.probes import ProbeNotes, Sink
+from dlcprof.events import Sink
+from dlcprof.worker.probes import ProbeNotes
 
 PROBE = "raw_trace"
 
