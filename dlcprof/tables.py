@@ -200,23 +200,23 @@ def compare_table(cmp: fc.Comparison) -> RenderableType:
         )
     parts.append(t)
 
-    t = Table(title=cmp.kernels_title, title_justify="left")
+    t = Table(title=cmp.kernels.title, title_justify="left")
     t.add_column("change")
     t.add_column("kernel", overflow="fold")
     t.add_column("fused ops", overflow="fold")
-    for k in cmp.kernels_added:
+    for k in cmp.kernels.added:
         t.add_row(Text("added", style="green"), k.name, ", ".join(k.fused_ops))
-    for k in cmp.kernels_removed:
+    for k in cmp.kernels.removed:
         t.add_row(Text("removed", style="red"), k.name, ", ".join(k.fused_ops))
-    for c in cmp.kernels_changed:
+    for c in cmp.kernels.changed:
         t.add_row(Text(c.how, style="yellow"), c.name, c.ops)
-    for g in cmp.kernels_recompiled:
+    for g in cmp.kernels.recompiled:
         t.add_row(Text("unchanged", style="dim"), g.name, g.words)
-    parts.append(t if t.row_count else Text(cmp.kernels_title, style="dim"))
+    parts.append(t if t.row_count else Text(cmp.kernels.title, style="dim"))
 
-    if cmp.kernel_times:
+    if cmp.kernels.times:
         t = _delta_table("kernel time per compiled call (delta = B - A)", "kernel")
-        for kt in cmp.kernel_times:
+        for kt in cmp.kernels.times:
             style = VERDICT_STYLE[kt.verdict]
             t.add_row(kt.name, kt.a_text, kt.b_text, Text(kt.delta_text, style=style))
         parts.append(t)

@@ -551,8 +551,8 @@ def test_compare_matches_kernels_and_states_time_deltas_beyond_their_spread():
             e = ev.KernelsProfiled(**{**e.__dict__, "kernels": kernels})
         events.append(e)
     cmp = compare(a, Session.from_events(events))
-    rows = {kt.name: kt for kt in cmp.kernel_times}
-    assert [kt.name for kt in cmp.kernel_times][0] == "extern_kernels.mm"  # slowest first
+    rows = {kt.name: kt for kt in cmp.kernels.times}
+    assert [kt.name for kt in cmp.kernels.times][0] == "extern_kernels.mm"  # slowest first
     assert rows["extern_kernels.mm"].verdict == "better"
     assert rows["extern_kernels.mm"].delta_text == "-1.00 ms"
     assert rows["cpp_fused_a_0"].verdict == "same"
