@@ -13,6 +13,7 @@ from dlcprof.figures import compare as fc
 from dlcprof.figures import device as fd
 from dlcprof.figures import modes as fm
 from dlcprof.figures import paper as fpa
+from dlcprof.figures import paper_tables as fpt
 from dlcprof.figures import ranks as franks
 from dlcprof.session import Run, Session
 
@@ -241,16 +242,16 @@ def compare_table(cmp: fc.Comparison) -> RenderableType:
 def paper_tables(f: fpa.Findings, fill: bool = False) -> RenderableType:
     """The paper's findings beside this machine's, then the workloads behind
     them (``dlcprof paper``). ``fill``: as wide as the screen (the TUI's)."""
-    t = Table(title=fpa.PAPER_TITLE, title_justify="left", expand=fill)
-    for i, (col, ratio) in enumerate(zip(fpa.PAPER_COLUMNS, (2, 2, 5), strict=True)):
+    t = Table(title=fpt.PAPER_TITLE, title_justify="left", expand=fill)
+    for i, (col, ratio) in enumerate(zip(fpt.PAPER_COLUMNS, (2, 2, 5), strict=True)):
         t.add_column(col, style="bold" if i == 0 else "", ratio=ratio if fill else None)
-    for row in fpa.summary_rows(f):
+    for row in fpt.summary_rows(f):
         t.add_row(*row)
-    w = Table(title=fpa.PAPER_WORKLOADS, title_justify="left", expand=fill)
-    for i, col in enumerate(fpa.WORKLOAD_COLUMNS):
+    w = Table(title=fpt.PAPER_WORKLOADS, title_justify="left", expand=fill)
+    for i, col in enumerate(fpt.WORKLOAD_COLUMNS):
         # The workload and its kind whole; the figures wrap at their spaces.
         w.add_column(col, justify="right" if i >= 2 else "left", no_wrap=i < 2, overflow="fold")
-    for row in fpa.workload_rows(f):
+    for row in fpt.workload_rows(f):
         w.add_row(*row)
-    notes = [Text(line, style="dim") for line in fpa.notes(f)]
+    notes = [Text(line, style="dim") for line in fpt.notes(f)]
     return Group(t, *([Text("")] if fill else []), w, *notes)
