@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
 from dlcprof import events as ev
-from dlcprof.events import Sink
 from dlcprof.trace_records.payloads import (
     METRIC_FIELDS,
     combine_cache_states,
@@ -88,7 +87,7 @@ class TraceDispatcher:
 
     def __init__(
         self,
-        sink: Sink,
+        sink: ev.Sink,
         run_id: str,
         kernels: KernelRecords | None = None,
         tee: IO[str] | None = None,

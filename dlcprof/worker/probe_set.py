@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import IO
 
-from dlcprof.events import Sink
+from dlcprof import events as ev
 from dlcprof.trace_records.dispatcher import TraceDispatcher
 from dlcprof.worker.fresh_lines import FreshKernelLines, FreshLines
 from dlcprof.worker.probes import ProbeNotes, rawtrace
@@ -42,7 +42,7 @@ class ProbeSet:
 
     def __init__(
         self,
-        sink: Sink,
+        sink: ev.Sink,
         run_id: str,
         notes: ProbeNotes,
         fresh: FreshLines,

@@ -34,7 +34,6 @@ from typing import Any
 
 from dlcprof import events as ev
 from dlcprof import text
-from dlcprof.events import Sink
 from dlcprof.worker import bench
 from dlcprof.worker.gpu_trace import device_times
 from dlcprof.worker.launches import (
@@ -185,7 +184,7 @@ class Replay:
 class KernelProfile:
     def __init__(
         self,
-        sink: Sink,
+        sink: ev.Sink,
         run_id: str,
         notes: ProbeNotes,
         collector: KernelCollector,

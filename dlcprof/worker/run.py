@@ -18,7 +18,6 @@ from typing import IO, Any
 
 from dlcprof import allocator, text
 from dlcprof import events as ev
-from dlcprof.events import Sink
 from dlcprof.settings import AUTOTUNE_MODES, CUDAGRAPH_MODES, RunSettings
 from dlcprof.trace_records.dispatcher import CompileCounts, TraceDispatcher
 from dlcprof.worker import bench, lifeline, steady
@@ -113,7 +112,7 @@ class WorkerRun:
     """One run inside the worker: load, compile, measure, emit its events."""
 
     def __init__(
-        self, sink: Sink, run_id: str, settings: RunSettings, control: IO[str] | None = None
+        self, sink: ev.Sink, run_id: str, settings: RunSettings, control: IO[str] | None = None
     ) -> None:
         self.sink = sink
         self.run_id = run_id
@@ -560,7 +559,7 @@ def _threads() -> int:
     return int(torch.get_num_threads())
 
 
-def serve(sink: Sink, stdin: IO[str] | None = None, control: IO[str] | None = None) -> int:
+def serve(sink: ev.Sink, stdin: IO[str] | None = None, control: IO[str] | None = None) -> int:
     """Import torch, say ready, take one request from stdin, run it; ``control``
     carries the parent's answers when the run asks for a quiet window."""
     import json
