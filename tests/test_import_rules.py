@@ -115,6 +115,8 @@ def test_both_sides_are_found_not_listed():
     # What the worker needs from outside worker/ is held to the worker's rule too.
     worker = {_ids(p) for p in _worker_side()}
     assert {"events.py", "settings.py", "text.py", "attach_contract.py"} <= worker
+    # The trace-record parser is shared: the worker feeds it live, and it stays torch-free.
+    assert "trace_records/dispatcher.py" in ui and "trace_records/dispatcher.py" in worker
     assert in_program <= worker
 
 

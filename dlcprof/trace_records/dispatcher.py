@@ -478,7 +478,7 @@ class TraceDispatcher:
             self.tee = None
 
 
-Reader = Callable[[TraceDispatcher, str, dict[str, Any], "str | None", "str | None"], None]
+Reader = Callable[[TraceDispatcher, str, dict[str, Any], str | None, str | None], None]
 # One reader per record name, given the record's name, metadata, payload and
 # compile id; phases (chromium events) are read apart, with their thread.
 READERS: dict[str, Reader] = {
