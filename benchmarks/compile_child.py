@@ -30,6 +30,7 @@ PROBES = ("trace", "kernels", "provenance")
 
 def install(probes: set[str]) -> None:
     """What dlcprof/worker/run.py: Run._install_probes does, one piece at a time."""
+    from dlcprof.trace_records.dispatcher import TraceDispatcher
     from dlcprof.worker.emit import Emitter
     from dlcprof.worker.probes import ProbeNotes
     from dlcprof.worker.probes import kernels as kernels_probe
@@ -43,7 +44,7 @@ def install(probes: set[str]) -> None:
         kernels = None
         if "kernels" in probes:
             kernels = kernels_probe.KernelCollector(sink, "bench", kernels_probe.aten_op_exists())
-        trace_probe.install(trace_probe.TraceDispatcher(sink, "bench", kernels), notes)
+        trace_probe.install(TraceDispatcher(sink, "bench", kernels), notes)
 
 
 def main() -> int:

@@ -1,5 +1,8 @@
 """The protocol: every fact the worker or a monitor learns is one typed event.
 
+One idea, kept whole past 600 lines: every event type, where events go and
+their JSON-lines codec are the one module both processes and the reports import.
+
 Events travel as JSON lines (one object per line, ``"type"`` names the class).
 All timestamps ``t`` are wall-clock epoch seconds (``time.time()``), the clock
 torch's own chromium events use, so worker phases, monitor samples and the UI
@@ -16,7 +19,7 @@ import time
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 SCHEMA_VERSION = 1
 
@@ -36,6 +39,12 @@ class Event:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         Event.registry[cls.__name__] = cls
+
+
+class Sink(Protocol):
+    """Where events go: the worker's event pipe, an attached process's socket, a test's list."""
+
+    def emit(self, event: Event) -> None: ...
 
 
 # --- worker lifecycle ---------------------------------------------------------

@@ -13,6 +13,7 @@ from dlcprof.figures import compare as fc
 from dlcprof.figures import device as fd
 from dlcprof.figures import modes as fm
 from dlcprof.figures import paper as fpa
+from dlcprof.figures import paper_tables as fpt
 from dlcprof.figures.job import divergence as fdiv
 from dlcprof.figures.job import ranks as franks
 from dlcprof.session import Run, Session
@@ -201,23 +202,23 @@ def compare_table(cmp: fc.Comparison) -> RenderableType:
         )
     parts.append(t)
 
-    t = Table(title=cmp.kernels_title, title_justify="left")
+    t = Table(title=cmp.kernels.title, title_justify="left")
     t.add_column("change")
     t.add_column("kernel", overflow="fold")
     t.add_column("fused ops", overflow="fold")
-    for k in cmp.kernels_added:
+    for k in cmp.kernels.added:
         t.add_row(Text("added", style="green"), k.name, ", ".join(k.fused_ops))
-    for k in cmp.kernels_removed:
+    for k in cmp.kernels.removed:
         t.add_row(Text("removed", style="red"), k.name, ", ".join(k.fused_ops))
-    for c in cmp.kernels_changed:
+    for c in cmp.kernels.changed:
         t.add_row(Text(c.how, style="yellow"), c.name, c.ops)
-    for g in cmp.kernels_recompiled:
+    for g in cmp.kernels.recompiled:
         t.add_row(Text("unchanged", style="dim"), g.name, g.words)
-    parts.append(t if t.row_count else Text(cmp.kernels_title, style="dim"))
+    parts.append(t if t.row_count else Text(cmp.kernels.title, style="dim"))
 
-    if cmp.kernel_times:
+    if cmp.kernels.times:
         t = _delta_table("kernel time per compiled call (delta = B - A)", "kernel")
-        for kt in cmp.kernel_times:
+        for kt in cmp.kernels.times:
             style = VERDICT_STYLE[kt.verdict]
             t.add_row(kt.name, kt.a_text, kt.b_text, Text(kt.delta_text, style=style))
         parts.append(t)
@@ -242,16 +243,16 @@ def compare_table(cmp: fc.Comparison) -> RenderableType:
 def paper_tables(f: fpa.Findings, fill: bool = False) -> RenderableType:
     """The paper's findings beside this machine's, then the workloads behind
     them (``dlcprof paper``). ``fill``: as wide as the screen (the TUI's)."""
-    t = Table(title=fpa.PAPER_TITLE, title_justify="left", expand=fill)
-    for i, (col, ratio) in enumerate(zip(fpa.PAPER_COLUMNS, (2, 2, 5), strict=True)):
+    t = Table(title=fpt.PAPER_TITLE, title_justify="left", expand=fill)
+    for i, (col, ratio) in enumerate(zip(fpt.PAPER_COLUMNS, (2, 2, 5), strict=True)):
         t.add_column(col, style="bold" if i == 0 else "", ratio=ratio if fill else None)
-    for row in fpa.summary_rows(f):
+    for row in fpt.summary_rows(f):
         t.add_row(*row)
-    w = Table(title=fpa.PAPER_WORKLOADS, title_justify="left", expand=fill)
-    for i, col in enumerate(fpa.WORKLOAD_COLUMNS):
+    w = Table(title=fpt.PAPER_WORKLOADS, title_justify="left", expand=fill)
+    for i, col in enumerate(fpt.WORKLOAD_COLUMNS):
         # The workload and its kind whole; the figures wrap at their spaces.
         w.add_column(col, justify="right" if i >= 2 else "left", no_wrap=i < 2, overflow="fold")
-    for row in fpa.workload_rows(f):
+    for row in fpt.workload_rows(f):
         w.add_row(*row)
-    notes = [Text(line, style="dim") for line in fpa.notes(f)]
+    notes = [Text(line, style="dim") for line in fpt.notes(f)]
     return Group(t, *([Text("")] if fill else []), w, *notes)

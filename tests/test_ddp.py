@@ -23,8 +23,9 @@ from dlcprof.report.markdown import render_markdown
 from dlcprof.report.model import build as build_model
 from dlcprof.report.schema import build_report
 from dlcprof.session import Session
+from dlcprof.trace_records.dispatcher import DDP_SPLIT, TraceDispatcher
+from dlcprof.trace_records.payloads import record_name
 from dlcprof.worker.emit import ListEmitter
-from dlcprof.worker.probes import trace as T
 
 TRACE = Path(__file__).parent / "fixtures" / "trace" / "ddp_split.jsonl"
 MIB = 1024 * 1024
@@ -34,10 +35,10 @@ BUCKET = (512 * 512 + 512) * 4
 
 def replayed(buckets: bool = True) -> list[ev.Event]:
     sink = ListEmitter()
-    d = T.TraceDispatcher(sink, "pid7")
+    d = TraceDispatcher(sink, "pid7")
     for line in TRACE.read_text().splitlines():
         rec = json.loads(line)
-        if buckets and T.record_name(rec["metadata"]) == T.DDP_SPLIT:
+        if buckets and record_name(rec["metadata"]) == DDP_SPLIT:
             # What probes/ddp.py hands over when DDPOptimizer prints its buckets.
             d.ddp_buckets(MIB, [BUCKET] * 4, [[f"layers_{i}_weight"] for i in range(4)])
         d.feed(rec["metadata"], rec["payload"], rec["thread"])
@@ -113,7 +114,7 @@ def test_a_frame_dynamo_skipped_without_a_graph_is_no_graph():
     """torch 2.13 writes graph_op_count null for a frame it skipped (DDP's resume
     frame): a process whose frames all did so compiled nothing."""
     sink = ListEmitter()
-    d = T.TraceDispatcher(sink, "pid7")
+    d = TraceDispatcher(sink, "pid7")
     for i, ops in enumerate((0, None)):
         d._metrics({"compile_id": f"{i}/0", "graph_op_count": ops}, False, {}, f"{i}/0")
     e = d.nothing_compiled()

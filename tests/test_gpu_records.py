@@ -64,6 +64,7 @@ def test_launches_in_partitions_are_timed_in_place(monkeypatch):
     import torch._inductor.config as config
     from torch._inductor import ir, scheduler
 
+    from dlcprof.trace_records.dispatcher import TraceDispatcher
     from dlcprof.worker.probes import trace as T
 
     original = scheduler.Scheduler.should_partition
@@ -78,7 +79,7 @@ def test_launches_in_partitions_are_timed_in_place(monkeypatch):
     notes = ProbeNotes(sink, "r")
     collector = K.KernelCollector(sink, "r", K.aten_op_exists())
     K.enable_provenance(notes)
-    uninstall = T.install(T.TraceDispatcher(sink, "r", collector), notes)
+    uninstall = T.install(TraceDispatcher(sink, "r", collector), notes)
     torch._dynamo.reset()
 
     def f(x, w):  # type: ignore[no-untyped-def]

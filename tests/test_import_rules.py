@@ -115,6 +115,8 @@ def test_both_sides_are_found_not_listed():
     # What the worker needs from outside worker/ is held to the worker's rule too.
     worker = {_ids(p) for p in _worker_side()}
     assert {"events.py", "settings.py", "text.py", "attach_contract.py"} <= worker
+    # The trace-record parser is shared: the worker feeds it live, and it stays torch-free.
+    assert "trace_records/dispatcher.py" in ui and "trace_records/dispatcher.py" in worker
     assert in_program <= worker
 
 
@@ -148,6 +150,7 @@ def test_text_is_at_the_bottom_of_the_import_graph():
 def test_loading_the_whole_ui_leaves_torch_unimported():
     code = (
         "import sys, dlcprof.cli, dlcprof.tui.app, dlcprof.report.html, dlcprof.figures.compare, "
+        "dlcprof.trace_records.dispatcher, "
         "dlcprof.monitors.device, dlcprof.monitors.hotspots, dlcprof.doctor;"
         "assert 'torch' not in sys.modules, 'torch imported'"
     )

@@ -488,6 +488,7 @@ def test_the_stage_degrades_when_torch_moved_its_code_cache(monkeypatch):
     torch = pytest.importorskip("torch")
     from torch._inductor import codecache
 
+    from dlcprof.trace_records.dispatcher import TraceDispatcher
     from dlcprof.worker import bench
     from dlcprof.worker.emit import ListEmitter
     from dlcprof.worker.probes import ProbeNotes
@@ -497,7 +498,7 @@ def test_the_stage_degrades_when_torch_moved_its_code_cache(monkeypatch):
     notes = ProbeNotes(sink, "r")
     collector = K.KernelCollector(sink, "r", K.aten_op_exists())
     K.enable_provenance(notes)
-    uninstall = T.install(T.TraceDispatcher(sink, "r", collector), notes)
+    uninstall = T.install(TraceDispatcher(sink, "r", collector), notes)
     torch._dynamo.reset()
 
     def f(x):
@@ -550,8 +551,8 @@ def test_compare_matches_kernels_and_states_time_deltas_beyond_their_spread():
             e = ev.KernelsProfiled(**{**e.__dict__, "kernels": kernels})
         events.append(e)
     cmp = compare(a, Session.from_events(events))
-    rows = {kt.name: kt for kt in cmp.kernel_times}
-    assert [kt.name for kt in cmp.kernel_times][0] == "extern_kernels.mm"  # slowest first
+    rows = {kt.name: kt for kt in cmp.kernels.times}
+    assert [kt.name for kt in cmp.kernels.times][0] == "extern_kernels.mm"  # slowest first
     assert rows["extern_kernels.mm"].verdict == "better"
     assert rows["extern_kernels.mm"].delta_text == "-1.00 ms"
     assert rows["cpp_fused_a_0"].verdict == "same"

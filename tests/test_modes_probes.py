@@ -20,11 +20,11 @@ import types
 import pytest
 
 from dlcprof import events as ev
+from dlcprof.trace_records.dispatcher import TraceDispatcher
 from dlcprof.worker.emit import ListEmitter
 from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes import autotune as A
 from dlcprof.worker.probes import cudagraphs as C
-from dlcprof.worker.probes import trace as T
 from dlcprof.worker.probes.lazy import when_imported
 
 MD = {"chromium_event": {}, "frame_id": 0, "frame_compile_id": 0}
@@ -34,7 +34,7 @@ def of(events: list[ev.Event], cls: type) -> list:
     return [e for e in events if isinstance(e, cls)]
 
 
-def phase(d: T.TraceDispatcher, name: str, start: float, seconds: float, thread: int) -> None:
+def phase(d: TraceDispatcher, name: str, start: float, seconds: float, thread: int) -> None:
     """One B/E pair as torch's dynamo_timed logs it (ts in µs)."""
     begin = {"name": name, "ts": start * 1e6, "ph": "B", "args": {"compile_id": "0/0"}}
     d.feed(MD, json.dumps(begin), thread)
@@ -50,7 +50,7 @@ def test_each_op_gets_the_seconds_torch_timed_on_its_thread():
     collector.timed = True
     registered = []
     collector.on_first_phase = lambda: registered.append(True)
-    d = T.TraceDispatcher(sink, "r", autotune=collector)
+    d = TraceDispatcher(sink, "r", autotune=collector)
     # Op 1 is benchmarked; op 2's timings come from the autotune cache (only
     # the precompile phase runs); another thread's phases stay its own.
     phase(d, "packed_linear_template_precompiling", 100.0, 0.002, thread=1)

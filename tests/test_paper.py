@@ -19,7 +19,9 @@ from dlcprof import cli, text
 from dlcprof import events as ev
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import graph_kind as fgk
 from dlcprof.figures import paper as fpa
+from dlcprof.figures import paper_tables as fpt
 from dlcprof.figures import recompiles as fr
 from dlcprof.paper import QUICK_WORKLOADS, PlanError, make_plan, quick_sizes
 from dlcprof.report.load import load_session
@@ -38,7 +40,7 @@ def findings(events: list[ev.Event]) -> fpa.Findings:
 
 
 def row(f: fpa.Findings, label: str) -> str:
-    return dict((r[0], r[2]) for r in fpa.summary_rows(f))[label]
+    return dict((r[0], r[2]) for r in fpt.summary_rows(f))[label]
 
 
 # --- the plan ----------------------------------------------------------------------
@@ -107,9 +109,9 @@ def test_each_workload_is_judged_from_the_kernels_it_compiled():
     f = findings(paper_events())
     kinds = {w.name: w.character for w in f.workloads}
     assert {n: c.kind for n, c in kinds.items() if c} == {
-        "pointwise-chain": fpa.FUSION_FRIENDLY,
-        "gelu-mlp": fpa.GEMM_BOUND,
-        "tiny-ops": fpa.OVERHEAD_BOUND,
+        "pointwise-chain": fgk.FUSION_FRIENDLY,
+        "gelu-mlp": fgk.GEMM_BOUND,
+        "tiny-ops": fgk.OVERHEAD_BOUND,
     }
     # The evidence is the runs' own: gelu-mlp's two addmm library calls beside
     # one fused GELU; tiny-ops' eager time per graph op.
@@ -119,12 +121,12 @@ def test_each_workload_is_judged_from_the_kernels_it_compiled():
     tiny = next(w for w in f.workloads if w.name == "tiny-ops").run
     ops = sum(c.record.graph_op_count for c in tiny.compiles.values())
     per_op = tiny.benchmark.eager_ms * 1e3 / ops
-    assert per_op < fpa.OVERHEAD_US_PER_OP
-    assert kinds["tiny-ops"].evidence == fpa.overhead_evidence(ops, per_op, fpa.OVERHEAD_US_PER_OP)
+    assert per_op < fgk.OVERHEAD_US_PER_OP
+    assert kinds["tiny-ops"].evidence == fgk.overhead_evidence(ops, per_op, fgk.OVERHEAD_US_PER_OP)
     chain = next(w for w in f.workloads if w.name == "pointwise-chain").run
     (compiled,) = chain.compiles.values()
     assert len(chain.kernels) == 1 and kinds["pointwise-chain"].evidence == (
-        fpa.fusion_evidence(compiled.record.graph_op_count, 1, 0)
+        fgk.fusion_evidence(compiled.record.graph_op_count, 1, 0)
     )
     assert kinds["pointwise-chain"].evidence.endswith("compiled into 1 fused kernel")
 
@@ -154,19 +156,19 @@ def test_per_kernel_times_decide_where_a_run_has_them():
             run_id=gelu.run_id, method="stand-in", calls=1, wall_s=0.0, kernels=timed
         )
     )
-    times = fpa.kernel_times(gelu)
+    times = fgk.kernel_times(gelu)
     assert times is not None and times.library_share == pytest.approx(2 / 8)
     assert times.fusion_gain == pytest.approx(3.0)
-    c = fpa.character(gelu)
-    assert c is not None and c.kind == fpa.FUSION_FRIENDLY
+    c = fgk.character(gelu)
+    assert c is not None and c.kind == fgk.FUSION_FRIENDLY
     cells = dict(
-        zip(fpa.WORKLOAD_COLUMNS, fpa.workload_rows(fpa.findings(session))[1], strict=True)
+        zip(fpt.WORKLOAD_COLUMNS, fpt.workload_rows(fpa.findings(session))[1], strict=True)
     )
     assert cells["fusion gain"] == "3.00x"
     # Without times, the count decides and the gain says why it is n/a.
-    assert cells["graph"] == fpa.FUSION_FRIENDLY
-    other = dict(zip(fpa.WORKLOAD_COLUMNS, fpa.workload_rows(f)[0], strict=True))
-    assert other["fusion gain"] == text.na(fpa.NO_KERNEL_TIMES)
+    assert cells["graph"] == fgk.FUSION_FRIENDLY
+    other = dict(zip(fpt.WORKLOAD_COLUMNS, fpt.workload_rows(f)[0], strict=True))
+    assert other["fusion gain"] == text.na(fgk.NO_KERNEL_TIMES)
 
 
 def test_a_fusion_gain_that_cannot_be_known_says_why():
@@ -193,23 +195,23 @@ def test_a_fusion_gain_that_cannot_be_known_says_why():
         )
     )
     cells = dict(
-        zip(fpa.WORKLOAD_COLUMNS, fpa.workload_rows(fpa.findings(session))[1], strict=True)
+        zip(fpt.WORKLOAD_COLUMNS, fpt.workload_rows(fpa.findings(session))[1], strict=True)
     )
     assert cells["fusion gain"] == text.na(why)
-    assert fpa.KernelTimes(1.0, 0.0, None).gain_why == fpa.NO_FUSED_KERNEL
+    assert fgk.KernelTimes(1.0, 0.0, None).gain_why == fgk.NO_FUSED_KERNEL
 
 
 def test_the_findings_table_puts_the_paper_beside_the_runs_figures():
     session = Session.from_events(paper_events())
     f = fpa.findings(session)
-    rows = fpa.summary_rows(f)
+    rows = fpt.summary_rows(f)
     assert [r[1] for r in rows] == [
-        fpa.PAPER_BEST,
-        fpa.PAPER_LITTLE,
-        fpa.PAPER_BREAK_EVEN,
-        fpa.PAPER_BREAK_EVEN,
-        fpa.PAPER_TRANSITIONS,
-        fpa.PAPER_STEADY,
+        fpt.PAPER_BEST,
+        fpt.PAPER_LITTLE,
+        fpt.PAPER_BREAK_EVEN,
+        fpt.PAPER_BREAK_EVEN,
+        fpt.PAPER_TRANSITIONS,
+        fpt.PAPER_STEADY,
     ]
     assert "8.21x" in rows[0][1] and "thousands" in rows[2][1] and "−70%" in rows[4][1]
 
@@ -217,13 +219,13 @@ def test_the_findings_table_puts_the_paper_beside_the_runs_figures():
     speeds = {w.name: fa.contrast(w.run) for w in f.workloads}
     best = max(speeds, key=lambda n: speeds[n].default.speedup)
     a = speeds[best]
-    assert row(f, fpa.FINDING_BEST) == fpa.best_speedup(
+    assert row(f, fpt.FINDING_BEST) == fpt.best_speedup(
         best, fb.speedup_text(a.default), fb.speedup_text(a.steady)
     )
     # gelu-mlp gained little (1.14x, under 1.5x): named with its kind.
     assert speeds["gelu-mlp"].default.speedup < fpa.LITTLE
-    assert row(f, fpa.FINDING_LITTLE) == fpa.gained_little(
-        "gelu-mlp", fb.speedup_text(speeds["gelu-mlp"].default), fpa.GEMM_BOUND
+    assert row(f, fpt.FINDING_LITTLE) == fpt.gained_little(
+        "gelu-mlp", fb.speedup_text(speeds["gelu-mlp"].default), fgk.GEMM_BOUND
     )
 
     # Finding 2: every break-even = compile s / saving per call, cluster by cluster.
@@ -231,24 +233,24 @@ def test_the_findings_table_puts_the_paper_beside_the_runs_figures():
     for a in speeds.values():
         for m in a.default.modes or (a.default,):
             values.append(m.compile_s / ((m.eager_ms - m.compiled_ms) / 1e3))
-    warm = row(f, fpa.FINDING_BREAK_EVEN)
-    assert warm == fpa.break_even_span(min(values), statistics.median(values), max(values), 0, 3)
+    warm = row(f, fpt.FINDING_BREAK_EVEN)
+    assert warm == fpt.break_even_span(min(values), statistics.median(values), max(values), 0, 3)
     # The fresh compile's seconds over the warm run's saving per call.
     chain = next(w for w in f.workloads if w.name == "pointwise-chain")
     fresh_b, warm_b = chain.fresh_run.benchmark, chain.run.benchmark
     assert fresh_b.compile_s > warm_b.compile_s  # a fresh cache compiles for real
     runs = fresh_b.compile_s / ((warm_b.eager_ms - warm_b.compiled_ms) / 1e3)
-    fresh = row(f, fpa.FINDING_FRESH)
+    fresh = row(f, fpt.FINDING_FRESH)
     assert fresh.startswith(text.runs(runs)) and "on a fresh cache" in fresh
 
     # Finding 3: the same pair and figures as the recompiles pane's.
     (pair,) = fr.sweep_pairs(session)
     assert pair.reduction is not None and pair.reduction > 0
-    assert row(f, fpa.FINDING_TRANSITIONS).startswith(fpa.change(-pair.reduction) + ":")
-    assert fpa.change(-pair.reduction).startswith("−")
+    assert row(f, fpt.FINDING_TRANSITIONS).startswith(fpt.change(-pair.reduction) + ":")
+    assert fpt.change(-pair.reduction).startswith("−")
     size, s_ms, d_ms = pair.steady
-    assert row(f, fpa.FINDING_STEADY).startswith(f"{text.speedup(d_ms / s_ms)} static's")
-    assert str(size) in row(f, fpa.FINDING_STEADY)
+    assert row(f, fpt.FINDING_STEADY).startswith(f"{text.speedup(d_ms / s_ms)} static's")
+    assert str(size) in row(f, fpt.FINDING_STEADY)
 
 
 def test_rows_read_n_a_with_the_reason_until_their_runs_ran():
@@ -276,7 +278,7 @@ def test_rows_read_n_a_with_the_reason_until_their_runs_ran():
     cells = {w.name: w for w in f.workloads}
     assert cells["gelu-mlp"].why == "running"
     assert cells["tiny-ops"].why == "waiting its turn"
-    assert row(f, fpa.FINDING_TRANSITIONS) == text.na("waiting its turn")
+    assert row(f, fpt.FINDING_TRANSITIONS) == text.na("waiting its turn")
     # The live run was cancelled: what never ran says so.
     exited = ev.WorkerExited(
         returncode=-15, signal="SIGTERM", message="cancelled", cancelled=True, t=live.t + 1
@@ -285,7 +287,7 @@ def test_rows_read_n_a_with_the_reason_until_their_runs_ran():
     cells = {w.name: w for w in f.workloads}
     assert cells["gelu-mlp"].why == "cancelled"
     assert cells["tiny-ops"].why == "not run: the paper run cancelled"
-    assert fpa.workload_rows(f)[2][2] == text.na("not run: the paper run cancelled")
+    assert fpt.workload_rows(f)[2][2] == text.na("not run: the paper run cancelled")
 
 
 def test_a_sweep_that_failed_says_so_and_the_rest_stand():
@@ -305,8 +307,8 @@ def test_a_sweep_that_failed_says_so_and_the_rest_stand():
         cut.append(e)
     f = findings(cut)
     why = text.na(fpa.sweep_ended("false", "error"))
-    assert row(f, fpa.FINDING_TRANSITIONS) == why == row(f, fpa.FINDING_STEADY)
-    assert not row(f, fpa.FINDING_BEST).startswith(text.NA)
+    assert row(f, fpt.FINDING_TRANSITIONS) == why == row(f, fpt.FINDING_STEADY)
+    assert not row(f, fpt.FINDING_BEST).startswith(text.NA)
 
 
 def test_runs_before_the_plan_are_not_the_papers():
@@ -331,15 +333,15 @@ def test_the_report_states_the_findings_and_replays_them(tmp_path):
     report = json.loads((folder / "session.json").read_text())
     paper = report["paper"]
     assert paper["plan"]["sweep"] == "variable-length"
-    assert [r["paper"] for r in paper["findings"]][0] == fpa.PAPER_BEST
+    assert [r["paper"] for r in paper["findings"]][0] == fpt.PAPER_BEST
     gelu = next(w for w in paper["workloads"] if w["workload"] == "gelu-mlp")
-    assert gelu["graph"] == fpa.GEMM_BOUND and gelu["speedup"] > 1
+    assert gelu["graph"] == fgk.GEMM_BOUND and gelu["speedup"] > 1
     # A saved paper session replays with its plan: the same table.
     again = load_session(folder / "session.json")
-    assert fpa.summary_rows(fpa.findings(again)) == fpa.summary_rows(fpa.findings(session))
+    assert fpt.summary_rows(fpa.findings(again)) == fpt.summary_rows(fpa.findings(session))
     assert build_report(build_model(again))["paper"]["findings"] == paper["findings"]
     md = (folder / "report.md").read_text()
-    assert f"## {fpa.PAPER_TITLE}" in md
+    assert f"## {fpt.PAPER_TITLE}" in md
 
 
 # --- the command, for real ------------------------------------------------------------
@@ -380,23 +382,23 @@ def test_dlcprof_paper_quick_end_to_end(tmp_path):
     def table_row(label: str) -> str:
         return next(line for line in lines if label in line)
 
-    assert "8.21x" in table_row(fpa.FINDING_BEST)
-    assert "thousands of runs" in table_row(fpa.FINDING_BREAK_EVEN)
-    assert "thousands of runs" in table_row(fpa.FINDING_FRESH)
-    assert "−70%" in table_row(fpa.FINDING_TRANSITIONS)
-    assert fpa.PAPER_STEADY in table_row(fpa.FINDING_STEADY)
+    assert "8.21x" in table_row(fpt.FINDING_BEST)
+    assert "thousands of runs" in table_row(fpt.FINDING_BREAK_EVEN)
+    assert "thousands of runs" in table_row(fpt.FINDING_FRESH)
+    assert "−70%" in table_row(fpt.FINDING_TRANSITIONS)
+    assert fpt.PAPER_STEADY in table_row(fpt.FINDING_STEADY)
 
     session = load_session(out / "session.json")
     f = fpa.findings(session)
     assert f is not None and len(session.runs) == 5
     assert all(r.status == "ok" for r in session.runs.values())
     # The measured figures of the table are the session's.
-    for label, _, measured in fpa.summary_rows(f):
+    for label, _, measured in fpt.summary_rows(f):
         assert " ".join(measured.split()) in " ".join(table_row(label).split())
     pair = f.sweep
     assert pair.complete and pair.sizes() == [4, 6, 8]
     assert sum(st.recompiled for st in pair.static.sweep) == 3  # one compile per size
-    assert fpa.change(-pair.reduction) in table_row(fpa.FINDING_TRANSITIONS)
+    assert fpt.change(-pair.reduction) in table_row(fpt.FINDING_TRANSITIONS)
     # The fresh-cache runs ran on a cache of their own, not the warm one.
     fresh = [r for r in session.runs.values() if r.settings.cache == "fresh"]
     assert len(fresh) == 3 and all(fb.compile_cache(r).state == "miss" for r in fresh)
@@ -408,4 +410,4 @@ def test_dlcprof_paper_quick_end_to_end(tmp_path):
     )
     assert [c.record.graph_op_count for c in epilogue.compiles.values()] == [36]
     assert {"report.html", "report.md", "session.json"} <= {p.name for p in out.iterdir()}
-    assert fpa.PAPER_BEST in (out / "report.html").read_text()
+    assert fpt.PAPER_BEST in (out / "report.html").read_text()

@@ -285,10 +285,11 @@ def test_no_view_derives_a_break_even_from_noise():
 
 def test_the_papers_findings_read_the_same_in_every_view():
     """`dlcprof paper`'s table: printed by the CLI, on the TUI's paper screen
-    and in both reports, every cell worded by figures.paper and text."""
+    and in both reports, every cell worded by figures.paper_tables and text."""
     from paper_helpers import paper_events
 
     from dlcprof.figures import paper as fpa
+    from dlcprof.figures import paper_tables as fpt
     from dlcprof.tables import paper_tables
 
     session = Session.from_events(paper_events())
@@ -300,8 +301,8 @@ def test_the_papers_findings_read_the_same_in_every_view():
         "markdown": render_markdown(build_model(session)),
         "html": _unhtml(render_html(build_model(session))),
     }
-    wanted = [c for r in fpa.summary_rows(f) for c in r]
-    wanted += [c for r in fpa.workload_rows(f) for c in r] + fpa.notes(f)
+    wanted = [c for r in fpt.summary_rows(f) for c in r]
+    wanted += [c for r in fpt.workload_rows(f) for c in r] + fpt.notes(f)
     assert "8.21x" in wanted[1] and len(wanted) > 40
     for view, page in rendered.items():
         flat = " ".join(page.split())

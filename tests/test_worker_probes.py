@@ -20,6 +20,8 @@ from worker_helpers import nesting_problems, outermost
 
 from dlcprof import events as ev
 from dlcprof.stats import median_iqr
+from dlcprof.trace_records import payloads
+from dlcprof.trace_records.dispatcher import TraceDispatcher
 from dlcprof.worker.emit import Emitter, ListEmitter
 from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes import kernels as K
@@ -55,7 +57,7 @@ KNOWN_OPS = {
 def replay(name: str) -> list[ev.Event]:
     sink = ListEmitter()
     kernels = K.KernelCollector(sink, "r", KNOWN_OPS.__contains__)
-    dispatcher = T.TraceDispatcher(sink, "r", kernels)
+    dispatcher = TraceDispatcher(sink, "r", kernels)
     for line in (TRACES / f"{name}.jsonl").read_text().splitlines():
         rec = json.loads(line)
         dispatcher.feed(rec["metadata"], rec["payload"], rec["thread"])
@@ -128,7 +130,7 @@ def test_recompile_limit_replay_reports_recompiles_and_the_limit_once():
 
 def test_limit_warning_and_metrics_record_say_it_once():
     sink = ListEmitter()
-    d = T.TraceDispatcher(sink, "r")
+    d = TraceDispatcher(sink, "r")
     warning = (
         "torch._dynamo hit config.recompile_limit (2)\n"
         "   function: 'lim' (/tmp/exp/cap2.py:41)\n"
@@ -173,7 +175,7 @@ def test_graph_breaks_replay_locates_both_breaks():
 
 def test_compile_ids_get_the_generation_prefix_after_a_reset():
     sink = ListEmitter()
-    d = T.TraceDispatcher(sink, "r")
+    d = TraceDispatcher(sink, "r")
     begin = {"name": "dynamo", "ts": 1e15, "ph": "B", "args": {"compile_id": "0/0"}}
     end = {**begin, "ph": "E", "ts": 1e15 + 5e5}
     md = {"chromium_event": {}, "frame_id": 0, "frame_compile_id": 0}
@@ -189,7 +191,7 @@ def test_compile_ids_get_the_generation_prefix_after_a_reset():
 
 def test_pool_thread_phases_borrow_the_compile_in_flight():
     sink = ListEmitter()
-    d = T.TraceDispatcher(sink, "r")
+    d = TraceDispatcher(sink, "r")
     md = {"chromium_event": {}, "frame_id": 3, "frame_compile_id": 1}
     pool = {"chromium_event": {}}
     d.feed(md, json.dumps({"name": "dynamo", "ts": 1, "ph": "B", "args": {}}), 1)
@@ -203,7 +205,7 @@ def test_pool_thread_phases_borrow_the_compile_in_flight():
 
 def test_a_bad_record_is_reported_once_and_never_raises():
     sink = ListEmitter()
-    d = T.TraceDispatcher(sink, "r")
+    d = TraceDispatcher(sink, "r")
     for _ in range(3):
         d.feed({"create_symbol": "not a dict"}, None, 1)
     logs = of(sink.events, ev.LogEmitted)
@@ -214,11 +216,11 @@ def test_a_bad_record_is_reported_once_and_never_raises():
 
 
 def test_recompile_reasons_bare_line_or_json_list():
-    assert T.parse_recompile_reasons("0/0: tensor 'x' size mismatch") == [
+    assert payloads.parse_recompile_reasons("0/0: tensor 'x' size mismatch") == [
         "0/0: tensor 'x' size mismatch"
     ]
-    assert T.parse_recompile_reasons('["0/1: a", "0/0: b"]') == ["0/1: a", "0/0: b"]
-    assert T.parse_recompile_reasons(None) == []
+    assert payloads.parse_recompile_reasons('["0/1: a", "0/0: b"]') == ["0/1: a", "0/0: b"]
+    assert payloads.parse_recompile_reasons(None) == []
 
 
 def test_graph_break_parser_falls_back_to_the_last_user_frame():
@@ -228,18 +230,18 @@ def test_graph_break_parser_falls_back_to_the_last_user_frame():
         '  File "/a/model.py", line 3, in outer\n    inner()\n'
         '  File "/a/model.py", line 9, in inner\n    x.item()\n'
     )
-    info = T.parse_graph_break(old_style)
+    info = payloads.parse_graph_break(old_style)
     assert info.location == "/a/model.py:9"
     assert info.reason == "Graph break: call_method UserDefinedObjectVariable"
 
 
 def test_compile_wall_time_and_cache_state():
-    assert T.compile_wall_s({"duration_us": 1_500_000}) == 1.5
-    assert T.compile_wall_s({"entire_frame_compile_time_s": 0.25}) == 0.25
-    assert T.combine_cache_states(["hit", "hit"]) == "hit"
-    assert T.combine_cache_states(["hit", "miss"]) == "miss"
-    assert T.combine_cache_states(["bypass"]) == "bypass"
-    assert T.combine_cache_states([]) is None
+    assert payloads.compile_wall_s({"duration_us": 1_500_000}) == 1.5
+    assert payloads.compile_wall_s({"entire_frame_compile_time_s": 0.25}) == 0.25
+    assert payloads.combine_cache_states(["hit", "hit"]) == "hit"
+    assert payloads.combine_cache_states(["hit", "miss"]) == "miss"
+    assert payloads.combine_cache_states(["bypass"]) == "bypass"
+    assert payloads.combine_cache_states([]) is None
 
 
 TRITON_WRAPPER = """\
@@ -342,7 +344,7 @@ def test_trace_handler_sits_first_and_receives_records():
     from torch._logging._internal import trace_log
 
     sink = ListEmitter()
-    d = T.TraceDispatcher(sink, "r")
+    d = TraceDispatcher(sink, "r")
     uninstall = T.install(d, ProbeNotes(sink, "r"))
     assert uninstall is not None
     try:
@@ -367,7 +369,7 @@ def test_probes_degrade_when_torch_moved_things(monkeypatch):
     notes = ProbeNotes(sink, "r")
     monkeypatch.setitem(sys.modules, "torch._logging._internal", None)
     monkeypatch.setitem(sys.modules, "torch._inductor.config", None)
-    assert T.install(T.TraceDispatcher(sink, "r"), notes) is None
+    assert T.install(TraceDispatcher(sink, "r"), notes) is None
     assert K.enable_provenance(notes) is False
     assert K.enable_provenance(notes) is False  # said once
     probes = [e.probe for e in of(sink.events, ev.ProbeUnavailable)]
@@ -447,7 +449,7 @@ def test_small_helpers():
 
 def test_a_symbol_made_twice_in_one_compile_is_reported_once():
     sink = ListEmitter()
-    d = T.TraceDispatcher(sink, "r")
+    d = TraceDispatcher(sink, "r")
     md = {
         "create_symbol": {"symbol": "s77", "source": "L['x'].size()[0]"},
         "frame_id": 0,
@@ -471,7 +473,7 @@ def test_a_failed_compile_names_the_users_line_and_the_frame_inside_the_library(
     assert failure_frames(err) == ("/home/me/model.py:16", f"{torch_file}:863")
     # Without it: torch's compile record names the user's frame of the failure.
     assert (
-        T.failed_at(
+        payloads.failed_at(
             {
                 "fail_user_frame_filename": "/m.py",
                 "fail_user_frame_lineno": 3,
@@ -481,17 +483,17 @@ def test_a_failed_compile_names_the_users_line_and_the_frame_inside_the_library(
         )
         == "/m.py:3"
     )
-    assert T.failed_at({"co_filename": "/m.py", "co_firstlineno": 1}) == "/m.py:1"
+    assert payloads.failed_at({"co_filename": "/m.py", "co_firstlineno": 1}) == "/m.py:1"
 
 
 def test_nothing_compiled_only_when_no_frame_made_a_graph():
     sink = ListEmitter()
-    d = T.TraceDispatcher(sink, "r")
+    d = TraceDispatcher(sink, "r")
     for line in (TRACES / "graph_breaks.jsonl").read_text().splitlines():
         rec = json.loads(line)
         d.feed(rec["metadata"], rec["payload"], rec["thread"])
     assert d.nothing_compiled() is None  # graph breaks, but the frames around them compiled
-    refused = T.TraceDispatcher(sink, "r")
+    refused = TraceDispatcher(sink, "r")
     refused._metrics(
         {
             "compile_id": "0/0",

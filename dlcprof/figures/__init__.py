@@ -21,8 +21,13 @@ monitors.
 - ``observer``: what watched a run, what it cost, whether timing was quiet.
 - ``runs``: time origins, titles and labels of runs and sessions.
 - ``live_log``: a run's events as both live logs word them (console, Log pane).
-- ``compare``: two runs side by side (``dlcprof compare``).
-- ``paper``: the findings of arXiv 2611.04273, from the runs ``dlcprof paper`` made.
+- ``compare``: two runs side by side (``dlcprof compare``); ``compare_kernels``
+  (kernels added, removed, changed and their times), ``compare_metrics``
+  (the headline numbers: compile, autotuning, benchmark, sweep).
+- ``graph_kind``: what kind of graph a workload is (GEMM-bound, overhead-bound,
+  fusion-friendly), judged from its kernels.
+- ``paper``: the runs ``dlcprof paper`` made and the findings of arXiv 2611.04273;
+  ``paper_tables``: the rows and columns every view shows of them.
 - ``job/``: an attached program and its job (``dlcprof run -- CMD``): ``program``
   (its timeline, each graph's life), ``ranks`` (the Ranks table), ``divergence``
   (the checks that find ranks disagreeing), ``lanes`` (the Ranks view's

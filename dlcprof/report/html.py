@@ -20,7 +20,7 @@ import dlcprof
 from dlcprof import text
 from dlcprof.figures import compare as fc
 from dlcprof.figures import device as fd
-from dlcprof.figures import paper as fpa
+from dlcprof.figures import paper_tables as fpt
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures.job import ranks as franks
 from dlcprof.report import model as rm
@@ -51,7 +51,7 @@ ENV = Environment(
 ENV.filters["short"] = text.short
 ENV.globals.update(
     text=text,
-    paper_figures=fpa,
+    paper_figures=fpt,
     ranks_figures=franks,
     dims_made_dynamic=fr.DIMS_MADE_DYNAMIC,
     share_bar=svg.share_bar,

@@ -10,7 +10,7 @@ from typing import Any
 
 from dlcprof import text
 from dlcprof.figures import modes as fm
-from dlcprof.figures import paper as fpa
+from dlcprof.figures import paper_tables as fpt
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures.job import divergence as fdiv
 from dlcprof.figures.job import ranks as franks
@@ -312,10 +312,10 @@ def _notes(r: RunModel, detail: int) -> list[str]:
 
 
 def _paper(p: rm.PaperSection) -> list[str]:
-    out = [f"## {fpa.PAPER_TITLE}", ""]
-    out += table(list(fpa.PAPER_COLUMNS), [list(row) for row in p.summary]) + [""]
-    out += [f"### {fpa.PAPER_WORKLOADS}", ""]
-    out += table(list(fpa.WORKLOAD_COLUMNS), p.workloads, "ll" + "r" * 8) + [""]
+    out = [f"## {fpt.PAPER_TITLE}", ""]
+    out += table(list(fpt.PAPER_COLUMNS), [list(row) for row in p.summary]) + [""]
+    out += [f"### {fpt.PAPER_WORKLOADS}", ""]
+    out += table(list(fpt.WORKLOAD_COLUMNS), p.workloads, "ll" + "r" * 8) + [""]
     return out + [f"- {plain(n)}" for n in p.notes] + [""]
 
 

@@ -22,6 +22,7 @@ from dlcprof import text
 from dlcprof.figures import device as fd
 from dlcprof.figures import modes as fm
 from dlcprof.figures import paper as fpa
+from dlcprof.figures import paper_tables as fpt
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures import runs as fruns
 from dlcprof.report.advice import AdviceSection, advice_section
@@ -68,7 +69,7 @@ class PaperSection:
 
     findings: fpa.Findings
     summary: list[tuple[str, str, str]]  # (finding, paper, measured here)
-    workloads: list[list[str]]  # cells in fpa.WORKLOAD_COLUMNS order
+    workloads: list[list[str]]  # cells in fpt.WORKLOAD_COLUMNS order
     notes: list[str]
 
 
@@ -76,7 +77,7 @@ def paper_section(session: Session) -> PaperSection | None:
     f = fpa.findings(session)
     if f is None:
         return None
-    return PaperSection(f, fpa.summary_rows(f), fpa.workload_rows(f), fpa.notes(f))
+    return PaperSection(f, fpt.summary_rows(f), fpt.workload_rows(f), fpt.notes(f))
 
 
 @dataclass

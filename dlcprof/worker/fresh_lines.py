@@ -16,7 +16,6 @@ import os
 import re
 
 from dlcprof import events as ev
-from dlcprof.worker.probes import Sink
 
 _CITED = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?: (?P<code>.*))?$")
 
@@ -62,7 +61,7 @@ class FreshLines:
 class FreshKernelLines:
     """A sink that re-anchors each ``KernelGenerated``'s source lines on the way out."""
 
-    def __init__(self, sink: Sink, fresh: FreshLines) -> None:
+    def __init__(self, sink: ev.Sink, fresh: FreshLines) -> None:
         self.sink = sink
         self.fresh = fresh
 

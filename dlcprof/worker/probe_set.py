@@ -22,8 +22,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import IO
 
+from dlcprof import events as ev
+from dlcprof.trace_records.dispatcher import TraceDispatcher
 from dlcprof.worker.fresh_lines import FreshKernelLines, FreshLines
-from dlcprof.worker.probes import ProbeNotes, Sink, rawtrace
+from dlcprof.worker.probes import ProbeNotes, rawtrace
 from dlcprof.worker.probes import autotune as autotune_probe
 from dlcprof.worker.probes import kernels as kernels_probe
 from dlcprof.worker.probes import trace as trace_probe
@@ -40,7 +42,7 @@ class ProbeSet:
 
     def __init__(
         self,
-        sink: Sink,
+        sink: ev.Sink,
         run_id: str,
         notes: ProbeNotes,
         fresh: FreshLines,
@@ -76,7 +78,7 @@ class ProbeSet:
         self.kernels = kernels_probe.KernelCollector(
             FreshKernelLines(self.sink, fresh), run_id, kernels_probe.aten_op_exists()
         )
-        self.dispatcher = trace_probe.TraceDispatcher(self.sink, run_id, self.kernels, tee)
+        self.dispatcher = TraceDispatcher(self.sink, run_id, self.kernels, tee)
         self._uninstall = trace_probe.install(self.dispatcher, notes)
         self._close_raw: Callable[[], None] | None = rawtrace.install(
             self.sink, run_id, notes, rank=rank

@@ -52,7 +52,7 @@ from dlcprof.worker.launches import (
     plan_graph,
     summing_medians,
 )
-from dlcprof.worker.probes import ProbeNotes, Sink
+from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes import compiled_code as cc
 from dlcprof.worker.probes.kernels import KernelCollector, parse_node_mappings
 
@@ -184,7 +184,7 @@ class Replay:
 class KernelProfile:
     def __init__(
         self,
-        sink: Sink,
+        sink: ev.Sink,
         run_id: str,
         notes: ProbeNotes,
         collector: KernelCollector,

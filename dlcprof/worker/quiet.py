@@ -26,7 +26,6 @@ from collections.abc import Iterator
 from typing import IO
 
 from dlcprof import events as ev
-from dlcprof.worker.probes import Sink
 
 # Pausing py-spy means stopping its process (it writes its profile first): a
 # second or two on a loaded machine. Past this the parent is stuck: time anyway.
@@ -36,7 +35,7 @@ ACK_TIMEOUT_S = 30.0
 class QuietWindow:
     """``with quiet("benchmark"): ...`` times inside a window the parent keeps quiet."""
 
-    def __init__(self, sink: Sink, run_id: str, control: IO[str] | None) -> None:
+    def __init__(self, sink: ev.Sink, run_id: str, control: IO[str] | None) -> None:
         self.sink = sink
         self.run_id = run_id
         self.control = control  # None: nobody to ask (no monitors)

@@ -19,11 +19,12 @@ from typing import IO, Any
 from dlcprof import allocator, text
 from dlcprof import events as ev
 from dlcprof.settings import AUTOTUNE_MODES, CUDAGRAPH_MODES, RunSettings
+from dlcprof.trace_records.dispatcher import CompileCounts, TraceDispatcher
 from dlcprof.worker import bench, lifeline, steady
 from dlcprof.worker.fresh_lines import FreshLines
 from dlcprof.worker.oom import oom_hint
 from dlcprof.worker.probe_set import ProbeSet
-from dlcprof.worker.probes import ProbeNotes, Sink
+from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes import caches as caches_probe
 from dlcprof.worker.probes import compile_cost as compile_cost_probe
 from dlcprof.worker.probes import cudagraphs as cudagraphs_probe
@@ -31,7 +32,6 @@ from dlcprof.worker.probes import dynamo as dynamo_probe
 from dlcprof.worker.probes import freezing as freezing_probe
 from dlcprof.worker.probes import guards as guards_probe
 from dlcprof.worker.probes import kernels as kernels_probe
-from dlcprof.worker.probes.trace import CompileCounts, TraceDispatcher
 from dlcprof.worker.profile import KernelProfile
 from dlcprof.worker.quiet import QuietWindow
 from dlcprof.worker.remedies import BadRemedy, Remedies
@@ -112,7 +112,7 @@ class WorkerRun:
     """One run inside the worker: load, compile, measure, emit its events."""
 
     def __init__(
-        self, sink: Sink, run_id: str, settings: RunSettings, control: IO[str] | None = None
+        self, sink: ev.Sink, run_id: str, settings: RunSettings, control: IO[str] | None = None
     ) -> None:
         self.sink = sink
         self.run_id = run_id
@@ -548,7 +548,7 @@ def _threads() -> int:
     return int(torch.get_num_threads())
 
 
-def serve(sink: Sink, stdin: IO[str] | None = None, control: IO[str] | None = None) -> int:
+def serve(sink: ev.Sink, stdin: IO[str] | None = None, control: IO[str] | None = None) -> int:
     """Import torch, say ready, take one request from stdin, run it; ``control``
     carries the parent's answers when the run asks for a quiet window."""
     import json

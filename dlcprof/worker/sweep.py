@@ -26,8 +26,8 @@ from collections.abc import Callable
 from typing import Any
 
 from dlcprof.stats import median_iqr
+from dlcprof.trace_records.dispatcher import CompileCounts
 from dlcprof.worker.bench import LastOutput, Timer, warm_up
-from dlcprof.worker.probes.trace import CompileCounts
 
 
 def run_sweep(

@@ -29,7 +29,7 @@ _NO_SIGPIPE = getattr(socket, "MSG_NOSIGNAL", 0)
 
 
 class Channel:
-    """A ``Sink`` (dlcprof.worker.probes) over the socket at ``path``; thread-safe."""
+    """A ``Sink`` (dlcprof.events) over the socket at ``path``; thread-safe."""
 
     def __init__(
         self,

@@ -23,7 +23,7 @@ from types import ModuleType
 from typing import Any
 
 from dlcprof import events as ev
-from dlcprof.worker.probes import ProbeNotes, Sink
+from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes.lazy import when_imported
 
 PROBE = "rendezvous"
@@ -39,12 +39,12 @@ def waited_for_all(backend: str) -> bool:
     return "gloo" in backend.lower() or os.environ.get("TORCH_DIST_INIT_BARRIER") == "1"
 
 
-def install(sink: Sink, run_id: Callable[[], str], notes: ProbeNotes) -> None:
+def install(sink: ev.Sink, run_id: Callable[[], str], notes: ProbeNotes) -> None:
     """Wrap init_process_group once torch.distributed is imported."""
     when_imported(C10D, lambda c10d: _wrap(c10d, sink, run_id, notes))
 
 
-def _wrap(c10d: ModuleType, sink: Sink, run_id: Callable[[], str], notes: ProbeNotes) -> None:
+def _wrap(c10d: ModuleType, sink: ev.Sink, run_id: Callable[[], str], notes: ProbeNotes) -> None:
     def joined(t: float) -> None:
         try:
             backend = str(c10d.get_backend())

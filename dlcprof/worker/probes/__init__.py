@@ -9,19 +9,14 @@ strings so they can be tested on payloads recorded from real runs.
 from __future__ import annotations
 
 import threading
-from typing import Protocol
 
 from dlcprof import events as ev
-
-
-class Sink(Protocol):
-    def emit(self, event: ev.Event) -> None: ...
 
 
 class ProbeNotes:
     """Emits ``ProbeUnavailable`` at most once per probe."""
 
-    def __init__(self, sink: Sink, run_id: str | None) -> None:
+    def __init__(self, sink: ev.Sink, run_id: str | None) -> None:
         self.sink = sink
         self.run_id = run_id
         self._said: set[str] = set()

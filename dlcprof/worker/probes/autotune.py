@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dlcprof import events as ev
-from dlcprof.worker.probes import ProbeNotes, Sink
+from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes.lazy import when_imported
 
 PROBE = "autotune"
@@ -70,7 +70,7 @@ class AutotuneCollector:
     """Joins each op's choices with the seconds torch timed for it (thread-safe)."""
 
     def __init__(
-        self, sink: Sink, run_id: str, compile_id: Callable[[], str | None] = lambda: None
+        self, sink: ev.Sink, run_id: str, compile_id: Callable[[], str | None] = lambda: None
     ) -> None:
         self.sink = sink
         self.run_id = run_id

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dlcprof import events as ev
-from dlcprof.worker.probes import ProbeNotes, Sink, lazy
+from dlcprof.worker.probes import ProbeNotes, lazy
 
 PROBE = "compile_cost"
 _TARGETS = (  # (module, class, method)
@@ -79,7 +79,7 @@ def node_location(meta: dict[str, Any]) -> str:
 
 
 class CompileCostProbe:
-    def __init__(self, sink: Sink, run_id: str, notes: ProbeNotes, prefix: Callable[[], str]):
+    def __init__(self, sink: ev.Sink, run_id: str, notes: ProbeNotes, prefix: Callable[[], str]):
         self.sink, self.run_id, self.notes, self.prefix = sink, run_id, notes, prefix
         self._local = threading.local()
         self._lock = threading.Lock()

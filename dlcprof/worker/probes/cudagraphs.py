@@ -27,7 +27,7 @@ import threading
 from typing import Any
 
 from dlcprof import events as ev
-from dlcprof.worker.probes import ProbeNotes, Sink
+from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes.lazy import when_imported
 
 PROBE = "cudagraphs"
@@ -78,7 +78,7 @@ class CudagraphTally:
 
 class CudagraphProbe:
     def __init__(
-        self, sink: Sink, run_id: str, notes: ProbeNotes, prefix: Any = lambda: ""
+        self, sink: ev.Sink, run_id: str, notes: ProbeNotes, prefix: Any = lambda: ""
     ) -> None:
         self.sink = sink
         self.run_id = run_id

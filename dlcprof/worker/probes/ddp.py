@@ -4,7 +4,7 @@ DDPOptimizer chose (its ``pretty_print_buckets`` hook, wrapped once
 ``torch._dynamo.backends.distributed`` is imported by torch itself).
 
 The split itself is in the structured trace (``optimize_ddp_split_graph`` and
-``_child`` records: probes/trace.py); the buckets are not, so the hook hands
+``_child`` records: trace_records/dispatcher.py); the buckets are not, so the hook hands
 them to the trace dispatcher, which joins them to the split of the compile in
 progress. Either part missing degrades to "unavailable", never an error.
 """

@@ -51,7 +51,7 @@ def failure_frames(e: BaseException) -> tuple[str, str]:
     torch or a library), "" where unknown. Dynamo's errors carry the user code it
     was tracing as ``real_stack`` (a private attribute; without it, the tracebacks);
     the library frame is the innermost one past the user's."""
-    from dlcprof.worker.probes.trace import frame_owner
+    from dlcprof.trace_records.payloads import frame_owner
 
     chain = [e]
     while (nxt := chain[-1].__cause__ or chain[-1].__context__) and nxt not in chain:

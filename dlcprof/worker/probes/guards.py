@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from dlcprof.trace_records.dispatcher import CompileCounts
 from dlcprof.worker.probes import ProbeNotes
-from dlcprof.worker.probes.trace import CompileCounts
 
 
 class EagerCalls:

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dlcprof import events as ev
-from dlcprof.worker.probes import ProbeNotes, Sink
+from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes.lazy import when_imported
 
 PROBE = "kernels"
@@ -432,7 +432,7 @@ class KernelCollector:
     compile's ``compilation_metrics``; ``flush_all`` catches the rest at run end.
     """
 
-    def __init__(self, sink: Sink, run_id: str, is_op: Callable[[str], bool] | None = None):
+    def __init__(self, sink: ev.Sink, run_id: str, is_op: Callable[[str], bool] | None = None):
         self.sink = sink
         self.run_id = run_id
         self.is_op = is_op or (lambda _: False)

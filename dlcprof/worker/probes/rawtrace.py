@@ -25,7 +25,7 @@ import tempfile
 from collections.abc import Callable
 
 from dlcprof import events as ev
-from dlcprof.worker.probes import ProbeNotes, Sink
+from dlcprof.worker.probes import ProbeNotes
 
 PROBE = "raw_trace"
 
@@ -50,7 +50,7 @@ def _rank() -> int | None:
 
 
 def install(
-    sink: Sink,
+    sink: ev.Sink,
     run_id: str,
     notes: ProbeNotes,
     directory: str | None = None,

@@ -1,0 +1,502 @@
+"""Structured-trace records in, dlcprof events out: the ``TraceDispatcher``.
+
+It is fed ``(metadata, payload, thread)`` triples, exactly what a
+``torch.__trace`` log record carries and what a line of a ``TORCH_TRACE`` log
+holds: the live probe (``worker/probes/trace.py``) feeds it records as torch
+logs them. One reader per record name (``READERS``, as tlparse registers one
+parser per artifact). Records arrive from compile pool threads too: the
+dispatcher locks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import IO, Any, Protocol
+
+from dlcprof import events as ev
+from dlcprof.trace_records.payloads import (
+    METRIC_FIELDS,
+    combine_cache_states,
+    compile_id_of,
+    compile_wall_s,
+    failed_at,
+    first_line,
+    is_limit_failure,
+    parse_chromium,
+    parse_graph_break,
+    parse_limit_warning,
+    parse_recompile_reasons,
+    record_name,
+)
+
+# DDPOptimizer's split of one Dynamo graph at DDP's bucket boundaries.
+DDP_SPLIT = "optimize_ddp_split_graph"
+DDP_PIECE = "optimize_ddp_split_child"
+
+# What the tee keeps of a compilation_metrics record beside METRIC_FIELDS.
+_KEEP = ("compile_id", "start_time", "stack_trace")
+# The phase around a lazily compiled backward: what runs inside it (phases on
+# any thread, kernels, the cache state) belongs to the backward compile, though
+# torch stamps it with the forward's compile id.
+BACKWARD_PHASE = "entire_backward_compile"
+
+
+class KernelRecords(Protocol):
+    """Takes Inductor's records of each compiled graph and emits its kernels
+    (``worker/probes/kernels.py``'s ``KernelCollector``)."""
+
+    def post_grad(self, cid: str, text: str | None) -> None: ...
+    def output_code(self, cid: str, text: str | None, path: str | None = None) -> None: ...
+    def dynamo_graph(self, cid: str, text: str | None) -> None: ...
+    def mappings(self, cid: str, text: str | None) -> None: ...
+    def stack_traces(self, cid: str, text: str | None) -> None: ...
+    def flush(self, cid: str) -> None: ...
+    def flush_all(self) -> None: ...
+
+
+class PhaseTimers(Protocol):
+    """Takes the phases that time an op's autotuning
+    (``worker/probes/autotune.py``'s ``AutotuneCollector``)."""
+
+    def phase_began(self, name: str) -> None: ...
+    def phase_ended(
+        self, name: str, thread: int, duration_s: float, compile_id: str | None
+    ) -> None: ...
+
+
+@dataclass
+class CompileCounts:
+    """What the sweep asks between calls."""
+
+    compiles: int = 0  # successful frame compiles (forward records)
+    graphs: int = 0  # of those, the ones that made a graph (a tensor op in it)
+    backward_compiles: int = 0
+    failures: int = 0
+    limit_hits: int = 0
+    wall_s: float = 0.0  # sum of CompileFinished.wall_s (forward and backward)
+    reasons: list[str] = field(default_factory=list)
+    eager_calls: int = 0  # calls run eager past the recompile limit (worker/probes/guards.py)
+
+
+class TraceDispatcher:
+    """Structured-trace records in, dlcprof events out (thread-safe, no torch)."""
+
+    def __init__(
+        self,
+        sink: ev.Sink,
+        run_id: str,
+        kernels: KernelRecords | None = None,
+        tee: IO[str] | None = None,
+        autotune: PhaseTimers | None = None,
+    ) -> None:
+        self.sink = sink
+        self.run_id = run_id
+        self.kernels = kernels
+        self.autotune = autotune  # gets torch's timers of each autotuned op
+        self.tee = tee
+        self.prefix = ""  # set after torch._dynamo.reset(): compile ids restart at 0/0
+        self.counts = CompileCounts()
+        self._lock = threading.RLock()
+        self._open: dict[tuple[int, str], list[tuple[float, str | None]]] = {}
+        self._cache: dict[str, list[str]] = {}
+        self._frame_names: dict[str, str] = {}
+        self._limit_functions: set[str] = set()
+        self._symbols: set[tuple[str | None, str, str]] = set()
+        self._backward: set[str] = set()  # compile ids whose backward is compiling
+        self._last_cid: str | None = None
+        self._errors: set[str] = set()
+        self._refusal: ev.CompileFinished | None = None  # the first frame Dynamo refused
+        # "file:line" of the latest failed compile in the user's code, as torch names it.
+        self.failed_at = ""
+        self._breaks: dict[str | None, ev.GraphBroken] = {}  # the first break per compile id
+        # DDPOptimizer: the pieces of each split compile, the Inductor graphs of
+        # each compile so far, and the buckets DDPOptimizer chose last (worker/probes/ddp.py).
+        self._pieces: dict[str, list[str]] = {}
+        self._inductor_graphs: dict[str, int] = {}
+        self._buckets: tuple[int | None, list[int], list[list[str]]] | None = None
+        self.on_limit: Callable[[], None] | None = None  # called at the first limit hit
+
+    # Public -------------------------------------------------------------------
+
+    def feed(self, metadata: dict[str, Any], payload: str | None, thread: int) -> None:
+        name = record_name(metadata)
+        if name not in CONSUMED:
+            return
+        with self._lock:
+            if self.tee is not None:
+                self._tee(metadata, payload, thread)
+            try:
+                self._dispatch(name, metadata, payload, thread)
+            except Exception as e:  # noqa: BLE001 - a parse bug must never break a compile
+                key = f"{name}: {type(e).__name__}"
+                if key not in self._errors:
+                    self._errors.add(key)
+                    self.sink.emit(
+                        ev.LogEmitted(
+                            run_id=self.run_id,
+                            level="warning",
+                            source="probe",
+                            message=f"trace probe could not read a {name} record: "
+                            f"{type(e).__name__}: {e}",
+                        )
+                    )
+
+    def ddp_buckets(self, cap: int | None, sizes: list[int], params: list[list[str]]) -> None:
+        """DDPOptimizer chose its buckets (worker/probes/ddp.py): they belong to the split
+        record that follows on this compile."""
+        with self._lock:
+            self._buckets = (cap, sizes, params)
+
+    def on_limit_warning(self, message: str) -> None:
+        parsed = parse_limit_warning(message)
+        if parsed is None:
+            return
+        function, limit = parsed
+        with self._lock:
+            self._limit_hit(function, limit, message.strip())
+
+    def new_generation(self, prefix: str) -> None:
+        """After torch._dynamo.reset(): torch restarts compile ids at 0/0, so later
+        ids get ``prefix`` to stay unique within the run."""
+        with self._lock:
+            self.flush()
+            self.prefix = prefix
+            self._open.clear()
+            self._backward.clear()
+
+    @property
+    def last_compile_id(self) -> str | None:
+        """The compile id of the newest record: the compile in progress."""
+        return self._last_cid
+
+    def snapshot(self) -> CompileCounts:
+        with self._lock:
+            return dataclasses.replace(self.counts, reasons=list(self.counts.reasons))
+
+    def nothing_compiled(self) -> ev.NothingCompiled | None:
+        """None once a frame made a graph; else what torch said of the refusal."""
+        with self._lock:
+            c = self.counts
+            if c.graphs:
+                return None
+            refused = self._refusal
+            brk = self._breaks.get(refused.compile_id if refused else None) or next(
+                iter(self._breaks.values()), None
+            )
+            return ev.NothingCompiled(
+                run_id=self.run_id,
+                frames=c.compiles + c.failures,
+                fail_type=refused.fail_type if refused else None,
+                fail_reason=refused.fail_reason if refused else None,
+                location=brk.location if brk else "",
+                hints=list(brk.hints) if brk else [],
+            )
+
+    def flush(self) -> None:
+        """Emit kernels still buffered (a compile that failed half way)."""
+        with self._lock:
+            if self.kernels is not None:
+                self.kernels.flush_all()
+
+    # Dispatch -----------------------------------------------------------------
+
+    def _cid(self, raw: Any) -> str | None:
+        """torch's compile id as dlcprof names it: with the generation prefix,
+        and as the backward's id while that compile's backward is compiling."""
+        if raw is None or raw == "None" or raw == "":
+            return None
+        cid = f"{self.prefix}{raw}"
+        return ev.backward_id(cid) if cid in self._backward else cid
+
+    def _record_cid(self, md: dict[str, Any]) -> str | None:
+        """The record's compile id, which names the compile in progress."""
+        cid = self._cid(compile_id_of(md))
+        if cid is not None:
+            self._last_cid = cid
+        return cid
+
+    def _dispatch(self, name: str, md: dict[str, Any], payload: str | None, thread: int) -> None:
+        if name == "chromium_event":
+            self._phase(parse_chromium(payload), md, thread)
+        else:
+            READERS[name](self, name, md, payload, self._record_cid(md))
+
+    # Readers ------------------------------------------------------------------
+
+    def _phase(self, d: dict[str, Any] | None, md: dict[str, Any], thread: int) -> None:
+        """A phase began or ended (torch's chromium event); it may carry its own compile id."""
+        if d and d.get("name") == BACKWARD_PHASE and d.get("ph") == "B":
+            raw = (d.get("args") or {}).get("compile_id") or compile_id_of(md)
+            if self._cid(raw) is not None:
+                self._backward.add(f"{self.prefix}{raw}")
+        md_cid = self._record_cid(md)
+        if not d or d.get("ph") not in ("B", "E") or "name" not in d or "ts" not in d:
+            return
+        name = str(d["name"])
+        ts = float(d["ts"]) / 1e6  # µs since the epoch -> s
+        args = d.get("args") or {}
+        # Pool-thread events carry no compile id: they belong to the compile in flight.
+        cid = self._cid(args.get("compile_id")) or md_cid or self._last_cid
+        key = (thread, name)
+        if d["ph"] == "B":
+            if self.autotune is not None:
+                self.autotune.phase_began(name)
+            self._open.setdefault(key, []).append((ts, cid))
+            self.sink.emit(
+                ev.PhaseStarted(run_id=self.run_id, compile_id=cid, name=name, thread=thread, t=ts)
+            )
+            return
+        stack = self._open.get(key)
+        if not stack:
+            return  # an End whose Begin came before the probe was installed
+        start, begin_cid = stack.pop()
+        cache_state = args.get("cache_state")
+        if self.autotune is not None:
+            self.autotune.phase_ended(name, thread, max(0.0, ts - start), cid or begin_cid)
+        self.sink.emit(
+            ev.PhaseEnded(
+                run_id=self.run_id,
+                compile_id=cid or begin_cid,
+                name=name,
+                thread=thread,
+                start_t=start,
+                duration_s=max(0.0, ts - start),
+                cache_state=str(cache_state) if cache_state else None,
+                t=ts,
+            )
+        )
+
+    def _compile_record(
+        self, name: str, md: dict[str, Any], payload: str | None, cid: str | None
+    ) -> None:
+        self._metrics(md.get(name) or {}, name == "bwd_compilation_metrics", md, cid)
+
+    def _metrics(
+        self, record: dict[str, Any], is_backward: bool, md: dict[str, Any], md_cid: str | None
+    ) -> None:
+        is_backward = is_backward or record.get("is_forward") is False
+        cid = self._cid(record.get("compile_id")) or md_cid or "?"
+        if is_backward:
+            self._backward.discard(cid.removesuffix(ev.BACKWARD))
+            cid = ev.backward_id(cid)
+        if self.kernels is not None:
+            self.kernels.flush(cid)  # kernels first, then the compile that made them
+        frame = cid.rsplit("/", 1)[0]
+        if record.get("co_name"):
+            self._frame_names[frame] = str(record["co_name"])
+        wall = compile_wall_s(record)
+        start = record.get("start_time")
+        if start is None and record.get("start_time_us") is not None:
+            start = float(record["start_time_us"]) / 1e6
+        fail_type = record.get("fail_type")
+        self.counts.wall_s += wall
+        if fail_type:
+            self.counts.failures += 1
+            self.failed_at = failed_at(record)
+        elif is_backward:
+            self.counts.backward_compiles += 1
+        else:
+            self.counts.compiles += 1
+            # No op count field (an older torch) counts as a graph: "nothing compiled"
+            # needs proof. A null one is a frame Dynamo skipped without a graph.
+            self.counts.graphs += record.get("graph_op_count", 1) not in (0, None)
+        metrics = {k: record[k] for k in METRIC_FIELDS if k in record}
+        finished = ev.CompileFinished(
+            run_id=self.run_id,
+            compile_id=cid,
+            wall_s=wall,
+            start_t=float(start) if start is not None else ev.now() - wall,
+            is_backward=is_backward,
+            recompile_reason=record.get("recompile_reason"),
+            fail_type=fail_type,
+            fail_reason=first_line(record.get("fail_reason")),
+            graph_op_count=record.get("graph_op_count"),
+            guard_count=record.get("guard_count"),
+            cache=combine_cache_states(self._cache.pop(cid, [])),
+            metrics=metrics,
+        )
+        if fail_type and not is_backward and self._refusal is None:
+            self._refusal = finished
+        graphs = self._inductor_graphs.pop(cid, 0)
+        if not is_backward:
+            self._ddp_split(cid, graphs)
+        self.sink.emit(finished)
+        if is_limit_failure(record):
+            function = self._frame_names.get(frame) or str(record.get("co_name") or "?")
+            self._limit_hit(function, None, str(record.get("fail_reason") or ""))
+
+    def _recompile(
+        self, name: str, md: dict[str, Any], payload: str | None, cid: str | None
+    ) -> None:
+        reasons = parse_recompile_reasons(payload)
+        if reasons:
+            self.counts.reasons.append(reasons[0])
+            self.sink.emit(
+                ev.RecompileTriggered(run_id=self.run_id, compile_id=cid, reason="; ".join(reasons))
+            )
+
+    def _graph_break(
+        self, name: str, md: dict[str, Any], payload: str | None, cid: str | None
+    ) -> None:
+        info = parse_graph_break(payload or "")
+        broken = ev.GraphBroken(
+            run_id=self.run_id,
+            compile_id=cid,
+            reason=info.reason,
+            location=info.location,
+            hints=info.hints,
+            detail=info.detail,
+        )
+        self._breaks.setdefault(cid, broken)
+        self.sink.emit(broken)
+
+    def _symbol(self, name: str, md: dict[str, Any], payload: str | None, cid: str | None) -> None:
+        d = md.get(name) or {}
+        symbol, source = str(d.get("symbol", "?")), str(d.get("source", ""))
+        # Dynamo creates each symbol again when it restarts the trace of a frame.
+        if (cid, symbol, source) in self._symbols:
+            return
+        self._symbols.add((cid, symbol, source))
+        self.sink.emit(
+            ev.DimMadeDynamic(run_id=self.run_id, compile_id=cid, symbol=symbol, source=source)
+        )
+
+    def _ddp_piece(
+        self, name: str, md: dict[str, Any], payload: str | None, cid: str | None
+    ) -> None:
+        if cid is None:
+            return
+        pieces = self._pieces.setdefault(cid, [])
+        if name == DDP_PIECE:
+            pieces.append(str((md.get(name) or {}).get("name") or f"submod_{len(pieces)}"))
+
+    def _cache_state(
+        self, name: str, md: dict[str, Any], payload: str | None, cid: str | None
+    ) -> None:
+        if cid is not None:
+            self._cache.setdefault(cid, []).append(name.rsplit("_", 1)[-1])
+
+    def _output_code(
+        self, name: str, md: dict[str, Any], payload: str | None, cid: str | None
+    ) -> None:
+        if cid is None:
+            return
+        # One per Inductor graph, hit or miss.
+        self._inductor_graphs[cid] = self._inductor_graphs.get(cid, 0) + 1
+        if self.kernels is not None:
+            self.kernels.output_code(cid, payload, (md.get(name) or {}).get("filename"))
+
+    def _post_grad(
+        self, name: str, md: dict[str, Any], payload: str | None, cid: str | None
+    ) -> None:
+        if cid is not None and self.kernels is not None:
+            self.kernels.post_grad(cid, payload)
+
+    def _dynamo_graph(
+        self, name: str, md: dict[str, Any], payload: str | None, cid: str | None
+    ) -> None:
+        if cid is not None and self.kernels is not None:
+            self.kernels.dynamo_graph(cid, payload)
+
+    def _node_mappings(
+        self, name: str, md: dict[str, Any], payload: str | None, cid: str | None
+    ) -> None:
+        if cid is not None and self.kernels is not None:
+            self.kernels.mappings(cid, payload)
+
+    def _kernel_stack_traces(
+        self, name: str, md: dict[str, Any], payload: str | None, cid: str | None
+    ) -> None:
+        if cid is not None and self.kernels is not None:
+            self.kernels.stack_traces(cid, payload)
+
+    def _ddp_split(self, cid: str, graphs: int) -> None:
+        """The split of this forward compile, if DDPOptimizer split it (before its
+        CompileFinished, so a view of the compile has it)."""
+        pieces = self._pieces.pop(cid, None)
+        buckets, self._buckets = self._buckets, None
+        if not pieces:
+            return
+        cap, sizes, params = buckets if buckets is not None else (None, [], [])
+        self.sink.emit(
+            ev.GraphSplitForDDP(
+                run_id=self.run_id,
+                compile_id=cid,
+                pieces=pieces,
+                forward_graphs=graphs,
+                bucket_cap_bytes=cap,
+                bucket_bytes=sizes if len(sizes) == len(pieces) else [],
+                bucket_params=params if len(params) == len(pieces) else [],
+            )
+        )
+
+    def _limit_hit(self, function: str, limit: int | None, message: str) -> None:
+        if function in self._limit_functions:
+            return
+        self._limit_functions.add(function)
+        self.counts.limit_hits += 1
+        if self.on_limit is not None:
+            self.on_limit()
+        self.sink.emit(
+            ev.RecompileLimitHit(
+                run_id=self.run_id, function=function, limit=limit, message=message
+            )
+        )
+
+    def _tee(self, md: dict[str, Any], payload: str | None, thread: int) -> None:
+        """Record what the dispatcher reads, minus bulk it never looks at."""
+        name = record_name(md)
+        if name == "chromium_event" and payload:
+            d = parse_chromium(payload) or {}
+            # End events of `dynamo` carry the whole compile record (configs included).
+            args = d.get("args") or {}
+            d["args"] = {
+                k: v
+                for k, v in args.items()
+                if v is None or isinstance(v, (int, float, bool)) or len(str(v)) <= 200
+            }
+            payload = json.dumps(d, separators=(",", ":"))
+        elif name.startswith("fx_graph_cache_"):
+            payload = None  # the cache key's components: kilobytes, unused
+        elif name in ("compilation_metrics", "bwd_compilation_metrics"):
+            record = md.get(name) or {}
+            md = dict(md)
+            md[name] = {k: v for k, v in record.items() if k in METRIC_FIELDS or k in _KEEP}
+        elif name == "create_symbol":
+            md = dict(md)  # the Python stacks it was created in: kilobytes, unused
+            md[name] = {k: v for k, v in (md.get(name) or {}).items() if "stack" not in k}
+        try:
+            self.tee.write(  # type: ignore[union-attr]
+                json.dumps({"metadata": md, "payload": payload, "thread": thread}, default=str)
+                + "\n"
+            )
+        except (OSError, ValueError):
+            self.tee = None
+
+
+Reader = Callable[[TraceDispatcher, str, dict[str, Any], str | None, str | None], None]
+# One reader per record name, given the record's name, metadata, payload and
+# compile id; phases (chromium events) are read apart, with their thread.
+READERS: dict[str, Reader] = {
+    "compilation_metrics": TraceDispatcher._compile_record,
+    "bwd_compilation_metrics": TraceDispatcher._compile_record,
+    "recompile_reasons": TraceDispatcher._recompile,
+    "dynamo_graph_break_reason": TraceDispatcher._graph_break,
+    "create_symbol": TraceDispatcher._symbol,
+    DDP_SPLIT: TraceDispatcher._ddp_piece,
+    DDP_PIECE: TraceDispatcher._ddp_piece,
+    "fx_graph_cache_hit": TraceDispatcher._cache_state,
+    "fx_graph_cache_miss": TraceDispatcher._cache_state,
+    "fx_graph_cache_bypass": TraceDispatcher._cache_state,
+    "inductor_output_code": TraceDispatcher._output_code,
+    "inductor_post_grad_graph": TraceDispatcher._post_grad,
+    "dynamo_output_graph": TraceDispatcher._dynamo_graph,
+    "inductor_provenance_tracking_node_mappings": TraceDispatcher._node_mappings,
+    "inductor_provenance_tracking_kernel_stack_traces": TraceDispatcher._kernel_stack_traces,
+}
+# Record names the dispatcher reads (also what the tee keeps for fixtures).
+CONSUMED = frozenset({"chromium_event", *READERS})

@@ -1,0 +1,274 @@
+"""Torch's structured-trace payloads, read: pure functions of a record's
+metadata and payload string, tested on payloads recorded from real runs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import sysconfig
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dlcprof.text import in_torch
+
+# compilation_metrics fields kept in CompileFinished.metrics (as torch names them).
+METRIC_FIELDS = (
+    "co_name",
+    "co_filename",
+    "co_firstlineno",
+    "frame_key",
+    "is_forward",
+    "start_time_us",
+    "end_time_us",
+    "duration_us",
+    "entire_frame_compile_time_s",
+    "backend_compile_time_s",
+    "inductor_compile_time_s",
+    "code_gen_time_s",
+    "triton_compile_time_us",
+    "compile_time_autotune_time_us",
+    "dynamo_cumulative_compile_time_us",
+    "aot_autograd_cumulative_compile_time_us",
+    "inductor_cumulative_compile_time_us",
+    "inductor_code_gen_cumulative_compile_time_us",
+    "backward_cumulative_compile_time_us",
+    "pre_grad_pass_time_us",
+    "joint_graph_pass_time_us",
+    "post_grad_pass_time_us",
+    "gc_time_us",
+    "guard_latency_us",
+    "structured_logging_overhead_s",
+    "dynamo_time_before_restart_s",
+    "restart_reasons",
+    "runtime_cudagraphify_time_us",
+    "runtime_triton_autotune_time_us",
+    "guard_count",
+    "shape_env_guard_count",
+    "graph_op_count",
+    "graph_node_count",
+    "graph_input_count",
+    "ir_count",
+    "num_graph_breaks",
+    "cache_size",
+    "accumulated_cache_size",
+    "recompile_reason",
+    "fail_type",
+    "fail_reason",
+    "fail_user_frame_filename",
+    "fail_user_frame_lineno",
+    "cudagraph_skip_reason",
+    "inductor_fx_local_cache_hit_count",
+    "inductor_fx_local_cache_miss_count",
+    "inductor_fx_remote_cache_hit_count",
+    "inductor_fx_remote_cache_miss_count",
+    "aotautograd_local_cache_hit_count",
+    "aotautograd_local_cache_miss_count",
+    "aotautograd_remote_cache_hit_count",
+    "aotautograd_remote_cache_miss_count",
+    "remote_cache_time_saved_s",
+    "triton_kernel_compile_times_us",
+    "non_compliant_ops",
+    "compliant_custom_ops",
+    "has_guarded_code",
+)
+
+# How torch's messages name the recompile limit (older torch: the cache size limit).
+_LIMIT_TEXT = ("recompile limit", "recompile_limit", "cache_size_limit", "cache size limit")
+
+
+def record_name(metadata: dict[str, Any]) -> str:
+    """The event name: the first key, or the artifact's name."""
+    if not metadata:
+        return ""
+    key = next(iter(metadata))
+    if key == "artifact":
+        art = metadata.get("artifact")
+        if isinstance(art, dict) and art.get("name"):
+            return str(art["name"])
+    return key
+
+
+def compile_id_of(metadata: dict[str, Any]) -> str | None:
+    """The compile id "frame/compile" from record metadata (the attempt is not part of it)."""
+    frame, comp = metadata.get("frame_id"), metadata.get("frame_compile_id")
+    if frame is None or comp is None:
+        return None
+    return f"{frame}/{comp}"
+
+
+@dataclass
+class GraphBreakInfo:
+    reason: str
+    location: str  # the innermost frame in the user's own code
+    hints: list[str] = field(default_factory=list)
+    detail: str = ""  # where Dynamo broke, when that is elsewhere (inside torch)
+
+
+_GB_AT_RE = re.compile(r"Graph break in user code at (.+):(\d+)\s*$", re.M)
+_GB_FILE_RE = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def _package_dir(name: str) -> str | None:
+    """Where a package is installed, found without importing it."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    return os.path.realpath(locations[0]) + os.sep if locations else None
+
+
+def _library_dirs() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    dirs = {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return tuple(d + os.sep for d in dirs)
+
+
+_TORCH_DIR = _package_dir("torch")
+_LIBRARY_DIRS = _library_dirs()
+# By name too, for tracebacks recorded on another machine.
+_HARNESS_RE = re.compile(r"[/\\]dlcprof[/\\](?!bundled[/\\])")
+_LIBRARY_RE = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
+
+
+def frame_owner(path: str) -> str:
+    """Whose code a traceback frame is in: "harness" (dlcprof's worker, the
+    interpreter), "torch", "library" (the standard library, installed
+    packages, the bundled workloads) or "user"."""
+    if path.startswith("<"):
+        return "harness"
+    real = os.path.realpath(path)
+    if _HARNESS_RE.search(real):
+        return "harness"
+    if (_TORCH_DIR is not None and real.startswith(_TORCH_DIR)) or in_torch(real):
+        return "torch"
+    return "library" if real.startswith(_LIBRARY_DIRS) or _LIBRARY_RE.search(real) else "user"
+
+
+def parse_graph_break(payload: str, owner: Callable[[str], str] = frame_owner) -> GraphBreakInfo:
+    """Reason, location and hints of a ``dynamo_graph_break_reason`` artifact.
+
+    Dynamo counts the frames it inlines as user code, so its own location for
+    a break inside ``opt.step()`` is torch/optim/optimizer.py. The location
+    given is the innermost frame of the user's traceback in the user's own
+    files (else in another library, e.g. transformers); Dynamo's is the detail.
+    """
+    text = payload or ""
+    m = _GB_AT_RE.search(text)
+    dynamo_at = f"{m.group(1)}:{m.group(2)}" if m else ""
+    user = text.split("User code traceback:", 1)
+    frames = _GB_FILE_RE.findall(user[1].split("\n\n", 1)[0]) if len(user) > 1 else []
+    location = ""
+    for wanted in ("user", "library"):
+        found = [f"{path}:{line}" for path, line in frames if owner(path) == wanted]
+        if found:
+            location = found[-1]
+            break
+    innermost = dynamo_at or (f"{frames[-1][0]}:{frames[-1][1]}" if frames else "")
+    location = location or innermost
+    detail = innermost if innermost != location else ""
+    reason = ""
+    if "Graph Break Reason:" in text:
+        after = text.split("Graph Break Reason:", 1)[1]
+        head = after.split("Explanation:", 1)[0] if "Explanation:" in after else after
+        lines = [ln.strip() for ln in head.splitlines() if ln.strip()]
+        # The last line before "Explanation:" is the break type ("Data-dependent
+        # branching", "Unsupported Tensor.backward() call"); the first line may
+        # be a generic "Encountered graph break when ...".
+        if lines:
+            reason = lines[-1] if "Explanation:" in after else lines[0]
+    if not reason:
+        reason = next((ln.strip() for ln in text.splitlines() if ln.strip()), "graph break")
+    hints = []
+    for ln in text.split("User code traceback:", 1)[0].splitlines():
+        s = ln.strip()
+        if s.startswith("Hint:"):
+            hints.append(s[len("Hint:") :].strip())
+    return GraphBreakInfo(reason=reason, location=location, hints=hints, detail=detail)
+
+
+def parse_recompile_reasons(payload: str | None) -> list[str]:
+    """One reason per failed cache entry; the payload is a JSON list or a bare line."""
+    if not payload:
+        return []
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        data = payload
+    if isinstance(data, list):
+        return [str(x) for x in data if str(x).strip()]
+    return [str(data).strip()] if str(data).strip() else []
+
+
+def parse_chromium(payload: str | None) -> dict[str, Any] | None:
+    if not payload:
+        return None
+    try:
+        d = json.loads(payload)
+    except ValueError:
+        return None
+    return d if isinstance(d, dict) else None
+
+
+def is_limit_failure(record: dict[str, Any]) -> bool:
+    reason = str(record.get("fail_reason") or "").lower()
+    return bool(record.get("fail_type")) and any(t in reason for t in _LIMIT_TEXT)
+
+
+_WARN_FN_RE = re.compile(r"function: '([^']+)'(?: \(([^)]*)\))?")
+_WARN_LIMIT_RE = re.compile(r"recompile_limit \((\d+)\)|cache_size_limit \((\d+)\)")
+
+
+def parse_limit_warning(message: str) -> tuple[str, int | None] | None:
+    """(function, limit) from dynamo's "hit config.recompile_limit" warning, else None."""
+    low = message.lower()
+    if not any(t in low for t in _LIMIT_TEXT):
+        return None
+    fn = _WARN_FN_RE.search(message)
+    lim = _WARN_LIMIT_RE.search(message)
+    limit = int(next(g for g in lim.groups() if g)) if lim else None
+    return (fn.group(1) if fn else "?", limit)
+
+
+def failed_at(record: dict[str, Any]) -> str:
+    """A failed compile's "file:line": torch's user frame of the failure, else the
+    first line of the function it was compiling; "" when the record names neither."""
+    for file, line in (
+        ("fail_user_frame_filename", "fail_user_frame_lineno"),
+        ("co_filename", "co_firstlineno"),
+    ):
+        if record.get(file) and record.get(line) is not None:
+            return f"{record[file]}:{record[line]}"
+    return ""
+
+
+def compile_wall_s(record: dict[str, Any]) -> float:
+    if record.get("duration_us") is not None:
+        return float(record["duration_us"]) / 1e6
+    for key in ("entire_frame_compile_time_s", "inductor_compile_time_s"):
+        if record.get(key) is not None:
+            return float(record[key])
+    return 0.0
+
+
+def combine_cache_states(states: list[str]) -> str | None:
+    if not states:
+        return None
+    if "miss" in states:
+        return "miss"
+    if all(s == "hit" for s in states):
+        return "hit"
+    return "bypass"
+
+
+def first_line(text: Any) -> str | None:
+    """The first line, plus the next when the first only introduces it ("... raised:")."""
+    lines = [ln.strip() for ln in str(text or "").splitlines() if ln.strip()]
+    if not lines:
+        return None
+    if lines[0].endswith(":") and len(lines) > 1:
+        return f"{lines[0]} {lines[1]}"
+    return lines[0]
