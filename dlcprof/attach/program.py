@@ -31,17 +31,15 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
 from dlcprof import events as ev
 from dlcprof import scratch
 from dlcprof.attach import BOOTSTRAP_DIR, EAGER_ENV, PACKAGE_ROOT, ROOT_ENV, SOCKET_ENV
 from dlcprof.attach.monitors import ProgramMonitors
 from dlcprof.attach.tree import Tree
+from dlcprof.bounded_output import BoundedOutput
 from dlcprof.signals import SIGNALS
-
-if TYPE_CHECKING:
-    from dlcprof.runner import _Output
 
 Emit = Callable[[ev.Event], None]
 # A process's run status when it ended without its exit hook (os._exit, a signal).
@@ -138,16 +136,14 @@ class AttachedProgram:
         # Captured output goes to files, not pipes: a detached program writes on
         # after dlcprof exits (a pipe would break under it), and the folder stays.
         self.output_dir: Path | None = None
-        self._outputs: list[tuple[BinaryIO, _Output]] = []
+        self._outputs: list[tuple[BinaryIO, BoundedOutput]] = []
         files: dict[str, BinaryIO] = {}
         if capture:
-            from dlcprof.runner import _Output  # the TUI's only: not on run --'s way to spawn
-
             self.output_dir = Path(tempfile.mkdtemp(prefix="dlcprof-program-"))
             for name in ("stdout", "stderr"):
                 path = self.output_dir / f"{name}.log"
                 files[name] = path.open("wb")
-                self._outputs.append((path.open("rb"), _Output(name)))
+                self._outputs.append((path.open("rb"), BoundedOutput(name)))
         try:
             self.proc = subprocess.Popen(
                 self.argv,
