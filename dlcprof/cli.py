@@ -369,38 +369,15 @@ def cmd_attach_run(args: argparse.Namespace, command: list[str]) -> int:
 def cmd_attach_tui(command: list[str], hotspots: bool = True) -> int:
     """The TUI on the user's program. A stop signal to dlcprof reaches the
     program too; after a detach the session is saved (the program runs on)."""
-    from dlcprof.attach.program import CommandError, check_command, exit_status
-    from dlcprof.engine import save_report
-    from dlcprof.report.errors import ReportError
-    from dlcprof.tui.attached import AttachedApp
+    from dlcprof.attach.program import CommandError, check_command
+    from dlcprof.tui.app import DlcprofApp
 
     try:
         check_command(command)
     except CommandError as e:
         _note(f"dlcprof: {e}")
         return e.exit_code
-    app = AttachedApp(command, hotspots=hotspots)
-    code = _run_app(app)
-    program = app.program
-    if program is None:
-        return code
-    if program.running and not app.detached:  # closed by a signal: the program stops too
-        signum = app.stops[0].signum if app.stops else None  # type: ignore[attr-defined]
-        if signum is not None:
-            program.forward(signum)
-            program.wait(10)
-        program.stop()
-        program.wait(10)
-    elif app.detached:
-        program.wait(10)  # its monitors let go of the program (py-spy) before dlcprof exits
-    app.fold_pending()
-    if app.detached:
-        try:
-            _note(f"dlcprof: the session is saved to {save_report(app.session).resolve()}")
-        except ReportError as e:
-            _error(f"the session could not be saved: {e}")
-        return EXIT_OK
-    return code if app.stops else exit_status(program.proc.returncode or 0)
+    return _run_app(DlcprofApp(command=command, hotspots=hotspots))
 
 
 def _error(message: str) -> None:
@@ -704,30 +681,29 @@ def cmd_tui(args: argparse.Namespace) -> int:
 
 def _run_app(app: DlcprofApp) -> int:
     """Run the TUI. A stop signal (SIGTERM, SIGHUP when the terminal closes)
-    closes it like q does, and then the session is saved, not lost."""
-    from dlcprof.engine import elsewhere, save_report
-    from dlcprof.report.errors import ReportError
+    closes it like q does, and then the session is saved, not lost; on an
+    attached program its controller ends the program and says the rest."""
     from dlcprof.signals import HANGUP, stop_on_signals
+    from dlcprof.tui.controller import save_after_stop
 
     # SIGHUP even under nohup: a TUI whose terminal hung up has nothing to show.
     with stop_on_signals(even_if_ignored=(HANGUP,)) as stops:
         app.stops = stops
         app.run()  # closing stops the live run and waits for its last events
-        if not stops:
+        stop = stops[0] if stops else None
+        if app.program is not None:
+            app.program.close(stop)
+            app.fold_pending()
+            code, line = app.program.finish(stop)
+        elif stop is None:
             return EXIT_OK
-        app.fold_pending()
-        if not app.session.events or app.replay:
-            return stops[0].exit_code
-        try:
-            saved = save_report(app.session)
-        except ReportError as first:
-            try:
-                saved = save_report(app.session, elsewhere(app.session))
-            except ReportError as e:
-                _error(f"{stops[0].said}: the session could not be saved ({first}; {e})")
-                return stops[0].exit_code
-        _note(f"dlcprof: {stops[0].said}: the session is saved to {saved.resolve()}")
-        return stops[0].exit_code
+        else:
+            app.fold_pending()
+            code = stop.exit_code
+            line = None if app.replay else save_after_stop(app.runs.engine, app.session, stop.said)
+        if line is not None:
+            _note(line)
+        return code
 
 
 def _default_target() -> str:

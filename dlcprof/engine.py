@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlcprof import events as ev
+from dlcprof.attach.program import AttachedProgram
 from dlcprof.monitors.process import Monitor, ProcessMonitors, monitors_on
 from dlcprof.runner import DEFAULT_IDLE_TIMEOUT_S, WorkerProcess
 from dlcprof.session import Session
@@ -197,9 +198,10 @@ def elsewhere(session: Session) -> Path:
 
 @dataclass
 class Engine:
-    """What a run controller works with: real ones by default, scripted in tests."""
+    """What the TUI's controllers work with: real ones by default, scripted in tests."""
 
     live_run: Callable[..., LiveRun] = LiveRun
+    program: Callable[..., AttachedProgram] = AttachedProgram  # an attached program, spawned
     standby: Callable[[], Standby] = Standby
     save: Callable[[Session, Path | None], Path] = save_report
     elsewhere: Callable[[Session], Path] = elsewhere

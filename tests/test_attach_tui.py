@@ -14,7 +14,7 @@ from test_attach import pyspy_on
 from test_tui_ranks import shown
 from textual.widgets import Static
 
-from dlcprof.tui.attached import AttachedApp
+from dlcprof.tui.app import DlcprofApp
 from dlcprof.tui.program_dialog import StopOrDetachScreen
 
 FAULTS = Path(__file__).parent / "programs" / "faults.py"
@@ -43,13 +43,15 @@ def _gone(pid: int, within_s: float) -> bool:
 async def test_live_program_then_detach(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     flag = tmp_path / "go"
     request.addfinalizer(flag.touch)  # the program ends even if the test fails half-way
-    app = AttachedApp([sys.executable, str(FAULTS), "survive", str(flag)], deterministic=True)
+    app = DlcprofApp(
+        command=[sys.executable, str(FAULTS), "survive", str(flag)], deterministic=True
+    )
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: any(r.compiles for r in app.session.runs.values()), 120)
         run = app.session.runs[app.selected_run_id or ""]
         assert run.process is not None and run.process.pid == app.session.program.pid
         assert app.worker_state()[0] in ("running", "compiling")
-        note = app.query_one("#program-note", Static)
+        note = app.query_one("#program", Static)
         await wait_for(pilot, lambda: "compiles took" in str(note.render()), 10)
         # The program decides its shapes: no "press s to sweep" in its Recompiles pane.
         body = shown(app.query_one("#recompiles-body", Static))
@@ -59,8 +61,8 @@ async def test_live_program_then_detach(tmp_path: Path, request: pytest.FixtureR
         await pilot.press("q")
         assert isinstance(app.screen, StopOrDetachScreen)
         await pilot.press("d")
-    assert app.detached
-    program = app.program
+    assert app.program is not None and app.program.detached
+    program = app.program.program
     assert program is not None and program.output_dir is not None
     assert not pyspy_on(program.pid, 10)  # dlcprof let go: py-spy stopped with it
     assert not _gone(program.pid, 0.5)  # detached: it runs on
@@ -70,7 +72,7 @@ async def test_live_program_then_detach(tmp_path: Path, request: pytest.FixtureR
 
 
 async def test_stop_from_the_dialog(tmp_path: Path) -> None:
-    app = AttachedApp([sys.executable, str(FAULTS), "signals"], deterministic=True)
+    app = DlcprofApp(command=[sys.executable, str(FAULTS), "signals"], deterministic=True)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: any(r.compiles for r in app.session.runs.values()), 120)
         await pilot.press("q")

@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from dlcprof import events as ev
 from dlcprof import scratch
@@ -40,6 +40,9 @@ from dlcprof.attach.monitors import ProgramMonitors
 from dlcprof.attach.tree import Tree
 from dlcprof.bounded_output import BoundedOutput
 from dlcprof.signals import SIGNALS
+
+if TYPE_CHECKING:
+    from dlcprof.session import Session
 
 Emit = Callable[[ev.Event], None]
 # A process's run status when it ended without its exit hook (os._exit, a signal).
@@ -81,6 +84,13 @@ def check_command(argv: Sequence[str], env: dict[str, str] | None = None) -> str
 def exit_status(returncode: int) -> int:
     """The status a shell reports: 128 + N for a program ended by signal N."""
     return 128 - returncode if returncode < 0 else returncode
+
+
+def exit_code(session: Session) -> int:
+    """What dlcprof exits with after the program: its own status, as a shell
+    reports it (1: its end never came in)."""
+    end = session.program_exit
+    return exit_status(end.returncode or 0) if end is not None else 1
 
 
 class AttachedProgram:

@@ -1,7 +1,11 @@
 """The dlcprof TUI: pick a workload, compile it in a worker, watch it live.
 
 The app lays out panes and routes keys; the runs themselves (queue, standby
-worker, cancel, save) belong to ``RunController``, which has no Textual in it.
+worker, cancel, save) belong to ``RunController``, and an attached program
+(``dlcprof -- CMD``: its start, stop, detach and end) to ``ProgramController``;
+neither has Textual in it. Which panes and keys a session offers is data
+(tui/panes.py, tui/actions.py): a replay has no worker, an attached program
+no workload, a job without ranks no rank keys.
 
 Threading: the engine calls ``emit`` from a background thread for every event.
 ``emit`` only appends to a deque (thread-safe, never blocks); a 20 Hz timer on
@@ -16,7 +20,7 @@ import dataclasses
 import os
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,7 +48,8 @@ from dlcprof.tui.messages import (
     WorkloadChosen,
     WorkloadRejected,
 )
-from dlcprof.tui.panes import AFFECTS, BY_NAME, PANES, REPAINTED
+from dlcprof.tui.panes import AFFECTS, BY_NAME, PANES, REPAINTED, Pane
+from dlcprof.tui.program_dialog import DETACH, STOP, StopOrDetachScreen
 from dlcprof.tui.screens import HelpScreen, KernelSourceScreen, PaperScreen, RanksScreen, SaveScreen
 from dlcprof.tui.view import View
 from dlcprof.tui.widgets.advice import AdviceScreen, Trials
@@ -57,8 +62,11 @@ from dlcprof.tui.widgets.workloads import WorkloadPicker
 
 if TYPE_CHECKING:
     from dlcprof.engine import Engine
+    from dlcprof.signals import Stopped
+    from dlcprof.tui.attached import ProgramController
 
 TICK_S = 1 / 20  # panes repaint at most this often
+PROGRAM_TICKS = 10  # an attached program's timeline moves with the clock: twice a second
 MAX_BATCH = 5000  # events folded per tick; the rest wait for the next one
 
 # What to do next, per failing stage: the second half of a one-line error.
@@ -87,7 +95,11 @@ class DlcprofApp(App[None]):
         start_standby: bool = True,
         deterministic: bool | None = None,
         engine: Engine | None = None,
+        command: Sequence[str] | None = None,
+        hotspots: bool = True,
     ) -> None:
+        """``command``: the TUI on that program (``dlcprof -- CMD``), started on
+        mount; ``hotspots`` False: no py-spy on its processes."""
         super().__init__()
         self.session = session if session is not None else Session()
         self.replay = replay
@@ -99,9 +111,13 @@ class DlcprofApp(App[None]):
         base = initial_settings(target, settings, self.session)
         self.target = base.target
         self._pending: deque[ev.Event] = deque()
-        self.runs = RunController(
-            self.session, self.emit, engine, standby=start_standby and not replay, settings=base
-        )
+        self.program: ProgramController | None = None
+        if command is not None:
+            from dlcprof.tui.attached import ProgramController
+
+            self.program = ProgramController(self.session, self.emit, command, hotspots, engine)
+        standby = start_standby and not replay and self.program is None
+        self.runs = RunController(self.session, self.emit, engine, standby=standby, settings=base)
         self._selected: str | None = latest.run_id if latest else None
         self._follow = True  # a new run gets selected as it starts
         self._notes: list[ev.LogEmitted] = []  # UI-side notes (bad path, save): not session data
@@ -111,7 +127,7 @@ class DlcprofApp(App[None]):
         self._standby_shown = False
         self._ticks = 0
         # Stop signals noted by dlcprof.signals (SIGTERM, SIGHUP, SIGINT): the tick exits.
-        self.stops: list[object] = []
+        self.stops: list[Stopped] = []
         self.trials = Trials()  # advice tried from the Advice screen, until they finish
 
     # --- layout -----------------------------------------------------------------
@@ -137,10 +153,23 @@ class DlcprofApp(App[None]):
         yield StatusBar(id="status")
         yield Footer()
 
+    def laid_out(self, p: Pane) -> bool:
+        """Whether this session has what pane ``p`` needs (a worker, a workload, a program)."""
+        if p.live_only and self.replay:
+            return False
+        return not (p.workload and self.program) and (not p.program or self.program is not None)
+
+    def offers(self, a: actions.Action) -> bool:
+        """Whether this session has what key ``a`` needs: a worker (not a
+        replay), a workload (not an attached program), the ranks of a job."""
+        if (not a.replay and self.replay) or (a.workload and self.program):
+            return False
+        return a.name not in actions.RANK_ACTIONS or self.has_ranks
+
     def _made(self, place: str) -> Iterable[Widget]:
         """The panes registered at ``place``, in registry order."""
         for p in PANES:
-            if p.place != place or (p.live_only and self.replay):
+            if p.place != place or not self.laid_out(p):
                 continue
             if p.name == "workloads":
                 yield WorkloadPicker(self.target, id=p.name)
@@ -153,8 +182,13 @@ class DlcprofApp(App[None]):
         self.set_interval(TICK_S, self._tick)
         # After the first frame: it imports the engine and starts a worker.
         self.call_after_refresh(self.runs.prepare_standby)
+        if self.program is not None:
+            self.program.start()
         self._repaint()
-        if not self.replay and self._home.query_one(WorkloadPicker).bundled_target:
+        if (
+            self.laid_out(BY_NAME["workloads"])
+            and self._home.query_one(WorkloadPicker).bundled_target
+        ):
             self._home.query_one("#workload-list").focus()
         else:
             self._home.query_one("#kernels-table").focus()
@@ -203,7 +237,7 @@ class DlcprofApp(App[None]):
             e = self._pending.popleft()
             self.runs.apply(e)
             self._dirty |= AFFECTS.get(type(e), frozenset())
-            self._react(e)
+            self.react(e)
         while self.runs.notices:
             notice = self.runs.notices.popleft()
             if notice.topic and notice.topic == self._message_topic:
@@ -220,16 +254,28 @@ class DlcprofApp(App[None]):
             self._dirty.add("status")
             if live_run is not None and live_run.open_phases and not self.deterministic:
                 self._dirty.add("phases")
+        if self.program is not None and self._ticks % PROGRAM_TICKS == 0:
+            self._dirty.add("program")
+            if self.program.running and not self.deterministic:
+                self._dirty |= {"ranks", "divergence"}  # the ranks' axis ends at now
         if self._dirty:
             self._repaint()
         self._flush_log()
 
-    def _react(self, e: ev.Event) -> None:
-        """Side effects beyond folding: selection, notifications, the sweep queue."""
+    def react(self, e: ev.Event) -> None:
+        """What one event does beyond its fold and repaint (the controllers
+        reacted in ``apply`` already): selection, notifications, closing."""
         if isinstance(e, ev.RunStarted) and self._follow:
             self._select(e.run_id)
-        elif isinstance(e, ev.ProcessAttached) and e.rank is not None:
-            self.refresh_bindings()  # the rank keys come into the footer
+        elif isinstance(e, ev.ProcessAttached):
+            if e.rank is not None:
+                self.refresh_bindings()  # the rank keys come into the footer
+            if self.program is not None and self._follow:
+                self._select(e.run_id)  # the newest process of the program
+        elif isinstance(e, ev.ProgramExited) and self.program is not None:
+            self.notify(e.message, timeout=10)
+            if self.program.ended(e):
+                self.exit()
         elif isinstance(e, ev.ErrorRaised):
             remedy = _REMEDY.get(e.stage, "details in Log")
             severity = "warning" if e.stage == "monitor" else "error"
@@ -300,7 +346,8 @@ class DlcprofApp(App[None]):
         """(state, detail) for the status bar."""
         if self.replay:
             return "replay", f"{len(self.session.runs)} run(s) from a saved session"
-        return self.runs.state(None if self.deterministic else time.time())
+        now = None if self.deterministic else time.time()
+        return self.program.state(now) if self.program is not None else self.runs.state(now)
 
     def _device_text(self) -> str:
         run = self.runs.live_run() or (self.session.runs.get(self._selected or ""))
@@ -394,11 +441,11 @@ class DlcprofApp(App[None]):
     # --- actions ----------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # A replay has no worker: hide its keys (the paper screen's r runs the plan again).
-        if self.replay and (action in actions.NOT_IN_REPLAY or action == "paper" and parameters):
+        a = actions.find(action, parameters)
+        if a is not None and not self.offers(a):
             return False
-        if action in actions.RANK_ACTIONS and not self.has_ranks:
-            return False
+        if self.replay and action == "paper" and parameters:
+            return False  # the paper screen's r runs the plan again: no worker in a replay
         return action not in actions.MAIN_SCREEN_ONLY or len(self.screen_stack) == 1
 
     def action_compile(self) -> None:
@@ -534,15 +581,31 @@ class DlcprofApp(App[None]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(workloads=self.program is None))
+
+    async def action_quit(self) -> None:
+        """Quit; while an attached program runs, ask first: stop it, or detach."""
+        program = self.program
+        if program is None or not program.running:
+            self.exit()
+            return
+
+        def chosen(choice: str | None) -> None:
+            if choice == STOP:
+                self.notify("stopping the program: Ctrl-C first, as in a terminal", timeout=5)
+                program.stop()
+            elif choice == DETACH:
+                program.detach()
+                self.exit()
+
+        self.push_screen(StopOrDetachScreen(program.words), chosen)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         for c in super().get_system_commands(screen):
             if c.title not in ("Quit", "Maximize", "Minimize"):  # ours have keys
                 yield c
         for a, title in actions.palette():
-            ranks_ok = a.name not in actions.RANK_ACTIONS or self.has_ranks
-            if (a.replay or not self.replay) and ranks_ok:
+            if self.offers(a):
                 yield SystemCommand(title, a.blurb, partial(self.run_action, a.action))
 
     # --- running ------------------------------------------------------------------------
