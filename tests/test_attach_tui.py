@@ -4,6 +4,7 @@ asks stop or detach; detach leaves the program running to its end."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -14,8 +15,10 @@ from test_attach import pyspy_on
 from test_tui_ranks import shown
 from textual.widgets import Static
 
+from dlcprof.report import load_session
 from dlcprof.tui.app import DlcprofApp
 from dlcprof.tui.program_dialog import StopOrDetachScreen
+from tests.proc_helpers import Terminal, dlcprof_argv
 
 FAULTS = Path(__file__).parent / "programs" / "faults.py"
 SIZE = (160, 48)
@@ -81,3 +84,21 @@ async def test_stop_from_the_dialog(tmp_path: Path) -> None:
     end = app.session.program_exit
     assert end is not None and end.returncode == 130  # KeyboardInterrupt in the program
     assert any("KeyboardInterrupt in the program" in lg.message for lg in app.session.logs)
+
+
+@pytest.mark.slow
+def test_a_signal_to_dlcprof_ends_the_program_then_saves_the_session(tmp_path: Path) -> None:
+    """SIGTERM to ``dlcprof -- CMD``: the program gets it too, and the session
+    saved after it ended holds its end."""
+    argv = dlcprof_argv("--", sys.executable, str(FAULTS), "signals")
+    term = Terminal(argv, tmp_path, {**os.environ, "TERM": "xterm-256color"})
+    deadline = time.monotonic() + 120
+    while b"compiles took" not in term.output and time.monotonic() < deadline:
+        time.sleep(0.1)
+    term.proc.send_signal(signal.SIGTERM)
+    assert term.proc.wait(60) == 128 + signal.SIGTERM
+    assert b"SIGTERM: the session is saved to" in term.output
+    (folder,) = (tmp_path / "dlcprof-reports").iterdir()
+    end = load_session(folder / "session.json").program_exit
+    assert end is not None and end.returncode == 128 + signal.SIGTERM
+    assert end.stopped_by == "SIGTERM"

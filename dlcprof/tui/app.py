@@ -154,15 +154,17 @@ class DlcprofApp(App[None]):
         yield Footer()
 
     def laid_out(self, p: Pane) -> bool:
-        """Whether this session has what pane ``p`` needs (a worker, a workload, a program)."""
-        if p.live_only and self.replay:
+        """Whether this session has what pane ``p`` needs: a worker (not a
+        replay), a workload (not an attached program), an attached program."""
+        attached = self.program is not None
+        if (p.live_only and self.replay) or (p.workload and attached):
             return False
-        return not (p.workload and self.program) and (not p.program or self.program is not None)
+        return attached or not p.program
 
     def offers(self, a: actions.Action) -> bool:
         """Whether this session has what key ``a`` needs: a worker (not a
         replay), a workload (not an attached program), the ranks of a job."""
-        if (not a.replay and self.replay) or (a.workload and self.program):
+        if (not a.replay and self.replay) or (a.workload and self.program is not None):
             return False
         return a.name not in actions.RANK_ACTIONS or self.has_ranks
 
