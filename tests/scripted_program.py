@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Callable, Sequence
 
 from program_helpers import compile_finished, program_started
 
@@ -18,7 +19,14 @@ class ScriptedProgram:
 
     instances: list[ScriptedProgram] = []
 
-    def __init__(self, argv, emit, output="inherit", hotspots=True, **_: object) -> None:  # type: ignore[no-untyped-def]
+    def __init__(
+        self,
+        argv: Sequence[str],
+        emit: Callable[[ev.Event], None],
+        output: str = "inherit",
+        hotspots: bool = True,
+        **_: object,
+    ) -> None:
         self.argv, self.emit, self.output, self.hotspots = list(argv), emit, output, hotspots
         self.pid = 7
         self.asked: list[str] = []

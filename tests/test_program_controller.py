@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import queue
 import signal
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ def started(engine: Engine) -> tuple[ProgramController, RunController, queue.Que
     return c, runs, inbox
 
 
-def saving_to(folder: Path, saved: list[Path | None]):  # type: ignore[no-untyped-def]
+def saving_to(folder: Path, saved: list[Path | None]) -> Callable[[Session, Path | None], Path]:
     def save(session: Session, directory: Path | None) -> Path:
         saved.append(directory)
         return folder
@@ -44,7 +45,9 @@ def saving_to(folder: Path, saved: list[Path | None]):  # type: ignore[no-untype
     return save
 
 
-def test_the_program_is_started_captured_and_shown_as_running(program) -> None:  # type: ignore[no-untyped-def]
+def test_the_program_is_started_captured_and_shown_as_running(
+    program: type[ScriptedProgram],
+) -> None:
     c, runs, inbox = started(Engine(program=program))
     (spawned,) = program.instances
     assert (spawned.argv, spawned.output, spawned.hotspots) == (
@@ -60,7 +63,7 @@ def test_the_program_is_started_captured_and_shown_as_running(program) -> None: 
     assert c.finish(None) == (3, None)  # its own status, nothing saved
 
 
-def test_stop_ends_the_program_and_then_the_tui(program) -> None:  # type: ignore[no-untyped-def]
+def test_stop_ends_the_program_and_then_the_tui(program: type[ScriptedProgram]) -> None:
     c, runs, inbox = started(Engine(program=program))
     c.stop()
     assert c.stopping
@@ -70,7 +73,9 @@ def test_stop_ends_the_program_and_then_the_tui(program) -> None:  # type: ignor
     assert c.finish(None) == (130, None)
 
 
-def test_detach_lets_go_and_saves_what_was_seen(program, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_detach_lets_go_and_saves_what_was_seen(
+    program: type[ScriptedProgram], tmp_path: Path
+) -> None:
     saved: list[Path | None] = []
     c, runs, inbox = started(Engine(program=program, save=saving_to(tmp_path, saved)))
     c.detach()
@@ -82,7 +87,9 @@ def test_detach_lets_go_and_saves_what_was_seen(program, tmp_path: Path) -> None
     assert saved == [None]
 
 
-def test_the_signal_that_closed_the_tui_reaches_the_program_first(program, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_signal_that_closed_the_tui_reaches_the_program_first(
+    program: type[ScriptedProgram], tmp_path: Path
+) -> None:
     saved: list[Path | None] = []
     c, runs, inbox = started(Engine(program=program, save=saving_to(tmp_path, saved)))
     stop = Stopped(signal.SIGTERM)
@@ -95,7 +102,9 @@ def test_the_signal_that_closed_the_tui_reaches_the_program_first(program, tmp_p
     assert c.session.program_exit.returncode == 128 + signal.SIGTERM  # saved after its end
 
 
-def test_a_save_that_fails_goes_elsewhere_then_says_both(program, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_save_that_fails_goes_elsewhere_then_says_both(
+    program: type[ScriptedProgram], tmp_path: Path
+) -> None:
     def refuse(session: Session, directory: Path | None) -> Path:
         raise OSError(f"cannot write {directory}")
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from scripted_program import ScriptedProgram
 from test_tui import SIZE, ScriptedLiveRun, scripted_run
+from textual.pilot import Pilot
 
 from dlcprof.engine import Engine
 from dlcprof.session import Session
@@ -29,20 +30,20 @@ NEED_A_WORKLOAD = {
 }
 
 
-def engine(tmp_path: Path, **kw) -> Engine:  # type: ignore[no-untyped-def]
+def engine(tmp_path: Path) -> Engine:
     """Scripted runs and program; a save that writes nothing."""
     live = type("Run", (ScriptedLiveRun,), {"instances": [], "hold": True})
     program = type("Program", (ScriptedProgram,), {"instances": []})
-    return Engine(live_run=live, program=program, save=lambda s, d: tmp_path, **kw)
+    return Engine(live_run=live, program=program, save=lambda s, d: tmp_path)
 
 
-def state(app: DlcprofApp) -> tuple[object, ...]:
+def state(app: DlcprofApp, said: list[str]) -> tuple[object, ...]:
     """What an action can change, as a key press's effect would show."""
     home = app.screen_stack[0]
     live = app.runs
     instances = len(getattr(live._engine, "live_run", ScriptedLiveRun).instances)
     return (
-        app.said,  # type: ignore[attr-defined]
+        len(said),
         type(app.screen).__name__,
         home.maximized,
         live.busy,
@@ -52,16 +53,17 @@ def state(app: DlcprofApp) -> tuple[object, ...]:
     )
 
 
-async def walk(app: DlcprofApp, pilot) -> tuple[list[str], list[str]]:  # type: ignore[no-untyped-def]
+async def walk(app: DlcprofApp, pilot: Pilot) -> tuple[list[str], list[str]]:
     """Run each of dlcprof's palette entries from the main screen, its focus on
     the kernels: (the titles listed, those that changed nothing)."""
+    said: list[str] = []
     notify = app.notify
 
-    def counted(*args, **kw) -> None:  # type: ignore[no-untyped-def]
-        app.said += 1  # type: ignore[attr-defined]
-        notify(*args, **kw)
+    def counted(message: str, *args: object, **kw: object) -> None:
+        said.append(message)
+        notify(message, *args, **kw)
 
-    app.said, app.notify = 0, counted  # type: ignore[attr-defined, method-assign]
+    setattr(app, "notify", counted)  # noqa: B010 - count every notification, however brief
     by_title = {title: a for a, title in actions.palette()}
     listed = [c for c in app.get_system_commands(app.screen) if c.title in by_title]
     idle = []
@@ -73,7 +75,7 @@ async def walk(app: DlcprofApp, pilot) -> tuple[list[str], list[str]]:  # type: 
             home.minimize()
         app.query_one("#kernels-table").focus()
         await pilot.pause(0.1)
-        before = state(app)
+        before = state(app, said)
         done = command.callback()
         if inspect.isawaitable(done):
             await done
@@ -85,7 +87,7 @@ async def walk(app: DlcprofApp, pilot) -> tuple[list[str], list[str]]:  # type: 
                 app.focused is pane or pane in app.focused.ancestors
             )
         else:
-            moved = state(app) != before
+            moved = state(app, said) != before
         if not moved:
             idle.append(command.title)
     return [c.title.split(" (")[0] for c in listed], idle

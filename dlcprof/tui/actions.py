@@ -35,6 +35,13 @@ class Action:
     def display(self) -> str:
         return _DISPLAY.get(self.key, self.key)
 
+    def offered(self, replay: bool, attached: bool, ranks: bool) -> bool:
+        """Whether a session has what this key needs: a worker (not a
+        ``replay``), a workload (not ``attached`` to a program), a job's ``ranks``."""
+        if (replay and not self.replay) or (attached and self.workload):
+            return False
+        return ranks or self.name not in RANK_ACTIONS
+
 
 _DISPLAY = {
     "escape": "esc",

@@ -1,11 +1,9 @@
 """The dlcprof TUI: pick a workload, compile it in a worker, watch it live.
 
 The app lays out panes and routes keys; the runs themselves (queue, standby
-worker, cancel, save) belong to ``RunController``, and an attached program
-(``dlcprof -- CMD``: its start, stop, detach and end) to ``ProgramController``;
-neither has Textual in it. Which panes and keys a session offers is data
-(tui/panes.py, tui/actions.py): a replay has no worker, an attached program
-no workload, a job without ranks no rank keys.
+worker, cancel, save) belong to ``RunController``, an attached program (its
+start, stop, detach, end) to ``ProgramController``: no Textual in either.
+Which panes and keys a session offers is data (tui/panes.py, tui/actions.py).
 
 Threading: the engine calls ``emit`` from a background thread for every event.
 ``emit`` only appends to a deque (thread-safe, never blocks); a 20 Hz timer on
@@ -39,7 +37,7 @@ from dlcprof.figures import rank_lanes as rl
 from dlcprof.figures.ranks import rank_runs
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings, SettingsError
-from dlcprof.tui import actions
+from dlcprof.tui import actions, focus
 from dlcprof.tui.controller import NotRunnable, RunController, initial_settings
 from dlcprof.tui.messages import (
     KernelChosen,
@@ -49,15 +47,15 @@ from dlcprof.tui.messages import (
     WorkloadRejected,
 )
 from dlcprof.tui.panes import AFFECTS, BY_NAME, PANES, REPAINTED, Pane
-from dlcprof.tui.program_dialog import DETACH, STOP, StopOrDetachScreen
+from dlcprof.tui.program_dialog import ask_stop_or_detach
 from dlcprof.tui.screens import HelpScreen, KernelSourceScreen, PaperScreen, RanksScreen, SaveScreen
-from dlcprof.tui.view import View
+from dlcprof.tui.view import View, on_cpu
 from dlcprof.tui.widgets.advice import AdviceScreen, Trials
 from dlcprof.tui.widgets.hotspots import HotspotsPane
 from dlcprof.tui.widgets.log import LogPane
 from dlcprof.tui.widgets.phases import PhasesPane
 from dlcprof.tui.widgets.settings_panel import SettingsPanel
-from dlcprof.tui.widgets.status_bar import StatusBar
+from dlcprof.tui.widgets.status_bar import StatusBar, device_words
 from dlcprof.tui.widgets.workloads import WorkloadPicker
 
 if TYPE_CHECKING:
@@ -154,19 +152,12 @@ class DlcprofApp(App[None]):
         yield Footer()
 
     def laid_out(self, p: Pane) -> bool:
-        """Whether this session has what pane ``p`` needs: a worker (not a
-        replay), a workload (not an attached program), an attached program."""
-        attached = self.program is not None
-        if (p.live_only and self.replay) or (p.workload and attached):
-            return False
-        return attached or not p.program
+        """Whether this session has what pane ``p`` needs (tui/panes.py)."""
+        return p.laid_out(self.replay, self.program is not None)
 
     def offers(self, a: actions.Action) -> bool:
-        """Whether this session has what key ``a`` needs: a worker (not a
-        replay), a workload (not an attached program), the ranks of a job."""
-        if (not a.replay and self.replay) or (a.workload and self.program is not None):
-            return False
-        return a.name not in actions.RANK_ACTIONS or self.has_ranks
+        """Whether this session has what key ``a`` needs (tui/actions.py)."""
+        return a.offered(self.replay, self.program is not None, self.has_ranks)
 
     def _made(self, place: str) -> Iterable[Widget]:
         """The panes registered at ``place``, in registry order."""
@@ -187,10 +178,8 @@ class DlcprofApp(App[None]):
         if self.program is not None:
             self.program.start()
         self._repaint()
-        if (
-            self.laid_out(BY_NAME["workloads"])
-            and self._home.query_one(WorkloadPicker).bundled_target
-        ):
+        picker = next(iter(self._home.query(WorkloadPicker)), None)
+        if picker is not None and picker.bundled_target:
             self._home.query_one("#workload-list").focus()
         else:
             self._home.query_one("#kernels-table").focus()
@@ -306,7 +295,7 @@ class DlcprofApp(App[None]):
             self.replay,
             live=self.runs.live_run(),
             notes=self._notes,
-            on_cpu=self._on_cpu(),
+            on_cpu=on_cpu(self.session, self.runs.live_run() or self.session.latest_run),
         )
 
     def _repaint(self) -> None:
@@ -336,31 +325,12 @@ class DlcprofApp(App[None]):
         if event.pane.id == "tab-log":
             self._flush_log()
 
-    def _on_cpu(self) -> bool | None:
-        run = self.runs.live_run() or self.session.latest_run
-        if run is not None and run.settings is not None:
-            return run.settings.device == "cpu"
-        if self.session.worker is not None:
-            return not self.session.worker.cuda_available
-        return None
-
     def worker_state(self) -> tuple[str, str]:
         """(state, detail) for the status bar."""
         if self.replay:
             return "replay", f"{len(self.session.runs)} run(s) from a saved session"
         now = None if self.deterministic else time.time()
         return self.program.state(now) if self.program is not None else self.runs.state(now)
-
-    def _device_text(self) -> str:
-        run = self.runs.live_run() or (self.session.runs.get(self._selected or ""))
-        if run is not None and run.settings is not None:
-            s = run.settings
-            return f"{s.device}: {s.device_name} · torch {s.torch_version}"
-        w = self.session.worker
-        if w is not None:
-            kind = "cuda" if w.cuda_available else "cpu"
-            return f"{kind}: {w.device_name} · torch {w.torch_version}"
-        return "device: known once a worker reports"
 
     def _paint_status(self, view: View) -> None:
         state, detail = self.worker_state()
@@ -369,9 +339,9 @@ class DlcprofApp(App[None]):
             detail = f"{rank} shown ([ ]) · {detail}" if detail else f"{rank} shown ([ ])"
         run = self.runs.live_run() or view.run
         watched = fo.short(run) if run is not None else None
-        self._home.query_one(StatusBar).show(
-            state, detail, self._device_text(), self._message, watched
-        )
+        shown = self.runs.live_run() or self.session.runs.get(self._selected or "")
+        device = device_words(self.session, shown)
+        self._home.query_one(StatusBar).show(state, detail, device, self._message, watched)
 
     # --- selection ------------------------------------------------------------------
 
@@ -390,35 +360,15 @@ class DlcprofApp(App[None]):
 
     def action_focus(self, name: str) -> None:
         """Go to a pane (its key in the registry): a tab is brought forward first."""
-        pane = BY_NAME[name]
-        if pane.place == "tab":
+        if BY_NAME[name].place == "tab":
             self.show_tab(name)
-        try:
-            widget = self._home.query_one(f"#{name}")
-        except NoMatches:
-            return  # not on this screen (the workload picker in a replay)
-        self.call_after_refresh(self._focus_inside, widget)
-
-    def _focus_inside(self, widget: Widget) -> None:
-        home = self._home
-        inside = (w for w in home.focus_chain if w is widget or widget in w.ancestors)
-        target = next(inside, None)
-        if target is not None:
-            home.set_focus(target)
+        widget = next(iter(self._home.query(f"#{name}")), None)
+        if widget is not None:  # None: not on this screen
+            self.call_after_refresh(focus.focus_inside, self._home, widget)
 
     def action_maximize(self) -> None:
         """The pane that holds the focus fills the screen; again restores it."""
-        home = self._home
-        if home.maximized is not None:
-            home.minimize()
-            return
-        focused = home.focused
-        if focused is None:
-            return
-        for w in (focused, *focused.ancestors):
-            if w.id == "tabs" or (w.id in BY_NAME and BY_NAME[w.id].place != "tab"):
-                home.maximized = w  # type: ignore[assignment]
-                return
+        focus.toggle_maximized(self._home)
 
     def on_run_chosen(self, message: RunChosen) -> None:
         latest = self.session.latest_run
@@ -587,20 +537,10 @@ class DlcprofApp(App[None]):
 
     async def action_quit(self) -> None:
         """Quit; while an attached program runs, ask first: stop it, or detach."""
-        program = self.program
-        if program is None or not program.running:
+        if self.program is None or not self.program.running:
             self.exit()
-            return
-
-        def chosen(choice: str | None) -> None:
-            if choice == STOP:
-                self.notify("stopping the program: Ctrl-C first, as in a terminal", timeout=5)
-                program.stop()
-            elif choice == DETACH:
-                program.detach()
-                self.exit()
-
-        self.push_screen(StopOrDetachScreen(program.words), chosen)
+        else:
+            ask_stop_or_detach(self, self.program)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         for c in super().get_system_commands(screen):

@@ -45,6 +45,13 @@ class Pane:
     workload: bool = False  # needs a workload: not on an attached program (it decides what runs)
     program: bool = False  # an attached program's own: only in its TUI
 
+    def laid_out(self, replay: bool, attached: bool) -> bool:
+        """Whether a session has what this pane needs: a worker (not a
+        ``replay``), a workload (not ``attached`` to a program), a program."""
+        if (self.live_only and replay) or (self.workload and attached):
+            return False
+        return attached or not self.program
+
 
 PANES: tuple[Pane, ...] = (
     Pane("program", ProgramPane, "Program", "side", program=True),
