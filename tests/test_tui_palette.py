@@ -8,7 +8,7 @@ import inspect
 from pathlib import Path
 
 from scripted_program import ScriptedProgram
-from test_tui import SIZE, ScriptedLiveRun, scripted_run
+from test_tui import SIZE, ScriptedLiveRun, scripted_run, text
 from textual.pilot import Pilot
 
 from dlcprof.engine import Engine
@@ -99,6 +99,15 @@ async def test_every_entry_of_an_attached_program_does_something(tmp_path: Path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause(0.2)
         assert app.session.program is not None and app.session.runs
+        # The footer and the help leave them out too.
+        assert not {"r", "m", "d", "f", "s", "a", "c", "escape", "P", "0"} & set(
+            app.active_bindings
+        )
+        await pilot.press("question_mark")
+        help_text = text(app.screen.query_one("#help-text"))
+        assert "save the session" in help_text and "9 Runs" in help_text
+        assert "compile and benchmark" not in help_text and "Workload" not in help_text
+        await pilot.press("escape")
         titles, idle = await walk(app, pilot)
         assert not NEED_A_WORKLOAD & set(titles), titles
         assert idle == []
