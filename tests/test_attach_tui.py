@@ -65,7 +65,7 @@ async def test_live_program_then_detach(tmp_path: Path, request: pytest.FixtureR
         assert isinstance(app.screen, StopOrDetachScreen)
         await pilot.press("d")
     assert app.program is not None and app.program.detached
-    program = app.program.program
+    program = app.program.spawned
     assert program is not None and program.output_dir is not None
     assert not pyspy_on(program.pid, 10)  # dlcprof let go: py-spy stopped with it
     assert not _gone(program.pid, 0.5)  # detached: it runs on

@@ -34,6 +34,8 @@ DETACH_WAIT_S = 5.0
 
 
 class ProgramController:
+    """The user's program in one TUI session, from its start to the exit code."""
+
     def __init__(
         self,
         session: Session,
@@ -47,7 +49,7 @@ class ProgramController:
         self.command = list(command)
         self.hotspots = hotspots  # py-spy on the program's processes (--no-hotspots: off)
         self._engine = engine
-        self.program: AttachedProgram | None = None
+        self.spawned: AttachedProgram | None = None  # the program, once started
         self.detached = False
         self.stopping = False  # the user chose stop: the TUI closes once the program ended
 
@@ -63,13 +65,13 @@ class ProgramController:
 
     def start(self) -> None:
         """Spawn the program, its output captured for the Log pane (CommandError: it cannot run)."""
-        self.program = self.engine.program(
+        self.spawned = self.engine.program(
             self.command, self.emit, output="capture", hotspots=self.hotspots
         )
 
     @property
     def running(self) -> bool:
-        return self.program is not None and self.session.program_exit is None
+        return self.spawned is not None and self.session.program_exit is None
 
     def state(self, now: float | None) -> tuple[str, str]:
         """(state, detail) for the status bar."""
@@ -80,18 +82,18 @@ class ProgramController:
     def stop(self) -> None:
         """Ctrl-C first, as in a terminal, then SIGTERM, then SIGKILL (a thread:
         each waits for the program); the TUI closes once it ended."""
-        if self.program is None:
+        if self.spawned is None:
             return
         self.stopping = True
-        threading.Thread(target=self.program.stop, name="dlcprof-stop", daemon=True).start()
+        threading.Thread(target=self.spawned.stop, name="dlcprof-stop", daemon=True).start()
 
     def detach(self) -> None:
         """Let go: the program runs on; its monitors stop and the last events come in."""
-        if self.program is None:
+        if self.spawned is None:
             return
         self.detached = True
-        self.program.detach()
-        self.program.wait(DETACH_WAIT_S)
+        self.spawned.detach()
+        self.spawned.wait(DETACH_WAIT_S)
 
     def ended(self, e: ev.Event) -> bool:
         """Whether ``e`` ends what the user chose to stop: the TUI closes then."""
@@ -102,7 +104,7 @@ class ProgramController:
     def close(self, stop: Stopped | None) -> None:
         """A program still running stops too, the signal that closed the TUI
         first; a detached one's monitors let go of it (py-spy) before dlcprof exits."""
-        program = self.program
+        program = self.spawned
         if program is None:
             return
         if program.running and not self.detached:
@@ -125,6 +127,6 @@ class ProgramController:
             return 0, f"dlcprof: the session is saved to {saved}"
         if stop is not None:
             return stop.exit_code, save_after_stop(self.engine, self.session, stop.said)
-        if self.program is None:
+        if self.spawned is None:
             return 0, None  # it never started
         return exit_code(self.session), None
