@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlcprof import events as ev
+from dlcprof.attach.program import AttachedProgram
 from dlcprof.monitors.process import Monitor, ProcessMonitors, monitors_on
 from dlcprof.runner import DEFAULT_IDLE_TIMEOUT_S, WorkerProcess
 from dlcprof.session import Session
@@ -141,6 +142,30 @@ class Standby:
             worker.cancel("standby closed")
 
 
+def follow(
+    inbox: queue.Queue[ev.Event],
+    on_event: Callable[[ev.Event | None], None],
+    until: type[ev.Event],
+    tick: Callable[[], None] = lambda: None,
+    poll_s: float = 0.1,
+) -> None:
+    """The one headless loop, for a workload's run and an attached program
+    alike: hand each event its threads put in ``inbox`` to ``on_event`` on
+    this thread, up to the first ``until`` (WorkerExited, ProgramExited);
+    ``on_event(None)`` when ``poll_s`` passed without one, ``tick()`` before
+    each wait (a stop to pass on)."""
+    while True:
+        tick()
+        try:
+            event = inbox.get(timeout=poll_s)
+        except queue.Empty:
+            on_event(None)
+            continue
+        on_event(event)
+        if isinstance(event, until):
+            return
+
+
 def run_headless(
     settings: RunSettings,
     on_event: Emit,
@@ -150,9 +175,10 @@ def run_headless(
     monitors: bool = True,
 ) -> str | None:
     """Run ``settings`` to its end, handing every event to ``on_event`` on this
-    thread; returns the run id. The worker (and its compiler children) is
-    stopped when ``stops`` fills (signals.stop_on_signals) and, whatever
-    happens, when this returns. ``monitors`` False: no device sampler, no py-spy."""
+    thread (``follow``); returns the run id. The worker (and its compiler
+    children) is stopped when ``stops`` fills (signals.stop_on_signals) and,
+    whatever happens, when this returns. ``monitors`` False: no device
+    sampler, no py-spy."""
     inbox: queue.Queue[ev.Event] = queue.Queue()
     live = LiveRun(
         settings,
@@ -162,19 +188,21 @@ def run_headless(
         monitors=monitors,
         profile=monitors,
     )
+    cancelling = False
+
+    def pass_stop_on() -> None:
+        nonlocal cancelling
+        if stops and not cancelling:
+            cancelling = True
+            live.cancel(f"stopped by {getattr(stops[0], 'said', 'a signal')}")
+
+    def each(event: ev.Event | None) -> None:
+        if event is not None:
+            on_event(event)
+
     try:
         live.start()
-        done = cancelling = False
-        while not done:
-            if stops and not cancelling:
-                cancelling = True
-                live.cancel(f"stopped by {getattr(stops[0], 'said', 'a signal')}")
-            try:
-                event = inbox.get(timeout=0.1)
-            except queue.Empty:
-                continue
-            done = isinstance(event, ev.WorkerExited)
-            on_event(event)
+        follow(inbox, each, ev.WorkerExited, pass_stop_on)
     finally:
         live.cancel("dlcprof stopped")  # never leave a worker behind, whatever went wrong
     return live.run_id
@@ -197,9 +225,10 @@ def elsewhere(session: Session) -> Path:
 
 @dataclass
 class Engine:
-    """What a run controller works with: real ones by default, scripted in tests."""
+    """What the TUI's controllers work with: real ones by default, scripted in tests."""
 
     live_run: Callable[..., LiveRun] = LiveRun
+    program: Callable[..., AttachedProgram] = AttachedProgram  # an attached program, spawned
     standby: Callable[[], Standby] = Standby
     save: Callable[[Session, Path | None], Path] = save_report
     elsewhere: Callable[[Session], Path] = elsewhere

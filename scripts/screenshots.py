@@ -160,10 +160,10 @@ async def shoot_live(out: Path) -> list[Path]:
 async def shoot_program(out: Path) -> list[Path]:
     """``dlcprof -- python examples/train_gpt2.py``: a real program, caught once
     its first compiles finished and it trains on, then stopped."""
-    from dlcprof.tui.attached import AttachedApp
+    from dlcprof.tui.app import DlcprofApp
 
     command = [sys.executable, str(ROOT / "examples" / "train_gpt2.py"), "--steps", "200"]
-    app = AttachedApp(command)
+    app = DlcprofApp(command=command)
     async with app.run_test(size=SIZE) as pilot:
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and not any(
@@ -181,9 +181,10 @@ async def shoot_program(out: Path) -> list[Path]:
         ):
             await pilot.pause(0.5)
         svg = Path(app.save_screenshot(str(out / "live-program.svg")))
-        assert app.program is not None
-        app.program.stop(grace_s=5)
-        app.program.wait(30)
+        program = app.program.spawned if app.program is not None else None
+        assert program is not None
+        program.stop(grace_s=5)
+        program.wait(30)
     return [svg]
 
 
@@ -191,12 +192,12 @@ async def shoot_ranks(out: Path) -> list[Path]:
     """``dlcprof -- torchrun --nproc-per-node 2 tests/programs/ddp_train.py
     --diverge-rank 1``: a real 2-rank job (gloo) where rank 1 alone changes its
     batch shape; its Ranks view, rank 1 shown, once the job ended."""
-    from dlcprof.tui.attached import AttachedApp
+    from dlcprof.tui.app import DlcprofApp
 
     script = ROOT / "tests" / "programs" / "ddp_train.py"
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
     command += ["--nproc-per-node", "2", str(script), "--diverge-rank", "1", "--steps", "6"]
-    app = AttachedApp(command)
+    app = DlcprofApp(command=command)
     async with app.run_test(size=SIZE) as pilot:
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline and app.session.program_exit is None:

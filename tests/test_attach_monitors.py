@@ -152,21 +152,25 @@ def test_the_monitors_are_imported_at_the_first_compile_not_before_the_program_s
 
 def test_no_hotspots_on_the_command_line_reaches_the_programs_monitors() -> None:
     from dlcprof.attach.program import AttachedProgram
-    from dlcprof.cli import _attach_parser
+    from dlcprof.cli.parser import attach_parser
 
-    assert _attach_parser().parse_args([]).hotspots
-    args = _attach_parser().parse_args(["--no-hotspots"])
+    assert attach_parser().parse_args([]).hotspots
+    args = attach_parser().parse_args(["--no-hotspots"])
     program = AttachedProgram(["true"], lambda e: None, output="capture", hotspots=args.hotspots)
     assert program.wait(30)
     assert not program.monitors.hotspots and program.monitors.device
 
 
 def test_the_tui_form_takes_no_hotspots_too(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import dlcprof.cli as cli
+    import dlcprof.cli.attach as attach
+    from dlcprof.cli import main
+    from dlcprof.cli.output import EXIT_USAGE
 
     seen: list[tuple[list[str], bool]] = []
-    monkeypatch.setattr(cli, "cmd_attach_tui", lambda cmd, hotspots: seen.append((cmd, hotspots)))
-    cli.main(["tui", "--no-hotspots", "--", "true"])
-    cli.main(["--", "true"])
+    monkeypatch.setattr(
+        attach, "cmd_attach_tui", lambda cmd, hotspots: seen.append((cmd, hotspots))
+    )
+    main(["tui", "--no-hotspots", "--", "true"])
+    main(["--", "true"])
     assert seen == [(["true"], False), (["true"], True)]
-    assert cli.main(["tui", "--bogus", "--", "true"]) == cli.EXIT_USAGE
+    assert main(["tui", "--bogus", "--", "true"]) == EXIT_USAGE

@@ -4,6 +4,7 @@ asks stop or detach; detach leaves the program running to its end."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -14,8 +15,10 @@ from test_attach import pyspy_on
 from test_tui_ranks import shown
 from textual.widgets import Static
 
-from dlcprof.tui.attached import AttachedApp
+from dlcprof.report import load_session
+from dlcprof.tui.app import DlcprofApp
 from dlcprof.tui.program_dialog import StopOrDetachScreen
+from tests.proc_helpers import Terminal, dlcprof_argv
 
 FAULTS = Path(__file__).parent / "programs" / "faults.py"
 SIZE = (160, 48)
@@ -43,13 +46,15 @@ def _gone(pid: int, within_s: float) -> bool:
 async def test_live_program_then_detach(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     flag = tmp_path / "go"
     request.addfinalizer(flag.touch)  # the program ends even if the test fails half-way
-    app = AttachedApp([sys.executable, str(FAULTS), "survive", str(flag)], deterministic=True)
+    app = DlcprofApp(
+        command=[sys.executable, str(FAULTS), "survive", str(flag)], deterministic=True
+    )
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: any(r.compiles for r in app.session.runs.values()), 120)
         run = app.session.runs[app.selected_run_id or ""]
         assert run.process is not None and run.process.pid == app.session.program.pid
         assert app.worker_state()[0] in ("running", "compiling")
-        note = app.query_one("#program-note", Static)
+        note = app.query_one("#program", Static)
         await wait_for(pilot, lambda: "compiles took" in str(note.render()), 10)
         # The program decides its shapes: no "press s to sweep" in its Recompiles pane.
         body = shown(app.query_one("#recompiles-body", Static))
@@ -59,8 +64,8 @@ async def test_live_program_then_detach(tmp_path: Path, request: pytest.FixtureR
         await pilot.press("q")
         assert isinstance(app.screen, StopOrDetachScreen)
         await pilot.press("d")
-    assert app.detached
-    program = app.program
+    assert app.program is not None and app.program.detached
+    program = app.program.spawned
     assert program is not None and program.output_dir is not None
     assert not pyspy_on(program.pid, 10)  # dlcprof let go: py-spy stopped with it
     assert not _gone(program.pid, 0.5)  # detached: it runs on
@@ -70,7 +75,7 @@ async def test_live_program_then_detach(tmp_path: Path, request: pytest.FixtureR
 
 
 async def test_stop_from_the_dialog(tmp_path: Path) -> None:
-    app = AttachedApp([sys.executable, str(FAULTS), "signals"], deterministic=True)
+    app = DlcprofApp(command=[sys.executable, str(FAULTS), "signals"], deterministic=True)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: any(r.compiles for r in app.session.runs.values()), 120)
         await pilot.press("q")
@@ -79,3 +84,21 @@ async def test_stop_from_the_dialog(tmp_path: Path) -> None:
     end = app.session.program_exit
     assert end is not None and end.returncode == 130  # KeyboardInterrupt in the program
     assert any("KeyboardInterrupt in the program" in lg.message for lg in app.session.logs)
+
+
+@pytest.mark.slow
+def test_a_signal_to_dlcprof_ends_the_program_then_saves_the_session(tmp_path: Path) -> None:
+    """SIGTERM to ``dlcprof -- CMD``: the program gets it too, and the session
+    saved after it ended holds its end."""
+    argv = dlcprof_argv("--", sys.executable, str(FAULTS), "signals")
+    term = Terminal(argv, tmp_path, {**os.environ, "TERM": "xterm-256color"})
+    deadline = time.monotonic() + 120
+    while b"compiles took" not in term.output and time.monotonic() < deadline:
+        time.sleep(0.1)
+    term.proc.send_signal(signal.SIGTERM)
+    assert term.proc.wait(60) == 128 + signal.SIGTERM
+    assert b"SIGTERM: the session is saved to" in term.output
+    (folder,) = (tmp_path / "dlcprof-reports").iterdir()
+    end = load_session(folder / "session.json").program_exit
+    assert end is not None and end.returncode == 128 + signal.SIGTERM
+    assert end.stopped_by == "SIGTERM"

@@ -261,15 +261,15 @@ def test_a_long_line_stays_one_line_off_a_terminal(monkeypatch) -> None:
     """An error naming a deep path, piped to a log: one line, not wrapped at the width."""
     import io
 
-    from dlcprof import cli
+    from dlcprof.cli.output import say
     from dlcprof.console import make_console
 
     monkeypatch.delenv("COLUMNS", raising=False)
     buf = io.StringIO()
     out = make_console(file=buf)
     line = "✗ workload /" + "deep/" * 60 + "m.py raised MemoryError (line 9, in build)"
-    cli._say(out, line)
-    cli._say(out, "[yellow]Ctrl-C: stopping the worker and its compiler children…[/]")
+    say(out, line)
+    say(out, "[yellow]Ctrl-C: stopping the worker and its compiler children…[/]")
     assert buf.getvalue().splitlines() == [
         line,
         "Ctrl-C: stopping the worker and its compiler children…",

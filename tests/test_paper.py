@@ -15,8 +15,10 @@ import pytest
 from conftest import load_fixture
 from paper_helpers import BENCHMARKS, FRESH, SWEEPS, paper_events
 
-from dlcprof import cli, text
 from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.cli import main
+from dlcprof.cli.output import EXIT_USAGE
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import graph_kind as fgk
@@ -97,7 +99,7 @@ def test_quick_sizes_spread_over_the_sizes_first_and_last_included():
     ],
 )
 def test_cli_bad_input_is_one_line_and_exit_2(argv, words, capsys):
-    assert cli.main(["paper", *argv]) == cli.EXIT_USAGE
+    assert main(["paper", *argv]) == EXIT_USAGE
     err = capsys.readouterr().err
     assert words in err and err.count("\n") == 1
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import random
 
-from dlcprof.runner import HEAD_LINES, MAX_LINE_BYTES, TAIL_LINES, _Output
+from dlcprof.bounded_output import HEAD_LINES, MAX_LINE_BYTES, TAIL_LINES, BoundedOutput
 
 
 def _feed(data: bytes, seed: int) -> list[str]:
     rng = random.Random(seed)
-    out = _Output("stdout")
+    out = BoundedOutput("stdout")
     messages = []
     i = 0
     while i < len(data):

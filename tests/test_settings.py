@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dlcprof.cli import _settings_from, build_parser
+from dlcprof.cli.parser import build_parser, settings_from
 from dlcprof.settings import OPTIONS, RunSettings, SettingsError, markdown_table, repro_command
 from dlcprof.tui.widgets.settings_panel import CHOICES, TOGGLES
 
@@ -48,7 +48,7 @@ def test_repro_command_parses_back_into_the_same_settings():
     argv = shlex.split(repro_command(s))
     assert argv[:3] == ["dlcprof", "run", "pointwise-chain"]
     args = build_parser().parse_args(argv[1:])
-    assert _settings_from(args, args.target) == s
+    assert settings_from(args, args.target) == s
 
 
 @pytest.mark.parametrize(
@@ -67,11 +67,12 @@ def test_bad_values_are_one_line_naming_the_flag(field, value, expect):
 
 
 def test_mode_all_is_one_run_per_mode_in_the_cli_and_no_tui_mode(capsys):
-    from dlcprof.cli import _run_queue, main
+    from dlcprof.cli import main
+    from dlcprof.cli.parser import run_queue
     from dlcprof.settings import MODES
 
     args = build_parser().parse_args(["run", "gelu-mlp", "--mode", "all", "--freezing"])
-    runs = _run_queue(args)
+    runs = run_queue(args)
     assert [r.mode for r in runs] == list(MODES)
     assert all(r.freezing and r.target == "gelu-mlp" for r in runs)
     # The TUI runs every mode with a key, not a flag; modes are Inductor's: one line, exit 2.

@@ -37,11 +37,12 @@ from dlcprof import events as ev
 from dlcprof import scratch
 from dlcprof.attach.tree import Tree
 from dlcprof.attach_contract import BOOTSTRAP_DIR, EAGER_ENV, PACKAGE_ROOT, ROOT_ENV, SOCKET_ENV
+from dlcprof.bounded_output import BoundedOutput
 from dlcprof.monitors.program import ProgramMonitors
 from dlcprof.signals import SIGNALS
 
 if TYPE_CHECKING:
-    from dlcprof.runner import _Output
+    from dlcprof.session import Session
 
 Emit = Callable[[ev.Event], None]
 # A process's run status when it ended without its exit hook (os._exit, a signal).
@@ -83,6 +84,13 @@ def check_command(argv: Sequence[str], env: dict[str, str] | None = None) -> str
 def exit_status(returncode: int) -> int:
     """The status a shell reports: 128 + N for a program ended by signal N."""
     return 128 - returncode if returncode < 0 else returncode
+
+
+def exit_code(session: Session) -> int:
+    """What dlcprof exits with after the program: its own status, as a shell
+    reports it (1: its end never came in)."""
+    end = session.program_exit
+    return exit_status(end.returncode or 0) if end is not None else 1
 
 
 class AttachedProgram:
@@ -138,16 +146,14 @@ class AttachedProgram:
         # Captured output goes to files, not pipes: a detached program writes on
         # after dlcprof exits (a pipe would break under it), and the folder stays.
         self.output_dir: Path | None = None
-        self._outputs: list[tuple[BinaryIO, _Output]] = []
+        self._outputs: list[tuple[BinaryIO, BoundedOutput]] = []
         files: dict[str, BinaryIO] = {}
         if capture:
-            from dlcprof.runner import _Output  # the TUI's only: not on run --'s way to spawn
-
             self.output_dir = Path(tempfile.mkdtemp(prefix="dlcprof-program-"))
             for name in ("stdout", "stderr"):
                 path = self.output_dir / f"{name}.log"
                 files[name] = path.open("wb")
-                self._outputs.append((path.open("rb"), _Output(name)))
+                self._outputs.append((path.open("rb"), BoundedOutput(name)))
         try:
             self.proc = subprocess.Popen(
                 self.argv,

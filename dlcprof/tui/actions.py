@@ -1,5 +1,6 @@
 """Every key of the main screen, once: the footer, the command palette, the
-help screen and what a replay allows are all read from ``ACTIONS``."""
+help screen, what a replay allows and what an attached program allows are
+all read from ``ACTIONS``."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass
 
 from rich.table import Table
 from rich.text import Text
+from textual.actions import parse
 from textual.binding import Binding
 
 from dlcprof.tui.panes import FOCUSABLE
@@ -22,6 +24,7 @@ class Action:
     help: str  # the help screen's line ("" for a second key of the row above)
     replay: bool  # allowed in a replay of a saved session (no worker there)
     footer: bool = True
+    workload: bool = False  # needs a workload: not on an attached program (it decides what runs)
 
     @property
     def name(self) -> str:
@@ -31,6 +34,13 @@ class Action:
     @property
     def display(self) -> str:
         return _DISPLAY.get(self.key, self.key)
+
+    def offered(self, replay: bool, attached: bool, ranks: bool) -> bool:
+        """Whether a session has what this key needs: a worker (not a
+        ``replay``), a workload (not ``attached`` to a program), a job's ``ranks``."""
+        if (replay and not self.replay) or (attached and self.workload):
+            return False
+        return ranks or self.name not in RANK_ACTIONS
 
 
 _DISPLAY = {
@@ -49,6 +59,7 @@ _MAIN: tuple[Action, ...] = (
         "Compile and benchmark",
         "compile and benchmark the workload with the settings on the left",
         replay=False,
+        workload=True,
     ),
     Action(
         "m",
@@ -58,6 +69,7 @@ _MAIN: tuple[Action, ...] = (
         "Next Inductor mode",
         "cycle the Inductor mode",
         replay=False,
+        workload=True,
     ),
     Action(
         "d",
@@ -67,6 +79,7 @@ _MAIN: tuple[Action, ...] = (
         "auto / true / false",
         "cycle dynamic shapes (auto / true / false)",
         replay=False,
+        workload=True,
     ),
     Action(
         "f",
@@ -77,6 +90,7 @@ _MAIN: tuple[Action, ...] = (
         "freezing off / on (CPU inference; lets max-autotune tune CPU matmuls)",
         replay=False,
         footer=False,
+        workload=True,
     ),
     Action(
         "s",
@@ -86,6 +100,7 @@ _MAIN: tuple[Action, ...] = (
         "Static vs dynamic shapes",
         "shape sweep: the workload's sizes static, then dynamic; compares their costs",
         replay=False,
+        workload=True,
     ),
     Action(
         "a",
@@ -95,6 +110,7 @@ _MAIN: tuple[Action, ...] = (
         "Every Inductor mode side by side",
         "every Inductor mode, one run each, side by side in the Modes tab",
         replay=False,
+        workload=True,
     ),
     Action(
         "c",
@@ -104,8 +120,11 @@ _MAIN: tuple[Action, ...] = (
         "Kill the worker, keep data",
         "cancel: kill the worker, keep what was captured",
         replay=False,
+        workload=True,
     ),
-    Action("escape", "cancel(True)", "Cancel", "", "", "", replay=False, footer=False),
+    Action(
+        "escape", "cancel(True)", "Cancel", "", "", "", replay=False, footer=False, workload=True
+    ),
     Action(
         "ctrl+s",
         "save",
@@ -133,6 +152,7 @@ _MAIN: tuple[Action, ...] = (
         "arXiv 2611.04273's findings, measured here",
         "arXiv 2611.04273's findings beside this machine's (runs the quick set first)",
         replay=True,
+        workload=True,
     ),
     Action(
         "A",
@@ -196,11 +216,13 @@ _MAIN: tuple[Action, ...] = (
 _BY_KEY = sorted(FOCUSABLE, key=lambda p: (p.key == "0", p.key))  # 1…9, then 0
 
 
-def _focus_help() -> str:
-    """The focus keys in one line: the tabs as one range."""
-    tabs = [p.key for p in _BY_KEY if p.place == "tab"]
-    named = [f"{p.key} {p.title}" for p in _BY_KEY if p.place != "tab"]
-    at = next(i for i, p in enumerate(_BY_KEY) if p.place == "tab")
+def _focus_help(workloads: bool = True) -> str:
+    """The focus keys in one line: the tabs as one range (``workloads`` False:
+    without the panes that need one)."""
+    panes = [p for p in _BY_KEY if workloads or not p.workload]
+    tabs = [p.key for p in panes if p.place == "tab"]
+    named = [f"{p.key} {p.title}" for p in panes if p.place != "tab"]
+    at = next(i for i, p in enumerate(panes) if p.place == "tab")
     named.insert(at, f"{tabs[0]}-{tabs[-1]} the tabs")
     return "go to a pane: " + ", ".join(named)
 
@@ -214,8 +236,9 @@ _FOCUS: tuple[Action, ...] = tuple(
         f"Go to {p.title}",
         "Focus this pane",
         _FOCUS_HELP if i == 0 else "",
-        replay=True,
+        replay=not p.live_only,
         footer=False,
+        workload=p.workload,
     )
     for i, p in enumerate(_BY_KEY)
 )
@@ -244,8 +267,6 @@ _END: tuple[Action, ...] = (
 
 ACTIONS: tuple[Action, ...] = _MAIN + _FOCUS + _END
 
-# What a replay refuses: the actions that need a worker.
-NOT_IN_REPLAY = frozenset(a.name for a in ACTIONS if not a.replay)
 # What needs the ranks of a torchrun job: off (and out of the footer) without them.
 RANK_ACTIONS = frozenset({"ranks", "step_rank"})
 # What acts on the main screen's panes: off while another screen is on top.
@@ -259,11 +280,22 @@ def bindings() -> list[Binding]:
     ]
 
 
-def _grouped(field: str) -> list[tuple[Action, str]]:
+def find(name: str, parameters: tuple[object, ...]) -> Action | None:
+    """The row of a key's action (what check_action gets): the one with these
+    arguments, else the first of that name (the paper screen's r: paper(True))."""
+    named = [a for a in ACTIONS if a.name == name]
+    exact = [a for a in named if parse(a.action)[2] == parameters]
+    return (exact or named or [None])[0]
+
+
+def _grouped(field: str, workloads: bool = True) -> list[tuple[Action, str]]:
     """(row, its keys) for each row with ``field`` set; a row without it is
-    another key of the row above, and a run of digits reads as one range."""
+    another key of the row above, and a run of digits reads as one range.
+    ``workloads`` False: without the rows that need one (an attached program)."""
     groups: list[tuple[Action, list[str]]] = []
     for a in ACTIONS:
+        if a.workload and not workloads:
+            continue
         if getattr(a, field):
             groups.append((a, [a.display]))
         else:
@@ -276,9 +308,13 @@ def palette() -> list[tuple[Action, str]]:
     return [(a, f"{a.title} ({keys})") for a, keys in _grouped("title")]
 
 
-def help_rows() -> list[tuple[str, str]]:
-    """The help screen's lines: (keys, what they do)."""
-    return [(keys, a.help) for a, keys in _grouped("help")]
+def help_rows(workloads: bool = True) -> list[tuple[str, str]]:
+    """The help screen's lines: (keys, what they do); ``workloads`` False: on
+    an attached program, without the keys that run a workload."""
+    return [
+        (keys, _focus_help(workloads) if a.name == "focus" else a.help)
+        for a, keys in _grouped("help", workloads)
+    ]
 
 
 def _keys(keys: list[str]) -> str:
@@ -287,11 +323,11 @@ def _keys(keys: list[str]) -> str:
     return " / ".join(keys)
 
 
-def help_table() -> Table:
+def help_table(workloads: bool = True) -> Table:
     """The keys, aligned: each line wraps inside its own column."""
     t = Table.grid(padding=(0, 2))
     t.add_column(no_wrap=True, style="bold")
     t.add_column()
-    for keys, line in help_rows():
+    for keys, line in help_rows(workloads):
         t.add_row(keys, Text(line))
     return t

@@ -1,7 +1,9 @@
 """The dlcprof TUI: pick a workload, compile it in a worker, watch it live.
 
 The app lays out panes and routes keys; the runs themselves (queue, standby
-worker, cancel, save) belong to ``RunController``, which has no Textual in it.
+worker, cancel, save) belong to ``RunController``, an attached program (its
+start, stop, detach, end) to ``ProgramController``: no Textual in either.
+Which panes and keys a session offers is data (tui/panes.py, tui/actions.py).
 
 Threading: the engine calls ``emit`` from a background thread for every event.
 ``emit`` only appends to a deque (thread-safe, never blocks); a 20 Hz timer on
@@ -16,7 +18,7 @@ import dataclasses
 import os
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,7 +37,7 @@ from dlcprof.figures.job import lanes as rl
 from dlcprof.figures.job.ranks import rank_runs
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings, SettingsError
-from dlcprof.tui import actions
+from dlcprof.tui import actions, focus
 from dlcprof.tui.controller import NotRunnable, RunController, initial_settings
 from dlcprof.tui.messages import (
     KernelChosen,
@@ -44,21 +46,25 @@ from dlcprof.tui.messages import (
     WorkloadChosen,
     WorkloadRejected,
 )
-from dlcprof.tui.panes import AFFECTS, BY_NAME, PANES, REPAINTED
+from dlcprof.tui.panes import AFFECTS, BY_NAME, PANES, REPAINTED, Pane
+from dlcprof.tui.program_dialog import ask_stop_or_detach
 from dlcprof.tui.screens import HelpScreen, KernelSourceScreen, PaperScreen, RanksScreen, SaveScreen
-from dlcprof.tui.view import View
+from dlcprof.tui.view import View, on_cpu
 from dlcprof.tui.widgets.advice import AdviceScreen, Trials
 from dlcprof.tui.widgets.hotspots import HotspotsPane
 from dlcprof.tui.widgets.log import LogPane
 from dlcprof.tui.widgets.phases import PhasesPane
 from dlcprof.tui.widgets.settings_panel import SettingsPanel
-from dlcprof.tui.widgets.status_bar import StatusBar
+from dlcprof.tui.widgets.status_bar import StatusBar, device_words
 from dlcprof.tui.widgets.workloads import WorkloadPicker
 
 if TYPE_CHECKING:
     from dlcprof.engine import Engine
+    from dlcprof.signals import Stopped
+    from dlcprof.tui.attached import ProgramController
 
 TICK_S = 1 / 20  # panes repaint at most this often
+PROGRAM_TICKS = 10  # an attached program's timeline moves with the clock: twice a second
 MAX_BATCH = 5000  # events folded per tick; the rest wait for the next one
 
 # What to do next, per failing stage: the second half of a one-line error.
@@ -87,7 +93,11 @@ class DlcprofApp(App[None]):
         start_standby: bool = True,
         deterministic: bool | None = None,
         engine: Engine | None = None,
+        command: Sequence[str] | None = None,
+        hotspots: bool = True,
     ) -> None:
+        """``command``: the TUI on that program (``dlcprof -- CMD``), started on
+        mount; ``hotspots`` False: no py-spy on its processes."""
         super().__init__()
         self.session = session if session is not None else Session()
         self.replay = replay
@@ -99,9 +109,13 @@ class DlcprofApp(App[None]):
         base = initial_settings(target, settings, self.session)
         self.target = base.target
         self._pending: deque[ev.Event] = deque()
-        self.runs = RunController(
-            self.session, self.emit, engine, standby=start_standby and not replay, settings=base
-        )
+        self.program: ProgramController | None = None
+        if command is not None:
+            from dlcprof.tui.attached import ProgramController
+
+            self.program = ProgramController(self.session, self.emit, command, hotspots, engine)
+        standby = start_standby and not replay and self.program is None
+        self.runs = RunController(self.session, self.emit, engine, standby=standby, settings=base)
         self._selected: str | None = latest.run_id if latest else None
         self._follow = True  # a new run gets selected as it starts
         self._notes: list[ev.LogEmitted] = []  # UI-side notes (bad path, save): not session data
@@ -111,7 +125,7 @@ class DlcprofApp(App[None]):
         self._standby_shown = False
         self._ticks = 0
         # Stop signals noted by dlcprof.signals (SIGTERM, SIGHUP, SIGINT): the tick exits.
-        self.stops: list[object] = []
+        self.stops: list[Stopped] = []
         self.trials = Trials()  # advice tried from the Advice screen, until they finish
 
     # --- layout -----------------------------------------------------------------
@@ -137,10 +151,18 @@ class DlcprofApp(App[None]):
         yield StatusBar(id="status")
         yield Footer()
 
+    def laid_out(self, p: Pane) -> bool:
+        """Whether this session has what pane ``p`` needs (tui/panes.py)."""
+        return p.laid_out(self.replay, self.program is not None)
+
+    def offers(self, a: actions.Action) -> bool:
+        """Whether this session has what key ``a`` needs (tui/actions.py)."""
+        return a.offered(self.replay, self.program is not None, self.has_ranks)
+
     def _made(self, place: str) -> Iterable[Widget]:
         """The panes registered at ``place``, in registry order."""
         for p in PANES:
-            if p.place != place or (p.live_only and self.replay):
+            if p.place != place or not self.laid_out(p):
                 continue
             if p.name == "workloads":
                 yield WorkloadPicker(self.target, id=p.name)
@@ -153,8 +175,11 @@ class DlcprofApp(App[None]):
         self.set_interval(TICK_S, self._tick)
         # After the first frame: it imports the engine and starts a worker.
         self.call_after_refresh(self.runs.prepare_standby)
+        if self.program is not None:
+            self.program.start()
         self._repaint()
-        if not self.replay and self._home.query_one(WorkloadPicker).bundled_target:
+        picker = next(iter(self._home.query(WorkloadPicker)), None)
+        if picker is not None and picker.bundled_target:
             self._home.query_one("#workload-list").focus()
         else:
             self._home.query_one("#kernels-table").focus()
@@ -203,7 +228,7 @@ class DlcprofApp(App[None]):
             e = self._pending.popleft()
             self.runs.apply(e)
             self._dirty |= AFFECTS.get(type(e), frozenset())
-            self._react(e)
+            self.react(e)
         while self.runs.notices:
             notice = self.runs.notices.popleft()
             if notice.topic and notice.topic == self._message_topic:
@@ -220,16 +245,28 @@ class DlcprofApp(App[None]):
             self._dirty.add("status")
             if live_run is not None and live_run.open_phases and not self.deterministic:
                 self._dirty.add("phases")
+        if self.program is not None and self._ticks % PROGRAM_TICKS == 0:
+            self._dirty.add("program")
+            if self.program.running and not self.deterministic:
+                self._dirty |= {"ranks", "divergence"}  # the ranks' axis ends at now
         if self._dirty:
             self._repaint()
         self._flush_log()
 
-    def _react(self, e: ev.Event) -> None:
-        """Side effects beyond folding: selection, notifications, the sweep queue."""
+    def react(self, e: ev.Event) -> None:
+        """What one event does beyond its fold and repaint (the controllers
+        reacted in ``apply`` already): selection, notifications, closing."""
         if isinstance(e, ev.RunStarted) and self._follow:
             self._select(e.run_id)
-        elif isinstance(e, ev.ProcessAttached) and e.rank is not None:
-            self.refresh_bindings()  # the rank keys come into the footer
+        elif isinstance(e, ev.ProcessAttached):
+            if e.rank is not None:
+                self.refresh_bindings()  # the rank keys come into the footer
+            if self.program is not None and self._follow:
+                self._select(e.run_id)  # the newest process of the program
+        elif isinstance(e, ev.ProgramExited) and self.program is not None:
+            self.notify(e.message, timeout=10)
+            if self.program.ended(e):
+                self.exit()
         elif isinstance(e, ev.ErrorRaised):
             remedy = _REMEDY.get(e.stage, "details in Log")
             severity = "warning" if e.stage == "monitor" else "error"
@@ -258,7 +295,7 @@ class DlcprofApp(App[None]):
             self.replay,
             live=self.runs.live_run(),
             notes=self._notes,
-            on_cpu=self._on_cpu(),
+            on_cpu=on_cpu(self.session, self.runs.live_run() or self.session.latest_run),
         )
 
     def _repaint(self) -> None:
@@ -288,30 +325,12 @@ class DlcprofApp(App[None]):
         if event.pane.id == "tab-log":
             self._flush_log()
 
-    def _on_cpu(self) -> bool | None:
-        run = self.runs.live_run() or self.session.latest_run
-        if run is not None and run.settings is not None:
-            return run.settings.device == "cpu"
-        if self.session.worker is not None:
-            return not self.session.worker.cuda_available
-        return None
-
     def worker_state(self) -> tuple[str, str]:
         """(state, detail) for the status bar."""
         if self.replay:
             return "replay", f"{len(self.session.runs)} run(s) from a saved session"
-        return self.runs.state(None if self.deterministic else time.time())
-
-    def _device_text(self) -> str:
-        run = self.runs.live_run() or (self.session.runs.get(self._selected or ""))
-        if run is not None and run.settings is not None:
-            s = run.settings
-            return f"{s.device}: {s.device_name} · torch {s.torch_version}"
-        w = self.session.worker
-        if w is not None:
-            kind = "cuda" if w.cuda_available else "cpu"
-            return f"{kind}: {w.device_name} · torch {w.torch_version}"
-        return "device: known once a worker reports"
+        now = None if self.deterministic else time.time()
+        return self.program.state(now) if self.program is not None else self.runs.state(now)
 
     def _paint_status(self, view: View) -> None:
         state, detail = self.worker_state()
@@ -320,9 +339,9 @@ class DlcprofApp(App[None]):
             detail = f"{rank} shown ([ ]) · {detail}" if detail else f"{rank} shown ([ ])"
         run = self.runs.live_run() or view.run
         watched = fo.short(run) if run is not None else None
-        self._home.query_one(StatusBar).show(
-            state, detail, self._device_text(), self._message, watched
-        )
+        shown = self.runs.live_run() or self.session.runs.get(self._selected or "")
+        device = device_words(self.session, shown)
+        self._home.query_one(StatusBar).show(state, detail, device, self._message, watched)
 
     # --- selection ------------------------------------------------------------------
 
@@ -341,35 +360,15 @@ class DlcprofApp(App[None]):
 
     def action_focus(self, name: str) -> None:
         """Go to a pane (its key in the registry): a tab is brought forward first."""
-        pane = BY_NAME[name]
-        if pane.place == "tab":
+        if BY_NAME[name].place == "tab":
             self.show_tab(name)
-        try:
-            widget = self._home.query_one(f"#{name}")
-        except NoMatches:
-            return  # not on this screen (the workload picker in a replay)
-        self.call_after_refresh(self._focus_inside, widget)
-
-    def _focus_inside(self, widget: Widget) -> None:
-        home = self._home
-        inside = (w for w in home.focus_chain if w is widget or widget in w.ancestors)
-        target = next(inside, None)
-        if target is not None:
-            home.set_focus(target)
+        widget = next(iter(self._home.query(f"#{name}")), None)
+        if widget is not None:  # None: not on this screen
+            self.call_after_refresh(focus.focus_inside, self._home, widget)
 
     def action_maximize(self) -> None:
         """The pane that holds the focus fills the screen; again restores it."""
-        home = self._home
-        if home.maximized is not None:
-            home.minimize()
-            return
-        focused = home.focused
-        if focused is None:
-            return
-        for w in (focused, *focused.ancestors):
-            if w.id == "tabs" or (w.id in BY_NAME and BY_NAME[w.id].place != "tab"):
-                home.maximized = w  # type: ignore[assignment]
-                return
+        focus.toggle_maximized(self._home)
 
     def on_run_chosen(self, message: RunChosen) -> None:
         latest = self.session.latest_run
@@ -394,11 +393,11 @@ class DlcprofApp(App[None]):
     # --- actions ----------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # A replay has no worker: hide its keys (the paper screen's r runs the plan again).
-        if self.replay and (action in actions.NOT_IN_REPLAY or action == "paper" and parameters):
+        a = actions.find(action, parameters)
+        if a is not None and not self.offers(a):
             return False
-        if action in actions.RANK_ACTIONS and not self.has_ranks:
-            return False
+        if self.replay and action == "paper" and parameters:
+            return False  # the paper screen's r runs the plan again: no worker in a replay
         return action not in actions.MAIN_SCREEN_ONLY or len(self.screen_stack) == 1
 
     def action_compile(self) -> None:
@@ -534,15 +533,21 @@ class DlcprofApp(App[None]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(workloads=self.program is None))
+
+    async def action_quit(self) -> None:
+        """Quit; while an attached program runs, ask first: stop it, or detach."""
+        if self.program is None or not self.program.running:
+            self.exit()
+        else:
+            ask_stop_or_detach(self, self.program)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         for c in super().get_system_commands(screen):
             if c.title not in ("Quit", "Maximize", "Minimize"):  # ours have keys
                 yield c
         for a, title in actions.palette():
-            ranks_ok = a.name not in actions.RANK_ACTIONS or self.has_ranks
-            if (a.replay or not self.replay) and ranks_ok:
+            if self.offers(a):
                 yield SystemCommand(title, a.blurb, partial(self.run_action, a.action))
 
     # --- running ------------------------------------------------------------------------

@@ -1,106 +1,132 @@
-"""The TUI on a live program: ``dlcprof -- CMD ARGS…``.
+"""The user's own program in the TUI (``dlcprof -- CMD ARGS…``): its start,
+the stop or detach that q offers, the signal that closed the TUI passed on,
+and the save at the end. No Textual: the app routes q here and renders the
+session, and ``Engine.program`` spawns the program (scripted in tests, as
+``Engine.live_run`` is for a run).
 
-The same panes as a run; each process of the program that compiles is a run
-in the runs list (the newest is followed). The program's output goes to the
-Log pane. q while it runs asks: stop it, or detach (it runs on, dlcprof saves
-what it saw). The workload picker and the run keys are hidden: the program,
-not dlcprof, decides what compiles.
+The program, not dlcprof, decides what compiles: each of its processes that
+compiles is a run in the runs list, and the panes and keys that need a
+workload are left out (``workload`` in tui/panes.py and tui/actions.py).
 """
 
 from __future__ import annotations
 
 import os
 import threading
-import time
-from collections.abc import Sequence
-
-from rich.text import Text
-from textual.widgets import Static
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from dlcprof import events as ev
 from dlcprof import text
-from dlcprof.attach.program import AttachedProgram
-from dlcprof.figures.job import ddp as fddp
-from dlcprof.figures.job.program import program_lines, program_state
-from dlcprof.tui.app import DlcprofApp
-from dlcprof.tui.program_dialog import DETACH, STOP, StopOrDetachScreen
+from dlcprof.attach.program import exit_code
+from dlcprof.figures.job.program import program_state
+from dlcprof.session import Session
+from dlcprof.tui.controller import default_engine, save_after_stop
 
-# Keys that start or change a run of a workload: none of them apply here.
-_RUN_ACTIONS = {"compile", "cycle", "sweep", "all_modes", "paper", "cancel"}
-PROGRAM_NOTE_S = 0.5  # the sidebar's program lines: wall time moves, twice a second is plenty
+if TYPE_CHECKING:
+    from dlcprof.attach.program import AttachedProgram
+    from dlcprof.engine import Engine
+    from dlcprof.signals import Stopped
+
+# After the TUI closed: how long a stopped program, or a detached one's monitors, may take.
+END_WAIT_S = 10.0
+DETACH_WAIT_S = 5.0
 
 
-class AttachedApp(DlcprofApp):
-    def __init__(self, command: Sequence[str], hotspots: bool = True, **kwargs) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(start_standby=False, **kwargs)
+class ProgramController:
+    """The user's program in one TUI session, from its start to the exit code."""
+
+    def __init__(
+        self,
+        session: Session,
+        emit: Callable[[ev.Event], None],
+        command: Sequence[str],
+        hotspots: bool = True,
+        engine: Engine | None = None,
+    ) -> None:
+        self.session = session
+        self.emit = emit
         self.command = list(command)
         self.hotspots = hotspots  # py-spy on the program's processes (--no-hotspots: off)
-        self.program: AttachedProgram | None = None
+        self._engine = engine
+        self.spawned: AttachedProgram | None = None  # the program, once started
         self.detached = False
-        self._quit_when_ended = False
-
-    def on_mount(self) -> None:
-        super().on_mount()
-        for hidden in ("#workloads", "#settings"):
-            self._home.query_one(hidden).display = False
-        self._home.query_one("#sidebar").mount(Static(id="program-note"), before=0)
-        self.program = AttachedProgram(
-            self.command, self.emit, output="capture", hotspots=self.hotspots
-        )
-        self.set_interval(PROGRAM_NOTE_S, self._paint_program)
-
-    def _paint_program(self) -> None:
-        """The program's timeline and graph lives, in the sidebar."""
-        now = None if self.deterministic else time.time()
-        lines = program_lines(self.session, now) or [
-            f"program: {text.command_words(self.command, os.getcwd())}"
-        ]
-        lines += fddp.session_lines(self.session)
-        self._home.query_one("#program-note", Static).update(Text("\n".join(lines)))
-        if now is not None and self.program_running:
-            # The ranks' axis ends at now, and their skew grows with it.
-            self.mark_dirty("ranks")
-            self.mark_dirty("divergence")
+        self.stopping = False  # the user chose stop: the TUI closes once the program ended
 
     @property
-    def program_running(self) -> bool:
-        return self.program is not None and self.session.program_exit is None
+    def engine(self) -> Engine:
+        self._engine = self._engine or default_engine()
+        return self._engine
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in _RUN_ACTIONS:
-            return False
-        return super().check_action(action, parameters)
+    @property
+    def words(self) -> str:
+        """The command as the user would type it here."""
+        return text.command_words(self.command, os.getcwd())
 
-    def worker_state(self) -> tuple[str, str]:
-        return program_state(self.session, None if self.deterministic else time.time())
-
-    def _react(self, e: ev.Event) -> None:
-        super()._react(e)
-        if isinstance(e, ev.ProcessAttached) and self._follow:
-            self._select(e.run_id)
-        elif isinstance(e, ev.ProgramExited):
-            self.notify(e.message, timeout=10)
-            if self._quit_when_ended:
-                self.exit()
-
-    async def action_quit(self) -> None:
-        if not self.program_running:
-            self.exit()
-            return
-        self.push_screen(
-            StopOrDetachScreen(text.command_words(self.command, os.getcwd())), self._chosen
+    def start(self) -> None:
+        """Spawn the program, its output captured for the Log pane (CommandError: it cannot run)."""
+        self.spawned = self.engine.program(
+            self.command, self.emit, output="capture", hotspots=self.hotspots
         )
 
-    def _chosen(self, choice: str | None) -> None:
-        program = self.program
-        if program is None or choice is None:
+    @property
+    def running(self) -> bool:
+        return self.spawned is not None and self.session.program_exit is None
+
+    def state(self, now: float | None) -> tuple[str, str]:
+        """(state, detail) for the status bar."""
+        return program_state(self.session, now)
+
+    # --- what q offers ------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Ctrl-C first, as in a terminal, then SIGTERM, then SIGKILL (a thread:
+        each waits for the program); the TUI closes once it ended."""
+        if self.spawned is None:
             return
-        if choice == STOP:
-            self._quit_when_ended = True
-            self.notify("stopping the program: Ctrl-C first, as in a terminal", timeout=5)
-            threading.Thread(target=program.stop, name="dlcprof-stop", daemon=True).start()
-        elif choice == DETACH:
-            self.detached = True
-            program.detach()
-            program.wait(5)
-            self.exit()
+        self.stopping = True
+        threading.Thread(target=self.spawned.stop, name="dlcprof-stop", daemon=True).start()
+
+    def detach(self) -> None:
+        """Let go: the program runs on; its monitors stop and the last events come in."""
+        if self.spawned is None:
+            return
+        self.detached = True
+        self.spawned.detach()
+        self.spawned.wait(DETACH_WAIT_S)
+
+    def ended(self, e: ev.Event) -> bool:
+        """Whether ``e`` ends what the user chose to stop: the TUI closes then."""
+        return isinstance(e, ev.ProgramExited) and self.stopping
+
+    # --- after the TUI closed -----------------------------------------------------
+
+    def close(self, stop: Stopped | None) -> None:
+        """A program still running stops too, the signal that closed the TUI
+        first; a detached one's monitors let go of it (py-spy) before dlcprof exits."""
+        program = self.spawned
+        if program is None:
+            return
+        if program.running and not self.detached:
+            if stop is not None:
+                program.forward(stop.signum)
+                program.wait(END_WAIT_S)
+            program.stop()
+            program.wait(END_WAIT_S)
+        elif self.detached:
+            program.wait(END_WAIT_S)
+
+    def finish(self, stop: Stopped | None) -> tuple[int, str | None]:
+        """Once the last events are folded: save what was seen when detached or
+        stopped by a signal. (the exit code, the line to print)."""
+        if self.detached:
+            try:
+                saved = self.engine.save(self.session, None).resolve()
+            except Exception as e:  # noqa: BLE001 - ReportError (tui/ never imports report/)
+                return 0, f"dlcprof: error: the session could not be saved: {e}"
+            return 0, f"dlcprof: the session is saved to {saved}"
+        if stop is not None:
+            return stop.exit_code, save_after_stop(self.engine, self.session, stop.said)
+        if self.spawned is None:
+            return 0, None  # it never started
+        return exit_code(self.session), None

@@ -57,6 +57,29 @@ def initial_settings(
     return dataclasses.replace(settings or RunSettings(target=target), target=target)
 
 
+def default_engine() -> Engine:
+    """The real engine, imported on first use: it brings the monitors, psutil
+    and NVML with it, which the TUI's first frame does not wait for."""
+    from dlcprof.engine import Engine
+
+    return Engine()
+
+
+def save_after_stop(engine: Engine, session: Session, said: str) -> str | None:
+    """Save a session a stop signal cut short where reports go, else under the
+    temp folder; the line that says where (or why not). None: nothing to save."""
+    if not session.events:
+        return None
+    try:
+        saved = engine.save(session, None)
+    except Exception as first:  # noqa: BLE001 - ReportError (tui/ never imports report/)
+        try:
+            saved = engine.save(session, engine.elsewhere(session))
+        except Exception as e:  # noqa: BLE001
+            return f"dlcprof: error: {said}: the session could not be saved ({first}; {e})"
+    return f"dlcprof: {said}: the session is saved to {saved.resolve()}"
+
+
 class RunController:
     def __init__(
         self,
@@ -83,12 +106,8 @@ class RunController:
 
     @property
     def engine(self) -> Engine:
-        """Imported on first use, after the TUI's first frame (prepare_standby):
-        the engine brings the monitors, psutil and NVML with it."""
-        if self._engine is None:
-            from dlcprof.engine import Engine
-
-            self._engine = Engine()
+        """Imported on first use, after the TUI's first frame (prepare_standby)."""
+        self._engine = self._engine or default_engine()
         return self._engine
 
     # --- state --------------------------------------------------------------------

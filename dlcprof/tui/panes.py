@@ -4,7 +4,9 @@ repaint it. The app's layout, its repaint and its focus keys all read this.
 A pane is a widget whose id is its name and that repaints itself from a
 ``View`` (``show``); a bottom tab may also word its own tab label
 (``tab_label``). Panes on another screen (the paper) repaint the same way
-while that screen is open.
+while that screen is open. Where a pane is laid out is data too: not in a
+replay (``live_only``), only where dlcprof runs a workload (``workload``: not
+on an attached program), only on an attached program (``program``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dlcprof.tui.widgets.log import LogPane
 from dlcprof.tui.widgets.modes import ModesPane
 from dlcprof.tui.widgets.paper import PaperPane
 from dlcprof.tui.widgets.phases import PhasesPane
+from dlcprof.tui.widgets.program import ProgramPane
 from dlcprof.tui.widgets.ranks import DivergenceBanner, RanksPane
 from dlcprof.tui.widgets.recompiles import RecompilesPane
 from dlcprof.tui.widgets.runs import RunSelector
@@ -39,11 +42,30 @@ class Pane:
     key: str = ""  # the key that focuses it (a tab: brings it forward too)
     repaints: bool = True  # False: the user fills it (the workload picker)
     live_only: bool = False  # not in a replay (no worker to configure)
+    workload: bool = False  # needs a workload: not on an attached program (it decides what runs)
+    program: bool = False  # an attached program's own: only in its TUI
+
+    def laid_out(self, replay: bool, attached: bool) -> bool:
+        """Whether a session has what this pane needs: a worker (not a
+        ``replay``), a workload (not ``attached`` to a program), a program."""
+        if (self.live_only and replay) or (self.workload and attached):
+            return False
+        return attached or not self.program
 
 
 PANES: tuple[Pane, ...] = (
-    Pane("workloads", WorkloadPicker, "Workload", "side", "0", repaints=False, live_only=True),
-    Pane("settings", SettingsPanel, "Settings", "side", live_only=True),
+    Pane("program", ProgramPane, "Program", "side", program=True),
+    Pane(
+        "workloads",
+        WorkloadPicker,
+        "Workload",
+        "side",
+        "0",
+        repaints=False,
+        live_only=True,
+        workload=True,
+    ),
+    Pane("settings", SettingsPanel, "Settings", "side", live_only=True, workload=True),
     Pane("runs", RunSelector, "Runs", "side", "9"),
     Pane("alarm", AlarmBanner, "Alarm", "banner"),
     Pane("divergence", DivergenceBanner, "Divergence", "banner"),
@@ -122,7 +144,7 @@ REPAINT_FREE: frozenset[type[ev.Event]] = frozenset(
         ev.AdviceTried,
         ev.ProcessGroupJoined,
         ev.NodeMerged,
-        # The DDP events: the attached program's note repaints them on its timer.
+        # The DDP events: the program pane repaints on the program's clock (tui/app.py).
         ev.GraphSplitForDDP,
         ev.CompileSettingsRead,
     }

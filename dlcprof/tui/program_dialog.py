@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+if TYPE_CHECKING:
+    from dlcprof.tui.attached import ProgramController
 
 STOP, DETACH = "stop", "detach"
 
@@ -42,3 +47,18 @@ class StopOrDetachScreen(ModalScreen[str | None]):
 
     def action_choose(self, choice: str | None) -> None:
         self.dismiss(choice)
+
+
+def ask_stop_or_detach(app: App, program: ProgramController) -> None:
+    """q while the program runs: stop it (``app`` closes once it ended), or
+    detach and close now."""
+
+    def chosen(choice: str | None) -> None:
+        if choice == STOP:
+            app.notify("stopping the program: Ctrl-C first, as in a terminal", timeout=5)
+            program.stop()
+        elif choice == DETACH:
+            program.detach()
+            app.exit()
+
+    app.push_screen(StopOrDetachScreen(program.words), chosen)

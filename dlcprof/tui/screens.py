@@ -153,16 +153,23 @@ A figure that is not known shows n/a, with the reason where known."""
 
 
 class HelpScreen(ModalScreen[None]):
+    """The keys and the panes; ``workloads`` False (an attached program):
+    without the keys that run a workload."""
+
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Close"),
         Binding("q", "app.pop_screen", "Close", show=False),
         Binding("question_mark", "app.pop_screen", "Close", show=False),
     ]
 
+    def __init__(self, workloads: bool = True) -> None:
+        super().__init__()
+        self.workloads = workloads
+
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
             head, panes = Text.from_markup(HELP_HEAD), Text.from_markup(PANES_HELP)
-            body = Group(head, Text(), actions.help_table(), Text(), panes)
+            body = Group(head, Text(), actions.help_table(self.workloads), Text(), panes)
             yield Static(body, id="help-text")
 
 

@@ -35,6 +35,15 @@ class View:
         return no_run_yet(self.session, hint)
 
 
+def on_cpu(session: Session, run: Run | None) -> bool | None:
+    """Whether ``run`` (else the worker that reported) is on the CPU; None: not known yet."""
+    if run is not None and run.settings is not None:
+        return run.settings.device == "cpu"
+    if session.worker is not None:
+        return not session.worker.cuda_available
+    return None
+
+
 def sparkline(values: list[float | None], width: int, top: float | None = None) -> Text:
     """The last ``width`` values as block characters; a gap where a value is missing."""
     vals = values[-width:] if width > 0 else []

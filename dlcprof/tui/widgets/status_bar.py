@@ -5,6 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from dlcprof.session import Run, Session
+
 STATE_STYLES = {
     "standby ready": "green",
     "starting worker": "yellow",
@@ -19,6 +21,18 @@ STATE_STYLES = {
     "failed": "bold white on red",
     "replay": "cyan",
 }
+
+
+def device_words(session: Session, run: Run | None) -> str:
+    """The device and torch of ``run`` (else of the worker that reported)."""
+    if run is not None and run.settings is not None:
+        s = run.settings
+        return f"{s.device}: {s.device_name} · torch {s.torch_version}"
+    w = session.worker
+    if w is not None:
+        kind = "cuda" if w.cuda_available else "cpu"
+        return f"{kind}: {w.device_name} · torch {w.torch_version}"
+    return "device: known once a worker reports"
 
 
 class StatusBar(Static):

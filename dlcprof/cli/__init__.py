@@ -1,0 +1,66 @@
+"""Command line: ``dlcprof [tui] | run | try | paper | list | report | replay | compare | merge |
+doctor``, and ``dlcprof [tui | run ...] -- CMD`` on the user's own program.
+
+Never imports torch: the worker does. Bad input is one line on stderr and
+exit code 2; a failed run exits 1, one stopped by Ctrl-C, SIGTERM or SIGHUP
+128 + the signal, after writing whatever was captured.
+
+The parsers are in ``parser.py``; each family of commands has its module:
+``run.py`` (run, try), ``paper.py``, ``tui.py`` (tui, replay), ``attach.py``
+(``-- CMD``), ``reports.py`` (report, compare, merge), ``info.py`` (list,
+doctor); ``headless.py`` follows a run or a program without the TUI.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from dlcprof.cli.attach import run_attached
+from dlcprof.cli.info import cmd_doctor, cmd_list
+from dlcprof.cli.loading import LoadError
+from dlcprof.cli.output import EXIT_USAGE, error
+from dlcprof.cli.paper import cmd_paper
+from dlcprof.cli.parser import UsageError, build_parser
+from dlcprof.cli.reports import cmd_compare, cmd_merge, cmd_report
+from dlcprof.cli.run import cmd_run, cmd_try
+from dlcprof.cli.tui import cmd_replay, cmd_tui
+from dlcprof.settings import SettingsError
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--" in argv:  # dlcprof [tui | run OPTIONS] -- CMD ARGS: the user's own program
+        i = argv.index("--")
+        try:
+            return run_attached(argv[:i], argv[i + 1 :])
+        except UsageError as e:
+            error(str(e))
+            return EXIT_USAGE
+    # `dlcprof` and `dlcprof TARGET --mode ...` open the TUI.
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
+        argv = ["tui", *argv]
+    try:
+        # Known args first: the top parser would name itself for a subcommand's stray argument.
+        args, extra = build_parser().parse_known_args(argv)
+        if extra:
+            raise UsageError(
+                f"unrecognized arguments: {' '.join(extra)} (see 'dlcprof {args.command} --help')"
+            )
+        return COMMANDS[args.command](args)
+    except (UsageError, SettingsError, LoadError) as e:
+        error(str(e))
+        return EXIT_USAGE
+
+
+COMMANDS = {
+    "tui": cmd_tui,
+    "run": cmd_run,
+    "try": cmd_try,
+    "paper": cmd_paper,
+    "list": cmd_list,
+    "report": cmd_report,
+    "replay": cmd_replay,
+    "compare": cmd_compare,
+    "merge": cmd_merge,
+    "doctor": cmd_doctor,
+}

@@ -1,0 +1,93 @@
+"""The user's own program: ``dlcprof [tui [--no-hotspots]] -- CMD`` (the TUI)
+and ``dlcprof run [options] -- CMD`` (headless, with the loop and the quiet
+rule of a workload's run)."""
+
+from __future__ import annotations
+
+import argparse
+import queue
+from typing import TYPE_CHECKING
+
+from dlcprof import events as ev
+from dlcprof.cli.headless import Printer
+from dlcprof.cli.output import console, note, say, write_outputs
+from dlcprof.cli.parser import UsageError, attach_parser, attach_tui_parser
+
+if TYPE_CHECKING:
+    from dlcprof.attach.program import AttachedProgram
+
+POLL_S = 0.2  # without an event: how often the ranks' divergences are looked at
+
+
+def run_attached(head: list[str], command: list[str]) -> int:
+    """``dlcprof [tui [--no-hotspots]] -- CMD`` (the TUI) or ``dlcprof run
+    [options] -- CMD`` (headless)."""
+    if head[:1] in ([], ["tui"]):
+        return cmd_attach_tui(command, attach_tui_parser().parse_args(head[1:]).hotspots)
+    if head[0] != "run":
+        raise UsageError(
+            f"'{head[0]} ... -- CMD' is not a command: use 'dlcprof run -- CMD' or 'dlcprof -- CMD'"
+        )
+    return cmd_attach_run(attach_parser().parse_args(head[1:]), command)
+
+
+def cmd_attach_run(args: argparse.Namespace, command: list[str]) -> int:
+    """Run the user's command as it would run, its compiles followed live (on
+    stderr); exit with its own status."""
+    from dlcprof.attach.program import AttachedProgram, CommandError, exit_code, forwarding_signals
+    from dlcprof.engine import follow
+    from dlcprof.session import Session
+    from dlcprof.signals import Stopped
+
+    session = Session()
+    inbox: queue.Queue[ev.Event] = queue.Queue()
+    program: list[AttachedProgram] = []
+    printer: Printer | None = None
+    with forwarding_signals(program, lambda signum: Stopped(signum).said) as stops:
+        for eager in (False, True) if args.eager_baseline else (False,):
+            if eager:
+                if stops or program[0].proc.returncode != 0:
+                    break  # stopped, or failed: no baseline to compare with
+                assert printer is not None  # the first run of the program started it
+                say(printer.out, "eager baseline: the same command, torch.compile forced eager…")
+            try:
+                program[:] = [
+                    AttachedProgram(
+                        command,
+                        inbox.put,
+                        output="inherit",
+                        eager=eager,
+                        raw_trace=args.report is not None,
+                        hotspots=args.hotspots,
+                    )
+                ]
+            except CommandError as e:
+                note(f"dlcprof: {e}")
+                return e.exit_code
+            if printer is None:  # Rich and the tables once the program runs: not to delay it
+                from dlcprof.console import DivergenceWatch, attach_line
+
+                out = console(stderr=True)  # stdout is the program's
+                printer = Printer(session, out, args.quiet, attach_line, DivergenceWatch())
+            follow(inbox, printer, ev.ProgramExited, poll_s=POLL_S)
+        from dlcprof.console import program_summary
+
+        assert printer is not None  # the program started, or this returned
+        say(printer.out, program_summary(session))
+        write_outputs(session, args)
+    return exit_code(session)
+
+
+def cmd_attach_tui(command: list[str], hotspots: bool = True) -> int:
+    """The TUI on the user's program; its controller (tui/attached.py) passes
+    a stop signal on, saves after a detach, and gives the exit code."""
+    from dlcprof.attach.program import CommandError, check_command
+    from dlcprof.cli.tui import run_app
+    from dlcprof.tui.app import DlcprofApp
+
+    try:
+        check_command(command)
+    except CommandError as e:
+        note(f"dlcprof: {e}")
+        return e.exit_code
+    return run_app(DlcprofApp(command=command, hotspots=hotspots))

@@ -1,0 +1,249 @@
+"""The command line's parsers, and the run settings they give: ``dlcprof
+COMMAND ...`` (``build_parser``) and ``dlcprof [tui | run ...] -- CMD ...``
+(``attach_parser``, ``attach_tui_parser``). The commands' bodies live beside
+this, one module per family."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import NoReturn
+
+from dlcprof import __version__, text
+from dlcprof.settings import (
+    ALL_MODES,
+    OPTION,
+    OPTIONS,
+    Option,
+    RunSettings,
+    SettingsError,
+    parse_shapes,
+)
+
+
+class UsageError(Exception):
+    """One-line message; exit code 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def _settings_args(p: argparse.ArgumentParser) -> None:
+    """One flag per run option (dlcprof.settings.OPTIONS). Choices are checked
+    by RunSettings.validate, so the CLI and the TUI share one message."""
+    defaults = RunSettings(target="-")
+    for o in OPTIONS:
+        if o.kind in ("choice", "text"):
+            p.add_argument(o.flag, default=getattr(defaults, o.name), help=_help(o))
+        elif o.kind == "int":
+            default = None if o.name == "threads" else getattr(defaults, o.name)
+            p.add_argument(o.flag, type=_int(o.name), default=default, help=_help(o))
+        elif o.kind == "sizes":
+            p.add_argument(o.flag, type=_shapes, default=None, help=_help(o))
+        else:  # a switch: --sweep, --no-benchmark
+            p.add_argument(o.flag, action="store_true", dest=o.name, help=o.help)
+
+
+def _help(o: Option) -> str:
+    return f"{' | '.join((*o.choices, *o.also))}: {o.help}" if o.choices else o.help
+
+
+def _int(name: str):
+    def convert(text: str) -> int:
+        try:
+            return int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"invalid --{name} {text!r}: give a whole number"
+            ) from None
+
+    return convert
+
+
+def _shapes(text: str) -> list[int]:
+    try:
+        return parse_shapes(text)
+    except SettingsError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def settings_from(args: argparse.Namespace, target: str) -> RunSettings:
+    s = RunSettings(target=target)
+    for o in OPTIONS:
+        value = getattr(args, o.name)
+        if o.kind == "off-switch":
+            value = not value
+        if value is not None:
+            setattr(s, o.name, value)
+    return s.validate()
+
+
+def run_queue(args: argparse.Namespace) -> list[RunSettings]:
+    """The runs one command asks for: one, or one per mode for ``--mode all``."""
+    if args.mode != ALL_MODES:
+        return [settings_from(args, args.target)]
+    base = settings_from(argparse.Namespace(**{**vars(args), "mode": "default"}), args.target)
+    if base.backend != "inductor":
+        raise UsageError(f"--mode {ALL_MODES}: {text.modes_need_inductor(base.backend)}")
+    return base.each_mode()
+
+
+def build_parser() -> Parser:
+    p = Parser(prog="dlcprof", description="A terminal profiler for torch.compile.")
+    p.add_argument("--version", action="version", version=f"dlcprof {__version__}")
+    sub = p.add_subparsers(dest="command", parser_class=Parser)
+
+    tui = sub.add_parser("tui", help="open the TUI (the default command)")
+    tui.add_argument(
+        "target", nargs="?", default=None, help="bundled name, file.py[:func], module:func"
+    )
+    _settings_args(tui)
+
+    run = sub.add_parser(
+        "run",
+        help="compile a workload headless and print what happened",
+        epilog="Your own program instead: dlcprof run [--json F] [--report DIR] "
+        "[--eager-baseline] -- CMD ARGS... (the TUI: dlcprof -- CMD ARGS...; docs/attach.md)",
+    )
+    run.add_argument("target", help="bundled name (dlcprof list), file.py[:func], module:func")
+    _settings_args(run)
+    run.add_argument("--json", type=Path, default=None, help="write the report JSON here")
+    run.add_argument("--report", type=Path, default=None, help="write a report folder here")
+    run.add_argument("--quiet", action="store_true", help="no live lines, only the tables")
+    calls_help = "calls the compile must pay back within (advice; default 1000)"
+    run.add_argument("--calls", type=_int("calls"), default=None, help=calls_help)
+    run.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="seconds without progress before the worker counts as hung",
+    )
+
+    tr = sub.add_parser("try", help="run one advice item of a saved session and measure it")
+    tr.add_argument("session", type=Path, help="a report JSON (dlcprof run ... --json)")
+    tr.add_argument("n", type=_int("n"), help="the advice item's number, as the run listed it")
+    tr.add_argument("--calls", type=_int("calls"), default=None, help=calls_help)
+    tr.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        help="write the session and the trial here (default: SESSION)",
+    )
+    tr.add_argument("--quiet", action="store_true", help="no live lines, only the result")
+    tr.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="seconds without progress before the worker counts as hung",
+    )
+
+    paper = sub.add_parser("paper", help="reproduce the findings of arXiv 2611.04273 here")
+    for name in ("device", "size"):
+        o = OPTION[name]
+        paper.add_argument(o.flag, default=getattr(RunSettings(target="-"), name), help=_help(o))
+    paper.add_argument(
+        "--quick",
+        action="store_true",
+        help="three workloads, one fresh-cache compile, four sweep sizes (minutes, not ten)",
+    )
+    paper.add_argument(
+        "--workloads",
+        type=lambda v: [n for n in v.split(",") if n.strip()],
+        default=None,
+        help="comma-separated workloads to benchmark (default: all bundled; --quick: three)",
+    )
+    paper.add_argument(
+        "--sweep-workload", default="variable-length", help="the workload swept static vs dynamic"
+    )
+    paper.add_argument("--json", type=Path, default=None, help="write the report JSON here")
+    paper.add_argument("--report", type=Path, default=None, help="write a report folder here")
+    paper.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="seconds without progress before a worker counts as hung",
+    )
+
+    sub.add_parser("list", help="list the bundled workloads")
+
+    rep = sub.add_parser("report", help="re-render a saved session")
+    rep.add_argument("session", type=Path)
+    fmt = rep.add_mutually_exclusive_group()
+    fmt.add_argument("--html", action="store_true", help="print the HTML report")
+    fmt.add_argument("--md", action="store_true", help="print the Markdown report (default)")
+    rep.add_argument("-o", "--output", type=Path, default=None, help="write to this file instead")
+
+    rp = sub.add_parser("replay", help="open a saved session in the TUI")
+    rp.add_argument("session", type=Path)
+
+    cmp = sub.add_parser("compare", help="compare two saved sessions")
+    cmp.add_argument("a", type=Path)
+    cmp.add_argument("b", type=Path)
+    cmp.add_argument("--html", type=Path, default=None, help="also write the comparison as HTML")
+    cmp.add_argument(
+        "--run",
+        nargs="+",
+        metavar="RUN",
+        default=None,
+        help="the run to compare in a session of several: a number (1 is the first, -1 the "
+        "latest) or a run id; one for both sessions, or one for A then one for B "
+        "(default: the latest of each)",
+    )
+
+    mrg = sub.add_parser(
+        "merge",
+        help="join the report folders of one job's nodes into one session of every rank",
+        epilog="Each node: dlcprof run --report DIR -- torchrun --nnodes N --node-rank K ... "
+        "(docs/ranks.md)",
+    )
+    mrg.add_argument(
+        "sessions",
+        type=Path,
+        nargs="+",
+        metavar="FOLDER",
+        help="a node's report folder (or its session.json)",
+    )
+    mrg.add_argument(
+        "-o", "--output", type=Path, required=True, help="write the merged report folder here"
+    )
+
+    sub.add_parser("doctor", help="what this machine can do, and what is missing")
+    return p
+
+
+def attach_parser() -> Parser:
+    p = Parser(
+        prog="dlcprof run",
+        description="Run CMD and show what it compiles.",
+        usage="dlcprof [run [--json F] [--report DIR] [--quiet] [--eager-baseline] "
+        "[--no-hotspots]] -- CMD ...",
+    )
+    p.add_argument("--json", type=Path, default=None, help="write the report JSON here")
+    p.add_argument("--report", type=Path, default=None, help="write a report folder here")
+    p.add_argument("--quiet", action="store_true", help="no live lines, only the tables")
+    p.add_argument(
+        "--eager-baseline",
+        action="store_true",
+        help="then run CMD again with torch.compile forced eager, and compare wall times",
+    )
+    _no_hotspots(p)
+    return p
+
+
+def attach_tui_parser() -> Parser:
+    p = Parser(prog="dlcprof tui", usage="dlcprof [tui [--no-hotspots]] -- CMD ...")
+    _no_hotspots(p)
+    return p
+
+
+def _no_hotspots(p: argparse.ArgumentParser) -> None:
+    """A run's ``--no-hotspots``, for an attached program (monitors/program.py)."""
+    p.add_argument(
+        OPTION["hotspots"].flag,
+        dest="hotspots",
+        action="store_false",
+        help="no py-spy on the program's compiling processes: no hot frames, and none "
+        "of its CPU taken from the program",
+    )

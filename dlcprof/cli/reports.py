@@ -1,0 +1,63 @@
+"""The commands on saved sessions: ``dlcprof report``, ``compare`` and ``merge``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dlcprof import text
+from dlcprof.cli.loading import LoadError, load_report
+from dlcprof.cli.output import EXIT_FAILED, EXIT_OK, console, error, write_file
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from dlcprof.report.html import render_html
+    from dlcprof.report.markdown import render_markdown
+    from dlcprof.report.model import build
+
+    model = build(load_report(args.session))
+    text = render_html(model) if args.html else render_markdown(model)
+    if args.output is None:
+        sys.stdout.write(text)
+        return EXIT_OK
+    return write_file(args.output, text)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from dlcprof.figures.compare import CompareError, compare
+    from dlcprof.report.html import render_compare_html
+    from dlcprof.tables import compare_table
+
+    runs = args.run or [None]
+    if len(runs) > 2:
+        raise LoadError("--run takes one run for both sessions, or one for A and one for B")
+    run_a, run_b = runs[0], runs[-1]
+    try:
+        cmp = compare(load_report(args.a), load_report(args.b), run_a, run_b)
+    except CompareError as e:
+        raise LoadError(str(e)) from None
+    console().print(compare_table(cmp))
+    if args.html is not None:
+        return write_file(args.html, render_compare_html(cmp))
+    return EXIT_OK
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from dlcprof.figures.job.nodes import node_lines
+    from dlcprof.report.errors import ReportError
+    from dlcprof.report.folder import save_session
+    from dlcprof.report.merge import merge_sessions
+
+    try:
+        session = merge_sessions(args.sessions)
+    except ReportError as e:
+        raise LoadError(str(e)) from None
+    try:
+        folder = save_session(session, args.output)
+    except ReportError as e:
+        error(str(e))
+        return EXIT_FAILED
+    for line in node_lines(session):
+        print(line)
+    print(f"merged {text.plural(len(session.nodes), 'node')} into {folder}")
+    return EXIT_OK
