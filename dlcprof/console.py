@@ -7,6 +7,7 @@ Every figure and its words come from ``dlcprof.figures`` (units from
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
@@ -63,7 +64,7 @@ _EVENT_STYLE: dict[type[ev.Event], tuple[str, dict[str, str]]] = {
 }
 
 
-def make_console(**kwargs) -> Console:  # type: ignore[no-untyped-def]
+def make_console(**kwargs: Any) -> Console:
     """The CLI's console: the terminal's width, or PIPE_WIDTH when output is not a terminal."""
     console = Console(highlight=False, **kwargs)
     if not console.is_terminal and not os.environ.get("COLUMNS"):
@@ -199,7 +200,7 @@ def kernels_table(run: Run) -> Table:
         t.add_column(col, justify="right", no_wrap=True)
     t.add_column("fused ops")
     kernels = [g.kernel for g in groups]
-    for k in fk.by_time(kernels, group_t) if profiled else kernels:  # type: ignore[arg-type]
+    for k in fk.by_time(kernels, group_t) if profiled else kernels:
         g = by_kernel[id(k)]
         c = fk.timing_cells(group_t[fk.kernel_key(k)], notes).values() if profiled else ()
         t.add_row(g.label, fk.short_name(k.name), k.kind, *c, fk.ops_cell(k))

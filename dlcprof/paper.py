@@ -89,7 +89,7 @@ def make_plan(
     fresh = names[:1] if quick else names
 
     def settings(target: str, **kw: object) -> RunSettings:
-        return RunSettings(target=target, device=device, size=size, **kw).validate()  # type: ignore[arg-type]
+        return RunSettings(target=target, device=device, size=size, **kw).validate()
 
     runs = [settings(t) for t in names]
     runs += [settings(t, cache="fresh", reps=FRESH_REPS, iters=FRESH_ITERS) for t in fresh]

@@ -134,7 +134,7 @@ def _bundled_dir() -> Path | None:
         root = None
     if root is not None:
         try:
-            path = Path(os.fspath(root))  # type: ignore[arg-type]
+            path = Path(os.fspath(root))
         except TypeError:
             path = None  # not on a file system (zip): not supported
         if path is not None and path.is_dir():

@@ -422,7 +422,7 @@ class _Streams:
             self._ids.add(run_id)
             stream.run_id, stream.attached_t = run_id, event.t
         if hasattr(event, "run_id"):
-            event.run_id = stream.run_id  # type: ignore[attr-defined]
+            event.run_id = stream.run_id
         stream.finished = stream.finished or isinstance(event, ev.RunFinished)
         self.emit(event)
 

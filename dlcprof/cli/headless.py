@@ -84,10 +84,10 @@ def follow_run(
     return run_id, printer.bad
 
 
-def stopping(out: Console):  # type: ignore[no-untyped-def]
+def stopping(out: Console):
     """What a stop signal prints, the moment it arrives."""
 
-    def said(stop) -> None:  # type: ignore[no-untyped-def]
+    def said(stop) -> None:
         say(out, f"[yellow]{stop.said}: stopping the worker and its compiler children…[/]")
 
     return said

@@ -7,7 +7,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2  # a stop signal: 128 + its number (signals.py)
 
 
-def console(**kwargs) -> Console:  # type: ignore[no-untyped-def]
+def console(**kwargs: Any) -> Console:
     # Imported here: the TUI, the default command, has no use for the console's tables.
     from dlcprof.console import make_console
 

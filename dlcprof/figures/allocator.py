@@ -150,7 +150,7 @@ def rows(a: AllocatorContrast, narrow: bool = False) -> list[tuple[str, list[str
     speeds = [a.default, a.steady]
     pair = faults_pair_narrow if narrow else faults_pair
 
-    def cells(fn) -> list[str]:  # type: ignore[no-untyped-def]
+    def cells(fn) -> list[str]:
         return [fn(s) if s is not None else text.NA for s in speeds]
 
     return [

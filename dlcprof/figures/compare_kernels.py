@@ -237,7 +237,7 @@ def diff_kernels(a_run: Run, b_run: Run) -> KernelDiff:
     pairs += [(k, None) for k in unmatched_a] + [(None, k) for k in unmatched_b]
     rows = []
     for ka, kb in pairs:
-        name = KernelChange(ka, kb, "").name if ka and kb else (ka or kb).name  # type: ignore[union-attr]
+        name = KernelChange(ka, kb, "").name if ka and kb else (ka or kb).name
         a = ta.get(_key(ka)) if ka else None
         rows.append(KernelTimeDelta(name, a, tb.get(_key(kb)) if kb else None))
     diff.times = sorted(rows, key=lambda r: -r.largest_ms)

@@ -39,7 +39,7 @@ def share(value: object, samples: int) -> float | None:
     """A sample count as a fraction of ``samples``."""
     if not finite(value) or samples <= 0:
         return None
-    return float(value) / samples  # type: ignore[arg-type]
+    return float(value) / samples
 
 
 def why_none(run: Run) -> str | None:

@@ -378,7 +378,7 @@ def timing_cells(t: KernelTiming | None, notes: text.Footnotes) -> TimingCells:
         na = notes.cell(None, "not profiled")
         return TimingCells(na, na, na, na, na, na, na)
 
-    def cell(value: float | None, figure: str, words) -> str:  # type: ignore[no-untyped-def]
+    def cell(value: float | None, figure: str, words) -> str:
         return notes.cell(None if value is None else words(value), t.reason(figure))
 
     return TimingCells(

@@ -188,7 +188,7 @@ class Findings:
     def best(self) -> WorkloadFigures | None:
         """The largest speedup that is measurably one."""
         faster = [w for w in self.measured if w.speed and w.speed.verdict == fb.FASTER]
-        return max(faster, key=lambda w: w.speed.speedup or 0.0, default=None)  # type: ignore[union-attr]
+        return max(faster, key=lambda w: w.speed.speedup or 0.0, default=None)
 
     @property
     def little(self) -> list[WorkloadFigures]:

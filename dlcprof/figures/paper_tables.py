@@ -69,7 +69,7 @@ def _little(f: Findings) -> str:
     if not little:
         return none_little(LITTLE)
     return "; ".join(
-        gained_little(w.name, fb.speedup_text(w.speed), w.character.kind if w.character else None)  # type: ignore[arg-type]
+        gained_little(w.name, fb.speedup_text(w.speed), w.character.kind if w.character else None)
         for w in little
     )
 

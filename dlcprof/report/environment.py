@@ -34,9 +34,7 @@ def environment(session: Session) -> Environment:
         "cuda_available": w.cuda_available if w else None,
         "threads": s.threads if s else None,
         # Measured next to the benchmark: the load that could disturb it.
-        "load_avg": list(bench_run.benchmark.load_avg)  # type: ignore[union-attr]
-        if bench_run
-        else None,
+        "load_avg": list(bench_run.benchmark.load_avg) if bench_run else None,
         "cpu_count": w.cpu_count if w else None,
         "platform": origin.get("platform") or platform.platform(),
     }

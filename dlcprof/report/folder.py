@@ -116,7 +116,7 @@ def _raw_traces(session: Session) -> tuple[dict[str, bytes], list[str]]:
     files: dict[str, bytes] = {}
     notes = []
     for run_id, name in trace_names(session).items():
-        path = session.runs[run_id].raw_trace.path  # type: ignore[union-attr]
+        path = session.runs[run_id].raw_trace.path
         try:
             files[name] = Path(path).read_bytes()
         except OSError as e:

@@ -47,7 +47,7 @@ class _Node:
 
     @property
     def ranks(self) -> list[int]:
-        return sorted({r.process.rank for r in self.ranked})  # type: ignore[union-attr,misc]
+        return sorted({r.process.rank for r in self.ranked})
 
     @property
     def joins(self) -> list[ev.ProcessGroupJoined]:
@@ -77,10 +77,7 @@ def _check(nodes: list[_Node]) -> None:
         if key in seen:
             raise ReportError(f"{seen[key]} and {n.source} are the same node: give each node once")
         seen[key] = n.source
-    worlds = {
-        n.source: {r.process.world_size for r in n.ranked} - {None}  # type: ignore[union-attr]
-        for n in nodes
-    }
+    worlds = {n.source: {r.process.world_size for r in n.ranked} - {None} for n in nodes}
     sizes = {w for ws in worlds.values() for w in ws}
     if len(sizes) > 1:
         said = ", ".join(f"{src}: {'/'.join(map(str, sorted(ws)))}" for src, ws in worlds.items())
@@ -147,7 +144,7 @@ def merge_sessions(paths: Sequence[str | os.PathLike[str]]) -> Session:
             ev.NodeMerged(
                 node=name,
                 source=str(node.source),
-                hosts=sorted({r.process.host for r in node.ranked}),  # type: ignore[union-attr]
+                hosts=sorted({r.process.host for r in node.ranked}),
                 ranks=node.ranks,
                 run_ids=[rename.get(r, r) for r in node.session.runs],
                 offset_s=offset.seconds,

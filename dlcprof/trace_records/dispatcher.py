@@ -470,7 +470,7 @@ class TraceDispatcher:
             md = dict(md)  # the Python stacks it was created in: kilobytes, unused
             md[name] = {k: v for k, v in (md.get(name) or {}).items() if "stack" not in k}
         try:
-            self.tee.write(  # type: ignore[union-attr]
+            self.tee.write(
                 json.dumps({"metadata": md, "payload": payload, "thread": thread}, default=str)
                 + "\n"
             )

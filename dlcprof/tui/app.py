@@ -304,7 +304,7 @@ class DlcprofApp(App[None]):
         for name in (p.name for p in PANES if p.repaints and p.name in dirty):
             for screen in self.screen_stack:  # the paper pane lives on its own screen
                 for pane in screen.query(f"#{name}"):
-                    pane.show(view)  # type: ignore[attr-defined]
+                    pane.show(view)
                     label = getattr(pane, "tab_label", None)  # a count in the tab's label
                     if label is not None:
                         tabs = self._home.query_one(TabbedContent)
@@ -525,7 +525,7 @@ class DlcprofApp(App[None]):
         run_id = self.runs.start([settings])
         if run_id is None:
             return False
-        self.trials.started(run_id, advised_run, item)  # type: ignore[arg-type]
+        self.trials.started(run_id, advised_run, item)
         self._follow = True
         self._select(run_id)
         self.notify(f"trying: {getattr(item, 'title', '')}")
@@ -582,7 +582,7 @@ class DlcprofApp(App[None]):
         """A one-line problem: a notification, the status bar, and the Log pane.
 
         ``note`` False when the message came from the session (it is logged there)."""
-        self.notify(message, severity=severity, timeout=10)  # type: ignore[arg-type]
+        self.notify(message, severity=severity, timeout=10)
         if severity == "error":
             self._message, self._message_topic = message, ""
         if note:

@@ -27,5 +27,5 @@ def toggle_maximized(home: Screen) -> None:
         return
     for w in (focused, *focused.ancestors):
         if w.id == "tabs" or (w.id in BY_NAME and BY_NAME[w.id].place != "tab"):
-            home.maximized = w  # type: ignore[assignment]
+            home.maximized = w
             return

@@ -113,7 +113,7 @@ class PaperScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.app.mark_dirty("paper")  # type: ignore[attr-defined]
+        self.app.mark_dirty("paper")
 
 
 class RanksScreen(Screen[None]):
@@ -130,7 +130,7 @@ class RanksScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.app.mark_dirty("ranks")  # type: ignore[attr-defined]
+        self.app.mark_dirty("ranks")
 
 
 HELP_HEAD = "[b]dlcprof[/b] — watch torch.compile work, one keystroke per question."

@@ -22,7 +22,7 @@ from dlcprof.stats import median_iqr
 try:
     import resource
 except ImportError:  # not on Windows: no page-fault counts there
-    resource = None  # type: ignore[assignment]
+    resource = None
 
 MIN_WARMUP = 5
 WARMUP_MIN_S = 0.05  # keep warming tiny functions until this much time has passed

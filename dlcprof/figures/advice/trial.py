@@ -91,8 +91,8 @@ def prediction_error(t: ev.AdviceTried) -> float | None:
     """|predicted saving − measured saving| / measured saving."""
     if None in (t.predicted_before_s, t.predicted_after_s, t.measured_before_s, t.measured_after_s):
         return None
-    predicted = t.predicted_before_s - t.predicted_after_s  # type: ignore[operator]
-    measured = t.measured_before_s - t.measured_after_s  # type: ignore[operator]
+    predicted = t.predicted_before_s - t.predicted_after_s
+    measured = t.measured_before_s - t.measured_after_s
     return abs(predicted - measured) / abs(measured) if measured else None
 
 

@@ -69,6 +69,6 @@ class AdviceScreen(ModalScreen[None]):
             self.notify(f"cannot be tried for you: {item.try_why}", severity="warning")
             return
         settings = RunSettings.from_dict(fat.trial_settings(self.run, item)).validate()
-        started = self.app.try_advice(settings, self.run.run_id, item)  # type: ignore[attr-defined]
+        started = self.app.try_advice(settings, self.run.run_id, item)
         if started:
             self.app.pop_screen()

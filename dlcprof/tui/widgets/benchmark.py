@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -111,14 +112,14 @@ def runs_table(view: View, width: int = 200) -> Table:
         t.caption = f"{len(all_runs) - len(runs)} more run(s) do not fit: pick one in Runs"
         t.caption_justify = "left"
 
-    def row(label: str, cell) -> None:  # type: ignore[no-untyped-def]
+    def row(label: str, cell) -> None:
         t.add_row(label, *(cell(r) for r in runs))
 
-    def setting(name: str):  # type: ignore[no-untyped-def]
+    def setting(name: str):
         return lambda r: OPTION[name].label(getattr(r.settings, name)) if r.settings else text.NA
 
-    def bench(fn):  # type: ignore[no-untyped-def]
-        def cell(r: Run):  # type: ignore[no-untyped-def]
+    def bench(fn):
+        def cell(r: Run):
             s = fb.run_speed(r)
             return fn(s) if s is not None else Text(text.NA, style="dim")
 
@@ -189,7 +190,7 @@ class BenchmarkReport:
 
 
 class BenchmarkPane(VerticalScroll):
-    def compose(self):  # type: ignore[override]
+    def compose(self) -> ComposeResult:
         yield Static(id="benchmark-body")
 
     def on_mount(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -80,7 +81,7 @@ class DeviceCharts:
 
 
 class DevicePane(VerticalScroll):
-    def compose(self):  # type: ignore[override]
+    def compose(self) -> ComposeResult:
         yield Static(id="device-body")
 
     def show(self, view: View) -> None:

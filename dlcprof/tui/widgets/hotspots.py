@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from rich import box
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -99,11 +101,11 @@ def body(view: View, all_threads: bool = False) -> Group:
 
 
 class HotspotsPane(VerticalScroll):
-    def __init__(self, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.all_threads = False  # the compiling thread only, by default
 
-    def compose(self):  # type: ignore[override]
+    def compose(self) -> ComposeResult:
         yield Static(id="hotspots-body")
 
     def show(self, view: View) -> None:

@@ -3,6 +3,8 @@ profiled, with what each costs inside the compiled call; Enter opens its source.
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
@@ -35,7 +37,7 @@ class KernelsPane(Vertical):
     """A DataTable filled incrementally so the cursor stays put while rows
     arrive; refilled in time order when the profiling stage reports."""
 
-    def __init__(self, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._run_id: str | None = None
         self._profile: ev.KernelsProfiled | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from typing import Any
 
 from rich.table import Table
 from rich.text import Text
@@ -122,7 +123,7 @@ class LogPane(RichLog):
     ``FLUSH_BUDGET_S`` while the pane is visible.
     """
 
-    def __init__(self, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(max_lines=5000, wrap=True, markup=False, highlight=False, **kwargs)
         self._run_id: str | None = None
         self._seen = 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -41,7 +42,7 @@ class ModesReport:
 
 
 class ModesPane(VerticalScroll):
-    def compose(self):  # type: ignore[override]
+    def compose(self) -> ComposeResult:
         yield Static(id="modes-body")
 
     def show(self, view: View) -> None:

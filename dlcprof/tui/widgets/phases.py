@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import Static
@@ -212,7 +214,7 @@ class PhasesPane(VerticalScroll):
 
     show_all: reactive[bool] = reactive(False)
 
-    def __init__(self, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._view: View | None = None
 
@@ -223,7 +225,7 @@ class PhasesPane(VerticalScroll):
         if self._view is not None:
             self.show(self._view)
 
-    def compose(self):  # type: ignore[override]
+    def compose(self) -> ComposeResult:
         yield Static(id="phases-body")
 
     def on_mount(self) -> None:

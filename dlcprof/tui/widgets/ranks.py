@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -86,7 +87,7 @@ class RankLanes:
 
 
 class RanksPane(VerticalScroll):
-    def compose(self):  # type: ignore[override]
+    def compose(self) -> ComposeResult:
         yield Static(id="ranks-title")
         yield Static(id="ranks-divergences")
         yield Static(id="ranks-lanes")

@@ -10,6 +10,7 @@ from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -186,7 +187,7 @@ def _verdict(pair: fr.SweepPair) -> Text:
 
 
 class RecompilesPane(VerticalScroll):
-    def compose(self):  # type: ignore[override]
+    def compose(self) -> ComposeResult:
         yield Static(id="recompiles-body")
 
     def show(self, view: View) -> None:

@@ -3,6 +3,8 @@ such as freezing is a Select of off/on)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import ComposeResult
 from textual.containers import Grid, Vertical
 from textual.widgets import Label, Select, Static
@@ -23,7 +25,7 @@ CPU_NOTE = (
 
 
 class SettingsPanel(Vertical):
-    def __init__(self, initial: st.RunSettings, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, initial: st.RunSettings, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._initial = initial
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.actions import SkipAction
 from textual.app import ComposeResult
@@ -20,7 +22,7 @@ class WorkloadPicker(Vertical):
 
     BINDINGS = [Binding("escape", "drop_path", show=False)]
 
-    def __init__(self, target: str | None, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, target: str | None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.infos = workloads.list_bundled()  # reads files with ast: no torch, fast
         names = {w.name for w in self.infos}

@@ -124,7 +124,7 @@ def _wrap(module: Any, calls: GraphCalls, notes: ProbeNotes) -> None:
             return out
         finally:
             if window is not None:
-                sampler.end(window, ok)  # type: ignore[union-attr]
+                sampler.end(window, ok)
             calls.called(cid, start, time.perf_counter() - start, window is not None)
 
     cls.post_compile = post_compile

@@ -60,7 +60,7 @@ def install(torch: Any) -> None:
     atexit.register(_process.finish)
     previous = sys.excepthook
 
-    def excepthook(kind, value, tb):  # type: ignore[no-untyped-def]
+    def excepthook(kind, value, tb):
         _process.uncaught(kind, value, tb)
         previous(kind, value, tb)
 

@@ -80,6 +80,6 @@ def _wrap(c10d: ModuleType, sink: ev.Sink, run_id: Callable[[], str], notes: Pro
         # torch.distributed re-exports it (when it imports later, it copies ours).
         dist = sys.modules.get("torch.distributed")
         if getattr(dist, "init_process_group", None) is original:
-            dist.init_process_group = init_process_group  # type: ignore[union-attr]
+            dist.init_process_group = init_process_group
     except Exception as e:  # noqa: BLE001
         notes.unavailable(PROBE, f"torch.distributed.init_process_group not wrapped: {e!r}")

@@ -200,7 +200,7 @@ def timed_forward_source(text: str) -> tuple[ast.Module, list[str], list[Placeho
             node = None
         if starts:
             node = len(nodes)
-            nodes.append(stmt.target.id)  # type: ignore[union-attr]
+            nodes.append(stmt.target.id)
             body += ast.parse(f"{_T} = {HOOK}.begin()").body
         body.append(stmt)
     if node is not None:

@@ -33,16 +33,16 @@ def settings(run_id: str) -> ev.CompileSettingsRead:
     autograd: bool | None = None
     missing = []
     try:
-        mode = str(dynamo.utils.get_optimize_ddp_mode())  # type: ignore[union-attr]
+        mode = str(dynamo.utils.get_optimize_ddp_mode())
     except Exception:  # noqa: BLE001
         try:
-            mode = str(dynamo.config.optimize_ddp)  # type: ignore[union-attr]
+            mode = str(dynamo.config.optimize_ddp)
         except Exception:  # noqa: BLE001
             missing.append("torch._dynamo optimize_ddp")
     try:
         ca = sys.modules.get("torch._dynamo.compiled_autograd")
         on = bool(getattr(ca, "compiled_autograd_enabled", False)) if ca is not None else False
-        autograd = on or bool(dynamo.config.compiled_autograd)  # type: ignore[union-attr]
+        autograd = on or bool(dynamo.config.compiled_autograd)
     except Exception:  # noqa: BLE001
         missing.append("torch._dynamo.config.compiled_autograd")
     why = f"{' and '.join(missing)} not found on this torch" if missing else ""
