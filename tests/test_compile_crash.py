@@ -10,6 +10,7 @@ callback; every view says the crash first, at the user's line, with the fixes.
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import json
 import subprocess
@@ -24,6 +25,7 @@ from dlcprof import events as ev
 from dlcprof.console import attach_line, run_summary
 from dlcprof.figures import outcome as fout
 from dlcprof.figures.advice.rules import advise
+from dlcprof.report import build_model, render_html, render_markdown
 from dlcprof.session import Session
 from dlcprof.worker.emit import ListEmitter
 from dlcprof.worker.probes import ProbeNotes
@@ -144,6 +146,9 @@ def test_every_view_says_the_crash_first_and_no_eager_run():
     said = console.export_text()
     assert said.index(fout.COMPILE_CRASHED) < said.index("crashed: uncaught")
     assert "@torch.compiler.disable" in said and "NOTHING COMPILED" not in said
+    model = build_model(s)
+    for page in (render_markdown(model), render_html(model)):
+        assert html.unescape(headline) in html.unescape(page)
     advice = advise(s, run)
     assert advice.nothing is None
     first = advice.items[0]

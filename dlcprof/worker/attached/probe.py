@@ -7,9 +7,10 @@ provenance, recompile reasons, graph breaks, cache state), autotuning, torch's
 raw trace for tlparse (under torch's per-rank name in a rank); then this
 host's own: CUDA-graph status, the calls of each compiled graph and the kernel
 times of a few, when the process group finished initializing (rendezvous.py),
-DDP's buckets. The process stays silent until it compiles: the channel
-opens at the first compile event. A forked
-child (a DataLoader worker) starts over as a process of its own. At exit the
+DDP's buckets, a compile that raised into the program (probes/raised.py), and
+from the first recompile limit hit the calls that ran eager (probes/guards.py).
+The process stays silent until it compiles: the channel opens at the first
+compile event. A forked child (a DataLoader worker) starts over as a process of its own. At exit the
 totals are sent and the channel drained for at most a moment.
 """
 
