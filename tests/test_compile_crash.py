@@ -179,3 +179,20 @@ def test_the_crashing_program_reads_as_a_crash_at_its_line(tmp_path):
     assert run["compile_raised"]["message"].startswith(fout.COMPILE_CRASHED)
     (item, *_) = report["advice"]["items"]
     assert item["rule"] == "compile-raised" and item["where"] == where
+
+
+async def test_the_tui_banner_says_the_crash_first():
+    from textual.geometry import Region
+
+    from dlcprof.tui.app import DlcprofApp
+    from dlcprof.tui.widgets.alarm import AlarmBanner
+
+    s, raised = _crashed_session()
+    app = DlcprofApp(session=s, replay=True, deterministic=True, start_standby=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        banner = app.query_one(AlarmBanner)
+        shown = banner.render_lines(Region(0, 0, banner.size.width, banner.size.height))
+        said = " ".join(" ".join(strip.text for strip in shown).split())
+        assert banner.display and said.startswith("⚠ COMPILE CRASHED at /home/u/train.py:25")
+        assert "@torch.compiler.disable" in said

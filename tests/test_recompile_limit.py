@@ -90,3 +90,45 @@ def test_an_attached_program_hears_the_limit_at_its_line_and_counts_the_eager_ca
     assert hit["eager"].startswith("6 calls then ran eager; each eager call: n/a (not timed")
     items = json.loads(out.read_text())["advice"]["items"]
     assert items[0]["rule"] == "recompile-limit" and items[0]["where"] == where
+
+
+async def test_the_tui_alarm_names_the_line_the_limit_and_the_eager_calls():
+    from textual.geometry import Region
+
+    from dlcprof.session import Session
+    from dlcprof.tui.app import DlcprofApp
+    from dlcprof.tui.widgets.alarm import AlarmBanner
+
+    s = Session()
+    for e in (
+        ev.ProcessAttached(
+            run_id="pid7",
+            pid=7,
+            ppid=1,
+            argv=["train.py"],
+            host="h",
+            started_t=None,
+            torch_version="2.13",
+            python_version="3.11",
+        ),
+        ev.RecompileLimitHit(
+            run_id="pid7",
+            function="scale",
+            limit=2,
+            message="torch._dynamo hit config.recompile_limit (2)",
+            location="/home/u/train.py:10",
+        ),
+        ev.EagerCallsCounted(run_id="pid7", calls=6),
+        ev.RunFinished(run_id="pid7", status="ok", wall_s=1.0),
+    ):
+        s.apply(e)
+    app = DlcprofApp(session=s, replay=True, deterministic=True, start_standby=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        banner = app.query_one(AlarmBanner)
+        shown = banner.render_lines(Region(0, 0, banner.size.width, banner.size.height))
+        said = " ".join(" ".join(strip.text for strip in shown).split())
+    assert said.startswith(
+        "⚠ RECOMPILE LIMIT HIT at /home/u/train.py:10: scale reached recompile_limit (2)"
+    )
+    assert "6 calls then ran eager; each eager call: n/a (not timed" in said

@@ -326,6 +326,7 @@ class TraceDispatcher:
         self.sink.emit(finished)
         if is_limit_failure(record):
             function = self._frame_names.get(frame) or str(record.get("co_name") or "?")
+            # The function's first line, as torch's warning names it.
             where = failed_at({k: v for k, v in record.items() if k.startswith("co_")})
             self._limit_hit(function, None, str(record.get("fail_reason") or ""), where)
 

@@ -10,8 +10,9 @@ times of a few, when the process group finished initializing (rendezvous.py),
 DDP's buckets, a compile that raised into the program (probes/raised.py), and
 from the first recompile limit hit the calls that ran eager (probes/guards.py).
 The process stays silent until it compiles: the channel opens at the first
-compile event. A forked child (a DataLoader worker) starts over as a process of its own. At exit the
-totals are sent and the channel drained for at most a moment.
+compile event. A forked child (a DataLoader worker) starts over as a process
+of its own. At exit the totals are sent and the channel drained for at most a
+moment.
 """
 
 from __future__ import annotations
