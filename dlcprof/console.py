@@ -53,7 +53,11 @@ PIPE_WIDTH = 200
 _EVENT_STYLE: dict[type[ev.Event], tuple[str, dict[str, str]]] = {
     ev.RunStarted: ("▶ ", {ll.HEAD: "bold green"}),
     ev.RecompileTriggered: ("  ↻ ", {ll.HEAD: "bold yellow"}),
-    ev.RecompileLimitHit: ("  ⚠ ", {ll.HEAD: "bold white on red"}),
+    ev.RecompileLimitHit: (
+        "  ⚠ ",
+        {ll.HEAD: "bold white on red", ll.PLACE: "bold", ll.ASIDE: "dim"},
+    ),
+    ev.CompileRaised: ("✗ ", {ll.HEAD: "bold white on red", ll.PLACE: "bold", ll.ASIDE: "dim"}),
     ev.EagerCallsCounted: ("  ⚠ ", {ll.HEAD: "bold red"}),
     ev.GraphBroken: ("  ✂ ", {ll.HEAD: "bold magenta", ll.ASIDE: "dim"}),
     ev.LogEmitted: ("  ! ", {ll.HEAD: "yellow", ll.ASIDE: "dim"}),
@@ -334,6 +338,10 @@ def hotspots_table(run: Run, limit: int = 10) -> Table | None:
 
 def run_summary(run: Run, session: Session) -> RenderableType:
     parts: list[RenderableType] = [Text(f"\n{run_label(run)} — {fout.status(run)}", style="bold")]
+    if run.compile_raised is not None:
+        parts.append(
+            Text("\n".join(fout.raised_lines(run.compile_raised)), style="bold white on red")
+        )
     if run.nothing_compiled is not None:
         e = run.nothing_compiled
         parts.append(
@@ -360,8 +368,7 @@ def run_summary(run: Run, session: Session) -> RenderableType:
     if run.recompile_limit:
         parts.append(
             Text(
-                f"RECOMPILE LIMIT HIT: {run.recompile_limit.message} "
-                f"({text.eager_calls(run.eager_calls)})",
+                f"RECOMPILE LIMIT HIT {fr.limit_line(run.recompile_limit)} ({fr.eager_cost(run)})",
                 style="bold white on red",
             )
         )
@@ -425,6 +432,8 @@ def attach_line(event: ev.Event, session: Session) -> Text | None:
             | ev.GraphBroken()
             | ev.GraphSplitForDDP()
             | ev.NothingCompiled()
+            | ev.CompileRaised()
+            | ev.RecompileLimitHit()
             | ev.ErrorRaised()
         ):
             line = live_line(event, session)

@@ -257,6 +257,20 @@ class RecompileLimitHit(Event):
     function: str
     limit: int | None
     message: str
+    location: str = ""  # "file:line" of the function, as torch's warning names it
+
+
+@dataclass
+class CompileRaised(Event):
+    """A compile raised into the program instead of falling back to eager
+    (Dynamo does so for an internal error, a backend's failure, a graph break
+    under fullgraph=True): the compiled call raises it, and the program dies
+    unless it catches it."""
+
+    run_id: str
+    error: str  # "InternalTorchDynamoError: AttributeError: ...", its first line
+    location: str  # "file:line": the innermost frame of the traced code in the user's files
+    inside: str = ""  # "file:line" inside torch or a library where it broke, "" when not
 
 
 @dataclass

@@ -79,6 +79,7 @@ class Run:
     dynamic_dims: list[ev.DimMadeDynamic] = field(default_factory=list)
     recompile_limit: ev.RecompileLimitHit | None = None
     nothing_compiled: ev.NothingCompiled | None = None  # no graph: every call ran eager
+    compile_raised: ev.CompileRaised | None = None  # the first compile that raised into the program
     header_built: ev.HeaderPrecompiled | None = None  # the first compile built Inductor's PCH
     eager_calls: int | None = None  # calls that ran eager after the limit hit
     benchmark: ev.BenchmarkMeasured | None = None
@@ -339,6 +340,10 @@ class Session:
 
     def _on_HeaderPrecompiled(self, e: ev.HeaderPrecompiled) -> None:
         self.run(e.run_id).header_built = e
+
+    def _on_CompileRaised(self, e: ev.CompileRaised) -> None:
+        run = self.run(e.run_id)
+        run.compile_raised = run.compile_raised or e
 
     def _on_NothingCompiled(self, e: ev.NothingCompiled) -> None:
         self.run(e.run_id).nothing_compiled = e

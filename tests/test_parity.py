@@ -311,7 +311,8 @@ def test_the_papers_findings_read_the_same_in_every_view():
 
 
 def test_the_live_log_and_the_log_pane_word_each_event_alike():
-    """A run's start, a recompile, the recompile limit, a graph break, a log line,
+    """A run's start, a recompile, the recompile limit, a compile that raised, a
+    graph break, a log line,
     an error, a probe that is n/a, a worker's exit, a monitor's status: the
     console's live line and the TUI's Log pane say the same words
     (figures.live_log.event_line)."""
@@ -330,8 +331,15 @@ def test_the_live_log_and_the_log_pane_word_each_event_alike():
             function="forward",
             limit=8,
             message="forward (model.py:12) hit recompile_limit (8)",
+            location="model.py:12",
         ),
         ev.EagerCallsCounted(t=0.0, run_id=rid, calls=3),
+        ev.CompileRaised(
+            run_id=rid,
+            error="InternalTorchDynamoError: AttributeError: no __dict__",
+            location="model.py:20",
+            inside="/usr/lib/python3.11/inspect.py:2474",
+        ),
         ev.GraphBroken(
             run_id=rid,
             compile_id="0/0",
@@ -351,6 +359,7 @@ def test_the_live_log_and_the_log_pane_word_each_event_alike():
         ev.RecompileTriggered,
         ev.RecompileLimitHit,
         ev.EagerCallsCounted,
+        ev.CompileRaised,
         ev.GraphBroken,
         ev.LogEmitted,
         ev.ErrorRaised,

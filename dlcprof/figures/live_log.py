@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.figures import outcome as fout
 from dlcprof.figures import recompiles as fr
 
 # The parts of a line, for the views to style.
@@ -37,7 +38,23 @@ def event_line(e: ev.Event) -> Line | None:
         case ev.RecompileTriggered():
             return [("recompile: ", HEAD), (str(fr.newest_reason(e.reason)), PLAIN)]
         case ev.RecompileLimitHit():
-            return [("RECOMPILE LIMIT HIT: ", HEAD), (e.message, PLAIN)]
+            place = [(f"{e.location} ", PLACE)] if e.location else []
+            return [
+                ("RECOMPILE LIMIT HIT ", HEAD),
+                *place,
+                (fr.limit_words(e), PLAIN),
+                (f"  fix: {fr.LIMIT_FIX}", ASIDE),
+            ]
+        case ev.CompileRaised():
+            place = [(f"{e.location} ", PLACE)] if e.location else []
+            inside = [(f" {text.broke_inside(e.inside)}", ASIDE)] if e.inside else []
+            return [
+                (f"{fout.COMPILE_CRASHED} ", HEAD),
+                *place,
+                (f"torch.compile raised {e.error}", PLAIN),
+                *inside,
+                (f"  fix: {fout.RAISED_FIXES[0]}", ASIDE),
+            ]
         case ev.EagerCallsCounted():
             return [("after the recompile limit: ", HEAD), (text.eager_calls(e.calls), PLAIN)]
         case ev.GraphBroken():

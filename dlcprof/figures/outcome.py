@@ -13,6 +13,13 @@ DistributedDataParallel is the known case on torch 2.13: Dynamo traces DDP's
 own forward but starts no frame in torch.nn's modules, so an ``nn.Sequential``
 given to DDP is never compiled (``DDP_HINT``). A rank that ended without ever
 compiling reads "never compiled".
+
+A compile can also raise instead of falling back to eager (an internal error
+of Dynamo's, a backend that failed, a graph break under ``fullgraph=True``):
+the compiled call raises it into the program, which dies unless it catches it
+(``CompileRaised``). That is a crash, said first, at the user's line, with the
+two ways around it (``raised_headline``, ``RAISED_FIXES``), and no "ran
+eagerly" is said of it.
 """
 
 from __future__ import annotations
@@ -79,10 +86,39 @@ def status(run: Run) -> str:
 
 
 def frame_failed(e: ev.CompileFinished) -> str:
-    """A frame Dynamo refused: it runs eagerly (the live line, instead of "compile done")."""
+    """A frame whose compile failed (the live line, instead of "compile done").
+    Whether it then runs eagerly or raises into the program is decided after
+    torch's record: ``CompileRaised`` says the latter, ``NothingCompiled`` the former."""
     what = "backward compile" if e.is_backward else "compile"
     reason = f"{e.fail_type}: {e.fail_reason}" if e.fail_reason else str(e.fail_type)
-    return f"{what} failed after {text.secs(e.wall_s)}: {reason} (this frame runs eagerly)"
+    return f"{what} failed after {text.secs(e.wall_s)}: {reason}"
+
+
+COMPILE_CRASHED = "COMPILE CRASHED"
+# What gets a program past a compile that raises, in the order to try them.
+RAISED_FIXES = (
+    "keep the call Dynamo cannot trace out of the compiled code: decorate the function "
+    "that makes it with @torch.compiler.disable, or move the call out of the compiled "
+    "forward or step",
+    "or compile the inner model instead of its wrapper (torch.compile(module.model) "
+    "rather than the whole training module), so the logging and bookkeeping around it "
+    "stay eager",
+)
+
+
+def raised_headline(e: ev.CompileRaised) -> str:
+    """The one loud line every view shows first of a compile that raised."""
+    at = f" at {e.location}" if e.location else ""
+    inside = f" {text.broke_inside(e.inside)}" if e.inside else ""
+    return (
+        f"{COMPILE_CRASHED}{at}: torch.compile raised {e.error}{inside}; Dynamo did not "
+        "fall back to eager: the compiled call raised it into the program"
+    )
+
+
+def raised_lines(e: ev.CompileRaised) -> list[str]:
+    """The headline, then the fixes, one line each."""
+    return [raised_headline(e), *(f"fix: {f}" for f in RAISED_FIXES)]
 
 
 def stopped_before(run: Run, session: Session) -> str | None:

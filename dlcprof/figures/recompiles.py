@@ -63,6 +63,48 @@ def newest_reason(reason: str | None) -> Reason | None:
     return Reason(guard, at, len(parts) - 1)
 
 
+# --- the recompile limit -------------------------------------------------------------
+
+_LAST_REASON = re.compile(r"last reason:\s*(.+)")
+LIMIT_FIX = (
+    "mark the changing dim dynamic (torch._dynamo.mark_dynamic) or compile with "
+    "dynamic=True; else raise torch._dynamo.config.recompile_limit"
+)
+
+
+def limit_words(e: ev.RecompileLimitHit) -> str:
+    """What hitting the limit means, with the limit and the guard that failed last."""
+    limit = f"recompile_limit ({e.limit})" if e.limit is not None else "the recompile limit"
+    m = _LAST_REASON.search(e.message)
+    last = newest_reason(normalize_reason(m.group(1).strip())) if m else None
+    return (
+        f"{e.function} reached {limit}: each call whose guards match no compiled graph "
+        "now runs EAGER, not compiled" + (f"; last guard failed: {last.newest}" if last else "")
+    )
+
+
+def limit_line(e: ev.RecompileLimitHit) -> str:
+    """The limit on one line: where, what it means."""
+    return (f"at {e.location}: " if e.location else "") + limit_words(e)
+
+
+# Why an attached program's eager calls have no time.
+EAGER_UNTIMED = (
+    "not timed: past the limit Dynamo runs the function's own Python, which dlcprof does not wrap"
+)
+
+
+def eager_cost(run: Run) -> str:
+    """What the limit cost: the calls that then ran eager, and what each took
+    where it was measured (a sweep's sizes that ran eager: their steady latency)."""
+    calls = text.eager_calls(run.eager_calls)
+    steps = [st for st in run.sweep if st.ran_eager]
+    if steps:
+        each = ", ".join(f"{text.ms(st.latency_ms)} at size {st.size}" for st in steps)
+        return f"{calls}; each eager call: {each}"
+    return f"{calls}; each eager call: {text.na(EAGER_UNTIMED)}"
+
+
 @dataclass
 class RecompileRow:
     compile_id: str | None

@@ -375,14 +375,16 @@ def _run_section(r: RunModel, detail: int = FULL) -> list[str]:
     out += ["", "**Settings**: " + " ".join(code(f"{k}={v}") for k, v in r.chips), ""]
     if r.repro:
         out += ["Reproduce:", "", "```sh", r.repro, "```", ""]
+    if r.compile_raised:
+        first, *fixes = r.compile_raised
+        out += [f"> **{cell(first)}**", *(f"> {cell(f)}" for f in fixes), ""]
     if r.nothing_compiled:
         first, *hints = r.nothing_compiled
         out += [f"> **{cell(first)}**", *(f"> {cell(h)}" for h in hints), ""]
     out += [*(f"> {cell(n)}" for n in r.process_notes), ""] if r.process_notes else []
     if r.limit is not None:
         out += [
-            f"> **Warning: recompile limit hit** ({r.limit.limit}) in `{r.limit.function}`: "
-            f"new shapes now run EAGER, uncompiled ({r.limit.eager}).",
+            f"> **Warning: recompile limit hit** {cell(r.limit.line)} ({cell(r.limit.eager)}).",
             f"> {cell(r.limit.message)}",
             "",
         ]

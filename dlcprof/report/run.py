@@ -30,7 +30,8 @@ class LimitAlert:
     limit: str
     function: str
     message: str  # shortened
-    eager: str  # the calls that then ran eager
+    eager: str  # the calls that then ran eager, and what each cost
+    line: str  # where, and what it means (figures.recompiles.limit_line)
 
 
 @dataclass
@@ -128,6 +129,12 @@ class RunModel:
         """A run that compiled nothing: the loud line, then torch's hints; else empty."""
         e = self.run.nothing_compiled
         return [fout.headline(e), *fout.hint_lines(e, self.run)] if e is not None else []
+
+    @property
+    def compile_raised(self) -> list[str]:
+        """A compile that raised into the program: the loud line, then the fixes; else empty."""
+        e = self.run.compile_raised
+        return fout.raised_lines(e) if e is not None else []
 
     @property
     def graph_breaks(self) -> list[ev.GraphBroken]:
@@ -246,7 +253,8 @@ def run_model(session: Session, run: Run, number: int | None = None) -> RunModel
             text.value(limit.limit),
             limit.function,
             text.short(limit.message, 240),
-            text.eager_calls(run.eager_calls),
+            fr.eager_cost(run),
+            fr.limit_line(limit),
         )
         if limit
         else None,

@@ -459,6 +459,21 @@ def _nothing_compiled(m: RunModel) -> dict[str, Any] | None:
     }
 
 
+def _compile_raised(m: RunModel) -> dict[str, Any] | None:
+    """Null unless a compile raised into the program; else torch's error, where, the fixes."""
+    e = m.run.compile_raised
+    if e is None:
+        return None
+    headline, *fixes = m.compile_raised
+    return {
+        "message": headline,
+        "error": e.error,
+        "location": e.location,
+        "inside": e.inside,
+        "fixes": fixes,
+    }
+
+
 def _ddp_dict(d: DdpBlock | None) -> dict[str, Any] | None:
     """Null unless the process is a rank or DDP split its graph (figures/job/ddp.py):
     the settings read at its first compile and each split with its piece count."""
@@ -496,6 +511,7 @@ def _run_dict(m: RunModel) -> dict[str, Any]:
         "run_id": run.run_id,
         "label": m.label,
         "status": run.status,
+        "compile_raised": _compile_raised(m),
         "nothing_compiled": _nothing_compiled(m),
         "process_notes": list(m.process_notes),
         "ddp": _ddp_dict(m.ddp),
@@ -550,9 +566,12 @@ def _run_dict(m: RunModel) -> dict[str, Any]:
         "recompile_limit_hit": (
             {
                 "function": limit.function,
+                "location": limit.location,
                 "limit": limit.limit,
                 "message": limit.message,
+                "line": m.limit.line if m.limit else "",
                 "eager_calls": run.eager_calls,
+                "eager": m.limit.eager if m.limit else "",
             }
             if limit
             else None

@@ -155,9 +155,8 @@ class TraceDispatcher:
         parsed = parse_limit_warning(message)
         if parsed is None:
             return
-        function, limit = parsed
         with self._lock:
-            self._limit_hit(function, limit, message.strip())
+            self._limit_hit(parsed.function, parsed.limit, message.strip(), parsed.location)
 
     def new_generation(self, prefix: str) -> None:
         """After torch._dynamo.reset(): torch restarts compile ids at 0/0, so later
@@ -192,7 +191,7 @@ class TraceDispatcher:
                 frames=c.compiles + c.failures,
                 fail_type=refused.fail_type if refused else None,
                 fail_reason=refused.fail_reason if refused else None,
-                location=brk.location if brk else "",
+                location=brk.location if brk else self.failed_at,
                 hints=list(brk.hints) if brk else [],
             )
 
@@ -327,7 +326,9 @@ class TraceDispatcher:
         self.sink.emit(finished)
         if is_limit_failure(record):
             function = self._frame_names.get(frame) or str(record.get("co_name") or "?")
-            self._limit_hit(function, None, str(record.get("fail_reason") or ""))
+            # The function's first line, as torch's warning names it.
+            where = failed_at({k: v for k, v in record.items() if k.startswith("co_")})
+            self._limit_hit(function, None, str(record.get("fail_reason") or ""), where)
 
     def _recompile(
         self, name: str, md: dict[str, Any], payload: str | None, cid: str | None
@@ -434,7 +435,7 @@ class TraceDispatcher:
             )
         )
 
-    def _limit_hit(self, function: str, limit: int | None, message: str) -> None:
+    def _limit_hit(self, function: str, limit: int | None, message: str, location: str) -> None:
         if function in self._limit_functions:
             return
         self._limit_functions.add(function)
@@ -443,7 +444,11 @@ class TraceDispatcher:
             self.on_limit()
         self.sink.emit(
             ev.RecompileLimitHit(
-                run_id=self.run_id, function=function, limit=limit, message=message
+                run_id=self.run_id,
+                function=function,
+                limit=limit,
+                message=message,
+                location=location,
             )
         )
 

@@ -222,15 +222,24 @@ _WARN_FN_RE = re.compile(r"function: '([^']+)'(?: \(([^)]*)\))?")
 _WARN_LIMIT_RE = re.compile(r"recompile_limit \((\d+)\)|cache_size_limit \((\d+)\)")
 
 
-def parse_limit_warning(message: str) -> tuple[str, int | None] | None:
-    """(function, limit) from dynamo's "hit config.recompile_limit" warning, else None."""
+@dataclass(frozen=True)
+class LimitWarning:
+    """Dynamo's "hit config.recompile_limit" warning, read."""
+
+    function: str
+    limit: int | None
+    location: str  # "file:line" of the function, "" when not named
+
+
+def parse_limit_warning(message: str) -> LimitWarning | None:
+    """The function, the limit and where the function is, else None."""
     low = message.lower()
     if not any(t in low for t in _LIMIT_TEXT):
         return None
     fn = _WARN_FN_RE.search(message)
     lim = _WARN_LIMIT_RE.search(message)
     limit = int(next(g for g in lim.groups() if g)) if lim else None
-    return (fn.group(1) if fn else "?", limit)
+    return LimitWarning(fn.group(1) if fn else "?", limit, (fn.group(2) or "") if fn else "")
 
 
 def failed_at(record: dict[str, Any]) -> str:

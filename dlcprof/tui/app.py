@@ -33,6 +33,8 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import observer as fo
+from dlcprof.figures import outcome as fout
+from dlcprof.figures import recompiles as fr
 from dlcprof.figures.job import lanes as rl
 from dlcprof.figures.job.ranks import rank_runs
 from dlcprof.session import Session
@@ -272,11 +274,9 @@ class DlcprofApp(App[None]):
             severity = "warning" if e.stage == "monitor" else "error"
             self._report(f"{e.stage} failed: {e.message} — {remedy}", severity, note=False)
         elif isinstance(e, ev.RecompileLimitHit):
-            self._report(
-                f"recompile limit hit in {e.function}: new shapes now run eager",
-                "error",
-                note=False,
-            )
+            self._report(f"RECOMPILE LIMIT HIT {fr.limit_line(e)}", "error", note=False)
+        elif isinstance(e, ev.CompileRaised):
+            self._report(fout.raised_headline(e), "error", note=False)
         elif isinstance(e, ev.WorkerExited) and self.runs.live is not None:
             self._follow = True  # the controller started the next queued run
         said = self.trials.fold(e, self.session)

@@ -111,6 +111,7 @@ AFFECTS: dict[type[ev.Event], frozenset[str]] = {
         ev.EagerCallsCounted: {"log", "alarm"},
         ev.HeaderPrecompiled: {"phases", "benchmark"},
         ev.NothingCompiled: {"log", "alarm", "benchmark", "kernels", "runs", "modes"},
+        ev.CompileRaised: {"log", "alarm"},
         ev.DimMadeDynamic: {"recompiles"},
         ev.GraphBroken: {"log", "phases"} | _RANKS,
         ev.BenchmarkMeasured: {"benchmark", "runs", "modes", "paper"},

@@ -168,10 +168,9 @@ class WorkerRun:
         self.sink.emit(event)
 
     def _count_eager_calls(self) -> None:
-        if self.eager.counting:
-            calls = self._counts().eager_calls
-            self.eager.stop()
-            self.emit(ev.EagerCallsCounted(run_id=self.run_id, calls=calls))
+        counted = self.eager.counted(self.run_id, self._counts())
+        if counted is not None:
+            self.emit(counted)
 
     def log(self, message: str, level: str = "info") -> None:
         self.emit(ev.LogEmitted(run_id=self.run_id, level=level, source="dlcprof", message=message))

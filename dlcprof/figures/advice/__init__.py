@@ -8,6 +8,8 @@ predicted saving and how it was predicted, and the known cost.
 - ``rules``: ``RULES``, one row per rule saying where it applies (a workload's
   run, an attached program's process) and whether its saving must clear the
   noise; ``advise`` reads a run through them.
+- ``failure_rules``: the rules read from what went wrong (a compile that raised
+  into the program, the recompile limit hit), listed first.
 - ``compile_rules``: the rules read from the compiles (regional compilation,
   recompiles on an input's size, graph breaks, compile threads).
 - ``speed_rules``: the rules read from the benchmark and the kernel times (keep

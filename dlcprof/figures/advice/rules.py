@@ -19,6 +19,7 @@ from dlcprof import text
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import compile_cost as fc
 from dlcprof.figures.advice import compile_rules as cr
+from dlcprof.figures.advice import failure_rules as fr
 from dlcprof.figures.advice import speed_rules as sr
 from dlcprof.figures.advice.model import DEFAULT_CALLS, Advice, AdviceList, compile_noise
 from dlcprof.figures.advice.trial import PROGRAM_TRY_WHY
@@ -40,6 +41,8 @@ class Rule:
 
 # In the order the items are listed.
 RULES = (
+    Rule("a compile that raised", fr.compile_raised, program=fr.compile_raised),
+    Rule("the recompile limit", fr.recompile_limit, program=fr.recompile_limit),
     Rule("regional compilation", cr.regional, program=cr.regional, noise=True),
     Rule(
         "recompiles on an input's size",

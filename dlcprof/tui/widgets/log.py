@@ -24,7 +24,11 @@ _LEVEL_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
 _EVENT_STYLE: dict[type[ev.Event], tuple[str, dict[str, str]]] = {
     ev.RunStarted: ("── ", {ll.HEAD: "bold"}),
     ev.RecompileTriggered: ("", {ll.HEAD: "bold yellow"}),
-    ev.RecompileLimitHit: ("", {ll.HEAD: "bold white on red"}),
+    ev.RecompileLimitHit: (
+        "",
+        {ll.HEAD: "bold white on red", ll.PLACE: "underline", ll.ASIDE: "dim"},
+    ),
+    ev.CompileRaised: ("", {ll.HEAD: "bold white on red", ll.PLACE: "underline", ll.ASIDE: "dim"}),
     ev.EagerCallsCounted: ("", {ll.HEAD: "bold red"}),
     ev.GraphBroken: ("", {ll.HEAD: "bold magenta", ll.PLACE: "underline", ll.ASIDE: "dim"}),
     ev.LogEmitted: ("", {ll.ASIDE: "dim"}),  # its head in its level's style
@@ -97,6 +101,7 @@ _LOGGED = (
     ev.RunFinished,
     ev.RecompileTriggered,
     ev.RecompileLimitHit,
+    ev.CompileRaised,
     ev.EagerCallsCounted,
     ev.NothingCompiled,
     ev.MonitorStatus,

@@ -7,10 +7,12 @@ provenance, recompile reasons, graph breaks, cache state), autotuning, torch's
 raw trace for tlparse (under torch's per-rank name in a rank); then this
 host's own: CUDA-graph status, the calls of each compiled graph and the kernel
 times of a few, when the process group finished initializing (rendezvous.py),
-DDP's buckets. The process stays silent until it compiles: the channel
-opens at the first compile event. A forked
-child (a DataLoader worker) starts over as a process of its own. At exit the
-totals are sent and the channel drained for at most a moment.
+DDP's buckets, a compile that raised into the program (probes/raised.py), and
+from the first recompile limit hit the calls that ran eager (probes/guards.py).
+The process stays silent until it compiles: the channel opens at the first
+compile event. A forked child (a DataLoader worker) starts over as a process
+of its own. At exit the totals are sent and the channel drained for at most a
+moment.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from dlcprof.worker.probe_set import ProbeSet
 from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes import cudagraphs as cudagraphs_probe
 from dlcprof.worker.probes import ddp as ddp_probe
+from dlcprof.worker.probes import guards as guards_probe
+from dlcprof.worker.probes import raised as raised_probe
 
 # Events that open the channel: the process compiles (or has compiled code run).
 _ARMING = (ev.PhaseStarted, ev.PhaseEnded, ev.CompileFinished, ev.GraphCallsTimed)
@@ -146,6 +150,15 @@ class AttachedProcess:
         graph_calls.install(self.calls, self.notes)
         rendezvous.install(self.channel, lambda: self.run_id, self.notes)
         ddp_probe.install(lambda *b: self.probes.dispatcher.ddp_buckets(*b), self.notes)
+        self.raised = raised_probe.RaisedCompiles(self.channel, lambda: self.run_id)
+        raised_probe.install(self.raised, self.notes)
+        self._watch_limit()
+
+    def _watch_limit(self) -> None:
+        """From the first recompile limit hit on, count the calls that run eager."""
+        self.eager = guards_probe.EagerCalls(self.notes)
+        dispatcher = self.probes.dispatcher
+        dispatcher.on_limit = lambda: self.eager.start(dispatcher.counts)
 
     def _restart(self) -> None:
         """This process's own state: its id, clock and notes."""
@@ -210,6 +223,9 @@ class AttachedProcess:
         self.probes.follow(self.run_id, self.notes, _fresh_lines(), rank=_int_env("RANK"))
         self.calls.restart(self.run_id)
         self.sampler.restart(self.run_id)
+        self.raised.said.clear()
+        self.eager.stop()  # the parent's count
+        self._watch_limit()
 
     def finish(self) -> None:
         """At exit: the last kernels and totals, the raw trace closed, the end."""
@@ -220,8 +236,12 @@ class AttachedProcess:
             self.probes.dispatcher.flush()
             self.calls.report()
             nothing = self.probes.dispatcher.nothing_compiled()
-            if nothing is not None and nothing.frames:
+            # A compile that raised did not run eager: CompileRaised said what it did.
+            if nothing is not None and nothing.frames and not self.raised.said:
                 self.channel.emit(nothing)  # every frame ran eager: said loudly
+            counted = self.eager.counted(self.run_id, self.probes.dispatcher.snapshot())
+            if counted is not None:
+                self.channel.emit(counted)
             self.sampler.report(final=True)
             self.probes.close_raw_trace()
             status = self.crash[0] if self.crash else "ok"

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from dlcprof import events as ev
 from dlcprof.trace_records.dispatcher import CompileCounts
 from dlcprof.worker.probes import ProbeNotes
 
@@ -62,6 +63,14 @@ class EagerCalls:
         compiled = len(counts.reasons) - reasons
         later_hits = counts.limit_hits - hits
         return 1 + later_hits + max(0, self.misses - compiled)
+
+    def counted(self, run_id: str, counts: CompileCounts) -> ev.EagerCallsCounted | None:
+        """The count at the run's end, the hook removed; None when not counting."""
+        calls = self.count(counts)
+        if calls is None:
+            return None
+        self.stop()
+        return ev.EagerCallsCounted(run_id=run_id, calls=calls)
 
     def stop(self) -> None:
         if self._set_hook is not None:
