@@ -70,4 +70,4 @@ def install(raised: RaisedCompiles, notes: ProbeNotes) -> None:
                 pass
             raise
 
-    CatchErrorsWrapper.__call__ = call  # type: ignore[method-assign]
+    CatchErrorsWrapper.__call__ = call
