@@ -20,7 +20,8 @@ from dlcprof.session import Compile, Run
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 # Dynamo's debug context of a logging call it refused: "method: <Logger name (LEVEL)>.warning_once".
 _LOGGING_CALL = re.compile(r"method: <(?P<cls>\w+) (?P<logger>\S+) \([A-Z]+\)>\.(?P<method>\w+)")
-LOGGING_HINT = "ignore_logging_functions"
+# The setting torch's hint names (ignore_logger_methods in older releases).
+_LOGGING_HINT = re.compile(r"ignore_logg(?:ing_functions|er_methods)")
 
 
 @dataclass
@@ -68,12 +69,13 @@ class Added:
         return sum(c.wall_s or 0.0 for c in (*self.graphs, *self.empty))
 
 
-def _function(c: Compile) -> tuple[str, str]:
-    """(file, function) of a frame compile; a resumed frame's is its function's."""
+def _frame(c: Compile) -> tuple[str, str, bool]:
+    """(file, function, resumed) of a frame compile; a resumed frame's function
+    is the one it resumes."""
     m = c.record.metrics if c.record is not None else {}
     name = str(m.get("co_name") or "")
     resumed = _RESUME.match(name)
-    return str(m.get("co_filename") or ""), resumed["fn"] if resumed else name
+    return str(m.get("co_filename") or ""), resumed["fn"] if resumed else name, bool(resumed)
 
 
 def added(run: Run, b: Break, claimed: set[str]) -> Added:
@@ -82,18 +84,19 @@ def added(run: Run, b: Break, claimed: set[str]) -> Added:
     already ``claimed`` by another break; those found are added to it)."""
     frames = [run.compiles[cid] for cid in b.compile_ids if cid in run.compiles]
     found = [c for c in frames[1:] if c.record is not None]
+    later = sorted(
+        (c for c in run.compiles.values() if c.start_t is not None and _frame(c)[2]),
+        key=lambda c: c.start_t or 0.0,
+    )
     for f in frames:
-        if f.start_t is None:
-            continue
+        file, function, _ = _frame(f)
         resume = next(
             (
                 c
-                for c in sorted(run.compiles.values(), key=lambda c: c.start_t or 0.0)
+                for c in later
                 if c.compile_id not in claimed
-                and c.start_t is not None
-                and c.start_t > f.start_t
-                and _RESUME.match(str(c.record.metrics.get("co_name") or "") if c.record else "")
-                and _function(c) == _function(f)
+                and (c.start_t or 0.0) > (f.start_t or float("inf"))
+                and _frame(c)[:2] == (file, function)
             ),
             None,
         )
@@ -108,7 +111,7 @@ def added(run: Run, b: Break, claimed: set[str]) -> Added:
 def logging_call(run: Run, b: Break) -> tuple[str, str] | None:
     """(the logger's class, the method) of a logging call Dynamo refused, from
     the debug context of the broken frames' restarts; None for another break."""
-    if not any(LOGGING_HINT in h for h in b.hints):
+    if not any(_LOGGING_HINT.search(h) for h in b.hints):
         return None
     for cid in b.compile_ids:
         c = run.compiles.get(cid)

@@ -88,7 +88,7 @@ class KernelCount:
     fused: int
     library: int
     compiles: int
-    rows: int = 0
+    rows: int  # the table's rows, one per kernel_groups group
 
     @property
     def words(self) -> str:
