@@ -7,9 +7,11 @@ Every figure and its words come from ``dlcprof.figures`` (units from
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -20,6 +22,7 @@ from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import cache as fc
 from dlcprof.figures import device as fd
+from dlcprof.figures import graph_breaks as fgb
 from dlcprof.figures import hotspots as fh
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import live_log as ll
@@ -46,8 +49,9 @@ from dlcprof.tables import (
 
 _LIVE_PHASES = (fp.KEY_NAMES - {"compile_file"}) | {"entire_frame_compile"}
 # Off a terminal (a pipe, a log file, CI) Rich would cut every table to 80
-# columns; COLUMNS still wins when it is set.
-PIPE_WIDTH = 200
+# columns; there a table gets the room its whole cells need (a kernel's name is
+# searched for in a CI log). COLUMNS still wins when it is set.
+PIPE_WIDTH = 400
 # The mark and the style of each part of a line figures.live_log.event_line words
 # that the live log shows (one line each: no traceback).
 _EVENT_STYLE: dict[type[ev.Event], tuple[str, dict[str, str]]] = {
@@ -186,10 +190,10 @@ def phases_table(run: Run) -> Table:
     return t
 
 
-def kernels_table(run: Run) -> Table:
+def kernels_table(run: Run, fit: bool = True) -> Table:
     """Each kernel once per place in its frame's call (figures.kernels.kernel_groups),
-    slowest first once profiled; long names and op lists lose their middle, so
-    that the figures fit beside them."""
+    slowest first once profiled; ``fit`` (a terminal): long names and op lists
+    lose their middle, so that the figures fit beside them."""
     timings = fk.kernel_timings(run)
     groups = fk.kernel_groups(run)
     group_t = {fk.kernel_key(g.kernel): fk.group_timing(g, timings) for g in groups}
@@ -207,10 +211,27 @@ def kernels_table(run: Run) -> Table:
     for k in fk.by_time(kernels, group_t) if profiled else kernels:
         g = by_kernel[id(k)]
         c = fk.timing_cells(group_t[fk.kernel_key(k)], notes).values() if profiled else ()
-        t.add_row(g.label, fk.short_name(k.name), k.kind, *c, fk.ops_cell(k))
-    t.caption = "\n".join([fk.kernel_count(run).words, *fk.summary_lines(run), *notes.lines()])
+        name, ops = (fk.short_name(k.name), fk.ops_cell(k)) if fit else (k.name, fk.ops_whole(k))
+        t.add_row(g.label, name, k.kind, *c, ops)
+    count = fk.kernel_count(run)
+    head = [count.words, *filter(None, [count.rows_words])]
+    t.caption = "\n".join([*head, *fk.summary_lines(run), *notes.lines()])
     t.caption_justify = "left"
     return t
+
+
+class FitOnTerminal:
+    """A table that fits a terminal's width, its long cells cut in the middle; off
+    a terminal (a pipe, a CI log) the same table with every cell whole."""
+
+    def __init__(self, build: Callable[[bool], Table]) -> None:
+        self.build = build
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.build(console.is_terminal)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement.get(console, options, self.build(console.is_terminal))
 
 
 def benchmark_table(run: Run, session: Session) -> RenderableType:
@@ -294,8 +315,10 @@ def graph_breaks_table(run: Run) -> Table:
     t = Table(title="Graph breaks", title_justify="left")
     t.add_column("location", overflow="fold")
     t.add_column("reason")
-    for gb in run.graph_breaks:
-        t.add_row(" ".join(filter(None, (gb.location, text.broke_inside(gb.detail)))), gb.reason)
+    t.add_column("compile")
+    for b in fgb.breaks(run):
+        where = " ".join(filter(None, (b.location, text.broke_inside(b.detail))))
+        t.add_row(where, b.reason, b.frames)
     return t
 
 
@@ -355,7 +378,7 @@ def run_summary(run: Run, session: Session) -> RenderableType:
         parts.append(phases_table(run))
         parts += restart_lines(run)
     if run.kernels:
-        parts.append(kernels_table(run))
+        parts.append(FitOnTerminal(lambda fit: kernels_table(run, fit)))
     for mode_part in (autotune_table(run), cudagraphs_table(run)):
         if mode_part is not None:
             parts.append(mode_part)

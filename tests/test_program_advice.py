@@ -34,7 +34,13 @@ def session(recompiles: int = 2, recompile_s: float = 4.0) -> Session:
             t=1002.0,
         ),
         compile_finished("0/0", 1001.0, 3.0),
-        compile_finished("1/0", 1005.0, 2.0),
+        # Torch names the frame a broken function resumes in after the function and line.
+        compile_finished(
+            "1/0",
+            1005.0,
+            2.0,
+            frame=("torch_dynamo_resume_in_forward_at_12", "/home/u/train.py", 12),
+        ),
     ]
     for i in range(1, recompiles + 1):
         t = 1010.0 + 10 * i

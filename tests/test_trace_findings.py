@@ -204,7 +204,8 @@ def test_a_long_kernel_name_leaves_every_figure_on_the_line(fixture_events, widt
 def test_a_sweep_lists_each_kernel_once_and_counts_no_library_call_as_fused(fixture_events):
     """Issue 20, 12: a static sweep regenerates every kernel once per size: one
     row per kernel with its compiles, not one per compile; the count says fused
-    kernels and library calls apart, in the singular where there is one."""
+    kernels and library calls apart. Issue 29, 4: it counts what each compile's
+    output code has, and says why the table has fewer rows."""
     from dlcprof.console import kernels_table
     from dlcprof.figures import kernels as fk
 
@@ -213,8 +214,10 @@ def test_a_sweep_lists_each_kernel_once_and_counts_no_library_call_as_fused(fixt
     assert len(run.kernels) == 12 and len(run.compiles) == 6
     table = kernels_table(run)
     assert table.row_count == 2
-    assert fk.kernel_count(run).words == "1 fused kernel, 1 library call (in 6 compiles)"
-    assert fk.kernel_count(run).words in " ".join(str(table.caption).split())
+    count = fk.kernel_count(run)
+    assert count.words == "6 fused kernels, 6 library calls (in 6 compiles)"
+    assert count.words in " ".join(str(table.caption).split())
+    assert count.rows_words and count.rows_words.startswith("2 rows")
 
 
 def test_recompiles_torch_recorded_but_dynamo_did_not_announce_are_listed(fixture_events):

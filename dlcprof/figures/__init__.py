@@ -12,6 +12,8 @@ monitors.
 - ``cache``: a compile's graph-cache state, and the precompiled header it built.
 - ``outcome``: what a run's first call came to: compiled graphs, or nothing compiled.
 - ``recompiles``: guard-failure reasons, recompile costs, static-vs-dynamic sweeps.
+- ``graph_breaks``: each break once however many frames hit it, the graphs it added,
+  the logging call it names.
 - ``kernels``: kernels grouped across compiles, their source lines, time per kernel,
   what fusion saved, bytes and bandwidth.
 - ``modes``: what a mode autotuned, its CUDA graphs, every mode side by side.

@@ -46,9 +46,9 @@ class KernelGroup:
 
     @property
     def label(self) -> str:
-        """ "0/0 fwd", "0/0 +3": the first compile (and graph), and how many more."""
-        more = len(self.compile_ids) - 1
-        return compile_label(self.kernel) + (f" +{more}" if more else "")
+        """ "0/0 fwd", "0/0 fwd, 0/1": every compile that generated it, not a bare count."""
+        more = self.compile_ids[1:]
+        return compile_label(self.kernel) + (f", {compile_list(more)}" if more else "")
 
 
 def frame_of(compile_id: str) -> str:
@@ -80,27 +80,50 @@ def is_library_call(k: ev.KernelGenerated) -> bool:
 
 @dataclass(frozen=True)
 class KernelCount:
-    """What a run generated: distinct fused kernels and library calls (each
-    place once, however many compiles regenerated it), and how many compiles."""
+    """What a run generated, as each compile's output code has it: fused kernels
+    and library calls summed over the compiles (a recompile's own kernels count),
+    and the rows they make once a kernel regenerated at the same place by a
+    later compile shares its first compile's row (``kernel_groups``)."""
 
     fused: int
     library: int
     compiles: int
+    rows: int  # the table's rows, one per kernel_groups group
 
     @property
     def words(self) -> str:
-        """ "4 fused kernels, 2 library calls (in 7 compiles)"."""
+        """ "31 fused kernels, 65 library calls (in 3 compiles)"."""
         out = text.plural(self.fused, "fused kernel")
         if self.library:
             out += f", {text.plural(self.library, 'library call')}"
         return out + (f" (in {self.compiles} compiles)" if self.compiles > 1 else "")
 
+    @property
+    def cell(self) -> str:
+        """ "31 / 65" under CELL_HEAD."""
+        return f"{self.fused} / {self.library}"
+
+    @property
+    def rows_words(self) -> str | None:
+        """Why a grouped table has fewer rows than kernels; None when it has as many."""
+        if self.rows >= self.fused + self.library:
+            return None
+        return (
+            f"{text.plural(self.rows, 'row')}: a kernel a later compile generated again at "
+            "the same place shares its row, which lists each compile"
+        )
+
+
+# A table column of kernel counts (KernelCount.cell).
+CELL_HEAD = "kernels / library calls"
+
 
 def kernel_count(run: Run) -> KernelCount:
-    groups = kernel_groups(run)
-    library = sum(is_library_call(g.kernel) for g in groups)
-    compiles = len({k.compile_id for k in run.kernels})
-    return KernelCount(len(groups) - library, library, compiles)
+    """The one kernel count every view states (console, TUI, reports, modes)."""
+    kernels = run.kernels
+    library = sum(is_library_call(k) for k in kernels)
+    compiles = len({k.compile_id for k in kernels})
+    return KernelCount(len(kernels) - library, library, compiles, len(kernel_groups(run)))
 
 
 # The widest a kernel's name and its fused ops are in a console row: longer ones
@@ -117,12 +140,15 @@ def short_name(name: str, limit: int = NAME_CELL) -> str:
     return f"{name[: limit - 1 - tail]}…{name[-tail:]}"
 
 
+def ops_whole(k: ev.KernelGenerated) -> str:
+    return ", ".join(short_ops(k)) or text.NA
+
+
 def ops_cell(k: ev.KernelGenerated, limit: int = OPS_CELL) -> str:
     """The fused ops in at most ``limit`` characters: "sub, add, … (+9)"."""
     ops = short_ops(k)
-    whole = ", ".join(ops)
-    if len(whole) <= limit:
-        return whole or text.NA
+    if len(", ".join(ops)) <= limit:
+        return ops_whole(k)
     shown: list[str] = []
     for op in ops:
         left = len(ops) - len(shown) - 1
@@ -144,7 +170,7 @@ def source_line(line: str) -> tuple[str, str]:
 
 def compile_list(ids: list[str], limit: int = 4) -> str:
     shown = ", ".join(ids[:limit])
-    return shown + (f" +{len(ids) - limit}" if len(ids) > limit else "")
+    return shown + (f" +{len(ids) - limit} more" if len(ids) > limit else "")
 
 
 def short_ops(k: ev.KernelGenerated) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from dlcprof import text
+from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import paper_tables as fpt
 from dlcprof.figures import recompiles as fr
@@ -395,7 +396,7 @@ def _run_section(r: RunModel, detail: int = FULL) -> list[str]:
     else:  # many runs: each one's phase and kernel tables are in report.html
         out += [
             f"{text.plural(len(r.compiles), 'compile')}, total wall {r.compile_wall.text}; "
-            f"{text.plural(len(r.run.kernels), 'fused kernel')}: tables in report.html",
+            f"{fk.kernel_count(r.run).words}: tables in report.html",
             "",
         ]
     out += _run_modes(r)
@@ -412,7 +413,7 @@ def _run_section(r: RunModel, detail: int = FULL) -> list[str]:
                 (code(g.location) + f" {text.broke_inside(g.detail)}".rstrip())
                 if g.location
                 else text.na("no user frame"),
-                g.compile_id or text.NA,
+                g.frames,
                 "; ".join(g.hints) or "—",
             ]
             for i, g in enumerate(r.graph_breaks, 1)

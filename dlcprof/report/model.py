@@ -20,6 +20,7 @@ import dlcprof
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import device as fd
+from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import paper_tables as fpt
@@ -42,7 +43,7 @@ SUMMARY_COLUMNS = (
     "dynamic",
     "status",
     "compile",
-    "kernels",
+    fk.CELL_HEAD,
     "recompiles",
     "graph breaks",
     "speedup",

@@ -9,6 +9,7 @@ from dlcprof import text
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import device as fd
+from dlcprof.figures import graph_breaks as fgb
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import observer as fo
@@ -137,8 +138,8 @@ class RunModel:
         return fout.raised_lines(e) if e is not None else []
 
     @property
-    def graph_breaks(self) -> list[ev.GraphBroken]:
-        return self.run.graph_breaks
+    def graph_breaks(self) -> list[fgb.Break]:
+        return fgb.breaks(self.run)
 
     @property
     def unavailable(self) -> dict[str, str]:
@@ -165,9 +166,9 @@ class RunModel:
             s.dynamic if s else text.NA,
             self.status,
             self.compile_wall.text,
-            str(len(self.run.kernels)),
+            fk.kernel_count(self.run).cell,
             str(len(self.run.recompiles)),
-            str(len(self.run.graph_breaks)),
+            str(len(self.graph_breaks)),
             b.speedup if b else why,
             b.steady_speedup if b else why,
             b.break_even if b else why,
@@ -204,7 +205,7 @@ def _kpis(
         Kpi(wall.text, f"compile wall, {text.plural(n, 'compile')}", na=wall.na),
         Kpi(str(kernels.fused), kernels.words.removeprefix(f"{kernels.fused} ")),
         Kpi(str(len(run.recompiles)), "recompiles", "bad" if run.recompile_limit else ""),
-        Kpi(str(len(run.graph_breaks)), "graph breaks", "bad" if run.graph_breaks else ""),
+        Kpi(str(len(fgb.breaks(run))), "graph breaks", "bad" if run.graph_breaks else ""),
     ]
     if bench is not None:
         s = bench.speed

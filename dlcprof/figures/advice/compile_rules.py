@@ -5,12 +5,13 @@ or None where it does not apply."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from typing import Any
 
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import compile_cost as fc
+from dlcprof.figures import graph_breaks as fgb
 from dlcprof.figures.advice.model import Advice, Prediction, compile_seconds
 from dlcprof.session import Run, Session
 
@@ -244,57 +245,56 @@ def _mark_dynamic_item(
 
 
 def graph_breaks(session: Session, run: Run, calls: int) -> list[Advice]:
-    """One item per distinct break (reason and line), with the graph it added."""
-    seen: dict[tuple[str, str], Any] = {}
-    for gb in run.graph_breaks:
-        if gb.compile_id and gb.compile_id.startswith(ev.SWEEP):
-            continue
-        seen.setdefault((gb.reason, gb.location), gb)
-    if not seen:
-        return []
-    # A recompile is the same frame again, not the graph a break resumed in.
-    compiles = sorted(
-        (
-            c
-            for c in run.compiles.values()
-            if c.record
-            and not c.is_backward
-            and not c.record.recompile_reason
-            and not c.compile_id.startswith(ev.SWEEP)
-        ),
-        key=lambda c: c.start_t or 0.0,
-    )
-    extra = compiles[1:]  # each break adds a resumed graph after the first
+    """One item per distinct break (reason and line, however many frames hit
+    it), with the graphs it added to the compile."""
+    found = []
+    for b in fgb.breaks(run):
+        ids = [cid for cid in b.compile_ids if not cid.startswith(ev.SWEEP)]
+        if ids or not b.compile_ids:  # a sweep's breaks are the first call's again
+            found.append(dataclasses.replace(b, compile_ids=ids))
     total = compile_seconds(run)
+    claimed: set[str] = set()
     items = []
-    for i, gb in enumerate(seen.values()):
-        resumed = extra[i] if i < len(extra) else None
-        cost_s = resumed.wall_s if resumed is not None else None
-        hint = gb.hints[0] if gb.hints else "move the line out of the compiled code"
+    for b in found:
+        extra = fgb.added(run, b, claimed)
+        cost_s = extra.seconds
+        hint = b.hints[0] if b.hints else "move the line out of the compiled code"
+        cost = "none known; the fix may change what the code computes: check its output"
+        snippet = ""
+        logging_call = fgb.logging_call(run, b)
+        if logging_call is not None:
+            hint, snippet = fgb.ignore_logging(*logging_call)
+            cost = "the call no longer runs inside compiled code: its message is not logged there"
+        frames = [f"hit by {len(b.compile_ids)} frames ({', '.join(b.compile_ids)})"]
         items.append(
             Advice(
                 rule="graph-break",
-                title=f"graph break at {text.short_path(gb.location) or 'unknown line'}: "
-                f"{text.short(gb.reason, 80)}",
+                title=f"graph break at {text.short_path(b.location) or 'unknown line'}: "
+                f"{text.short(b.reason, 80)}",
                 change=hint,
                 evidence=[
-                    f"Dynamo: {text.short(gb.reason, 200)}",
-                    f"an extra graph compiled after it: {text.secs(cost_s, 'not recorded')}",
+                    f"Dynamo: {text.short(b.reason, 200)}",
+                    *(frames if len(b.compile_ids) > 1 else []),
+                    fgb.added_words(extra),
                     "eager time between the graphs: "
                     + text.na("not timed: the Python between graphs runs unobserved"),
                 ],
-                cost="none known; the fix may change what the code computes: check its output",
+                cost=cost,
                 predicted=(
                     Prediction(
                         "compile",
                         total,
                         total - cost_s,
-                        "the extra graph's compile no longer happens",
+                        "the extra graph's compile no longer happens"
+                        if len(extra.graphs) + len(extra.empty) == 1
+                        else "those compiles no longer happen (their ops join the graph before "
+                        "the break, whose compile grows by an amount not predicted)",
                     )
                     if cost_s and total and cost_s < total
                     else None
                 ),
-                where=gb.location,
+                snippet=snippet,
+                where="" if snippet else b.location,  # the setting goes before the first call
                 try_why="the fix is a change to your code: dlcprof cannot make it for you",
             )
         )

@@ -23,6 +23,8 @@ NOT_SAMPLED = (
     f"no graph has run {SAMPLE_AFTER_CALLS + SAMPLED_CALLS} calls yet: {SAMPLED_WHICH} are sampled"
 )
 NO_STEADY = "no unsampled call after the first to compare with"
+# A graph called at most 1 + SAMPLED_CALLS times has only its first call unsampled.
+ONLY_FIRST = "no later call timed"
 
 
 def attached_runs(session: Session) -> list[Run]:
@@ -75,6 +77,18 @@ class GraphLife:
         return self.compile_s / self.calls if self.compile_s is not None and self.calls else None
 
     @property
+    def per_call_words(self) -> str:
+        """The time per call, or what the one timed call is: the first alone
+        (every later call sampled) is no time per call."""
+        if self.calls - self.sampled > 1:
+            return f"{text.secs(self.per_call_s)} per call inside the compiled code"
+        return (
+            f"1 timed, the first: {text.secs(self.first_s)} inside the compiled code, with "
+            "any one-time work (allocations, lazy initialization, run-time autotuning); "
+            f"time per call {text.na(ONLY_FIRST)}"
+        )
+
+    @property
     def line(self) -> str:
         calls = f"{text.count(self.calls)} call{'' if self.calls == 1 else 's'}"
         spread = (
@@ -89,10 +103,7 @@ class GraphLife:
             if self.sampled
             else ""
         )
-        return (
-            f"[{self.compile_id}] {calls}, "
-            f"{text.secs(self.per_call_s)} per call inside the compiled code{sampled}{spread}"
-        )
+        return f"[{self.compile_id}] {calls}, {self.per_call_words}{sampled}{spread}"
 
 
 def graph_lives(run: Run) -> list[GraphLife]:
@@ -121,9 +132,11 @@ class Timeline:
     """One process's compiling against its program's wall time."""
 
     run: Run
-    compile_s: float
+    compile_s: float  # the finished compiles, and the one running up to now
     wall_s: float | None
     first_wait_s: float | None  # compiles before the first compiled call ran
+    running_s: float | None = None  # the compile still running, so far (None: none)
+    running: bool = False  # a compile is running (its time unknown without a clock)
 
     @property
     def share(self) -> float | None:
@@ -132,10 +145,18 @@ class Timeline:
     @property
     def line(self) -> str:
         wall = text.secs(self.wall_s, "still running")
-        return (
-            f"compiles took {text.secs(self.compile_s)} of this {wall} run, "
-            f"{text.pct(self.share, 'no wall time yet')}"
-        )
+        share = text.pct(self.share, "no wall time yet")
+        if self.running_s is not None:
+            return (
+                f"compiles took {text.secs(self.compile_s)} of this {wall} run so far, {share}, "
+                f"compiling now ({text.secs(self.running_s)} into this compile)"
+            )
+        if self.running:
+            return (
+                f"compiles took {text.secs(self.compile_s)} of this {wall} run, not counting "
+                f"the one compiling now (its time so far: {text.na('no clock')})"
+            )
+        return f"compiles took {text.secs(self.compile_s)} of this {wall} run, {share}"
 
     @property
     def first_wait_line(self) -> str:
@@ -155,7 +176,21 @@ def timeline(session: Session, run: Run, now: float | None = None) -> Timeline:
             if c.start_t is not None and c.start_t <= first
         )
     wall = fnodes.node_wall_s(session, run) if session.nodes else program_wall_s(session, now)
-    return Timeline(run, run.compile_wall_s, wall, waited)
+    running = compiling_since(run)
+    running_s = max(0.0, now - running) if running is not None and now is not None else None
+    return Timeline(
+        run, run.compile_wall_s + (running_s or 0.0), wall, waited, running_s, running is not None
+    )
+
+
+def compiling_since(run: Run) -> float | None:
+    """When the compile still running began: its first phase still open, of
+    those opened after the last finished compile ended (None: none running)."""
+    done = max(
+        (r.start_t + r.wall_s for c in run.compiles.values() for r in c.records), default=0.0
+    )
+    starts = [p.t for p in run.open_phases.values() if p.t >= done]
+    return min(starts) if starts else None
 
 
 def main_timeline(session: Session, now: float | None = None) -> Timeline | None:

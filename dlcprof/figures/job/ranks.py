@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.figures import graph_breaks as fgb
 from dlcprof.session import Compile, Run, Session
 
 BLOCKED_WHY = (
@@ -104,7 +105,7 @@ def rank_rows(session: Session) -> list[RankRow]:
                 status=run.status,
                 compiles=len(compiles),
                 recompiles=len(run.recompiles),
-                graph_breaks=len(run.graph_breaks),
+                graph_breaks=len(fgb.breaks(run)),
                 compile_s=run.compile_wall_s if run.compiles else None,
                 cache_hits=caches["hit"],
                 cache_misses=caches["miss"],

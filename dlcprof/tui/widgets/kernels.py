@@ -85,7 +85,7 @@ class KernelsPane(Vertical):
                 c.gain,
                 c.gbps,
                 c.bw_share,
-                ", ".join(fk.short_ops(k)) or text.NA,
+                fk.ops_whole(k),
                 key=key,
             )
         if restore:
@@ -117,7 +117,8 @@ def _subtitle(run: Run | None) -> str:
 def _hint(view: View, run: Run | None, count: int, notes: text.Footnotes) -> str:
     if count and run is not None:
         # How it was measured: in the Log, and the subtitle says when.
-        return "\n".join([*fk.summary_lines(run, method=False), *notes.lines()])
+        lines = [fk.kernel_count(run).words, *fk.summary_lines(run, method=False)]
+        return "\n".join([*lines, *notes.lines()])
     if run is None:
         return view.no_run("no kernels yet: press r to compile")
     if "kernels" in run.unavailable:

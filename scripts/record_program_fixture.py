@@ -1,0 +1,39 @@
+#!/usr/bin/env python
+"""Record a real attached program's event stream as a test fixture.
+
+    .venv/bin/python scripts/record_program_fixture.py nested_log
+
+Runs ``dlcprof run -- python tests/programs/<name>.py`` and writes the events it
+saw to ``tests/fixtures/programs/<name>.jsonl`` (device samples left out: they
+only make the file bigger). Uses the shared test cache.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "tests" / "fixtures" / "programs"
+
+
+def main(name: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "session.json"
+        subprocess.run(
+            [sys.executable, "-m", "dlcprof.cli", "run", "--json", str(report), "--no-hotspots"]
+            + ["--", sys.executable, str(ROOT / "tests" / "programs" / f"{name}.py")],
+            check=True,
+            cwd=ROOT,
+        )
+        events = json.loads(report.read_text())["events"]
+    OUT.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps(e) for e in events if e["type"] != "DeviceSampled"]
+    (OUT / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
