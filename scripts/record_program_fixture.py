@@ -5,7 +5,8 @@
 
 Runs ``dlcprof run -- python tests/programs/<name>.py`` and writes the events it
 saw to ``tests/fixtures/programs/<name>.jsonl`` (device samples left out: they
-only make the file bigger). Uses the shared test cache.
+only make the file bigger). Uses the shared test cache. A ``ddp_`` program runs
+as a 2-rank job: ``torchrun --standalone --nproc-per-node 2``.
 """
 
 from __future__ import annotations
@@ -23,9 +24,13 @@ OUT = ROOT / "tests" / "fixtures" / "programs"
 def main(name: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "session.json"
+        launcher = [sys.executable]
+        if name.startswith("ddp_"):
+            torchrun = str(Path(sys.executable).parent / "torchrun")
+            launcher = [torchrun, "--standalone", "--nproc-per-node", "2"]
         subprocess.run(
             [sys.executable, "-m", "dlcprof.cli", "run", "--json", str(report), "--no-hotspots"]
-            + ["--", sys.executable, str(ROOT / "tests" / "programs" / f"{name}.py")],
+            + ["--", *launcher, str(ROOT / "tests" / "programs" / f"{name}.py")],
             check=True,
             cwd=ROOT,
         )
