@@ -154,9 +154,11 @@ def command_words(argv: list[str], cwd: str = "") -> str:
 
 # Where an installed package's files live: what follows is the package's own path.
 _PACKAGES = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
+# Where the standard library's files live.
+_STDLIB = re.compile(r"/lib/python\d+\.\d+/")
 
 
-def in_package(path: str) -> str | None:
+def _in_package(path: str) -> str | None:
     """The file's path from its installed package on
     (".../site-packages/torch/optim/x.py" -> "torch/optim/x.py"), or None for a file
     that is not in an installed package (the user's own code)."""
@@ -168,16 +170,22 @@ def short_path(path: str) -> str:
     """A file from its package on, or from the standard library on:
     ".../site-packages/torch/optim/x.py:79" -> "torch/optim/x.py:79",
     ".../lib/python3.11/subprocess.py" -> "subprocess.py"; any other path as it is."""
-    inside = in_package(path)
+    inside = _in_package(path)
     if inside is not None:
         return inside
-    m = re.search(r"/lib/python\d+\.\d+/", path)
+    m = _STDLIB.search(path)
     return path[m.end() :] if m else path
+
+
+def users_code(path: str) -> bool:
+    """A file of the user's own code: in neither an installed package nor the
+    standard library (an unknown file, "", is not)."""
+    return bool(path) and _in_package(path) is None and _STDLIB.search(path) is None
 
 
 def in_torch(path: str) -> bool:
     """A file of torch's own package, by its path (also one recorded elsewhere)."""
-    return re.match(r"torch[/\\]", in_package(path) or "") is not None
+    return re.match(r"torch[/\\]", _in_package(path) or "") is not None
 
 
 def broke_inside(detail: str) -> str:

@@ -78,6 +78,16 @@ def _frame(c: Compile) -> tuple[str, str, bool]:
     return str(m.get("co_filename") or ""), resumed["fn"] if resumed else name, bool(resumed)
 
 
+def users(run: Run, b: Break) -> bool:
+    """The break is in the user's code: a frame that hit it is a file of theirs
+    (or no frame is known). A break only in frames of an installed package or
+    the standard library (DDP's forward, contextlib) is not the user's to change,
+    whatever torch's hint says to avoid."""
+    files = [_frame(run.compiles[cid])[0] for cid in b.compile_ids if cid in run.compiles]
+    known = [f for f in files if f]
+    return not known or any(text.users_code(f) for f in known)
+
+
 def added(run: Run, b: Break, claimed: set[str]) -> Added:
     """The compiles ``b`` caused: the frames after the first that hit it, and for
     each frame that hit it, the first later frame resuming its function (not

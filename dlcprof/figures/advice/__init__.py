@@ -10,6 +10,8 @@ predicted saving and how it was predicted, and the known cost.
   noise; ``advise`` reads a run through them.
 - ``failure_rules``: the rules read from what went wrong (a compile that raised
   into the program, the recompile limit hit), listed first.
+- ``job_rules``: the rule read from a distributed job's ranks (a rank that
+  recompiled alone, and what its peers waited), listed before one process's rules.
 - ``compile_rules``: the rules read from the compiles (regional compilation,
   recompiles on an input's size, graph breaks, compile threads).
 - ``speed_rules``: the rules read from the benchmark and the kernel times (keep

@@ -35,10 +35,6 @@ WAIT_PHASE = "async_compile.wait"
 # --- regional compilation ------------------------------------------------------------
 
 
-def _user_code(location: str) -> bool:
-    return bool(location) and text.in_package(location) is None
-
-
 def regional(session: Session, run: Run, calls: int) -> Advice | None:
     cost = fc.compile_cost(run)
     before = compile_seconds(run)
@@ -46,7 +42,7 @@ def regional(session: Session, run: Run, calls: int) -> Advice | None:
         return None
     if run.settings is not None and run.settings.regional:
         return None  # already regional
-    blocks = [r for r in fc.repeated(cost) if r.forward is not None and _user_code(r.location)]
+    blocks = [r for r in fc.repeated(cost) if r.forward is not None and text.users_code(r.location)]
     if not blocks:
         return None
     b = blocks[0]
@@ -244,14 +240,43 @@ def _mark_dynamic_item(
 # --- graph breaks ---------------------------------------------------------------------
 
 
-def graph_breaks(session: Session, run: Run, calls: int) -> list[Advice]:
-    """One item per distinct break (reason and line, however many frames hit
-    it), with the graphs it added to the compile."""
+def _breaks(run: Run) -> list[fgb.Break]:
+    """Each break once, a sweep's left out (they are the first call's again)."""
     found = []
     for b in fgb.breaks(run):
         ids = [cid for cid in b.compile_ids if not cid.startswith(ev.SWEEP)]
-        if ids or not b.compile_ids:  # a sweep's breaks are the first call's again
+        if ids or not b.compile_ids:
             found.append(dataclasses.replace(b, compile_ids=ids))
+    return found
+
+
+def _yours(run: Run, b: fgb.Break) -> bool:
+    """A break the user can act on: in their code, or a logging call they can let
+    Dynamo ignore wherever it is."""
+    return fgb.users(run, b) or fgb.logging_call(run, b) is not None
+
+
+def breaks_not_yours(session: Session, run: Run, calls: int) -> str | None:
+    """The breaks inside an installed package or the standard library (DDP's own
+    forward): one line for ``hidden``, no item: no change of the user's removes them."""
+    found = [b for b in _breaks(run) if not _yours(run, b)]
+    if not found:
+        return None
+    each = "; ".join(
+        f"{text.short(b.reason, 80)} {text.broke_inside(b.detail)}".rstrip() for b in found
+    )
+    return (
+        f"{text.plural(len(found), 'graph break')} in code not yours (an installed "
+        f"package's, the standard library's), reached from "
+        f"{text.short_path(found[0].location) or 'your call'}: {each}: no change to your "
+        "code removes them (torch's hint to avoid a call there names its own code)"
+    )
+
+
+def graph_breaks(session: Session, run: Run, calls: int) -> list[Advice]:
+    """One item per distinct break in the user's code (reason and line, however
+    many frames hit it), with the graphs it added to the compile."""
+    found = [b for b in _breaks(run) if _yours(run, b)]
     total = compile_seconds(run)
     claimed: set[str] = set()
     items = []

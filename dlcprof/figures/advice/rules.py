@@ -20,6 +20,7 @@ from dlcprof.figures import benchmark as fb
 from dlcprof.figures import compile_cost as fc
 from dlcprof.figures.advice import compile_rules as cr
 from dlcprof.figures.advice import failure_rules as fr
+from dlcprof.figures.advice import job_rules as jr
 from dlcprof.figures.advice import speed_rules as sr
 from dlcprof.figures.advice.model import DEFAULT_CALLS, Advice, AdviceList, compile_noise
 from dlcprof.figures.advice.trial import PROGRAM_TRY_WHY
@@ -33,7 +34,7 @@ Reader = Callable[[Session, Run, int], Found]
 @dataclass(frozen=True)
 class Rule:
     label: str  # the remedy in words
-    run: Reader  # on a workload's run
+    run: Reader | None  # on a workload's run; None: not applied (a job's rule)
     program: Reader | None = None  # on an attached program's process; None: not applied
     noise: bool = False  # an item whose predicted saving is inside the noise is hidden
     benchmark: bool = False  # reads the benchmark, which an attached program lacks
@@ -43,6 +44,8 @@ class Rule:
 RULES = (
     Rule("a compile that raised", fr.compile_raised, program=fr.compile_raised),
     Rule("the recompile limit", fr.recompile_limit, program=fr.recompile_limit),
+    # A job's: what a rank's recompile cost every rank.
+    Rule("a rank's solo recompile", None, program=jr.solo_recompiles),
     Rule("regional compilation", cr.regional, program=cr.regional, noise=True),
     Rule(
         "recompiles on an input's size",
@@ -51,6 +54,7 @@ RULES = (
         noise=True,
     ),
     Rule("graph breaks", cr.graph_breaks, program=cr.graph_breaks),
+    Rule("graph breaks not in your code", cr.breaks_not_yours, program=cr.breaks_not_yours),
     Rule("keep the cache", sr.keep_cache, benchmark=True),
     Rule("a mode that pays back sooner", sr.mode, benchmark=True),
     Rule("freezing", sr.freezing, benchmark=True),

@@ -1,0 +1,137 @@
+"""The rule read from a distributed job's ranks: a rank that recompiled alone
+(``figures/job/divergence.py``'s compile-id check) while its peers waited for it
+at their next collective. Listed before the rules of one process: on a job it is
+the cost every rank pays."""
+
+from __future__ import annotations
+
+import re
+
+from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.figures.advice.compile_rules import size_mismatch
+from dlcprof.figures.advice.model import Advice, Prediction
+from dlcprof.figures.job.divergence import divergences, frame_words
+from dlcprof.figures.job.ranks import BLOCKED_WHY, by_rank, rank_names
+from dlcprof.session import Compile, Run, Session
+
+_SIZES = re.compile(r"expected (\d+), actual (\d+)")
+
+
+def _seconds(run: Run, c: Compile) -> float:
+    """A frame's compile with its backward's (training compiles both)."""
+    bwd = run.compiles.get(ev.backward_id(c.compile_id))
+    return (c.wall_s or 0.0) + (bwd.wall_s or 0.0 if bwd is not None else 0.0)
+
+
+def _reason(run: Run, c: Compile) -> str:
+    reason = c.record.recompile_reason if c.record else None
+    found = (rc.reason for rc in run.recompiles if rc.compile_id == c.compile_id)
+    return reason or next(found, "")
+
+
+def _fix(run: Run, c: Compile, reason: str) -> tuple[str, str]:
+    """(the change, its snippet) for what made the rank recompile."""
+    dim = size_mismatch(reason)
+    if dim is not None:
+        name, index = dim
+        sizes = _SIZES.search(reason)
+        expected, actual = (int(x) for x in sizes.groups()) if sizes else (None, None)
+        static = not any(d.compile_id == c.compile_id for d in run.dynamic_dims)
+        why = (
+            "it compiled static again (torch made no dim dynamic: the program compiles "
+            "with dynamic=False, as `accelerate launch` does without --dynamo_use_dynamic, "
+            "or automatic dynamic shapes off), so each new size is a new compile; "
+            if static and expected not in (0, 1)
+            else ""
+        )
+        if index == 0 and actual is not None and expected is not None and actual < expected:
+            return (
+                f"this rank's batch came {actual} where every earlier one was {expected}: a "
+                f"partial last batch; {why}give every rank full batches: drop_last=True on "
+                f"the DataLoader (or the DistributedSampler), or pad the last batch to "
+                f"{expected}; or mark the dim dynamic so one compile serves both sizes",
+                f"DataLoader(dataset, batch_size={expected}, drop_last=True)\n"
+                f"# or, before the compiled call: torch._dynamo.mark_dynamic({name}, 0)",
+            )
+        return (
+            f"{why}feed every rank the same shapes: pad {name}'s dim {index} to a fixed "
+            f"size, or mark it dynamic so one compile serves every size",
+            f"torch._dynamo.mark_dynamic({name}, {index})",
+        )
+    if "grad_mode" in reason:
+        return (
+            "the frame ran under another grad mode (an eval under torch.no_grad() on "
+            "this rank alone) and compiled again: evaluate the uncompiled module "
+            "(ddp_model.module) or run the eval on every rank, so no rank waits on a "
+            "compile the others skip",
+            "",
+        )
+    return (
+        "make this rank's inputs match the other ranks' (the guard above says what differed)",
+        "",
+    )
+
+
+def solo_recompiles(session: Session, run: Run, calls: int) -> Advice | None:
+    """This rank's recompiles that no other rank made: their seconds (forward and
+    backward) are what its peers waited for."""
+    rank = run.process.rank if run.process is not None else None
+    if rank is None:
+        return None
+    found = [
+        d
+        for d in divergences(session)
+        if d.check == "compile_ids"
+        and d.rank == rank
+        and d.subject in run.compiles
+        and not d.subject.endswith("/0")
+    ]
+    if not found:
+        return None
+    compiles = [run.compiles[d.subject] for d in found]
+    yours = [c for d, c in zip(found, compiles, strict=True) if not d.in_torch] or compiles
+    main = yours[0]
+    reason = _reason(run, main)
+    paid = sum(_seconds(run, c) for c in compiles)
+    peers = rank_names(sorted(r for r in by_rank(session) if r != rank))
+    change, snippet = _fix(run, main, reason)
+    file = str(main.record.metrics.get("co_filename") or "") if main.record else ""
+    line = main.record.metrics.get("co_firstlineno") if main.record else None
+    each = [
+        f"{c.compile_id} {frame_words(c)}: {text.secs(c.wall_s)}"
+        + (
+            f" + its backward {text.secs(bwd.wall_s)}"
+            if (bwd := run.compiles.get(ev.backward_id(c.compile_id))) is not None
+            else ""
+        )
+        for c in compiles
+    ]
+    total = run.compile_wall_s
+    return Advice(
+        rule="rank-recompile",
+        title=f"rank {rank} recompiled alone ({text.secs(paid)}) while {peers} waited",
+        change=change,
+        evidence=[
+            f"rank {rank} recompiled {main.compile_id}, {frame_words(main)}: "
+            f"{text.short(reason, 200)}",
+            f"its solo recompiles: {'; '.join(each)}",
+            f"{peers} waited for it at the next collective (DDP's gradient all-reduce): up "
+            f"to {text.secs(paid)}, its recompiles' seconds (the wait itself: "
+            f"{text.na(BLOCKED_WHY)})",
+        ],
+        cost=(
+            "drop_last leaves the partial batch's samples out of the epoch; padding computes "
+            "on the pad; a dynamic dim's kernels may run slower than static ones"
+        ),
+        predicted=Prediction(
+            "compile",
+            total,
+            total - paid,
+            f"rank {rank}'s solo recompiles no longer happen",
+        )
+        if 0 < paid < total
+        else None,
+        snippet=snippet,
+        where=f"{file}:{line}" if text.users_code(file) and line is not None else "",
+    )
