@@ -198,17 +198,22 @@ def mark_dynamic_recompiles(session: Session, run: Run, calls: int) -> Advice | 
         return None
     name, dim = max(set(dims), key=dims.count)
     paid = [rc for rc, d in found if d == (name, dim)]
-    priced = [rc.cost_s for rc in paid if rc.cost_s is not None]
-    paid_s = sum(priced)
+    priced = [rc for rc in paid if rc.cost_s is not None]
+    # A training step compiles each graph's backward too: a recompile's goes with it.
+    backward = sum(_backward_s(run, rc.compile_id) for rc in priced if rc.compile_id)
+    paid_s = sum(rc.cost_s or 0.0 for rc in priced) + backward
     frames = {rc.compile_id.split("/")[0] for rc in paid if rc.compile_id}
     firsts = [run.compiles[f"{f}/0"].wall_s for f in frames if f"{f}/0" in run.compiles]
     first = sum(w for w in firsts if w is not None)
+    first += sum(_backward_s(run, f"{f}/0") for f in frames)
     premium, source = _dynamic_premium(session, run)
     unpriced = len(paid) - len(priced)
     how = (
         f"the {text.plural(len(priced), 'recompile')} on {name}'s dim {dim} "
-        f"({text.secs(paid_s)}, torch's wall time of each) no longer happen; the first "
-        f"compile, now dynamic, costs more: {text.secs(first)} × {source}"
+        f"({text.secs(paid_s)}, torch's wall time of each"
+        + (f", {text.secs(backward)} of it their backward" if backward else "")
+        + f") no longer happen; the first compile, now dynamic, costs more: "
+        f"{text.secs(first)} × {source}"
         + (f"; {unpriced} not finished yet, not counted" if unpriced else "")
     )
     evidence = [
@@ -217,6 +222,12 @@ def mark_dynamic_recompiles(session: Session, run: Run, calls: int) -> Advice | 
     ]
     predicted = Prediction("compile", first + paid_s, first * premium, how) if priced else None
     return _mark_dynamic_item(name, dim, evidence, predicted)
+
+
+def _backward_s(run: Run, compile_id: str) -> float:
+    """torch's wall time of the backward compiled for a frame compile (0: none)."""
+    c = run.compiles.get(ev.backward_id(compile_id))
+    return (c.wall_s or 0.0) if c is not None else 0.0
 
 
 def _mark_dynamic_item(
