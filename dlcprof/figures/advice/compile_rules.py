@@ -262,9 +262,10 @@ def _breaks(run: Run) -> list[fgb.Break]:
 
 
 def _yours(run: Run, b: fgb.Break) -> bool:
-    """A break the user can act on: in their code, or a logging call they can let
-    Dynamo ignore wherever it is."""
-    return fgb.users(run, b) or fgb.logging_call(run, b) is not None
+    """A break the user can act on: a workload's (dlcprof's own code stands for
+    theirs, wherever it is installed), one in an attached program's code, or a
+    logging call they can let Dynamo ignore wherever it is."""
+    return run.process is None or fgb.users(run, b) or fgb.logging_call(run, b) is not None
 
 
 def breaks_not_yours(session: Session, run: Run, calls: int) -> str | None:

@@ -5,8 +5,9 @@ An item whose predicted saving is inside the measured noise is not shown; a run
 that needs no change gets one "nothing to change" line saying why. An attached
 program's process (``dlcprof run -- CMD``) gets the rules whose row has a
 ``program`` reader (its own compiles: regional compilation, recompiles on an
-input's size, graph breaks); none can be tried for you, and the rules that read
-the benchmark are not checked.
+input's size, graph breaks in its own code; a rank's recompiles no other rank
+made); none can be tried for you, and the rules that read the benchmark are not
+checked.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ RULES = (
         noise=True,
     ),
     Rule("graph breaks", cr.graph_breaks, program=cr.graph_breaks),
-    Rule("graph breaks not in your code", cr.breaks_not_yours, program=cr.breaks_not_yours),
+    Rule("graph breaks not in your code", None, program=cr.breaks_not_yours),
     Rule("keep the cache", sr.keep_cache, benchmark=True),
     Rule("a mode that pays back sooner", sr.mode, benchmark=True),
     Rule("freezing", sr.freezing, benchmark=True),
