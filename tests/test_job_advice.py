@@ -26,6 +26,8 @@ from dlcprof.report.load import load_session
 from dlcprof.session import Session
 
 PROGRAM = Path(__file__).parent / "programs" / "ddp_odd_batch.py"
+# Where the recording ran: its paths read as the checkout on the build machine.
+RECORDED = "/home/user/dlcprof/tests/programs/ddp_odd_batch.py"
 # torch's own functions its hints name inside DDP's forward.
 TORCH_FUNCTIONS = ("Logger.set_runtime_stats_and_log", "_inside_ddp_forward")
 
@@ -45,13 +47,13 @@ def _item_dict(item) -> dict:  # type: ignore[no-untyped-def]
     }
 
 
-def _check(items: list[dict], hidden: list[str], solo_s: float) -> None:
+def _check(items: list[dict], hidden: list[str], solo_s: float, program: str) -> None:
     """The job's advice: the rank's solo recompile first, at the user's forward,
     with its seconds and the peer's wait; no item on torch's own code."""
     first = items[0]
     assert first["rule"] == "rank-recompile", items
     assert first["title"] == f"rank 1 recompiled alone ({text.secs(solo_s)}) while rank 0 waited"
-    assert first["where"] == f"{PROGRAM}:{_forward_line()}"
+    assert first["where"] == f"{program}:{_forward_line()}"
     assert "tensor 'x' size mismatch at index 0. expected 4, actual 3" in first["evidence"][0]
     assert any("rank 0 waited for it" in e and text.secs(solo_s) in e for e in first["evidence"])
     assert "drop_last=True" in first["change"] and "pad the last batch to 4" in first["change"]
@@ -82,7 +84,7 @@ def test_job_advice_ranks_the_solo_recompile_first_and_blames_no_torch_function(
     solo = _solo(session)
     # The user's forward and, compiled cold, its backward.
     assert {"4/1", ev.backward_id("4/1")} <= solo.keys()
-    _check([_item_dict(i) for i in advice.items], advice.hidden, sum(solo.values()))
+    _check([_item_dict(i) for i in advice.items], advice.hidden, sum(solo.values()), RECORDED)
 
 
 def test_a_break_in_the_users_own_code_is_still_advised():
@@ -117,5 +119,5 @@ def test_the_odd_batch_job_live(tmp_path):
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     advice = json.loads(out.read_text())["advice"]
-    _check(advice["items"], advice["hidden"], sum(_solo(load_session(out)).values()))
+    _check(advice["items"], advice["hidden"], sum(_solo(load_session(out)).values()), str(PROGRAM))
     assert "rank 1 recompiled alone" in proc.stdout + proc.stderr
