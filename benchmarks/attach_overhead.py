@@ -4,9 +4,9 @@ Three programs: one that only imports torch (dlcprof's fixed cost: its own
 start and the probe's install), the training script of the tests
 (tests/programs/train.py) and a bundled workload driven as a script
 (benchmarks/drive_workload.py). Each is
-run first once bare and once attached, untimed: both fill their Inductor
-cache (dlcprof turns on provenance tracking, which is part of Inductor's cache
-key, so the attached run has cache entries of its own). Then, per round, bare
+run first once bare and once attached, untimed: both warm the one Inductor
+cache they share (dlcprof keeps its provenance tracking out of the cache key,
+benchmarks/warm_attach.py). Then, per round, bare
 and attached alternate (rotated), each a fresh process tree on the shared warm
 cache. The figures: the whole command's wall time, and the CPU time of its
 whole process tree (dlcprof's own start, reading and drain included), which

@@ -26,8 +26,9 @@ default. glibc's allocator is pinned (benchmarks/common.py): without it the
 steady latency alone can differ 2x between processes. One unmeasured run comes
 first (the OS's file cache). Caches: cold = a fresh Inductor cache dir and
 TMPDIR per process (every kernel built, the one-time ISA probes and header
-too); warm = one shared cache, filled first by one run per probe set
-(provenance tracking is part of the FX graph cache key), so every variant
+too); warm = one shared cache, filled first by one run per probe set (once
+provenance tracking entered the FX graph cache key; dlcprof now keeps it out),
+so every variant
 measures Dynamo and the cache lookups.
 """
 
@@ -131,8 +132,8 @@ def measure(cache: str, path: str, settings: RunSettings, rounds: int, variants:
     shared = tempfile.mkdtemp(prefix="dlcprof-overhead-cache-")
     cleanup = [shared]
     # Runs first, not measured: they fill the shared cache (kernels, FX graphs, the
-    # header) for "warm", once per probe set (provenance tracking is part of the FX
-    # graph cache key), and the OS's file cache (torch's libraries) for both.
+    # header) for "warm", once per probe set (provenance tracking once
+    # entered the FX graph cache key), and the OS's file cache (torch's libraries) for both.
     for probes in dict.fromkeys(VARIANTS[v][0] for v in variants):
         first = next(v for v in variants if VARIANTS[v][0] == probes)
         run_variant(first, path, settings, {**base_env, "TORCHINDUCTOR_CACHE_DIR": shared})

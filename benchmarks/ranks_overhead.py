@@ -2,8 +2,8 @@
 (issue 22's overhead, per rank).
 
 The job: tests/programs/ddp_train.py, 2 ranks on gloo. Each variant is run
-once untimed first (each fills its own Inductor cache entries: provenance
-tracking is part of the cache key), then bare and attached alternate, rotated,
+once untimed first (the first warms the shared Inductor cache; dlcprof keeps
+its provenance tracking out of the cache key), then bare and attached alternate, rotated,
 each a fresh job on the shared warm cache. A rank's wall time is read where
 the job's output shows it: from the launch to that rank's own "rank R done"
 line (torchrun's start included, which both variants pay). CPU: the whole

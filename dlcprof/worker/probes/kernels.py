@@ -12,7 +12,11 @@ Three structured-trace payloads per compiled graph are combined (docs/torch-note
   "NAME:N" -> post-grad nodes) and ``..._kernel_stack_traces`` ("NAME:N" ->
   user source lines), with ``provenance_tracking_level = 1``.
 
-All three arrive on FX-cache hits too, so kernels show on a warm cache.
+All three arrive on FX-cache hits too, so kernels show on a warm cache. The
+provenance level is kept out of the cache key (``enable_provenance``): a
+program's own entries hit, and they carry no provenance, so there each
+kernel's user lines are read off the post-grad graph's ``# File:`` comments
+by op (``lines_by_op``).
 
 Kind: the exact route (wrapping ``Scheduler._codegen`` and asking each node
 ``is_template()/is_reduction()``) is not taken: on an FX/AOT cache hit the
@@ -56,6 +60,11 @@ _EXTERN_RE = re.compile(
 )
 _NODE_RE = re.compile(
     r"^\s+(\w+)(?:\s*:\s*\"[^\"]*\")?\s*=\s*torch\.ops\.(\w+)\.(\w+)(?:\.\w+)?\(", re.M
+)
+# The comment before a run of nodes (after an annotation or a recompute tag, if
+# any): their user line, or that they have none.
+_FILE_COMMENT_RE = re.compile(
+    r"^\s+#[^\n]*? (?:File: (.+?:\d+) in [^\n]*?, code: ([^\n]*)|No stacktrace found[^\n]*)$", re.M
 )
 _FRAME_RE = re.compile(r'File "([^"]+)", line (\d+)(?:, in [^\n]*)?\n([^\n]*)')
 _KERNEL_SUFFIX_RE = re.compile(r"_\d+$")
@@ -217,6 +226,33 @@ def parse_post_grad_graph(text: str) -> dict[str, str]:
     return {m.group(1): f"{m.group(2)}.{m.group(3)}" for m in _NODE_RE.finditer(text)}
 
 
+def parse_post_grad_lines(text: str) -> dict[str, str]:
+    """Post-grad node name -> "file:line code", from the ``# File:`` comment
+    that heads each run of nodes traced at one user line (the node's own
+    stack trace, which the printed graph carries whatever the provenance level)."""
+    out: dict[str, str] = {}
+    line: str | None = None
+    for m in re.finditer(f"{_FILE_COMMENT_RE.pattern}|{_NODE_RE.pattern}", text, re.M):
+        if m.group(0).lstrip().startswith("#"):
+            line = f"{m.group(1)} {m.group(2).strip()}".rstrip() if m.group(1) else None
+        elif line is not None:
+            out[m.group(3)] = line
+    return out
+
+
+def lines_by_op(ops: list[str], nodes: dict[str, str], lines: dict[str, str]) -> list[str]:
+    """The user lines of a kernel's ops, read off the post-grad graph where
+    provenance is missing (a cache entry written without it): an op made at
+    exactly one line of the graph gives that line; one made at several says
+    nothing about which of them this kernel holds, and is left out."""
+    out: list[str] = []
+    for op in ops:
+        found = {lines[n] for n, node_op in nodes.items() if node_op == op and n in lines}
+        if len(found) == 1 and (line := found.pop()) not in out:
+            out.append(line)
+    return out
+
+
 def parse_node_mappings(text: str, key: str = "cppCodeToPost") -> dict[str, list[str]]:
     """A provenance map, empty when untracked: ``cppCodeToPost`` ("NAME:N" ->
     post-grad node names) or ``preToPost`` (Dynamo graph node -> post-grad nodes)."""
@@ -358,6 +394,8 @@ def build_kernels(
     position = {n: i for i, n in enumerate(nodes)}
     mappings = parse_node_mappings(payloads.mappings or "")
     traces = parse_kernel_stack_traces(payloads.stack_traces or "")
+    # No provenance at all (an entry the program's own run wrote): lines by op.
+    graph_lines = {} if traces else parse_post_grad_lines(payloads.post_grad or "")
     by_name: dict[str, list[str]] = {}  # "NAME" -> nodes, when a call has no handle
     for key, ns in mappings.items():
         by_name.setdefault(key.rsplit(":", 1)[0], []).extend(ns)
@@ -394,6 +432,8 @@ def build_kernels(
                 if key.rsplit(":", 1)[0] == call.name:
                     lines = v
                     break
+        if not lines and graph_lines:
+            lines = lines_by_op(ops, nodes, graph_lines)
         kernels.append(
             KernelInfo(
                 name=call.name,
@@ -503,22 +543,69 @@ class KernelCollector:
 
 
 def enable_provenance(notes: ProbeNotes) -> bool:
-    """Turn on Inductor's kernel -> node provenance (payloads, not files)."""
+    """Turn on Inductor's kernel -> node provenance (payloads, not files), kept
+    out of the graph caches' keys: the program's own warm cache must hit."""
+    global _users_level
     try:
         import torch._inductor.config as inductor_config
 
         trace_cfg = inductor_config.trace
         if not hasattr(trace_cfg, "provenance_tracking_level"):
             raise AttributeError("torch._inductor.config.trace.provenance_tracking_level")
-        trace_cfg.provenance_tracking_level = 1
+        if "trace" not in getattr(inductor_config, "_cache_config_ignore_prefix", ()):
+            raise LookupError("trace.* settings are part of the graph cache key")
+        if _users_level is None:  # a forked child's install sees ours
+            _users_level = trace_cfg.provenance_tracking_level
+        trace_cfg.provenance_tracking_level = _users_level or 1
     except Exception as e:  # noqa: BLE001 - any failure means: no provenance
         notes.unavailable(
             "kernels.provenance",
             f"{type(e).__name__}: {e}; fused ops come from kernel names instead",
         )
         return False
+    when_imported(CODECACHE, lambda module: _key_without_provenance(module, notes))
     when_imported(PATTERN_MATCHER, _patterns_without_stack_traces)
     return True
+
+
+CODECACHE = "torch._inductor.codecache"
+_users_level: int | None = None  # the program's own level, before ours
+_USERS_KEY = "_dlcprof_users_key"  # marks the wrapper below
+
+
+def _key_without_provenance(module: Any, notes: ProbeNotes) -> None:
+    """Torch 2.13 hashes the provenance level into the FX graph and AOTAutograd
+    cache keys (``FxGraphHashDetails.provenance_tracking_level``, which
+    ``AOTAutogradCacheDetails`` inherits): with ours in it, a program whose
+    cache is warm would miss every compile under dlcprof. The key gets the
+    program's own level instead, so it is the key the program's own run
+    computes. What changes under it is only what the entry carries besides the
+    code (provenance payloads, comments), so an entry either run wrote serves
+    both. Where it cannot be done provenance goes back off: a warm cache
+    matters more than kernel source lines."""
+    import torch._inductor.config as inductor_config
+
+    details = getattr(module, "FxGraphHashDetails", None)
+    init = getattr(details, "__init__", None)
+    if details is None or init is None:
+        inductor_config.trace.provenance_tracking_level = _users_level or 0
+        notes.unavailable(
+            "kernels.provenance",
+            "torch._inductor.codecache.FxGraphHashDetails not found: provenance left off "
+            "so the program's graph cache keeps hitting; fused ops come from kernel names",
+        )
+        return
+    if getattr(init, _USERS_KEY, False):
+        return  # wrapped once per process: a forked child installs the probes again
+
+    @functools.wraps(init)
+    def users_key(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        if hasattr(self, "provenance_tracking_level"):  # older torch does not hash it
+            self.provenance_tracking_level = _users_level
+
+    setattr(users_key, _USERS_KEY, True)
+    details.__init__ = users_key
 
 
 PATTERN_MATCHER = "torch._inductor.pattern_matcher"

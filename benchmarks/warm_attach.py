@@ -1,0 +1,105 @@
+"""A warm program's first run ever under dlcprof ÷ its bare warm run (issue 29 item 1).
+
+Each round gets an Inductor cache and a TMPDIR of its own, filled by one bare
+run of the program (untimed: the user's earlier runs). Then, on that one warm
+cache, the program bare and its first run under ``dlcprof run --`` (order
+rotated by round): wall time of each whole command and CPU time of its whole
+process tree (which moves less with the machine's load), and the attached run's
+compiles by graph-cache state (from its JSON report). Before issue 29 the
+attached run missed every compile (the provenance level was in the cache key).
+
+    .venv/bin/python benchmarks/warm_attach.py [--rounds N] [--steps N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from common import ROOT, load_line, machine, median, ratio_line, ratios, rotated, spread
+
+TRAIN = ROOT / "tests" / "programs" / "train.py"
+VARIANTS = ("bare", "attached")
+
+
+def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the whole process tree, dlcprof's included)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(
+        argv,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=1800,
+    )
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+def compiles(report: Path) -> tuple[Counter[str], float]:
+    """The attached run's compiles by cache state, and their seconds."""
+    runs = json.loads(report.read_text())["runs"]
+    done = [c for r in runs if r["process"] for c in r["compiles"]]
+    return Counter(str(c["cache"]) for c in done), sum(c["wall_s"] or 0.0 for c in done)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=40)
+    args = parser.parse_args()
+    program = [sys.executable, str(TRAIN), "--steps", str(args.steps)]
+    base = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    base.pop("PYTHONDONTWRITEBYTECODE", None)  # as an installed dlcprof runs
+    print(machine())
+    walls: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    cpus: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    states: Counter[str] = Counter()
+    compile_s: list[float] = []
+    for rnd in range(args.rounds):
+        with tempfile.TemporaryDirectory(prefix="dwb") as tmp:
+            env = dict(base)
+            for name, var in (("cache", "TORCHINDUCTOR_CACHE_DIR"), ("tmp", "TMPDIR")):
+                (Path(tmp) / name).mkdir()
+                env[var] = str(Path(tmp) / name)
+            timed(program, env)  # the user's earlier run: the cache is warm after it
+            report = Path(tmp) / "s.json"
+            attached = [sys.executable, "-m", "dlcprof.cli", "run", "--quiet"]
+            attached += ["--json", str(report), "--", *program]
+            for variant in rotated(VARIANTS, rnd):
+                wall, cpu = timed(program if variant == "bare" else attached, env)
+                walls[variant].append(wall)
+                cpus[variant].append(cpu)
+            counted, seconds = compiles(report)
+            states += counted
+            compile_s.append(seconds)
+        print(
+            f"round {rnd + 1}: bare {walls['bare'][-1]:.2f} s ({cpus['bare'][-1]:.2f} s CPU), "
+            f"attached {walls['attached'][-1]:.2f} s ({cpus['attached'][-1]:.2f} s CPU)",
+            flush=True,
+        )
+    print(f"training script ({' '.join(program[1:])}), {args.rounds} rounds, a fresh cache each")
+    for v in VARIANTS:
+        print(f"  {v:<9} wall {median(walls[v]):.2f} s  ({spread(walls[v])}),", end=" ")
+        print(f"CPU {median(cpus[v]):.2f} s  ({spread(cpus[v])})")
+    for what, xs in (("wall", walls), ("CPU", cpus)):
+        ratio = ratios(xs["attached"], xs["bare"])
+        print("  " + ratio_line(f"first attached ÷ bare, {what}", ratio, goal=1.05))
+    print(f"  the attached runs' compiles by cache state: {dict(states)}")
+    print(f"  the attached runs' compile seconds: {median(compile_s):.2f} s ({spread(compile_s)})")
+    print(load_line())
+
+
+if __name__ == "__main__":
+    main()
