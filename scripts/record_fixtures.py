@@ -31,7 +31,7 @@ from dlcprof.runner import WorkerProcess  # noqa: E402
 from dlcprof.settings import RunSettings  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tests"))
-from worker_helpers import clear_autotune_cache  # noqa: E402
+from helpers.worker import clear_autotune_cache  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"
 TRACES = FIXTURES / "trace"

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from worker_helpers import run_worker  # noqa: E402
+from helpers.worker import run_worker  # noqa: E402
 
 from dlcprof import events as ev  # noqa: E402
 from dlcprof.settings import RunSettings  # noqa: E402

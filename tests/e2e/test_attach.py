@@ -19,65 +19,17 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
 import pytest
+from helpers.paths import PROGRAMS
+from helpers.proc import dlcprof_run, gone, pyspy_on
 
 from dlcprof import events as ev
 from dlcprof.attach.channel import Channel
 from dlcprof.figures import observer as fo
 from dlcprof.report.schema import load_session
 
-PROGRAMS = Path(__file__).parent / "programs"
 TRAIN = PROGRAMS / "train.py"
 FAULTS = PROGRAMS / "faults.py"
-
-
-def dlcprof_run(
-    json_path: Path, *command: str, options: tuple[str, ...] = (), **kwargs
-) -> subprocess.Popen:
-    argv = [
-        sys.executable,
-        "-m",
-        "dlcprof.cli",
-        "run",
-        "--json",
-        str(json_path),
-        *options,
-        "--",
-        sys.executable,
-        *command,
-    ]
-    kwargs.setdefault("stdout", subprocess.PIPE)
-    kwargs.setdefault("stderr", subprocess.PIPE)
-    return subprocess.Popen(argv, text=True, **kwargs)
-
-
-def gone(pid: int, within_s: float = 10.0) -> bool:
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.05)
-    return False
-
-
-def pyspy_on(pid: int, within_s: float = 10.0) -> list[int]:
-    """The py-spy processes still sampling ``pid`` after ``within_s`` (py-spy
-    ends on its own a moment after its target)."""
-    deadline = time.monotonic() + within_s
-    while True:
-        left = [
-            p.pid
-            for p in psutil.process_iter(["cmdline"])
-            if (argv := p.info["cmdline"] or [])
-            and os.path.basename(argv[0]) == "py-spy"
-            and str(pid) in argv
-        ]
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(0.1)
 
 
 def trace_records(folder: Path) -> list[dict]:

@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from proc_helpers import alive, wait_gone
+from helpers.proc import alive, wait_gone
 
 from dlcprof.attach.tree import Tree
 

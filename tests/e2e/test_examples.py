@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_trace_findings import outside_their_compile
+from helpers.paths import REPO
+from helpers.trace import outside_their_compile
 
 from dlcprof import text
 from dlcprof.figures import benchmark as fb
@@ -24,7 +25,7 @@ from dlcprof.figures import recompiles as fr
 from dlcprof.report import load_session
 from dlcprof.report.folder import TRACE_NAME
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = REPO / "examples"
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(

@@ -292,7 +292,7 @@ def test_flooding_stdin_reading_and_leftover_children_and_an_unwritable_json(tmp
     )
     stdout, stderr = p.communicate(timeout=300)
     assert time.monotonic() - start < 120
-    from tests.proc_helpers import wait_gone
+    from helpers.proc import wait_gone
 
     children = [int(x) for x in mark.read_text().split()]
     assert not wait_gone(children, 5), "the workload's children outlived the run"

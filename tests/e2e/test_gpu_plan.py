@@ -11,22 +11,21 @@ import shutil
 import subprocess
 import sys
 import types
-from pathlib import Path
 
 import pytest
+from helpers.paths import REPO
 
 from dlcprof import events as ev
 from dlcprof.session import Session
 
-ROOT = Path(__file__).resolve().parent.parent
 GPU_IMAGE_TORCH = (2, 11)
 
 
 def test_the_declared_torch_floor_admits_the_gpu_images_torch():
-    text = (ROOT / "pyproject.toml").read_text()
+    text = (REPO / "pyproject.toml").read_text()
     (floor,) = re.findall(r'"torch>=(\d+)\.(\d+)"', text)
     assert tuple(int(x) for x in floor) <= GPU_IMAGE_TORCH
-    matrix = (ROOT / "scripts" / "torch_matrix.sh").read_text()
+    matrix = (REPO / "scripts" / "torch_matrix.sh").read_text()
     assert re.search(r"^\s+versions=\(2\.11\.0 ", matrix, re.M)
 
 
@@ -37,8 +36,8 @@ def test_the_plan_starts_on_the_images_python3_without_a_venv(tmp_path):
     exit 2, leaving nothing but its summary in the results folder."""
     repo = tmp_path / "checkout"
     (repo / "scripts").mkdir(parents=True)
-    shutil.copy(ROOT / "scripts" / "gpu_check.sh", repo / "scripts")
-    os.symlink(ROOT / "dlcprof", repo / "dlcprof")
+    shutil.copy(REPO / "scripts" / "gpu_check.sh", repo / "scripts")
+    os.symlink(REPO / "dlcprof", repo / "dlcprof")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     shim = bin_dir / "python3"  # the image's python3: the one that has torch
@@ -66,7 +65,7 @@ def test_the_plan_starts_on_the_images_python3_without_a_venv(tmp_path):
 
 
 def _gpu_check() -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "scripts" / "gpu_check.py")
+    spec = importlib.util.spec_from_file_location("gpu_check", REPO / "scripts" / "gpu_check.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

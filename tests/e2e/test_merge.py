@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from program_helpers import node_events
+from helpers.paths import PROGRAMS
+from helpers.program import node_events
 
 from dlcprof import events as ev
 from dlcprof.cli import main
@@ -22,7 +23,7 @@ from dlcprof.report.merge import merge_sessions
 from dlcprof.report.schema import load_session
 from dlcprof.session import Session
 
-PROGRAM = Path(__file__).parent / "programs" / "ddp_train.py"
+PROGRAM = PROGRAMS / "ddp_train.py"
 
 
 def _node(tmp_path: Path, name: str, rank: int, **kw) -> Path:  # type: ignore[no-untyped-def]

@@ -16,10 +16,10 @@ import subprocess
 import sys
 
 import pytest
+from helpers.tui import wait_for
+from helpers.worker import clear_autotune_cache
 from rich.console import Console
-from test_tui_live import wait_for
 from textual.widgets import Static
-from worker_helpers import clear_autotune_cache
 
 from dlcprof.figures import modes as fm
 from dlcprof.report import load_session

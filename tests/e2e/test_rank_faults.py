@@ -14,14 +14,14 @@ from pathlib import Path
 
 import psutil
 import pytest
-from proc_helpers import alive, tree, wait_gone
-from test_attach import dlcprof_run
+from helpers.paths import PROGRAMS
+from helpers.proc import alive, dlcprof_run, tree, wait_gone
 
 from dlcprof.figures import ddp as fddp
 from dlcprof.figures import outcome as fout
 from dlcprof.report.schema import load_session
 
-DDP = Path(__file__).parent / "programs" / "ddp_train.py"
+DDP = PROGRAMS / "ddp_train.py"
 TORCHRUN = ("-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2")
 
 pytestmark = pytest.mark.slow

@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from worker_helpers import run_worker
+from helpers.worker import run_worker
 
 from dlcprof import events as ev
 from dlcprof.report.folder import TRACE_NAME, save_session

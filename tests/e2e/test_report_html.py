@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from report_helpers import full_session, sweep_sessions
+from helpers.paths import REPO
+from helpers.report import full_session, sweep_sessions
 
 from dlcprof import events as ev
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(REPO / "scripts"))
 from check_html import find_chromium  # noqa: E402
 
 
@@ -28,7 +28,7 @@ def test_pages_render_in_chromium(tmp_path: Path) -> None:
     out = tmp_path / "out"
     cmd = [
         sys.executable,
-        str(ROOT / "scripts" / "check_html.py"),
+        str(REPO / "scripts" / "check_html.py"),
         "--out",
         str(out),
         "--height",
@@ -42,7 +42,7 @@ def test_pages_render_in_chromium(tmp_path: Path) -> None:
         str(_write_stream(tmp_path / "a.jsonl", static)),
         str(_write_stream(tmp_path / "b.jsonl", dynamic)),
     ]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for name in ("report", "compare"):
         assert (out / f"{name}.png").stat().st_size > 10_000, name

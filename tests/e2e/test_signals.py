@@ -17,10 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from dlcprof import events as ev
-from dlcprof.report import load_session
-from tests.proc_helpers import (
+from helpers.proc import (
     SLOW_COMPILE,
     Terminal,
     dlcprof_argv,
@@ -29,6 +26,9 @@ from tests.proc_helpers import (
     wait_for_file,
     wait_gone,
 )
+
+from dlcprof import events as ev
+from dlcprof.report import load_session
 
 pytestmark = pytest.mark.slow
 

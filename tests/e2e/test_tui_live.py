@@ -7,11 +7,10 @@ worker compiles.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers.tui import SIZE, wait_for
 from textual.widgets import DataTable
 
 from dlcprof.settings import RunSettings
@@ -19,15 +18,6 @@ from dlcprof.tui.app import DlcprofApp
 from dlcprof.tui.screens import KernelSourceScreen
 
 pytestmark = pytest.mark.slow
-SIZE = (160, 48)
-
-
-async def wait_for(pilot, cond: Callable[[], object], timeout: float) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
 
 
 async def test_real_compile_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from worker_helpers import nesting_problems, outermost, phase_intervals, run_worker
+from helpers.worker import nesting_problems, outermost, phase_intervals, run_worker
 
 from dlcprof import events as ev
 from dlcprof.settings import RunSettings

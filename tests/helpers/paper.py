@@ -7,9 +7,8 @@ them, as the CLI and the TUI emit it.
 
 from __future__ import annotations
 
-from conftest import load_fixture
-
 from dlcprof import events as ev
+from helpers.recorded import load_fixture
 
 # (fixture, its role in the plan): warm benchmarks, a fresh-cache compile, the sweeps.
 BENCHMARKS = ("pointwise_chain_allocator", "paper/gelu_mlp", "paper/tiny_ops")

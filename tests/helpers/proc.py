@@ -151,3 +151,54 @@ def tree(pid: int) -> list[int]:
         return [pid, *(p.pid for p in psutil.Process(pid).children(recursive=True))]
     except psutil.NoSuchProcess:
         return []
+
+
+def dlcprof_run(
+    json_path: Path, *command: str, options: tuple[str, ...] = (), **kwargs
+) -> subprocess.Popen:
+    """``dlcprof run --json JSON_PATH OPTIONS -- python COMMAND``, its output on pipes
+    (text) unless ``kwargs`` say otherwise."""
+    argv = [
+        sys.executable,
+        "-m",
+        "dlcprof.cli",
+        "run",
+        "--json",
+        str(json_path),
+        *options,
+        "--",
+        sys.executable,
+        *command,
+    ]
+    kwargs.setdefault("stdout", subprocess.PIPE)
+    kwargs.setdefault("stderr", subprocess.PIPE)
+    return subprocess.Popen(argv, text=True, **kwargs)
+
+
+def gone(pid: int, within_s: float = 10.0) -> bool:
+    """Whether process ``pid`` is gone within ``within_s``."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def pyspy_on(pid: int, within_s: float = 10.0) -> list[int]:
+    """The py-spy processes still sampling ``pid`` after ``within_s`` (py-spy
+    ends on its own a moment after its target)."""
+    deadline = time.monotonic() + within_s
+    while True:
+        left = [
+            p.pid
+            for p in psutil.process_iter(["cmdline"])
+            if (argv := p.info["cmdline"] or [])
+            and os.path.basename(argv[0]) == "py-spy"
+            and str(pid) in argv
+        ]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)

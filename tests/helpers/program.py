@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from dlcprof import events as ev
+from dlcprof.session import Session
 
 
 def compile_finished(
@@ -69,6 +70,48 @@ def program_started(rank: int | None = None) -> list[ev.Event]:
             t=1001.0,
         ),
     ]
+
+
+def program_session(exit_code: int | None = 0, eager_wall: float | None = None) -> Session:
+    """``python train.py`` that compiled 0/0 (30 s) and, after its first compiled
+    call, 0/1 (10 s), then exited with ``exit_code`` at t=1200 (None: still
+    running); ``eager_wall``: an eager run of it beside, that long."""
+    events: list[ev.Event] = [
+        *program_started(rank=1),
+        compile_finished("0/0", 1002.0, 30.0),
+        # The first compiled call ran after the first compile only.
+        ev.GraphCallsTimed(
+            run_id="pid7",
+            graphs={
+                "0/0": {"calls": 1200, "inside_s": 2.4, "first_t": 1032.5, "first_s": 0.01},
+            },
+            t=1100.0,
+        ),
+        compile_finished("0/1", 1100.0, 10.0),
+    ]
+    if exit_code is not None:
+        events.append(
+            ev.ProgramExited(
+                returncode=exit_code,
+                signal=None,
+                wall_s=200.0,
+                message="the program exited",
+                t=1200.0,
+            )
+        )
+    if eager_wall is not None:
+        events += [
+            ev.ProgramStarted(argv=["python", "train.py"], cwd="/", pid=8, eager=True, t=1300.0),
+            ev.ProgramExited(
+                returncode=0,
+                signal=None,
+                wall_s=eager_wall,
+                message="done",
+                eager=True,
+                t=1300.0 + eager_wall,
+            ),
+        ]
+    return Session.from_events(events)
 
 
 # --- the ranks of a torchrun job ------------------------------------------------

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from conftest import FIXTURES, fixture_names, load_fixture
-from paper_helpers import paper_events
 
 from dlcprof import events as ev
 from dlcprof.session import Run, Session
+from helpers.paper import paper_events
+from helpers.paths import FIXTURES
+from helpers.recorded import fixture_names, load_fixture
 
 # --- real recordings ------------------------------------------------------------------
 

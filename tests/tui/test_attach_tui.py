@@ -3,41 +3,19 @@ asks stop or detach; detach leaves the program running to its end."""
 
 from __future__ import annotations
 
-import os
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_attach import pyspy_on
-from test_tui_ranks import shown
+from helpers.paths import PROGRAMS
+from helpers.proc import gone, pyspy_on
+from helpers.tui import SIZE, shown, wait_for
 from textual.widgets import Static
 
 from dlcprof.tui.attached import AttachedApp
 from dlcprof.tui.program_dialog import StopOrDetachScreen
 
-FAULTS = Path(__file__).parent / "programs" / "faults.py"
-SIZE = (160, 48)
-
-
-async def wait_for(pilot, cond: Callable[[], object], timeout: float) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
-
-
-def _gone(pid: int, within_s: float) -> bool:
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.05)
-    return False
+FAULTS = PROGRAMS / "faults.py"
 
 
 async def test_live_program_then_detach(tmp_path: Path, request: pytest.FixtureRequest) -> None:
@@ -63,7 +41,7 @@ async def test_live_program_then_detach(tmp_path: Path, request: pytest.FixtureR
     program = app.program
     assert program is not None and program.output_dir is not None
     assert not pyspy_on(program.pid, 10)  # dlcprof let go: py-spy stopped with it
-    assert not _gone(program.pid, 0.5)  # detached: it runs on
+    assert not gone(program.pid, 0.5)  # detached: it runs on
     flag.touch()
     assert program.proc.wait(120) == 0  # (our child here: a zombie until reaped)
     assert (program.output_dir / "stdout.log").read_text().splitlines()[-1] == "finished"

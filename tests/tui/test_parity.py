@@ -12,17 +12,15 @@ words its own.
 from __future__ import annotations
 
 import dataclasses
-import html
 import re
 
 import pytest
-from conftest import load_fixture
-from rich.console import Console
+from helpers.recorded import load_fixture
+from helpers.views import plain, unhtml, views
 from textual.widgets import DataTable, Static
 
 from dlcprof import events as ev
 from dlcprof import text
-from dlcprof.console import run_summary
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import device as fd
@@ -34,38 +32,7 @@ from dlcprof.report.html import render_html
 from dlcprof.report.markdown import render_markdown
 from dlcprof.report.model import build as build_model
 from dlcprof.session import Run, Session
-from dlcprof.tables import modes_table
 from dlcprof.tui.app import DlcprofApp
-from dlcprof.tui.view import View
-from dlcprof.tui.widgets.benchmark import BenchmarkReport
-from dlcprof.tui.widgets.modes import ModesReport
-from dlcprof.tui.widgets.recompiles import RecompileReport
-
-WIDTH = 400  # wide enough that no view wraps a sentence
-
-
-def _plain(renderable) -> str:  # type: ignore[no-untyped-def]
-    console = Console(width=WIDTH, record=True, color_system=None, file=open("/dev/null", "w"))  # noqa: SIM115
-    console.print(renderable)
-    return console.export_text()
-
-
-def _unhtml(page: str) -> str:
-    page = re.sub(r"<style.*?</style>|<title>.*?</title>", "", page, flags=re.S)
-    return html.unescape(re.sub(r"<[^>]+>", "", page))
-
-
-def views(session: Session, run: Run) -> dict[str, str]:
-    view = View(session, run, now=None, replay=True)
-    tables = [modes_table(t) for t in fm.mode_tables(session)]  # `dlcprof run --mode all`
-    return {
-        "tui": _plain(BenchmarkReport(view))
-        + _plain(RecompileReport(view))
-        + _plain(ModesReport(view)),
-        "console": _plain(run_summary(run, session)) + "".join(_plain(t) for t in tables),
-        "markdown": render_markdown(build_model(session)),
-        "html": _unhtml(render_html(build_model(session))),
-    }
 
 
 def expected(session: Session, run: Run) -> list[str]:
@@ -286,7 +253,7 @@ def test_no_view_derives_a_break_even_from_noise():
 def test_the_papers_findings_read_the_same_in_every_view():
     """`dlcprof paper`'s table: printed by the CLI, on the TUI's paper screen
     and in both reports, every cell worded by figures.paper and text."""
-    from paper_helpers import paper_events
+    from helpers.paper import paper_events
 
     from dlcprof.figures import paper as fpa
     from dlcprof.tables import paper_tables
@@ -295,10 +262,10 @@ def test_the_papers_findings_read_the_same_in_every_view():
     f = fpa.findings(session)
     assert f is not None
     rendered = {
-        "console": _plain(paper_tables(f)),
-        "tui": _plain(paper_tables(f, fill=True)),
+        "console": plain(paper_tables(f)),
+        "tui": plain(paper_tables(f, fill=True)),
         "markdown": render_markdown(build_model(session)),
-        "html": _unhtml(render_html(build_model(session))),
+        "html": unhtml(render_html(build_model(session))),
     }
     wanted = [c for r in fpa.summary_rows(f) for c in r]
     wanted += [c for r in fpa.workload_rows(f) for c in r] + fpa.notes(f)

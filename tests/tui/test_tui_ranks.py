@@ -4,11 +4,10 @@ divergence banner, and the same in a replay of the saved session."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
-from program_helpers import rank_compile_phases, rank_run_id, ranked_program
-from rich.console import Console
+from helpers.program import rank_compile_phases, rank_run_id, ranked_program
+from helpers.tui import SIZE, shown
 from textual.widgets import Static
 
 from dlcprof import events as ev
@@ -20,15 +19,6 @@ from dlcprof.tui.app import DlcprofApp
 from dlcprof.tui.screens import RanksScreen
 from dlcprof.tui.widgets.runs import RunSelector
 from dlcprof.tui.widgets.status_bar import StatusBar
-
-SIZE = (160, 48)
-
-
-def shown(widget: Static, width: int = 150) -> str:
-    """What a Static shows, as plain text."""
-    console = Console(width=width, file=io.StringIO(), color_system=None)
-    console.print(widget.content)
-    return console.file.getvalue()  # type: ignore[attr-defined]
 
 
 def live_app(events: list[ev.Event]) -> DlcprofApp:

@@ -13,8 +13,9 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from conftest import load_fixture
-from test_tui import SIZE, ScriptedLiveRun, make_app, wait_for
+from helpers.engine import ScriptedLiveRun
+from helpers.recorded import load_fixture
+from helpers.tui import SIZE, make_app, wait_for
 
 from dlcprof import events as ev
 from dlcprof.report import load_session, save_session

@@ -7,7 +7,7 @@ after checking the new SVGs by eye.
 
 from __future__ import annotations
 
-from conftest import load_fixture, pyspy_hot_frames
+from helpers.recorded import load_fixture, pyspy_hot_frames
 
 from dlcprof import events as ev
 from dlcprof.session import Session
@@ -136,7 +136,7 @@ def test_hotspots_of_the_compiling_thread(snap_compare, tmp_path) -> None:  # ty
 def test_paper_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
     # A session as `dlcprof paper` makes one, from recorded runs: the findings
     # beside the paper's, then each workload.
-    from paper_helpers import paper_events
+    from helpers.paper import paper_events
 
     app = DlcprofApp(session=Session.from_events(paper_events()), replay=True, deterministic=True)
     assert snap_compare(app, terminal_size=SIZE, press=["P"])
@@ -145,7 +145,7 @@ def test_paper_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
 def test_ranks_view_with_a_divergence(snap_compare) -> None:  # type: ignore[no-untyped-def]
     # A torchrun job of two ranks (hand-built events) where rank 1 alone
     # recompiled: the banner's divergence in full, a lane per rank, the table.
-    from program_helpers import ranked_program
+    from helpers.program import ranked_program
 
     session = Session.from_events(ranked_program(diverge_rank=1))
     app = DlcprofApp(session=session, replay=True, deterministic=True)

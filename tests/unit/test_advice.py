@@ -9,9 +9,9 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from helpers.paths import FIXTURES
 
 from dlcprof import events as ev
 from dlcprof.figures import advice as fa
@@ -20,9 +20,6 @@ from dlcprof.report import load_session
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings, SettingsError, parse_mark_dynamic, repro_command
 from dlcprof.worker.probes.compile_cost import _module_path, node_location
-
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-
 
 # Every graph compiled in full on both sides of a trial (the FX and AOTAutograd
 # graph caches off), while the kernel builds and the one-time probes stay cached:
@@ -264,7 +261,7 @@ def test_compile_cost_probe_degrades_when_a_method_is_missing():
 
 
 async def test_tui_advice_screen_shows_a_recorded_runs_advice():
-    from test_tui import text as rendered
+    from helpers.tui import text as rendered
 
     from dlcprof.tui.app import DlcprofApp
     from dlcprof.tui.widgets.advice import AdviceScreen
@@ -316,7 +313,7 @@ def _with_lowering_cost(session: Session, run_id: str) -> None:
 
 
 async def test_tui_compile_cost_shows_lowering_as_a_tree_by_module():
-    from test_tui import text as rendered
+    from helpers.tui import text as rendered
 
     from dlcprof.tui.app import DlcprofApp
     from dlcprof.tui.widgets.advice import AdviceScreen

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import textwrap
-from pathlib import Path
 
 import pytest
-from worker_helpers import run_worker
+from helpers.paths import FIXTURES
+from helpers.worker import run_worker
 
 from dlcprof import allocator, text
 from dlcprof import events as ev
@@ -26,7 +26,7 @@ from dlcprof.settings import RunSettings
 from dlcprof.stats import median_iqr
 from dlcprof.worker import bench, steady
 
-REPS = json.loads((Path(__file__).parent / "fixtures" / "repetitions.json").read_text())
+REPS = json.loads((FIXTURES / "repetitions.json").read_text())
 RECORDED = {k: v for k, v in REPS.items() if not k.startswith("_")}
 
 

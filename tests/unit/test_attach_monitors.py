@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 
-from program_helpers import process_attached, program_started
+from helpers.program import process_attached, program_started
 
 from dlcprof import events as ev
 from dlcprof.attach.monitors import ProgramMonitors, not_watched

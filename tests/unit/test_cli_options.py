@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers.paths import REPO
 
 from dlcprof.cli import main
 
@@ -105,8 +106,8 @@ def test_a_script_is_not_a_workload_and_the_error_says_what_to_do(tmp_path, caps
     assert "a script is not a workload" in line
     # The training-step pattern, documented where the message says, or the script as is.
     doc = re.search(r"docs/[\w-]+\.md", line)
-    assert doc and (Path(__file__).parents[1] / doc.group()).is_file()
-    assert "optimizer" in (Path(__file__).parents[1] / doc.group()).read_text()
+    assert doc and (REPO / doc.group()).is_file()
+    assert "optimizer" in (REPO / doc.group()).read_text()
     assert f"dlcprof -- python {train}" in line
 
 
@@ -246,7 +247,7 @@ def test_cuda_without_a_gpu_is_bad_input(tmp_path) -> None:  # type: ignore[no-u
 
 
 def test_rendering_to_an_unwritable_place_is_one_line(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
-    from report_helpers import benchmark_session
+    from helpers.report import benchmark_session
 
     from dlcprof.report.folder import save_session
 

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_tui import ScriptedLiveRun, scripted_run
+from helpers.engine import ScriptedLiveRun, scripted_run
 
 from dlcprof import events as ev
 from dlcprof.engine import Engine

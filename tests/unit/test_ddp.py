@@ -12,7 +12,9 @@ import json
 from pathlib import Path
 
 import pytest
-from program_helpers import compile_finished, process_attached, program_started
+from helpers.paths import FIXTURES, PROGRAMS
+from helpers.proc import dlcprof_run
+from helpers.program import compile_finished, process_attached, program_started
 from rich.console import Console
 
 from dlcprof import events as ev
@@ -26,7 +28,7 @@ from dlcprof.session import Session
 from dlcprof.worker.emit import ListEmitter
 from dlcprof.worker.probes import trace as T
 
-TRACE = Path(__file__).parent / "fixtures" / "trace" / "ddp_split.jsonl"
+TRACE = FIXTURES / "trace" / "ddp_split.jsonl"
 MIB = 1024 * 1024
 # Linear(512, 512): weight and bias, 4-byte floats, as DDPOptimizer counts them.
 BUCKET = (512 * 512 + 512) * 4
@@ -167,11 +169,9 @@ def test_the_ends_of_ranks_crashed_ended_never_compiled():
 
 
 TORCHRUN = ("-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2")
-PROGRAMS = Path(__file__).parent / "programs"
 
 
 def run_ranks(tmp_path: Path, *command: str) -> tuple[dict, str, str]:
-    from test_attach import dlcprof_run
 
     proc = dlcprof_run(tmp_path / "s.json", *TORCHRUN, *command)
     stdout, stderr = proc.communicate(timeout=900)

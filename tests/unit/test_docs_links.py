@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers.paths import REPO
 
-ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 _LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 
 
@@ -24,10 +24,10 @@ def _anchors(page: Path) -> set[str]:
 
 
 def test_the_readme_is_a_front_page():
-    assert len((ROOT / "README.md").read_text().splitlines()) <= 120
+    assert len((REPO / "README.md").read_text().splitlines()) <= 120
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
 def test_every_link_leads_somewhere(page: Path):
     text = re.sub(r"(?ms)^```.*?^```", "", page.read_text())
     for target in _LINK.findall(text):

@@ -11,9 +11,9 @@ import importlib.util
 import sys
 import time
 import types
-from pathlib import Path
 
 import pytest
+from helpers.paths import REPO
 
 from dlcprof import events as ev
 from dlcprof.figures import modes as fm
@@ -28,8 +28,7 @@ from dlcprof.worker.probes import compiled_code as cc
 from dlcprof.worker.probes import cudagraphs as C
 from dlcprof.worker.probes import kernels as K
 
-ROOT = Path(__file__).resolve().parent.parent
-PARTITIONED = sorted((ROOT / "tests" / "fixtures" / "partitions").glob("output_code_*.txt"))
+PARTITIONED = sorted((REPO / "tests" / "fixtures" / "partitions").glob("output_code_*.txt"))
 
 
 # --- graph partitions (issue 24 #2) --------------------------------------------------------
@@ -306,7 +305,7 @@ def test_the_quoted_rerecord_limit_is_torchs_default():
     torch_config = pytest.importorskip("torch._inductor.config")
     limit = torch_config.triton.cudagraph_unexpected_rerecord_limit
     assert limit == 128  # 2.11 and 2.13 alike
-    notes = (ROOT / "docs" / "torch-notes.md").read_text()
+    notes = (REPO / "docs" / "torch-notes.md").read_text()
     assert f"re-recording limit (={limit})" in notes and "(=50)" not in notes
 
 
@@ -315,7 +314,7 @@ def test_the_quoted_rerecord_limit_is_torchs_default():
 
 def _monitor_check() -> types.ModuleType:
     spec = importlib.util.spec_from_file_location(
-        "gpu_monitor_check", ROOT / "scripts" / "gpu_monitor_check.py"
+        "gpu_monitor_check", REPO / "scripts" / "gpu_monitor_check.py"
     )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)

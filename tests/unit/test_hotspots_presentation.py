@@ -10,7 +10,7 @@ import dataclasses
 from collections import defaultdict
 
 import pytest
-from conftest import load_fixture, pyspy_hot_frames
+from helpers.recorded import load_fixture, pyspy_hot_frames
 from rich.console import Console
 
 from dlcprof import events as ev

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.paths import PKG
 
-PKG = Path(__file__).resolve().parent.parent / "dlcprof"
 WORKER = PKG / "worker"
 
 

@@ -9,10 +9,10 @@ attention); one in-process compile for the adapter that must degrade.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from worker_helpers import run_worker
+from helpers.paths import FIXTURES
+from helpers.worker import run_worker
 
 from dlcprof import events as ev
 from dlcprof import text
@@ -23,7 +23,7 @@ from dlcprof.worker import profile as P
 from dlcprof.worker.probes import compiled_code as cc
 from dlcprof.worker.probes import kernels as K
 
-TRACES = Path(__file__).parent / "fixtures" / "trace"
+TRACES = FIXTURES / "trace"
 
 # Printed by Dynamo (the `dynamo_output_graph` payload) for layernorm-residual,
 # size small, torch 2.13: copied from a real run.
@@ -384,7 +384,7 @@ def test_device_time_goes_to_the_range_around_each_launch():
     assert times.total_us == 45.5
 
 
-GPU_FIXTURES = Path(__file__).parent / "fixtures" / "gpu"
+GPU_FIXTURES = FIXTURES / "gpu"
 RECORDED_GPU = sorted(p for p in GPU_FIXTURES.glob("*") if (p / "trace.json").exists())
 
 

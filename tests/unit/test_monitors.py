@@ -6,10 +6,11 @@ import subprocess
 import sys
 import textwrap
 import time
-import types
 from pathlib import Path
 
 import pytest
+from helpers.monitors import fake_pynvml, of_type
+from helpers.paths import REPO
 
 from dlcprof import events as ev
 from dlcprof.events import DeviceSampled, MonitorStatus
@@ -21,8 +22,6 @@ from dlcprof.monitors.device import (
     DeviceSampler,
     is_compiler,
 )
-
-MIB = 1024 * 1024
 
 # Burns CPU in Python while a real g++ compiles a small C++ file (~0.5-2 s here).
 BURN_AND_COMPILE = textwrap.dedent(
@@ -43,10 +42,6 @@ BURN_AND_COMPILE = textwrap.dedent(
 )
 
 
-def _collect(events: list, kind: type) -> list:
-    return [e for e in events if isinstance(e, kind)]
-
-
 def test_cpu_path_against_a_real_compiling_child(tmp_path: Path) -> None:
     script = tmp_path / "burn.py"
     script.write_text(BURN_AND_COMPILE)
@@ -64,10 +59,10 @@ def test_cpu_path_against_a_real_compiling_child(tmp_path: Path) -> None:
     assert not sampler.running
     sampler.stop()
 
-    statuses = _collect(events, MonitorStatus)
+    statuses = of_type(events, MonitorStatus)
     assert len(statuses) == 1, statuses
     status = statuses[0]
-    samples = _collect(events, DeviceSampled)
+    samples = of_type(events, DeviceSampled)
     assert len(samples) >= 5
     if nvml.init() is None:  # a GPU machine: the NVML path runs instead
         nvml.shutdown()
@@ -118,73 +113,6 @@ def test_is_compiler_names() -> None:
 # --- NVML path with a stand-in pynvml --------------------------------------------------
 
 
-class _Err(Exception):
-    pass
-
-
-def fake_pynvml(worker_pid: int, *, init_error: type[Exception] | None = None) -> types.ModuleType:
-    """A pynvml look-alike: some calls answer, some raise NVMLError, one is absent."""
-    m = types.ModuleType("pynvml")
-
-    class NVMLError(Exception):
-        pass
-
-    class NVMLError_NotSupported(NVMLError):  # noqa: N801 (pynvml's names)
-        pass
-
-    class NVMLError_LibraryNotFound(NVMLError):  # noqa: N801
-        pass
-
-    m.NVMLError = NVMLError
-    m.NVMLError_NotSupported = NVMLError_NotSupported
-    m.NVMLError_LibraryNotFound = NVMLError_LibraryNotFound
-    m.NVML_TEMPERATURE_GPU = 0
-    m.NVML_CLOCK_SM = 1
-    m.calls = []
-
-    def init() -> None:
-        if init_error is not None:
-            raise init_error()
-
-    def not_supported(*args):
-        raise NVMLError_NotSupported()
-
-    def handle_by_index(i: int) -> str:
-        m.calls.append(("handle", i))
-        return f"h{i}"
-
-    ns = types.SimpleNamespace
-    m.nvmlInit = init
-    m.nvmlShutdown = lambda: None
-    m.nvmlDeviceGetCount = lambda: 4
-    m.nvmlDeviceGetHandleByIndex = handle_by_index
-    m.nvmlDeviceGetName = lambda h: b"Fake H200"  # old bindings return bytes
-    m.nvmlDeviceGetUtilizationRates = lambda h: ns(gpu=87, memory=40)
-    m.nvmlDeviceGetMemoryInfo = lambda h: ns(used=3000 * MIB, total=80000 * MIB, free=0)
-    m.nvmlDeviceGetComputeRunningProcesses = lambda h: [
-        ns(pid=worker_pid, usedGpuMemory=1500 * MIB),
-        ns(pid=1, usedGpuMemory=999 * MIB),  # another process: not the worker's
-    ]
-    m.nvmlDeviceGetProcessUtilization = lambda h, ts: [
-        ns(pid=worker_pid, timeStamp=ts + 10, smUtil=20),
-        ns(pid=worker_pid, timeStamp=ts + 20, smUtil=70),  # the latest one counts
-        ns(pid=1, timeStamp=ts + 20, smUtil=99),
-    ]
-    m.nvmlDeviceGetPowerUsage = not_supported
-    m.nvmlDeviceGetTemperature = lambda h, sensor: 55
-    # nvmlDeviceGetClockInfo is absent: bindings too old for it.
-    m.nvmlSystemGetDriverVersion = lambda: "999.1"
-    return m
-
-
-@pytest.fixture
-def sleeper():
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    yield child
-    child.kill()
-    child.wait()
-
-
 def test_paused_sampler_takes_no_sample_until_resumed(sleeper) -> None:
     events: list = []
     sampler = DeviceSampler(sleeper.pid, events.append, interval_s=0.02, cuda_index=None)
@@ -192,7 +120,7 @@ def test_paused_sampler_takes_no_sample_until_resumed(sleeper) -> None:
     sampler.start()
     try:
         deadline = time.monotonic() + 10
-        while len(_collect(events, DeviceSampled)) < 3 and time.monotonic() < deadline:
+        while len(of_type(events, DeviceSampled)) < 3 and time.monotonic() < deadline:
             time.sleep(0.02)
         assert sampler.pause()
         paused = time.time()  # no sample is in progress once pause() returned
@@ -204,11 +132,11 @@ def test_paused_sampler_takes_no_sample_until_resumed(sleeper) -> None:
     finally:
         sampler.stop()
     stopped = time.time()
-    times = [e.t for e in _collect(events, DeviceSampled)]
+    times = [e.t for e in of_type(events, DeviceSampled)]
     assert not [t for t in times if paused <= t <= resumed]
     assert len([t for t in times if t < paused]) >= 3
     assert len([t for t in times if t > resumed]) >= 3
-    cost = _collect(events, ev.MonitorCostMeasured)[-1]
+    cost = of_type(events, ev.MonitorCostMeasured)[-1]
     assert cost.active_s < stopped - started - 0.4  # the pause is not watched time
 
 
@@ -251,7 +179,7 @@ def test_nvml_sampler_values_with_fake_driver(monkeypatch, sleeper) -> None:
     sampler = DeviceSampler(sleeper.pid, events.append, interval_s=0.05, cuda_index=1)
     sampler.start()
     deadline = time.monotonic() + 10
-    while len(_collect(events, DeviceSampled)) < 3 and time.monotonic() < deadline:
+    while len(of_type(events, DeviceSampled)) < 3 and time.monotonic() < deadline:
         time.sleep(0.02)
     sampler.stop()
 
@@ -259,7 +187,7 @@ def test_nvml_sampler_values_with_fake_driver(monkeypatch, sleeper) -> None:
     assert isinstance(status, MonitorStatus) and status.monitor == "nvml" and status.available
     assert "Fake H200" in status.message and "not a per-kernel figure" in status.message
     assert ("handle", 3) in fake.calls  # CUDA index 1 under CUDA_VISIBLE_DEVICES=2,3
-    samples = _collect(events, DeviceSampled)
+    samples = of_type(events, DeviceSampled)
     assert len(samples) >= 3 and all(s.source == "nvml" for s in samples)
     v = samples[-1].values
     assert set(GPU_KEYS) | set(CPU_KEYS) <= set(v)
@@ -283,11 +211,11 @@ def test_nvml_without_the_cuda_device_falls_back_to_cpu(monkeypatch, sleeper) ->
     sampler = DeviceSampler(sleeper.pid, events.append, interval_s=0.05, cuda_index=1)
     sampler.start()
     deadline = time.monotonic() + 10
-    while not _collect(events, DeviceSampled) and time.monotonic() < deadline:
+    while not of_type(events, DeviceSampled) and time.monotonic() < deadline:
         time.sleep(0.02)
     sampler.stop()
     assert not events[0].available and events[0].message.endswith("showing CPU")
-    assert _collect(events, DeviceSampled)[0].source == "cpu"
+    assert of_type(events, DeviceSampled)[0].source == "cpu"
 
 
 def _sample_until(sampler: DeviceSampler, events: list, done, timeout_s: float = 10) -> None:  # type: ignore[no-untyped-def]
@@ -330,12 +258,12 @@ def test_nvml_failing_mid_run_leaves_the_cpu_view(how, monkeypatch, sleeper) -> 
         monkeypatch.setattr(nvml, "query", query)
     events: list = []
     sampler = DeviceSampler(sleeper.pid, events.append, interval_s=0.05, cuda_index=0)
-    _sample_until(sampler, events, lambda: len(_collect(events, DeviceSampled)) >= 6)
+    _sample_until(sampler, events, lambda: len(of_type(events, DeviceSampled)) >= 6)
 
-    samples = _collect(events, DeviceSampled)
+    samples = of_type(events, DeviceSampled)
     assert [s.source for s in samples[:2]] == ["nvml", "nvml"]
     assert samples[0].values["gpu_util_pct"] == 87.0
-    statuses = _collect(events, MonitorStatus)
+    statuses = of_type(events, MonitorStatus)
     assert [s.available for s in statuses] == [True, False]  # said once, not per sample
     assert "NVML failed mid-run" in statuses[1].message
     assert statuses[1].message.endswith("showing CPU")
@@ -384,7 +312,7 @@ def test_monitors_never_import_torch_or_textual() -> None:
         "bad = [m for m in ('torch', 'textual') if m in sys.modules]; "
         "sys.exit(f'imported {bad}' if bad else 0)"
     )
-    root = Path(__file__).resolve().parent.parent
+    root = REPO
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=False
     )

@@ -8,7 +8,7 @@ import sys
 import time
 import types
 
-from test_monitors import _collect, fake_pynvml, sleeper  # noqa: F401 (a fixture)
+from helpers.monitors import fake_pynvml, of_type
 
 from dlcprof.events import DeviceSampled, MonitorStatus
 from dlcprof.monitors import nvml
@@ -73,7 +73,7 @@ def test_cuda_visible_devices_by_uuid_prefix_and_mig(monkeypatch) -> None:
         nvml.shutdown()
 
 
-def test_unknown_error_from_an_optional_query_keeps_nvml(monkeypatch, sleeper) -> None:  # noqa: F811
+def test_unknown_error_from_an_optional_query_keeps_nvml(monkeypatch, sleeper) -> None:
     """Issue 24 #8: NVMLError_Unknown from one optional query is that value's n/a;
     only a lost GPU, an unloaded driver or a missing library turn NVML off."""
     fake = fake_pynvml(sleeper.pid)
@@ -90,17 +90,17 @@ def test_unknown_error_from_an_optional_query_keeps_nvml(monkeypatch, sleeper) -
     sampler = DeviceSampler(sleeper.pid, events.append, interval_s=0.05, cuda_index=0)
     sampler.start()
     deadline = time.monotonic() + 10
-    while len(_collect(events, DeviceSampled)) < 4 and time.monotonic() < deadline:
+    while len(of_type(events, DeviceSampled)) < 4 and time.monotonic() < deadline:
         time.sleep(0.02)
     sampler.stop()
-    samples = _collect(events, DeviceSampled)
+    samples = of_type(events, DeviceSampled)
     assert len(samples) >= 4 and all(s.source == "nvml" for s in samples)
     assert samples[-1].values["proc_util_pct"] is None
     assert samples[-1].values["gpu_util_pct"] == 87.0
-    assert [s.available for s in _collect(events, MonitorStatus)] == [True]
+    assert [s.available for s in of_type(events, MonitorStatus)] == [True]
 
 
-def test_gpu_sampler_keeps_sampling_in_timed_windows(monkeypatch, sleeper) -> None:  # noqa: F811
+def test_gpu_sampler_keeps_sampling_in_timed_windows(monkeypatch, sleeper) -> None:
     """Issue 24 #1: the timed windows are when the GPU is busy: NVML samples
     them (py-spy pauses; a CPU-only sampler pauses too, test_monitors.py)."""
     monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml(sleeper.pid))
@@ -109,7 +109,7 @@ def test_gpu_sampler_keeps_sampling_in_timed_windows(monkeypatch, sleeper) -> No
     sampler.start()
     try:
         deadline = time.monotonic() + 10
-        while len(_collect(events, DeviceSampled)) < 3 and time.monotonic() < deadline:
+        while len(of_type(events, DeviceSampled)) < 3 and time.monotonic() < deadline:
             time.sleep(0.02)
         assert sampler.pause()
         paused = time.time()
@@ -118,7 +118,7 @@ def test_gpu_sampler_keeps_sampling_in_timed_windows(monkeypatch, sleeper) -> No
         sampler.resume()
     finally:
         sampler.stop()
-    inside = [e for e in _collect(events, DeviceSampled) if paused <= e.t <= resumed]
+    inside = [e for e in of_type(events, DeviceSampled) if paused <= e.t <= resumed]
     assert len(inside) >= 5 and all(e.values["gpu_util_pct"] == 87.0 for e in inside)
 
 

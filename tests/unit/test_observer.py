@@ -9,7 +9,7 @@ import os
 import queue
 
 import pytest
-from conftest import load_fixture
+from helpers.recorded import load_fixture
 from rich.console import Console
 
 from dlcprof import events as ev

@@ -9,11 +9,11 @@ import os
 import statistics
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-from conftest import load_fixture
-from paper_helpers import BENCHMARKS, FRESH, SWEEPS, paper_events
+from helpers.paper import BENCHMARKS, FRESH, SWEEPS, paper_events
+from helpers.paths import REPO
+from helpers.recorded import load_fixture
 
 from dlcprof import cli, text
 from dlcprof import events as ev
@@ -26,8 +26,6 @@ from dlcprof.report.model import build as build_model
 from dlcprof.report.schema import build_report, load_session
 from dlcprof.session import Session
 from dlcprof.workloads import bundled_names
-
-REPO = Path(__file__).resolve().parent.parent
 
 
 def findings(events: list[ev.Event]) -> fpa.Findings:

@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-from program_helpers import compile_finished, program_started
+from helpers.program import compile_finished, program_started
 
 from dlcprof import events as ev
 from dlcprof.console import make_console, program_summary

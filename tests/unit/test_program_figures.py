@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from program_helpers import compile_finished, program_started
+from helpers.program import program_session, program_started
 
 from dlcprof import events as ev
 from dlcprof import text
@@ -13,47 +13,8 @@ from dlcprof.figures import program as fprog
 from dlcprof.session import Session
 
 
-def session(exit_code: int | None = 0, eager_wall: float | None = None) -> Session:
-    events: list[ev.Event] = [
-        *program_started(rank=1),
-        compile_finished("0/0", 1002.0, 30.0),
-        # The first compiled call ran after the first compile only.
-        ev.GraphCallsTimed(
-            run_id="pid7",
-            graphs={
-                "0/0": {"calls": 1200, "inside_s": 2.4, "first_t": 1032.5, "first_s": 0.01},
-            },
-            t=1100.0,
-        ),
-        compile_finished("0/1", 1100.0, 10.0),
-    ]
-    if exit_code is not None:
-        events.append(
-            ev.ProgramExited(
-                returncode=exit_code,
-                signal=None,
-                wall_s=200.0,
-                message="the program exited",
-                t=1200.0,
-            )
-        )
-    if eager_wall is not None:
-        events += [
-            ev.ProgramStarted(argv=["python", "train.py"], cwd="/", pid=8, eager=True, t=1300.0),
-            ev.ProgramExited(
-                returncode=0,
-                signal=None,
-                wall_s=eager_wall,
-                message="done",
-                eager=True,
-                t=1300.0 + eager_wall,
-            ),
-        ]
-    return Session.from_events(events)
-
-
 def test_timeline_share_and_first_wait():
-    s = session()
+    s = program_session()
     t = fprog.main_timeline(s)
     assert t is not None
     assert t.compile_s == 40.0 and t.wall_s == 200.0 and t.share == 0.2
@@ -64,7 +25,7 @@ def test_timeline_share_and_first_wait():
 
 
 def test_graph_life_amortizes_the_compile_over_calls():
-    (life,) = fprog.graph_lives(session().runs["pid7"])
+    (life,) = fprog.graph_lives(program_session().runs["pid7"])
     assert life.per_call_s == 0.002 and life.amortized_s == 0.025
     assert life.line == (
         "[0/0] 1,200 calls, 2 ms per call inside the compiled code; compile "
@@ -73,23 +34,23 @@ def test_graph_life_amortizes_the_compile_over_calls():
 
 
 def test_live_program_without_a_clock_says_so():
-    s = session(exit_code=None)
+    s = program_session(exit_code=None)
     assert fprog.program_wall_s(s) is None
     assert fprog.main_timeline(s).line.endswith("n/a (still running) run, n/a (no wall time yet)")
     assert fprog.program_wall_s(s, now=1050.0) == 50.0
 
 
 def test_speedup_is_na_until_an_eager_baseline_ran():
-    assert fprog.speedup_line(session()) == (
+    assert fprog.speedup_line(program_session()) == (
         "speedup: n/a (attached to a program: run with --eager-baseline to time eager)"
     )
-    base = fprog.eager_baseline(session(eager_wall=300.0))
+    base = fprog.eager_baseline(program_session(eager_wall=300.0))
     assert base is not None and base.ratio == 1.5
     assert "compiled finished 1.50x sooner (one run each" in base.line
 
 
 def test_a_process_that_never_said_it_finished_ended_with_the_program():
-    s = session()
+    s = program_session()
     assert s.runs["pid7"].status == "ended"
 
 
@@ -108,15 +69,15 @@ def test_the_views_state_the_eager_baseline_where_the_speedup_goes():
             out.append(c.export_text())
         return out[0], out[1]
 
-    for view in shown(session(eager_wall=300.0)):
+    for view in shown(program_session(eager_wall=300.0)):
         assert "compiled finished 1.50x sooner" in view and "no noise verdict" in view
         assert "--eager-baseline" not in view
-    for view in shown(session()):
+    for view in shown(program_session()):
         assert "run with --eager-baseline to time eager" in view
 
 
 def test_speedup_while_the_eager_baseline_runs():
-    s = session()
+    s = program_session()
     s.apply(ev.ProgramStarted(argv=["python", "train.py"], cwd="/", pid=8, eager=True, t=1300.0))
     assert fprog.speedup_text(s) == "n/a (the eager baseline is running)"
 
@@ -171,7 +132,7 @@ def test_sampling_cost_without_a_steady_call_or_any_sampled_call():
     assert cost.extra_s is None
     assert "n/a (no unsampled call after the first to compare with) more than" in cost.line
     # An older probe's totals (no sampling fields): nothing sampled, and why.
-    none = fprog.sampling(session().runs["pid7"])
+    none = fprog.sampling(program_session().runs["pid7"])
     assert none.line == (
         "kernel times: n/a (no graph has run 4 calls yet: calls 2-4 of each graph are sampled)"
     )

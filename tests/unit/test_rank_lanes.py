@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from program_helpers import STAGE_S, rank_attached, rank_compile_phases, rank_run_id, ranked_program
+from helpers.program import STAGE_S, rank_attached, rank_compile_phases, rank_run_id, ranked_program
 
 from dlcprof import events as ev
 from dlcprof.figures import rank_lanes as rl

@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from program_helpers import (
+from helpers.paths import PROGRAMS
+from helpers.program import (
     ddp_job,
     program_started,
     rank_compile,
@@ -365,7 +366,7 @@ def test_an_uncaught_exception_ends_the_process_run_crashed(tmp_path):
     """What the crash check reads: a process that raised is "crashed" with its
     exception, not "ok" (the exit hook runs after the exception, too)."""
     out = tmp_path / "r.json"
-    faults = Path(__file__).parent / "programs" / "faults.py"
+    faults = PROGRAMS / "faults.py"
     argv = [sys.executable, "-m", "dlcprof.cli", "run", "--json", str(out), "--"]
     proc = subprocess.run(
         [*argv, sys.executable, str(faults), "raise"], capture_output=True, text=True, timeout=300
@@ -377,7 +378,7 @@ def test_an_uncaught_exception_ends_the_process_run_crashed(tmp_path):
     assert [e["message"] for e in run["errors"]] == ["uncaught RuntimeError: boom after a compile"]
 
 
-DDP_TRAIN = Path(__file__).parent / "programs" / "ddp_train.py"
+DDP_TRAIN = PROGRAMS / "ddp_train.py"
 
 
 def trace_compile_ids(folder: Path, rank: int) -> set[str]:

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from report_helpers import (
+from helpers.paths import REPO
+from helpers.report import (
     benchmark_session,
     full_session,
     graph_break_session,
@@ -27,8 +28,6 @@ from dlcprof.report.folder import PROFILE_NAME, default_report_dir, save_session
 from dlcprof.report.model import build as build_model
 from dlcprof.report.schema import REPORT_SCHEMA, build_report, load_session
 from dlcprof.session import Session
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _without_created(report: dict) -> dict:
@@ -545,7 +544,7 @@ def test_report_never_imports_torch_textual_rich_or_monitors() -> None:
         # Reports read what the monitors recorded from the session, never the monitors.
         "assert 'dlcprof.monitors' not in sys.modules, 'dlcprof.monitors imported'\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
 
 

@@ -3,8 +3,8 @@ what the JSON says: one report model renders all three (issue 19's rule)."""
 
 from __future__ import annotations
 
-from report_helpers import recorded
-from test_program_figures import session as program_session
+from helpers.program import program_session
+from helpers.report import recorded
 
 from dlcprof import events as ev
 from dlcprof.report import build_model, build_report, render_html, render_markdown

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
-from report_helpers import recorded_sessions
+from helpers.paths import FIXTURES
+from helpers.report import recorded_sessions
 
 from dlcprof.report import build_model, build_report, dumps_report, render_markdown
 from dlcprof.session import Session

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from helpers.report import full_session, recorded_sessions
 from markdown_it import MarkdownIt
-from report_helpers import full_session, recorded_sessions
 
 from dlcprof.report import markdown
 from dlcprof.report.model import build as build_model

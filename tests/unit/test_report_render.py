@@ -6,8 +6,8 @@ import html as _html
 import re
 
 import pytest
-from conftest import load_fixture
-from report_helpers import (
+from helpers.recorded import load_fixture
+from helpers.report import (
     benchmark_session,
     full_session,
     graph_break_session,

@@ -4,15 +4,15 @@ options table in docs/cli.md are all made from dlcprof.settings.OPTIONS."""
 from __future__ import annotations
 
 import shlex
-from pathlib import Path
 
 import pytest
+from helpers.paths import REPO
 
 from dlcprof.cli import _settings_from, build_parser
 from dlcprof.settings import OPTIONS, RunSettings, SettingsError, markdown_table, repro_command
 from dlcprof.tui.widgets.settings_panel import CHOICES, TOGGLES
 
-CLI_DOC = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
+CLI_DOC = REPO / "docs" / "cli.md"
 
 
 def test_the_options_table_is_made_from_the_options():

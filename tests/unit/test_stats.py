@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import ast
 import math
-from pathlib import Path
+
+from helpers.paths import PKG
 
 from dlcprof.stats import median_iqr
 
-STATS = Path(__file__).resolve().parent.parent / "dlcprof" / "stats.py"
+STATS = PKG / "stats.py"
 
 
 def test_stats_imports_only_the_standard_library():

@@ -8,7 +8,8 @@ import ast
 import re
 from pathlib import Path
 
-PKG = Path(__file__).resolve().parent.parent / "dlcprof"
+from helpers.paths import PKG
+
 TEXT = PKG / "text.py"
 MAX_LINES = 450
 

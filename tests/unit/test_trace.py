@@ -6,7 +6,7 @@ import json
 from collections import defaultdict
 
 import pytest
-from report_helpers import full_session, with_monitors
+from helpers.report import full_session, with_monitors
 
 from dlcprof import events as ev
 from dlcprof.report.model import build as build_model

@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from helpers.trace import outside_their_compile, replay
 from rich.console import Console
-from test_worker_probes import replay
 
 from dlcprof import events as ev
 from dlcprof import text
@@ -21,30 +21,10 @@ from dlcprof.report.model import build as build_model
 from dlcprof.report.schema import build_report
 from dlcprof.session import Run, Session
 
-# torch's compile wall leaves out a few ms of the outer `dynamo` phase.
-OUTER_SLACK_S = 0.05
-SLACK_S = 0.002
-
 
 def session_of(name: str) -> tuple[Session, Run]:
     session = Session.from_events(replay(name))
     return session, session.run("r")
-
-
-def outside_their_compile(run: Run) -> list[str]:
-    """Phases that do not lie inside the span of the compile they are credited to."""
-    out = []
-    for c in run.compiles.values():
-        assert c.start_t is not None and c.wall_s is not None, c.compile_id
-        end = c.start_t + c.wall_s
-        for p in c.phases:
-            slack = OUTER_SLACK_S if p.name == "dynamo" else SLACK_S
-            if p.start_t < c.start_t - slack or p.end_t > end + slack:
-                out.append(
-                    f"{c.compile_id}: {p.name} [{p.start_t:.3f}, {p.end_t:.3f}] "
-                    f"outside [{c.start_t:.3f}, {end:.3f}]"
-                )
-    return out
 
 
 def test_a_lazy_backward_owns_its_phases_and_kernels():
@@ -220,7 +200,7 @@ def test_a_sweep_lists_each_kernel_once_and_counts_no_library_call_as_fused(fixt
 def test_recompiles_torch_recorded_but_dynamo_did_not_announce_are_listed(fixture_events):
     """Issue 20, 7: a static sweep recompiled, torch's compilation_metrics name
     each reason, but no recompile was announced: every view lists them."""
-    from test_parity import views
+    from helpers.views import views
 
     events = [
         e
@@ -242,7 +222,7 @@ def test_recompiles_torch_recorded_but_dynamo_did_not_announce_are_listed(fixtur
 
 def test_the_first_sweep_step_is_a_compile_not_a_recompile(fixture_events):
     """Recorded static sweep: the first size compiled, each later one recompiled."""
-    from test_parity import views
+    from helpers.views import views
 
     session = Session.from_events(fixture_events("variable_length_static"))
     run = session.latest_run

@@ -16,7 +16,9 @@ import traceback
 from pathlib import Path
 
 import pytest
-from worker_helpers import nesting_problems, outermost
+from helpers.paths import REPO
+from helpers.trace import KNOWN_OPS, TRACES, replay
+from helpers.worker import nesting_problems, outermost
 
 from dlcprof import events as ev
 from dlcprof.stats import median_iqr
@@ -25,42 +27,6 @@ from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes import kernels as K
 from dlcprof.worker.probes import trace as T
 from dlcprof.worker.run import one_line
-
-TRACES = Path(__file__).parent / "fixtures" / "trace"
-
-# aten ops named in the recorded kernels (a stand-in for torch.ops.aten lookups).
-KNOWN_OPS = {
-    "_log_softmax",
-    "_log_softmax_backward_data",
-    "arange",
-    "eq",
-    "expand",
-    "view",
-    "nll_loss_backward",
-    "nll_loss_forward",
-    "scalar_tensor",
-    "sum",
-    "threshold_backward",
-    "gelu",
-    "gelu_backward",
-    "relu",
-    "mm",
-    "addmm",
-    "copy_",
-    "sub",
-    "native_layer_norm",
-}
-
-
-def replay(name: str) -> list[ev.Event]:
-    sink = ListEmitter()
-    kernels = K.KernelCollector(sink, "r", KNOWN_OPS.__contains__)
-    dispatcher = T.TraceDispatcher(sink, "r", kernels)
-    for line in (TRACES / f"{name}.jsonl").read_text().splitlines():
-        rec = json.loads(line)
-        dispatcher.feed(rec["metadata"], rec["payload"], rec["thread"])
-    dispatcher.flush()
-    return sink.events
 
 
 def of(events: list[ev.Event], cls: type) -> list:
@@ -164,7 +130,7 @@ def test_graph_breaks_replay_locates_both_breaks():
     assert [b.compile_id for b in breaks] == ["0/0", "1/0"]
     assert breaks[0].reason == "Data-dependent branching"
     assert "item()" in breaks[1].reason
-    src = (Path(__file__).parent.parent / "workloads" / "graph_breaks.py").name
+    src = (REPO / "workloads" / "graph_breaks.py").name
     assert all(b.location.split("/")[-1].startswith(f"{src}:") for b in breaks)
     assert all(b.hints for b in breaks)
     assert [r.compile_id for r in of(events, ev.CompileFinished)] == ["0/0", "1/0", "2/0"]

@@ -8,12 +8,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers.paths import REPO
 
 from dlcprof import workloads as w
 from dlcprof.worker.load import load
 from dlcprof.workloads import WorkloadError
-
-REPO = Path(__file__).resolve().parent.parent
 
 BUNDLED = {
     "pointwise-chain",
