@@ -191,7 +191,7 @@ def runs(tmp: Path) -> list[tuple[str, Settings, bool, bool, dict[str, str | Non
             False,
             {},
         ),
-        # The paper's findings (tests/test_paper.py), in a folder of their own
+        # The paper's findings (tests/unit/test_paper.py), in a folder of their own
         # (the report tests load every fixture at the top): a GEMM-bound and an
         # overhead-bound workload beside pointwise_chain_allocator, and that
         # workload compiled again on a fresh Inductor cache.

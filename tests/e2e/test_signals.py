@@ -4,7 +4,7 @@ SIGKILL, after which nothing of dlcprof can run. Each must stop the worker,
 its children and py-spy, keep what was captured, and exit non-zero.
 
 The workload sits in Dynamo's trace (a fake kernel that sleeps) with a child
-of its own, as Inductor has g++ children; tests/test_failures.py does Ctrl-C
+of its own, as Inductor has g++ children; tests/e2e/test_failures.py does Ctrl-C
 during a real cold compile with real g++ children.
 """
 

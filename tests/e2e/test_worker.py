@@ -324,7 +324,7 @@ def test_a_torch_api_gone_from_the_worker_is_unavailable_not_fatal(tmp_path):
     # A torch without a private API a probe uses, removed in the worker itself
     # before the run (sitecustomize runs first in every Python it starts). torch
     # itself no longer looks it up, so only the probe notices, as on a release
-    # that moved it. (tests/test_worker_probes.py removes the others in-process.)
+    # that moved it. (tests/unit/test_worker_probes.py removes the others in-process.)
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(

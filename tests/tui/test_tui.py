@@ -607,7 +607,7 @@ async def test_every_action_is_bound_in_the_palette_in_help_and_in_the_replay_ch
     for a in ACTIONS:
         assert (a.key, a.action) in bound, a
         keyed = (f"({a.display}", f" {a.display})", f"-{a.display}", f"{a.display}-")
-        # (The rank keys come with ranks: tests/test_tui_ranks.py.)
+        # (The rank keys come with ranks: tests/tui/test_tui_ranks.py.)
         assert any(k in t for k in keyed for t in titles) is (a.name not in RANK_ACTIONS), a
         # Its key starts a line of the help (alone, beside another key, or in a range).
         row = next(i for i, line in enumerate(help_lines) if _keys_of(line, a.display))

@@ -1,7 +1,7 @@
 """The monitors on an attached program's processes (dlcprof/attach/monitors.py):
 which processes get them, when they stop, and what a process past the cap
 says. The monitors themselves are faked here (their own tests are
-test_monitors*.py); the real ones run in tests/test_attach.py."""
+test_monitors*.py); the real ones run in tests/e2e/test_attach.py."""
 
 from __future__ import annotations
 

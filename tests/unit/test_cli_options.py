@@ -229,7 +229,7 @@ def test_lazy_exports_and_contract_errors_found_in_the_worker(tmp_path) -> None:
     for target, needle in (
         ("mylazy:nope", "no function 'nope' in mylazy"),
         ("mylazy:not_a_builder", "not_a_builder(x) in mylazy is not a build function"),
-    ):  # a build returning the wrong shape: tests/test_workloads.py (bad_input, so exit 2)
+    ):  # a build returning the wrong shape: tests/unit/test_workloads.py (bad_input, so exit 2)
         p = _run(tmp_path, target)
         assert p.returncode == 2, (target, p.stdout, p.stderr)
         (line,) = p.stderr.strip().splitlines()

@@ -1,5 +1,5 @@
 """figures.modes on event streams written here (a unit test of dlcprof's own
-logic; the real runs are in tests/test_modes.py), and the GPU-only parsing on
+logic; the real runs are in tests/e2e/test_modes.py), and the GPU-only parsing on
 strings written from torch 2.13's source, marked "[from torch's source]"."""
 
 from __future__ import annotations

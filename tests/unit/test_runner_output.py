@@ -1,6 +1,6 @@
 """The worker's output as log lines: bounded whatever the workload prints, and
 the same lines however the pipe cuts the bytes (the flood end to end:
-tests/test_failures.py)."""
+tests/e2e/test_failures.py)."""
 
 from __future__ import annotations
 
