@@ -372,3 +372,18 @@ def test_kernel_sampler_waits_for_a_graphs_kernels_then_gives_up():
         assert sampler.begin("0/0", ()) is None
     (unavailable,) = sent  # no graph of the process to report on
     assert unavailable.reason == "its kernels were not reported in its first 51 calls"  # type: ignore[attr-defined]
+
+
+def test_an_uncaught_exception_ends_the_process_run_crashed(tmp_path):
+    """What the crash check reads: a process that raised is "crashed" with its
+    exception, not "ok" (the exit hook runs after the exception, too)."""
+    out = tmp_path / "r.json"
+    argv = [sys.executable, "-m", "dlcprof.cli", "run", "--json", str(out), "--"]
+    proc = subprocess.run(
+        [*argv, sys.executable, str(FAULTS), "raise"], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 1
+    assert "RuntimeError: boom after a compile" in proc.stderr  # the program's own traceback
+    (run,) = json.loads(out.read_text())["runs"]
+    assert run["status"] == "crashed"
+    assert [e["message"] for e in run["errors"]] == ["uncaught RuntimeError: boom after a compile"]

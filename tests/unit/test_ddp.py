@@ -3,17 +3,15 @@ ends of an attached program's processes (figures/ddp.py, figures/outcome.py).
 
 tests/fixtures/trace/ddp_split.jsonl: rank 0 of `torchrun --nproc-per-node 2
 tests/programs/ddp_train.py --width 512 --depth 4 --bucket-cap-mb 1 --steps 2`
-on torch 2.13 (TORCH_TRACE, the records the dispatcher reads).
+on torch 2.13 (TORCH_TRACE, the records the dispatcher reads). The real jobs:
+tests/e2e/test_torchrun.py.
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import pytest
-from helpers.paths import FIXTURES, PROGRAMS
-from helpers.proc import dlcprof_run
+from helpers.paths import FIXTURES
 from helpers.program import compile_finished, process_attached, program_started
 from rich.console import Console
 
@@ -166,53 +164,6 @@ def test_the_ends_of_ranks_crashed_ended_never_compiled():
     assert fout.end_line(r2, session) is None
     assert fout.status(r2) == fout.NEVER_COMPILED and fout.status(r0) == "ended"
     assert "never compiled" in attach_line(events[-1], session).plain
-
-
-TORCHRUN = ("-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2")
-
-
-def run_ranks(tmp_path: Path, *command: str) -> tuple[dict, str, str]:
-
-    proc = dlcprof_run(tmp_path / "s.json", *TORCHRUN, *command)
-    stdout, stderr = proc.communicate(timeout=900)
-    assert proc.returncode == 0, stderr
-    return json.loads((tmp_path / "s.json").read_text()), stdout, stderr
-
-
-@pytest.mark.slow
-def test_a_real_split_is_shown_per_rank_with_its_pieces_and_buckets(tmp_path):
-    report, _, stderr = run_ranks(
-        tmp_path,
-        str(PROGRAMS / "ddp_train.py"),
-        *("--width", "512", "--depth", "4", "--bucket-cap-mb", "1", "--steps", "2"),
-    )
-    assert sorted(r["process"]["rank"] for r in report["runs"]) == [0, 1]
-    for r in report["runs"]:
-        ddp = r["ddp"]
-        assert (ddp["optimize_ddp"], ddp["compiled_autograd"]) == ("ddp_optimizer", False)
-        (split,) = ddp["splits"]
-        assert split["pieces"] == 4 and split["piece_names"][-1] == "submod_3"
-        assert (split["forward_graphs"], split["backward_graphs"]) == (4, 4)
-        assert split["bucket_cap_bytes"] == MIB and split["bucket_bytes"] == [BUCKET] * 4
-        assert ddp["inductor_graphs"] == 8
-        # Dynamo's one graph of the model: one forward compile with ops, split in 4.
-        graphs = [c for c in r["compiles"] if c["graph_op_count"] and not c["is_backward"]]
-        assert [c["compile_id"] for c in graphs] == [split["compile_id"]]
-        assert "4 forward + 4 backward Inductor graphs, while Dynamo counts 1" in split["line"]
-    assert stderr.count("was split into 4 pieces at DDP bucket boundaries") >= 4  # live + tables
-
-
-@pytest.mark.slow
-def test_a_ddp_model_that_captured_nothing_says_so_loudly_per_rank(tmp_path):
-    report, stdout, stderr = run_ranks(tmp_path, str(PROGRAMS / "ddp_nothing.py"))
-    assert "rank 0 unique_graphs 0" in stdout and "rank 1 unique_graphs 0" in stdout
-    assert sorted(r["process"]["rank"] for r in report["runs"]) == [0, 1]
-    for r in report["runs"]:
-        nothing = r["nothing_compiled"]
-        assert nothing is not None and nothing["frames"] >= 1
-        assert f"hint: {fout.DDP_HINT}" in nothing["lines"]
-        assert r["ddp"]["splits"] == []
-    assert stderr.count("NOTHING COMPILED") >= 4  # each rank: live, then its table
 
 
 def test_the_adapter_reads_torchs_settings_and_degrades_without_the_bucket_hook():

@@ -1,17 +1,12 @@
 """Many ranks (issue 22): the Ranks table and the divergence checks of
-figures/ranks.py on hand-built events (each check's logic), then one real
-``dlcprof run -- torchrun`` of tests/programs/ddp_train.py (slow)."""
+figures/ranks.py on hand-built events (each check's logic); the real jobs are
+in tests/e2e/test_torchrun.py."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-from helpers.paths import PROGRAMS
 from helpers.program import (
     ddp_job,
     program_started,
@@ -357,91 +352,3 @@ def test_compare_lists_each_sides_divergences():
     console.print(compare_table(cmp))
     assert "⚠ rank 1 recompiled 0/1" in console.export_text()
     assert "rank 1 recompiled 0/1" in render_compare_html(cmp)
-
-
-# --- real programs --------------------------------------------------------------------
-
-
-def test_an_uncaught_exception_ends_the_process_run_crashed(tmp_path):
-    """What the crash check reads: a process that raised is "crashed" with its
-    exception, not "ok" (the exit hook runs after the exception, too)."""
-    out = tmp_path / "r.json"
-    faults = PROGRAMS / "faults.py"
-    argv = [sys.executable, "-m", "dlcprof.cli", "run", "--json", str(out), "--"]
-    proc = subprocess.run(
-        [*argv, sys.executable, str(faults), "raise"], capture_output=True, text=True, timeout=300
-    )
-    assert proc.returncode == 1
-    assert "RuntimeError: boom after a compile" in proc.stderr  # the program's own traceback
-    (run,) = json.loads(out.read_text())["runs"]
-    assert run["status"] == "crashed"
-    assert [e["message"] for e in run["errors"]] == ["uncaught RuntimeError: boom after a compile"]
-
-
-DDP_TRAIN = PROGRAMS / "ddp_train.py"
-
-
-def trace_compile_ids(folder: Path, rank: int) -> set[str]:
-    """Forward compile ids in rank ``rank``'s own TORCH_TRACE file (torch names it
-    dedicated_log_torch_trace_rank_N_*.log once the process group is up)."""
-    (path,) = folder.glob(f"dedicated_log_torch_trace_rank_{rank}_*.log")
-    ids = set()
-    for line in path.read_text().splitlines():
-        if not line.startswith("\t") and "] {" in line:
-            record = json.loads(line.split("] ", 1)[1])
-            if "compilation_metrics" in record:
-                ids.add(f"{record['frame_id']}/{record['frame_compile_id']}")
-    return ids
-
-
-def dlcprof_torchrun(out: Path, *options: str, env: dict[str, str] | None = None):
-    """``dlcprof run --json OUT -- torchrun --standalone --nproc-per-node 2
-    ddp_train.py OPTIONS`` (the options after ``--report`` go to dlcprof)."""
-    ours = list(options[: options.index("--")]) if "--" in options else []
-    theirs = list(options[options.index("--") + 1 :]) if "--" in options else list(options)
-    argv = [sys.executable, "-m", "dlcprof.cli", "run", "--json", str(out), *ours, "--"]
-    argv += [str(Path(sys.executable).parent / "torchrun"), "--standalone"]
-    argv += ["--nproc-per-node", "2", str(DDP_TRAIN), *theirs]
-    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900)
-
-
-@pytest.mark.slow
-def test_torchrun_two_ranks_one_diverges_then_none(tmp_path):
-    out, trace, folder = tmp_path / "s.json", tmp_path / "trace", tmp_path / "report"
-    env = {**os.environ, "TORCH_TRACE": str(trace)}
-    proc = dlcprof_torchrun(out, "--report", str(folder), "--", "--diverge-rank", "1", env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    report = json.loads(out.read_text())
-    rows = report["ranks"]["rows"]
-    assert [r["rank"] for r in rows] == [0, 1]
-    assert {r["cache_dir"] for r in rows} == {os.environ["TORCHINDUCTOR_CACHE_DIR"]}
-    alarms = [d for d in report["ranks"]["divergences"] if d["alarm"]]
-    recompiled = [d for d in alarms if d["check"] == "compile_ids" and d["rank"] == 1]
-    # First (the banner's), the user's frame (forward at ddp_train.py:24) and its
-    # guard failure; torch's wrapper frame around it, if recompiled too, after.
-    first = alarms[0]
-    assert first in recompiled, alarms
-    assert f"forward at {DDP_TRAIN}:" in first["headline"], alarms
-    assert "tensor 'x' size mismatch at index 0. expected 4, actual 6" in first["headline"]
-    assert all(d["rank"] == 1 for d in alarms)
-    # Each rank's compiles are those of its own TORCH_TRACE.
-    session = load_session(out)
-    for row in rows:
-        run = session.runs[row["run_id"]]
-        ids = {c.compile_id for c in fr.forward_compiles(run)}
-        assert ids == trace_compile_ids(trace, row["rank"])
-        assert row["compiles"] == len(ids)
-    assert rows[1]["recompiles"] > rows[0]["recompiles"] == 0
-    # Live, on stderr, the moment it appeared; then the table.
-    live = proc.stderr.index("⚠ rank 1 recompiled")
-    assert live < proc.stderr.index("■ the program exited") < proc.stderr.index("Ranks")
-    assert "## Ranks" in (folder / "report.md").read_text()
-
-    # The same job with no rank diverging, both ranks on the tests' one cache folder.
-    clean = tmp_path / "clean.json"
-    proc = dlcprof_torchrun(clean, "--steps", "2")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    ranks = json.loads(clean.read_text())["ranks"]
-    assert len(ranks["rows"]) == 2
-    assert [d["headline"] for d in ranks["divergences"] if d["alarm"]] == []
-    assert "⚠" not in proc.stderr
