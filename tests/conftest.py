@@ -65,3 +65,14 @@ def sleeper():
     yield child
     child.kill()
     child.wait()
+
+
+_E2E = Path(__file__).parent / "e2e"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/e2e runs real processes (real compiles, torchrun,
+    signals): ``slow``, and ``-m "not slow"`` runs tests/unit and tests/tui."""
+    for item in items:
+        if _E2E in item.path.parents:
+            item.add_marker(pytest.mark.slow)

@@ -42,7 +42,6 @@ def trace_records(folder: Path) -> list[dict]:
     return out
 
 
-@pytest.mark.slow
 def test_training_script_json_matches_torch_trace(tmp_path):
     out = tmp_path / "session.json"
     trace = tmp_path / "trace"

@@ -6,11 +6,7 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 from dlcprof.report import load_session
-
-pytestmark = pytest.mark.slow
 
 
 def test_run_prints_live_lines_and_tables_and_writes_the_report(tmp_path):

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import threading
 
-import pytest
-
 from dlcprof import events as ev
 from dlcprof.engine import Standby
 from dlcprof.settings import RunSettings
-
-pytestmark = pytest.mark.slow
 
 
 def test_standby_is_handed_out_only_once_ready():

@@ -17,8 +17,6 @@ from pathlib import Path
 import psutil
 import pytest
 
-pytestmark = pytest.mark.slow
-
 
 def _dlcprof(*args: str, **kw) -> subprocess.Popen:
     return subprocess.Popen(

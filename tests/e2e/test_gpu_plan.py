@@ -12,7 +12,6 @@ import subprocess
 import sys
 import types
 
-import pytest
 from helpers.paths import REPO
 
 from dlcprof import events as ev
@@ -29,7 +28,6 @@ def test_the_declared_torch_floor_admits_the_gpu_images_torch():
     assert re.search(r"^\s+versions=\(2\.11\.0 ", matrix, re.M)
 
 
-@pytest.mark.slow
 def test_the_plan_starts_on_the_images_python3_without_a_venv(tmp_path):
     """A checkout with no .venv, `python3` the one with torch (as on the GPU
     image): the plan finds it, says which torch, and (no GPU here) stops with

@@ -144,7 +144,6 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.slow
 def test_two_nodes_on_one_machine_merge_into_one_session(tmp_path):
     """Two torchrun launchers (--nnodes 2, one rank each) on a loopback
     rendezvous, each under its own dlcprof run --report, then dlcprof merge."""
@@ -250,7 +249,6 @@ dist.destroy_process_group()
 """
 
 
-@pytest.mark.slow
 def test_the_probe_records_when_the_process_group_joined(tmp_path):
     """Real torch.distributed (gloo, one rank) under the wrapper; the raw trace
     begun before the rank was known ends under torch's per-rank name."""

@@ -26,7 +26,6 @@ from dlcprof.report import load_session
 from dlcprof.settings import MODES, RunSettings
 from dlcprof.tui.app import DlcprofApp
 
-pytestmark = pytest.mark.slow
 SMALL = ["--size", "small", "--iters", "3", "--reps", "3"]
 
 

@@ -196,7 +196,6 @@ def test_pyspy_status_here() -> None:
 # --- real -----------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
 def test_live_hot_frames_of_a_real_compile(tmp_path: Path) -> None:
     assert find_pyspy() is not None
     script = tmp_path / "compile_child.py"

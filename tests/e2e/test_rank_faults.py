@@ -24,8 +24,6 @@ from dlcprof.report.schema import load_session
 DDP = PROGRAMS / "ddp_train.py"
 TORCHRUN = ("-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2")
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture
 def run_job(tmp_path: Path):  # type: ignore[no-untyped-def]

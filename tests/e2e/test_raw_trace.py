@@ -36,7 +36,6 @@ def records(path: Path) -> list[str]:
     return out
 
 
-@pytest.mark.slow
 def test_the_raw_trace_is_what_torch_trace_writes(tmp_path):
     workload = tmp_path / "breaky.py"
     workload.write_text(

@@ -30,8 +30,6 @@ from helpers.proc import (
 from dlcprof import events as ev
 from dlcprof.report import load_session
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture
 def slow(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:

@@ -19,8 +19,6 @@ from dlcprof.figures import outcome as fout
 from dlcprof.figures import ranks as fr
 from dlcprof.report.schema import load_session
 
-pytestmark = pytest.mark.slow
-
 DDP_TRAIN = PROGRAMS / "ddp_train.py"
 MIB = 1024 * 1024
 # Linear(512, 512): weight and bias, 4-byte floats, as DDPOptimizer counts them.

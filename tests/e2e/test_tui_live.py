@@ -17,8 +17,6 @@ from dlcprof.settings import RunSettings
 from dlcprof.tui.app import DlcprofApp
 from dlcprof.tui.screens import KernelSourceScreen
 
-pytestmark = pytest.mark.slow
-
 
 async def test_real_compile_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # the saved report lands here

@@ -95,7 +95,6 @@ def test_sweep_without_inputs_for_says_so_before_compiling(tmp_path):
 # --- real compiles ----------------------------------------------------------------------
 
 
-@pytest.mark.slow
 def test_pointwise_chain_phases_kernel_benchmark_and_warm_cache():
     settings = RunSettings(target="pointwise-chain", **FAST)
     run_worker(settings)  # make sure the next run finds everything in the cache
@@ -136,7 +135,6 @@ def test_pointwise_chain_phases_kernel_benchmark_and_warm_cache():
     assert bench.compile_s == pytest.approx(compile_rec.wall_s, rel=0.25, abs=0.05)
 
 
-@pytest.mark.slow
 def test_recompiles_static_vs_dynamic_and_the_recompile_limit(tmp_path):
     path = _workload(
         tmp_path,
@@ -205,7 +203,6 @@ def test_recompiles_static_vs_dynamic_and_the_recompile_limit(tmp_path):
     assert len(ids) == len(set(ids))
 
 
-@pytest.mark.slow
 def test_graph_break_is_located_in_the_users_file(tmp_path):
     path = _workload(
         tmp_path,
@@ -234,7 +231,6 @@ def test_graph_break_is_located_in_the_users_file(tmp_path):
     assert len({c.compile_id for c in compiles}) == 2  # the frame and its resume function
 
 
-@pytest.mark.slow
 def test_compile_failure_keeps_what_was_captured(tmp_path):
     path = _workload(
         tmp_path,
@@ -264,7 +260,6 @@ def test_compile_failure_keeps_what_was_captured(tmp_path):
     assert "dynamo" in names and "backend_compile" in names
 
 
-@pytest.mark.slow
 def test_workload_prints_never_corrupt_the_event_stream(tmp_path):
     path = _workload(
         tmp_path,
@@ -302,7 +297,6 @@ def test_workload_prints_never_corrupt_the_event_stream(tmp_path):
     assert not r.of(ev.KernelGenerated)  # aot_eager generates no kernels
 
 
-@pytest.mark.slow
 def test_training_step_counts_the_backward_compile():
     r = run_worker(RunSettings(target="training-step", **FAST))
     _assert_clean_finish(r)
@@ -319,7 +313,6 @@ def test_training_step_counts_the_backward_compile():
     assert bench.compile_s >= 0.9 * sum(c.wall_s for c in compiles)
 
 
-@pytest.mark.slow
 def test_a_torch_api_gone_from_the_worker_is_unavailable_not_fatal(tmp_path):
     # A torch without a private API a probe uses, removed in the worker itself
     # before the run (sitecustomize runs first in every Python it starts). torch
@@ -370,7 +363,6 @@ def test_a_torch_api_gone_from_the_worker_is_unavailable_not_fatal(tmp_path):
     assert not r.of(ev.EagerCallsCounted)
 
 
-@pytest.mark.slow
 def test_a_cache_hit_cites_the_edited_file_not_the_one_cached(tmp_path):
     """Inductor's graph cache returns the provenance of the compile that wrote
     it: after three lines were added, in another checkout, a cache hit must

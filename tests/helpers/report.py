@@ -25,6 +25,12 @@ def recorded(name: str) -> Session:
     return Session.from_events(load_fixture(name))
 
 
+def recorded_run(name: str) -> tuple[Session, Run]:
+    """A recorded session and its latest run."""
+    session = recorded(name)
+    return session, session.latest_run
+
+
 def recorded_sessions() -> dict[str, Callable[[], Session]]:
     """Every recorded stream on its own, the paper session they make together,
     and the hand-made stream, by a file-safe name."""
