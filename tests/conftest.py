@@ -1,14 +1,16 @@
 """Shared test setup.
 
 One Inductor cache for the whole test session (inherited by every worker
-subprocess): cold-cache behaviour is tested on purpose where it matters, and
-every other test must not pay a full compile on 2 cores.
+subprocess, and by every pytest-xdist process of the run): cold-cache
+behaviour is tested on purpose where it matters, and every other test must
+not pay a full compile on 2 cores.
 
 Locally that cache outlives the run (DLCPROF_TEST_CACHE_DIR, default
 $TMPDIR/dlcprof-test-cache). On CI (CI=true), or with DLCPROF_TEST_FRESH=1,
 each run starts as a machine that never compiled anything: a new cache
 folder and a new TMPDIR (Inductor keeps its precompiled headers there, not
-in the cache folder), shared by the whole run and removed after it.
+in the cache folder), made by the first process of the run, shared by the
+others through DLCPROF_TEST_RUN_DIR, and removed after the run.
 """
 
 from __future__ import annotations
@@ -25,12 +27,15 @@ from pathlib import Path
 import pytest
 
 if os.environ.get("CI") == "true" or os.environ.get("DLCPROF_TEST_FRESH") == "1":
-    _FRESH = Path(tempfile.mkdtemp(prefix="dlcprof-test-run-"))
-    atexit.register(shutil.rmtree, _FRESH, ignore_errors=True)
-    (_FRESH / "tmp").mkdir()
-    os.environ["TMPDIR"] = str(_FRESH / "tmp")
+    if "DLCPROF_TEST_RUN_DIR" not in os.environ:  # the run's first process
+        _RUN = Path(tempfile.mkdtemp(prefix="dlcprof-test-run-"))
+        atexit.register(shutil.rmtree, _RUN, ignore_errors=True)
+        (_RUN / "tmp").mkdir()
+        os.environ["DLCPROF_TEST_RUN_DIR"] = str(_RUN)
+    _RUN = Path(os.environ["DLCPROF_TEST_RUN_DIR"])
+    os.environ["TMPDIR"] = str(_RUN / "tmp")
     tempfile.tempdir = None  # gettempdir() reads TMPDIR again
-    _CACHE = _FRESH / "inductor-cache"
+    _CACHE = _RUN / "inductor-cache"
 else:
     _CACHE = Path(
         os.environ.get("DLCPROF_TEST_CACHE_DIR", Path(tempfile.gettempdir()) / "dlcprof-test-cache")

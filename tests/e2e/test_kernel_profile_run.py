@@ -15,6 +15,9 @@ from dlcprof.worker import profile as P
 from dlcprof.worker.probes import compiled_code as cc
 from dlcprof.worker.probes import kernels as K
 
+# The module's real run is shared by its tests: one process runs them all.
+pytestmark = pytest.mark.xdist_group("test_kernel_profile_run")
+
 
 @pytest.fixture(scope="module")
 def profiled_block():

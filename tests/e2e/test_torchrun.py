@@ -19,6 +19,9 @@ from dlcprof.figures import outcome as fout
 from dlcprof.figures import ranks as fr
 from dlcprof.report.schema import load_session
 
+# The module's real run is shared by its tests: one process runs them all.
+pytestmark = pytest.mark.xdist_group("test_torchrun")
+
 DDP_TRAIN = PROGRAMS / "ddp_train.py"
 MIB = 1024 * 1024
 # Linear(512, 512): weight and bias, 4-byte floats, as DDPOptimizer counts them.
