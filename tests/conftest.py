@@ -43,7 +43,8 @@ else:
 _CACHE.mkdir(parents=True, exist_ok=True)
 os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(_CACHE)
 
-from helpers.recorded import load_fixture  # noqa: E402 (after the environment is set)
+from helpers.engine import ScriptedLiveRun  # noqa: E402 (after the environment is set)
+from helpers.recorded import load_fixture  # noqa: E402
 
 # The signal tests send SIGINT and SIGHUP as a terminal would. A test runner
 # started in the background (`nohup`, `cmd &` without job control) inherits
@@ -61,6 +62,12 @@ for _sig, _default in (
 @pytest.fixture
 def fixture_events():
     return load_fixture
+
+
+@pytest.fixture
+def engine() -> type[ScriptedLiveRun]:
+    """A scripted LiveRun class of this test's own (its instances, its script)."""
+    return type("ScriptedRun", (ScriptedLiveRun,), {"instances": []})
 
 
 @pytest.fixture

@@ -26,7 +26,8 @@ from dlcprof.report import load_session
 from dlcprof.settings import MODES, RunSettings
 from dlcprof.tui.app import DlcprofApp
 
-SMALL = ["--size", "small", "--iters", "3", "--reps", "3"]
+# No py-spy: these runs are about the modes, not where the compile spends its time.
+SMALL = ["--size", "small", "--iters", "3", "--reps", "3", "--no-hotspots"]
 
 
 def flat(s: str) -> str:
@@ -89,7 +90,7 @@ def test_mode_all_headless_runs_four_workers_into_one_table(tmp_path):
 
 async def test_tui_key_a_runs_every_mode_and_max_autotune_tunes_with_freezing():
     clear_autotune_cache()  # so max-autotune really benchmarks
-    settings = RunSettings(target="gelu-mlp", size="small", reps=3, iters=3)
+    settings = RunSettings(target="gelu-mlp", size="small", reps=3, iters=3, hotspots=False)
     app = DlcprofApp(target="gelu-mlp", settings=settings, deterministic=True)
     async with app.run_test(size=(160, 60)) as pilot:
         await wait_for(pilot, lambda: app.runs.standby_ready, timeout=120)

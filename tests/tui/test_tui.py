@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from helpers.engine import ScriptedLiveRun, scripted_run
+from helpers.engine import scripted_run
 from helpers.paths import REPO
 from helpers.tui import SIZE, make_app, text, wait_for
 from textual.widgets import DataTable, Input, OptionList, Select, TabbedContent
@@ -30,12 +30,6 @@ from dlcprof.tui.widgets.alarm import AlarmBanner
 from dlcprof.tui.widgets.log import LogPane
 from dlcprof.tui.widgets.status_bar import StatusBar
 from dlcprof.tui.widgets.workloads import WorkloadPicker
-
-
-@pytest.fixture
-def engine() -> type[ScriptedLiveRun]:
-    """A scripted LiveRun class of this test's own (its instances, its script)."""
-    return type("ScriptedRun", (ScriptedLiveRun,), {"instances": []})
 
 
 def status_text(app: DlcprofApp) -> str:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-import pytest
-from helpers.engine import ScriptedLiveRun
 from helpers.recorded import load_fixture
 from helpers.tui import SIZE, make_app, wait_for
 
@@ -34,11 +32,6 @@ NO_SWEEP = "static vs dynamic: n/a"
 SWEEP_HINT = {"live": "press s to sweep", "replay": "no shape sweep of this workload"}
 
 Shots = dict[tuple[str, str], list[list[str]]]  # (run id, pane) -> pages of screen rows
-
-
-@pytest.fixture
-def engine() -> type[ScriptedLiveRun]:
-    return type("ScriptedRun", (ScriptedLiveRun,), {"instances": []})
 
 
 def screen_rows(app: DlcprofApp) -> list[str]:
