@@ -22,7 +22,10 @@ pytestmark = pytest.mark.xdist_group("test_kernel_profile_run")
 @pytest.fixture(scope="module")
 def profiled_block():
     """One real run: transformer-block, small, benchmarked then profiled."""
-    r = run_worker(RunSettings(target="transformer-block", size="small", reps=3, iters=5))
+    # On one thread: a test running beside it on another core slows the
+    # benchmark and the profile alike, not one OpenMP thread of many.
+    settings = RunSettings(target="transformer-block", size="small", reps=3, iters=5, threads=1)
+    r = run_worker(settings)
     assert r.returncode == 0, r.stderr
     return r
 
