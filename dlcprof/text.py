@@ -4,7 +4,7 @@ A figure is computed and worded in ``dlcprof.figures.<topic>`` with these units,
 so the same compile reads ``1.93 s`` on screen, in a log and in HTML, and
 break-even is counted in "runs" everywhere. A value that is not known is never
 guessed: it reads ``n/a`` with the reason beside it. A sentence about one topic
-lives beside the figures that compute it, not here (tests/test_text_rule.py
+lives beside the figures that compute it, not here (tests/unit/test_text_rule.py
 holds this module to that and to its line budget). Pure standard library, at
 the bottom of the import graph.
 """

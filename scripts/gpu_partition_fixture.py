@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """Record, on the CPU, a wrapper module with graph partitions (as a GPU compiles
-it under CUDA graphs), for tests/test_partitions.py.
+it under CUDA graphs), for tests/unit/test_gpu_records.py.
 
     .venv/bin/python scripts/gpu_partition_fixture.py [OUT]
 

@@ -31,7 +31,7 @@ from dlcprof.runner import WorkerProcess  # noqa: E402
 from dlcprof.settings import RunSettings  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tests"))
-from worker_helpers import clear_autotune_cache  # noqa: E402
+from helpers.worker import clear_autotune_cache  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"
 TRACES = FIXTURES / "trace"
@@ -191,7 +191,7 @@ def runs(tmp: Path) -> list[tuple[str, Settings, bool, bool, dict[str, str | Non
             False,
             {},
         ),
-        # The paper's findings (tests/test_paper.py), in a folder of their own
+        # The paper's findings (tests/unit/test_paper.py), in a folder of their own
         # (the report tests load every fixture at the top): a GEMM-bound and an
         # overhead-bound workload beside pointwise_chain_allocator, and that
         # workload compiled again on a fresh Inductor cache.

@@ -8,7 +8,7 @@ pointwise-chain (one Triton kernel) and transformer-block (Triton kernels,
 cuBLAS GEMMs, flash attention). For each it writes ``<name>/trace.json`` (the
 Chrome trace torch.profiler exported inside the profiling stage),
 ``<name>/launches.json`` (which kernel each ``dlcprof:G:I`` range launched) and
-``<name>/events.jsonl`` (the run's events). ``tests/test_kernel_profile.py``
+``<name>/events.jsonl`` (the run's events). ``tests/unit/test_kernel_profile.py``
 checks the GPU path on them when they are there. Takes under two minutes on a
 warm cache; prints what it found.
 """
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from worker_helpers import run_worker  # noqa: E402
+from helpers.worker import run_worker  # noqa: E402
 
 from dlcprof import events as ev  # noqa: E402
 from dlcprof.settings import RunSettings  # noqa: E402

@@ -7,7 +7,7 @@ Writes ``tests/fixtures/pyspy/cold_compile.speedscope.json.gz``: PySpySampler
 (its defaults) on a child that compiles a pointwise function with a fresh
 Inductor cache and TMPDIR (so its main thread waits on g++ and on compile
 workers) while a helper thread idles the way tqdm's monitor thread does.
-The hot-frame presentation tests read it (tests/test_hotspots_presentation.py).
+The hot-frame presentation tests read it (tests/unit/test_hotspots_presentation.py).
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ def recorded_session(names: list[str] = RECORDED) -> Session:
 def paper_session() -> Session:
     """A session as `dlcprof paper --quick` makes one, from the recorded runs."""
     sys.path.insert(0, str(ROOT / "tests"))
-    from paper_helpers import paper_events
+    from helpers.paper import paper_events
 
     return Session.from_events(paper_events())
 

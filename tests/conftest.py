@@ -1,26 +1,50 @@
 """Shared test setup.
 
 One Inductor cache for the whole test session (inherited by every worker
-subprocess): cold-cache behaviour is tested on purpose where it matters, and
-every other test must not pay a full compile on 2 cores.
+subprocess, and by every pytest-xdist process of the run): cold-cache
+behaviour is tested on purpose where it matters, and every other test must
+not pay a full compile on 2 cores.
+
+Locally that cache outlives the run (DLCPROF_TEST_CACHE_DIR, default
+$TMPDIR/dlcprof-test-cache). On CI (CI=true), or with DLCPROF_TEST_FRESH=1,
+each run starts as a machine that never compiled anything: a new cache
+folder and a new TMPDIR (Inductor keeps its precompiled headers there, not
+in the cache folder), made by the first process of the run, shared by the
+others through DLCPROF_TEST_RUN_DIR, and removed after the run.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import signal
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from dlcprof import events as ev
-
-_CACHE = Path(
-    os.environ.get("DLCPROF_TEST_CACHE_DIR", Path(tempfile.gettempdir()) / "dlcprof-test-cache")
-)
+if os.environ.get("CI") == "true" or os.environ.get("DLCPROF_TEST_FRESH") == "1":
+    if "DLCPROF_TEST_RUN_DIR" not in os.environ:  # the run's first process
+        _RUN = Path(tempfile.mkdtemp(prefix="dlcprof-test-run-"))
+        atexit.register(shutil.rmtree, _RUN, ignore_errors=True)
+        (_RUN / "tmp").mkdir()
+        os.environ["DLCPROF_TEST_RUN_DIR"] = str(_RUN)
+    _RUN = Path(os.environ["DLCPROF_TEST_RUN_DIR"])
+    os.environ["TMPDIR"] = str(_RUN / "tmp")
+    tempfile.tempdir = None  # gettempdir() reads TMPDIR again
+    _CACHE = _RUN / "inductor-cache"
+else:
+    _CACHE = Path(
+        os.environ.get("DLCPROF_TEST_CACHE_DIR", Path(tempfile.gettempdir()) / "dlcprof-test-cache")
+    )
 _CACHE.mkdir(parents=True, exist_ok=True)
 os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(_CACHE)
+
+from helpers.engine import ScriptedLiveRun  # noqa: E402 (after the environment is set)
+from helpers.recorded import load_fixture  # noqa: E402
 
 # The signal tests send SIGINT and SIGHUP as a terminal would. A test runner
 # started in the background (`nohup`, `cmd &` without job control) inherits
@@ -34,46 +58,33 @@ for _sig, _default in (
     if signal.getsignal(_sig) is signal.SIG_IGN:
         signal.signal(_sig, _default)
 
-FIXTURES = Path(__file__).parent / "fixtures"
-
-
-def fixture_names() -> list[str]:
-    """Every recorded event stream, as ``load_fixture`` names it ("pointwise_chain",
-    "paper/gelu_mlp"); tests/fixtures/trace holds torch's raw trace records instead."""
-    names = [p.stem for p in sorted(FIXTURES.glob("*.jsonl"))]
-    return names + [f"paper/{p.stem}" for p in sorted((FIXTURES / "paper").glob("*.jsonl"))]
-
-
-def load_fixture(name: str) -> list[ev.Event]:
-    """An event stream recorded from a real run by scripts/record_fixtures.py.
-    A missing one fails the test: recordings are never stood in for."""
-    path = FIXTURES / f"{name}.jsonl"
-    if not path.is_file():
-        pytest.fail(f"recorded fixture {path} missing (scripts/record_fixtures.py)")
-    return [ev.decode(line) for line in path.read_text().splitlines() if line.strip()]
-
 
 @pytest.fixture
 def fixture_events():
     return load_fixture
 
 
-def pyspy_hot_frames(run_id: str, tmp_dir: Path) -> ev.HotFramesSampled:
-    """A real py-spy profile of a cold compile (tests/fixtures/pyspy, recorded by
-    scripts/record_pyspy_fixture.py) as LiveRun emits it at the end of a run."""
-    import gzip
+@pytest.fixture
+def engine() -> type[ScriptedLiveRun]:
+    """A scripted LiveRun class of this test's own (its instances, its script)."""
+    return type("ScriptedRun", (ScriptedLiveRun,), {"instances": []})
 
-    from dlcprof.monitors.samples import attribute_phases, load_samples, thread_samples
 
-    path = tmp_dir / "cold_compile.speedscope.json"
-    path.write_bytes(
-        gzip.decompress((FIXTURES / "pyspy" / "cold_compile.speedscope.json.gz").read_bytes())
-    )
-    samples = load_samples(path)
-    by_thread = thread_samples(samples)
-    return ev.HotFramesSampled(
-        samples=max(by_thread.values()),
-        rows=attribute_phases(samples, []),
-        run_id=run_id,
-        threads=by_thread,
-    )
+@pytest.fixture
+def sleeper():
+    """A child process that sleeps (the pid a sampler watches)."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    yield child
+    child.kill()
+    child.wait()
+
+
+_E2E = Path(__file__).parent / "e2e"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/e2e runs real processes (real compiles, torchrun,
+    signals): ``slow``, and ``-m "not slow"`` runs tests/unit and tests/tui."""
+    for item in items:
+        if _E2E in item.path.parents:
+            item.add_marker(pytest.mark.slow)

@@ -1,4 +1,4 @@
-"""Programs that misbehave, for tests/test_attach.py (one mode per run).
+"""Programs that misbehave, for tests/e2e/test_attach.py (one mode per run).
 Compiles use the eager backend: Dynamo's events without Inductor's cost."""
 
 import os

@@ -1,4 +1,4 @@
-"""A plain training script, as a user writes one (tests/test_attach.py runs it
+"""A plain training script, as a user writes one (tests/e2e/test_attach.py runs it
 under `dlcprof run --`): argparse, a tiny model, an optimizer, a loop over two
 sequence lengths, and a compiled helper with a data-dependent branch."""
 

@@ -1,0 +1,198 @@
+"""A compile that raises into the program is a crash, not "ran eagerly"
+(issue 29, item 2).
+
+tests/programs/compile_crash.py is Lightning's ``self.log`` inside a compiled
+step, without Lightning: Dynamo raises InternalTorchDynamoError inside
+``inspect`` on torch 2.13 and the program dies at its first step. The probe
+(dlcprof/worker/probes/raised.py) sees the exception leave Dynamo's frame
+callback; every view says the crash first, at the user's line, with the fixes.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+from helpers.paths import PROGRAMS
+from torch._dynamo.convert_frame import CatchErrorsWrapper
+
+from dlcprof import events as ev
+from dlcprof.console import attach_line, run_summary
+from dlcprof.figures import outcome as fout
+from dlcprof.figures.advice.rules import advise
+from dlcprof.report import build_model, render_html, render_markdown
+from dlcprof.session import Session
+from dlcprof.worker.emit import ListEmitter
+from dlcprof.worker.probes import ProbeNotes
+from dlcprof.worker.probes import raised as raised_probe
+
+PROGRAM = PROGRAMS / "compile_crash.py"
+# The line of compile_crash.py that calls what Dynamo cannot trace (in `log`).
+CRASH_LINE = next(
+    i
+    for i, line in enumerate(PROGRAM.read_text().splitlines(), 1)
+    if "inspect.getfullargspec" in line
+)
+
+
+def _installed(monkeypatch) -> ListEmitter:
+    """The probe wrapped around Dynamo's callback, unwrapped after the test."""
+    monkeypatch.setattr(CatchErrorsWrapper, "__call__", CatchErrorsWrapper.__call__)
+    sink = ListEmitter()
+    raised_probe.install(raised_probe.RaisedCompiles(sink, lambda: "r"), ProbeNotes(sink, "r"))
+    return sink
+
+
+def _program():
+    spec = importlib.util.spec_from_file_location("compile_crash", PROGRAM)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_raised_compile_is_said_at_the_users_line(monkeypatch):
+    sink = _installed(monkeypatch)
+    torch._dynamo.reset()
+    program = _program()
+    with pytest.raises(torch._dynamo.exc.InternalTorchDynamoError):
+        program.fit(program.Module())
+    (raised,) = [e for e in sink.events if isinstance(e, ev.CompileRaised)]
+    assert raised.location == f"{PROGRAM}:{CRASH_LINE}"
+    assert raised.error.startswith("InternalTorchDynamoError: AttributeError")
+    assert "inspect.py" in raised.inside
+
+
+def test_a_compile_that_falls_back_to_eager_raises_nothing(monkeypatch):
+    sink = _installed(monkeypatch)
+    torch._dynamo.reset()
+
+    def breaks(x):
+        print("a graph break")  # Dynamo breaks the graph here and goes on
+        return x + 1
+
+    assert torch.compile(breaks, backend="eager")(torch.ones(2)).tolist() == [2.0, 2.0]
+    assert not [e for e in sink.events if isinstance(e, ev.CompileRaised)]
+
+
+def test_without_dynamos_callback_the_probe_says_so_and_the_program_runs(monkeypatch):
+    monkeypatch.delattr("torch._dynamo.convert_frame.CatchErrorsWrapper")
+    sink = ListEmitter()
+    raised_probe.install(raised_probe.RaisedCompiles(sink, lambda: "r"), ProbeNotes(sink, "r"))
+    (gone,) = [e for e in sink.events if isinstance(e, ev.ProbeUnavailable)]
+    assert gone.probe == raised_probe.PROBE and "CatchErrorsWrapper" in gone.reason
+
+
+def _crashed_session() -> tuple[Session, ev.CompileRaised]:
+    raised = ev.CompileRaised(
+        run_id="pid7",
+        error="InternalTorchDynamoError: AttributeError: 'method' object has no attribute",
+        location="/home/u/train.py:25",
+        inside="/usr/lib/python3.11/inspect.py:2474",
+    )
+    failed = ev.CompileFinished(
+        run_id="pid7",
+        compile_id="0/0",
+        wall_s=0.4,
+        start_t=1.0,
+        is_backward=False,
+        recompile_reason=None,
+        fail_type="AttributeError",
+        fail_reason="'method' object has no attribute '__dict__'",
+        graph_op_count=None,
+        guard_count=None,
+        cache=None,
+        metrics={},
+    )
+    s = Session()
+    for e in (
+        ev.ProgramStarted(argv=["python", "train.py"], cwd="/", pid=7),
+        ev.ProcessAttached(
+            run_id="pid7",
+            pid=7,
+            ppid=1,
+            argv=["train.py"],
+            host="h",
+            started_t=None,
+            torch_version="2.13",
+            python_version="3.11",
+        ),
+        failed,
+        raised,
+        ev.ErrorRaised(run_id="pid7", stage="program", message="uncaught ...", traceback=""),
+        ev.RunFinished(run_id="pid7", status="crashed", wall_s=1.0),
+    ):
+        s.apply(e)
+    return s, raised
+
+
+def test_every_view_says_the_crash_first_and_no_eager_run():
+    s, raised = _crashed_session()
+    run = s.run("pid7")
+    failed = next(iter(run.compiles.values())).record
+    assert "eager" not in fout.frame_failed(failed)
+    live = attach_line(raised, s)
+    assert live is not None and live.plain.startswith("✗ COMPILE CRASHED /home/u/train.py:25")
+    headline = fout.raised_headline(raised)
+    assert "at /home/u/train.py:25" in headline and "broke inside inspect.py:2474" in headline
+    from rich.console import Console
+
+    console = Console(width=300, record=True)
+    console.print(run_summary(run, s))
+    said = console.export_text()
+    assert said.index(fout.COMPILE_CRASHED) < said.index("crashed: uncaught")
+    assert "@torch.compiler.disable" in said and "NOTHING COMPILED" not in said
+    model = build_model(s)
+    for page in (render_markdown(model), render_html(model)):
+        assert html.unescape(headline) in html.unescape(page)
+    advice = advise(s, run)
+    assert advice.nothing is None
+    first = advice.items[0]
+    assert first.rule == "compile-raised" and first.where == "/home/u/train.py:25"
+    assert "compile the inner model" in first.change
+
+
+@pytest.mark.slow
+def test_the_crashing_program_reads_as_a_crash_at_its_line(tmp_path):
+    out = tmp_path / "c.json"
+    argv = [sys.executable, "-m", "dlcprof.cli", "run", "--json", str(out), "--no-hotspots"]
+    p = subprocess.run(
+        [*argv, "--", sys.executable, str(PROGRAM)], capture_output=True, text=True, timeout=300
+    )
+    assert p.returncode == 1, p.stderr  # the program's own status
+    where = f"{PROGRAM}:{CRASH_LINE}"
+    lines = p.stderr.splitlines()
+    crash = next(i for i, ln in enumerate(lines) if ln.startswith("✗ COMPILE CRASHED"))
+    assert where in lines[crash] and "InternalTorchDynamoError" in lines[crash]
+    assert crash < next(i for i, ln in enumerate(lines) if "ERROR (program)" in ln)
+    for wrong in ("runs eagerly", "ran eagerly", "NOTHING COMPILED", "nothing to change"):
+        assert wrong not in p.stderr, wrong
+    report = json.loads(out.read_text())
+    (run,) = report["runs"]
+    assert run["status"] == "crashed" and run["nothing_compiled"] is None
+    assert run["compile_raised"]["location"] == where
+    assert run["compile_raised"]["error"].startswith("InternalTorchDynamoError")
+    assert run["compile_raised"]["message"].startswith(fout.COMPILE_CRASHED)
+    (item, *_) = report["advice"]["items"]
+    assert item["rule"] == "compile-raised" and item["where"] == where
+
+
+async def test_the_tui_banner_says_the_crash_first():
+    from textual.geometry import Region
+
+    from dlcprof.tui.app import DlcprofApp
+    from dlcprof.tui.widgets.alarm import AlarmBanner
+
+    s, raised = _crashed_session()
+    app = DlcprofApp(session=s, replay=True, deterministic=True, start_standby=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        banner = app.query_one(AlarmBanner)
+        shown = banner.render_lines(Region(0, 0, banner.size.width, banner.size.height))
+        said = " ".join(" ".join(strip.text for strip in shown).split())
+        assert banner.display and said.startswith("⚠ COMPILE CRASHED at /home/u/train.py:25")
+        assert "@torch.compiler.disable" in said

@@ -1,0 +1,92 @@
+"""The report folder keeps torch's raw structured trace, exactly as TORCH_TRACE
+writes it, so tlparse opens the same session dlcprof shows."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from helpers.worker import run_worker
+
+from dlcprof import events as ev
+from dlcprof.report.folder import TRACE_NAME, save_session
+from dlcprof.session import Session
+from dlcprof.settings import RunSettings
+
+# A glog prefix as tlparse's parser matches it (pytorch/tlparse src/lib.rs).
+GLOG = re.compile(r"^[VIWEC]\d{4} \d{2}:\d{2}:\d{2}\.\d{6} \d+ [^:]+:\d+\] (\{.*\})$")
+
+
+def records(path: Path) -> list[str]:
+    """Each record as "metadata JSON" plus its payload lines, prefix dropped."""
+    out: list[str] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("\t"):
+            out[-1] += "\n" + line
+            continue
+        m = GLOG.match(line)
+        assert m, f"not a structured-trace line: {line[:120]!r}"
+        out.append(m.group(1))
+    return out
+
+
+def test_the_raw_trace_is_what_torch_trace_writes(tmp_path):
+    workload = tmp_path / "breaky.py"
+    workload.write_text(
+        textwrap.dedent("""
+        import torch
+
+        def f(x):
+            y = torch.sin(x) + 1
+            if y.sum() > 0:  # a graph break: two graphs, a resume frame
+                return y * 2
+            return y - 2
+
+        def build(device, dtype):
+            return f, (torch.randn(64, device=device, dtype=dtype),)
+    """).lstrip()
+    )
+    torch_dir = tmp_path / "torch_trace"
+    r = run_worker(
+        RunSettings(target=str(workload), size="small", iters=3, reps=3),
+        env={"TORCH_TRACE": str(torch_dir)},
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    saved = r.one(ev.TraceSaved)
+    ours = records(Path(saved.path))
+    (theirs_path,) = torch_dir.glob("*.log")
+    theirs = records(theirs_path)
+    # The same records (threads may interleave two handlers' lines differently).
+    assert sorted(ours) == sorted(theirs) and saved.records == len(ours) > 50
+    names = {next(iter(json.loads(rec.split("\n", 1)[0]))) for rec in ours}
+    assert {"str", "dynamo_start", "compilation_metrics", "inductor_output_code"} <= names
+
+    session = Session.from_events(r.events)
+    folder = save_session(session, tmp_path / "report")
+    assert (folder / TRACE_NAME).read_bytes() == Path(saved.path).read_bytes()
+    files = json.loads((folder / "session.json").read_text())["extra"]["files"]
+    assert files["torch_trace"] == [TRACE_NAME]
+
+    # The venv's scripts folder first: tlparse comes with the test extras.
+    tlparse = shutil.which("tlparse", path=str(Path(sys.executable).parent)) or shutil.which(
+        "tlparse"
+    )
+    if tlparse is None:
+        pytest.skip("tlparse is not installed (pip install tlparse)")
+    out = tmp_path / "tl_out"
+    done = subprocess.run(
+        [tlparse, str(folder / TRACE_NAME), "-o", str(out), "--no-browser", "--strict"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    index = (out / "index.html").read_text()
+    assert "0/0" in index and "1/0" in index  # both compiles, as dlcprof shows them
+    assert {c for c in session.latest_run.compiles} >= {"0/0", "1/0"}

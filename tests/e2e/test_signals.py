@@ -1,0 +1,116 @@
+"""Signals to dlcprof mid-compile, sent for real to real processes: SIGTERM (a
+CI timeout), SIGHUP (the terminal or SSH session closed), `q` in the TUI, and
+SIGKILL, after which nothing of dlcprof can run. Each must stop the worker,
+its children and py-spy, keep what was captured, and exit non-zero.
+
+The workload sits in Dynamo's trace (a fake kernel that sleeps) with a child
+of its own, as Inductor has g++ children; tests/e2e/test_failures.py does Ctrl-C
+during a real cold compile with real g++ children.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from helpers.proc import (
+    SLOW_COMPILE,
+    Terminal,
+    dlcprof_argv,
+    spawn,
+    tree,
+    wait_for_file,
+    wait_gone,
+)
+
+from dlcprof import events as ev
+from dlcprof.report import load_session
+
+
+@pytest.fixture
+def slow(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    """(workload, the file it writes once compiling, the environment to run it in)."""
+    path = tmp_path / "slow_compile.py"
+    path.write_text(SLOW_COMPILE)
+    mark = tmp_path / "compiling"
+    return path, mark, {**os.environ, "DLCPROF_TEST_MARK": str(mark)}
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_run_stops_the_worker_and_writes_the_json_on(sig, slow, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path, mark, env = slow
+    out = tmp_path / "out.json"
+    scratch = tmp_path / "tmp"  # a TMPDIR of its own: what the run leaves there
+    scratch.mkdir()
+    env = {**env, "TMPDIR": str(scratch)}
+    p = spawn(dlcprof_argv("run", str(path), "--json", str(out), "--quiet"), env=env)
+    worker, child = map(int, wait_for_file(mark, p).split())
+    everyone = [*tree(p.pid)[1:], child]  # the worker, its child, py-spy
+    assert worker in everyone
+    sent = time.monotonic()
+    p.send_signal(sig)
+    stdout, stderr = p.communicate(timeout=60)
+    assert time.monotonic() - sent < 15, "took too long to stop"
+    assert p.returncode == 128 + sig, stderr
+    assert not wait_gone(everyone, 5), "left running"
+    if sig == signal.SIGTERM:  # after SIGHUP there is no terminal to tell
+        assert "SIGTERM: stopping the worker and its compiler children" in stdout
+        assert f"report JSON written to {out}" in stderr
+    data = json.loads(out.read_text())
+    assert data["runs"][0]["status"] == "cancelled"
+    (exit_,) = [e for e in data["events"] if e["type"] == "WorkerExited"]
+    assert exit_["cancelled"] and signal.Signals(sig).name in exit_["message"]
+    assert any(e["type"] == "PhaseStarted" for e in data["events"])  # it was compiling
+    assert list(scratch.iterdir()) == [], "files left in TMPDIR"
+
+
+def test_the_worker_dies_with_a_killed_dlcprof(slow, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path, mark, env = slow
+    p = spawn(dlcprof_argv("run", str(path), "--quiet"), env=env)
+    worker, child = map(int, wait_for_file(mark, p).split())
+    everyone = [*tree(p.pid)[1:], child]
+    p.kill()  # nothing of dlcprof runs after SIGKILL: the worker must notice by itself
+    p.communicate(timeout=30)
+    assert not wait_gone([worker, child], 5), "the worker outlived dlcprof"
+    assert not wait_gone(everyone, 10), "py-spy outlived the worker"
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGHUP", "nohup", "q"])
+def test_tui_mid_compile(how, slow, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path, mark, env = slow
+    # nohup: SIGHUP ignored from the start, which the TUI must not keep (it spun).
+    inherited = signal.signal(signal.SIGHUP, signal.SIG_IGN if how == "nohup" else signal.SIG_DFL)
+    try:
+        term = Terminal(dlcprof_argv("tui", str(path)), tmp_path, {**env, "TERM": "xterm-256color"})
+    finally:
+        signal.signal(signal.SIGHUP, inherited)
+    deadline = time.monotonic() + 60
+    while b"Compile/run" not in term.output and time.monotonic() < deadline:
+        time.sleep(0.1)
+    term.type(b"r")
+    worker, child = map(int, wait_for_file(mark, term.proc).split())
+    everyone = [*tree(term.proc.pid)[1:], child]
+    assert worker in everyone
+    if how == "SIGTERM":
+        term.proc.send_signal(signal.SIGTERM)
+    elif how in ("SIGHUP", "nohup"):
+        term.close()  # the kernel sends SIGHUP: no one sends it by hand
+    else:
+        term.type(b"q")
+    rc = term.proc.wait(60)
+    assert not wait_gone(everyone, 5), "left running"
+    reports = tmp_path / "dlcprof-reports"
+    if how == "q":
+        assert rc == 0 and not reports.exists()  # quitting is the user's choice
+        return
+    assert rc == 128 + getattr(signal, "SIGHUP" if how == "nohup" else how)
+    (folder,) = reports.iterdir()
+    session = load_session(folder / "session.json")
+    assert session.latest_run is not None and session.latest_run.status == "cancelled"
+    assert any(isinstance(e, ev.PhaseStarted) for e in session.events)  # it was compiling
+    if how == "SIGTERM":
+        assert b"SIGTERM: the session is saved to" in term.output

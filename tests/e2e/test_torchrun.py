@@ -1,0 +1,140 @@
+"""Real ``dlcprof run -- torchrun --standalone --nproc-per-node 2`` jobs of
+tests/programs, 2 ranks on gloo: one rank diverging; a clean job whose
+DDPOptimizer splits the model at its buckets (no alarm, each split shown per
+rank); a DDP model that captures nothing. (A job's faults:
+test_rank_faults.py; nodes merged into one job: test_merge.py.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.paths import PROGRAMS
+
+from dlcprof.figures import outcome as fout
+from dlcprof.figures.job import ranks as fr
+from dlcprof.report.load import load_session
+
+# The module's real run is shared by its tests: one process runs them all.
+pytestmark = pytest.mark.xdist_group("test_torchrun")
+
+DDP_TRAIN = PROGRAMS / "ddp_train.py"
+MIB = 1024 * 1024
+# Linear(512, 512): weight and bias, 4-byte floats, as DDPOptimizer counts them.
+BUCKET = (512 * 512 + 512) * 4
+
+
+def trace_compile_ids(folder: Path, rank: int) -> set[str]:
+    """Forward compile ids in rank ``rank``'s own TORCH_TRACE file (torch names it
+    dedicated_log_torch_trace_rank_N_*.log once the process group is up)."""
+    (path,) = folder.glob(f"dedicated_log_torch_trace_rank_{rank}_*.log")
+    ids = set()
+    for line in path.read_text().splitlines():
+        if not line.startswith("\t") and "] {" in line:
+            record = json.loads(line.split("] ", 1)[1])
+            if "compilation_metrics" in record:
+                ids.add(f"{record['frame_id']}/{record['frame_compile_id']}")
+    return ids
+
+
+def dlcprof_torchrun(
+    out: Path, program: Path, *options: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``dlcprof run --json OUT -- torchrun --standalone --nproc-per-node 2
+    PROGRAM OPTIONS`` (the options before a ``--`` go to dlcprof)."""
+    ours = list(options[: options.index("--")]) if "--" in options else []
+    theirs = list(options[options.index("--") + 1 :]) if "--" in options else list(options)
+    argv = [sys.executable, "-m", "dlcprof.cli", "run", "--json", str(out), *ours, "--"]
+    argv += [str(Path(sys.executable).parent / "torchrun"), "--standalone"]
+    argv += ["--nproc-per-node", "2", str(program), *theirs]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900)
+
+
+def test_torchrun_two_ranks_one_diverges(tmp_path):
+    out, trace, folder = tmp_path / "s.json", tmp_path / "trace", tmp_path / "report"
+    env = {**os.environ, "TORCH_TRACE": str(trace)}
+    proc = dlcprof_torchrun(
+        out, DDP_TRAIN, "--report", str(folder), "--", "--diverge-rank", "1", env=env
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(out.read_text())
+    rows = report["ranks"]["rows"]
+    assert [r["rank"] for r in rows] == [0, 1]
+    assert {r["cache_dir"] for r in rows} == {os.environ["TORCHINDUCTOR_CACHE_DIR"]}
+    alarms = [d for d in report["ranks"]["divergences"] if d["alarm"]]
+    recompiled = [d for d in alarms if d["check"] == "compile_ids" and d["rank"] == 1]
+    # First (the banner's), the user's frame (forward at ddp_train.py:24) and its
+    # guard failure; torch's wrapper frame around it, if recompiled too, after.
+    first = alarms[0]
+    assert first in recompiled, alarms
+    assert f"forward at {DDP_TRAIN}:" in first["headline"], alarms
+    assert "tensor 'x' size mismatch at index 0. expected 4, actual 6" in first["headline"]
+    assert all(d["rank"] == 1 for d in alarms)
+    # Each rank's compiles are those of its own TORCH_TRACE.
+    session = load_session(out)
+    for row in rows:
+        run = session.runs[row["run_id"]]
+        ids = {c.compile_id for c in fr.forward_compiles(run)}
+        assert ids == trace_compile_ids(trace, row["rank"])
+        assert row["compiles"] == len(ids)
+    assert rows[1]["recompiles"] > rows[0]["recompiles"] == 0
+    # Live, on stderr, the moment it appeared; then the table.
+    live = proc.stderr.index("⚠ rank 1 recompiled")
+    assert live < proc.stderr.index("■ the program exited") < proc.stderr.index("Ranks")
+    assert "## Ranks" in (folder / "report.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def split_job(tmp_path_factory) -> tuple[dict, str]:  # type: ignore[no-untyped-def]
+    """A clean job (no rank diverging, both ranks on the tests' one cache folder)
+    whose model DDPOptimizer splits in 4 at its buckets: its report and stderr."""
+    out = tmp_path_factory.mktemp("split") / "s.json"
+    options = ("--width", "512", "--depth", "4", "--bucket-cap-mb", "1", "--steps", "2")
+    proc = dlcprof_torchrun(out, DDP_TRAIN, *options)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(out.read_text()), proc.stderr
+
+
+def test_a_clean_job_raises_no_alarm(split_job):
+    report, stderr = split_job
+    ranks = report["ranks"]
+    assert len(ranks["rows"]) == 2
+    assert [d["headline"] for d in ranks["divergences"] if d["alarm"]] == []
+    assert "⚠" not in stderr
+
+
+def test_a_real_split_is_shown_per_rank_with_its_pieces_and_buckets(split_job):
+    report, stderr = split_job
+    assert sorted(r["process"]["rank"] for r in report["runs"]) == [0, 1]
+    for r in report["runs"]:
+        ddp = r["ddp"]
+        assert (ddp["optimize_ddp"], ddp["compiled_autograd"]) == ("ddp_optimizer", False)
+        (split,) = ddp["splits"]
+        assert split["pieces"] == 4 and split["piece_names"][-1] == "submod_3"
+        assert (split["forward_graphs"], split["backward_graphs"]) == (4, 4)
+        assert split["bucket_cap_bytes"] == MIB and split["bucket_bytes"] == [BUCKET] * 4
+        assert ddp["inductor_graphs"] == 8
+        # Dynamo's one graph of the model: one forward compile with ops, split in 4.
+        graphs = [c for c in r["compiles"] if c["graph_op_count"] and not c["is_backward"]]
+        assert [c["compile_id"] for c in graphs] == [split["compile_id"]]
+        assert "4 forward + 4 backward Inductor graphs, while Dynamo counts 1" in split["line"]
+    assert stderr.count("was split into 4 pieces at DDP bucket boundaries") >= 4  # live + tables
+
+
+def test_a_ddp_model_that_captured_nothing_says_so_loudly_per_rank(tmp_path):
+    out = tmp_path / "s.json"
+    proc = dlcprof_torchrun(out, PROGRAMS / "ddp_nothing.py")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report, stdout, stderr = json.loads(out.read_text()), proc.stdout, proc.stderr
+    assert "rank 0 unique_graphs 0" in stdout and "rank 1 unique_graphs 0" in stdout
+    assert sorted(r["process"]["rank"] for r in report["runs"]) == [0, 1]
+    for r in report["runs"]:
+        nothing = r["nothing_compiled"]
+        assert nothing is not None and nothing["frames"] >= 1
+        assert f"hint: {fout.DDP_HINT}" in nothing["lines"]
+        assert r["ddp"]["splits"] == []
+    assert stderr.count("NOTHING COMPILED") >= 4  # each rank: live, then its table

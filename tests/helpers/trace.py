@@ -1,0 +1,72 @@
+"""Structured traces recorded from real runs (tests/fixtures/trace,
+scripts/record_fixtures.py) replayed through the worker's pure dispatcher, and
+what every replayed compile must hold."""
+
+from __future__ import annotations
+
+import json
+
+from dlcprof import events as ev
+from dlcprof.session import Run
+from dlcprof.trace_records.dispatcher import TraceDispatcher
+from dlcprof.worker.emit import ListEmitter
+from dlcprof.worker.probes import kernels as K
+from helpers.paths import FIXTURES
+
+TRACES = FIXTURES / "trace"
+
+# aten ops named in the recorded kernels (a stand-in for torch.ops.aten lookups).
+KNOWN_OPS = {
+    "_log_softmax",
+    "_log_softmax_backward_data",
+    "arange",
+    "eq",
+    "expand",
+    "view",
+    "nll_loss_backward",
+    "nll_loss_forward",
+    "scalar_tensor",
+    "sum",
+    "threshold_backward",
+    "gelu",
+    "gelu_backward",
+    "relu",
+    "mm",
+    "addmm",
+    "copy_",
+    "sub",
+    "native_layer_norm",
+}
+
+
+def replay(name: str) -> list[ev.Event]:
+    """The events the probes make of recorded run ``name`` (run id "r")."""
+    sink = ListEmitter()
+    kernels = K.KernelCollector(sink, "r", KNOWN_OPS.__contains__)
+    dispatcher = TraceDispatcher(sink, "r", kernels)
+    for line in (TRACES / f"{name}.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        dispatcher.feed(rec["metadata"], rec["payload"], rec["thread"])
+    dispatcher.flush()
+    return sink.events
+
+
+# torch's compile wall leaves out a few ms of the outer `dynamo` phase.
+OUTER_SLACK_S = 0.05
+SLACK_S = 0.002
+
+
+def outside_their_compile(run: Run) -> list[str]:
+    """Phases that do not lie inside the span of the compile they are credited to."""
+    out = []
+    for c in run.compiles.values():
+        assert c.start_t is not None and c.wall_s is not None, c.compile_id
+        end = c.start_t + c.wall_s
+        for p in c.phases:
+            slack = OUTER_SLACK_S if p.name == "dynamo" else SLACK_S
+            if p.start_t < c.start_t - slack or p.end_t > end + slack:
+                out.append(
+                    f"{c.compile_id}: {p.name} [{p.start_t:.3f}, {p.end_t:.3f}] "
+                    f"outside [{c.start_t:.3f}, {end:.3f}]"
+                )
+    return out

@@ -1,0 +1,49 @@
+"""Driving the Textual app in a test: the terminal size, waiting for a
+condition under the Pilot, an app on a scripted engine, and what a widget shows."""
+
+from __future__ import annotations
+
+import io
+import time
+from collections.abc import Callable
+
+from rich.console import Console
+from textual.geometry import Region
+from textual.widget import Widget
+from textual.widgets import Static
+
+from dlcprof.engine import Engine
+from dlcprof.tui.app import DlcprofApp
+
+SIZE = (160, 48)
+
+
+async def wait_for(pilot, cond: Callable[[], object], timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
+    """Let the app run until ``cond()`` holds; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.05)
+
+
+def make_app(engine=None, **kwargs) -> DlcprofApp:  # type: ignore[no-untyped-def]
+    """An app on a scripted engine: ``engine`` is a ScriptedLiveRun class or an Engine."""
+    kwargs.setdefault("start_standby", False)
+    kwargs.setdefault("deterministic", True)
+    if isinstance(engine, type):
+        engine = Engine(live_run=engine)
+    return DlcprofApp(engine=engine, **kwargs)
+
+
+def text(widget: Widget) -> str:
+    """What a widget shows, as plain lines (all of it, scrolled out of view or not)."""
+    region = Region(0, 0, widget.size.width, widget.size.height)
+    return "\n".join(strip.text for strip in widget.render_lines(region))
+
+
+def shown(widget: Static, width: int = 150) -> str:
+    """What a Static holds, printed as plain text ``width`` columns wide."""
+    console = Console(width=width, file=io.StringIO(), color_system=None)
+    console.print(widget.content)
+    return console.file.getvalue()  # type: ignore[attr-defined]

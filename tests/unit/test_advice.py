@@ -1,0 +1,147 @@
+"""Compile cost by the user's code, advice, and `dlcprof try`: real compiles on
+this CPU (issue 23). Each end-to-end test makes its runs count: one session
+per bundled workload, the advice read from it, and where the change can be
+applied, the trial measured beside its prediction."""
+
+from __future__ import annotations
+
+import pytest
+from helpers.report import recorded_run
+
+from dlcprof import events as ev
+from dlcprof.figures.advice import compile_rules as fcr
+from dlcprof.figures.advice import rules as far
+from dlcprof.figures.advice import trial as fat
+from dlcprof.settings import RunSettings, SettingsError, parse_mark_dynamic, repro_command
+from dlcprof.worker.probes.compile_cost import _module_path, node_location
+
+# --- our own logic, no torch ------------------------------------------------------------
+
+
+def test_new_options_validate_in_one_line_and_repeat_in_the_repro_command():
+    assert parse_mark_dynamic("x:1") == ("x", 1) and parse_mark_dynamic("0:-1") == ("0", -1)
+    for bad in ("x", "x:y", ":1", "x-y:1"):
+        with pytest.raises(SettingsError) as e:
+            RunSettings(target="t", mark_dynamic=bad).validate()
+        assert str(e.value).startswith("invalid --mark-dynamic") and "\n" not in str(e.value)
+    with pytest.raises(SettingsError):
+        RunSettings(target="t", regional="my.Block").validate()
+    s = RunSettings(target="t", regional="Block", mark_dynamic="x:1", cache_artifacts="a b.bin")
+    assert "--regional Block --mark-dynamic x:1 --cache-artifacts 'a b.bin'" in repro_command(s)
+
+
+def test_module_paths_and_locations_read_as_the_user_writes_them():
+    assert _module_path("L['self'].blocks[0].attn") == "blocks.0.attn"
+    assert _module_path("L['self']._modules['blocks']._modules['0']") == "blocks.0"
+    trace = (
+        'File "/a/torch/nn/x.py", line 9, in f\n'
+        '  File "/home/u/model.py", line 27, in forward\n    y = self.qkv(x)'
+    )
+    assert node_location({"stack_trace": trace}) == "/home/u/model.py:27"
+
+
+def test_size_mismatch_names_the_input_and_dim():
+    assert fcr.size_mismatch("tensor 'x' size mismatch at index 1. expected 4, actual 6") == (
+        "x",
+        1,
+    )
+    assert fcr.size_mismatch("L['x'] is not a tensor") is None
+
+
+def test_recorded_graph_breaks_get_one_item_each_with_its_cost():
+    session, run = recorded_run("graph_breaks")
+    breaks = [a for a in far.advise(session, run).items if a.rule == "graph-break"]
+    assert len(breaks) == 2
+    assert [a.where.rsplit(":", 1)[1] for a in breaks] == ["11", "17"]
+    assert "Data-dependent branching" in breaks[0].title and "item()" in breaks[1].title
+    for a in breaks:
+        assert a.predicted is not None and 0 < a.predicted.saving_s < a.predicted.before_s
+        assert not a.options and a.try_why  # a change to the user's code: not tried for them
+
+
+def test_recorded_static_sweep_gets_mark_dynamic_naming_input_and_dim():
+    session, run = recorded_run("variable_length_static")
+    (item,) = [a for a in far.advise(session, run).items if a.rule == "mark-dynamic"]
+    assert item.options == {"mark_dynamic": "x:1"} and item.title == "mark x's dim 1 dynamic"
+    assert item.predicted is not None and item.predicted.saving_s > 0
+    # Already dynamic: no such advice.
+    session, run = recorded_run("variable_length_dynamic")
+    assert not [a for a in far.advise(session, run).items if a.rule == "mark-dynamic"]
+
+
+def test_mark_dynamic_from_size_1_keeps_the_recompile_away_from_it():
+    # The ResNet example's batch sweep 1, 2: torch specialized the size-1 dim though
+    # it was marked dynamic, and recompiled at 2 (benchmarks/RESULTS.md §8).
+    import dataclasses
+
+    session, run = recorded_run("variable_length_static")
+    first, second, *rest = run.sweep
+    reason = "0/0: tensor 'x' size mismatch at index 1. expected 1, actual 64"
+    run.sweep[:] = [first, dataclasses.replace(second, reason=reason), *rest]
+    (item,) = [a for a in far.advise(session, run).items if a.rule == "mark-dynamic"]
+    assert item.predicted is not None
+    before = sum(st.transition_s for st in run.sweep)
+    assert item.predicted.after_s == pytest.approx(first.transition_s + 2 * second.transition_s)
+    assert item.predicted.before_s == pytest.approx(before)
+    assert "away from a size of 0 or 1" in item.predicted.how
+
+
+def test_advice_predicted_to_cost_more_is_hidden_as_a_loss_not_as_noise():
+    import dataclasses
+
+    session, run = recorded_run("variable_length_static")
+    (item,) = [a for a in far.advise(session, run).items if a.rule == "mark-dynamic"]
+    assert item.predicted is not None
+    worse = dataclasses.replace(
+        item, predicted=dataclasses.replace(item.predicted, after_s=item.predicted.before_s + 69.73)
+    )
+    hidden: list[str] = []
+    assert far._above_noise([worse], 0.098, hidden) == []
+    assert hidden == ["mark x's dim 1 dynamic: predicted to cost 69.73 s more"]
+
+
+def test_compile_cost_probe_degrades_when_a_method_is_missing():
+    import types
+
+    from dlcprof import events as ev
+    from dlcprof.worker.emit import ListEmitter
+    from dlcprof.worker.probes import ProbeNotes
+    from dlcprof.worker.probes.compile_cost import CompileCostProbe
+
+    sink = ListEmitter()
+    probe = CompileCostProbe(sink, "r", ProbeNotes(sink, "r"), lambda: "")
+    module = types.ModuleType("torch._inductor.graph")
+    probe._patch(module, "GraphLowering", "run_node", probe._wrap_node)
+    (note,) = [e for e in sink.events if isinstance(e, ev.ProbeUnavailable)]
+    assert note.probe == "compile_cost" and "GraphLowering.run_node not found" in note.reason
+    probe.flush()  # nothing measured: nothing emitted, nothing raised
+    assert not [e for e in sink.events if isinstance(e, ev.CompileCostMeasured)]
+
+
+def test_builds_at_once_counts_overlapping_spans():
+    assert fcr._most_at_once([(0, 2), (1, 3), (2.5, 4), (5, 6)]) == 2
+    assert fcr._most_at_once([]) == 0
+
+
+def test_a_trial_against_a_run_that_built_the_precompiled_header_is_not_comparable():
+    """The advised run's first compile also built Inductor's precompiled header
+    (once per cache): its compile seconds hold a cost the trial does not pay."""
+    t = ev.AdviceTried(
+        run_id="t",
+        advised_run="a",
+        rule="regional",
+        title="compile each Block on its own",
+        options={"regional": "Block"},
+        what="compile",
+        predicted_before_s=10.0,
+        predicted_after_s=6.0,
+        measured_before_s=30.0,
+        measured_after_s=6.0,
+        steady_before_ms=None,
+        steady_after_ms=None,
+        steady_spread_ms=None,
+        cache_before="off+header",
+        cache_after="off",
+    )
+    words = fat.tried_text(t)
+    assert "not comparable: graph cache off + precompiled header (built once) before" in words

@@ -1,0 +1,190 @@
+"""DDPOptimizer's split, replayed from a real rank's structured trace, and the
+ends of an attached program's processes (figures/job/ddp.py, figures/outcome.py).
+
+tests/fixtures/trace/ddp_split.jsonl: rank 0 of `torchrun --nproc-per-node 2
+tests/programs/ddp_train.py --width 512 --depth 4 --bucket-cap-mb 1 --steps 2`
+on torch 2.13 (TORCH_TRACE, the records the dispatcher reads). The real jobs:
+tests/e2e/test_torchrun.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+from helpers.paths import FIXTURES
+from helpers.program import compile_finished, process_attached, program_started
+from rich.console import Console
+
+from dlcprof import events as ev
+from dlcprof.console import attach_line, run_summary
+from dlcprof.figures import outcome as fout
+from dlcprof.figures.job import ddp as fddp
+from dlcprof.report.markdown import render_markdown
+from dlcprof.report.model import build as build_model
+from dlcprof.report.schema import build_report
+from dlcprof.session import Session
+from dlcprof.trace_records.dispatcher import DDP_SPLIT, TraceDispatcher
+from dlcprof.trace_records.payloads import record_name
+from dlcprof.worker.emit import ListEmitter
+
+TRACE = FIXTURES / "trace" / "ddp_split.jsonl"
+MIB = 1024 * 1024
+# Linear(512, 512): weight and bias, 4-byte floats, as DDPOptimizer counts them.
+BUCKET = (512 * 512 + 512) * 4
+
+
+def replayed(buckets: bool = True) -> list[ev.Event]:
+    sink = ListEmitter()
+    d = TraceDispatcher(sink, "pid7")
+    for line in TRACE.read_text().splitlines():
+        rec = json.loads(line)
+        if buckets and record_name(rec["metadata"]) == DDP_SPLIT:
+            # What probes/ddp.py hands over when DDPOptimizer prints its buckets.
+            d.ddp_buckets(MIB, [BUCKET] * 4, [[f"layers_{i}_weight"] for i in range(4)])
+        d.feed(rec["metadata"], rec["payload"], rec["thread"])
+    return sink.events
+
+
+def test_a_real_split_is_one_event_with_its_pieces_before_the_compile_it_split():
+    events = replayed()
+    splits = [e for e in events if isinstance(e, ev.GraphSplitForDDP)]
+    assert len(splits) == 1
+    s = splits[0]
+    assert (s.compile_id, s.pieces) == ("4/0", [f"submod_{i}" for i in range(4)])
+    assert s.forward_graphs == 4 and s.bucket_cap_bytes == MIB and s.bucket_bytes == [BUCKET] * 4
+    after = events[events.index(s) + 1]
+    assert isinstance(after, ev.CompileFinished) and after.compile_id == "4/0"
+    assert not after.is_backward and after.graph_op_count == 8
+
+
+def test_the_split_in_every_view_counts_pieces_and_sums_the_backward():
+    session = Session.from_events([*program_started(rank=0)[1:], *replayed()])
+    run = session.run("pid7")
+    backward = run.compiles[ev.backward_id("4/0")]
+    assert len(backward.records) == 4  # one per piece, all under 4/0
+    assert backward.wall_s == sum(r.wall_s for r in backward.records)
+    assert backward.wall_s > backward.record.wall_s  # no longer the last piece alone
+    (split,) = fddp.splits(run)
+    assert (split.pieces, split.backward_graphs) == (4, 4)
+    assert fddp.graphs(run) == 8  # 4 + 4 Inductor graphs; Dynamo counts 1
+    line = split.line
+    assert "graph 4/0 was split into 4 pieces at DDP bucket boundaries" in line
+    assert "bucket_cap_mb 1: buckets of 1, 1, 1, 1 MiB" in line
+    assert "4 forward + 4 backward Inductor graphs, while Dynamo counts 1 graph" in line
+
+    console = Console(width=400, record=True)
+    console.print(run_summary(run, session))
+    shown = console.export_text()
+    assert line in shown and "DDP compile settings" not in shown  # not read: no probe here
+    model = build_model(session)
+    (r,) = build_report(model)["runs"]
+    assert r["ddp"]["splits"][0]["pieces"] == 4 and r["ddp"]["inductor_graphs"] == 8
+    assert r["ddp"]["splits"][0]["bucket_bytes"] == [BUCKET] * 4
+    assert line in render_markdown(model)
+
+
+def test_without_the_bucket_hook_the_split_says_why_buckets_are_missing():
+    session = Session.from_events(replayed(buckets=False))
+    (split,) = fddp.splits(session.run("pid7"))
+    assert "n/a (DDPOptimizer's buckets not readable on this torch)" in split.line
+    assert split.pieces == 4
+
+
+def test_settings_line_and_unavailable():
+    events = [*program_started(rank=1)[1:]]
+    session = Session.from_events(events)
+    run = session.run("pid7")
+    run.process.world_size = 2
+    assert fddp.lines(run) == []  # no settings read yet: nothing to say
+    session.apply(
+        ev.CompileSettingsRead(run_id="pid7", optimize_ddp="ddp_optimizer", compiled_autograd=False)
+    )
+    assert fddp.lines(run) == [
+        "DDP compile settings: optimize_ddp ddp_optimizer, compiled autograd off"
+    ]
+    session.apply(
+        ev.CompileSettingsRead(
+            run_id="pid7", optimize_ddp=None, compiled_autograd=None, unavailable="gone"
+        )
+    )
+    assert fddp.settings_line(run) == "optimize_ddp n/a (gone), compiled autograd n/a (gone)"
+
+
+def test_a_frame_dynamo_skipped_without_a_graph_is_no_graph():
+    """torch 2.13 writes graph_op_count null for a frame it skipped (DDP's resume
+    frame): a process whose frames all did so compiled nothing."""
+    sink = ListEmitter()
+    d = TraceDispatcher(sink, "pid7")
+    for i, ops in enumerate((0, None)):
+        d._metrics({"compile_id": f"{i}/0", "graph_op_count": ops}, False, {}, f"{i}/0")
+    e = d.nothing_compiled()
+    assert e is not None and e.frames == 2
+    d._metrics({"compile_id": "2/0"}, False, {}, "2/0")  # no such field: an older torch
+    assert d.nothing_compiled() is None
+
+
+def test_a_ddp_wrapped_model_that_compiled_nothing_gets_the_ddp_hint():
+    broke = ev.GraphBroken(
+        run_id="pid7",
+        compile_id="0/0",
+        reason="Unsupported method call",
+        location="/w/ddp_nothing.py:16",
+        detail="/venv/torch/nn/parallel/distributed.py:1757",
+    )
+    nothing = ev.NothingCompiled(run_id="pid7", frames=4, fail_type=None, fail_reason=None)
+    session = Session.from_events([*program_started(rank=0), broke, nothing])
+    run = session.run("pid7")
+    assert fout.hint_lines(nothing, run) == [f"hint: {fout.DDP_HINT}"]
+    assert fout.hint_lines(nothing) == []
+    assert "NOTHING COMPILED" in attach_line(nothing, session).plain
+
+
+def test_the_ends_of_ranks_crashed_ended_never_compiled():
+    def rank(pid: int, r: int) -> ev.ProcessAttached:
+        return process_attached(pid, argv=["ddp_train.py"], rank=r, world_size=3)
+
+    events = [
+        ev.ProgramStarted(argv=["torchrun", "ddp_train.py"], cwd="/", pid=1),
+        rank(10, 0),
+        rank(11, 1),
+        rank(12, 2),
+        compile_finished("0/0", 1.0, 1.0),
+        ev.ErrorRaised(run_id="pid11", stage="program", message="uncaught RuntimeError: boom"),
+        ev.RunFinished(run_id="pid11", status="crashed", wall_s=3.0),
+        ev.RunFinished(run_id="pid10", status="ended", wall_s=3.5),
+        ev.RunFinished(run_id="pid12", status="ok", wall_s=3.5),
+    ]
+    events[4].run_id = "pid10"
+    session = Session.from_events(events)
+    r0, r1, r2 = (session.run(f"pid{p}") for p in (10, 11, 12))
+    assert fout.end_line(r1, session) == "crashed: uncaught RuntimeError: boom"
+    assert fout.end_line(r0, session) == (
+        f"ended: {fout.ENDED_WHY}; ddp_train.py (pid 11, rank 1) crashed first, "
+        "and torchrun stops the other ranks when one fails"
+    )
+    assert fout.end_line(r2, session) is None
+    assert fout.status(r2) == fout.NEVER_COMPILED and fout.status(r0) == "ended"
+    assert "never compiled" in attach_line(events[-1], session).plain
+
+
+def test_the_adapter_reads_torchs_settings_and_degrades_without_the_bucket_hook():
+    import types
+
+    import torch._dynamo  # noqa: F401 - the probe reads it once the program imported it
+
+    from dlcprof.worker.probes import ProbeNotes
+    from dlcprof.worker.probes import ddp as ddp_probe
+
+    s = ddp_probe.settings("pid7")
+    assert (s.optimize_ddp, s.compiled_autograd, s.unavailable) == ("ddp_optimizer", False, "")
+    sink = ListEmitter()
+    got: list[tuple] = []
+    printed: list[int] = []
+    module = types.SimpleNamespace(pretty_print_buckets=lambda b, cap: printed.append(cap))
+    ddp_probe._wrap(module, lambda *b: got.append(b), ProbeNotes(sink, "pid7"))
+    bucket = types.SimpleNamespace(size=BUCKET, params=["w0", "b0"])
+    module.pretty_print_buckets([bucket, bucket], MIB)
+    assert got == [(MIB, [BUCKET, BUCKET], [["w0", "b0"], ["w0", "b0"]])] and printed == [MIB]
+    ddp_probe._wrap(types.SimpleNamespace(), got.append, ProbeNotes(sink, "pid7"))
+    (note,) = [e for e in sink.events if isinstance(e, ev.ProbeUnavailable)]
+    assert note.probe == "ddp" and "pretty_print_buckets not found" in note.reason

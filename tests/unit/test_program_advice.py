@@ -1,0 +1,113 @@
+"""Advice for an attached program (dlcprof run -- CMD): a session folded from
+events as the attached probe sends them (our own logic, no compile)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from helpers.program import compile_finished, program_started
+
+from dlcprof import events as ev
+from dlcprof.console import make_console, program_summary
+from dlcprof.figures.advice import rules as far
+from dlcprof.figures.advice import trial as fat
+from dlcprof.report import build_model, build_report, dumps_report
+from dlcprof.session import Session
+
+SIZE = "tensor 'x' size mismatch at index 1. expected 4, actual 6"
+BREAK_AT = "/home/u/train.py:12"
+
+
+def session(recompiles: int = 2, recompile_s: float = 4.0) -> Session:
+    """A process whose frame 0 broke at train.py:12 (frame 1 resumes after it) and
+    recompiled ``recompiles`` times on x's dim 1, ``recompile_s`` each."""
+    events: list[ev.Event] = [
+        *program_started(),
+        ev.GraphBroken(
+            run_id="pid7",
+            compile_id="0/0",
+            reason="Unsupported: print",
+            location=BREAK_AT,
+            hints=["move the print out"],
+            t=1002.0,
+        ),
+        compile_finished("0/0", 1001.0, 3.0),
+        # Torch names the frame a broken function resumes in after the function and line.
+        compile_finished(
+            "1/0",
+            1005.0,
+            2.0,
+            frame=("torch_dynamo_resume_in_forward_at_12", "/home/u/train.py", 12),
+        ),
+    ]
+    for i in range(1, recompiles + 1):
+        t = 1010.0 + 10 * i
+        events += [
+            ev.RecompileTriggered(run_id="pid7", compile_id=f"0/{i}", reason=SIZE, t=t),
+            compile_finished(f"0/{i}", t, recompile_s, reason=SIZE),
+        ]
+    events.append(
+        ev.ProgramExited(
+            returncode=0, signal=None, wall_s=100.0, message="the program exited", t=1100.0
+        )
+    )
+    return Session.from_events(events)
+
+
+def test_attached_program_gets_mark_dynamic_and_the_graph_break_not_tried():
+    s = session()
+    run = fat.advised_run(s)
+    assert run is not None and run.run_id == "pid7"
+    a = far.advise(s, run)
+    assert [i.rule for i in a.items] == ["mark-dynamic", "graph-break"]
+    dyn, brk = a.items
+    # The two recompiles (8 s) go; the first compile (3 s), now dynamic, costs 2x.
+    assert dyn.title == "mark x's dim 1 dynamic"
+    assert (dyn.predicted.before_s, dyn.predicted.after_s) == (11.0, 6.0)
+    assert dyn.evidence[0].startswith("2 recompiles on x dim 1 (8.00 s)")
+    # The graph resumed after the break (frame 1) is its cost, not a recompile of frame 0.
+    assert brk.where == BREAK_AT and "2.00 s" in brk.evidence[1]
+    assert (brk.predicted.before_s, brk.predicted.after_s) == (13.0, 11.0)
+    for item in a.items:
+        assert item.options == {} and item.try_why == fat.PROGRAM_TRY_WHY
+    assert "does not re-run your program" in fat.PROGRAM_TRY_WHY
+    assert a.hidden == [far.PROGRAM_UNCHECKED]
+    assert "no benchmark (no eager timing)" in far.PROGRAM_UNCHECKED
+
+
+def test_one_recompile_that_would_cost_more_dynamic_is_not_shown():
+    s = session(recompiles=1, recompile_s=2.0)  # 3 s + 2 s now, 3 s × 2 dynamic
+    a = far.advise(s, s.runs["pid7"])
+    assert [i.rule for i in a.items] == ["graph-break"]
+    assert a.hidden[0].startswith("mark x's dim 1 dynamic: predicted to cost 1.00 s more")
+
+
+def test_program_advice_in_the_console_and_the_json():
+    s = session()
+    console = make_console(width=200, record=True)
+    console.print(program_summary(s))
+    out = console.export_text()
+    assert "1. mark x's dim 1 dynamic" in out and "2. graph break at" in out
+    assert out.count("cannot be tried for you: dlcprof does not re-run your program") == 2
+    advice = json.loads(dumps_report(build_report(build_model(s))))["advice"]
+    assert advice["run_id"] == "pid7"
+    assert [i["rule"] for i in advice["items"]] == ["mark-dynamic", "graph-break"]
+    assert {i["try_why"] for i in advice["items"]} == {fat.PROGRAM_TRY_WHY}
+    assert advice["hidden"] == [far.PROGRAM_UNCHECKED]
+
+
+def test_try_on_an_attached_session_refuses_in_one_line(tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(dumps_report(build_report(build_model(session()))))
+    p = subprocess.run(
+        [sys.executable, "-m", "dlcprof.cli", "try", str(path), "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 2
+    assert p.stderr.strip().count("\n") == 0
+    assert "an attached program's advice cannot be tried for you" in p.stderr
+    assert "does not re-run your program" in p.stderr

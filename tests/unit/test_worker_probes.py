@@ -1,0 +1,505 @@
+"""The worker's probes on payloads recorded from real runs (no compile here).
+
+``tests/fixtures/trace/*.jsonl`` hold the raw structured-trace records the
+probes read during real runs (scripts/record_fixtures.py): replaying them
+through the pure dispatcher must give the same events the live worker gave.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import threading
+import traceback
+from pathlib import Path
+
+import pytest
+from helpers.paths import REPO
+from helpers.trace import KNOWN_OPS, TRACES, replay
+from helpers.worker import nesting_problems, outermost
+
+from dlcprof import events as ev
+from dlcprof.stats import median_iqr
+from dlcprof.trace_records import payloads
+from dlcprof.trace_records.dispatcher import TraceDispatcher
+from dlcprof.worker.emit import Emitter, ListEmitter
+from dlcprof.worker.probes import ProbeNotes
+from dlcprof.worker.probes import kernels as K
+from dlcprof.worker.probes import trace as T
+from dlcprof.worker.run import one_line
+
+
+def of(events: list[ev.Event], cls: type) -> list:
+    return [e for e in events if isinstance(e, cls)]
+
+
+# --- recorded runs replayed ------------------------------------------------------------
+
+
+def test_pointwise_chain_replay_gives_nested_phases_one_fused_kernel():
+    events = replay("pointwise_chain")
+    ended = of(events, ev.PhaseEnded)
+    assert len(of(events, ev.PhaseStarted)) == len(ended) > 20
+    assert nesting_problems(ended) == []
+    names = {p.name for p in ended}
+    assert {"dynamo", "backend_compile", "inductor_compile", "GraphLowering.run"} <= names
+    assert {"Scheduler.__init__", "Scheduler.codegen"} <= names
+    (rec,) = of(events, ev.CompileFinished)
+    (top,) = [p for p in outermost(ended) if p.compile_id == rec.compile_id]
+    assert top.duration_s == pytest.approx(rec.wall_s, rel=0.1)
+    assert rec.compile_id == "0/0" and not rec.is_backward and rec.fail_type is None
+    (kernel,) = of(events, ev.KernelGenerated)
+    assert kernel.kind == "pointwise" and kernel.graph == "inference" and kernel.order == 0
+    assert len(kernel.fused_ops) >= 8 and len(set(kernel.fused_ops)) == len(kernel.fused_ops)
+    assert kernel.fused_ops[:2] == ["aten.sin", "aten.cos"]  # in graph order
+    assert kernel.source.startswith("#include") and "kernel(" in kernel.source
+    assert kernel.source_lines and all(":" in line for line in kernel.source_lines)
+    # Kernels are emitted before the record of the compile that made them.
+    assert events.index(kernel) < events.index(rec)
+    # inductor_compile's End carries the FX cache state (graph caches were off here).
+    assert any(p.name == "inductor_compile" and p.cache_state for p in ended)
+
+
+def test_training_step_replay_has_forward_and_lazy_backward_kernels():
+    events = replay("training_step")
+    (gb,) = of(events, ev.GraphBroken)
+    assert gb.reason == "Unsupported Tensor.backward() call"
+    assert re.search(r"/training_step\.py:\d+$", gb.location), gb.location
+    records = of(events, ev.CompileFinished)
+    backward = [r for r in records if r.is_backward]
+    assert len(backward) == 1 and backward[0].compile_id == "0/0 (bwd)" and backward[0].wall_s > 0
+    kernels = of(events, ev.KernelGenerated)
+    fwd = [k for k in kernels if k.graph == "forward"]
+    bwd = [k for k in kernels if k.graph == "backward"]
+    assert fwd and bwd
+    assert [k.name for k in fwd if k.kind == "extern"] == ["extern_kernels.addmm"] * 3
+    # The lazy backward has no node mappings in torch 2.13: ops come from names.
+    for k in bwd:
+        assert k.fused_ops, k.name
+    thr = [k for k in bwd if "threshold_backward" in k.name]
+    assert thr and all("aten.threshold_backward" in k.fused_ops for k in thr)
+    assert all(k.kind == "reduction" for k in bwd if k.name.startswith("cpp_fused_sum"))
+
+
+def test_recompile_limit_replay_reports_recompiles_and_the_limit_once():
+    events = replay("recompile_limit")
+    reasons = of(events, ev.RecompileTriggered)
+    assert [r.compile_id for r in reasons] == ["0/1", "0/2"]
+    assert "size mismatch at index 0" in reasons[0].reason
+    failed = [r for r in of(events, ev.CompileFinished) if r.fail_type]
+    assert len(failed) == 1 and "recompile limit" in failed[0].fail_reason.lower()
+    (hit,) = of(events, ev.RecompileLimitHit)
+    assert hit.function == "scale"
+
+
+def test_limit_warning_and_metrics_record_say_it_once():
+    sink = ListEmitter()
+    d = TraceDispatcher(sink, "r")
+    warning = (
+        "torch._dynamo hit config.recompile_limit (2)\n"
+        "   function: 'lim' (/tmp/exp/cap2.py:41)\n"
+        "   last reason: 6/1: tensor 'x' size mismatch at index 0. expected 5, actual 7"
+    )
+    d.on_limit_warning(warning)
+    d.feed(
+        {"compilation_metrics": {"compile_id": "6/0", "co_name": "lim", "duration_us": 10}},
+        None,
+        1,
+    )
+    d.feed(
+        {
+            "compilation_metrics": {
+                "compile_id": "6/2",
+                "fail_type": "Unsupported",
+                "fail_reason": "Dynamo recompile limit exceeded\n  Explanation: ...",
+            }
+        },
+        None,
+        1,
+    )
+    (hit,) = of(sink.events, ev.RecompileLimitHit)
+    assert (hit.function, hit.limit) == ("lim", 2)
+    assert d.snapshot().limit_hits == 1 and d.snapshot().failures == 1
+    d.on_limit_warning("some other warning")
+    assert len(of(sink.events, ev.RecompileLimitHit)) == 1
+
+
+def test_graph_breaks_replay_locates_both_breaks():
+    events = replay("graph_breaks")
+    breaks = of(events, ev.GraphBroken)
+    assert [b.compile_id for b in breaks] == ["0/0", "1/0"]
+    assert breaks[0].reason == "Data-dependent branching"
+    assert "item()" in breaks[1].reason
+    src = (REPO / "workloads" / "graph_breaks.py").name
+    assert all(b.location.split("/")[-1].startswith(f"{src}:") for b in breaks)
+    assert all(b.hints for b in breaks)
+    assert [r.compile_id for r in of(events, ev.CompileFinished)] == ["0/0", "1/0", "2/0"]
+    assert all(r.cache == "hit" for r in of(events, ev.CompileFinished))
+
+
+def test_compile_ids_get_the_generation_prefix_after_a_reset():
+    sink = ListEmitter()
+    d = TraceDispatcher(sink, "r")
+    begin = {"name": "dynamo", "ts": 1e15, "ph": "B", "args": {"compile_id": "0/0"}}
+    end = {**begin, "ph": "E", "ts": 1e15 + 5e5}
+    md = {"chromium_event": {}, "frame_id": 0, "frame_compile_id": 0}
+    d.feed(md, json.dumps(begin), 7)
+    d.feed(md, json.dumps(end), 7)
+    d.new_generation("sweep:")
+    d.feed(md, json.dumps(begin), 7)
+    d.feed(md, json.dumps(end), 7)
+    ids = [p.compile_id for p in of(sink.events, ev.PhaseEnded)]
+    assert ids == ["0/0", "sweep:0/0"]
+    assert of(sink.events, ev.PhaseEnded)[0].duration_s == pytest.approx(0.5)
+
+
+def test_pool_thread_phases_borrow_the_compile_in_flight():
+    sink = ListEmitter()
+    d = TraceDispatcher(sink, "r")
+    md = {"chromium_event": {}, "frame_id": 3, "frame_compile_id": 1}
+    pool = {"chromium_event": {}}
+    d.feed(md, json.dumps({"name": "dynamo", "ts": 1, "ph": "B", "args": {}}), 1)
+    d.feed(pool, json.dumps({"name": "compile_file", "ts": 2, "ph": "B", "args": {}}), 2)
+    d.feed(pool, json.dumps({"name": "compile_file", "ts": 3, "ph": "E", "args": {}}), 2)
+    # An End without its Begin (the probe came late) is dropped, not invented.
+    d.feed(pool, json.dumps({"name": "late", "ts": 4, "ph": "E", "args": {}}), 2)
+    (cf,) = of(sink.events, ev.PhaseEnded)
+    assert (cf.name, cf.compile_id, cf.thread) == ("compile_file", "3/1", 2)
+
+
+def test_a_bad_record_is_reported_once_and_never_raises():
+    sink = ListEmitter()
+    d = TraceDispatcher(sink, "r")
+    for _ in range(3):
+        d.feed({"create_symbol": "not a dict"}, None, 1)
+    logs = of(sink.events, ev.LogEmitted)
+    assert len(logs) == 1 and logs[0].source == "probe"
+
+
+# --- pure parsers -----------------------------------------------------------------------
+
+
+def test_recompile_reasons_bare_line_or_json_list():
+    assert payloads.parse_recompile_reasons("0/0: tensor 'x' size mismatch") == [
+        "0/0: tensor 'x' size mismatch"
+    ]
+    assert payloads.parse_recompile_reasons('["0/1: a", "0/0: b"]') == ["0/1: a", "0/0: b"]
+    assert payloads.parse_recompile_reasons(None) == []
+
+
+def test_graph_break_parser_falls_back_to_the_last_user_frame():
+    old_style = (
+        "Graph break: call_method UserDefinedObjectVariable\n"
+        "User code traceback:\n"
+        '  File "/a/model.py", line 3, in outer\n    inner()\n'
+        '  File "/a/model.py", line 9, in inner\n    x.item()\n'
+    )
+    info = payloads.parse_graph_break(old_style)
+    assert info.location == "/a/model.py:9"
+    assert info.reason == "Graph break: call_method UserDefinedObjectVariable"
+
+
+def test_compile_wall_time_and_cache_state():
+    assert payloads.compile_wall_s({"duration_us": 1_500_000}) == 1.5
+    assert payloads.compile_wall_s({"entire_frame_compile_time_s": 0.25}) == 0.25
+    assert payloads.combine_cache_states(["hit", "hit"]) == "hit"
+    assert payloads.combine_cache_states(["hit", "miss"]) == "miss"
+    assert payloads.combine_cache_states(["bypass"]) == "bypass"
+    assert payloads.combine_cache_states([]) is None
+
+
+TRITON_WRAPPER = """\
+# AOT ID: ['0_inference']
+async_compile = AsyncCompile()
+
+# kernel path: /tmp/torchinductor/ab/cabc.py
+triton_per_fused_sum_0 = async_compile.triton('triton_per_fused_sum_0', '''
+import triton
+@triton.jit
+def triton_per_fused_sum_0(in_ptr0, out_ptr0, xnumel, r0_numel):
+    pass
+''', device_str='cuda')
+
+triton_poi_fused_add_relu_1 = async_compile.triton('triton_poi_fused_add_relu_1', '''
+@triton.jit
+def triton_poi_fused_add_relu_1(in_out_ptr0, xnumel):
+    pass
+''', device_str='cuda')
+
+async_compile.wait(globals())
+
+def call(args):
+    arg0_1, arg1_1 = args
+    with torch.cuda._DeviceGuard(0):
+        buf0 = empty_strided_cuda((8, 8), (8, 1), torch.float32)
+        # Topologically Sorted Source Nodes: [matmul], Original ATen: [aten.mm]
+        extern_kernels.mm(arg0_1, arg1_1, out=buf0)
+        buf1 = empty_strided_cuda((8, ), (1, ), torch.float32)
+        # Topologically Sorted Source Nodes: [add, relu], Original ATen: [aten.add, aten.relu]
+        stream0 = get_raw_stream(0)
+        triton_poi_fused_add_relu_1.run(buf0, 64, stream=stream0)
+        triton_per_fused_sum_0.run(buf0, buf1, 8, 8, stream=stream0)
+        buf2 = torch.ops.mkl._mkl_linear.default(buf1, arg0_1)
+    return (buf1, buf2, )
+
+def benchmark_compiled_module(args, times=10, repeat=10):
+    return print_performance(fn, times=times, repeat=repeat)
+"""
+
+
+def test_triton_style_wrapper_kinds_order_and_externs():
+    kernels = K.build_kernels(K.GraphPayloads(output_code=TRITON_WRAPPER))
+    assert [(k.name, k.kind, k.order) for k in kernels] == [
+        ("extern_kernels.mm", "extern", 0),
+        ("triton_poi_fused_add_relu_1", "pointwise", 1),
+        ("triton_per_fused_sum_0", "reduction", 2),
+        ("torch.ops.mkl._mkl_linear.default", "extern", 3),
+    ]
+    assert kernels[0].fused_ops == ["aten.mm"]
+    assert kernels[1].fused_ops == ["aten.add", "aten.relu"]  # from the wrapper comment
+    assert kernels[3].fused_ops == ["mkl._mkl_linear"]
+    assert "triton.jit" in kernels[2].source
+
+
+def test_kernel_kind_heuristics():
+    assert K.kernel_kind("triton_tem_fused_mm_0", "", [], False) == "template"
+    assert K.kernel_kind("cpp_fused_mm_0", "cpp_CppMicroGemm micro_gemm<...>", [], False) == (
+        "template"
+    )
+    assert K.kernel_kind("cpp_fused_x_0", "float tmp_acc0 = 0;", [], False) == "reduction"
+    assert K.kernel_kind("cpp_fused_x_0", "", ["aten.var_mean"], False) == "reduction"
+    assert K.kernel_kind("cpp_fused_x_0", "out[i] = in[i];", ["aten.add"], False) == "pointwise"
+    assert K.kernel_kind("x", "", [], True) == "extern"
+
+
+def test_ops_from_kernel_name_splits_greedily():
+    name = "cpp_fused__log_softmax__log_softmax_backward_data_nll_loss_forward_3"
+    assert K.ops_from_kernel_name(name, KNOWN_OPS.__contains__) == [
+        "aten._log_softmax",
+        "aten._log_softmax_backward_data",
+        "aten.nll_loss_forward",
+    ]
+    assert K.ops_from_kernel_name("extern_kernels.mm", KNOWN_OPS.__contains__) == []
+
+
+def test_stack_traces_become_the_line_of_each_op():
+    outer = '  File "/w/train.py", line 40, in step\n    loss = model(x)\n'
+    text = json.dumps(
+        {
+            "k:1": [
+                outer + '  File "/w/m.py", line 12, in f\n    b = a + 1\n        ^^^^^\n',
+                outer + '  File "/w/m.py", line 3, in f\n    a = x.sin()\n',
+                outer + '  File "/w/m.py", line 12, in f\n    b = a + 1\n',
+            ]
+        }
+    )
+    # The innermost frame of each node's trace, in node order; the call site
+    # every op of the model shares is not a source line of this kernel.
+    assert K.parse_kernel_stack_traces(text) == {
+        "k:1": ["/w/m.py:12 b = a + 1", "/w/m.py:3 a = x.sin()"]
+    }
+
+
+# --- the torch adapters and the writer ---------------------------------------------------
+
+
+def test_trace_handler_sits_first_and_receives_records():
+    torch_logging = pytest.importorskip("torch._logging")
+    from torch._logging._internal import trace_log
+
+    sink = ListEmitter()
+    d = TraceDispatcher(sink, "r")
+    uninstall = T.install(d, ProbeNotes(sink, "r"))
+    assert uninstall is not None
+    try:
+        assert isinstance(trace_log.handlers[0], T._TraceHandler)
+        torch_logging.trace_structured(
+            "artifact",
+            metadata_fn=lambda: {"name": "recompile_reasons", "encoding": "string"},
+            payload_fn=lambda: "0/0: tensor 'x' size mismatch at index 0",
+        )
+    finally:
+        uninstall()
+    assert not any(isinstance(h, T._TraceHandler) for h in trace_log.handlers)
+    (rc,) = of(sink.events, ev.RecompileTriggered)
+    assert rc.reason.startswith("0/0: tensor 'x'")
+
+
+def test_probes_degrade_when_torch_moved_things(monkeypatch):
+    # Imported first, so only the lookups below fail (no half-imported package).
+    pytest.importorskip("torch._inductor.config")
+    pytest.importorskip("torch._logging._internal")
+    sink = ListEmitter()
+    notes = ProbeNotes(sink, "r")
+    monkeypatch.setitem(sys.modules, "torch._logging._internal", None)
+    monkeypatch.setitem(sys.modules, "torch._inductor.config", None)
+    assert T.install(TraceDispatcher(sink, "r"), notes) is None
+    assert K.enable_provenance(notes) is False
+    assert K.enable_provenance(notes) is False  # said once
+    probes = [e.probe for e in of(sink.events, ev.ProbeUnavailable)]
+    assert probes == ["trace", "kernels.provenance"]
+
+
+def test_provenance_traces_inductors_search_patterns_without_stack_traces(monkeypatch):
+    """Provenance makes make_fx capture a stack for every node it creates; the
+    patterns Inductor traces once per process need none and capture none."""
+    pytest.importorskip("torch._inductor.pattern_matcher")
+    import torch
+    import torch._inductor.config as inductor_config
+    import torch._inductor.pattern_matcher as pm
+    import torch.fx.proxy
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def search(x):  # type: ignore[no-untyped-def]
+        return torch.relu(x) + 1
+
+    captured = []
+    extract = torch.fx.proxy.CapturedTraceback.extract
+    monkeypatch.setattr(
+        torch.fx.proxy.CapturedTraceback,
+        "extract",
+        staticmethod(lambda *a, **k: captured.append(1) or extract(*a, **k)),
+    )
+    level = inductor_config.trace.provenance_tracking_level
+    try:
+        assert K.enable_provenance(ProbeNotes(ListEmitter(), "r"))
+        wrapped = pm.gen_pattern_and_search_gm
+        assert K.enable_provenance(ProbeNotes(ListEmitter(), "r"))  # a forked child's install
+        assert pm.gen_pattern_and_search_gm is wrapped, "wrapped once"
+        make_fx(search)(torch.ones(4))
+        assert captured, "provenance is on: make_fx captures stacks"
+        captured.clear()
+        _, gm = pm.gen_pattern_and_search_gm(search, [torch.ones(4)], pm.fwd_only)
+        assert len(gm.graph.nodes) > 2 and not captured
+        assert inductor_config.trace.provenance_tracking_level == 1
+    finally:
+        inductor_config.trace.provenance_tracking_level = level
+
+
+def test_emitter_lines_never_interleave_across_threads():
+    r, w = os.pipe()
+    emitter = Emitter(w)
+    big = "x" * 20_000  # larger than a pipe's atomic write
+
+    def writer(i: int) -> None:
+        for _ in range(20):
+            emitter.emit(ev.LogEmitted(run_id=f"{i}", level="info", source="probe", message=big))
+
+    chunks: list[bytes] = []
+    reader = threading.Thread(target=lambda: chunks.extend(iter(lambda: os.read(r, 1 << 16), b"")))
+    reader.start()
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    emitter.close()
+    reader.join()
+    os.close(r)
+    lines = b"".join(chunks).splitlines()
+    assert len(lines) == 80
+    assert all(ev.decode(line).message == big for line in lines)
+    emitter.emit(ev.LogEmitted(run_id=None, level="info", source="probe", message="closed"))
+
+
+def test_small_helpers():
+    assert median_iqr([1.0, 2.0, 3.0, 4.0, 100.0]) == (3.0, 2.0)
+    assert median_iqr([2.0]) == (2.0, 0.0)
+    assert one_line(ValueError("bad\nmore")) == "ValueError: bad"
+    assert one_line(RuntimeError("backend='inductor' raised:\nAssertionError: x")) == (
+        "RuntimeError: backend='inductor' raised: AssertionError: x"
+    )
+
+
+def test_a_symbol_made_twice_in_one_compile_is_reported_once():
+    sink = ListEmitter()
+    d = TraceDispatcher(sink, "r")
+    md = {
+        "create_symbol": {"symbol": "s77", "source": "L['x'].size()[0]"},
+        "frame_id": 0,
+        "frame_compile_id": 1,
+    }
+    d.feed(md, None, 1)
+    d.feed(md, None, 1)  # the restarted trace of the same frame
+    (dim,) = of(sink.events, ev.DimMadeDynamic)
+    assert (dim.compile_id, dim.symbol, dim.source) == ("0/1", "s77", "L['x'].size()[0]")
+
+
+def test_a_failed_compile_names_the_users_line_and_the_frame_inside_the_library():
+    from dlcprof.worker.probes.dynamo import failure_frames
+
+    torch_file = f"{sys.prefix}/lib/python3.11/site-packages/torch/_library/custom_ops.py"
+    err = RuntimeError("when making fake tensor call")
+    # Dynamo's errors carry the user code it was tracing (torch/_dynamo/exc.py).
+    err.real_stack = traceback.StackSummary.from_list(  # type: ignore[attr-defined]
+        [("/home/me/model.py", 16, "forward", None), (torch_file, 863, "__call__", None)]
+    )
+    assert failure_frames(err) == ("/home/me/model.py:16", f"{torch_file}:863")
+    # Without it: torch's compile record names the user's frame of the failure.
+    assert (
+        payloads.failed_at(
+            {
+                "fail_user_frame_filename": "/m.py",
+                "fail_user_frame_lineno": 3,
+                "co_filename": "/m.py",
+                "co_firstlineno": 1,
+            }
+        )
+        == "/m.py:3"
+    )
+    assert payloads.failed_at({"co_filename": "/m.py", "co_firstlineno": 1}) == "/m.py:1"
+
+
+def test_nothing_compiled_only_when_no_frame_made_a_graph():
+    sink = ListEmitter()
+    d = TraceDispatcher(sink, "r")
+    for line in (TRACES / "graph_breaks.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        d.feed(rec["metadata"], rec["payload"], rec["thread"])
+    assert d.nothing_compiled() is None  # graph breaks, but the frames around them compiled
+    refused = TraceDispatcher(sink, "r")
+    refused._metrics(
+        {
+            "compile_id": "0/0",
+            "fail_type": "Unsupported",
+            "graph_op_count": None,
+            "fail_reason": "Attempted to wrap RNN, GRU, or LSTM",
+        },
+        False,
+        {},
+        "0/0",
+    )
+    e = refused.nothing_compiled()
+    assert e is not None and (e.frames, e.fail_type) == (1, "Unsupported")
+
+
+def test_fresh_lines_follow_code_that_moved_and_prefer_the_workloads_file(tmp_path):
+    from dlcprof.worker.fresh_lines import FreshLines
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir(), new.mkdir()
+    (old / "m.py").write_text("x = 1\ny = f(x)\n")
+    (new / "m.py").write_text("# added\n\nx = 1\ny = f(x)\n")
+    fresh = FreshLines()
+    cited = f"{new / 'm.py'}:2 y = f(x)"
+    assert fresh.line(cited) == f"{new / 'm.py'}:4 y = f(x)"  # edited in place
+    fresh.home = str(new)
+    assert fresh.line(f"{old / 'm.py'}:2 y = f(x)") == f"{new / 'm.py'}:4 y = f(x)"
+    assert fresh.line(f"{old / 'm.py'}:2 z = g(y)") == f"{old / 'm.py'}:2 z = g(y)"  # no match
+
+
+def test_a_header_built_by_the_first_compile_is_seen(tmp_path, monkeypatch):
+    import tempfile
+
+    from dlcprof.worker.probes.caches import HeaderWatch
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    sink = ListEmitter()
+    watch = HeaderWatch(ProbeNotes(sink, "r"))
+    folder = Path(watch.folder)
+    assert folder.parent.parent == tmp_path and watch.built() == []  # torch's folder too
+    folder.mkdir(parents=True)
+    (folder / "abc.h.gch").write_bytes(b"")
+    assert watch.built() == [str(folder / "abc.h.gch")] and not sink.events
