@@ -75,6 +75,12 @@ def signed_secs(x: float | None) -> str:
     return ("+" if x > 0 else "") + secs(x)
 
 
+def offset_secs(x: float) -> str:
+    """An offset from an origin, signed, to 10 ms: "+30.64 s", "-0.12 s"; one
+    that rounds to zero reads "+0.00 s", never "-0.00 s"."""
+    return f"{round(x, 2) + 0.0:+.2f} s"
+
+
 def signed_ms(x: float | None) -> str:
     if x is None:
         return NA
