@@ -29,6 +29,10 @@ TWO_CLUSTERS = "repetitions in two clusters"
 WAITING_COMPILER = "waiting on the C++ compiler"
 WAITING_WORKERS = "waiting on compile workers"
 WAITING_PROCESS = "waiting on a subprocess"
+# A sampled stack that is the program's work, not the compiler's (monitors/samples.py).
+RUNNING_COMPILED = "running compiled code"
+RUNNING_OPTIMIZER = "running the optimizer (eager)"
+KERNEL_SAMPLER = "dlcprof's kernel sampler"
 
 
 def na(why: str | None = None) -> str:
@@ -170,10 +174,26 @@ def in_package(path: str) -> str | None:
     return path[found[-1].end() :] if found else None
 
 
+# A file Inductor wrote into its cache: CACHE/ab/cab<hash>.py (the folder is the
+# name's 2nd and 3rd characters), wherever the cache folder is.
+_CACHE_FILE = re.compile(r"[/\\]([a-z0-9]{2})[/\\]([a-z]\1[a-z0-9]{20,})(\.\w+)$")
+
+
+def cache_file(path: str) -> str | None:
+    """A file in Inductor's cache, short: "/tmp/torchinductor_u/ab/cabcdef….py" ->
+    "<inductor cache>/ab/cabcdef01….py"; None for any other file."""
+    m = _CACHE_FILE.search(path)
+    return f"<inductor cache>/{m[1]}/{m[2][:10]}…{m[3]}" if m else None
+
+
 def short_path(path: str) -> str:
-    """A file from its package on, or from the standard library on:
+    """A file from its package on, or from the standard library on, or in
+    Inductor's cache (``cache_file``):
     ".../site-packages/torch/optim/x.py:79" -> "torch/optim/x.py:79",
     ".../lib/python3.11/subprocess.py" -> "subprocess.py"; any other path as it is."""
+    cached = cache_file(path)
+    if cached is not None:
+        return cached
     inside = in_package(path)
     if inside is not None:
         return inside
