@@ -1,6 +1,6 @@
 """The HTML report of an attached program (``dlcprof run -- python train.py``):
 its Environment box and its compile timeline, from a real attached run
-(tests/fixtures/attached_train.jsonl, tests/programs/train.py under dlcprof)."""
+(tests/fixtures/programs/attached_train.jsonl, tests/programs/train.py under dlcprof)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from dlcprof.session import Session
 
 def _session(fixture_events) -> Session:
     s = Session()
-    for e in fixture_events("attached_train"):
+    for e in fixture_events("programs/attached_train"):
         s.apply(e)
     return s
 
