@@ -5,6 +5,7 @@ run under ``dlcprof run --``."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -40,6 +41,23 @@ def probed():
     torch._dynamo.optimize = torch._dynamo.optimize.__wrapped__
 
 
+def test_without_torch_compiles_frame_or_optimize_the_program_runs_on(probed) -> None:
+    # Dynamo entered directly: no torch.compile frame, so no mode, the rest as given.
+    torch._dynamo.optimize(backend="eager", dynamic=True)(lambda x: x * 2)(torch.ones(2))
+    (c,) = [e for e in probed if isinstance(e, ev.CompileCalled)]
+    assert (c.mode, c.dynamic, c.backend) == (None, "true", "eager")
+    # This torch without optimize: said once, nothing wrapped, compiles as before.
+    sink = _Sink()
+    optimize = torch._dynamo.optimize
+    del torch._dynamo.optimize
+    try:
+        compile_calls.install(lambda: "r2", sink, ProbeNotes(sink, "r2"))
+    finally:
+        torch._dynamo.optimize = optimize
+    (note,) = sink.events
+    assert isinstance(note, ev.ProbeUnavailable) and note.probe == compile_calls.PROBE
+
+
 def test_the_probe_reads_each_call_as_the_program_wrote_it(probed) -> None:
     torch.compile(torch.nn.Linear(2, 2), dynamic=False, backend="eager")
     line = sys._getframe().f_lineno - 1
@@ -64,6 +82,16 @@ def test_the_benchmark_pane_shows_an_attached_programs_settings(tmp_path: Path) 
     out = tmp_path / "s.json"
     cmd = [sys.executable, "-m", "dlcprof.cli", "run", "--json", str(out), "--"]
     subprocess.run([*cmd, sys.executable, str(PROGRAM)], check=True, timeout=300)
+    (saved,) = json.loads(out.read_text())["runs"]
+    assert (saved["mode"], saved["dynamic"], saved["backend"]) == (
+        "default",
+        "false, auto",
+        "eager",
+    )
+    assert [c["caller"].rsplit("/", 1)[-1] for c in saved["compile_calls"]] == [
+        "compile_args.py:11",
+        "compile_args.py:12",
+    ]
     session = load_session(out)
     (run,) = session.runs.values()
     assert fprog.compiled_with(run) == [
