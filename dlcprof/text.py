@@ -33,6 +33,7 @@ WAITING_PROCESS = "waiting on a subprocess"
 RUNNING_COMPILED = "running compiled code"
 RUNNING_OPTIMIZER = "running the optimizer (eager)"
 KERNEL_SAMPLER = "dlcprof's kernel sampler"
+DLCPROF_PROBES = "dlcprof's own probes"
 
 
 def na(why: str | None = None) -> str:

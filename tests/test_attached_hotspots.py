@@ -1,6 +1,6 @@
 """The compiler's hot frames of an attached program are the compiler's: the
-samples where the program runs its compiled code, its eager optimizer or
-dlcprof's kernel sampler are named as such, and files in Inductor's cache are
+samples where the program runs its compiled code or its eager optimizer, and
+dlcprof's kernel sampler and probes, are named as such, and files in Inductor's cache are
 never shown by their absolute path.
 
 Real data: py-spy's profile of tests/programs/steady_train.py run under
@@ -34,6 +34,8 @@ def test_the_programs_own_work_is_named_apart(rows) -> None:
     assert own[text.RUNNING_COMPILED] > 100
     assert own[text.RUNNING_OPTIMIZER] > 100
     assert own[text.KERNEL_SAMPLER] > 0
+    # dlcprof's timing wrapper around each compiled call, its own cost.
+    assert own[text.DLCPROF_PROBES] > 0
     # The compiler's own frames stay: its waits and Inductor's passes.
     assert own[text.WAITING_WORKERS] > 0
     assert any(r["file"].startswith("torch/_inductor/") for r in rows)
@@ -56,3 +58,6 @@ def test_a_compiled_module_loading_is_compiling() -> None:
     assert program_work(load) == load
     run = (("main", "train.py", 9), ("call", load[1][1], 40))
     assert program_work(run)[-1][0] == text.RUNNING_COMPILED
+    # The worker's harness runs a workload's eager code: that is not dlcprof's cost.
+    eager = (("time_eager", "/x/dlcprof/worker/bench.py", 5), ("forward", "/x/workloads/w.py", 7))
+    assert program_work(eager) == eager

@@ -19,7 +19,12 @@ KEYS = ("function", "file", "line", "thread", "own", "total", "phase")
 COMPILING_THREAD = "main"
 WAITING = (text.WAITING_COMPILER, text.WAITING_WORKERS, text.WAITING_PROCESS)
 # The program's own work, named apart from the compiler's frames (monitors/samples.py).
-PROGRAM_WORK = (text.RUNNING_COMPILED, text.RUNNING_OPTIMIZER, text.KERNEL_SAMPLER)
+PROGRAM_WORK = (
+    text.RUNNING_COMPILED,
+    text.RUNNING_OPTIMIZER,
+    text.KERNEL_SAMPLER,
+    text.DLCPROF_PROBES,
+)
 
 
 @dataclass

@@ -88,18 +88,28 @@ def _optimizer(func: str, file: str) -> bool:
     return "torch/optim/" in file
 
 
+# dlcprof's probe code (not its worker's harness, which runs a workload's own code).
+_PROBES = ("dlcprof/worker/attached/", "dlcprof/worker/probes/", "dlcprof/trace_records/")
+
+
+def _dlcprof(func: str, file: str) -> bool:
+    return any(p in file for p in _PROBES)
+
+
 # The program's own work a sampled stack can be in, first match wins (the kernel
 # sampler runs inside the compiled code it times).
 _WORK = (
     (_kernel_sampler, text.KERNEL_SAMPLER),
     (_compiled_code, text.RUNNING_COMPILED),
     (_optimizer, text.RUNNING_OPTIMIZER),
+    # Last: dlcprof's wrappers sit above the compiler and the compiled code.
+    (_dlcprof, text.DLCPROF_PROBES),
 )
 
 
 def program_work(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
     """The stack with the tail that runs the program's work (compiled code, the
-    optimizer, dlcprof's kernel sampler) replaced by one frame that names it, so
+    optimizer) or dlcprof's (its kernel sampler, its probes) replaced by one frame that names it, so
     the compiler's hot frames stay the compiler's. A stack that compiles below
     that frame (``_COMPILING``) is the compiler's and comes back as it is."""
     for matches, what in _WORK:
