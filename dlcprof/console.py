@@ -348,7 +348,7 @@ def hotspots_table(run: Run, limit: int = 10) -> Table | None:
         t.add_row(
             text.pct(r.own),
             text.pct(r.total),
-            Text(r.function, "yellow" if r.waiting else ""),
+            Text(r.function, "yellow" if r.waiting else "dim" if r.program_work else ""),
             f"{r.file}:{r.line}",
             r.thread,
             r.phase or "(not compiling)",

@@ -724,6 +724,23 @@ class CompileSettingsRead(Event):
     unavailable: str = ""
 
 
+@dataclass
+class CompileCalled(Event):
+    """An attached program called ``torch.compile`` (worker/probes/compile_calls.py):
+    the settings it passed, as torch resolved them. ``dynamic``: "auto" | "true" |
+    "false" as for a run; ``mode`` None when Dynamo was entered without
+    torch.compile. ``caller``: the first file:line outside torch that called it;
+    ``package``: the installed package that line is in ("" for the program's own)."""
+
+    run_id: str
+    mode: str | None
+    dynamic: str
+    backend: str
+    fullgraph: bool
+    caller: str
+    package: str = ""
+
+
 # --- codec ----------------------------------------------------------------------------
 
 

@@ -114,6 +114,7 @@ class Run:
     joined: ev.ProcessGroupJoined | None = None  # its init_process_group returned
     # DDP (figures/job/ddp.py): the settings read at the first compile, each split.
     compile_settings: ev.CompileSettingsRead | None = None
+    compile_calls: list[ev.CompileCalled] = field(default_factory=list)  # its torch.compile calls
     ddp_splits: list[ev.GraphSplitForDDP] = field(default_factory=list)
 
     @property
@@ -452,6 +453,9 @@ class Session:
 
     def _on_CompileSettingsRead(self, e: ev.CompileSettingsRead) -> None:
         self.run(e.run_id).compile_settings = e
+
+    def _on_CompileCalled(self, e: ev.CompileCalled) -> None:
+        self.run(e.run_id).compile_calls.append(e)
 
     def _on_ProcessAttached(self, e: ev.ProcessAttached) -> None:
         r = self.run(e.run_id)

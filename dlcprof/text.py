@@ -29,6 +29,11 @@ TWO_CLUSTERS = "repetitions in two clusters"
 WAITING_COMPILER = "waiting on the C++ compiler"
 WAITING_WORKERS = "waiting on compile workers"
 WAITING_PROCESS = "waiting on a subprocess"
+# A sampled stack that is the program's work, not the compiler's (monitors/samples.py).
+RUNNING_COMPILED = "running compiled code"
+RUNNING_OPTIMIZER = "running the optimizer (eager)"
+KERNEL_SAMPLER = "dlcprof's kernel sampler"
+DLCPROF_PROBES = "dlcprof's own probes"
 
 
 def na(why: str | None = None) -> str:
@@ -73,6 +78,12 @@ def signed_secs(x: float | None) -> str:
     if x is None:
         return NA
     return ("+" if x > 0 else "") + secs(x)
+
+
+def offset_secs(x: float) -> str:
+    """An offset from an origin, signed, to 10 ms: "+30.64 s", "-0.12 s"; one
+    that rounds to zero reads "+0.00 s", never "-0.00 s"."""
+    return f"{round(x, 2) + 0.0:+.2f} s"
 
 
 def signed_ms(x: float | None) -> str:
@@ -158,7 +169,7 @@ _PACKAGES = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
 _STDLIB = re.compile(r"/lib/python\d+\.\d+/")
 
 
-def _in_package(path: str) -> str | None:
+def in_package(path: str) -> str | None:
     """The file's path from its installed package on
     (".../site-packages/torch/optim/x.py" -> "torch/optim/x.py"), or None for a file
     that is not in an installed package (the user's own code)."""
@@ -166,11 +177,27 @@ def _in_package(path: str) -> str | None:
     return path[found[-1].end() :] if found else None
 
 
+# A file Inductor wrote into its cache: CACHE/ab/cab<hash>.py (the folder is the
+# name's 2nd and 3rd characters), wherever the cache folder is.
+_CACHE_FILE = re.compile(r"[/\\]([a-z0-9]{2})[/\\]([a-z]\1[a-z0-9]{20,})(\.\w+)$")
+
+
+def cache_file(path: str) -> str | None:
+    """A file in Inductor's cache, short: "/tmp/torchinductor_u/ab/cabcdef….py" ->
+    "<inductor cache>/ab/cabcdef01….py"; None for any other file."""
+    m = _CACHE_FILE.search(path)
+    return f"<inductor cache>/{m[1]}/{m[2][:10]}…{m[3]}" if m else None
+
+
 def short_path(path: str) -> str:
-    """A file from its package on, or from the standard library on:
+    """A file from its package on, or from the standard library on, or in
+    Inductor's cache (``cache_file``):
     ".../site-packages/torch/optim/x.py:79" -> "torch/optim/x.py:79",
     ".../lib/python3.11/subprocess.py" -> "subprocess.py"; any other path as it is."""
-    inside = _in_package(path)
+    cached = cache_file(path)
+    if cached is not None:
+        return cached
+    inside = in_package(path)
     if inside is not None:
         return inside
     m = _STDLIB.search(path)
@@ -180,12 +207,12 @@ def short_path(path: str) -> str:
 def users_code(path: str) -> bool:
     """A file of the user's own code: in neither an installed package nor the
     standard library (an unknown file, "", is not)."""
-    return bool(path) and _in_package(path) is None and _STDLIB.search(path) is None
+    return bool(path) and in_package(path) is None and _STDLIB.search(path) is None
 
 
 def in_torch(path: str) -> bool:
     """A file of torch's own package, by its path (also one recorded elsewhere)."""
-    return re.match(r"torch[/\\]", _in_package(path) or "") is not None
+    return re.match(r"torch[/\\]", in_package(path) or "") is not None
 
 
 def broke_inside(detail: str) -> str:

@@ -18,6 +18,13 @@ from dlcprof.session import Run
 KEYS = ("function", "file", "line", "thread", "own", "total", "phase")
 COMPILING_THREAD = "main"
 WAITING = (text.WAITING_COMPILER, text.WAITING_WORKERS, text.WAITING_PROCESS)
+# The program's own work, named apart from the compiler's frames (monitors/samples.py).
+PROGRAM_WORK = (
+    text.RUNNING_COMPILED,
+    text.RUNNING_OPTIMIZER,
+    text.KERNEL_SAMPLER,
+    text.DLCPROF_PROBES,
+)
 
 
 @dataclass
@@ -33,6 +40,10 @@ class HotRow:
     @property
     def waiting(self) -> bool:
         return self.function in WAITING
+
+    @property
+    def program_work(self) -> bool:
+        return self.function in PROGRAM_WORK
 
 
 def share(value: object, samples: int) -> float | None:

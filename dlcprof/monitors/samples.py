@@ -1,6 +1,6 @@
 """Stacks sampled by py-spy, as plain data: one ``Sample`` per stack, read from a
 speedscope file (``load_samples``, each sample's wall-clock time recovered),
-named by thread, waits named as such, aggregated into hot-frame rows, and
+named by thread, waits and the program's own work named as such, aggregated into hot-frame rows, and
 grouped by compile phase (``attribute_phases``). Nothing here runs py-spy."""
 
 from __future__ import annotations
@@ -70,10 +70,62 @@ def waiting(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
     return frames
 
 
+# Frames that start a compile (Dynamo's, or Inductor's for a graph such as a lazy
+# backward): a stack through one is the compiler's, whatever frames lie above it.
+_COMPILING = ("torch/_dynamo/convert_frame.py", "torch/_inductor/compile_fx.py")
+
+
+def _kernel_sampler(func: str, file: str) -> bool:
+    return file.endswith(("dlcprof/worker/launches.py", "dlcprof/worker/attached/kernel_sample.py"))
+
+
+def _compiled_code(func: str, file: str) -> bool:
+    # The module's body runs once, as Inductor loads it (builds its kernels): compiling.
+    return text.cache_file(file) is not None and func != "<module>"
+
+
+def _optimizer(func: str, file: str) -> bool:
+    return "torch/optim/" in file
+
+
+# dlcprof's probe code (not its worker's harness, which runs a workload's own code).
+_PROBES = ("dlcprof/worker/attached/", "dlcprof/worker/probes/", "dlcprof/trace_records/")
+
+
+def _dlcprof(func: str, file: str) -> bool:
+    return any(p in file for p in _PROBES)
+
+
+# The program's own work a sampled stack can be in, first match wins (the kernel
+# sampler runs inside the compiled code it times).
+_WORK = (
+    (_kernel_sampler, text.KERNEL_SAMPLER),
+    (_compiled_code, text.RUNNING_COMPILED),
+    (_optimizer, text.RUNNING_OPTIMIZER),
+    # Last: dlcprof's wrappers sit above the compiler and the compiled code.
+    (_dlcprof, text.DLCPROF_PROBES),
+)
+
+
+def program_work(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
+    """The stack with the tail that runs the program's work (compiled code, the
+    optimizer) or dlcprof's (its kernel sampler, its probes) replaced by one frame that names it, so
+    the compiler's hot frames stay the compiler's. A stack that compiles below
+    that frame (``_COMPILING``) is the compiler's and comes back as it is."""
+    for matches, what in _WORK:
+        for i, (func, file, line) in enumerate(frames):
+            if matches(func, file):
+                if any(f.endswith(_COMPILING) for _, f, _ in frames[i + 1 :]):
+                    break
+                return (*frames[:i], (what, file, line))
+    return frames
+
+
 class FrameStats:
     """Own/total counts per frame and samples per thread, built incrementally
     (the live view adds each window's samples once instead of re-walking every
-    stack each second). Waiting tails are named as such (``waiting``)."""
+    stack each second). Waiting tails and the program's own work are named as
+    such (``waiting``, ``program_work``)."""
 
     def __init__(self) -> None:
         self.own: Counter[tuple[str, str, str]] = Counter()
@@ -85,7 +137,7 @@ class FrameStats:
         if not s.frames:
             return
         self.threads[s.thread] += s.count
-        frames = waiting(s.frames)
+        frames = waiting(program_work(s.frames))
         seen: set[tuple[str, str, str]] = set()
         for func, file, line in frames:
             key = (func, file, s.thread)

@@ -26,9 +26,15 @@ def environment(session: Session) -> Environment:
     run = session.latest_run
     s = run.settings if run else None
     bench_run = fruns.latest_benchmarked(session)
+    # An attached program's process says who it is (ProcessAttached); it has no
+    # worker and no resolved settings: the program picks its own device and threads.
+    proc = run.process if run else None
+    attached = proc is not None and w is None and s is None
     values: dict[str, Any] = {
-        "torch": (w.torch_version if w else None) or (s.torch_version if s else None),
-        "python": w.python_version if w else None,
+        "torch": (w.torch_version if w else None)
+        or (s.torch_version if s else None)
+        or (proc.torch_version if proc else None),
+        "python": (w.python_version if w else None) or (proc.python_version if proc else None),
         "device": s.device if s else None,
         "device_name": (s.device_name if s else None) or (w.device_name if w else None),
         "cuda_available": w.cuda_available if w else None,
@@ -43,12 +49,27 @@ def environment(session: Session) -> Environment:
             values[k] = origin[k]
     la = values["load_avg"]
     recorded = iso(fruns.session_origin(session))
+    unset = text.na("an attached program sets its own") if attached else text.NA
+    unset_n = text.na("not recorded for an attached program") if attached else text.NA
+    device = (
+        f"{text.value(values['device'])} · {text.value(values['device_name'])}"
+        if values["device"] or values["device_name"] or not attached
+        else text.na("an attached program picks its tensors' device")
+    )
     rows = [
         Row("torch", text.value(values["torch"]), values["torch"] is None),
         Row("python", values["python"] or text.na("no WorkerReady event"), not values["python"]),
-        Row("device", f"{text.value(values['device'])} · {text.value(values['device_name'])}"),
-        Row("threads", text.value(values["threads"]), values["threads"] is None),
-        Row("cpu count", text.value(values["cpu_count"]), values["cpu_count"] is None),
+        Row("device", device, attached and not values["device"]),
+        Row(
+            "threads",
+            text.value(values["threads"]) if values["threads"] else unset,
+            not values["threads"],
+        ),
+        Row(
+            "cpu count",
+            text.value(values["cpu_count"]) if values["cpu_count"] else unset_n,
+            not values["cpu_count"],
+        ),
         Row(
             "load avg (1/5/15 min)",
             text.load_avg(la) if la else text.na("no benchmark ran"),
@@ -57,4 +78,8 @@ def environment(session: Session) -> Environment:
         Row("platform", text.value(values["platform"])),
         Row("recorded", recorded or text.NA, recorded is None),
     ]
+    if attached:
+        prog = session.program
+        command = text.command_words(prog.argv, prog.cwd) if prog else " ".join(proc.argv)
+        rows += [Row("host", proc.host), Row("command", command)]
     return Environment(values, rows)

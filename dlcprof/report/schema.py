@@ -22,6 +22,7 @@ from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import phases as fp
+from dlcprof.figures.job import program as fprog
 from dlcprof.report import model as rm
 from dlcprof.report.advice import AdviceSection, CompileCostSection
 from dlcprof.report.benchmark import BenchmarkBlock
@@ -436,10 +437,13 @@ def _ranks_dict(r: RanksSection) -> dict[str, Any]:
     }
 
 
+def _event_fields(e: ev.Event) -> dict[str, Any]:
+    """An event's own fields, without its time and run (the run's dict holds it)."""
+    return {k: v for k, v in dataclasses.asdict(e).items() if k not in ("t", "run_id")}
+
+
 def _process_dict(p: ev.ProcessAttached | None) -> dict[str, Any] | None:
-    if p is None:
-        return None
-    return {k: v for k, v in dataclasses.asdict(p).items() if k not in ("t", "run_id")}
+    return _event_fields(p) if p is not None else None
 
 
 def _nothing_compiled(m: RunModel) -> dict[str, Any] | None:
@@ -522,9 +526,10 @@ def _run_dict(m: RunModel) -> dict[str, Any]:
         "description": run.description,
         "settings": _settings(s),
         "process": _process_dict(run.process),
-        "mode": s.mode if s else None,
-        "dynamic": s.dynamic if s else None,
-        "backend": s.backend if s else None,
+        "mode": fprog.compile_setting(run, "mode"),
+        "dynamic": fprog.compile_setting(run, "dynamic"),
+        "backend": fprog.compile_setting(run, "backend"),
+        "compile_calls": [_event_fields(c) for c in run.compile_calls],
         "started": _iso(run.started_t),
         "wall_s": run.wall_s,
         "compile_wall_s": run.compile_wall_s,

@@ -176,7 +176,8 @@ def phase_timeline(run: Run, width: int = 1100, max_compiles: int = 30) -> Marku
         start = min(p.start_t for p in c.phases)
         body.append(_text(10, by + 12, c.compile_id, 12, "start", INK, f'font-weight="600" {MONO}'))
         wall = text.secs(c.wall_s if c.wall_s is not None else fp.phase_span(c.phases))
-        body.append(_text(10, by + 27, f"{wall} · at +{start - origin:.2f} s", 10, "start", MUTED))
+        at = text.offset_secs(start - origin)
+        body.append(_text(10, by + 27, f"{wall} · at {at}", 10, "start", MUTED))
         if c.record is not None and c.record.recompile_reason:
             body.append(_text(10, by + 40, "recompile", 10, "start", "#b4441c"))
         main = fp.main_thread(c.phases)

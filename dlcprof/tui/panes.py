@@ -136,6 +136,7 @@ AFFECTS: dict[type[ev.Event], frozenset[str]] = {
         ev.ProgramExited: _RUN_END | {"status"},
         ev.ProcessAttached: REPAINTED,
         ev.GraphCallsTimed: {"benchmark"},
+        ev.CompileCalled: {"benchmark"},
     }.items()
 }
 REPAINT_FREE: frozenset[type[ev.Event]] = frozenset(

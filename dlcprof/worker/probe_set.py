@@ -9,7 +9,8 @@ A host is a process whose compiles dlcprof watches; each builds one
 - each process of an attached program (``attached/probe.py``): CUDA-graph
   status, each compiled graph's calls and a few calls' kernel times, the
   rendezvous, DDP's buckets, a compile that raised into the program
-  (``probes/raised.py``), the eager calls past the recompile limit;
+  (``probes/raised.py``), the eager calls past the recompile limit, the
+  settings of each torch.compile call (``probes/compile_calls.py``);
 - a new host (a pytest process) the same way: a ``ProbeSet``, then its extras.
 
 The shared set: Inductor's kernel provenance, the kernel collector (its

@@ -20,6 +20,7 @@ UNITS = {
     "signed_secs": "secs with its sign",
     "signed_ms": "ms with its sign",
     "signed_pct": "pct with its sign",
+    "offset_secs": "an offset from an origin, signed once",
     "gbps": "a bandwidth",
     "ms_spread": "a median with its measured spread",
 }

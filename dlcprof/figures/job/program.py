@@ -316,6 +316,34 @@ def speedup_text(session: Session, run: Run | None = None) -> str:
     return text.na(why_none(runs[0]) if runs else "nothing compiled")
 
 
+# torch.compile's ``dynamic`` as the program wrote it, from a run's setting.
+_DYNAMIC_ARG = {"auto": "None", "true": "True", "false": "False"}
+
+
+def compile_setting(run: Run, name: str) -> str | None:
+    """A run's ``mode``, ``dynamic`` or ``backend``: its own, or those an attached
+    process's torch.compile calls passed ("default, max-autotune" where calls
+    differ); None where neither says."""
+    if run.settings is not None:
+        return str(getattr(run.settings, name))
+    values = dict.fromkeys(v for c in run.compile_calls if (v := getattr(c, name)) is not None)
+    return ", ".join(values) or None
+
+
+def compiled_with(run: Run) -> list[str]:
+    """Each place that called torch.compile in an attached process, once, with what
+    it passed: "accelerate compiled with mode=default, dynamic=False, backend=inductor"
+    (a package by its name, the program's own line by file:line)."""
+    lines = []
+    for c in run.compile_calls:
+        who = c.package or c.caller.rsplit("/", 1)[-1] or "the program"
+        mode = f"mode={c.mode}, " if c.mode is not None else ""
+        full = ", fullgraph=True" if c.fullgraph else ""
+        dyn = _DYNAMIC_ARG.get(c.dynamic, c.dynamic)
+        lines.append(f"{who} compiled with {mode}dynamic={dyn}, backend={c.backend}{full}")
+    return list(dict.fromkeys(lines))
+
+
 def speedup_line(session: Session) -> str:
     return f"speedup: {speedup_text(session)}"
 

@@ -46,7 +46,8 @@ def selected_table(run: Run, session: Session) -> Table | Text:
     """Both speedups side by side (fa.rows), then the words that go with them."""
     a = fa.contrast(run)
     if a is None:
-        return Text(f"eager vs compiled: {fprog.speedup_text(session, run)}", style="dim")
+        lines = [f"eager vs compiled: {fprog.speedup_text(session, run)}"]
+        return Text("\n".join([*lines, *fprog.compiled_with(run)]), style="dim")
     t = Table(box=None, padding=(0, 1), expand=True, header_style="bold underline")
     t.add_column("", style="bold", min_width=10, no_wrap=True)
     for name in fa.columns(narrow=True):
@@ -74,6 +75,10 @@ def allocator_notes(run: Run) -> list[Text]:
         for n in fa.notes(a, run)
     ]
 
+
+# An attached process whose torch.compile calls were not seen (an older report,
+# or Dynamo entered another way): its settings are nobody's to say.
+_NO_SETTING = text.na("no torch.compile call seen")
 
 _LABEL_W = 10
 _RUN_W = 10
@@ -116,7 +121,13 @@ def runs_table(view: View, width: int = 200) -> Table:
         t.add_row(label, *(cell(r) for r in runs))
 
     def setting(name: str):
-        return lambda r: OPTION[name].label(getattr(r.settings, name)) if r.settings else text.NA
+        def cell(r: Run) -> str | Text:
+            value = fprog.compile_setting(r, name)
+            if value:
+                return OPTION[name].label(value)
+            return Text(_NO_SETTING, style="dim") if r.process else text.NA
+
+        return cell
 
     def bench(fn):
         def cell(r: Run):
@@ -128,7 +139,7 @@ def runs_table(view: View, width: int = 200) -> Table:
     row("workload", lambda r: r.name)
     row("mode", setting("mode"))
     row("dynamic", setting("dynamic"))
-    if {r.settings.backend for r in runs if r.settings} - {"inductor"}:
+    if {fprog.compile_setting(r, "backend") for r in runs} - {"inductor", None}:
         row("backend", setting("backend"))
     row("eager", bench(lambda s: text.ms(s.eager_ms)))
     row("compiled", bench(lambda s: text.ms(s.compiled_ms)))

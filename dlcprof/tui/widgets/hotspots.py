@@ -48,7 +48,9 @@ def frames_table(run: Run, all_threads: bool = False) -> Table:
     if has_phase:
         t.add_column("phase", width=16, no_wrap=True, overflow="ellipsis")
     for r in rows:
-        function = Text(r.function, style="yellow" if r.waiting else "")
+        function = Text(
+            r.function, style="yellow" if r.waiting else "dim" if r.program_work else ""
+        )
         cells = [
             text.pct(r.own),
             text.pct(r.total),

@@ -32,7 +32,7 @@ from dlcprof.worker.attached import graph_calls, kernel_sample, rendezvous
 from dlcprof.worker.attached.channel import Channel
 from dlcprof.worker.fresh_lines import FreshLines
 from dlcprof.worker.probe_set import ProbeSet
-from dlcprof.worker.probes import ProbeNotes
+from dlcprof.worker.probes import ProbeNotes, compile_calls
 from dlcprof.worker.probes import cudagraphs as cudagraphs_probe
 from dlcprof.worker.probes import ddp as ddp_probe
 from dlcprof.worker.probes import guards as guards_probe
@@ -152,6 +152,7 @@ class AttachedProcess:
         ddp_probe.install(lambda *b: self.probes.dispatcher.ddp_buckets(*b), self.notes)
         self.raised = raised_probe.RaisedCompiles(self.channel, lambda: self.run_id)
         raised_probe.install(self.raised, self.notes)
+        compile_calls.install(lambda: self.run_id, self.channel, self.notes)
         self._watch_limit()
 
     def _watch_limit(self) -> None:

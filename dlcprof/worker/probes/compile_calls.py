@@ -1,0 +1,62 @@
+"""The one adapter to how an attached program calls ``torch.compile``: its mode,
+dynamic and backend, read from torch.compile's own frame as it calls Dynamo's
+``optimize`` (looked up on ``torch._dynamo`` at each call, so wrapping it there
+catches the program's first call too: that call imports Dynamo, and the probes
+install as the import ends). A frame not found or not readable degrades to what
+``optimize`` itself was given, then to nothing said."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.worker.probes import ProbeNotes
+
+PROBE = "compile-calls"
+_DYNAMIC = {None: "auto", True: "true", False: "false"}
+
+
+def install(run_id: Callable[[], str], sink: ev.Sink, notes: ProbeNotes) -> None:
+    """Wrap ``torch._dynamo.optimize`` (once per process: it outlives a fork)."""
+    dynamo = sys.modules.get("torch._dynamo")
+    original = getattr(dynamo, "optimize", None)
+    if not callable(original):
+        notes.unavailable(PROBE, "torch._dynamo.optimize not found: mode, dynamic, backend n/a")
+        return
+
+    def optimize(*args: Any, **kwargs: Any) -> Any:
+        try:
+            sink.emit(called(run_id(), sys._getframe(1), kwargs))
+        except Exception:  # noqa: BLE001 - never break the program's compile
+            notes.unavailable(PROBE, "torch.compile's arguments could not be read on this torch")
+        return original(*args, **kwargs)
+
+    optimize.__wrapped__ = original  # type: ignore[attr-defined]
+    dynamo.optimize = optimize
+
+
+def called(run_id: str, frame: Any, kwargs: dict[str, Any]) -> ev.CompileCalled:
+    """The settings of the call whose frame called ``optimize``: torch.compile's
+    locals (its ``backend`` is by then the wrapper it built), else ``optimize``'s
+    own arguments."""
+    code = frame.f_code
+    in_compile = code.co_name == "compile" and code.co_filename.endswith("torch/__init__.py")
+    given = frame.f_locals if in_compile else kwargs
+    backend = kwargs.get("backend", given.get("backend"))
+    name = getattr(backend, "compiler_name", None) or getattr(backend, "__name__", None)
+    while frame is not None and text.in_torch(frame.f_code.co_filename):
+        frame = frame.f_back
+    where = f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else ""
+    package = text.in_package(where) or ""
+    return ev.CompileCalled(
+        run_id=run_id,
+        mode=given.get("mode") if in_compile else None,
+        dynamic=_DYNAMIC.get(given.get("dynamic"), str(given.get("dynamic"))),
+        backend=str(name or backend),
+        fullgraph=bool(given.get("fullgraph", kwargs.get("nopython", False))),
+        caller=where,
+        package=package.split("/", 1)[0] if package else "",
+    )

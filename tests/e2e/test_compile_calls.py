@@ -1,0 +1,111 @@
+"""An attached program's torch.compile settings (mode, dynamic, backend), read
+from its own calls (worker/probes/compile_calls.py) and shown in the Benchmark
+pane instead of n/a: real torch.compile calls, in this process and in a program
+run under ``dlcprof run --``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch._dynamo
+from helpers.paths import PROGRAMS
+from rich.console import Console
+
+from dlcprof import events as ev
+from dlcprof.figures.job import program as fprog
+from dlcprof.report.load import load_session
+from dlcprof.tui.view import View
+from dlcprof.tui.widgets import benchmark as wb
+from dlcprof.worker.probes import ProbeNotes, compile_calls
+
+PROGRAM = PROGRAMS / "compile_args.py"
+
+
+class _Sink:
+    def __init__(self) -> None:
+        self.events: list[ev.Event] = []
+
+    def emit(self, e: ev.Event) -> None:
+        self.events.append(e)
+
+
+@pytest.fixture
+def probed():
+    sink = _Sink()
+    compile_calls.install(lambda: "r1", sink, ProbeNotes(sink, "r1"))
+    yield sink.events
+    torch._dynamo.optimize = torch._dynamo.optimize.__wrapped__
+
+
+def test_without_torch_compiles_frame_or_optimize_the_program_runs_on(probed) -> None:
+    # Dynamo entered directly: no torch.compile frame, so no mode, the rest as given.
+    torch._dynamo.optimize(backend="eager", dynamic=True)(lambda x: x * 2)(torch.ones(2))
+    (c,) = [e for e in probed if isinstance(e, ev.CompileCalled)]
+    assert (c.mode, c.dynamic, c.backend) == (None, "true", "eager")
+    # This torch without optimize: said once, nothing wrapped, compiles as before.
+    sink = _Sink()
+    optimize = torch._dynamo.optimize
+    del torch._dynamo.optimize
+    try:
+        compile_calls.install(lambda: "r2", sink, ProbeNotes(sink, "r2"))
+    finally:
+        torch._dynamo.optimize = optimize
+    (note,) = sink.events
+    assert isinstance(note, ev.ProbeUnavailable) and note.probe == compile_calls.PROBE
+
+
+def test_the_probe_reads_each_call_as_the_program_wrote_it(probed) -> None:
+    torch.compile(torch.nn.Linear(2, 2), dynamic=False, backend="eager")
+    line = sys._getframe().f_lineno - 1
+
+    @torch.compile(mode="max-autotune-no-cudagraphs", fullgraph=True)
+    def f(x):
+        return x + 1
+
+    called = [e for e in probed if isinstance(e, ev.CompileCalled)]
+    assert [(c.mode, c.dynamic, c.backend, c.fullgraph) for c in called] == [
+        ("default", "false", "eager", False),
+        ("max-autotune-no-cudagraphs", "auto", "inductor", True),
+    ]
+    # The program's own line, not torch's (the decorator calls torch.compile twice).
+    assert called[0].caller == f"{__file__}:{line}"
+    assert called[1].caller.startswith(f"{__file__}:")
+    assert {c.package for c in called} == {""}
+
+
+@pytest.mark.slow
+def test_the_benchmark_pane_shows_an_attached_programs_settings(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    cmd = [sys.executable, "-m", "dlcprof.cli", "run", "--json", str(out), "--"]
+    subprocess.run([*cmd, sys.executable, str(PROGRAM)], check=True, timeout=300)
+    (saved,) = json.loads(out.read_text())["runs"]
+    assert (saved["mode"], saved["dynamic"], saved["backend"]) == (
+        "default",
+        "false, auto",
+        "eager",
+    )
+    assert [c["caller"].rsplit("/", 1)[-1] for c in saved["compile_calls"]] == [
+        "compile_args.py:11",
+        "compile_args.py:12",
+    ]
+    session = load_session(out)
+    (run,) = session.runs.values()
+    assert fprog.compiled_with(run) == [
+        "compile_args.py:11 compiled with mode=default, dynamic=False, backend=eager",
+        "compile_args.py:12 compiled with mode=default, dynamic=None, backend=eager, "
+        "fullgraph=True",
+    ]
+    console = Console(width=160, record=True)
+    view = View(session, run, now=None, replay=True)
+    console.print(wb.BenchmarkReport(view))
+    shown = console.export_text()
+    assert "compile_args.py:11 compiled with mode=default, dynamic=False" in shown
+    rows = {line.split()[0]: line.split()[1:] for line in shown.splitlines() if line.strip()}
+    assert rows["mode"] == ["default"]
+    assert rows["dynamic"] == ["false,", "auto"]
+    assert rows["backend"] == ["eager"]
