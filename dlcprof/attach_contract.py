@@ -5,7 +5,7 @@ spawns the program with these in its environment; the program's side
 (``worker/attached/``) reads them and samples kernel times by this policy,
 which ``figures/`` words. ``bootstrap/sitecustomize.py`` imports nothing of
 dlcprof before it has found it, so it spells ``SOCKET_ENV`` and ``ROOT_ENV``
-out (tests/test_attach.py checks they agree).
+out (tests/e2e/test_attach.py checks they agree).
 """
 
 from __future__ import annotations
