@@ -32,14 +32,14 @@ def install(probes: set[str]) -> None:
     """What dlcprof/worker/run.py: Run._install_probes does, one piece at a time."""
     from dlcprof.trace_records.dispatcher import TraceDispatcher
     from dlcprof.worker.emit import Emitter
-    from dlcprof.worker.probes import ProbeNotes
+    from dlcprof.worker.probes import ProbeNotes, provenance
     from dlcprof.worker.probes import kernels as kernels_probe
     from dlcprof.worker.probes import trace as trace_probe
 
     sink = Emitter(os.open(os.devnull, os.O_WRONLY))
     notes = ProbeNotes(sink, "bench")
     if "provenance" in probes:
-        kernels_probe.enable_provenance(notes)
+        provenance.enable_provenance(notes)
     if "trace" in probes or "kernels" in probes:
         kernels = None
         if "kernels" in probes:

@@ -27,7 +27,7 @@ from typing import IO
 from dlcprof import events as ev
 from dlcprof.trace_records.dispatcher import TraceDispatcher
 from dlcprof.worker.fresh_lines import FreshKernelLines, FreshLines
-from dlcprof.worker.probes import ProbeNotes, rawtrace
+from dlcprof.worker.probes import ProbeNotes, provenance, rawtrace
 from dlcprof.worker.probes import autotune as autotune_probe
 from dlcprof.worker.probes import kernels as kernels_probe
 from dlcprof.worker.probes import trace as trace_probe
@@ -75,7 +75,7 @@ class ProbeSet:
         ``close``). ``rank`` names the raw trace as torch names a rank's."""
         # Without provenance the kernel table still comes from the output code
         # (fused ops read back from kernel names).
-        when_imported(INDUCTOR_CONFIG, lambda _: kernels_probe.enable_provenance(notes))
+        when_imported(INDUCTOR_CONFIG, lambda _: provenance.enable_provenance(notes))
         # Through FreshKernelLines: a cache hit's provenance cites the files as they were.
         self.kernels = kernels_probe.KernelCollector(
             FreshKernelLines(self.sink, fresh), run_id, kernels_probe.aten_op_exists()

@@ -9,7 +9,7 @@ from dlcprof import events as ev
 from dlcprof.worker import bench
 from dlcprof.worker import profile as P
 from dlcprof.worker.emit import ListEmitter
-from dlcprof.worker.probes import ProbeNotes
+from dlcprof.worker.probes import ProbeNotes, provenance
 from dlcprof.worker.probes import compiled_code as cc
 from dlcprof.worker.probes import kernels as K
 
@@ -36,7 +36,7 @@ def test_launches_in_partitions_are_timed_in_place(monkeypatch):
     sink = ListEmitter()
     notes = ProbeNotes(sink, "r")
     collector = K.KernelCollector(sink, "r", K.aten_op_exists())
-    K.enable_provenance(notes)
+    provenance.enable_provenance(notes)
     uninstall = T.install(TraceDispatcher(sink, "r", collector), notes)
     torch._dynamo.reset()
 

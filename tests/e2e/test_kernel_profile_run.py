@@ -14,6 +14,7 @@ from dlcprof.settings import RunSettings
 from dlcprof.worker import profile as P
 from dlcprof.worker.probes import compiled_code as cc
 from dlcprof.worker.probes import kernels as K
+from dlcprof.worker.probes import provenance
 
 # The module's real run is shared by its tests: one process runs them all.
 pytestmark = pytest.mark.xdist_group("test_kernel_profile_run")
@@ -96,7 +97,7 @@ def test_the_stage_degrades_when_torch_moved_its_code_cache(monkeypatch):
     sink = ListEmitter()
     notes = ProbeNotes(sink, "r")
     collector = K.KernelCollector(sink, "r", K.aten_op_exists())
-    K.enable_provenance(notes)
+    provenance.enable_provenance(notes)
     uninstall = T.install(TraceDispatcher(sink, "r", collector), notes)
     torch._dynamo.reset()
 

@@ -121,14 +121,13 @@ def test_provenance_stays_off_where_it_cannot_be_kept_out_of_the_key(monkeypatch
 
     from dlcprof import events as ev
     from dlcprof.worker.emit import ListEmitter
-    from dlcprof.worker.probes import ProbeNotes
-    from dlcprof.worker.probes import kernels as K
+    from dlcprof.worker.probes import ProbeNotes, provenance
 
     sink = ListEmitter()
     monkeypatch.delattr(codecache, "FxGraphHashDetails")
     level = inductor_config.trace.provenance_tracking_level
     try:
-        K.enable_provenance(ProbeNotes(sink, "r"))
+        provenance.enable_provenance(ProbeNotes(sink, "r"))
         assert inductor_config.trace.provenance_tracking_level == level
     finally:
         inductor_config.trace.provenance_tracking_level = level
@@ -143,12 +142,11 @@ def test_the_cache_key_carries_the_programs_own_provenance_level():
     import torch._inductor.config as inductor_config
 
     from dlcprof.worker.emit import ListEmitter
-    from dlcprof.worker.probes import ProbeNotes
-    from dlcprof.worker.probes import kernels as K
+    from dlcprof.worker.probes import ProbeNotes, provenance
 
     level = inductor_config.trace.provenance_tracking_level
     try:
-        assert K.enable_provenance(ProbeNotes(ListEmitter(), "r"))
+        assert provenance.enable_provenance(ProbeNotes(ListEmitter(), "r"))
         assert inductor_config.trace.provenance_tracking_level == 1
         details = codecache.FxGraphHashDetails(None, [torch.ones(2)], {}, [])
         assert details.provenance_tracking_level == level == 0

@@ -25,7 +25,7 @@ from dlcprof.stats import median_iqr
 from dlcprof.trace_records import payloads
 from dlcprof.trace_records.dispatcher import TraceDispatcher
 from dlcprof.worker.emit import Emitter, ListEmitter
-from dlcprof.worker.probes import ProbeNotes
+from dlcprof.worker.probes import ProbeNotes, provenance
 from dlcprof.worker.probes import kernels as K
 from dlcprof.worker.probes import trace as T
 from dlcprof.worker.run import one_line
@@ -336,8 +336,8 @@ def test_probes_degrade_when_torch_moved_things(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch._logging._internal", None)
     monkeypatch.setitem(sys.modules, "torch._inductor.config", None)
     assert T.install(TraceDispatcher(sink, "r"), notes) is None
-    assert K.enable_provenance(notes) is False
-    assert K.enable_provenance(notes) is False  # said once
+    assert provenance.enable_provenance(notes) is False
+    assert provenance.enable_provenance(notes) is False  # said once
     probes = [e.probe for e in of(sink.events, ev.ProbeUnavailable)]
     assert probes == ["trace", "kernels.provenance"]
 
@@ -364,9 +364,11 @@ def test_provenance_traces_inductors_search_patterns_without_stack_traces(monkey
     )
     level = inductor_config.trace.provenance_tracking_level
     try:
-        assert K.enable_provenance(ProbeNotes(ListEmitter(), "r"))
+        assert provenance.enable_provenance(ProbeNotes(ListEmitter(), "r"))
         wrapped = pm.gen_pattern_and_search_gm
-        assert K.enable_provenance(ProbeNotes(ListEmitter(), "r"))  # a forked child's install
+        assert provenance.enable_provenance(
+            ProbeNotes(ListEmitter(), "r")
+        )  # a forked child's install
         assert pm.gen_pattern_and_search_gm is wrapped, "wrapped once"
         make_fx(search)(torch.ones(4))
         assert captured, "provenance is on: make_fx captures stacks"

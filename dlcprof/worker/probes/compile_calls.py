@@ -34,7 +34,7 @@ def install(run_id: Callable[[], str], sink: ev.Sink, notes: ProbeNotes) -> None
             notes.unavailable(PROBE, "torch.compile's arguments could not be read on this torch")
         return original(*args, **kwargs)
 
-    optimize.__wrapped__ = original  # type: ignore[attr-defined]
+    optimize.__wrapped__ = original
     dynamo.optimize = optimize
 
 
