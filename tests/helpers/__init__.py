@@ -1,6 +1,7 @@
 """What the tests share, one module per concern: ``paths`` (the repository's
 folders), ``recorded`` (the recorded real runs under tests/fixtures),
-``engine`` (a scripted engine in place of a worker), ``tui`` (driving the
+``engine`` (a scripted engine in place of a worker), ``scripted_program``
+(a scripted attached program in place of a real one), ``tui`` (driving the
 app under the Pilot), ``views`` (every view of a session as plain text),
 ``proc`` (real dlcprof processes and who is alive), ``worker`` (a real worker
 subprocess), ``program`` (an attached program's events by hand), ``report``

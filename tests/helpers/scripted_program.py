@@ -1,5 +1,5 @@
 """A scripted attached program: stands in for dlcprof.attach.program.AttachedProgram
-through ``Engine.program``, as test_tui.ScriptedLiveRun does for a run."""
+through ``Engine.program``, as ``helpers.engine.ScriptedLiveRun`` does for a run."""
 
 from __future__ import annotations
 
