@@ -114,7 +114,18 @@ def test_kernel_lines_read_off_the_post_grad_graph_where_one_line_made_the_op():
     assert K.lines_by_op(["aten.mul"], nodes, lines) == ["/u/train.py:22 y = x * 2"]
 
 
-def test_provenance_stays_off_where_it_cannot_be_kept_out_of_the_key(monkeypatch):
+@pytest.fixture
+def unset_provenance(monkeypatch):
+    """Provenance as a process that never met dlcprof has it: another test in
+    this process may have turned it on (and noted the program's level)."""
+    inductor_config = pytest.importorskip("torch._inductor.config")
+    from dlcprof.worker.probes import provenance
+
+    monkeypatch.setattr(inductor_config.trace, "provenance_tracking_level", 0)
+    monkeypatch.setattr(provenance, "_users_level", None)
+
+
+def test_provenance_stays_off_where_it_cannot_be_kept_out_of_the_key(monkeypatch, unset_provenance):
     pytest.importorskip("torch._inductor.codecache")
     import torch._inductor.codecache as codecache
     import torch._inductor.config as inductor_config
@@ -135,7 +146,7 @@ def test_provenance_stays_off_where_it_cannot_be_kept_out_of_the_key(monkeypatch
     assert note.probe == "kernels.provenance" and "graph cache keeps hitting" in note.reason
 
 
-def test_the_cache_key_carries_the_programs_own_provenance_level():
+def test_the_cache_key_carries_the_programs_own_provenance_level(unset_provenance):
     pytest.importorskip("torch._inductor.codecache")
     import torch
     import torch._inductor.codecache as codecache
