@@ -117,6 +117,22 @@ def _in_torch(c: Compile) -> bool:
     return text.in_torch(str((c.record.metrics if c.record else {}).get("co_filename") or ""))
 
 
+def _diverging_frame(run: Run, c: Compile) -> str:
+    """The frame a finding names, never one of torch's: a compile of torch's own
+    wrapper (Dynamo's or DDP's around the user's forward) names the user's frame
+    the rank compiled last, or says it is not compiled yet, so the banner does not
+    send the user into torch's code."""
+    if not _in_torch(c):
+        return frame_words(c)
+    m = c.record.metrics if c.record else {}
+    where = f"{text.short_path(str(m.get('co_filename')))}:{m.get('co_firstlineno')}"
+    user = [u for u in forward_compiles(run) if u.record and not _in_torch(u)]
+    if user:
+        latest = max(user, key=lambda u: u.record.t if u.record else 0.0)
+        return f"torch's wrapper around {frame_words(latest)} ({where})"
+    return f"a frame inside torch ({where}, torch's wrapper), the user's frame not compiled yet"
+
+
 def _reason(run: Run, c: Compile) -> str | None:
     reason = c.record.recompile_reason if c.record else None
     if not reason:
@@ -153,7 +169,8 @@ def _compile_ids(ranks: dict[int, Run], session: Session, now: float | None) -> 
             held.setdefault(c.compile_id, {})[rank] = c
     out = []
     for cid, holders in held.items():
-        first = min(holders.values(), key=lambda c: c.record.t if c.record else 0.0)
+        first_rank = min(holders, key=lambda r: holders[r].record.t if holders[r].record else 0.0)
+        first = holders[first_rank]
         since = _end_t(first) or 0.0
         lacking = [r for r in ranks if r not in holders and _past(ranks[r], since, now)]
         if not lacking:
@@ -170,7 +187,8 @@ def _compile_ids(ranks: dict[int, Run], session: Session, now: float | None) -> 
             for rank, c in sorted(holders.items()):
                 reason = _reason(ranks[rank], c)
                 verb = "recompiled" if not cid.endswith("/0") else "compiled"
-                head = f"rank {rank} {verb} {cid}, {frame_words(c)} ({others} did not)"
+                frame_named = _diverging_frame(ranks[rank], c)
+                head = f"rank {rank} {verb} {cid}, {frame_named} ({others} did not)"
                 why = [f"{cid}: {reason}"] if reason else []
                 out.append(
                     Divergence(
@@ -196,7 +214,8 @@ def _compile_ids(ranks: dict[int, Run], session: Session, now: float | None) -> 
                         "compile_ids",
                         rank,
                         True,
-                        f"rank {rank} did not compile {cid}, {frame_words(first)} ({did} did)",
+                        f"rank {rank} did not compile {cid}, "
+                        f"{_diverging_frame(ranks[first_rank], first)} ({did} did)",
                         evidence,
                         cid,
                         first.record.t if first.record else 0.0,
