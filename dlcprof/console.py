@@ -241,7 +241,7 @@ def benchmark_table(run: Run, session: Session) -> RenderableType:
         t.add_column(style="bold")
         t.add_column()
         t.add_row("benchmark", fprog.speedup_text(session, run))
-        return t
+        return Group(t, *(Text(line, style="dim") for line in fprog.compiled_with(run)))
     assert run.benchmark is not None
     t = Table(title="Eager vs compiled", title_justify="left")
     t.add_column("", style="bold")

@@ -262,7 +262,8 @@ def _benchmark(r: RunModel, detail: int = FULL) -> list[str]:
     out = ["### Benchmark", ""]
     b = r.benchmark
     if b is None:
-        return out + [text.na(r.benchmark_why), "", f"- {r.observer.line}", ""]
+        calls = [f"- {line}" for line in r.compiled_with]
+        return out + [text.na(r.benchmark_why), "", *calls, f"- {r.observer.line}", ""]
     if detail < NO_SOURCES:
         # Compact: the headline figures and the verdict on the two speedups.
         return out + [

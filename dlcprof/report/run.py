@@ -17,6 +17,7 @@ from dlcprof.figures import outcome as fout
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures import runs as fruns
 from dlcprof.figures.job import ddp as fddp
+from dlcprof.figures.job import program as fprog
 from dlcprof.report import run_tables as rt
 from dlcprof.report.advice import CompileCostSection, compile_cost_section
 from dlcprof.report.benchmark import BenchmarkBlock, benchmark_block
@@ -88,6 +89,8 @@ class RunModel:
     compile_cost: CompileCostSection | None  # by the user's functions and modules
     # An attached process: how it ended when not plainly, and what DDP did to its compiles.
     process_notes: list[str] = field(default_factory=list)
+    # Its torch.compile calls, in the words of the Benchmark pane and the console.
+    compiled_with: list[str] = field(default_factory=list)
     ddp: DdpBlock | None = None
 
     @property
@@ -274,6 +277,7 @@ def run_model(session: Session, run: Run, number: int | None = None) -> RunModel
         benchmark=bench,
         benchmark_why=fb.why_none(run),
         benchmark_why_short=fb.why_none(run, short=True),
+        compiled_with=fprog.compiled_with(run),
         warnings=[lg for lg in run.logs if lg.level in ("warning", "error")],
         device=device_summary(run.device_samples, fd.activity_spans(run), dict(run.monitors)),
         hotspots=hotspot_table(run),
