@@ -177,16 +177,11 @@ def phases_table(run: Run) -> Table:
         )
     rows = [fp.key_phases(c) for c in compiles]
     for i, (label, _) in enumerate(fp.KEY_PHASES):
-        cells = []
-        for keys in rows:
-            k = keys[i]
-            cells.append(
-                text.NA
-                if k.seconds is None
-                else text.secs(k.seconds) + (f" ×{k.count}" if k.count > 1 else "")
-            )
-        t.add_row(label, *cells)
+        t.add_row(label, *(fp.key_phase_words(keys[i]) for keys in rows))
     t.add_row("cache", *((fc.compile_cache(run, c) or text.NA) for c in compiles))
+    if any(fp.summed(c) for c in compiles):
+        t.caption = fp.SUMMED_NOTE[0].upper() + fp.SUMMED_NOTE[1:] + ": compare the wall row."
+        t.caption_justify = "left"
     return t
 
 

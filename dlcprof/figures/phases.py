@@ -282,6 +282,7 @@ class KeyPhase:
     name: str
     seconds: float | None  # None: the compile never entered it
     count: int
+    threads: int  # distinct threads it ran on (>1: seconds summed over a pool)
 
 
 def key_phases(c: Compile) -> list[KeyPhase]:
@@ -290,9 +291,16 @@ def key_phases(c: Compile) -> list[KeyPhase]:
     kept = kept_phases(c)
     out = []
     for label, name in KEY_PHASES:
-        durations = [p.duration_s for p in kept if p.name == name]
-        out.append(KeyPhase(label, name, sum(durations) if durations else None, len(durations)))
+        ran = [p for p in kept if p.name == name]
+        seconds = sum(p.duration_s for p in ran) if ran else None
+        out.append(KeyPhase(label, name, seconds, len(ran), len({p.thread for p in ran})))
     return out
+
+
+def summed(c: Compile) -> list[KeyPhase]:
+    """The key phases of a compile whose seconds add up several threads' (and
+    so may exceed its wall)."""
+    return [k for k in key_phases(c) if k.threads > 1]
 
 
 def attempt(name: str) -> int | None:
@@ -358,6 +366,33 @@ def restarts(c: Compile) -> Restarts | None:
 
 
 # --- the words of the phases (the units are text's) ----------------------------
+
+# Pool threads (g++ builds, Triton's workers) run beside the compiling thread:
+# their seconds add up, so a phase's total can exceed the compile's wall.
+SUMMED_NOTE = (
+    "pool-thread phases such as g++ builds overlap the compiling thread and are summed over threads"
+)
+
+
+def pool_words(threads: int) -> str:
+    """ "pool thread", or "summed over 3 pool threads"."""
+    return "pool thread" if threads <= 1 else f"summed over {threads} pool threads"
+
+
+def key_phase_words(k: KeyPhase) -> str:
+    """ "20.08 s ×5, summed over 3 threads": a key phase's seconds in one compile."""
+    if k.seconds is None:
+        return text.NA
+    many = f" ×{k.count}" if k.count > 1 else ""
+    pool = f", summed over {k.threads} threads" if k.threads > 1 else ""
+    return f"{text.secs(k.seconds)}{many}{pool}"
+
+
+def summed_words(c: Compile) -> str | None:
+    """ "C++/Triton compile 20.08 s ×5, summed over 3 threads", said under a
+    compile's wall; None when no key phase ran on more than one thread."""
+    ks = summed(c)
+    return "; ".join(f"{k.label} {key_phase_words(k)}" for k in ks) if ks else None
 
 
 def restarts_words(count: int, cost_s: float, reasons: list[str]) -> str:

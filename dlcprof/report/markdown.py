@@ -67,7 +67,7 @@ def _phases(r: RunModel, detail: int) -> list[str]:
         return out + [text.na("no compile recorded in this run"), ""]
     out += [
         f"{text.plural(len(r.compiles), 'compile')}; total wall {r.compile_wall.text} (torch's "
-        "per-frame compile times). Phases nest; pool-thread phases are summed over threads.",
+        f"per-frame compile times). Phases nest; {r.phases.note}.",
         "",
     ]
     major, minor = r.phases.major, r.phases.minor

@@ -31,10 +31,11 @@ class PhaseRow:
     @property
     def label(self) -> str:
         """The phase's name; a pool-thread phase says it ran on the pool."""
-        if not self.pool:
-            return self.name
-        many = f"s ×{self.threads}" if self.threads > 1 else ""
-        return f"{self.name} (pool thread{many})"
+        return f"{self.name} ({self.pool_note})" if self.pool else self.name
+
+    @property
+    def pool_note(self) -> str:
+        return fp.pool_words(self.threads)
 
 
 @dataclass
@@ -42,6 +43,8 @@ class PhaseTable:
     base_s: float
     major: list[PhaseRow]
     minor: list[PhaseRow]  # folded: each under FOLD_SHARE of the compile (or FOLD_MIN_S)
+
+    note = fp.SUMMED_NOTE
 
     @property
     def fold_note(self) -> str:
