@@ -77,6 +77,10 @@ def test_table_report_and_advice_say_the_same_estimate():
     assert waited == [
         f"rank 0 waited for it at the next collective (DDP's gradient all-reduce): {said}"
     ]
+    # The divergence the banner heads (the user's 4/1, listed first) says it once.
+    found = fdiv.divergences(session)
+    assert found[0].subject == "4/1" and found[0].evidence[-1] == f"rank 0 blocked: {said}"
+    assert sum(f"rank 0 blocked: {said}" in d.evidence for d in found) == 1
 
 
 def _without(drop) -> Session:  # type: ignore[no-untyped-def]

@@ -12,7 +12,7 @@ from dlcprof import text
 from dlcprof.figures.advice.compile_rules import size_mismatch
 from dlcprof.figures.advice.model import Advice, Prediction
 from dlcprof.figures.job.divergence import Divergence, divergences, frame_words
-from dlcprof.figures.job.ranks import blocked, blocked_words, by_rank, rank_names
+from dlcprof.figures.job.ranks import blocked, by_rank, rank_names
 from dlcprof.session import Compile, Run, Session
 
 _SIZES = re.compile(r"expected (\d+), actual (\d+)")
@@ -79,7 +79,7 @@ def _waited(session: Session, found: list[Divergence], rank: int, paid: float) -
     wait = blocked(session, found, rank)
     head = f"rank {rank} waited for it at the next collective (DDP's gradient all-reduce): "
     if wait.s is not None:
-        return head + blocked_words(wait.s, wait.words)
+        return head + wait.said
     return head + f"up to {text.secs(paid)}, its recompiles' seconds ({text.na(wait.words)})"
 
 

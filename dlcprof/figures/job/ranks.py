@@ -210,6 +210,10 @@ class Blocked:
     s: float | None
     words: str
 
+    @property
+    def said(self) -> str:
+        return blocked_words(self.s, self.words)
+
 
 def _span(c: Compile) -> tuple[float, float]:
     assert c.record is not None
