@@ -241,13 +241,13 @@ def _frame_calls(run: Run, frame: str, before: str | None = None) -> int:
     compile id ``before`` only, when given)."""
     if run.graph_calls is None:
         return 0
-    return sum(
-        int(g.get("calls", 0))
-        for cid, g in run.graph_calls.graphs.items()
-        if cid.rsplit("/", 1)[0] == frame
-        and "(" not in cid
-        and (before is None or int(cid.rsplit("/", 1)[1]) < int(before.rsplit("/", 1)[1]))
-    )
+    limit = None if before is None else before.rsplit("/", 1)[1]
+    out = 0
+    for cid, g in run.graph_calls.graphs.items():
+        at, _, n = cid.rpartition("/")
+        if at == frame and n.isdigit() and (limit is None or int(n) < int(limit)):
+            out += int(g.get("calls", 0))  # a backward's key ("4/0 (bwd)") is no digit
+    return out
 
 
 def blocked(session: Session, found: list[Divergence], rank: int) -> Blocked:
