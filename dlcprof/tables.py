@@ -142,7 +142,7 @@ def divergence_text(d: fdiv.Divergence, evidence: bool = False) -> Text:
 def rank_table(session: Session, selected: str | None = None) -> Table | None:
     """The ranks side by side (``selected``: that rank's row in bold); what the
     columns cannot say, under it."""
-    rows = franks.rank_rows(session)
+    rows = franks.rank_rows(session, fdiv.divergences(session))
     if not rows:
         return None
     t = Table(title="Ranks", title_justify="left")

@@ -22,10 +22,10 @@ class RanksSection:
 
 def ranks_section(session: Session, now: float | None = None) -> RanksSection | None:
     """None for a session without ranks: its reports stay as they were."""
-    rows = fr.rank_rows(session)
+    found = fdiv.divergences(session, now)
+    rows = fr.rank_rows(session, found)
     if not rows:
         return None
-    found = fdiv.divergences(session, now)
     return RanksSection(
         rows, found, fdiv.summary(found, len(fr.by_rank(session))), fr.notes(session, rows)
     )

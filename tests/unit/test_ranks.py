@@ -64,7 +64,7 @@ def test_no_ranks_or_one_rank_no_divergence():
     rankless = session(*program_started(), rank_compile(0, "0/0", 1002.0, 1.0))
     assert fr.rank_runs(rankless) == [] and fdiv.divergences(rankless) == []
     one = session(*ddp_job(ranks=1))
-    assert len(fr.rank_rows(one)) == 1 and fdiv.divergences(one) == []
+    assert len(fr.rank_rows(one, [])) == 1 and fdiv.divergences(one) == []
 
 
 def test_a_rank_that_sent_nothing_is_said_once_the_program_ended():
@@ -77,11 +77,12 @@ def test_a_rank_that_sent_nothing_is_said_once_the_program_ended():
         "ranks 1 and 2 of 3 sent nothing: they compiled nothing "
         "(or ran under another dlcprof, on another node)"
     )
-    assert fr.silent_note(s) in fr.notes(s, fr.rank_rows(s))
+    assert fr.silent_note(s) in fr.notes(s, fr.rank_rows(s, []))
 
 
 def test_rank_rows():
-    rows = fr.rank_rows(diverged())
+    s = diverged()
+    rows = fr.rank_rows(s, fdiv.divergences(s))
     assert [(r.rank, r.run_id, r.pid, r.status) for r in rows] == [
         (0, "pid100", 100, "ok"),
         (1, "pid101", 101, "ok"),
@@ -90,8 +91,9 @@ def test_rank_rows():
     assert (r0.compiles, r0.recompiles, r0.graphs, r0.cache_misses) == (1, 0, 2, 1)
     assert (r1.compiles, r1.recompiles, r1.graphs, r1.cache_misses) == (2, 1, 3, 2)
     assert r1.compile_s == pytest.approx(11.0)
-    # DDP's allreduce waits in C++: no number, and the why.
-    assert r0.blocked_s is None and "not measured" in (r0.blocked_why or "")
+    # No graph calls timed: no estimate of rank 0's wait on rank 1, and the why
+    # (tests/unit/test_blocked_estimate.py).
+    assert r0.blocked_s is None and "no GraphCallsTimed" in (r0.blocked_why or "")
     assert fr.row_cells(r1)[fr.COLUMNS.index("blocked")] == "n/a"
 
 

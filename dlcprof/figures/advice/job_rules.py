@@ -11,8 +11,8 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures.advice.compile_rules import size_mismatch
 from dlcprof.figures.advice.model import Advice, Prediction
-from dlcprof.figures.job.divergence import divergences, frame_words
-from dlcprof.figures.job.ranks import BLOCKED_WHY, by_rank, rank_names
+from dlcprof.figures.job.divergence import Divergence, divergences, frame_words
+from dlcprof.figures.job.ranks import blocked, by_rank, rank_names
 from dlcprof.session import Compile, Run, Session
 
 _SIZES = re.compile(r"expected (\d+), actual (\d+)")
@@ -73,15 +73,26 @@ def _fix(run: Run, c: Compile, reason: str) -> tuple[str, str]:
     )
 
 
+def _waited(session: Session, found: list[Divergence], rank: int, paid: float) -> str:
+    """A peer's wait at the next collective (DDP's gradient all-reduce): the
+    Ranks table's estimate, or at most the recompiles' seconds when there is none."""
+    wait = blocked(session, found, rank)
+    head = f"rank {rank} waited for it at the next collective (DDP's gradient all-reduce): "
+    if wait.s is not None:
+        return head + wait.said
+    return head + f"up to {text.secs(paid)}, its recompiles' seconds ({text.na(wait.words)})"
+
+
 def solo_recompiles(session: Session, run: Run, calls: int) -> Advice | None:
     """This rank's recompiles that no other rank made: their seconds (forward and
     backward) are what its peers waited for."""
     rank = run.process.rank if run.process is not None else None
     if rank is None:
         return None
+    every = divergences(session)
     found = [
         d
-        for d in divergences(session)
+        for d in every
         if d.check == "compile_ids"
         and d.rank == rank
         and d.subject in run.compiles
@@ -94,7 +105,8 @@ def solo_recompiles(session: Session, run: Run, calls: int) -> Advice | None:
     main = yours[0]
     reason = _reason(run, main)
     paid = sum(_seconds(run, c) for c in compiles)
-    peers = rank_names(sorted(r for r in by_rank(session) if r != rank))
+    others = sorted(r for r in by_rank(session) if r != rank)
+    peers = rank_names(others)
     change, snippet = _fix(run, main, reason)
     file = str(main.record.metrics.get("co_filename") or "") if main.record else ""
     line = main.record.metrics.get("co_firstlineno") if main.record else None
@@ -116,9 +128,7 @@ def solo_recompiles(session: Session, run: Run, calls: int) -> Advice | None:
             f"rank {rank} recompiled {main.compile_id}, {frame_words(main)}: "
             f"{text.short(reason, 200)}",
             f"its solo recompiles: {'; '.join(each)}",
-            f"{peers} waited for it at the next collective (DDP's gradient all-reduce): up "
-            f"to {text.secs(paid)}, its recompiles' seconds (the wait itself: "
-            f"{text.na(BLOCKED_WHY)})",
+            *(_waited(session, every, r, paid) for r in others),
         ],
         cost=(
             "drop_last leaves the partial batch's samples out of the epoch; padding computes "

@@ -17,6 +17,7 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import outcome
 from dlcprof.figures.job.ranks import (
+    blocked,
     by_rank,
     collective_ops,
     forward_compiles,
@@ -75,7 +76,16 @@ def divergences(session: Session, now: float | None = None) -> list[Divergence]:
     if len(ranks) < 2:
         return []
     found = [d for check in CHECKS for d in check.find(ranks, session, now)]
-    return sorted(found, key=lambda d: (d.in_torch, d.t, _ORDER[d.check], d.rank))
+    found.sort(key=lambda d: (d.in_torch, d.t, _ORDER[d.check], d.rank))
+    told: set[int] = set()
+    for d in found:  # a solo recompile's first finding: what the others waited (the table's words)
+        solo = d.check == "compile_ids" and not d.subject.endswith("/0")
+        if solo and d.subject in ranks[d.rank].compiles and d.rank not in told:
+            told.add(d.rank)
+            d.evidence += [
+                f"rank {r} blocked: {blocked(session, found, r).said}" for r in ranks if r != d.rank
+            ]
+    return found
 
 
 def alarms(found: list[Divergence]) -> list[Divergence]:
