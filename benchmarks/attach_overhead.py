@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -32,7 +31,7 @@ import threading
 import time
 from pathlib import Path
 
-from common import ROOT, load_line, machine, median, ratio_line, ratios, rotated, spread
+from common import ROOT, load_line, machine, median, ratio_line, ratios, rotated, spread, timed
 
 PROGRAMS = {
     # dlcprof's start and the probe's install, with nothing compiled: the fixed cost.
@@ -56,24 +55,6 @@ def command(variant: str, program: list[str]) -> list[str]:
     if variant == "bare":
         return run
     return [sys.executable, "-m", "dlcprof.cli", "run", "--quiet", "--", *run]
-
-
-def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the whole process tree, dlcprof's included)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run(
-        argv,
-        env=env,
-        check=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        timeout=1800,
-    )
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return wall, cpu
 
 
 def first_line_latency(env: dict[str, str], rounds: int) -> list[float]:

@@ -16,35 +16,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
 import tempfile
-import time
 from collections import Counter
 from pathlib import Path
 
-from common import ROOT, load_line, machine, median, ratio_line, ratios, rotated, spread
+from common import ROOT, load_line, machine, median, ratio_line, ratios, rotated, spread, timed
 
 TRAIN = ROOT / "tests" / "programs" / "train.py"
 VARIANTS = ("bare", "attached")
-
-
-def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the whole process tree, dlcprof's included)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run(
-        argv,
-        env=env,
-        check=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        timeout=1800,
-    )
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def compiles(report: Path) -> tuple[Counter[str], float]:
