@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import textual.constants as textual_constants
 
 if os.environ.get("CI") == "true" or os.environ.get("DLCPROF_TEST_FRESH") == "1":
     if "DLCPROF_TEST_RUN_DIR" not in os.environ:  # the run's first process
@@ -57,6 +58,14 @@ for _sig, _default in (
 ):
     if signal.getsignal(_sig) is signal.SIG_IGN:
         signal.signal(_sig, _default)
+
+
+# Textual animates a tab's underline as it moves; a screen read mid-slide
+# differs from the same screen read after it (a replay-vs-live comparison under
+# load). App.__init__ reads this, so every app the tests make, in every process,
+# shows the end state at once.
+os.environ["TEXTUAL_ANIMATIONS"] = "none"
+textual_constants.TEXTUAL_ANIMATIONS = "none"
 
 
 @pytest.fixture
