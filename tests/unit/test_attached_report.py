@@ -24,7 +24,7 @@ def test_environment_says_what_the_attached_process_is(fixture_events) -> None:
     assert rows["torch"] == "2.13.0+cpu"
     assert rows["python"] == "3.11.7"
     assert rows["host"] == "vm"
-    assert rows["command"] == "python /work/wt/misc/tests/programs/train.py"
+    assert rows["command"] == "python /home/user/dlcprof/tests/programs/train.py"
     # What the session cannot know says why, never a bare n/a.
     assert rows["device"] == "n/a (an attached program picks its tensors' device)"
     assert all(t != "n/a" for t in rows.values()), rows
