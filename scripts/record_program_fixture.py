@@ -5,7 +5,8 @@
 
 Runs ``dlcprof run -- python tests/programs/<name>.py`` and writes the events it
 saw to ``tests/fixtures/programs/<name>.jsonl`` (device samples left out: they
-only make the file bigger). Uses the shared test cache. A ``ddp_`` program runs
+only make the file bigger; this checkout's path reads ``/home/user/dlcprof``, as in
+every recording). Uses the shared test cache. A ``ddp_`` program runs
 as a 2-rank job: ``torchrun --standalone --nproc-per-node 2``.
 """
 
@@ -19,6 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "fixtures" / "programs"
+RECORDED_CHECKOUT = "/home/user/dlcprof"
 
 
 def main(name: str) -> None:
@@ -37,7 +39,8 @@ def main(name: str) -> None:
         events = json.loads(report.read_text())["events"]
     OUT.mkdir(parents=True, exist_ok=True)
     lines = [json.dumps(e) for e in events if e["type"] != "DeviceSampled"]
-    (OUT / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
+    text = "\n".join(lines) + "\n"
+    (OUT / f"{name}.jsonl").write_text(text.replace(str(ROOT), RECORDED_CHECKOUT))
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from dlcprof.monitors.hotspots import PySpySampler  # noqa: E402
-from dlcprof.runner import cold_cache_env  # noqa: E402
+from dlcprof.runner import cache_env  # noqa: E402
 
 OUT = ROOT / "tests" / "fixtures" / "pyspy" / "cold_compile.speedscope.json.gz"
 CHILD = """
@@ -47,7 +47,7 @@ torch.compile(f)(torch.randn(16, 64))
 
 
 def main() -> int:
-    env, dirs = cold_cache_env()
+    env = cache_env("cold")
     work = Path(tempfile.mkdtemp(prefix="dlcprof-fixture-"))
     try:
         child = subprocess.Popen(
@@ -61,7 +61,7 @@ def main() -> int:
         OUT.write_bytes(gzip.compress((work / "p.json").read_bytes(), 9, mtime=0))
         print(f"{OUT.relative_to(ROOT)}: {sampler.ticks} ticks, {OUT.stat().st_size // 1024} KB")
     finally:
-        for d in [work, *map(Path, dirs)]:
+        for d in [work, *map(Path, env.values())]:
             shutil.rmtree(d, ignore_errors=True)
     return 0
 
