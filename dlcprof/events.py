@@ -741,6 +741,42 @@ class CompileCalled(Event):
     package: str = ""
 
 
+@dataclass
+class TraceImported(Event):
+    """``dlcprof import``: this session was read from torch's own structured-trace
+    logs (``TORCH_TRACE``), not watched live. ``kept``: the ranks whose events
+    it holds (every rank up to a bound, else one per group of alike ranks);
+    ``skipped``: what damaged logs lost, one line ("" when nothing)."""
+
+    sources: list[str]  # the paths given
+    files: int
+    bytes: int
+    processes: int  # one per (log, pid); each rank's is one
+    kept: list[int]
+    skipped: str = ""
+    wall_s: float = 0.0
+
+
+@dataclass
+class RankSummarized(Event):
+    """``dlcprof import``: what one rank's log held, reduced to what grouping
+    compares (figures/job/groups.py's ``RankSignature``) and the Ranks table
+    counts. ``run_id``: its run, when the session keeps its events."""
+
+    rank: int
+    host: str
+    pid: int
+    source: str  # its log file
+    compiles: list[str]  # compile ids torch finished, forward and backward
+    guard_failures: list[str]  # each recompile's failed guard
+    cache: list[str]  # "compile id: hit|miss|bypass"
+    graph_ops: list[str]  # "compile id: ops" (the graphs Dynamo made, by op count)
+    breaks: list[str]  # "reason at file:line"
+    failures: list[str]  # "compile id: fail type"
+    compile_s: float = 0.0
+    run_id: str | None = None
+
+
 # --- codec ----------------------------------------------------------------------------
 
 
