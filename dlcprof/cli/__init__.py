@@ -7,7 +7,7 @@ exit code 2; a failed run exits 1, one stopped by Ctrl-C, SIGTERM or SIGHUP
 
 The parsers are in ``parser.py``; each family of commands has its module:
 ``run.py`` (run, try), ``paper.py``, ``tui.py`` (tui, replay), ``attach.py``
-(``-- CMD``), ``reports.py`` (report, compare, merge), ``info.py`` (list,
+(``-- CMD``), ``reports.py`` (report, compare, merge, import), ``info.py`` (list,
 doctor); ``headless.py`` follows a run or a program without the TUI.
 """
 
