@@ -172,7 +172,8 @@ def group_table(session: Session) -> Table | None:
 def divergences_text(session: Session, now: float | None = None) -> Text:
     """The checks' verdict, then each divergence with its evidence."""
     found = fdiv.divergences(session, now)
-    lines = [Text(fdiv.summary(found, len(franks.by_rank(session))))]
+    ranks = len(franks.by_rank(session))
+    lines = [Text(fdiv.summary(found, ranks, len(session.rank_summaries)))]
     lines += [divergence_text(d, evidence=True) for d in found]
     return Text("\n").join(lines)
 

@@ -34,7 +34,7 @@ def ranks_section(session: Session, now: float | None = None) -> RanksSection | 
     return RanksSection(
         rows,
         found,
-        fdiv.summary(found, len(fr.by_rank(session))),
+        fdiv.summary(found, len(fr.by_rank(session)), len(session.rank_summaries)),
         fr.notes(session, rows),
         groups,
         fgroups.summary(groups),

@@ -225,9 +225,9 @@ def summary(groups: list[RankGroup]) -> str:
 
 def group_stats(g: RankGroup) -> str:
     """The group's compile wall time: one rank's, or the median and range."""
-    if len(g.compile_s) == 1:
-        return text.secs(g.compile_s[0])
     lo, hi = min(g.compile_s), max(g.compile_s)
+    if text.secs(lo) == text.secs(hi):
+        return text.secs(lo)
     return f"{text.secs(statistics.median(g.compile_s))} ({text.secs(lo)}–{text.secs(hi)})"
 
 
