@@ -755,6 +755,7 @@ class TraceImported(Event):
     kept: list[int]
     skipped: str = ""
     wall_s: float = 0.0
+    rankless: int = 0  # processes of a job with ranks whose records name no rank
 
 
 @dataclass

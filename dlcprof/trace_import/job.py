@@ -60,7 +60,8 @@ def import_trace(paths: Iterable[str], workers: int | None = None) -> Session:
     first = _parallel(_read, [(path, host, None) for host, path in logs], workers)
     host_of = {path: host for host, path in logs}
     procs = [(host_of[s.source], p) for s in first for p in s.processes]
-    ranks = _ranks(procs)
+    unread: list[str] = []
+    ranks = _ranks(procs, unread)
     summaries = [_summarized(host, p, rank) for rank, (host, p) in sorted(ranks.items())]
     kept_ranks = _kept(summaries)
     kept: dict[str, dict[int, str]] = {}
@@ -79,8 +80,9 @@ def import_trace(paths: Iterable[str], workers: int | None = None) -> Session:
             bytes=sum(s.bytes for s in first),
             processes=len(procs),
             kept=sorted(kept_ranks),
-            skipped=_skipped([w for s in first for w in s.damage]),
+            skipped=_skipped([w for s in first for w in s.damage] + unread),
             wall_s=time.monotonic() - started,
+            rankless=sum(p.rank is None for _, p in procs) if ranks else 0,
             t=min((p.first_t for _, p in procs if p.first_t is not None), default=ev.now()),
         )
     ]
@@ -89,13 +91,19 @@ def import_trace(paths: Iterable[str], workers: int | None = None) -> Session:
     return Session.from_events(events)
 
 
-def _ranks(procs: list[tuple[str, ProcessSummary]]) -> dict[int, tuple[str, ProcessSummary]]:
+def _ranks(
+    procs: list[tuple[str, ProcessSummary]], unread: list[str]
+) -> dict[int, tuple[str, ProcessSummary]]:
     """Each rank's process: its records' rank, else the rank its (host, pid)
-    wrote under in another log. A rank two processes claim is two jobs' logs."""
+        wrote under in another log. A rank two processes claim is two jobs' logs;
+        one process's records in a second log are said in ``unread`` (a log is read
+    on its own: two logs of one process are not joined)."""
     known = {(host, p.pid): p.rank for host, p in procs if p.rank is not None}
     out: dict[int, tuple[str, ProcessSummary]] = {}
-    for host, p in procs:
-        rank = p.rank if p.rank is not None else known.get((host, p.pid))
+    # A log with the rank in its records first: it holds the rank's work after
+    # init_process_group; a log of the same process without one is said unread.
+    for host, p in sorted(procs, key=lambda hp: hp[1].rank is None):
+        rank = p.rank = p.rank if p.rank is not None else known.get((host, p.pid))
         if rank is None:
             continue
         if rank in out and out[rank][1].pid != p.pid:
@@ -103,9 +111,10 @@ def _ranks(procs: list[tuple[str, ProcessSummary]]) -> dict[int, tuple[str, Proc
                 f"{out[rank][1].source} and {p.source} both hold rank {rank}: logs of "
                 "different jobs (or one job's folder twice); import one job's logs"
             )
-        if rank in out:  # one process's records in two logs: the first log holds its work
+        if rank in out:  # one process's records in two logs: the first one is read
+            name = os.path.basename(p.source)
+            unread.append(f"{name}: rank {rank}'s process again (its first log is read)")
             continue
-        p.rank = rank
         out[rank] = (host, p)
     return out
 

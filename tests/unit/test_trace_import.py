@@ -81,6 +81,12 @@ def test_one_diverging_rank_of_256_is_the_named_outlier(tmp_path):
     logs = rank_logs(trace_logs("ddp_odd_batch", tmp_path / "logs"))
     # File names without a rank: the ranks come from the records.
     wide = widen(logs, tmp_path / "wide", 256, {137: 1}, torch_names=False)
+    # Its records before init_process_group carry no rank: still rank 137's.
+    odd = wide / "log_00137.log"
+    text = odd.read_text()
+    half = len(text) // 2
+    odd.write_text(text[:half].replace('"rank": 137, ', "") + text[half:])
+    assert '"rank"' not in text[:half].replace('"rank": 137, ', "")
     session = import_trace([str(wide)], workers=2)
     groups = rank_groups(session)
     assert [g.ranks for g in groups] == [[137], [r for r in range(256) if r != 137]]
@@ -90,6 +96,22 @@ def test_one_diverging_rank_of_256_is_the_named_outlier(tmp_path):
     assert sorted(r.process.rank for r in session.runs.values() if r.process) == [0, 137]
     assert len(session.rank_summaries) == 256
     assert session.imported is not None and session.imported.kept == [0, 137]
+
+
+def test_a_log_without_ranks_takes_its_process_rank_and_is_said(tmp_path):
+    logs = trace_logs("ddp_odd_batch", tmp_path / "logs")
+    first = rank_logs(logs)[0]
+    text = first.read_text()
+    # The same process's records again, in a log of their own that names no rank.
+    (logs / "early.log").write_text(text.replace('"rank": 0, ', ""))
+    session = import_trace([str(logs)], workers=1)
+    assert sorted(session.rank_summaries) == [0, 1]
+    assert session.rank_summaries[0].source == str(first)
+    assert session.imported is not None and session.imported.rankless == 0
+    assert (
+        session.imported.skipped
+        == "skipped early.log: rank 0's process again (its first log is read)"
+    )
 
 
 def test_a_scripts_graph_break_at_its_file_and_line(tmp_path):

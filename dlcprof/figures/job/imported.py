@@ -40,6 +40,11 @@ def import_lines(session: Session) -> list[str]:
             f"the other {text.count(ranks - len(e.kept))} ranks are summaries (their group's "
             "figures), and trace.json shows the kept ranks only"
         )
+    if e.rankless:
+        lines.append(
+            f"{text.plural(e.rankless, 'process', 'processes')} without a rank in "
+            "the records (not a rank of the job: a launcher, a helper) not shown"
+        )
     if e.skipped:
         lines.append(e.skipped)
     return [*lines, NOT_IN_LOGS, f"kernels: {KERNELS_NA}"]
