@@ -109,8 +109,8 @@ def _clock(m: re.Match[str]) -> float:
     return (_DAYS[month - 1] + day - 1) * 86400.0 + hour * 3600 + minute * 60 + float(m.group(5))
 
 
-# Days before each month (a leap day is an hour's error at worst: the clock only
-# orders a log's records and places them by an offset read from the log itself).
+# Days before each month, leap days left out: the clock is placed on the epoch by
+# an offset read from the log itself, so only a log spanning Feb 29 would be off.
 _DAYS = (0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
 
 
