@@ -103,8 +103,13 @@ class WorkloadLoaded(Event):
 @dataclass
 class RunFinished(Event):
     run_id: str
-    status: str  # "ok" | "error" | "cancelled"
+    status: str  # "ok" | "error" | "cancelled" | LOG_ENDED
     wall_s: float
+
+
+# The status of a process ``dlcprof import`` read: its log ended, and says
+# nothing of how the process did.
+LOG_ENDED = "log ended"
 
 
 @dataclass

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from dlcprof import events as ev
 from dlcprof.figures.job.groups import RankSignature, signature
+from dlcprof.figures.job.imported import KERNELS_WHY
 from dlcprof.session import Session
 from dlcprof.trace_records.dispatcher import TraceDispatcher
 from dlcprof.trace_records.log_file import Damage, read_records
@@ -134,9 +135,10 @@ def _framed(p: _Process, pid: int, host: str, path: str) -> list[ev.Event]:
             rank=p.rank,
             t=start,
         ),
+        ev.ProbeUnavailable(run_id=p.run_id, probe="kernels", reason=KERNELS_WHY, t=start),
         *p.sink.events,
-        # How the process ended is not in its log: "ok" says only that the log ended.
-        ev.RunFinished(run_id=p.run_id, status="ok", wall_s=end - start, t=end),
+        # How the process ended is not in its log: only that its log ended.
+        ev.RunFinished(run_id=p.run_id, status=ev.LOG_ENDED, wall_s=end - start, t=end),
     ]
 
 

@@ -69,6 +69,7 @@ def test_two_ranks_agree_with_tlparse_and_the_live_session(tmp_path, capsys):
         # Compile ids, guard failures, cache, graph op counts, breaks and their
         # reasons and places, failures: as the live probe saw them.
         assert signature(run) == signature(live[rank])
+        assert "kernels" in run.unavailable  # n/a, with why: not read from a log
         assert [(b.reason, b.location) for b in run.graph_breaks] == [
             (b.reason, b.location) for b in live[rank].graph_breaks
         ]
