@@ -12,8 +12,9 @@ Writes under ``tests/fixtures/torch_trace/``:
 - ``train/``: the log of the single-process script ``tests/programs/train.py``
   (a data-dependent graph break), run with ``TORCH_TRACE`` alone.
 
-This checkout's path reads ``/home/user/dlcprof/`` in every file, like the
-other recordings.
+This checkout's path (and another checkout's, handed back by the shared
+Inductor cache) reads ``/home/user/dlcprof/`` in every file, like the other
+recordings.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -31,8 +33,14 @@ OUT = ROOT / "tests" / "fixtures" / "torch_trace"
 CHECKOUT = "/home/user/dlcprof/"
 
 
+# Other checkouts of this machine: the shared Inductor cache hands their paths
+# back in the output code and stack traces of the graphs they compiled first.
+_CHECKOUTS = re.compile(r"/work/wt/[\w.-]+/")
+
+
 def _portable(text: str) -> str:
-    return text.replace(str(ROOT) + "/", CHECKOUT).replace(str(ROOT), CHECKOUT.rstrip("/"))
+    text = text.replace(str(ROOT) + "/", CHECKOUT).replace(str(ROOT), CHECKOUT.rstrip("/"))
+    return _CHECKOUTS.sub(CHECKOUT, text)
 
 
 def _save_logs(trace_dir: Path, out: Path) -> None:

@@ -6,7 +6,10 @@ its own dispatcher and ``Session``; its rank is the ``rank`` torch puts in
 each record once the process group is up, so the records it wrote before
 ``init_process_group`` are its rank's too. What comes back is compact: the
 process's ``RankSignature`` and counts (``ProcessSummary``), and its events
-only when the import keeps them (``read_log``'s ``keep``).
+only when the import keeps them (``read_log``'s ``keep``), its kernels read
+from Inductor's output code as the live probe reads them (but for one thing:
+with no torch to ask which names are aten ops, a kernel whose fused ops torch
+gave only in its name, a lazily compiled backward's, has none).
 """
 
 from __future__ import annotations
@@ -17,9 +20,9 @@ from dataclasses import dataclass, field
 
 from dlcprof import events as ev
 from dlcprof.figures.job.groups import RankSignature, signature
-from dlcprof.figures.job.imported import KERNELS_WHY
 from dlcprof.session import Session
 from dlcprof.trace_records.dispatcher import TraceDispatcher
+from dlcprof.trace_records.kernels import KernelCollector
 from dlcprof.trace_records.log_file import Damage, read_records
 
 
@@ -82,7 +85,10 @@ def read_log(path: str, host: str, keep: dict[int, str] | None = None) -> LogSum
         if p is None:
             sink = _Stamped()
             run_id = (keep or {}).get(rec.pid, f"pid{rec.pid}")
-            p = procs[rec.pid] = _Process(run_id, sink, TraceDispatcher(sink, run_id))
+            # Kernels only for a process kept: the summary compares none.
+            kept = keep is not None and rec.pid in keep
+            kernels = KernelCollector(sink, run_id) if kept else None
+            p = procs[rec.pid] = _Process(run_id, sink, TraceDispatcher(sink, run_id, kernels))
         md = rec.metadata
         if p.rank is None and isinstance(md.get("rank"), int):
             p.rank = md["rank"]
@@ -135,7 +141,6 @@ def _framed(p: _Process, pid: int, host: str, path: str) -> list[ev.Event]:
             rank=p.rank,
             t=start,
         ),
-        ev.ProbeUnavailable(run_id=p.run_id, probe="kernels", reason=KERNELS_WHY, t=start),
         *p.sink.events,
         # How the process ended is not in its log: only that its log ended.
         ev.RunFinished(run_id=p.run_id, status=ev.LOG_ENDED, wall_s=end - start, t=end),

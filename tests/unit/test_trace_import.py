@@ -33,6 +33,10 @@ def _live() -> Session:
     return Session.from_events([ev.decode(line) for line in text.splitlines() if line])
 
 
+def _kernel(k: ev.KernelGenerated) -> dict:
+    return {key: v for key, v in ev.to_dict(k).items() if key not in ("t", "run_id", "fused_ops")}
+
+
 def _tlparse_ids(logs: Path, out: Path) -> dict[int, set[str]]:
     """Each rank's compile ids as tlparse lists them ("[4/1]"; "[4/1_1]" is a later attempt)."""
     subprocess.run(
@@ -69,7 +73,13 @@ def test_two_ranks_agree_with_tlparse_and_the_live_session(tmp_path, capsys):
         # Compile ids, guard failures, cache, graph op counts, breaks and their
         # reasons and places, failures: as the live probe saw them.
         assert signature(run) == signature(live[rank])
-        assert "kernels" in run.unavailable  # n/a, with why: not read from a log
+        # Each kernel from Inductor's output code in the log, as the live probe read
+        # it; a backward's fused ops read from its name need torch: none here.
+        assert len(run.kernels) == len(live[rank].kernels)
+        for mine, seen in zip(run.kernels, live[rank].kernels, strict=True):
+            if mine.fused_ops != seen.fused_ops:
+                assert mine.graph == "backward" and mine.fused_ops == [] and seen.fused_ops
+            assert _kernel(mine) == _kernel(seen)
         assert [(b.reason, b.location) for b in run.graph_breaks] == [
             (b.reason, b.location) for b in live[rank].graph_breaks
         ]

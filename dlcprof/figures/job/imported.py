@@ -13,12 +13,6 @@ from dlcprof.session import Session
 NOT_IN_LOGS = "eager timing, speedup, kernel times, hot frames and device use: " + text.na(
     "a TORCH_TRACE log holds what torch compiled, not how the program ran"
 )
-# Said by each imported process (ProbeUnavailable "kernels"), so every view that
-# shows kernels reads n/a.
-KERNELS_WHY = (
-    "an import reads no kernels: dlcprof names them live from Inductor's output code; "
-    "tlparse shows the output code the log holds"
-)
 
 
 def import_lines(session: Session) -> list[str]:
@@ -49,4 +43,4 @@ def import_lines(session: Session) -> list[str]:
         )
     if e.skipped:
         lines.append(e.skipped)
-    return [*lines, NOT_IN_LOGS, f"kernels: {text.na(KERNELS_WHY)}"]
+    return [*lines, NOT_IN_LOGS]
