@@ -31,10 +31,11 @@ PROBES = ("trace", "kernels", "provenance")
 def install(probes: set[str]) -> None:
     """What dlcprof/worker/run.py: Run._install_probes does, one piece at a time."""
     from dlcprof.trace_records.dispatcher import TraceDispatcher
+    from dlcprof.trace_records.kernels import KernelCollector
     from dlcprof.worker.emit import Emitter
     from dlcprof.worker.probes import ProbeNotes, provenance
-    from dlcprof.worker.probes import kernels as kernels_probe
     from dlcprof.worker.probes import trace as trace_probe
+    from dlcprof.worker.probes.kernels import aten_op_exists
 
     sink = Emitter(os.open(os.devnull, os.O_WRONLY))
     notes = ProbeNotes(sink, "bench")
@@ -43,7 +44,7 @@ def install(probes: set[str]) -> None:
     if "trace" in probes or "kernels" in probes:
         kernels = None
         if "kernels" in probes:
-            kernels = kernels_probe.KernelCollector(sink, "bench", kernels_probe.aten_op_exists())
+            kernels = KernelCollector(sink, "bench", aten_op_exists())
         trace_probe.install(TraceDispatcher(sink, "bench", kernels), notes)
 
 

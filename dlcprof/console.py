@@ -44,6 +44,7 @@ from dlcprof.tables import (
     device_table,
     divergence_text,
     divergences_text,
+    group_table,
     rank_table,
 )
 
@@ -490,7 +491,7 @@ def program_summary(session: Session) -> RenderableType:
     parts: list[RenderableType] = [run_summary(r, session) for r in fprog.attached_runs(session)]
     ranks = rank_table(session)
     if ranks is not None:
-        parts += [ranks, divergences_text(session)]
+        parts += [group_table(session) or Text(""), ranks, divergences_text(session)]
     parts += [Text(line) for line in fprog.program_lines(session)]
     advised = fat.advised_run(session)
     if advised is not None:

@@ -103,8 +103,13 @@ class WorkloadLoaded(Event):
 @dataclass
 class RunFinished(Event):
     run_id: str
-    status: str  # "ok" | "error" | "cancelled"
+    status: str  # "ok" | "error" | "cancelled" | LOG_ENDED
     wall_s: float
+
+
+# The status of a process ``dlcprof import`` read: its log ended, and says
+# nothing of how the process did.
+LOG_ENDED = "log ended"
 
 
 @dataclass
@@ -739,6 +744,43 @@ class CompileCalled(Event):
     fullgraph: bool
     caller: str
     package: str = ""
+
+
+@dataclass
+class TraceImported(Event):
+    """``dlcprof import``: this session was read from torch's own structured-trace
+    logs (``TORCH_TRACE``), not watched live. ``kept``: the ranks whose events
+    it holds (every rank up to a bound, else one per group of alike ranks);
+    ``skipped``: what damaged logs lost, one line ("" when nothing)."""
+
+    sources: list[str]  # the paths given
+    files: int
+    bytes: int
+    processes: int  # one per (log, pid); each rank's is one
+    kept: list[int]
+    skipped: str = ""
+    wall_s: float = 0.0
+    rankless: int = 0  # processes of a job with ranks whose records name no rank
+
+
+@dataclass
+class RankSummarized(Event):
+    """``dlcprof import``: what one rank's log held, reduced to what grouping
+    compares (figures/job/groups.py's ``RankSignature``) and the Ranks table
+    counts. ``run_id``: its run, when the session keeps its events."""
+
+    rank: int
+    host: str
+    pid: int
+    source: str  # its log file
+    compiles: list[str]  # compile ids torch finished, forward and backward
+    guard_failures: list[str]  # each recompile's failed guard
+    cache: list[str]  # "compile id: hit|miss|bypass"
+    graph_ops: list[str]  # "compile id: ops" (the graphs Dynamo made, by op count)
+    breaks: list[str]  # "reason at file:line"
+    failures: list[str]  # "compile id: fail type"
+    compile_s: float = 0.0
+    run_id: str | None = None
 
 
 # --- codec ----------------------------------------------------------------------------

@@ -219,6 +219,10 @@ class Session:
         # A session `dlcprof merge` joined: its nodes, each one's events after
         # its NodeMerged. ``program`` is then the first node's (it holds rank 0).
         self.nodes: list[Node] = []
+        # A session `dlcprof import` read from TORCH_TRACE logs: how, and every
+        # rank's summary by rank (the ranks whose events it holds are runs too).
+        self.imported: ev.TraceImported | None = None
+        self.rank_summaries: dict[int, ev.RankSummarized] = {}
 
     # --- folding -----------------------------------------------------------------
 
@@ -463,6 +467,12 @@ class Session:
 
     def _on_ProcessGroupJoined(self, e: ev.ProcessGroupJoined) -> None:
         self.run(e.run_id).joined = e
+
+    def _on_TraceImported(self, e: ev.TraceImported) -> None:
+        self.imported = e
+
+    def _on_RankSummarized(self, e: ev.RankSummarized) -> None:
+        self.rank_summaries[e.rank] = e
 
     def _on_NodeMerged(self, e: ev.NodeMerged) -> None:
         self.nodes.append(Node(e))

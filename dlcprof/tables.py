@@ -15,6 +15,7 @@ from dlcprof.figures import modes as fm
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import paper_tables as fpt
 from dlcprof.figures.job import divergence as fdiv
+from dlcprof.figures.job import groups as fgroups
 from dlcprof.figures.job import ranks as franks
 from dlcprof.session import Run, Session
 
@@ -155,10 +156,24 @@ def rank_table(session: Session, selected: str | None = None) -> Table | None:
     return t
 
 
+def group_table(session: Session) -> Table | None:
+    """The ranks grouped by what they did, outliers first (None: no ranks)."""
+    groups = fgroups.rank_groups(session)
+    if not groups:
+        return None
+    t = Table(title=f"Rank groups: {fgroups.summary(groups)}", title_justify="left")
+    for col in fgroups.GROUP_COLUMNS:
+        t.add_column(col, justify="left" if col in ("ranks", "differs") else "right")
+    for g in groups:
+        t.add_row(*fgroups.group_cells(g), style="bold red" if g.differs else "")
+    return t
+
+
 def divergences_text(session: Session, now: float | None = None) -> Text:
     """The checks' verdict, then each divergence with its evidence."""
     found = fdiv.divergences(session, now)
-    lines = [Text(fdiv.summary(found, len(franks.by_rank(session))))]
+    ranks = len(franks.by_rank(session))
+    lines = [Text(fdiv.summary(found, ranks, len(session.rank_summaries)))]
     lines += [divergence_text(d, evidence=True) for d in found]
     return Text("\n").join(lines)
 

@@ -1,6 +1,9 @@
 """Screenshots of the TUI's main screens, as SVG and PNG, into screenshots/.
 
     .venv/bin/python scripts/screenshots.py            # from the recorded sessions
+    .venv/bin/python scripts/screenshots.py --imported # only the Ranks view of a real
+                                                       # 2-rank job's TORCH_TRACE, widened to
+                                                       # 1,024 ranks and imported
     .venv/bin/python scripts/screenshots.py --live     # also a real compile, caught mid-way,
                                                        # a real program (examples/train_gpt2.py)
                                                        # and a real 2-rank torchrun job
@@ -209,6 +212,28 @@ async def shoot_ranks(out: Path) -> list[Path]:
         return [Path(app.save_screenshot(str(out / "ranks.svg")))]
 
 
+async def shoot_imported(out: Path, ranks: int = 1024) -> list[Path]:
+    """``dlcprof import`` of a real 2-rank gloo job's TORCH_TRACE logs
+    (tests/fixtures/torch_trace/ddp_odd_batch) widened to ``ranks`` ranks, rank
+    1 the one that recompiled alone: its Ranks view, groups first."""
+    import tempfile
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from helpers.torch_trace import rank_logs, trace_logs, widen
+
+    from dlcprof.trace_import.job import import_trace
+
+    with tempfile.TemporaryDirectory() as tmp:
+        logs = rank_logs(trace_logs("ddp_odd_batch", Path(tmp) / "recorded"))
+        session = import_trace([str(widen(logs, Path(tmp) / "wide", ranks, {1: 1}))])
+    app = DlcprofApp(session=session, replay=True, deterministic=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("R")
+        await pilot.pause(1.0)
+        return [Path(app.save_screenshot(str(out / "ranks-imported.svg")))]
+
+
 def svg_size(svg: Path) -> tuple[int, int]:
     m = re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"', svg.read_text()[:2000])
     if m is None:
@@ -230,10 +255,16 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "screenshots")
     parser.add_argument("--live", action="store_true", help="also screenshot a real compile")
     parser.add_argument("--no-png", action="store_true", help="SVG only (no Chromium)")
+    parser.add_argument(
+        "--imported", action="store_true", help="only the Ranks view of a 1,024-rank import"
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     chromium = find_chromium()
-    svgs = asyncio.run(shoot_replayed(args.out))
+    if args.imported:
+        svgs = asyncio.run(shoot_imported(args.out))
+    else:
+        svgs = asyncio.run(shoot_replayed(args.out))
     if args.live:
         svgs += asyncio.run(shoot_live(args.out))
         svgs += asyncio.run(shoot_program(args.out))

@@ -1,5 +1,5 @@
 """Command line: ``dlcprof [tui] | run | try | paper | list | report | replay | compare | merge |
-doctor``, and ``dlcprof [tui | run ...] -- CMD`` on the user's own program.
+import | doctor``, and ``dlcprof [tui | run ...] -- CMD`` on the user's own program.
 
 Never imports torch: the worker does. Bad input is one line on stderr and
 exit code 2; a failed run exits 1, one stopped by Ctrl-C, SIGTERM or SIGHUP
@@ -7,7 +7,7 @@ exit code 2; a failed run exits 1, one stopped by Ctrl-C, SIGTERM or SIGHUP
 
 The parsers are in ``parser.py``; each family of commands has its module:
 ``run.py`` (run, try), ``paper.py``, ``tui.py`` (tui, replay), ``attach.py``
-(``-- CMD``), ``reports.py`` (report, compare, merge), ``info.py`` (list,
+(``-- CMD``), ``reports.py`` (report, compare, merge, import), ``info.py`` (list,
 doctor); ``headless.py`` follows a run or a program without the TUI.
 """
 
@@ -21,7 +21,7 @@ from dlcprof.cli.loading import LoadError
 from dlcprof.cli.output import EXIT_USAGE, error
 from dlcprof.cli.paper import cmd_paper
 from dlcprof.cli.parser import UsageError, build_parser
-from dlcprof.cli.reports import cmd_compare, cmd_merge, cmd_report
+from dlcprof.cli.reports import cmd_compare, cmd_import, cmd_merge, cmd_report
 from dlcprof.cli.run import cmd_run, cmd_try
 from dlcprof.cli.tui import cmd_replay, cmd_tui
 from dlcprof.settings import SettingsError
@@ -62,5 +62,6 @@ COMMANDS = {
     "replay": cmd_replay,
     "compare": cmd_compare,
     "merge": cmd_merge,
+    "import": cmd_import,
     "doctor": cmd_doctor,
 }

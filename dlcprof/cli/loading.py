@@ -37,6 +37,20 @@ def load_report(path: Path):
         raise LoadError(str(e)) from None
 
 
+def load_report_or_trace(path: Path):
+    """A saved session, or a TORCH_TRACE log or folder imported on the fly."""
+    from dlcprof.report.errors import ReportError
+    from dlcprof.trace_import.job import import_trace
+    from dlcprof.trace_import.sources import holds_trace
+
+    if not holds_trace(path):
+        return load_report(path)
+    try:
+        return import_trace([str(path)])
+    except ReportError as e:
+        raise LoadError(str(e)) from None
+
+
 def default_target() -> str:
     from dlcprof.workloads import DEFAULT_WORKLOAD
 

@@ -175,7 +175,9 @@ def build_parser() -> Parser:
     fmt.add_argument("--md", action="store_true", help="print the Markdown report (default)")
     rep.add_argument("-o", "--output", type=Path, default=None, help="write to this file instead")
 
-    rp = sub.add_parser("replay", help="open a saved session in the TUI")
+    rp = sub.add_parser(
+        "replay", help="open a saved session (or a TORCH_TRACE folder, imported) in the TUI"
+    )
     rp.add_argument("session", type=Path)
 
     cmp = sub.add_parser("compare", help="compare two saved sessions")
@@ -207,6 +209,23 @@ def build_parser() -> Parser:
     )
     mrg.add_argument(
         "-o", "--output", type=Path, required=True, help="write the merged report folder here"
+    )
+
+    imp = sub.add_parser(
+        "import",
+        help="read torch's TORCH_TRACE logs of any job into a report folder, ranks grouped",
+        epilog="PATH: a TORCH_TRACE log, a folder of them (one job), or several folders (a "
+        "job's nodes) (docs/import.md)",
+    )
+    imp.add_argument("paths", type=Path, nargs="+", metavar="PATH")
+    imp.add_argument(
+        "-o", "--output", type=Path, required=True, help="write the report folder here"
+    )
+    imp.add_argument(
+        "--workers",
+        type=_int("--workers"),
+        default=None,
+        help="processes that read the logs (default: one per core)",
     )
 
     sub.add_parser("doctor", help="what this machine can do, and what is missing")

@@ -61,3 +61,28 @@ def cmd_merge(args: argparse.Namespace) -> int:
         print(line)
     print(f"merged {text.plural(len(session.nodes), 'node')} into {folder}")
     return EXIT_OK
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from dlcprof.figures.job.imported import import_lines
+    from dlcprof.report.errors import ReportError
+    from dlcprof.report.folder import save_session
+    from dlcprof.tables import group_table
+    from dlcprof.trace_import.job import import_trace
+
+    try:
+        session = import_trace([str(p) for p in args.paths], args.workers)
+    except ReportError as e:
+        raise LoadError(str(e)) from None
+    try:
+        folder = save_session(session, args.output)
+    except ReportError as e:
+        error(str(e))
+        return EXIT_FAILED
+    for line in import_lines(session):
+        print(line)
+    table = group_table(session)
+    if table is not None:
+        console().print(table)
+    print(f"imported into {folder}")
+    return EXIT_OK

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from dlcprof.cli.loading import default_target, load_report, resolve_target
+from dlcprof.cli.loading import default_target, load_report_or_trace, resolve_target
 from dlcprof.cli.output import EXIT_OK, note
 from dlcprof.cli.parser import UsageError, settings_from
 from dlcprof.settings import ALL_MODES
@@ -34,7 +34,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from dlcprof.tui.app import DlcprofApp
 
-    session = load_report(args.session)
+    session = load_report_or_trace(args.session)
     return run_app(DlcprofApp(session=session, replay=True, start_standby=False))
 
 

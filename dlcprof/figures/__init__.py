@@ -33,5 +33,7 @@ monitors.
 - ``job/``: an attached program and its job (``dlcprof run -- CMD``): ``program``
   (its timeline, each graph's life), ``ranks`` (the Ranks table), ``divergence``
   (the checks that find ranks disagreeing), ``lanes`` (the Ranks view's
-  geometry), ``ddp`` (what DDP did to a compile), ``nodes`` (a merged job's clocks).
+  geometry), ``ddp`` (what DDP did to a compile), ``nodes`` (a merged job's clocks),
+  ``groups`` (ranks grouped by what they did, outliers first), ``imported`` (what a
+  session ``dlcprof import`` read says of itself, and its n/a).
 """

@@ -306,12 +306,15 @@ _WHY_NONE = {
         "attached to a program: run with --eager-baseline to time eager",
         "attached",
     ),
+    "imported": ("read from a TORCH_TRACE log, which holds no eager timing", "imported"),
 }
 
 
 def why_none(run: Run, short: bool = False) -> str:
     """Why a run has no benchmark, in one wording for every view."""
-    if run.process is not None:
+    if run.status == ev.LOG_ENDED:
+        key = "imported"
+    elif run.process is not None:
         key = "attached"
     elif run.sweep or run.sweep_done is not None:
         key = "sweep"

@@ -22,6 +22,7 @@ from dlcprof.figures import compare as fc
 from dlcprof.figures import device as fd
 from dlcprof.figures import paper_tables as fpt
 from dlcprof.figures import recompiles as fr
+from dlcprof.figures.job import groups as fgroups
 from dlcprof.figures.job import ranks as franks
 from dlcprof.report import model as rm
 from dlcprof.report import svg
@@ -53,6 +54,7 @@ ENV.globals.update(
     text=text,
     paper_figures=fpt,
     ranks_figures=franks,
+    group_figures=fgroups,
     dims_made_dynamic=fr.DIMS_MADE_DYNAMIC,
     share_bar=svg.share_bar,
     csp=CSP,

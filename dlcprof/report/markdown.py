@@ -14,6 +14,7 @@ from dlcprof.figures import modes as fm
 from dlcprof.figures import paper_tables as fpt
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures.job import divergence as fdiv
+from dlcprof.figures.job import groups as fgroups
 from dlcprof.figures.job import ranks as franks
 from dlcprof.report import model as rm
 from dlcprof.report.advice import AdviceSection
@@ -437,7 +438,9 @@ def divergence_lines(found: list[fdiv.Divergence]) -> list[str]:
 
 
 def _ranks(r: RanksSection) -> list[str]:
-    out = ["## Ranks", ""]
+    out = ["## Ranks", "", f"Rank groups: {r.groups_summary}", ""]
+    cells = [fgroups.group_cells(g) for g in r.groups]
+    out += table(list(fgroups.GROUP_COLUMNS), cells, "lrrrrrrl") + [""]
     out += table(list(franks.COLUMNS), [franks.row_cells(row) for row in r.rows], "rlrlrrrrrrr")
     out += [""] + [f"- {plain(n)}" for n in r.notes] + ["", r.summary, ""]
     return out + divergence_lines(r.divergences)
@@ -474,6 +477,8 @@ def _render(report: rm.Report, detail: int) -> str:
     if report.program is not None:  # dlcprof -- CMD: the user's program
         out += ["## Program", ""] + [f"- {plain(line.strip())}" for line in report.program.lines]
         out += [""]
+    if report.imported:  # dlcprof import: read from TORCH_TRACE logs
+        out += ["## Imported", ""] + [f"- {plain(line)}" for line in report.imported] + [""]
     if report.ranks is not None:  # torchrun: the ranks side by side
         out += _ranks(report.ranks)
     out += _advice(report.advice)

@@ -26,6 +26,7 @@ from dlcprof.figures import paper as fpa
 from dlcprof.figures import paper_tables as fpt
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures import runs as fruns
+from dlcprof.figures.job.imported import import_lines
 from dlcprof.report.advice import AdviceSection, advice_section
 from dlcprof.report.environment import Environment, environment
 from dlcprof.report.figure import iso
@@ -108,6 +109,7 @@ class Report:
     advice: AdviceSection | None = None  # the latest advised run's advice
     program: ProgramSection | None = None  # an attached program (dlcprof -- CMD)
     ranks: RanksSection | None = None  # its ranks, when it ran many (torchrun)
+    imported: list[str] = field(default_factory=list)  # dlcprof import: figures/job/imported.py
 
     @property
     def hotspot_runs(self) -> list[RunModel]:
@@ -158,4 +160,5 @@ def build(session: Session) -> Report:
         advice=advice_section(session),
         program=program_section(session),
         ranks=ranks_section(session),
+        imported=import_lines(session),
     )

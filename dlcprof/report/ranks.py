@@ -1,5 +1,6 @@
-"""A multi-rank job's section of a report (dlcprof run -- torchrun …, issue 22):
-the Ranks table, then each divergence among the ranks with its evidence.
+"""A multi-rank job's section of a report (dlcprof run -- torchrun …, issue 22;
+dlcprof import, issue 31): the ranks grouped by what they did, the Ranks table,
+then each divergence among the ranks with its evidence.
 Figures and words come from figures/job/ranks.py and figures/job/divergence.py."""
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dlcprof.figures.job import divergence as fdiv
+from dlcprof.figures.job import groups as fgroups
 from dlcprof.figures.job import ranks as fr
 from dlcprof.session import Session
 
@@ -18,6 +20,8 @@ class RanksSection:
     summary: str  # fdiv.summary
     notes: list[str]  # fr.notes: under the table (the blocked column's why, silent
     # ranks, what the collectives check compared)
+    groups: list[fgroups.RankGroup]  # the ranks grouped by what they did, outliers first
+    groups_summary: str  # fgroups.summary
 
 
 def ranks_section(session: Session, now: float | None = None) -> RanksSection | None:
@@ -26,6 +30,12 @@ def ranks_section(session: Session, now: float | None = None) -> RanksSection | 
     rows = fr.rank_rows(session, found)
     if not rows:
         return None
+    groups = fgroups.rank_groups(session)
     return RanksSection(
-        rows, found, fdiv.summary(found, len(fr.by_rank(session))), fr.notes(session, rows)
+        rows,
+        found,
+        fdiv.summary(found, len(fr.by_rank(session)), len(session.rank_summaries)),
+        fr.notes(session, rows),
+        groups,
+        fgroups.summary(groups),
     )

@@ -169,7 +169,9 @@ class RunModel:
             s.dynamic if s else text.NA,
             self.status,
             self.compile_wall.text,
-            fk.kernel_count(self.run).cell,
+            fk.kernel_count(self.run).cell
+            if "kernels" not in self.run.unavailable
+            else text.na("not read"),
             str(len(self.run.recompiles)),
             str(len(self.graph_breaks)),
             b.speedup if b else why,

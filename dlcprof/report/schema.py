@@ -434,6 +434,18 @@ def _ranks_dict(r: RanksSection) -> dict[str, Any]:
         ],
         "summary": r.summary,
         "notes": r.notes,
+        "groups": [
+            {
+                "ranks": g.ranks,
+                "run_id": g.run_id,
+                "differs": g.differs,
+                "words": g.words,
+                "signature": dataclasses.asdict(g.signature),
+                "compile_s": g.compile_s,
+            }
+            for g in r.groups
+        ],
+        "groups_summary": r.groups_summary,
     }
 
 
@@ -758,6 +770,7 @@ def build_report(model: rm.Report, extra: dict[str, Any] | None = None) -> dict[
         "program": _program_dict(model.program),
         # Only a job with ranks has the key: every other report stays as it was.
         **({"ranks": _ranks_dict(model.ranks)} if model.ranks is not None else {}),
+        **({"imported": model.imported} if model.imported else {}),
         "sweeps": [_sweep_contrast_dict(c) for c in model.sweeps],
         "modes": [_modes_dict(t) for t in model.modes],
         "paper": _paper_dict(model.paper) if model.paper else None,

@@ -47,7 +47,7 @@ BACKWARD_PHASE = "entire_backward_compile"
 
 class KernelRecords(Protocol):
     """Takes Inductor's records of each compiled graph and emits its kernels
-    (``worker/probes/kernels.py``'s ``KernelCollector``)."""
+    (``trace_records/kernels.py``'s ``KernelCollector``)."""
 
     def post_grad(self, cid: str, text: str | None) -> None: ...
     def output_code(self, cid: str, text: str | None, path: str | None = None) -> None: ...

@@ -137,6 +137,7 @@ AFFECTS: dict[type[ev.Event], frozenset[str]] = {
         ev.ProcessAttached: REPAINTED,
         ev.GraphCallsTimed: {"benchmark"},
         ev.CompileCalled: {"benchmark"},
+        ev.RankSummarized: _RANKS,
     }.items()
 }
 REPAINT_FREE: frozenset[type[ev.Event]] = frozenset(
@@ -146,6 +147,7 @@ REPAINT_FREE: frozenset[type[ev.Event]] = frozenset(
         ev.AdviceTried,
         ev.ProcessGroupJoined,
         ev.NodeMerged,
+        ev.TraceImported,  # before any run: what it says shows with the ranks
         # The DDP events: the program pane repaints on the program's clock (tui/app.py).
         ev.GraphSplitForDDP,
         ev.CompileSettingsRead,

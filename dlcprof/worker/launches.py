@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dlcprof.stats import median_iqr
+from dlcprof.trace_records.kernels import CompiledGraph
 from dlcprof.worker.gpu_trace import DeviceTimes
 from dlcprof.worker.probes import compiled_code as cc
-from dlcprof.worker.probes.kernels import CompiledGraph
 
 CPU_METHOD = "perf_counter around each launch inside the compiled call"
 GPU_METHOD = "torch.profiler CUDA activity, one range per launch inside the compiled call"

@@ -26,11 +26,12 @@ from typing import IO
 
 from dlcprof import events as ev
 from dlcprof.trace_records.dispatcher import TraceDispatcher
+from dlcprof.trace_records.kernels import KernelCollector
 from dlcprof.worker.fresh_lines import FreshKernelLines, FreshLines
 from dlcprof.worker.probes import ProbeNotes, provenance, rawtrace
 from dlcprof.worker.probes import autotune as autotune_probe
-from dlcprof.worker.probes import kernels as kernels_probe
 from dlcprof.worker.probes import trace as trace_probe
+from dlcprof.worker.probes.kernels import aten_op_exists
 from dlcprof.worker.probes.lazy import when_imported
 
 # Not imported here: Inductor's config pulls in Dynamo (seconds), which a
@@ -77,9 +78,7 @@ class ProbeSet:
         # (fused ops read back from kernel names).
         when_imported(INDUCTOR_CONFIG, lambda _: provenance.enable_provenance(notes))
         # Through FreshKernelLines: a cache hit's provenance cites the files as they were.
-        self.kernels = kernels_probe.KernelCollector(
-            FreshKernelLines(self.sink, fresh), run_id, kernels_probe.aten_op_exists()
-        )
+        self.kernels = KernelCollector(FreshKernelLines(self.sink, fresh), run_id, aten_op_exists())
         self.dispatcher = TraceDispatcher(self.sink, run_id, self.kernels, tee)
         self._uninstall = trace_probe.install(self.dispatcher, notes)
         self._close_raw: Callable[[], None] | None = rawtrace.install(

@@ -34,6 +34,7 @@ from typing import Any
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.trace_records.kernels import KernelCollector, parse_node_mappings
 from dlcprof.worker import bench
 from dlcprof.worker.gpu_trace import device_times
 from dlcprof.worker.launches import (
@@ -54,7 +55,6 @@ from dlcprof.worker.launches import (
 )
 from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes import compiled_code as cc
-from dlcprof.worker.probes.kernels import KernelCollector, parse_node_mappings
 
 REP_S = 0.05  # aim for repetitions of at least this long
 GPU_CALLS = 10  # compiled calls in the one profiled window on a GPU

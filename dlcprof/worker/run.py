@@ -20,6 +20,7 @@ from dlcprof import allocator, text
 from dlcprof import events as ev
 from dlcprof.settings import AUTOTUNE_MODES, CUDAGRAPH_MODES, RunSettings
 from dlcprof.trace_records.dispatcher import CompileCounts, TraceDispatcher
+from dlcprof.trace_records.kernels import KernelCollector
 from dlcprof.worker import bench, lifeline, steady
 from dlcprof.worker.fresh_lines import FreshLines
 from dlcprof.worker.oom import oom_hint
@@ -31,7 +32,6 @@ from dlcprof.worker.probes import cudagraphs as cudagraphs_probe
 from dlcprof.worker.probes import dynamo as dynamo_probe
 from dlcprof.worker.probes import freezing as freezing_probe
 from dlcprof.worker.probes import guards as guards_probe
-from dlcprof.worker.probes import kernels as kernels_probe
 from dlcprof.worker.profile import KernelProfile
 from dlcprof.worker.quiet import QuietWindow
 from dlcprof.worker.remedies import BadRemedy, Remedies
@@ -124,7 +124,7 @@ class WorkerRun:
         self.eager = guards_probe.EagerCalls(self.notes)
         self.cost = compile_cost_probe.CompileCostProbe(sink, run_id, self.notes, self._prefix)
         self.remedies = Remedies(settings, self.log)
-        self.kernels: kernels_probe.KernelCollector | None = None
+        self.kernels: KernelCollector | None = None
         self.fresh_lines = FreshLines()
         self.probes: ProbeSet | None = None
         self._tee: IO[str] | None = None

@@ -334,7 +334,7 @@ def _sampler(graphs: list) -> tuple[object, list[ev.Event]]:
 
 
 def _graph(cid: str, path: str | None):
-    from dlcprof.worker.probes.kernels import CompiledGraph, KernelInfo, OutputCode
+    from dlcprof.trace_records.kernels import CompiledGraph, KernelInfo, OutputCode
 
     kernel = KernelInfo("cpp_fused_sin_0", "pointwise", ["aten.sin"], "", [], 0, "inference")
     return CompiledGraph(cid, path, OutputCode("inference", {}, []), [kernel], None)

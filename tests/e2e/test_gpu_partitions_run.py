@@ -6,12 +6,13 @@ from __future__ import annotations
 import pytest
 
 from dlcprof import events as ev
+from dlcprof.trace_records import kernels as K
 from dlcprof.worker import bench
 from dlcprof.worker import profile as P
 from dlcprof.worker.emit import ListEmitter
 from dlcprof.worker.probes import ProbeNotes, provenance
 from dlcprof.worker.probes import compiled_code as cc
-from dlcprof.worker.probes import kernels as K
+from dlcprof.worker.probes.kernels import aten_op_exists
 
 
 def test_launches_in_partitions_are_timed_in_place(monkeypatch):
@@ -35,7 +36,7 @@ def test_launches_in_partitions_are_timed_in_place(monkeypatch):
     monkeypatch.setattr(scheduler.Scheduler, "should_partition", should_partition)
     sink = ListEmitter()
     notes = ProbeNotes(sink, "r")
-    collector = K.KernelCollector(sink, "r", K.aten_op_exists())
+    collector = K.KernelCollector(sink, "r", aten_op_exists())
     provenance.enable_provenance(notes)
     uninstall = T.install(TraceDispatcher(sink, "r", collector), notes)
     torch._dynamo.reset()

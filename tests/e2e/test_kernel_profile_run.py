@@ -11,10 +11,11 @@ from dlcprof import events as ev
 from dlcprof.figures import kernels as fk
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings
+from dlcprof.trace_records import kernels as K
 from dlcprof.worker import profile as P
 from dlcprof.worker.probes import compiled_code as cc
-from dlcprof.worker.probes import kernels as K
 from dlcprof.worker.probes import provenance
+from dlcprof.worker.probes.kernels import aten_op_exists
 
 # The module's real run is shared by its tests: one process runs them all.
 pytestmark = pytest.mark.xdist_group("test_kernel_profile_run")
@@ -96,7 +97,7 @@ def test_the_stage_degrades_when_torch_moved_its_code_cache(monkeypatch):
 
     sink = ListEmitter()
     notes = ProbeNotes(sink, "r")
-    collector = K.KernelCollector(sink, "r", K.aten_op_exists())
+    collector = K.KernelCollector(sink, "r", aten_op_exists())
     provenance.enable_provenance(notes)
     uninstall = T.install(TraceDispatcher(sink, "r", collector), notes)
     torch._dynamo.reset()

@@ -102,7 +102,7 @@ class GraphModule(torch.nn.Module):
 
 
 def test_kernel_lines_read_off_the_post_grad_graph_where_one_line_made_the_op():
-    from dlcprof.worker.probes import kernels as K
+    from dlcprof.trace_records import kernels as K
 
     lines = K.parse_post_grad_lines(POST_GRAD)
     assert lines["addmm"] == "/u/train.py:17 return torch.relu(self.lin(x))"

@@ -8,9 +8,9 @@ import json
 
 from dlcprof import events as ev
 from dlcprof.session import Run
+from dlcprof.trace_records import kernels as K
 from dlcprof.trace_records.dispatcher import TraceDispatcher
 from dlcprof.worker.emit import ListEmitter
-from dlcprof.worker.probes import kernels as K
 from helpers.paths import FIXTURES
 
 TRACES = FIXTURES / "trace"

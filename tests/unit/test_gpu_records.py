@@ -19,6 +19,7 @@ from dlcprof import events as ev
 from dlcprof.figures import modes as fm
 from dlcprof.figures import phases as fp
 from dlcprof.session import Session
+from dlcprof.trace_records import kernels as K
 from dlcprof.worker import bench, launches
 from dlcprof.worker import profile as P
 from dlcprof.worker.emit import ListEmitter
@@ -26,7 +27,6 @@ from dlcprof.worker.gpu_trace import device_times
 from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes import compiled_code as cc
 from dlcprof.worker.probes import cudagraphs as C
-from dlcprof.worker.probes import kernels as K
 
 PARTITIONED = sorted((REPO / "tests" / "fixtures" / "partitions").glob("output_code_*.txt"))
 

@@ -17,10 +17,10 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import kernels as fk
 from dlcprof.session import Session
+from dlcprof.trace_records import kernels as K
 from dlcprof.worker import launches
 from dlcprof.worker import profile as P
 from dlcprof.worker.probes import compiled_code as cc
-from dlcprof.worker.probes import kernels as K
 
 TRACES = FIXTURES / "trace"
 

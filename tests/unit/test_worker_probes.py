@@ -22,11 +22,11 @@ from helpers.worker import nesting_problems, outermost
 
 from dlcprof import events as ev
 from dlcprof.stats import median_iqr
+from dlcprof.trace_records import kernels as K
 from dlcprof.trace_records import payloads
 from dlcprof.trace_records.dispatcher import TraceDispatcher
 from dlcprof.worker.emit import Emitter, ListEmitter
 from dlcprof.worker.probes import ProbeNotes, provenance
-from dlcprof.worker.probes import kernels as K
 from dlcprof.worker.probes import trace as T
 from dlcprof.worker.run import one_line
 

@@ -92,16 +92,19 @@ def alarms(found: list[Divergence]) -> list[Divergence]:
     return [d for d in found if d.alarm]
 
 
-def summary(found: list[Divergence], ranks: int) -> str:
-    """The checks' verdict in one line."""
+def summary(found: list[Divergence], ranks: int, of: int = 0) -> str:
+    """The checks' verdict in one line. ``of``: the job's ranks, where the
+    session holds the events of only the first rank of each group (an import
+    past its bound): the checks then compare the groups."""
     if ranks < 2:
         return f"divergence checks: n/a ({text.plural(ranks, 'rank')}: nothing to compare)"
+    who = f"{ranks} ranks" if of <= ranks else f"{ranks} groups' first ranks (of {text.count(of)})"
     a, notes = len(alarms(found)), len(found) - len(alarms(found))
     if not found:
-        return f"divergence checks: the {ranks} ranks agree ({', '.join(c.words for c in CHECKS)})"
+        return f"divergence checks: the {who} agree ({', '.join(c.words for c in CHECKS)})"
     parts = [text.plural(a, "divergence")] if a else []
     parts += [text.plural(notes, "note")] if notes else []
-    return f"divergence checks: {', '.join(parts)} among {ranks} ranks"
+    return f"divergence checks: {', '.join(parts)} among {who}"
 
 
 def _minority(values: Mapping[int, Hashable]) -> list[int]:

@@ -85,7 +85,7 @@ class RankRow:
     compile_s: float | None  # torch's wall time of its compiles, forward and backward
     cache_hits: int
     cache_misses: int
-    graphs: int  # Inductor graphs (DDPOptimizer pieces count here)
+    graphs: int | None  # Inductor graphs (DDPOptimizer pieces count here); None: no kernels read
     blocked_s: float | None  # estimated wait on a peer's solo recompile (Blocked)
     blocked_why: str | None  # how it was estimated, or why None
     local_rank: int | None = None
@@ -116,7 +116,7 @@ def rank_rows(session: Session, found: list[Divergence]) -> list[RankRow]:
                 compile_s=run.compile_wall_s if run.compiles else None,
                 cache_hits=caches["hit"],
                 cache_misses=caches["miss"],
-                graphs=graph_count(run),
+                graphs=None if "kernels" in run.unavailable else graph_count(run),
                 blocked_s=wait.s,
                 blocked_why=wait.words,
                 local_rank=p.local_rank,
@@ -154,7 +154,7 @@ def row_cells(row: RankRow) -> list[str]:
         text.count(row.graph_breaks),
         text.secs(row.compile_s, "no compile"),
         f"{row.cache_hits}/{row.cache_misses}",
-        text.count(row.graphs),
+        text.count(row.graphs) if row.graphs is not None else text.na("no kernels"),
         # An estimate, marked so; how, or why n/a: blocked_notes, under the table.
         text.secs(row.blocked_s) if row.blocked_s is None else f"≈{text.secs(row.blocked_s)}",
     ]

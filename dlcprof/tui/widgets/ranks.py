@@ -1,5 +1,6 @@
-"""The ranks of a torchrun job: the Ranks view (one lane per rank on the
-program's time axis, the divergences, the per-rank table) and the red banner
+"""The ranks of a torchrun job: the Ranks view (the ranks grouped by what they
+did, outliers first; one lane per rank kept on the program's time axis, the
+divergences, the per-rank table) and the red banner
 on the main screen when ranks stop agreeing. Figures come from
 ``figures.job.ranks``, ``figures.job.divergence`` and ``figures.job.lanes``;
 this only places them."""
@@ -16,7 +17,7 @@ from dlcprof import text
 from dlcprof.figures import phases as fp
 from dlcprof.figures.job import divergence as fdiv
 from dlcprof.figures.job import lanes as rl
-from dlcprof.tables import divergences_text, rank_table
+from dlcprof.tables import divergences_text, group_table, rank_table
 from dlcprof.tui.view import View
 
 LABEL_W = 11  # "▶ rank 12 ⚠"
@@ -89,6 +90,7 @@ class RankLanes:
 class RanksPane(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static(id="ranks-title")
+        yield Static(id="ranks-groups")
         yield Static(id="ranks-divergences")
         yield Static(id="ranks-lanes")
         yield Static(id="ranks-table")
@@ -99,16 +101,23 @@ class RanksPane(VerticalScroll):
         title = self.query_one("#ranks-title", Static)
         if lanes is None:
             title.update(Text(rl.NO_RANKS, style="dim"))
-            for part in ("#ranks-divergences", "#ranks-lanes", "#ranks-table"):
+            for part in ("#ranks-groups", "#ranks-divergences", "#ranks-lanes", "#ranks-table"):
                 self.query_one(part, Static).update("")
             return
         shown = rl.shown_words(view.session, view.run) or "no rank selected"
+        ranks = len(view.session.rank_summaries) or len(lanes.lanes)
+        kept = (
+            f" (lanes: the first rank of each group, {len(lanes.lanes)})"
+            if ranks > len(lanes.lanes)
+            else ""
+        )
         title.update(
             Text.assemble(
-                (f" {text.plural(len(lanes.lanes), 'rank')} ", "bold reverse"),
-                f"  panes show {shown}  ·  [ / ] steps through the ranks",
+                (f" {text.plural(ranks, 'rank')} ", "bold reverse"),
+                f"{kept}  panes show {shown}  ·  [ / ] steps through the ranks",
             )
         )
+        self.query_one("#ranks-groups", Static).update(group_table(view.session) or "")
         self.query_one("#ranks-divergences", Static).update(
             divergences_text(view.session, view.now)
         )

@@ -40,8 +40,8 @@ from dlcprof.attach_contract import (
     SAMPLED_CALLS,
     SAMPLED_WHICH,
 )
+from dlcprof.trace_records.kernels import CompiledGraph, KernelCollector
 from dlcprof.worker.probes import ProbeNotes
-from dlcprof.worker.probes.kernels import CompiledGraph, KernelCollector
 
 if TYPE_CHECKING:
     from dlcprof.worker import launches

@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from dlcprof.worker.probes.kernels import launch_target
+from dlcprof.trace_records.kernels import launch_target
 
 PROBE = "kernels.profile"
 HOOK = "_dlcprof_hook"  # the recorder's name inside the instrumented code

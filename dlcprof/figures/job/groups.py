@@ -1,0 +1,258 @@
+"""Ranks grouped by what they did (issue 31): ranks with the same compile ids,
+guard failures, cache pattern, graph op counts, graph breaks and failures
+form one group, so a job of 1,024 ranks reads as "1,023 ranks alike; rank 1
+alone recompiled 4/1: …", outliers first, never as 1,024 rows.
+
+A rank's ``RankSignature`` is read from its run (a live job's, or an imported
+rank whose events the session keeps) or from its ``RankSummarized`` (what
+``dlcprof import`` keeps of every rank): the importer computes the summary
+with ``signature`` itself, so both agree. Times are left out: two ranks that
+did the same work in different seconds are alike.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass, field
+
+from dlcprof import events as ev
+from dlcprof import text
+from dlcprof.figures.job.ranks import by_rank
+from dlcprof.session import Run, Session
+
+# Differences named in a group's words before "…".
+_SHOWN = 2
+_ID_RE = re.compile(r"\d+")
+
+
+@dataclass(frozen=True)
+class RankSignature:
+    """What grouping compares of a rank (each a sorted tuple of words)."""
+
+    compiles: tuple[str, ...]  # compile ids finished, forward and backward
+    guard_failures: tuple[str, ...]  # each recompile's failed guard, as Dynamo said it
+    cache: tuple[str, ...]  # "compile id: hit|miss|bypass"
+    graph_ops: tuple[str, ...]  # "compile id: op count" of each graph Dynamo made
+    breaks: tuple[str, ...]  # "reason at file:line"
+    failures: tuple[str, ...]  # "compile id: fail type"
+
+
+def id_order(compile_id: str) -> tuple[int, ...]:
+    """Compile ids in numeric order ("4/10" after "4/2"), a backward after its forward."""
+    return tuple(int(n) for n in _ID_RE.findall(compile_id)) + (compile_id.endswith(ev.BACKWARD),)
+
+
+def signature(run: Run) -> RankSignature:
+    done = sorted(
+        (c for c in run.compiles.values() if c.record is not None),
+        key=lambda c: id_order(c.compile_id),
+    )
+    return RankSignature(
+        compiles=tuple(c.compile_id for c in done),
+        guard_failures=tuple(sorted({r.reason for r in run.recompiles})),
+        cache=tuple(f"{c.compile_id}: {c.cache}" for c in done if c.cache),
+        graph_ops=tuple(
+            f"{c.compile_id}: {c.record.graph_op_count}"
+            for c in done
+            if c.record is not None and c.record.graph_op_count is not None
+        ),
+        breaks=tuple(sorted({f"{b.reason} at {b.location}" for b in run.graph_breaks})),
+        failures=tuple(
+            f"{c.compile_id}: {c.record.fail_type}"
+            for c in done
+            if c.record is not None and c.record.fail_type
+        ),
+    )
+
+
+def summary_signature(s: ev.RankSummarized) -> RankSignature:
+    return RankSignature(
+        tuple(s.compiles),
+        tuple(s.guard_failures),
+        tuple(s.cache),
+        tuple(s.graph_ops),
+        tuple(s.breaks),
+        tuple(s.failures),
+    )
+
+
+@dataclass
+class RankGroup:
+    """Ranks alike. ``run_id``: the run of its first rank whose events the
+    session holds (None: an imported group past the bound of ranks kept)."""
+
+    ranks: list[int]
+    signature: RankSignature
+    run_id: str | None
+    compile_s: list[float] = field(default_factory=list)  # each rank's compile wall time
+    differs: list[str] = field(default_factory=list)  # from the largest group; [] for it
+
+    @property
+    def name(self) -> str:
+        return rank_span(self.ranks)
+
+    @property
+    def recompiles(self) -> int:
+        return len(self.signature.guard_failures)
+
+    @property
+    def cache_counts(self) -> tuple[int, int]:
+        states = [c.rsplit(": ", 1)[-1] for c in self.signature.cache]
+        return states.count("hit"), states.count("miss")
+
+    @property
+    def words(self) -> str:
+        """ "rank 1 alone recompiled 4/1: …" or "255 ranks alike"."""
+        if not self.differs:
+            return (
+                f"{text.count(len(self.ranks))} ranks alike"
+                if len(self.ranks) > 1
+                else (f"{self.name} alone")
+            )
+        who = f"{self.name} alone" if len(self.ranks) == 1 else f"{self.name} ({len(self.ranks)})"
+        more = f"; +{len(self.differs) - _SHOWN} more" if len(self.differs) > _SHOWN else ""
+        return f"{who} {'; '.join(self.differs[:_SHOWN])}{more}"
+
+
+def rank_span(ranks: list[int]) -> str:
+    """ "rank 3", "ranks 0, 2–255": runs of consecutive ranks as ranges."""
+    ranks = sorted(ranks)
+    parts: list[str] = []
+    start = prev = ranks[0]
+    for r in [*ranks[1:], None]:
+        if r is not None and r == prev + 1:
+            prev = r
+            continue
+        parts.append(str(start) if start == prev else f"{start}–{prev}")
+        if r is not None:
+            start = prev = r
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(parts)
+
+
+def _members(session: Session) -> list[tuple[int, RankSignature, str | None, float]]:
+    """(rank, signature, run id, compile seconds) of every rank: an imported
+    session's summaries, else the runs of a live job's ranks."""
+    if session.rank_summaries:
+        return [
+            (s.rank, summary_signature(s), s.run_id, s.compile_s)
+            for s in session.rank_summaries.values()
+        ]
+    return [
+        (rank, signature(run), run.run_id, run.compile_wall_s)
+        for rank, run in by_rank(session).items()
+    ]
+
+
+def rank_groups(session: Session) -> list[RankGroup]:
+    """The job's ranks grouped by signature, outliers (the smallest groups) first,
+    the largest last; each but the largest says how it differs from it."""
+    groups: dict[RankSignature, RankGroup] = {}
+    for rank, sig, run_id, secs in sorted(_members(session), key=lambda m: m[0]):
+        g = groups.setdefault(sig, RankGroup([], sig, None))
+        g.ranks.append(rank)
+        g.compile_s.append(secs)
+        g.run_id = g.run_id or run_id
+    ordered = sorted(groups.values(), key=lambda g: (len(g.ranks), g.ranks[0]))
+    if len(ordered) > 1:
+        major = max(ordered, key=lambda g: (len(g.ranks), -g.ranks[0]))
+        for g in ordered:
+            if g is not major:
+                g.differs = differences(g.signature, major.signature)
+        ordered.remove(major)
+        ordered.append(major)
+    return ordered
+
+
+def differences(sig: RankSignature, major: RankSignature) -> list[str]:
+    """How a group's signature differs from the largest group's, each in words."""
+
+    def extra(mine: tuple[str, ...], theirs: tuple[str, ...]) -> list[str]:
+        return [x for x in mine if x not in set(theirs)]
+
+    out = []
+    added, missing = extra(sig.compiles, major.compiles), extra(major.compiles, sig.compiles)
+    failed = extra(sig.guard_failures, major.guard_failures)
+    if failed:
+        out.append(f"recompiled {_ids(added)}: {failed[0]}")
+    elif added:
+        out.append(f"compiled {_ids(added)} where the others did not")
+    if missing:
+        out.append(f"did not compile {_ids(missing)}")
+    for x in extra(sig.failures, major.failures):
+        out.append(f"failed {x}")
+    for x in extra(sig.breaks, major.breaks):
+        out.append(f"broke its graph: {x}")
+    for x in extra(major.breaks, sig.breaks):
+        out.append(f"did not break: {x}")
+    common = set(sig.compiles) & set(major.compiles)
+    for field_name, what in (("cache", "cache"), ("graph_ops", "graph ops")):
+        mine = {k: v for k, _, v in (x.partition(": ") for x in getattr(sig, field_name))}
+        theirs = {k: v for k, _, v in (x.partition(": ") for x in getattr(major, field_name))}
+        changed = [k for k in sorted(common, key=id_order) if mine.get(k) != theirs.get(k)]
+        if changed:
+            k = changed[0]
+            more = f" (+{len(changed) - 1} more)" if len(changed) > 1 else ""
+            out.append(f"{what} {k}: {mine.get(k, 'none')} vs {theirs.get(k, 'none')}{more}")
+    return out or ["differ in what they compiled"]
+
+
+def _ids(ids: list[str]) -> str:
+    """Forward ids, a backward said with its forward: "0/1, 4/1 (+backward)"."""
+    forward = [i for i in ids if not i.endswith(ev.BACKWARD)]
+    backward = {i.removesuffix(ev.BACKWARD) for i in ids if i.endswith(ev.BACKWARD)}
+    shown = forward or sorted(backward, key=id_order)
+    said = ", ".join(shown[:4]) + (f" +{len(shown) - 4} more" if len(shown) > 4 else "")
+    return said + (" (+backward)" if forward and backward else "")
+
+
+def summary(groups: list[RankGroup]) -> str:
+    """One line: "255 ranks alike; rank 1 alone recompiled 4/1: …"."""
+    if not groups:
+        return ""
+    major = groups[-1]
+    if len(groups) == 1:
+        return f"all {len(major.ranks)} ranks alike" if len(major.ranks) > 1 else major.name
+    lead = (
+        f"{text.count(len(major.ranks))} ranks alike ({major.name})"
+        if len(major.ranks) > 1
+        else f"{len(groups)} ranks, no two alike; against {major.name}"
+    )
+    rest = "; ".join(g.words for g in groups[:-1][:3])
+    more = f"; +{len(groups) - 4} more groups" if len(groups) > 4 else ""
+    return f"{lead}; {rest}{more}"
+
+
+def group_stats(g: RankGroup) -> str:
+    """The group's compile wall time: one rank's, or the median and range."""
+    lo, hi = min(g.compile_s), max(g.compile_s)
+    if text.secs(lo) == text.secs(hi):
+        return text.secs(lo)
+    return f"{text.secs(statistics.median(g.compile_s))} ({text.secs(lo)}–{text.secs(hi)})"
+
+
+GROUP_COLUMNS = (
+    "ranks",
+    "count",
+    "compiles",
+    "recompiles",
+    "graph breaks",
+    "cache hit/miss",
+    "compile",
+    "differs",
+)
+
+
+def group_cells(g: RankGroup) -> list[str]:
+    """A group as the tables show it (GROUP_COLUMNS order)."""
+    hits, misses = g.cache_counts
+    return [
+        g.name.removeprefix("ranks ").removeprefix("rank "),
+        text.count(len(g.ranks)),
+        text.count(sum(not c.endswith(ev.BACKWARD) for c in g.signature.compiles)),
+        text.count(g.recompiles),
+        text.count(len(g.signature.breaks)),
+        f"{hits}/{misses}",
+        group_stats(g),
+        "; ".join(g.differs) if g.differs else "the largest group: the others are told against it",
+    ]

@@ -1,0 +1,70 @@
+"""The logs an import reads: a ``TORCH_TRACE`` log file, a folder of them (one
+job, one per rank), or several folders (a job's nodes). Anything else is one
+line for the user (``ReportError``), before any log is read."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from dlcprof.report.errors import ReportError
+from dlcprof.trace_records.log_file import is_trace_log
+
+_HEAD_BYTES = 1 << 16  # a trace record's first line is short; a binary file's may be endless
+
+
+def _head(path: Path) -> str:
+    """The file's first non-blank line (at most _HEAD_BYTES of it)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for _ in range(8):
+                line = f.readline(_HEAD_BYTES)
+                if not line or line.strip():
+                    return line
+    except OSError as e:
+        raise ReportError(f"cannot read {path}: {e.strerror or e}") from e
+    return ""
+
+
+def find_logs(paths: list[str]) -> list[tuple[str, str]]:
+    """(host, log path) of every log, in the order given. A folder's logs are
+    the files in it whose first line is a trace record; ``host`` is the
+    folder's name (a log does not name its host: a job's nodes are its folders)."""
+    if not paths:
+        raise ReportError("give a TORCH_TRACE log or folder (dlcprof import PATH... -o DIR)")
+    out: list[tuple[str, str]] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_file():
+            if not is_trace_log(_head(path)):
+                raise ReportError(
+                    f"{path} is not a TORCH_TRACE log: its first line is not a torch trace record"
+                )
+            out.append((path.resolve().parent.name, str(path)))
+        elif path.is_dir():
+            logs = sorted(p for p in path.iterdir() if p.is_file() and is_trace_log(_head(p)))
+            if not logs:
+                raise ReportError(
+                    f"{path} holds no TORCH_TRACE log (torch writes "
+                    "dedicated_log_torch_trace_rank_N_*.log into the folder TORCH_TRACE names)"
+                )
+            out += [(path.resolve().name, str(p)) for p in logs]
+        else:
+            raise ReportError(f"{path}: no such file or folder")
+    seen: set[str] = set()
+    for _, p in out:
+        real = os.path.realpath(p)
+        if real in seen:
+            raise ReportError(f"{p} is given twice: give each log or folder once")
+        seen.add(real)
+    return out
+
+
+def holds_trace(path: Path) -> bool:
+    """A TORCH_TRACE log, or a folder with one and no saved session (what
+    ``dlcprof replay`` imports on the fly)."""
+    if path.is_file():
+        return path.name != "session.json" and is_trace_log(_head(path))
+    if not path.is_dir() or (path / "session.json").exists():
+        return False
+    return any(p.is_file() and is_trace_log(_head(p)) for p in path.iterdir())

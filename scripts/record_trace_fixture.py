@@ -1,0 +1,91 @@
+#!/usr/bin/env python
+"""Record real ``TORCH_TRACE`` logs as test fixtures for ``dlcprof import``.
+
+    .venv/bin/python scripts/record_trace_fixture.py
+
+Writes under ``tests/fixtures/torch_trace/``:
+
+- ``ddp_odd_batch/``: torch's own per-rank logs (gzipped) of the 2-rank gloo job
+  ``tests/programs/ddp_odd_batch.py`` (rank 1 recompiles alone on its partial
+  last batch), run under ``dlcprof run -- torchrun`` with ``TORCH_TRACE`` set, and
+  ``live.jsonl``, the events that attached run saw: one run, both recordings.
+- ``train/``: the log of the single-process script ``tests/programs/train.py``
+  (a data-dependent graph break), run with ``TORCH_TRACE`` alone.
+
+This checkout's path (and another checkout's, handed back by the shared
+Inductor cache) reads ``/home/user/dlcprof/`` in every file, like the other
+recordings.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "tests" / "fixtures" / "torch_trace"
+CHECKOUT = "/home/user/dlcprof/"
+
+
+# Other checkouts of this machine: the shared Inductor cache hands their paths
+# back in the output code and stack traces of the graphs they compiled first.
+_CHECKOUTS = re.compile(r"/work/wt/[\w.-]+/")
+
+
+def _portable(text: str) -> str:
+    text = text.replace(str(ROOT) + "/", CHECKOUT).replace(str(ROOT), CHECKOUT.rstrip("/"))
+    return _CHECKOUTS.sub(CHECKOUT, text)
+
+
+def _save_logs(trace_dir: Path, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.log.gz"):
+        old.unlink()
+    for log in sorted(trace_dir.glob("*.log")):
+        data = _portable(log.read_text(encoding="utf-8")).encode()
+        (out / f"{log.name}.gz").write_bytes(gzip.compress(data, mtime=0))
+
+
+def ddp_odd_batch(tmp: Path) -> None:
+    trace, report = tmp / "ddp", tmp / "live.json"
+    torchrun = str(Path(sys.executable).parent / "torchrun")
+    program = str(ROOT / "tests" / "programs" / "ddp_odd_batch.py")
+    subprocess.run(
+        [sys.executable, "-m", "dlcprof.cli", "run", "--json", str(report), "--no-hotspots"]
+        + ["--", torchrun, "--standalone", "--nproc-per-node", "2", program],
+        check=True,
+        cwd=ROOT,
+        env={**os.environ, "TORCH_TRACE": str(trace)},
+    )
+    out = OUT / "ddp_odd_batch"
+    _save_logs(trace, out)
+    events = json.loads(report.read_text())["events"]
+    lines = [_portable(json.dumps(e)) for e in events if e["type"] != "DeviceSampled"]
+    (out / "live.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def train(tmp: Path) -> None:
+    trace = tmp / "train"
+    subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "programs" / "train.py")],
+        check=True,
+        cwd=ROOT,
+        env={**os.environ, "TORCH_TRACE": str(trace)},
+    )
+    _save_logs(trace, OUT / "train")
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        ddp_odd_batch(Path(tmp))
+        train(Path(tmp))
+
+
+if __name__ == "__main__":
+    main()

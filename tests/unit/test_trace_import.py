@@ -1,0 +1,171 @@
+"""``dlcprof import`` on torch's own TORCH_TRACE logs recorded from real runs
+(tests/fixtures/torch_trace): a 2-rank gloo job whose rank 1 recompiles alone,
+the same job widened to 256 ranks, a single-process script, damaged logs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.paths import FIXTURES, PROGRAMS, REPO
+from helpers.torch_trace import RECORDED_CHECKOUT, rank_logs, trace_logs, widen
+
+from dlcprof import events as ev
+from dlcprof.cli import main
+from dlcprof.cli.loading import load_report_or_trace
+from dlcprof.figures.job.groups import rank_groups, signature, summary
+from dlcprof.figures.job.ranks import by_rank
+from dlcprof.report.load import load_session
+from dlcprof.session import Session
+from dlcprof.trace_import.job import import_trace
+
+TLPARSE = Path(sys.executable).parent / "tlparse"
+
+
+def _live() -> Session:
+    """The attached run that wrote the 2-rank logs: what dlcprof saw live."""
+    text = (FIXTURES / "torch_trace" / "ddp_odd_batch" / "live.jsonl").read_text()
+    text = text.replace(RECORDED_CHECKOUT, f"{REPO}/")
+    return Session.from_events([ev.decode(line) for line in text.splitlines() if line])
+
+
+def _kernel(k: ev.KernelGenerated) -> dict:
+    return {key: v for key, v in ev.to_dict(k).items() if key not in ("t", "run_id", "fused_ops")}
+
+
+def _tlparse_ids(logs: Path, out: Path) -> dict[int, set[str]]:
+    """Each rank's compile ids as tlparse lists them ("[4/1]"; "[4/1_1]" is a later attempt)."""
+    subprocess.run(
+        [str(TLPARSE), "--all-ranks-html", str(logs), "-o", str(out), "--overwrite"],
+        check=True,
+        capture_output=True,
+    )
+    ids = {}
+    for rank_dir in out.glob("rank_*"):
+        listed = json.loads((rank_dir / "compile_directory.json").read_text())
+        ids[int(rank_dir.name[5:])] = {
+            k.strip("[]") for k in listed if "_" not in k and k != "[-/-]"
+        }
+    return ids
+
+
+def test_two_ranks_agree_with_tlparse_and_the_live_session(tmp_path, capsys):
+    logs = trace_logs("ddp_odd_batch", tmp_path / "logs")
+    assert main(["import", str(logs), "-o", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    assert "rank 1 alone recompiled 0/1, 4/1" in printed
+    imported = load_session(tmp_path / "out")  # the folder opens as any saved session
+    assert {p.name for p in (tmp_path / "out").iterdir()} >= {
+        "session.json",
+        "report.html",
+        "report.md",
+        "trace.json",
+    }
+    ranks, live = by_rank(imported), by_rank(_live())
+    assert sorted(ranks) == sorted(live) == [0, 1]
+    tl = _tlparse_ids(logs, tmp_path / "tl")
+    for rank, run in ranks.items():
+        assert {c for c in run.compiles if not c.endswith(ev.BACKWARD)} == tl[rank]
+        # Compile ids, guard failures, cache, graph op counts, breaks and their
+        # reasons and places, failures: as the live probe saw them.
+        assert signature(run) == signature(live[rank])
+        # Each kernel from Inductor's output code in the log, as the live probe read
+        # it; a backward's fused ops read from its name need torch: none here.
+        assert len(run.kernels) == len(live[rank].kernels)
+        for mine, seen in zip(run.kernels, live[rank].kernels, strict=True):
+            if mine.fused_ops != seen.fused_ops:
+                assert mine.graph == "backward" and mine.fused_ops == [] and seen.fused_ops
+            assert _kernel(mine) == _kernel(seen)
+        assert [(b.reason, b.location) for b in run.graph_breaks] == [
+            (b.reason, b.location) for b in live[rank].graph_breaks
+        ]
+    assert [r.reason for r in ranks[1].recompiles] == [r.reason for r in live[1].recompiles]
+    assert summary(rank_groups(imported)) == summary(rank_groups(_live()))
+    assert "Rank groups:" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_one_diverging_rank_of_256_is_the_named_outlier(tmp_path):
+    logs = rank_logs(trace_logs("ddp_odd_batch", tmp_path / "logs"))
+    # File names without a rank: the ranks come from the records.
+    wide = widen(logs, tmp_path / "wide", 256, {137: 1}, torch_names=False)
+    # Its records before init_process_group carry no rank: still rank 137's.
+    odd = wide / "log_00137.log"
+    text = odd.read_text()
+    half = len(text) // 2
+    odd.write_text(text[:half].replace('"rank": 137, ', "") + text[half:])
+    assert '"rank"' not in text[:half].replace('"rank": 137, ', "")
+    session = import_trace([str(wide)], workers=2)
+    groups = rank_groups(session)
+    assert [g.ranks for g in groups] == [[137], [r for r in range(256) if r != 137]]
+    assert groups[0].words.startswith("rank 137 alone recompiled 0/1, 4/1: ")
+    assert summary(groups).startswith("255 ranks alike (ranks 0–136, 138–255); rank 137 alone")
+    # Bounded: events of one rank per group; every rank summarized.
+    assert sorted(r.process.rank for r in session.runs.values() if r.process) == [0, 137]
+    assert len(session.rank_summaries) == 256
+    assert session.imported is not None and session.imported.kept == [0, 137]
+
+
+def test_a_log_without_ranks_takes_its_process_rank_and_is_said(tmp_path):
+    logs = trace_logs("ddp_odd_batch", tmp_path / "logs")
+    first = rank_logs(logs)[0]
+    text = first.read_text()
+    # The same process's records again, in a log of their own that names no rank.
+    (logs / "early.log").write_text(text.replace('"rank": 0, ', ""))
+    session = import_trace([str(logs)], workers=1)
+    assert sorted(session.rank_summaries) == [0, 1]
+    assert session.rank_summaries[0].source == str(first)
+    assert session.imported is not None and session.imported.rankless == 0
+    assert (
+        session.imported.skipped
+        == "skipped early.log: rank 0's process again (its first log is read)"
+    )
+
+
+def test_a_scripts_graph_break_at_its_file_and_line(tmp_path):
+    session = load_report_or_trace(trace_logs("train", tmp_path / "logs"))  # replay's path
+    (run,) = session.runs.values()
+    assert {(b.reason, b.location) for b in run.graph_breaks} == {
+        ("Data-dependent branching", f"{PROGRAMS / 'train.py'}:23")
+    }
+    assert session.rank_summaries == {}
+
+
+def test_a_damaged_log_imports_what_is_readable_and_says_what_was_skipped(tmp_path):
+    logs = trace_logs("ddp_odd_batch", tmp_path / "logs")
+    clean = import_trace([str(logs)], workers=1)
+    log = rank_logs(logs)[1]
+    lines = log.read_text().splitlines(keepends=True)
+    header = next(i for i, line in enumerate(lines) if i > 100 and not line.startswith("\t"))
+    unknown = 'V1202 09:30:43.356000 4806 x.py:1] {"artifact": {"name": "no_such_artifact"}, '
+    lines[header:header] = [
+        "this is not a trace record\n",
+        unknown + '"has_payload": "0"}\n',
+        "\tx\n",
+    ]
+    text = "".join(lines)
+    log.write_text(text[: text.rindex('"ph"')])  # cut mid-record
+    damaged = import_trace([str(logs)], workers=1)
+    assert damaged.imported is not None
+    said = damaged.imported.skipped
+    assert said.startswith(f"skipped {log.name}: 1 line not a trace record (line {header + 1}); ")
+    assert said.count(log.name) == 2 and "1 record cut short at the end (line " in said
+    assert "\n" not in said
+    for rank, run in by_rank(clean).items():
+        assert signature(by_rank(damaged)[rank]) == signature(run)  # nothing else lost
+
+
+@pytest.mark.parametrize("kind", ["empty folder", "not a trace", "missing"])
+def test_input_without_a_trace_is_one_line_and_exit_2(tmp_path, capsys, kind):
+    path = tmp_path / "in"
+    if kind == "empty folder":
+        path.mkdir()
+    elif kind == "not a trace":
+        shutil.copy(REPO / "README.md", path)
+    assert main(["import", str(path), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and str(path) in err
+    assert not (tmp_path / "out").exists()
