@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dlcprof.session import Run, Session
+from dlcprof.session import Run, Session, process_label
 
 
 def session_origin(session: Session) -> float | None:
@@ -38,9 +38,24 @@ def run_number(session: Session, run: Run) -> int:
 
 
 def workload_title(session: Session) -> str:
-    """Every workload in the session, in run order."""
-    names = list(dict.fromkeys(r.name for r in session.runs.values()))
+    """Every workload in the session, in run order; an import, by its logs; a
+    program's processes, by their script once ("train.py, 8 processes"), never
+    a name per rank."""
+    if (imp := session.imported) is not None:
+        ranks = len(session.rank_summaries)
+        what = f"{ranks} ranks" if ranks else f"{imp.processes} processes"
+        return f"TORCH_TRACE of {', '.join(imp.sources)} ({what})"
+    names = list(dict.fromkeys(_title_name(r) for r in session.runs.values()))
+    processes = [r for r in session.runs.values() if not (r.workload or r.target) and r.process]
+    if len(names) == 1 and len(processes) == len(session.runs) > 1:
+        return f"{names[0]}, {len(processes)} processes"
     return ", ".join(names) if names else "empty session"
+
+
+def _title_name(run: Run) -> str:
+    if run.workload or run.target or run.process is None:
+        return run.name
+    return process_label(run.process).split(" (pid ", 1)[0]
 
 
 def latest_benchmarked(session: Session) -> Run | None:
