@@ -275,10 +275,13 @@ class CompileRaised(Event):
 
 @dataclass
 class EagerCallsCounted(Event):
-    """After a recompile limit hit: the calls that then ran eager (Dynamo's guard hook)."""
+    """After a recompile limit hit: the calls that then ran eager (Dynamo's guard
+    hook), and the wall of the first few of them (worker/probes/guards.py)."""
 
     run_id: str
     calls: int
+    call_s: list[float] = field(default_factory=list)  # each timed eager call's wall
+    untimed: str | None = None  # why call_s is empty
 
 
 @dataclass

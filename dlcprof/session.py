@@ -82,6 +82,8 @@ class Run:
     compile_raised: ev.CompileRaised | None = None  # the first compile that raised into the program
     header_built: ev.HeaderPrecompiled | None = None  # the first compile built Inductor's PCH
     eager_calls: int | None = None  # calls that ran eager after the limit hit
+    eager_call_s: list[float] = field(default_factory=list)  # the wall of the ones timed
+    eager_untimed: str | None = None  # why none was timed
     benchmark: ev.BenchmarkMeasured | None = None
     steady: ev.SteadyAllocatorMeasured | None = None  # the benchmark with the allocator pinned
     # What the mode did: each autotuned op, each graph's CUDA-graph decision.
@@ -350,7 +352,8 @@ class Session:
         self.run(e.run_id).nothing_compiled = e
 
     def _on_EagerCallsCounted(self, e: ev.EagerCallsCounted) -> None:
-        self.run(e.run_id).eager_calls = e.calls
+        run = self.run(e.run_id)
+        run.eager_calls, run.eager_call_s, run.eager_untimed = e.calls, e.call_s, e.untimed
 
     def _on_DimMadeDynamic(self, e: ev.DimMadeDynamic) -> None:
         self.run(e.run_id).dynamic_dims.append(e)

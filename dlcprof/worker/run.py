@@ -295,7 +295,7 @@ class WorkerRun:
         )
         self.kernels = probes.kernels
         dispatcher = probes.dispatcher
-        dispatcher.on_limit = lambda: self.eager.start(dispatcher.counts)
+        dispatcher.on_limit = lambda where: self.eager.start(dispatcher.counts, where)
         if probes.traced:
             self.dispatcher = dispatcher
         # Both hook in when torch imports their modules, so no import moves

@@ -159,7 +159,7 @@ class AttachedProcess:
         """From the first recompile limit hit on, count the calls that run eager."""
         self.eager = guards_probe.EagerCalls(self.notes)
         dispatcher = self.probes.dispatcher
-        dispatcher.on_limit = lambda: self.eager.start(dispatcher.counts)
+        dispatcher.on_limit = lambda where: self.eager.start(dispatcher.counts, where)
 
     def _restart(self) -> None:
         """This process's own state: its id, clock and notes."""
