@@ -652,6 +652,17 @@ class ProcessAttached(Event):
     local_rank: int | None = None
     world_size: int | None = None
     cache_dir: str | None = None  # Inductor's cache folder (ranks on one host may share it)
+    cpu_count: int | None = None  # the cores it may run on (os.sched_getaffinity)
+
+
+@dataclass
+class CompileThreadsRead(Event):
+    """At a process's end: Inductor's compile_threads, its pool of kernel-build
+    workers (worker/probes/compile_workers.py); 0 where Inductor never loaded."""
+
+    run_id: str
+    threads: int | None  # None: unreadable (``why`` says)
+    why: str = ""
 
 
 @dataclass

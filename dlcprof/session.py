@@ -117,6 +117,7 @@ class Run:
     # DDP (figures/job/ddp.py): the settings read at the first compile, each split.
     compile_settings: ev.CompileSettingsRead | None = None
     compile_calls: list[ev.CompileCalled] = field(default_factory=list)  # its torch.compile calls
+    compile_threads: ev.CompileThreadsRead | None = None  # Inductor's build workers, at its end
     ddp_splits: list[ev.GraphSplitForDDP] = field(default_factory=list)
 
     @property
@@ -456,6 +457,9 @@ class Session:
 
     def _on_CompileSettingsRead(self, e: ev.CompileSettingsRead) -> None:
         self.run(e.run_id).compile_settings = e
+
+    def _on_CompileThreadsRead(self, e: ev.CompileThreadsRead) -> None:
+        self.run(e.run_id).compile_threads = e
 
     def _on_CompileCalled(self, e: ev.CompileCalled) -> None:
         self.run(e.run_id).compile_calls.append(e)

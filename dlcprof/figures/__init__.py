@@ -33,5 +33,6 @@ monitors.
 - ``job/``: an attached program and its job (``dlcprof run -- CMD``): ``program``
   (its timeline, each graph's life), ``ranks`` (the Ranks table), ``divergence``
   (the checks that find ranks disagreeing), ``lanes`` (the Ranks view's
-  geometry), ``ddp`` (what DDP did to a compile), ``nodes`` (a merged job's clocks).
+  geometry), ``ddp`` (what DDP did to a compile), ``nodes`` (a merged job's clocks),
+  ``hosts`` (each host's kernel-build workers against its cores).
 """

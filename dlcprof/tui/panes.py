@@ -137,6 +137,7 @@ AFFECTS: dict[type[ev.Event], frozenset[str]] = {
         ev.ProcessAttached: REPAINTED,
         ev.GraphCallsTimed: {"benchmark"},
         ev.CompileCalled: {"benchmark"},
+        ev.CompileThreadsRead: _RANKS,
     }.items()
 }
 REPAINT_FREE: frozenset[type[ev.Event]] = frozenset(

@@ -32,7 +32,7 @@ from dlcprof.worker.attached import graph_calls, kernel_sample, rendezvous
 from dlcprof.worker.attached.channel import Channel
 from dlcprof.worker.fresh_lines import FreshLines
 from dlcprof.worker.probe_set import ProbeSet
-from dlcprof.worker.probes import ProbeNotes, compile_calls
+from dlcprof.worker.probes import ProbeNotes, compile_calls, compile_workers
 from dlcprof.worker.probes import cudagraphs as cudagraphs_probe
 from dlcprof.worker.probes import ddp as ddp_probe
 from dlcprof.worker.probes import guards as guards_probe
@@ -117,6 +117,14 @@ def _fresh_lines() -> FreshLines:
     return fresh
 
 
+def _cpu_count() -> int | None:
+    """The cores this process may run on (its affinity, as Inductor's own count is)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count()
+
+
 def _inductor_cache_dir() -> str | None:
     """The Inductor cache folder this process uses (ranks on one host may share
     one): TORCHINDUCTOR_CACHE_DIR, else torch's default, read from the module
@@ -191,6 +199,7 @@ class AttachedProcess:
                 local_rank=_int_env("LOCAL_RANK"),
                 world_size=_int_env("WORLD_SIZE"),
                 cache_dir=_inductor_cache_dir(),
+                cpu_count=_cpu_count(),
             ),
             ddp_probe.settings(self.run_id),
         ]
@@ -243,6 +252,7 @@ class AttachedProcess:
             counted = self.eager.counted(self.run_id, self.probes.dispatcher.snapshot())
             if counted is not None:
                 self.channel.emit(counted)
+            self.channel.emit(compile_workers.read(self.run_id))
             self.sampler.report(final=True)
             self.probes.close_raw_trace()
             status = self.crash[0] if self.crash else "ok"
