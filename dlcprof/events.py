@@ -656,6 +656,20 @@ class ProcessAttached(Event):
 
 
 @dataclass
+class StepsTimed(Event):
+    """At a process's end: the calls of one callable torch.compile returned,
+    each timed around the whole call (worker/attached/steps.py): when each
+    started and its wall, for the first calls (``calls`` counts them all)."""
+
+    run_id: str
+    caller: str  # the file:line of the torch.compile call
+    start_t: list[float]
+    wall_s: list[float]
+    calls: int
+    eager: bool = False  # --eager-baseline's run: torch.compile forced eager
+
+
+@dataclass
 class CompileThreadsRead(Event):
     """At a process's end: Inductor's compile_threads, its pool of kernel-build
     workers (worker/probes/compile_workers.py); 0 where Inductor never loaded."""

@@ -34,5 +34,6 @@ monitors.
   (its timeline, each graph's life), ``ranks`` (the Ranks table), ``divergence``
   (the checks that find ranks disagreeing), ``lanes`` (the Ranks view's
   geometry), ``ddp`` (what DDP did to a compile), ``nodes`` (a merged job's clocks),
-  ``hosts`` (each host's kernel-build workers against its cores).
+  ``hosts`` (each host's kernel-build workers against its cores), ``steps``
+  (--eager-baseline's per-step comparison past the compiles).
 """

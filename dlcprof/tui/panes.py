@@ -138,6 +138,7 @@ AFFECTS: dict[type[ev.Event], frozenset[str]] = {
         ev.GraphCallsTimed: {"benchmark"},
         ev.CompileCalled: {"benchmark"},
         ev.CompileThreadsRead: _RANKS,
+        ev.StepsTimed: {"benchmark"},
     }.items()
 }
 REPAINT_FREE: frozenset[type[ev.Event]] = frozenset(

@@ -30,6 +30,7 @@ from dlcprof import events as ev
 from dlcprof.attach_contract import EAGER_ENV, SOCKET_ENV
 from dlcprof.worker.attached import graph_calls, kernel_sample, rendezvous
 from dlcprof.worker.attached.channel import Channel
+from dlcprof.worker.attached.steps import Steps
 from dlcprof.worker.fresh_lines import FreshLines
 from dlcprof.worker.probe_set import ProbeSet
 from dlcprof.worker.probes import ProbeNotes, compile_calls, compile_workers
@@ -39,7 +40,8 @@ from dlcprof.worker.probes import guards as guards_probe
 from dlcprof.worker.probes import raised as raised_probe
 
 # Events that open the channel: the process compiles (or has compiled code run).
-_ARMING = (ev.PhaseStarted, ev.PhaseEnded, ev.CompileFinished, ev.GraphCallsTimed)
+# --eager-baseline's run compiles nothing: its timed steps open it.
+_ARMING = (ev.PhaseStarted, ev.PhaseEnded, ev.CompileFinished, ev.GraphCallsTimed, ev.StepsTimed)
 
 
 def _arms(e: ev.Event) -> bool:
@@ -160,7 +162,8 @@ class AttachedProcess:
         ddp_probe.install(lambda *b: self.probes.dispatcher.ddp_buckets(*b), self.notes)
         self.raised = raised_probe.RaisedCompiles(self.channel, lambda: self.run_id)
         raised_probe.install(self.raised, self.notes)
-        compile_calls.install(lambda: self.run_id, self.channel, self.notes)
+        self.steps = Steps(torch.compiler.is_compiling)
+        compile_calls.install(lambda: self.run_id, self.channel, self.notes, self.steps.wrap)
         self._watch_limit()
 
     def _watch_limit(self) -> None:
@@ -236,6 +239,7 @@ class AttachedProcess:
         self.raised.said.clear()
         self.eager.stop()  # the parent's count
         self._watch_limit()
+        self.steps.forget()  # the parent's calls
 
     def finish(self) -> None:
         """At exit: the last kernels and totals, the raw trace closed, the end."""
@@ -253,6 +257,8 @@ class AttachedProcess:
             if counted is not None:
                 self.channel.emit(counted)
             self.channel.emit(compile_workers.read(self.run_id))
+            for steps in self.steps.timed(self.run_id, eager=os.environ.get(EAGER_ENV) == "1"):
+                self.channel.emit(steps)
             self.sampler.report(final=True)
             self.probes.close_raw_trace()
             status = self.crash[0] if self.crash else "ok"
