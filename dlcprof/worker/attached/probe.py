@@ -27,7 +27,7 @@ import traceback
 from typing import Any
 
 from dlcprof import events as ev
-from dlcprof.attach_contract import EAGER_ENV, SOCKET_ENV
+from dlcprof.attach_contract import EAGER_ENV, SOCKET_ENV, STEPS_ENV
 from dlcprof.worker.attached import graph_calls, kernel_sample, rendezvous
 from dlcprof.worker.attached.channel import Channel
 from dlcprof.worker.attached.steps import Steps
@@ -163,7 +163,8 @@ class AttachedProcess:
         self.raised = raised_probe.RaisedCompiles(self.channel, lambda: self.run_id)
         raised_probe.install(self.raised, self.notes)
         self.steps = Steps(torch.compiler.is_compiling)
-        compile_calls.install(lambda: self.run_id, self.channel, self.notes, self.steps.wrap)
+        timed = self.steps.wrap if os.environ.get(STEPS_ENV) == "1" else None
+        compile_calls.install(lambda: self.run_id, self.channel, self.notes, timed)
         self._watch_limit()
 
     def _watch_limit(self) -> None:

@@ -1,5 +1,5 @@
 """Each call of what an attached program's ``torch.compile`` returned, timed
-around the whole call (compiled or, under ``--eager-baseline``, forced eager):
+around the whole call, in both runs of ``--eager-baseline`` only (STEPS_ENV):
 the per-step wall the eager baseline compares after warm-up
 (``figures/job/steps.py``).
 
