@@ -135,6 +135,11 @@ def main() -> None:
         print(f"  {v:<9} wall {median(walls[v]):.2f} s ({spread(walls[v])}),", end=" ")
         print(f"CPU {median(cpus[v]):.2f} s ({spread(cpus[v])}),", end=" ")
         print(f"dlcprof's CPU meanwhile {median(observers[v]):.2f} s ({spread(observers[v])})")
+    for v in VARIANTS[1:]:
+        cores = [o / w for o, w in zip(observers[v], walls[v], strict=True)]
+        print(
+            f"  dlcprof's cores while the program ran, {v}: {median(cores):.3f} ({spread(cores)})"
+        )
     for num, den, goal in (("tui", "headless", 1.05), ("headless", "bare", 1.05)):
         for what, xs in (("wall", walls), ("CPU", cpus)):
             line = ratio_line(f"{num} ÷ {den}, {what}", ratios(xs[num], xs[den]), goal=goal)
