@@ -61,13 +61,13 @@ def test_the_live_line_names_the_users_line_and_the_limit():
     assert "0/1:" not in fr.limit_line(hit)  # the guard, without torch's compile id
 
 
-def _past_the_limit(calls: int) -> ev.EagerCallsCounted:
+def _past_the_limit(calls: int, timed: bool = True) -> ev.EagerCallsCounted:
     """``_step`` compiled with recompile_limit 2 and called on ``calls`` sizes, its
     eager calls counted and timed as an attached program's are (attached/probe.py)."""
     sink = ListEmitter()
     notes = ProbeNotes(sink, "r")
     dispatcher = TraceDispatcher(sink, "r")
-    eager = guards_probe.EagerCalls(notes)
+    eager = guards_probe.EagerCalls(notes, timed=timed)
     dispatcher.on_limit = lambda where: eager.start(dispatcher.counts, where)
     uninstall = trace_probe.install(dispatcher, notes)
     assert uninstall is not None
@@ -108,6 +108,12 @@ def test_another_profiler_on_leaves_the_eager_calls_untimed_and_says_why():
         sys.setprofile(None)
     assert counted.calls == 3 and counted.call_s == []
     assert "another profiler" in fr.eager_each(counted.call_s, counted.untimed)
+
+
+def test_the_workers_sweep_keeps_its_own_timings_free_of_the_profile_hook():
+    counted = _past_the_limit(5, timed=False)
+    assert counted.calls == 3 and counted.call_s == []
+    assert "the sweep times each size's calls" in (counted.untimed or "")
 
 
 def test_the_warning_of_an_older_torch_reads_too():

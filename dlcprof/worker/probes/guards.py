@@ -94,10 +94,13 @@ class EagerTimer:
 
 
 class EagerCalls:
-    def __init__(self, notes: ProbeNotes) -> None:
+    def __init__(self, notes: ProbeNotes, timed: bool = True) -> None:
         self.notes = notes
         self.misses = 0
         self.timer = EagerTimer()
+        self.timed = timed  # False: counted only (the caller times the calls its own way)
+        if not timed:
+            self.timer.untimed = "not timed one by one: the sweep times each size's calls"
         self._at_start: tuple[int, int] | None = None  # (recompile reasons, limit hits)
         self._set_hook: Callable[[Any], Any] | None = None
         self._previous: Any = None
@@ -127,7 +130,8 @@ class EagerCalls:
     def _hook(self, hit: bool) -> bool:
         if not hit:
             self.misses += 1
-            self.timer.arm()
+            if self.timed:
+                self.timer.arm()
         previous = self._previous
         return previous(hit) if previous is not None else hit
 
