@@ -1,5 +1,5 @@
 """A Hugging Face ``Trainer`` with ``torch_compile=True`` on a tiny GPT-2
-(2 layers, hidden 32, random weights: nothing is downloaded)
+(1 layer, hidden 32, random weights: nothing is downloaded)
 (tests/e2e/test_frameworks.py). 10 examples in batches of 4: the last batch
 of 2 is a new shape, so the compiled model recompiles once for it."""
 
@@ -21,7 +21,7 @@ class Tokens(torch.utils.data.Dataset):
 
 if __name__ == "__main__":
     torch.manual_seed(0)
-    config = GPT2Config(n_layer=2, n_embd=32, n_head=2, n_positions=64, vocab_size=128)
+    config = GPT2Config(n_layer=1, n_embd=32, n_head=2, n_positions=64, vocab_size=128)
     args = TrainingArguments(
         output_dir="hf_trainer_out",
         per_device_train_batch_size=4,
