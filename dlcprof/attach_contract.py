@@ -20,6 +20,9 @@ SOCKET_ENV = "DLCPROF_ATTACH_SOCKET"
 ROOT_ENV = "DLCPROF_ATTACH_ROOT"
 # Set by --eager-baseline: the bootstrap makes torch.compile run eager.
 EAGER_ENV = "DLCPROF_ATTACH_EAGER"
+# Set in both runs of --eager-baseline: each call of what torch.compile returned
+# is timed (worker/attached/steps.py), for the per-step comparison.
+STEPS_ENV = "DLCPROF_ATTACH_STEPS"
 
 # Kernel times (worker/attached/kernel_sample.py): each compiled graph's calls
 # after the first SAMPLE_AFTER_CALLS run with their launches timed, SAMPLED_CALLS of them.

@@ -433,6 +433,8 @@ def paper_line(event: ev.Event, session: Session) -> Text | None:
 
 def attach_line(event: ev.Event, session: Session) -> Text | None:
     """A live line for ``dlcprof run -- CMD`` (on stderr: stdout is the program's)."""
+    if getattr(event, "run_id", None) in session.eager_run_ids:
+        return None  # --eager-baseline's run: compiles nothing, said once by cli/attach.py
     match event:
         case ev.ProcessAttached():
             return Text.assemble(("▶ compiling: ", "bold green"), session.run(event.run_id).name)

@@ -280,10 +280,13 @@ class CompileRaised(Event):
 
 @dataclass
 class EagerCallsCounted(Event):
-    """After a recompile limit hit: the calls that then ran eager (Dynamo's guard hook)."""
+    """After a recompile limit hit: the calls that then ran eager (Dynamo's guard
+    hook), and the wall of the first few of them (worker/probes/guards.py)."""
 
     run_id: str
     calls: int
+    call_s: list[float] = field(default_factory=list)  # each timed eager call's wall
+    untimed: str | None = None  # why call_s is empty
 
 
 @dataclass
@@ -654,6 +657,31 @@ class ProcessAttached(Event):
     local_rank: int | None = None
     world_size: int | None = None
     cache_dir: str | None = None  # Inductor's cache folder (ranks on one host may share it)
+    cpu_count: int | None = None  # the cores it may run on (os.sched_getaffinity)
+
+
+@dataclass
+class StepsTimed(Event):
+    """At a process's end: the calls of one callable torch.compile returned,
+    each timed around the whole call (worker/attached/steps.py): when each
+    started and its wall, for the first calls (``calls`` counts them all)."""
+
+    run_id: str
+    caller: str  # the file:line of the torch.compile call
+    start_t: list[float]
+    wall_s: list[float]
+    calls: int
+    eager: bool = False  # --eager-baseline's run: torch.compile forced eager
+
+
+@dataclass
+class CompileThreadsRead(Event):
+    """At a process's end: Inductor's compile_threads, its pool of kernel-build
+    workers (worker/probes/compile_workers.py); 0 where Inductor never loaded."""
+
+    run_id: str
+    threads: int | None  # None: unreadable (``why`` says)
+    why: str = ""
 
 
 @dataclass

@@ -82,6 +82,8 @@ class Run:
     compile_raised: ev.CompileRaised | None = None  # the first compile that raised into the program
     header_built: ev.HeaderPrecompiled | None = None  # the first compile built Inductor's PCH
     eager_calls: int | None = None  # calls that ran eager after the limit hit
+    eager_call_s: list[float] = field(default_factory=list)  # the wall of the ones timed
+    eager_untimed: str | None = None  # why none was timed
     benchmark: ev.BenchmarkMeasured | None = None
     steady: ev.SteadyAllocatorMeasured | None = None  # the benchmark with the allocator pinned
     # What the mode did: each autotuned op, each graph's CUDA-graph decision.
@@ -115,6 +117,8 @@ class Run:
     # DDP (figures/job/ddp.py): the settings read at the first compile, each split.
     compile_settings: ev.CompileSettingsRead | None = None
     compile_calls: list[ev.CompileCalled] = field(default_factory=list)  # its torch.compile calls
+    compile_threads: ev.CompileThreadsRead | None = None  # Inductor's build workers, at its end
+    steps: list[ev.StepsTimed] = field(default_factory=list)  # its compiled callables' calls
     ddp_splits: list[ev.GraphSplitForDDP] = field(default_factory=list)
 
     @property
@@ -216,6 +220,9 @@ class Session:
         # --eager-baseline: the same command again with torch.compile forced eager.
         self.eager_program: ev.ProgramStarted | None = None
         self.eager_exit: ev.ProgramExited | None = None
+        # Its processes are no runs of the program: only their timed steps are kept.
+        self.eager_run_ids: set[str] = set()
+        self.eager_steps: list[ev.StepsTimed] = []
         # A session `dlcprof merge` joined: its nodes, each one's events after
         # its NodeMerged. ``program`` is then the first node's (it holds rank 0).
         self.nodes: list[Node] = []
@@ -235,9 +242,26 @@ class Session:
 
     def apply(self, e: ev.Event) -> None:
         self.events.append(e)
+        if self._of_eager_baseline(e):
+            return
         handler = getattr(self, f"_on_{type(e).__name__}", None)
         if handler is not None:
             handler(e)
+
+    def _of_eager_baseline(self, e: ev.Event) -> bool:
+        """An event of a process of --eager-baseline's run (it runs after the
+        program's, so a process new while it runs is one): its steps kept."""
+        run_id = getattr(e, "run_id", None)
+        if run_id is None:
+            return False
+        if isinstance(e, ev.ProcessAttached) and run_id not in self.runs:
+            if self.eager_program is not None and self.eager_exit is None:
+                self.eager_run_ids.add(run_id)
+        if run_id not in self.eager_run_ids:
+            return False
+        if isinstance(e, ev.StepsTimed):
+            self.eager_steps.append(e)
+        return True
 
     def run(self, run_id: str) -> Run:
         r = self.runs.get(run_id)
@@ -354,7 +378,8 @@ class Session:
         self.run(e.run_id).nothing_compiled = e
 
     def _on_EagerCallsCounted(self, e: ev.EagerCallsCounted) -> None:
-        self.run(e.run_id).eager_calls = e.calls
+        run = self.run(e.run_id)
+        run.eager_calls, run.eager_call_s, run.eager_untimed = e.calls, e.call_s, e.untimed
 
     def _on_DimMadeDynamic(self, e: ev.DimMadeDynamic) -> None:
         self.run(e.run_id).dynamic_dims.append(e)
@@ -457,6 +482,12 @@ class Session:
 
     def _on_CompileSettingsRead(self, e: ev.CompileSettingsRead) -> None:
         self.run(e.run_id).compile_settings = e
+
+    def _on_StepsTimed(self, e: ev.StepsTimed) -> None:
+        self.run(e.run_id).steps.append(e)
+
+    def _on_CompileThreadsRead(self, e: ev.CompileThreadsRead) -> None:
+        self.run(e.run_id).compile_threads = e
 
     def _on_CompileCalled(self, e: ev.CompileCalled) -> None:
         self.run(e.run_id).compile_calls.append(e)

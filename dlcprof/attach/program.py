@@ -36,7 +36,14 @@ from typing import TYPE_CHECKING, BinaryIO
 from dlcprof import events as ev
 from dlcprof import scratch
 from dlcprof.attach.tree import Tree
-from dlcprof.attach_contract import BOOTSTRAP_DIR, EAGER_ENV, PACKAGE_ROOT, ROOT_ENV, SOCKET_ENV
+from dlcprof.attach_contract import (
+    BOOTSTRAP_DIR,
+    EAGER_ENV,
+    PACKAGE_ROOT,
+    ROOT_ENV,
+    SOCKET_ENV,
+    STEPS_ENV,
+)
 from dlcprof.bounded_output import BoundedOutput
 from dlcprof.monitors.program import ProgramMonitors
 from dlcprof.signals import SIGNALS
@@ -110,6 +117,7 @@ class AttachedProgram:
         eager: bool = False,
         raw_trace: bool = True,
         hotspots: bool = True,
+        steps: bool = False,
     ) -> None:
         self.argv = list(argv)
         self.emit = emit
@@ -133,10 +141,11 @@ class AttachedProgram:
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(BOOTSTRAP_DIR), env.get("PYTHONPATH", "")) if p
         )
-        if eager:
-            env[EAGER_ENV] = "1"
-        else:
-            env.pop(EAGER_ENV, None)
+        for name, on in ((EAGER_ENV, eager), (STEPS_ENV, steps)):
+            if on:
+                env[name] = "1"
+            else:
+                env.pop(name, None)
         self.started = time.monotonic()
         self.stopped_by: str | None = None
         self.stopped_t: float | None = None

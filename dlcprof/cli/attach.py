@@ -57,6 +57,7 @@ def cmd_attach_run(args: argparse.Namespace, command: list[str]) -> int:
                         inbox.put,
                         output="inherit",
                         eager=eager,
+                        steps=args.eager_baseline,
                         raw_trace=args.report is not None,
                         hotspots=args.hotspots,
                     )

@@ -245,7 +245,8 @@ def attach_parser() -> Parser:
     p.add_argument(
         "--eager-baseline",
         action="store_true",
-        help="then run CMD again with torch.compile forced eager, and compare wall times",
+        help="then run CMD again with torch.compile forced eager: compare the whole job's "
+        "wall and the steady per-step wall past the compiles",
     )
     _no_hotspots(p)
     return p

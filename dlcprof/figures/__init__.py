@@ -35,5 +35,7 @@ monitors.
   (the checks that find ranks disagreeing), ``lanes`` (the Ranks view's
   geometry), ``ddp`` (what DDP did to a compile), ``nodes`` (a merged job's clocks),
   ``groups`` (ranks grouped by what they did, outliers first), ``imported`` (what a
-  session ``dlcprof import`` read says of itself, and its n/a).
+  session ``dlcprof import`` read says of itself, and its n/a), ``hosts`` (each
+  host's kernel-build workers against its cores), ``steps`` (--eager-baseline's
+  per-step comparison past the compiles).
 """

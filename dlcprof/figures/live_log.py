@@ -56,7 +56,10 @@ def event_line(e: ev.Event) -> Line | None:
                 (f"  fix: {fout.RAISED_FIXES[0]}", ASIDE),
             ]
         case ev.EagerCallsCounted():
-            return [("after the recompile limit: ", HEAD), (text.eager_calls(e.calls), PLAIN)]
+            return [
+                ("after the recompile limit: ", HEAD),
+                (f"{text.eager_calls(e.calls)}; {fr.eager_each(e.call_s, e.untimed)}", PLAIN),
+            ]
         case ev.GraphBroken():
             line = [("graph break ", HEAD), (f"{e.location} ", PLACE), (e.reason, PLAIN)]
             line += [(f" {text.broke_inside(e.detail)}", ASIDE)] if e.detail else []

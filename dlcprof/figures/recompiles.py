@@ -10,6 +10,7 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures.benchmark import within_spread
 from dlcprof.session import Run, Session
+from dlcprof.stats import median_iqr
 
 _CID_PREFIX = re.compile(r"^\s*\[?\d+/\d+\]?\s*:\s*")
 _SPLIT = re.compile(r";\s+(?=\[?\d+/\d+\]?\s*:)")
@@ -88,21 +89,34 @@ def limit_line(e: ev.RecompileLimitHit) -> str:
     return (f"at {e.location}: " if e.location else "") + limit_words(e)
 
 
-# Why an attached program's eager calls have no time.
-EAGER_UNTIMED = (
-    "not timed: past the limit Dynamo runs the function's own Python, which dlcprof does not wrap"
-)
+# A recording made before the eager calls were timed.
+EAGER_UNTIMED = "not timed in this recording"
+
+
+def eager_each(call_s: list[float], untimed: str | None) -> str:
+    """What each call past the limit cost, as the guard probe timed the first
+    few (worker/probes/guards.py): median, range, how many; else n/a and why."""
+    if not call_s:
+        return f"each eager call: {text.na(untimed or EAGER_UNTIMED)}"
+    ms = sorted(s * 1000 for s in call_s)
+    med, _ = median_iqr(ms)
+    timed = f"{len(ms)} timed" if len(ms) > 1 else "1 timed"
+    span = f", {text.ms(ms[0])}–{text.ms(ms[-1])}" if len(ms) > 1 else ""
+    return (
+        f"each eager call: {text.ms(med)} (median of {timed}{span}; "
+        "an upper bound: timed under a profile hook)"
+    )
 
 
 def eager_cost(run: Run) -> str:
     """What the limit cost: the calls that then ran eager, and what each took
-    where it was measured (a sweep's sizes that ran eager: their steady latency)."""
+    (a sweep's sizes that ran eager: their steady latency)."""
     calls = text.eager_calls(run.eager_calls)
     steps = [st for st in run.sweep if st.ran_eager]
     if steps:
         each = ", ".join(f"{text.ms(st.latency_ms)} at size {st.size}" for st in steps)
         return f"{calls}; each eager call: {each}"
-    return f"{calls}; each eager call: {text.na(EAGER_UNTIMED)}"
+    return f"{calls}; {eager_each(run.eager_call_s, run.eager_untimed)}"
 
 
 @dataclass

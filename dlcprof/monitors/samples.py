@@ -92,8 +92,13 @@ def _optimizer(func: str, file: str) -> bool:
 _PROBES = ("dlcprof/worker/attached/", "dlcprof/worker/probes/", "dlcprof/trace_records/")
 
 
+# A wrapper around the program's own call (two clock reads a call): what runs
+# under it is the program's, so it names no stack dlcprof's.
+_AROUND_PROGRAM = "dlcprof/worker/attached/steps.py"
+
+
 def _dlcprof(func: str, file: str) -> bool:
-    return any(p in file for p in _PROBES)
+    return any(p in file for p in _PROBES) and not file.endswith(_AROUND_PROGRAM)
 
 
 # The program's own work a sampled stack can be in, first match wins (the kernel

@@ -23,6 +23,7 @@ from dlcprof.figures import modes as fm
 from dlcprof.figures import paper as fpa
 from dlcprof.figures import phases as fp
 from dlcprof.figures.job import program as fprog
+from dlcprof.figures.job.steps import StepComparison
 from dlcprof.report import model as rm
 from dlcprof.report.advice import AdviceSection, CompileCostSection
 from dlcprof.report.benchmark import BenchmarkBlock
@@ -388,6 +389,13 @@ def _program_dict(p: ProgramSection | None) -> dict[str, Any] | None:
                 "compile_s": base.compile_s,
                 "eager_wall_s": base.eager_s,
                 "eager_over_compiled": base.ratio,
+                "per_step": base.step_line,
+                "per_step_compiled_s": (
+                    base.steps.compiled if isinstance(base.steps, StepComparison) else None
+                ),
+                "per_step_eager_s": (
+                    base.steps.eager if isinstance(base.steps, StepComparison) else None
+                ),
             }
             if base
             else None

@@ -118,7 +118,8 @@ class TraceDispatcher:
         self._pieces: dict[str, list[str]] = {}
         self._inductor_graphs: dict[str, int] = {}
         self._buckets: tuple[int | None, list[int], list[list[str]]] | None = None
-        self.on_limit: Callable[[], None] | None = None  # called at the first limit hit
+        # Called with the function's file:line at each function's first limit hit.
+        self.on_limit: Callable[[str], None] | None = None
 
     # Public -------------------------------------------------------------------
 
@@ -441,7 +442,7 @@ class TraceDispatcher:
         self._limit_functions.add(function)
         self.counts.limit_hits += 1
         if self.on_limit is not None:
-            self.on_limit()
+            self.on_limit(location)
         self.sink.emit(
             ev.RecompileLimitHit(
                 run_id=self.run_id,

@@ -138,6 +138,8 @@ AFFECTS: dict[type[ev.Event], frozenset[str]] = {
         ev.GraphCallsTimed: {"benchmark"},
         ev.CompileCalled: {"benchmark"},
         ev.RankSummarized: _RANKS,
+        ev.CompileThreadsRead: _RANKS,
+        ev.StepsTimed: {"benchmark"},
     }.items()
 }
 REPAINT_FREE: frozenset[type[ev.Event]] = frozenset(

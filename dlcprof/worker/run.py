@@ -121,7 +121,9 @@ class WorkerRun:
         self.notes = ProbeNotes(sink, run_id)
         self.dispatcher: TraceDispatcher | None = None
         self.cudagraphs = cudagraphs_probe.CudagraphProbe(sink, run_id, self.notes, self._prefix)
-        self.eager = guards_probe.EagerCalls(self.notes)
+        # The sweep times each size's calls itself, eager ones included: no
+        # profile hook in its timings.
+        self.eager = guards_probe.EagerCalls(self.notes, timed=False)
         self.cost = compile_cost_probe.CompileCostProbe(sink, run_id, self.notes, self._prefix)
         self.remedies = Remedies(settings, self.log)
         self.kernels: KernelCollector | None = None
@@ -295,7 +297,7 @@ class WorkerRun:
         )
         self.kernels = probes.kernels
         dispatcher = probes.dispatcher
-        dispatcher.on_limit = lambda: self.eager.start(dispatcher.counts)
+        dispatcher.on_limit = lambda where: self.eager.start(dispatcher.counts, where)
         if probes.traced:
             self.dispatcher = dispatcher
         # Both hook in when torch imports their modules, so no import moves

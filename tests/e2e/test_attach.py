@@ -250,7 +250,9 @@ def test_exit_inside_a_compile(tmp_path):
 
 
 def test_eager_baseline_runs_the_command_again_without_compiling(tmp_path):
-    proc = dlcprof_run(tmp_path / "b.json", str(FAULTS), "compile", options=("--eager-baseline",))
+    proc = dlcprof_run(
+        tmp_path / "b.json", str(FAULTS), "compile", "40", options=("--eager-baseline",)
+    )
     stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 0, stderr
     assert stdout.splitlines() == ["compiled", "compiled"]  # the program ran twice
@@ -259,6 +261,12 @@ def test_eager_baseline_runs_the_command_again_without_compiling(tmp_path):
     base = report["program"]["eager_baseline"]
     assert base["eager_wall_s"] > 0 and base["compiled_wall_s"] > 0
     assert "forced eager" in report["program"]["lines"][-1]
+    # Per step past the compiles: the same 40 calls, timed in both runs, less
+    # the warm-up (the compile, then dlcprof's kernel-sampled calls).
+    assert len(base["per_step_compiled_s"]) == len(base["per_step_eager_s"]) == 36
+    assert base["per_step"].startswith("per step past the compiles: ")
+    assert "medians of 36 and 36 calls" in base["per_step"]
+    assert "after 4 warm-up calls" in base["per_step"]
 
 
 @pytest.mark.parametrize(

@@ -86,6 +86,15 @@ def test_torchrun_two_ranks_one_diverges(tmp_path):
     live = proc.stderr.index("⚠ rank 1 recompiled")
     assert live < proc.stderr.index("■ the program exited") < proc.stderr.index("Ranks")
     assert "## Ranks" in (folder / "report.md").read_text()
+    # Both ranks on this host build kernels on Inductor's default pool, sized to
+    # every core as if each were alone: 2 × cores > cores, said and advised.
+    cores = len(os.sched_getaffinity(0))
+    line = f"2 processes × {min(32, cores)} compile workers (Inductor's compile_threads)"
+    assert any(line in n and f"on {cores} core" in n for n in report["ranks"]["notes"]), report[
+        "ranks"
+    ]["notes"]
+    items = [i for i in report["advice"]["items"] if i["rule"] == "compile-workers"]
+    assert items and f"TORCHINDUCTOR_COMPILE_THREADS={max(1, cores // 2)}" in items[0]["change"]
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,10 @@ import time
 import torch
 
 
-def compile_once(name="f"):
+def compile_once(name="f", calls=1):
     fn = torch.compile(lambda x: torch.sin(x) + 1, backend="eager")
-    fn(torch.randn(4))
+    for _ in range(calls):
+        fn(torch.randn(4))
 
 
 def signals():
@@ -97,5 +98,5 @@ if __name__ == "__main__":
         compile_once()
         raise RuntimeError("boom after a compile")
     elif mode == "compile":
-        compile_once()
+        compile_once(calls=int(sys.argv[2]) if len(sys.argv) > 2 else 1)
         print("compiled", flush=True)

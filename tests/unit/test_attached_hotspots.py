@@ -61,3 +61,8 @@ def test_a_compiled_module_loading_is_compiling() -> None:
     # The worker's harness runs a workload's eager code: that is not dlcprof's cost.
     eager = (("time_eager", "/x/dlcprof/worker/bench.py", 5), ("forward", "/x/workloads/w.py", 7))
     assert program_work(eager) == eager
+    # Nor is what runs under the step timer wrapped around the program's compiled
+    # callable (--eager-baseline's per-step walls): Dynamo's guards, the module call.
+    step = (("timed", "/x/dlcprof/worker/attached/steps.py", 51),)
+    step += (("_fn", "/v/torch/_dynamo/eval_frame.py", 9),)
+    assert program_work(step) == step

@@ -1,7 +1,8 @@
-"""The rule read from a distributed job's ranks: a rank that recompiled alone
+"""The rules read from a distributed job's ranks: a rank that recompiled alone
 (``figures/job/divergence.py``'s compile-id check) while its peers waited for it
-at their next collective. Listed before the rules of one process: on a job it is
-the cost every rank pays."""
+at their next collective; the ranks of one host building kernels on more
+workers than it has cores (``figures/job/hosts.py``). Listed before the rules
+of one process: on a job it is the cost every rank pays."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures.advice.compile_rules import size_mismatch
 from dlcprof.figures.advice.model import Advice, Prediction
+from dlcprof.figures.job import hosts as fhosts
 from dlcprof.figures.job.divergence import Divergence, divergences, frame_words
 from dlcprof.figures.job.ranks import blocked, by_rank, rank_names
 from dlcprof.session import Compile, Run, Session
@@ -144,4 +146,30 @@ def solo_recompiles(session: Session, run: Run, calls: int) -> Advice | None:
         else None,
         snippet=snippet,
         where=f"{file}:{line}" if text.users_code(file) and line is not None else "",
+    )
+
+
+def compile_workers(session: Session, run: Run, calls: int) -> Advice | None:
+    """This process's host runs more kernel-build workers, summed over its
+    processes, than it has cores: each process's compile_threads made to fit."""
+    host = run.process.host if run.process is not None else None
+    h = next((h for h in fhosts.host_workers(session) if h.host == host), None)
+    if h is None or not h.oversubscribed or run not in h.runs:
+        return None
+    n = h.threads
+    return Advice(
+        rule="compile-workers",
+        title=f"build kernels on {n} worker{'s' if n > 1 else ''} per process on host {h.host}",
+        change=(
+            f"set TORCHINDUCTOR_COMPILE_THREADS={n} in the job's environment (or "
+            f"torch._inductor.config.compile_threads = {n} before the first compile): "
+            f"{len(h.runs)} processes × {n} = {len(h.runs) * n} build workers fit "
+            f"{text.plural(h.cores or 0, 'core')}"
+        ),
+        evidence=[
+            fhosts.workers_line(h),
+            f"this process compiled for {text.secs(run.compile_wall_s)}",
+        ],
+        cost="a process that compiles alone builds its kernels on fewer workers",
+        snippet=f"torch._inductor.config.compile_threads = {n}  # or the environment variable",
     )

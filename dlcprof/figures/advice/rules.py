@@ -47,6 +47,7 @@ RULES = (
     Rule("the recompile limit", fr.recompile_limit, program=fr.recompile_limit),
     # A job's: what a rank's recompile cost every rank.
     Rule("a rank's solo recompile", None, program=jr.solo_recompiles),
+    Rule("kernel-build workers per host", None, program=jr.compile_workers),
     Rule("regional compilation", cr.regional, program=cr.regional, noise=True),
     Rule(
         "recompiles on an input's size",

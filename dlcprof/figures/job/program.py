@@ -16,6 +16,7 @@ from dlcprof import text
 from dlcprof.attach_contract import SAMPLE_AFTER_CALLS, SAMPLED_CALLS, SAMPLED_WHICH
 from dlcprof.figures.benchmark import why_none
 from dlcprof.figures.job import nodes as fnodes
+from dlcprof.figures.job import steps as fsteps
 from dlcprof.session import Run, Session
 
 NO_CALLS = "no compiled call timed (another backend than Inductor, or none ran yet)"
@@ -269,11 +270,13 @@ def sampling(run: Run) -> Sampling:
 @dataclass
 class EagerBaseline:
     """The whole job's wall time, compiled (compiles included) against the same
-    command with torch.compile forced eager: one run each."""
+    command with torch.compile forced eager: one run each; and the steady
+    per-step comparison past the compiles (figures/job/steps.py)."""
 
     compiled_s: float
     compile_s: float
     eager_s: float
+    steps: fsteps.StepComparison | str | None = None  # str: why there is none
 
     @property
     def ratio(self) -> float:
@@ -288,8 +291,14 @@ class EagerBaseline:
             f"the whole job: {text.secs(self.compiled_s)} compiled ({text.secs(self.compile_s)} "
             f"of it compiling) vs {text.secs(self.eager_s)} with torch.compile forced eager: "
             f"{faster} finished {times:.2f}x sooner (one run each: no spread measured, "
-            "so no noise verdict)"
+            f"so no noise verdict); {self.step_line}"
         )
+
+    @property
+    def step_line(self) -> str:
+        if isinstance(self.steps, fsteps.StepComparison):
+            return self.steps.line
+        return f"{fsteps.HEAD}: {text.na(self.steps or 'not timed')}"
 
 
 def eager_baseline(session: Session) -> EagerBaseline | None:
@@ -297,7 +306,7 @@ def eager_baseline(session: Session) -> EagerBaseline | None:
     if done is None or eager is None or done.detached or eager.returncode != 0:
         return None
     compile_s = sum(r.compile_wall_s for r in attached_runs(session))
-    return EagerBaseline(done.wall_s, compile_s, eager.wall_s)
+    return EagerBaseline(done.wall_s, compile_s, eager.wall_s, fsteps.step_comparison(session))
 
 
 def speedup_text(session: Session, run: Run | None = None) -> str:

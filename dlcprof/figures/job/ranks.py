@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import graph_breaks as fgb
+from dlcprof.figures.job import hosts as fhosts
 from dlcprof.session import Compile, Run, Session
 
 if TYPE_CHECKING:
@@ -186,7 +187,7 @@ def silent_note(session: Session) -> str | None:
 def notes(session: Session, rows: list[RankRow]) -> list[str]:
     """What the table's columns cannot say, under it."""
     rest = [n for n in (silent_note(session), collectives_line(session)) if n]
-    return blocked_notes(rows) + rest
+    return blocked_notes(rows) + rest + fhosts.worker_lines(session)
 
 
 def blocked_notes(rows: list[RankRow]) -> list[str]:

@@ -27,19 +27,21 @@ import traceback
 from typing import Any
 
 from dlcprof import events as ev
-from dlcprof.attach_contract import EAGER_ENV, SOCKET_ENV
+from dlcprof.attach_contract import EAGER_ENV, SOCKET_ENV, STEPS_ENV
 from dlcprof.worker.attached import graph_calls, kernel_sample, rendezvous
 from dlcprof.worker.attached.channel import Channel
+from dlcprof.worker.attached.steps import Steps
 from dlcprof.worker.fresh_lines import FreshLines
 from dlcprof.worker.probe_set import ProbeSet
-from dlcprof.worker.probes import ProbeNotes, compile_calls
+from dlcprof.worker.probes import ProbeNotes, compile_calls, compile_workers
 from dlcprof.worker.probes import cudagraphs as cudagraphs_probe
 from dlcprof.worker.probes import ddp as ddp_probe
 from dlcprof.worker.probes import guards as guards_probe
 from dlcprof.worker.probes import raised as raised_probe
 
 # Events that open the channel: the process compiles (or has compiled code run).
-_ARMING = (ev.PhaseStarted, ev.PhaseEnded, ev.CompileFinished, ev.GraphCallsTimed)
+# --eager-baseline's run compiles nothing: its timed steps open it.
+_ARMING = (ev.PhaseStarted, ev.PhaseEnded, ev.CompileFinished, ev.GraphCallsTimed, ev.StepsTimed)
 
 
 def _arms(e: ev.Event) -> bool:
@@ -117,6 +119,14 @@ def _fresh_lines() -> FreshLines:
     return fresh
 
 
+def _cpu_count() -> int | None:
+    """The cores this process may run on (its affinity, as Inductor's own count is)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count()
+
+
 def _inductor_cache_dir() -> str | None:
     """The Inductor cache folder this process uses (ranks on one host may share
     one): TORCHINDUCTOR_CACHE_DIR, else torch's default, read from the module
@@ -152,14 +162,16 @@ class AttachedProcess:
         ddp_probe.install(lambda *b: self.probes.dispatcher.ddp_buckets(*b), self.notes)
         self.raised = raised_probe.RaisedCompiles(self.channel, lambda: self.run_id)
         raised_probe.install(self.raised, self.notes)
-        compile_calls.install(lambda: self.run_id, self.channel, self.notes)
+        self.steps = Steps(torch.compiler.is_compiling)
+        timed = self.steps.wrap if os.environ.get(STEPS_ENV) == "1" else None
+        compile_calls.install(lambda: self.run_id, self.channel, self.notes, timed)
         self._watch_limit()
 
     def _watch_limit(self) -> None:
         """From the first recompile limit hit on, count the calls that run eager."""
         self.eager = guards_probe.EagerCalls(self.notes)
         dispatcher = self.probes.dispatcher
-        dispatcher.on_limit = lambda: self.eager.start(dispatcher.counts)
+        dispatcher.on_limit = lambda where: self.eager.start(dispatcher.counts, where)
 
     def _restart(self) -> None:
         """This process's own state: its id, clock and notes."""
@@ -191,6 +203,7 @@ class AttachedProcess:
                 local_rank=_int_env("LOCAL_RANK"),
                 world_size=_int_env("WORLD_SIZE"),
                 cache_dir=_inductor_cache_dir(),
+                cpu_count=_cpu_count(),
             ),
             ddp_probe.settings(self.run_id),
         ]
@@ -227,6 +240,7 @@ class AttachedProcess:
         self.raised.said.clear()
         self.eager.stop()  # the parent's count
         self._watch_limit()
+        self.steps.forget()  # the parent's calls
 
     def finish(self) -> None:
         """At exit: the last kernels and totals, the raw trace closed, the end."""
@@ -243,6 +257,9 @@ class AttachedProcess:
             counted = self.eager.counted(self.run_id, self.probes.dispatcher.snapshot())
             if counted is not None:
                 self.channel.emit(counted)
+            self.channel.emit(compile_workers.read(self.run_id))
+            for steps in self.steps.timed(self.run_id, eager=os.environ.get(EAGER_ENV) == "1"):
+                self.channel.emit(steps)
             self.sampler.report(final=True)
             self.probes.close_raw_trace()
             status = self.crash[0] if self.crash else "ok"

@@ -19,8 +19,15 @@ PROBE = "compile-calls"
 _DYNAMIC = {None: "auto", True: "true", False: "false"}
 
 
-def install(run_id: Callable[[], str], sink: ev.Sink, notes: ProbeNotes) -> None:
-    """Wrap ``torch._dynamo.optimize`` (once per process: it outlives a fork)."""
+def install(
+    run_id: Callable[[], str],
+    sink: ev.Sink,
+    notes: ProbeNotes,
+    returned: Callable[[Any, str], Any] | None = None,
+) -> None:
+    """Wrap ``torch._dynamo.optimize`` (once per process: it outlives a fork);
+    ``returned(compiled, caller)`` gets what each torch.compile call returns
+    and returns what the program gets instead."""
     dynamo = sys.modules.get("torch._dynamo")
     original = getattr(dynamo, "optimize", None)
     if not callable(original):
@@ -28,22 +35,32 @@ def install(run_id: Callable[[], str], sink: ev.Sink, notes: ProbeNotes) -> None
         return
 
     def optimize(*args: Any, **kwargs: Any) -> Any:
+        call: ev.CompileCalled | None = None
         try:
-            sink.emit(called(run_id(), sys._getframe(1), kwargs))
+            frame = sys._getframe(1)
+            call = called(run_id(), frame, kwargs)
+            sink.emit(call)
         except Exception:  # noqa: BLE001 - never break the program's compile
             notes.unavailable(PROBE, "torch.compile's arguments could not be read on this torch")
-        return original(*args, **kwargs)
+        context = original(*args, **kwargs)
+        if returned is None or call is None or not _in_compile(frame.f_code):
+            return context
+        # torch.compile calls what optimize returns on the model at once.
+        return lambda model: returned(context(model), call.caller)
 
     optimize.__wrapped__ = original
     dynamo.optimize = optimize
+
+
+def _in_compile(code: Any) -> bool:
+    return code.co_name == "compile" and code.co_filename.endswith("torch/__init__.py")
 
 
 def called(run_id: str, frame: Any, kwargs: dict[str, Any]) -> ev.CompileCalled:
     """The settings of the call whose frame called ``optimize``: torch.compile's
     locals (its ``backend`` is by then the wrapper it built), else ``optimize``'s
     own arguments."""
-    code = frame.f_code
-    in_compile = code.co_name == "compile" and code.co_filename.endswith("torch/__init__.py")
+    in_compile = _in_compile(frame.f_code)
     given = frame.f_locals if in_compile else kwargs
     backend = kwargs.get("backend", given.get("backend"))
     name = getattr(backend, "compiler_name", None) or getattr(backend, "__name__", None)

@@ -1,0 +1,88 @@
+"""Issue 29 on the frameworks people train with, attached unchanged under
+``dlcprof run -- python PROGRAM`` (the test extras install them):
+
+- tests/programs/lightning_fit.py: a real Lightning module fitted as
+  ``trainer.fit(torch.compile(module))``; Dynamo raises in ``self.log`` (item 2).
+- tests/programs/hf_trainer.py: a real HF ``Trainer(torch_compile=True)`` on a
+  tiny GPT-2 (aot_eager: no C++ build on a cold CI cache); transformers'
+  ``warning_once`` breaks the graph in every frame, and the odd last batch
+  recompiles (items 3, 7).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+from helpers.paths import PROGRAMS
+
+LIGHTNING = PROGRAMS / "lightning_fit.py"
+HF = PROGRAMS / "hf_trainer.py"
+# Functions of these packages are never the user's to avoid or change.
+THEIRS = re.compile(r"site-packages|\b(torch|transformers|lightning|accelerate)/")
+
+
+def _line(program, needle: str) -> int:
+    return next(i for i, ln in enumerate(program.read_text().splitlines(), 1) if needle in ln)
+
+
+def _attached(program, tmp_path) -> tuple[subprocess.CompletedProcess, dict]:
+    out = tmp_path / "r.json"
+    argv = [sys.executable, "-m", "dlcprof.cli", "run", "--json", str(out), "--no-hotspots"]
+    p = subprocess.run(
+        [*argv, "--", sys.executable, str(program)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,  # the programs' own output folders land here
+    )
+    return p, json.loads(out.read_text())
+
+
+def _advice_is_the_users(report: dict) -> None:
+    items = report["advice"]["items"]
+    assert items
+    for item in items:
+        assert not THEIRS.search(item["where"]), item
+        assert not THEIRS.search(item["title"] + item["change"]), item
+        assert "avoid calling" not in item["change"], item
+
+
+pytestmark = pytest.mark.slow
+
+
+def test_lightnings_compiled_self_log_is_a_crash_at_the_users_line(tmp_path):
+    p, report = _attached(LIGHTNING, tmp_path)
+    assert p.returncode == 1, p.stderr[-2000:]  # the program's own status
+    where = f"{LIGHTNING}:{_line(LIGHTNING, 'self.log(')}"
+    crash = next(ln for ln in p.stderr.splitlines() if ln.startswith("✗ COMPILE CRASHED"))
+    assert where in crash and "InternalTorchDynamoError" in crash
+    for wrong in ("runs eagerly", "ran eagerly", "NOTHING COMPILED", "nothing to change"):
+        assert wrong not in p.stderr, wrong
+    (run,) = report["runs"]
+    assert run["status"] == "crashed" and run["compile_raised"]["location"] == where
+    first = report["advice"]["items"][0]
+    assert first["rule"] == "compile-raised" and first["where"] == where
+    assert "compile the inner model" in first["change"]
+    _advice_is_the_users(report)
+
+
+def test_an_hf_trainers_breaks_recompiles_and_advice_are_the_users(tmp_path):
+    p, report = _attached(HF, tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    (run,) = report["runs"]
+    assert run["compile_calls"][0]["package"] == "accelerate"  # Trainer compiles through it
+    # One graph break (warning_once, hit by many frames) is one row, not one per frame.
+    breaks = {(b["location"], b["reason"]) for b in run["graph_breaks"]}
+    assert len(breaks) == 1 and len(run["graph_breaks"]) > 1
+    table = p.stderr[p.stderr.index("Graph breaks") : p.stderr.index("Recompiles (guard")]
+    assert table.count("logging.Logger method") == 1 and "frames)" in table
+    # The odd last batch (2 of 10 in batches of 4) recompiles on dim 0.
+    assert any("expected 4, actual 2" in rc["reason"] for rc in run["recompiles"])
+    rules = {item["rule"]: item for item in report["advice"]["items"]}
+    brk = rules["graph-break"]
+    assert "warning_once" in brk["change"] and "ignore_logging_functions" in brk["change"]
+    _advice_is_the_users(report)
