@@ -85,19 +85,21 @@ def run_lines(v: Verdict) -> list[str]:
     return out
 
 
-def summary(v: Verdict) -> str:
-    """ "dlcprof check: FAILED, 3 violations (graph breaks: 2; ...)" or "passed"."""
-    judged = f"{text.plural(len(v.runs), 'process', 'processes')} judged"
+def summary(v: Verdict, gate: str = "dlcprof check", unit: str = "process") -> str:
+    """ "dlcprof check: FAILED, 3 violations (graph breaks: 2; ...)" or "passed";
+    ``unit``: what a run is to the gate (a process, a test)."""
+    judged = (
+        f"{text.plural(len(v.runs), unit, unit + ('es' if unit.endswith('s') else 's'))} judged"
+    )
     what = ", ".join(TITLES[c] for c in v.checks) or "nothing budgeted"
     if v.passed:
-        return f"dlcprof check: passed ({judged} on {what})"
+        return f"{gate}: passed ({judged} on {what})"
     by_check: dict[str, int] = {}
     for x in v.violations:
         by_check[x.check] = by_check.get(x.check, 0) + 1
     parts = "; ".join(f"{TITLES[c]}: {n}" for c, n in by_check.items())
-    return (
-        f"dlcprof check: FAILED, {text.plural(len(v.violations), 'violation')} ({parts}; {judged})"
-    )
+    failed = text.plural(len(v.violations), "violation")
+    return f"{gate}: FAILED, {failed} ({parts}; {judged})"
 
 
 def measure_line(v: Verdict) -> str:
