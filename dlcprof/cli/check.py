@@ -63,19 +63,17 @@ def configured(args: argparse.Namespace, path: Path | None) -> argparse.Namespac
         dest, kind = CONFIG[key]
         if getattr(args, dest) is not None:
             continue  # the flag wins
-        ok = (
-            isinstance(value, str)
-            if kind is Path
-            else isinstance(value, int | float) and not isinstance(value, bool)
-        )
-        if (
-            not ok
-            or (kind is int and not isinstance(value, int))
-            or (kind is not Path and value < 0)
-        ):
+        if not _fits(value, kind):
             raise UsageError(f"{path}: [tool.dlcprof.check] {key} = {value!r}: give {_kind(kind)}")
         setattr(args, dest, path.parent / value if kind is Path else kind(value))
     return args
+
+
+def _fits(value: object, kind: type) -> bool:
+    if kind is Path:
+        return isinstance(value, str)
+    number = int if kind is int else int | float
+    return isinstance(value, number) and not isinstance(value, bool) and value >= 0
 
 
 def _kind(kind: type) -> str:
@@ -109,13 +107,17 @@ def cmd_check(options: list[str], command: list[str]) -> int:
     return follow_program(
         args,
         command,
-        lambda session, out: judged(session, out, args, baseline),
+        lambda session, out: judged(session, out, args, budgets, baseline),
         summary=not args.quiet,
     )
 
 
 def judged(
-    session: Session, out: Console, args: argparse.Namespace, baseline: Session | None
+    session: Session,
+    out: Console,
+    args: argparse.Namespace,
+    budgets: Budgets,
+    baseline: Session | None,
 ) -> int:
     """The verdict printed (and annotated, summarized, written as JUnit); the exit status."""
     from rich.text import Text
@@ -123,7 +125,7 @@ def judged(
     from dlcprof.attach.program import exit_code
     from dlcprof.figures.check import verdict as fv
 
-    verdict = fv.judge_session(session, budgets_of(args), baseline)
+    verdict = fv.judge_session(session, budgets, baseline)
     for v in verdict.violations:
         say(out, Text(f"✗ {v.line()}", style="red"))
     for line in fv.run_lines(verdict):

@@ -16,7 +16,7 @@ from helpers.recorded import load_fixture
 from dlcprof.cli.check import configured
 from dlcprof.cli.parser import UsageError, check_parser
 from dlcprof.figures.check import verdict as fv
-from dlcprof.figures.check.baseline import FLOOR_S, regressed
+from dlcprof.figures.check.baseline import FLOOR_S, pairs, regressed
 from dlcprof.figures.check.budgets import Budgets
 from dlcprof.figures.check.findings import CompileTime
 from dlcprof.report.github import annotations, step_summary
@@ -136,3 +136,14 @@ def test_importing_the_pytest_plugin_imports_neither_torch_nor_textual():
         "assert not {'torch', 'textual', 'rich'} & set(sys.modules), 'imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_tests_pair_by_id_and_a_new_test_has_no_baseline_run():
+    base, now = Session(), Session()
+    base.run("t.py::a")
+    now.run("t.py::new")
+    now.run("t.py::a")
+    got = [(r.run_id, b.run_id if b else None) for r, b in pairs(now, base)]
+    assert got == [("t.py::new", None), ("t.py::a", "t.py::a")]
+    v = fv.judge_session(now, Budgets(), base)
+    assert [r.unmatched for r in v.runs] == [True, False] and v.passed

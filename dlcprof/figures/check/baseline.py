@@ -29,17 +29,17 @@ def pairs(session: Session, baseline: Session) -> list[tuple[Run, Run | None]]:
     """Each run of ``session`` with its baseline run (None: the baseline had none)."""
     base = list(baseline.runs.values())
     by_rank = {r.process.rank: r for r in base if r.process and r.process.rank is not None}
-    out = []
+    # Tests keep their ids from run to run; a program's processes (pids) do not.
+    by_id = any(run_id in baseline.runs for run_id in session.runs)
+    out: list[tuple[Run, Run | None]] = []
     for i, run in enumerate(session.runs.values()):
         rank = run.process.rank if run.process else None
         if rank is not None and by_rank:
             out.append((run, by_rank.get(rank)))
-        elif run.run_id in baseline.runs:
-            out.append((run, baseline.runs[run.run_id]))
-        elif run.process is not None and i < len(base) and base[i].process is not None:
-            out.append((run, base[i]))
+        elif by_id:
+            out.append((run, baseline.runs.get(run.run_id)))
         else:
-            out.append((run, None))
+            out.append((run, base[i] if i < len(base) else None))
     return out
 
 

@@ -141,18 +141,28 @@ class Watcher:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.report is None:
             return
-        host = self.host()  # a session with no test still says how pytest ran
-        host.program(started=False, status=int(exitstatus), wall_s=time.time() - self.t0)
         from dlcprof.report.errors import ReportError
         from dlcprof.report.folder import save_session
 
-        try:
-            folder = save_session(self.session, self.report)
-        except ReportError as e:
-            raise pytest.UsageError(f"--dlcprof-report: {e}") from None
-        session.config.pluginmanager.get_plugin("terminalreporter").write_line(
-            f"dlcprof: session of {len(self.session.runs)} tests saved to {folder}"
+        worker = getattr(session.config, "workerinput", None)
+        if worker is None and session.config.pluginmanager.hasplugin("dsession"):
+            return  # pytest-xdist's controller runs no test: each worker saves its own
+        host = self.host()  # a session with no test still says how pytest ran
+        host.program(started=False, status=int(exitstatus), wall_s=time.time() - self.t0)
+        # Each pytest-xdist worker its own session, beside the others.
+        target = (
+            self.report.with_name(f"{self.report.name}-{worker['workerid']}")
+            if worker
+            else self.report
         )
+        try:
+            folder = save_session(self.session, target)
+            said = f"dlcprof: {len(self.session.runs)} tests saved to {folder}"
+        except ReportError as e:
+            said = f"dlcprof: --dlcprof-report: {e}"
+        terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.write_line(said)
 
 
 def _budgets(marker: pytest.Mark) -> dict[str, Any]:

@@ -1,0 +1,100 @@
+"""``dlcprof check --baseline``: false alarms and the smallest regression caught.
+
+A baseline session of the sample project's training script
+(tests/programs/budget_project/train.py, ``--layers L``), then the unchanged
+program checked against it ``--runs`` times (each a false alarm if it fails),
+then the program with more blocks of the one block type (``--layers`` L+1,
+L+2, 2L: more to trace and lower) checked against the same baseline,
+``--reps`` times each. Every configuration runs once first, untimed, so the
+Inductor cache is warm for all as it is for the baseline. Printed: each run's
+compile time in CPU seconds and in wall seconds, as a ratio to the
+baseline's, and whether the check failed.
+
+    .venv/bin/python benchmarks/check_noise.py [--layers 4] [--runs 10] [--reps 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from common import ROOT, load_line, machine, median, spread
+
+TRAIN = ROOT / "tests" / "programs" / "budget_project" / "train.py"
+
+
+def compile_times(report: Path) -> tuple[float, float]:
+    """(CPU, wall) seconds of the session's compiles."""
+    from dlcprof.figures.check.findings import compile_time
+    from dlcprof.report.load import load_session
+
+    run = next(iter(load_session(report).runs.values()))
+    return compile_time(run, "cpu").seconds, compile_time(run, "wall").seconds
+
+
+def dlcprof(*args: str, env: dict[str, str]) -> int:
+    argv = [sys.executable, "-m", "dlcprof.cli", *args]
+    return subprocess.run(
+        argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    ).returncode
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--layers", type=int, default=4)
+    p.add_argument("--runs", type=int, default=10)
+    p.add_argument("--reps", type=int, default=3)
+    args = p.parse_args()
+    print(machine())
+    tmp = Path(tempfile.mkdtemp(prefix="dlcprof-check-noise-"))
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp / "cache")}
+    program = [sys.executable, str(TRAIN), "--sizes", "4,4"]
+    L = args.layers
+    variants = [L + 1, L + 2, 2 * L]
+    for layers in (L, *variants):  # warm the cache for each configuration
+        dlcprof("run", "--quiet", "--no-hotspots", "--", *program, "--layers", str(layers), env=env)
+    base = tmp / "base.json"
+    dlcprof(
+        "run",
+        "--quiet",
+        "--no-hotspots",
+        "--json",
+        str(base),
+        "--",
+        *program,
+        "--layers",
+        str(L),
+        env=env,
+    )
+    b_cpu, b_wall = compile_times(base)
+    print(f"baseline --layers {L}: compile {b_cpu:.3f} s CPU, {b_wall:.3f} s wall")
+
+    def checked(layers: int, i: int) -> tuple[bool, float, float]:
+        out = tmp / f"l{layers}-{i}.json"
+        rc = dlcprof(
+            "check", "--quiet", "--baseline", str(base), "--json", str(out), "--",
+            *program, "--layers", str(layers), env=env,
+        )  # fmt: skip
+        cpu, wall = compile_times(out)
+        return rc == 1, cpu / b_cpu, wall / b_wall
+
+    rows = [(L, [checked(L, i) for i in range(args.runs)])]
+    rows += [(layers, [checked(layers, i) for i in range(args.reps)]) for layers in variants]
+    print(f"{'layers':<8} {'runs':>4} {'failed':>6}  {'CPU ratio (median, range)':<30} wall ratio")
+    for layers, results in rows:
+        failed = sum(f for f, _, _ in results)
+        cpu = [c for _, c, _ in results]
+        wall = [w for _, _, w in results]
+        print(
+            f"{layers:<8} {len(results):>4} {failed:>6}  {median(cpu):.3f} ({spread(cpu)}){'':<10} "
+            f"{median(wall):.3f} ({spread(wall)})"
+        )
+    print(load_line())
+
+
+if __name__ == "__main__":
+    main()
