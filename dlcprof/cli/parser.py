@@ -91,7 +91,12 @@ def run_queue(args: argparse.Namespace) -> list[RunSettings]:
 
 
 def build_parser() -> Parser:
-    p = Parser(prog="dlcprof", description="A terminal profiler for torch.compile.")
+    p = Parser(
+        prog="dlcprof",
+        description="A terminal profiler for torch.compile.",
+        epilog="Your own program: dlcprof [run [options]] -- CMD ARGS... (docs/attach.md); "
+        "a compile budget in CI: dlcprof check [budgets] -- CMD ARGS... (docs/ci.md)",
+    )
     p.add_argument("--version", action="version", version=f"dlcprof {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=Parser)
 

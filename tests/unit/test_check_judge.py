@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from helpers.recorded import load_fixture
 
+from dlcprof.cli import main
 from dlcprof.cli.check import configured
 from dlcprof.cli.parser import UsageError, check_parser
 from dlcprof.figures.check import verdict as fv
@@ -147,3 +148,23 @@ def test_tests_pair_by_id_and_a_new_test_has_no_baseline_run():
     assert got == [("t.py::new", None), ("t.py::a", "t.py::a")]
     v = fv.judge_session(now, Budgets(), base)
     assert [r.unmatched for r in v.runs] == [True, False] and v.passed
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["check", "--max-graph-breaks", "0"], "dlcprof check runs your command: dlcprof check"),
+        (["check", "--", "true"], "nothing to check: give a budget"),
+        (["check", "--baseline", "/nonexistent/s.json", "--", "true"], "/nonexistent/s.json"),
+        (["check", "--max-compiles", "x", "--", "true"], "invalid --max-compiles 'x'"),
+        (["check", "--max-recompiles", "-1", "--", "true"], "invalid --max-recompiles '-1'"),
+    ],
+)
+def test_bad_usage_is_one_line_exit_2_before_anything_runs(
+    argv, needle, capsys, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)  # no pyproject.toml above: the flags alone
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    (line,) = captured.err.strip().splitlines()
+    assert line.startswith("dlcprof: error: ") and needle in line
