@@ -38,12 +38,14 @@ def run_attached(head: list[str], command: list[str]) -> int:
             "'dlcprof check -- CMD' or 'dlcprof -- CMD'"
         )
     args = attach_parser().parse_args(head[1:])
-    return follow_program(args, command, lambda session, out: exit_code_of(session), summary=True)
+    return follow_program(args, command, lambda session, out: saved(session, args), summary=True)
 
 
-def exit_code_of(session: Session) -> int:
+def saved(session: Session, args: argparse.Namespace) -> int:
+    """--json / --report written; the program's own exit status."""
     from dlcprof.attach.program import exit_code
 
+    write_outputs(session, args)
     return exit_code(session)
 
 
@@ -54,8 +56,8 @@ def follow_program(
     summary: bool,
 ) -> int:
     """Run the user's command as it would run, its compiles followed live (on
-    stderr), then its summary (``summary``), the report files, and ``then``'s
-    exit status (the program's own, for ``dlcprof run``)."""
+    stderr), then its summary (``summary``) and ``then``'s exit status (for
+    ``dlcprof run``: the report files written, the program's own status)."""
     from dlcprof.attach.program import AttachedProgram, CommandError, forwarding_signals
     from dlcprof.engine import follow
     from dlcprof.session import Session
@@ -97,7 +99,6 @@ def follow_program(
         assert printer is not None  # the program started, or this returned
         if summary:
             say(printer.out, program_summary(session))
-        write_outputs(session, args)
         return then(session, printer.out)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dlcprof.cli.loading import load_report
-from dlcprof.cli.output import EXIT_FAILED, EXIT_OK, error, note, say, write_file
+from dlcprof.cli.output import EXIT_FAILED, EXIT_OK, error, note, say, write_file, write_outputs
 from dlcprof.cli.parser import UsageError, check_parser
 
 if TYPE_CHECKING:
@@ -94,22 +94,40 @@ def budgets_of(args: argparse.Namespace) -> Budgets:
 
 
 def cmd_check(options: list[str], command: list[str]) -> int:
+    from dlcprof.attach.program import exit_code
     from dlcprof.cli.attach import follow_program
 
     args = configured(check_parser().parse_args(options), pyproject(Path.cwd()))
     budgets = budgets_of(args)
     baseline = load_report(args.baseline) if args.baseline is not None else None
-    if not budgets.checks() and baseline is None:
+    if not budgets.checks() and baseline is None and args.json is None and args.report is None:
         raise UsageError(
             "nothing to check: give a budget (--max-graph-breaks N, ...) or --baseline SESSION, "
-            "or set them in pyproject.toml's [tool.dlcprof.check]"
+            "or set them in pyproject.toml's [tool.dlcprof.check]; or record a baseline with "
+            "--json F or --report DIR"
         )
-    return follow_program(
-        args,
-        command,
-        lambda session, out: judged(session, out, args, budgets, baseline),
-        summary=not args.quiet,
-    )
+    followed: list[tuple[Session, Console]] = []
+    for i in range(args.repeat):
+        status = follow_program(
+            args,
+            command,
+            lambda session, out: followed.append((session, out)) or exit_code(session),
+            summary=not args.quiet and i == args.repeat - 1,
+        )
+        if status != EXIT_OK or not followed:
+            break  # the program failed or was stopped: no more runs of it
+    if not followed:
+        return status  # the command could not run
+    # CPU time only grows when the machine is busy: the least is the closest to the work.
+    session, out = min(followed, key=lambda f: _compile_s(f[0])) if not status else followed[-1]
+    write_outputs(session, args)
+    return judged(session, out, args, budgets, baseline, len(followed))
+
+
+def _compile_s(session: Session) -> float:
+    from dlcprof.figures.check.findings import compile_time
+
+    return sum(compile_time(r).seconds for r in session.runs.values())
 
 
 def judged(
@@ -118,6 +136,7 @@ def judged(
     args: argparse.Namespace,
     budgets: Budgets,
     baseline: Session | None,
+    repeats: int,
 ) -> int:
     """The verdict printed (and annotated, summarized, written as JUnit); the exit status."""
     from rich.text import Text
@@ -125,7 +144,7 @@ def judged(
     from dlcprof.attach.program import exit_code
     from dlcprof.figures.check import verdict as fv
 
-    verdict = fv.judge_session(session, budgets, baseline)
+    verdict = fv.judge_session(session, budgets, baseline, repeats=repeats)
     for v in verdict.violations:
         say(out, Text(f"✗ {v.line()}", style="red"))
     for line in fv.run_lines(verdict):

@@ -244,7 +244,7 @@ def check_parser() -> Parser:
         prog="dlcprof check",
         description="Run CMD as 'dlcprof run -- CMD' does, then fail (exit 1) when its "
         "compiles exceed the budgets or regressed against a baseline (docs/ci.md).",
-        usage="dlcprof check [budgets] [--baseline SESSION] [--junit F] [--json F] "
+        usage="dlcprof check [budgets] [--baseline SESSION] [--repeat N] [--junit F] [--json F] "
         "[--report DIR] [--quiet] -- CMD ...",
     )
     for flag, kind, what in (
@@ -269,6 +269,13 @@ def check_parser() -> Parser:
         help="how far compile time may exceed the baseline's, in percent (default 20)",
     )
     p.add_argument(
+        "--repeat",
+        type=_number("--repeat", int, least=1),
+        default=1,
+        help="run CMD N times and judge the run with the least compile time (CPU time only "
+        "grows on a busy machine); --json and --report save that run",
+    )
+    p.add_argument(
         "--junit", type=Path, default=None, help="write JUnit XML here (GitLab, Jenkins)"
     )
     p.add_argument("--json", type=Path, default=None, help="write the report JSON here")
@@ -281,14 +288,14 @@ def check_parser() -> Parser:
     return p
 
 
-def _number(flag: str, kind: type):
+def _number(flag: str, kind: type, least: int = 0):
     def convert(text: str):
         try:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"invalid {flag} {text!r}: give a number") from None
-        if value < 0:
-            raise argparse.ArgumentTypeError(f"invalid {flag} {text!r}: give 0 or more")
+        if value < least:
+            raise argparse.ArgumentTypeError(f"invalid {flag} {text!r}: give {least} or more")
         return value
 
     return convert

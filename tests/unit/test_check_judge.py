@@ -168,3 +168,8 @@ def test_bad_usage_is_one_line_exit_2_before_anything_runs(
     captured = capsys.readouterr()
     (line,) = captured.err.strip().splitlines()
     assert line.startswith("dlcprof: error: ") and needle in line
+
+
+def test_the_measure_says_when_it_is_the_least_of_several_runs():
+    v = fv.judge_session(session(), Budgets(compiles=6), repeats=3)
+    assert fv.measure_line(v).endswith("; the least of 3 runs of the command")

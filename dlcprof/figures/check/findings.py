@@ -132,7 +132,7 @@ MEASURE_WORDS = {"cpu": "CPU", "wall": "wall"}
 # What each measure is, for the output and docs/ci.md.
 MEASURE_SAID = {
     "cpu": "compile time = CPU seconds of each compile (the process's threads and the "
-    "compiler children it waited for), steady on a busy machine",
+    "compiler children it waited for): a busy machine moves them less than wall seconds",
     "wall": "compile time = wall seconds of each compile (no CPU measure in this session: "
     "an older recording); moves with how busy the machine is",
 }

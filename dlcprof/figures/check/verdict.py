@@ -27,6 +27,7 @@ class Verdict:
     runs: list[RunVerdict]
     checks: list[str]  # what was judged: the budgets set, then the baseline's checks
     measure: str  # the compile-time measure: "cpu" | "wall"
+    repeats: int = 1  # the command's runs this one was the least compile time of
 
     @property
     def violations(self) -> list[Violation]:
@@ -47,9 +48,11 @@ def judge_session(
     budgets: Budgets,
     baseline: Session | None = None,
     runs: list[Run] | None = None,
+    repeats: int = 1,
 ) -> Verdict:
     """``runs`` (default: every run of ``session``), each against ``budgets`` and
-    its own run in ``baseline``."""
+    its own run in ``baseline``; ``repeats``: the session is the one of that
+    many runs of the command with the least compile time."""
     runs = list(session.runs.values()) if runs is None else runs
     paired = dict((r.run_id, b) for r, b in fb.pairs(session, baseline)) if baseline else {}
     out = []
@@ -66,7 +69,7 @@ def judge_session(
         out.append(rv)
     checks = budgets.checks() + ([*fb.NEW, "compile_regression"] if baseline is not None else [])
     measures = {r.time.measure for r in out}
-    return Verdict(out, checks, "cpu" if measures <= {"cpu"} else "wall")
+    return Verdict(out, checks, "cpu" if measures <= {"cpu"} else "wall", repeats)
 
 
 def run_lines(v: Verdict) -> list[str]:
@@ -103,4 +106,5 @@ def summary(v: Verdict, gate: str = "dlcprof check", unit: str = "process") -> s
 
 
 def measure_line(v: Verdict) -> str:
-    return MEASURE_SAID[v.measure]
+    least = f"; the least of {v.repeats} runs of the command" if v.repeats > 1 else ""
+    return MEASURE_SAID[v.measure] + least
