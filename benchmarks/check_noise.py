@@ -12,9 +12,11 @@ against the same baseline, ``--reps`` times each. Every configuration runs
 once first, untimed, so the Inductor cache is warm for all as it is for the
 baseline. Printed: each configuration's compile time in CPU seconds and in
 wall seconds, as ratios to the baseline's, and how many of its checks failed
-(each failure with its reason).
+(each failure with its reason); then how many each tolerance would fail
+(``--again DIR`` judges an earlier run's sessions so again).
 
     .venv/bin/python benchmarks/check_noise.py [--layers 32] [--runs 10] [--reps 2] [--repeat 3]
+    .venv/bin/python benchmarks/check_noise.py --again DIR
 """
 
 from __future__ import annotations
@@ -51,7 +53,11 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=10)
     p.add_argument("--reps", type=int, default=2)
     p.add_argument("--repeat", type=int, default=3, help="dlcprof check --repeat N")
+    p.add_argument("--again", type=Path, default=None, help="judge an earlier run's folder again")
     args = p.parse_args()
+    if args.again is not None:
+        tolerances(args.again, args.again / "base.json")
+        return
     print(machine())
     tmp = Path(tempfile.mkdtemp(prefix="dlcprof-check-noise-"))
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp / "cache")}
@@ -100,7 +106,25 @@ def main() -> None:
             f"{layers:<8} {len(results):>4} {failed:>6}  {median(cpu):.3f} ({spread(cpu)}){'':<10} "
             f"{median(wall):.3f} ({spread(wall)})"
         )
+    tolerances(tmp, base)
     print(load_line())
+
+
+def tolerances(folder: Path, base: Path) -> None:
+    """The same checks' compile times judged at other tolerances (the judge's own
+    ``regressed``): how many each would fail, per configuration."""
+    from dlcprof.figures.check.baseline import regressed
+    from dlcprof.figures.check.findings import CompileTime
+
+    then = CompileTime(compile_times(base)[0], "cpu")
+    runs: dict[int, list[float]] = {}
+    for path in folder.glob("l*-*.json"):
+        runs.setdefault(int(path.name[1:].split("-")[0]), []).append(compile_times(path)[0])
+    shares = (0.2, 0.25, 0.3, 0.35)
+    print("failed at --compile-tolerance " + " / ".join(f"{t:.0%}" for t in shares))
+    for layers, cpus in sorted(runs.items()):
+        failed = [sum(regressed(CompileTime(c, "cpu"), then, t) for c in cpus) for t in shares]
+        print(f"  --layers {layers:<4} {len(cpus):>2} runs: " + " / ".join(map(str, failed)))
 
 
 if __name__ == "__main__":

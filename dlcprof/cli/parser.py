@@ -266,7 +266,7 @@ def check_parser() -> Parser:
         "--compile-tolerance",
         type=_number("--compile-tolerance", float),
         default=None,
-        help="how far compile time may exceed the baseline's, in percent (default 20)",
+        help="how far compile time may exceed the baseline's, in percent (default 25)",
     )
     p.add_argument(
         "--repeat",
