@@ -210,6 +210,19 @@ class CompileFinished(Event):
 
 
 @dataclass
+class CompileCpuMeasured(Event):
+    """CPU seconds of one compile (worker/probes/compile_cpu.py): the compiling
+    process's CPU time (all its threads) and that of the compiler children it
+    waited for (g++), from Dynamo's start of the compile to its end. Steadier
+    than ``CompileFinished.wall_s`` on a busy machine: time spent waiting for a
+    core is not in it. Work in Inductor's pool of compile workers is not."""
+
+    run_id: str
+    compile_id: str
+    cpu_s: float
+
+
+@dataclass
 class HeaderPrecompiled(Event):
     """The first compile also built Inductor's precompiled header (once per
     TMPDIR and torch install): its seconds are in that compile's time, cache

@@ -39,6 +39,7 @@ class Compile:
     # (each piece's backward compiles on its own, under the frame's id).
     records: list[ev.CompileFinished] = field(default_factory=list)
     cost: ev.CompileCostMeasured | None = None  # seconds by the user's functions and modules
+    cpu_s: float | None = None  # CPU seconds of the compile (CompileCpuMeasured), once known
     cache_state: str | None = None  # from the phases, before the record arrives
 
     @property
@@ -357,6 +358,10 @@ class Session:
     def _on_CompileCostMeasured(self, e: ev.CompileCostMeasured) -> None:
         r = self.run(e.run_id)  # not r.compile(): it arrives after the compile, not in it
         r.compiles.setdefault(e.compile_id, Compile(e.compile_id)).cost = e
+
+    def _on_CompileCpuMeasured(self, e: ev.CompileCpuMeasured) -> None:
+        r = self.run(e.run_id)  # not r.compile(): it arrives after the compile, not in it
+        r.compiles.setdefault(e.compile_id, Compile(e.compile_id)).cpu_s = e.cpu_s
 
     def _on_KernelGenerated(self, e: ev.KernelGenerated) -> None:
         self.run(e.run_id).compile(e.compile_id).kernels.append(e)

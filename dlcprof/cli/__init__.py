@@ -1,5 +1,5 @@
 """Command line: ``dlcprof [tui] | run | try | paper | list | report | replay | compare | merge |
-import | doctor``, and ``dlcprof [tui | run ...] -- CMD`` on the user's own program.
+import | doctor``, and ``dlcprof [tui | run ... | check ...] -- CMD`` on the user's own program.
 
 Never imports torch: the worker does. Bad input is one line on stderr and
 exit code 2; a failed run exits 1, one stopped by Ctrl-C, SIGTERM or SIGHUP
@@ -7,8 +7,9 @@ exit code 2; a failed run exits 1, one stopped by Ctrl-C, SIGTERM or SIGHUP
 
 The parsers are in ``parser.py``; each family of commands has its module:
 ``run.py`` (run, try), ``paper.py``, ``tui.py`` (tui, replay), ``attach.py``
-(``-- CMD``), ``reports.py`` (report, compare, merge, import), ``info.py`` (list,
-doctor); ``headless.py`` follows a run or a program without the TUI.
+(``-- CMD``), ``check.py`` (``check -- CMD``), ``reports.py`` (report, compare,
+merge, import), ``info.py`` (list, doctor); ``headless.py`` follows a run or a
+program without the TUI.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dlcprof.cli.info import cmd_doctor, cmd_list
 from dlcprof.cli.loading import LoadError
 from dlcprof.cli.output import EXIT_USAGE, error
 from dlcprof.cli.paper import cmd_paper
-from dlcprof.cli.parser import UsageError, build_parser
+from dlcprof.cli.parser import UsageError, build_parser, check_parser
 from dlcprof.cli.reports import cmd_compare, cmd_import, cmd_merge, cmd_report
 from dlcprof.cli.run import cmd_run, cmd_try
 from dlcprof.cli.tui import cmd_replay, cmd_tui
@@ -33,13 +34,20 @@ def main(argv: list[str] | None = None) -> int:
         i = argv.index("--")
         try:
             return run_attached(argv[:i], argv[i + 1 :])
-        except UsageError as e:
+        except (UsageError, LoadError) as e:
             error(str(e))
             return EXIT_USAGE
     # `dlcprof` and `dlcprof TARGET --mode ...` open the TUI.
-    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
+    if not argv or (
+        argv[0] not in COMMANDS and argv[0] not in ("check", "-h", "--help", "--version")
+    ):
         argv = ["tui", *argv]
     try:
+        if argv[0] == "check":  # without "-- CMD": its help, or what it needs
+            check_parser().parse_args(argv[1:])
+            raise UsageError(
+                "dlcprof check runs your command: dlcprof check [budgets] -- CMD ARGS..."
+            )
         # Known args first: the top parser would name itself for a subcommand's stray argument.
         args, extra = build_parser().parse_known_args(argv)
         if extra:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import queue
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from dlcprof import events as ev
@@ -14,27 +15,50 @@ from dlcprof.cli.output import console, note, say, write_outputs
 from dlcprof.cli.parser import UsageError, attach_parser, attach_tui_parser
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from dlcprof.attach.program import AttachedProgram
+    from dlcprof.session import Session
 
 POLL_S = 0.2  # without an event: how often the ranks' divergences are looked at
 
 
 def run_attached(head: list[str], command: list[str]) -> int:
-    """``dlcprof [tui [--no-hotspots]] -- CMD`` (the TUI) or ``dlcprof run
-    [options] -- CMD`` (headless)."""
+    """``dlcprof [tui [--no-hotspots]] -- CMD`` (the TUI), ``dlcprof run
+    [options] -- CMD`` (headless) or ``dlcprof check [budgets] -- CMD`` (a gate)."""
     if head[:1] in ([], ["tui"]):
         return cmd_attach_tui(command, attach_tui_parser().parse_args(head[1:]).hotspots)
+    if head[0] == "check":
+        from dlcprof.cli.check import cmd_check
+
+        return cmd_check(head[1:], command)
     if head[0] != "run":
         raise UsageError(
-            f"'{head[0]} ... -- CMD' is not a command: use 'dlcprof run -- CMD' or 'dlcprof -- CMD'"
+            f"'{head[0]} ... -- CMD' is not a command: use 'dlcprof run -- CMD', "
+            "'dlcprof check -- CMD' or 'dlcprof -- CMD'"
         )
-    return cmd_attach_run(attach_parser().parse_args(head[1:]), command)
+    args = attach_parser().parse_args(head[1:])
+    return follow_program(args, command, lambda session, out: saved(session, args), summary=True)
 
 
-def cmd_attach_run(args: argparse.Namespace, command: list[str]) -> int:
+def saved(session: Session, args: argparse.Namespace) -> int:
+    """--json / --report written; the program's own exit status."""
+    from dlcprof.attach.program import exit_code
+
+    write_outputs(session, args)
+    return exit_code(session)
+
+
+def follow_program(
+    args: argparse.Namespace,
+    command: list[str],
+    then: Callable[[Session, Console], int],
+    summary: bool,
+) -> int:
     """Run the user's command as it would run, its compiles followed live (on
-    stderr); exit with its own status."""
-    from dlcprof.attach.program import AttachedProgram, CommandError, exit_code, forwarding_signals
+    stderr), then its summary (``summary``) and ``then``'s exit status (for
+    ``dlcprof run``: the report files written, the program's own status)."""
+    from dlcprof.attach.program import AttachedProgram, CommandError, forwarding_signals
     from dlcprof.engine import follow
     from dlcprof.session import Session
     from dlcprof.signals import Stopped
@@ -74,9 +98,9 @@ def cmd_attach_run(args: argparse.Namespace, command: list[str]) -> int:
         from dlcprof.console import program_summary
 
         assert printer is not None  # the program started, or this returned
-        say(printer.out, program_summary(session))
-        write_outputs(session, args)
-    return exit_code(session)
+        if summary:
+            say(printer.out, program_summary(session))
+        return then(session, printer.out)
 
 
 def cmd_attach_tui(command: list[str], hotspots: bool = True) -> int:

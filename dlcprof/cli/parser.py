@@ -91,7 +91,12 @@ def run_queue(args: argparse.Namespace) -> list[RunSettings]:
 
 
 def build_parser() -> Parser:
-    p = Parser(prog="dlcprof", description="A terminal profiler for torch.compile.")
+    p = Parser(
+        prog="dlcprof",
+        description="A terminal profiler for torch.compile.",
+        epilog="Your own program: dlcprof [run [options]] -- CMD ARGS... (docs/attach.md); "
+        "a compile budget in CI: dlcprof check [budgets] -- CMD ARGS... (docs/ci.md)",
+    )
     p.add_argument("--version", action="version", version=f"dlcprof {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=Parser)
 
@@ -250,6 +255,70 @@ def attach_parser() -> Parser:
     )
     _no_hotspots(p)
     return p
+
+
+def check_parser() -> Parser:
+    """``dlcprof check [budgets] -- CMD``: the budgets default to pyproject.toml's
+    ``[tool.dlcprof.check]`` (``cli/check.py``), so each flag's default is None."""
+    p = Parser(
+        prog="dlcprof check",
+        description="Run CMD as 'dlcprof run -- CMD' does, then fail (exit 1) when its "
+        "compiles exceed the budgets or regressed against a baseline (docs/ci.md).",
+        usage="dlcprof check [budgets] [--baseline SESSION] [--repeat N] [--junit F] [--json F] "
+        "[--report DIR] [--quiet] -- CMD ...",
+    )
+    for flag, kind, what in (
+        ("--max-graph-breaks", int, "graph breaks (each once, however many frames hit it)"),
+        ("--max-recompiles", int, "recompiles"),
+        ("--max-compiles", int, "frame compiles"),
+        ("--max-compile-s", float, "seconds of compile (CPU seconds where measured)"),
+    ):
+        p.add_argument(
+            flag, type=_number(flag, kind), default=None, help=f"the most {what} per process"
+        )
+    p.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="a saved session (run --json, check --json, a report folder): fail on what it had not",
+    )
+    p.add_argument(
+        "--compile-tolerance",
+        type=_number("--compile-tolerance", float),
+        default=None,
+        help="how far compile time may exceed the baseline's, in percent (default 25)",
+    )
+    p.add_argument(
+        "--repeat",
+        type=_number("--repeat", int, least=1),
+        default=1,
+        help="run CMD N times and judge the run with the least compile time (CPU time only "
+        "grows on a busy machine); --json and --report save that run",
+    )
+    p.add_argument(
+        "--junit", type=Path, default=None, help="write JUnit XML here (GitLab, Jenkins)"
+    )
+    p.add_argument("--json", type=Path, default=None, help="write the report JSON here")
+    p.add_argument("--report", type=Path, default=None, help="write a report folder here")
+    p.add_argument(
+        "--quiet", action="store_true", help="no live lines and no tables, only the verdict"
+    )
+    # A gate's measure must not share the cores with a sampler: no py-spy, no eager rerun.
+    p.set_defaults(hotspots=False, eager_baseline=False)
+    return p
+
+
+def _number(flag: str, kind: type, least: int = 0):
+    def convert(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid {flag} {text!r}: give a number") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"invalid {flag} {text!r}: give {least} or more")
+        return value
+
+    return convert
 
 
 def attach_tui_parser() -> Parser:

@@ -146,6 +146,7 @@ REPAINT_FREE: frozenset[type[ev.Event]] = frozenset(
     {
         ev.TraceSaved,
         ev.CompileCostMeasured,
+        ev.CompileCpuMeasured,
         ev.AdviceTried,
         ev.ProcessGroupJoined,
         ev.NodeMerged,

@@ -11,12 +11,14 @@ A host is a process whose compiles dlcprof watches; each builds one
   rendezvous, DDP's buckets, a compile that raised into the program
   (``probes/raised.py``), the eager calls past the recompile limit, the
   settings of each torch.compile call (``probes/compile_calls.py``);
-- a new host (a pytest process) the same way: a ``ProbeSet``, then its extras.
+- the pytest plugin's test process (``pytest_plugin/host.py``): no extras; a
+  run per watched test (``follow`` again, after ``close``).
 
 The shared set: Inductor's kernel provenance, the kernel collector (its
 source lines re-anchored on the files as they are now), the structured-trace
-dispatcher and its handler, torch's raw trace for tlparse, and autotuning (fed
-torch's timers of each op by the dispatcher).
+dispatcher and its handler, torch's raw trace for tlparse, autotuning (fed
+torch's timers of each op by the dispatcher), and each compile's CPU seconds
+(``probes/compile_cpu.py``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from dlcprof import events as ev
 from dlcprof.trace_records.dispatcher import TraceDispatcher
 from dlcprof.trace_records.kernels import KernelCollector
 from dlcprof.worker.fresh_lines import FreshKernelLines, FreshLines
-from dlcprof.worker.probes import ProbeNotes, provenance, rawtrace
+from dlcprof.worker.probes import ProbeNotes, compile_cpu, provenance, rawtrace
 from dlcprof.worker.probes import autotune as autotune_probe
 from dlcprof.worker.probes import trace as trace_probe
 from dlcprof.worker.probes.kernels import aten_op_exists
@@ -62,6 +64,7 @@ class ProbeSet:
         self.dispatcher.autotune = self.autotune
         self.autotune.timed = self.traced
         autotune_probe.install(self.autotune, notes)
+        compile_cpu.install(compile_cpu.CompileCpu(sink, lambda: self.run_id), notes)
 
     def follow(
         self,
@@ -74,6 +77,7 @@ class ProbeSet:
         """This process's own part: provenance, the kernel collector, the trace
         dispatcher and handler, the raw trace (again in a forked child, after
         ``close``). ``rank`` names the raw trace as torch names a rank's."""
+        self.run_id = run_id
         # Without provenance the kernel table still comes from the output code
         # (fused ops read back from kernel names).
         when_imported(INDUCTOR_CONFIG, lambda _: provenance.enable_provenance(notes))

@@ -18,7 +18,7 @@ class ProgramPane(Static):
     def show(self, view: View) -> None:
         lines = program_lines(view.session, view.now) + fddp.session_lines(view.session)
         # It repaints twice a second while the program runs (its clock moves): a
-        # layout pass only when its height may change (benchmarks/RESULTS.md §12).
+        # layout pass only when its height may change (benchmarks/RESULTS.md §13).
         width = self.content_region.width
         fits = width > 0 and all(cell_len(line) <= width for line in lines)
         same = fits and len(lines) == self._unwrapped

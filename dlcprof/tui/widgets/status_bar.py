@@ -57,5 +57,5 @@ class StatusBar(Static):
         # One line, docked (height 1): its size never changes, so no layout pass.
         # It repaints at 10 Hz while a run is live (the elapsed time), and a
         # layout pass each time was most of the TUI's CPU on an attached program
-        # (benchmarks/RESULTS.md section 12).
+        # (benchmarks/RESULTS.md section 13).
         self.update(out, layout=False)

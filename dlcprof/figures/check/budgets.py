@@ -1,0 +1,98 @@
+"""Budgets, and one run judged against them: each budget exceeded makes a
+violation of every finding it counted (the user fixes them one by one), the
+compile time one violation of its own."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dlcprof import text
+from dlcprof.figures.check.findings import CompileTime, compile_time, findings_of
+from dlcprof.session import Run
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """None: not budgeted. ``tolerance``: how far a compile time may exceed its
+    baseline's before it counts as regressed (a share of the baseline's)."""
+
+    graph_breaks: int | None = None
+    recompiles: int | None = None
+    compiles: int | None = None
+    compile_s: float | None = None
+    tolerance: float = 0.25  # measured: benchmarks/RESULTS.md, section 15
+
+    def checks(self) -> list[str]:
+        """The budgets set, in order."""
+        return [c for c in (*COUNTED, "compile_s") if getattr(self, c) is not None]
+
+
+COUNTED = ("graph_breaks", "recompiles", "compiles")
+# Each check: its title, as the output and the JUnit test cases name it.
+TITLES = {
+    "graph_breaks": "graph breaks",
+    "recompiles": "recompiles",
+    "compiles": "compiles",
+    "compile_s": "compile time",
+    "new_graph_breaks": "graph breaks new since the baseline",
+    "new_recompiles": "recompiles new since the baseline",
+    "new_frames": "frames newly compiled since the baseline",
+    "compile_regression": "compile time against the baseline",
+}
+
+
+@dataclass(frozen=True)
+class Violation:
+    check: str  # a key of TITLES
+    where: str  # "file:line" in the user's code; "" when none is known
+    message: str  # one line: Dynamo's reason or guard and torch's hint, or the figure
+    run: str  # the run it belongs to (a process, a rank, a test); "" when alone
+    compile_id: str = ""
+
+    def line(self) -> str:
+        """ "train.py:23: graph break: Data-dependent branching (hint: ...) [rank 1]"."""
+        head = f"{self.where}: " if self.where else ""
+        return f"{head}{self.message}" + (f" [{self.run}]" if self.run else "")
+
+
+@dataclass(frozen=True)
+class Count:
+    """One budgeted figure of one run: what it came to, and its budget."""
+
+    check: str
+    value: float
+    budget: float
+
+    @property
+    def over(self) -> bool:
+        return self.value > self.budget
+
+    def words(self, time: CompileTime | None = None) -> str:
+        sign = ">" if self.over else "≤"
+        if self.check == "compile_s" and time is not None:
+            return f"{TITLES[self.check]} {time.words()} {sign} {text.secs(self.budget)}"
+        return f"{TITLES[self.check]} {int(self.value)} {sign} {int(self.budget)}"
+
+
+def judge(run: Run, budgets: Budgets, label: str) -> tuple[list[Count], list[Violation]]:
+    """Each budget's count for ``run``, and the violations of those exceeded."""
+    found = findings_of(run)
+    counts, violations = [], []
+    for check in COUNTED:
+        budget = getattr(budgets, check)
+        if budget is None:
+            continue
+        count = Count(check, len(found[check]), budget)
+        counts.append(count)
+        if count.over:
+            violations += [
+                Violation(check, f.where, f"{f.words()} ({count.words()})", label, f.compile_id)
+                for f in found[check]
+            ]
+    if budgets.compile_s is not None:
+        time = compile_time(run)
+        count = Count("compile_s", time.seconds, budgets.compile_s)
+        counts.append(count)
+        if count.over:
+            violations.append(Violation("compile_s", "", count.words(time), label))
+    return counts, violations

@@ -1,0 +1,150 @@
+"""What one run compiled, broke and recompiled, as findings a gate counts and a
+baseline matches: each with the user's file:line, Dynamo's reason or the guard
+that failed, torch's hint, and the key that identifies it across runs (never
+a compile id: ids move when anything before them changes)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dlcprof import text
+from dlcprof.figures.graph_breaks import breaks
+from dlcprof.figures.recompiles import newest_reason, normalize_reason, recompile_rows
+from dlcprof.session import Compile, Run
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str  # "graph break" | "recompile" | "compile"
+    where: str  # "file:line" in the user's code; "" when torch named none
+    reason: str  # Dynamo's reason, the guard that failed, or the frame compiled
+    hint: str  # torch's first hint, "" when none
+    compile_id: str
+    key: tuple[str, ...]  # what a baseline matches it by
+
+    @property
+    def file(self) -> str:
+        return split_where(self.where)[0]
+
+    @property
+    def line(self) -> int | None:
+        return split_where(self.where)[1]
+
+    def words(self) -> str:
+        """ "graph break: Data-dependent branching (hint: Use `torch.cond` ...)"."""
+        return f"{self.kind}: {self.reason}" + (f" (hint: {self.hint})" if self.hint else "")
+
+
+def split_where(where: str) -> tuple[str, int | None]:
+    """ "a/b.py:23" -> ("a/b.py", 23); a place without a line -> (place, None)."""
+    file, _, line = where.rpartition(":")
+    return (file, int(line)) if file and line.isdigit() else (where, None)
+
+
+def _frame(c: Compile) -> tuple[str, str]:
+    """(the frame's "file:first line", its function) from torch's compile record."""
+    m = c.record.metrics if c.record is not None else {}
+    file, first = str(m.get("co_filename") or ""), m.get("co_firstlineno")
+    return (f"{file}:{first}" if file and first is not None else file), str(m.get("co_name") or "")
+
+
+def _frames(run: Run) -> dict[str, tuple[str, str]]:
+    """Dynamo's frame number ("0" of "0/1") -> (where, function), from any compile of it."""
+    out: dict[str, tuple[str, str]] = {}
+    for c in run.compiles.values():
+        where, name = _frame(c)
+        if where and not c.is_backward:
+            out.setdefault(c.compile_id.rsplit("/", 1)[0], (where, name))
+    return out
+
+
+def graph_breaks(run: Run) -> list[Finding]:
+    """Each break once, however many frames hit it (figures/graph_breaks.py)."""
+    return [
+        Finding(
+            "graph break",
+            b.location,
+            b.reason,
+            b.hints[0] if b.hints else "",
+            b.compile_ids[0] if b.compile_ids else "",
+            (b.location, b.reason),
+        )
+        for b in breaks(run)
+    ]
+
+
+def recompiles(run: Run) -> list[Finding]:
+    """Each recompile: the guard that failed (newest cache entry), at the user's
+    line that installed it, else at the recompiled function's first line."""
+    frames = _frames(run)
+    out = []
+    for row in recompile_rows(run):
+        cid = row.compile_id or ""
+        reason = newest_reason(normalize_reason(row.reason))
+        frame_at, function = frames.get(cid.rsplit("/", 1)[0], ("", ""))
+        guard = reason.guard if reason else row.reason
+        what = f"{function}: {guard}" if function else guard
+        out.append(
+            Finding(
+                "recompile",
+                (reason.at if reason else "") or frame_at,
+                what,
+                "",  # torch gives no hint with a recompile
+                cid,
+                (frame_at or function, guard),
+            )
+        )
+    return out
+
+
+def compiles(run: Run) -> list[Finding]:
+    """Each frame compile (forward; its backward is part of it), in order."""
+    out = []
+    for c in run.compiles.values():
+        if c.record is None or c.is_backward:
+            continue
+        where, name = _frame(c)
+        out.append(
+            Finding("compile", where, f"{name or '?'} compiled", "", c.compile_id, (where, name))
+        )
+    return out
+
+
+def findings_of(run: Run) -> dict[str, list[Finding]]:
+    """Every kind of finding of ``run``, by the budget that counts it."""
+    return {
+        "graph_breaks": graph_breaks(run),
+        "recompiles": recompiles(run),
+        "compiles": compiles(run),
+    }
+
+
+@dataclass(frozen=True)
+class CompileTime:
+    seconds: float
+    measure: str  # "cpu" | "wall"
+
+    def words(self) -> str:
+        return f"{text.secs(self.seconds)} {MEASURE_WORDS[self.measure]}"
+
+
+MEASURE_WORDS = {"cpu": "CPU", "wall": "wall"}
+# What each measure is, for the output and docs/ci.md.
+MEASURE_SAID = {
+    "cpu": "compile time = CPU seconds of each compile (the process's threads and the "
+    "compiler children it waited for): a busy machine moves them less than wall seconds",
+    "wall": "compile time = wall seconds of each compile (no CPU measure in this session: "
+    "an older recording); moves with how busy the machine is",
+}
+
+
+def compile_time(run: Run, measure: str | None = None) -> CompileTime:
+    """The run's compile time in ``measure``, else the steadiest it has: CPU
+    seconds when every compile's were measured, else torch's wall times."""
+    records = [c for c in run.compiles.values() if c.record is not None]
+    has_cpu = bool(records) and all(c.cpu_s is not None for c in records if not c.is_backward)
+    if measure is None:
+        measure = "cpu" if has_cpu or not records else "wall"
+    if measure == "cpu":
+        return CompileTime(sum(c.cpu_s or 0.0 for c in run.compiles.values()), "cpu")
+    return CompileTime(run.compile_wall_s, "wall")

@@ -1,0 +1,110 @@
+"""A session judged: every run against the budgets (and its baseline run), the
+lines a gate prints, and its exit status."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dlcprof import text
+from dlcprof.figures.check import baseline as fb
+from dlcprof.figures.check.budgets import TITLES, Budgets, Count, Violation, judge
+from dlcprof.figures.check.findings import MEASURE_SAID, CompileTime, compile_time
+from dlcprof.session import Run, Session, process_label
+
+
+@dataclass
+class RunVerdict:
+    label: str  # "" when the session has one run
+    counts: list[Count]
+    time: CompileTime
+    violations: list[Violation]
+    baseline: str = ""  # the compile time against the baseline's, in words; "" without one
+    unmatched: bool = False  # a baseline was given, but it has no run for this one
+
+
+@dataclass
+class Verdict:
+    runs: list[RunVerdict]
+    checks: list[str]  # what was judged: the budgets set, then the baseline's checks
+    measure: str  # the compile-time measure: "cpu" | "wall"
+    repeats: int = 1  # the command's runs this one was the least compile time of
+
+    @property
+    def violations(self) -> list[Violation]:
+        return [v for r in self.runs for v in r.violations]
+
+    @property
+    def passed(self) -> bool:
+        return not self.violations
+
+
+def label(run: Run, alone: bool) -> str:
+    """What a violation names its run by: nothing when it is the only one."""
+    return "" if alone else (process_label(run.process) or run.name)
+
+
+def judge_session(
+    session: Session,
+    budgets: Budgets,
+    baseline: Session | None = None,
+    runs: list[Run] | None = None,
+    repeats: int = 1,
+) -> Verdict:
+    """``runs`` (default: every run of ``session``), each against ``budgets`` and
+    its own run in ``baseline``; ``repeats``: the session is the one of that
+    many runs of the command with the least compile time."""
+    runs = list(session.runs.values()) if runs is None else runs
+    paired = dict((r.run_id, b) for r, b in fb.pairs(session, baseline)) if baseline else {}
+    out = []
+    for run in runs:
+        name = label(run, len(runs) == 1)
+        counts, violations = judge(run, budgets, name)
+        rv = RunVerdict(name, counts, compile_time(run), violations)
+        base = paired.get(run.run_id)
+        if baseline is not None and base is None:
+            rv.unmatched = True
+        elif base is not None:
+            rv.violations += fb.against(run, base, budgets.tolerance, name)
+            rv.baseline = fb.change_words(*fb.times(run, base), budgets.tolerance)
+        out.append(rv)
+    checks = budgets.checks() + ([*fb.NEW, "compile_regression"] if baseline is not None else [])
+    measures = {r.time.measure for r in out}
+    return Verdict(out, checks, "cpu" if measures <= {"cpu"} else "wall", repeats)
+
+
+def run_lines(v: Verdict) -> list[str]:
+    """One line per run: its counts against the budgets, its compile time
+    (against the baseline's)."""
+    out = []
+    for r in v.runs:
+        figures = [c.words(r.time) for c in r.counts]
+        if r.baseline:
+            figures.append(r.baseline)
+        elif not any(c.check == "compile_s" for c in r.counts):
+            figures.append(f"{TITLES['compile_s']} {r.time.words()}")
+        if r.unmatched:
+            figures.append("no run in the baseline to compare with: budgets only")
+        out.append((f"{r.label}: " if r.label else "") + " · ".join(figures))
+    return out
+
+
+def summary(v: Verdict, gate: str = "dlcprof check", unit: str = "process") -> str:
+    """ "dlcprof check: FAILED, 3 violations (graph breaks: 2; ...)" or "passed";
+    ``unit``: what a run is to the gate (a process, a test)."""
+    judged = (
+        f"{text.plural(len(v.runs), unit, unit + ('es' if unit.endswith('s') else 's'))} judged"
+    )
+    what = ", ".join(TITLES[c] for c in v.checks) or "nothing budgeted"
+    if v.passed:
+        return f"{gate}: passed ({judged} on {what})"
+    by_check: dict[str, int] = {}
+    for x in v.violations:
+        by_check[x.check] = by_check.get(x.check, 0) + 1
+    parts = "; ".join(f"{TITLES[c]}: {n}" for c, n in by_check.items())
+    failed = text.plural(len(v.violations), "violation")
+    return f"{gate}: FAILED, {failed} ({parts}; {judged})"
+
+
+def measure_line(v: Verdict) -> str:
+    least = f"; the least of {v.repeats} runs of the command" if v.repeats > 1 else ""
+    return MEASURE_SAID[v.measure] + least

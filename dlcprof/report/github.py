@@ -1,0 +1,71 @@
+"""A check's verdict as GitHub Actions reads it: one ``::error`` workflow
+command per violation (GitHub's syntax: ``::error file=F,line=N,title=T::M``,
+the path relative to the repository, ``%``, CR and LF escaped everywhere and
+``:`` and ``,`` in properties), and a Markdown summary for
+``$GITHUB_STEP_SUMMARY``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from dlcprof.figures.check.budgets import TITLES, Violation
+from dlcprof.figures.check.findings import split_where
+from dlcprof.figures.check.verdict import Verdict, measure_line, run_lines, summary
+
+
+def _data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(s: str) -> str:
+    return _data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def relative(path: str, root: Path) -> str:
+    """``path`` relative to the repository ``root`` when inside it, else as given."""
+    try:
+        return Path(path).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path
+
+
+def annotation(v: Violation, root: Path) -> str:
+    file, line = split_where(v.where)
+    props = []
+    if file:
+        props.append(f"file={_property(relative(file, root))}")
+        if line is not None:
+            props.append(f"line={line}")
+    title = f"dlcprof check: {TITLES[v.check]}" + (f" [{v.run}]" if v.run else "")
+    props.append(f"title={_property(title)}")
+    message = v.message + (f" [{v.run}]" if v.run else "")
+    return f"::error {','.join(props)}::{_data(message)}"
+
+
+def annotations(verdict: Verdict, root: Path) -> list[str]:
+    return [annotation(v, root) for v in verdict.violations]
+
+
+def repository_root() -> Path:
+    """GitHub's checkout ($GITHUB_WORKSPACE), else the current folder."""
+    return Path(os.environ.get("GITHUB_WORKSPACE") or os.getcwd())
+
+
+def step_summary(verdict: Verdict, root: Path) -> str:
+    """The verdict as Markdown: the summary, each process's figures, each violation."""
+    out = [f"### {summary(verdict)}", "", *[f"- {line}" for line in run_lines(verdict)], ""]
+    if verdict.violations:
+        out += ["| where | check | what |", "|---|---|---|"]
+        for v in verdict.violations:
+            file, line = split_where(v.where)
+            where = (
+                f"`{relative(file, root)}:{line}`"
+                if line is not None
+                else (f"`{file}`" if file else "")
+            )
+            what = (v.message + (f" [{v.run}]" if v.run else "")).replace("|", "\\|")
+            out.append(f"| {where} | {TITLES[v.check]} | {what} |")
+        out.append("")
+    out += [f"_{measure_line(verdict)}_", ""]
+    return "\n".join(out)

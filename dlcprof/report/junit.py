@@ -1,0 +1,44 @@
+"""A check's verdict as JUnit XML (GitLab's test report, Jenkins): one test
+case per budget and process, one ``<failure>`` per violation."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from dlcprof.figures.check.budgets import TITLES
+from dlcprof.figures.check.verdict import Verdict, measure_line
+
+
+def junit_xml(verdict: Verdict) -> str:
+    cases = [(r, check) for r in verdict.runs for check in verdict.checks]
+    failures = len(verdict.violations)
+    suites = ET.Element(
+        "testsuites", name="dlcprof check", tests=str(len(cases)), failures=str(failures)
+    )
+    suite = ET.SubElement(
+        suites,
+        "testsuite",
+        name="dlcprof check",
+        tests=str(len(cases)),
+        failures=str(failures),
+        errors="0",
+    )
+    ET.SubElement(
+        ET.SubElement(suite, "properties"),
+        "property",
+        name="compile time",
+        value=measure_line(verdict),
+    )
+    for run, check in cases:
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=f"dlcprof.check.{run.label or 'program'}",
+            name=TITLES[check],
+        )
+        for v in run.violations:
+            if v.check == check:
+                failure = ET.SubElement(case, "failure", message=v.line(), type=check)
+                failure.text = v.line()
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"

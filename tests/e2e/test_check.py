@@ -1,0 +1,122 @@
+"""Real ``dlcprof check -- CMD`` runs of the sample project
+(tests/programs/budget_project): over budget, within it, against a baseline,
+a failing program, and a torchrun job whose rank 1 alone recompiles."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from helpers.paths import PROGRAMS
+
+# The runs share the baseline the first writes: one process runs them all.
+pytestmark = pytest.mark.xdist_group("test_check")
+
+PROJECT = PROGRAMS / "budget_project"
+TRAIN = PROJECT / "train.py"
+MODEL = PROJECT / "model.py"
+BREAK_LINE = 21  # model.py's data-dependent `if`
+
+
+def check(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``dlcprof check --quiet OPTIONS -- PROGRAM ARGS`` (the options before ``--``)."""
+    i = args.index("--")
+    argv = [sys.executable, "-m", "dlcprof.cli", "check", "--quiet", *args[:i], "--"]
+    return subprocess.run(
+        [*argv, *args[i + 1 :]],
+        cwd=cwd,
+        env={**os.environ, "GITHUB_ACTIONS": "", **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """Over budget (no graph break allowed), as on GitHub Actions, with JUnit
+    XML and the session saved: the baseline of the runs after it."""
+    tmp = tmp_path_factory.mktemp("check")
+    summary = tmp / "summary.md"
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(PROGRAMS.parent.parent)}
+    env["GITHUB_STEP_SUMMARY"] = str(summary)
+    proc = check(
+        "--max-graph-breaks", "0", "--junit", str(tmp / "junit.xml"), "--json",
+        str(tmp / "base.json"), "--", sys.executable, str(TRAIN), cwd=tmp, env=env,
+    )  # fmt: skip
+    return tmp, proc
+
+
+def test_over_budget_fails_naming_the_line_for_github_and_junit(baseline):
+    tmp, proc = baseline
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert "batch 4 loss" in proc.stdout  # the program's own output passes through
+    where = f"{MODEL}:{BREAK_LINE}: graph break: Data-dependent branching"
+    assert where in proc.stderr
+    assert "dlcprof check: FAILED, 1 violation (graph breaks: 1; 1 process judged)" in proc.stderr
+    assert "compile time = CPU seconds of each compile" in proc.stderr
+    (line,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("::error ")]
+    head = (
+        f"::error file=tests/programs/budget_project/model.py,line={BREAK_LINE},"
+        "title=dlcprof check%3A graph breaks::graph break: Data-dependent branching (hint: "
+    )
+    assert line.startswith(head), line
+    assert line.endswith("(graph breaks 1 > 0)"), line
+    summary = (tmp / "summary.md").read_text()
+    assert summary.startswith("### dlcprof check: FAILED")
+    assert f"| `tests/programs/budget_project/model.py:{BREAK_LINE}` | graph breaks |" in summary
+    suite = ET.parse(tmp / "junit.xml").getroot().find("testsuite")
+    failures = suite.findall("testcase/failure")
+    assert suite.get("failures") == "1" and len(failures) == 1
+    assert failures[0].get("message", "").startswith(f"{MODEL}:{BREAK_LINE}: graph break")
+
+
+def test_unchanged_against_its_baseline_within_budget_passes(baseline):
+    tmp, _ = baseline
+    proc = check(
+        "--baseline", str(tmp / "base.json"), "--max-graph-breaks", "1", "--",
+        sys.executable, str(TRAIN), cwd=tmp,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "dlcprof check: passed (1 process judged on graph breaks, graph breaks new" in (
+        proc.stderr
+    )
+    assert "in the baseline (" in proc.stderr and "within the 25% allowed" in proc.stderr
+
+
+def test_a_new_recompile_against_the_baseline_fails_naming_the_guard(baseline):
+    tmp, _ = baseline
+    proc = check(
+        "--baseline", str(tmp / "base.json"), "--", sys.executable, str(TRAIN), "--sizes", "4,6",
+        cwd=tmp,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    new = [ln for ln in proc.stderr.splitlines() if ln.startswith("✗") and "new recompile" in ln]
+    assert new, proc.stderr[-3000:]
+    assert "size mismatch at index 0. expected 4, actual 6" in new[0]
+
+
+def test_a_failing_program_gives_its_own_status(tmp_path):
+    proc = check(
+        "--max-graph-breaks", "0", "--", sys.executable, "-c", "import sys; sys.exit(3)",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 3, proc.stderr[-3000:]
+    assert "the program failed (exit status 3): dlcprof check exits with its status" in proc.stderr
+
+
+def test_torchrun_rank_over_budget_fails_and_is_named(tmp_path):
+    torchrun = str(Path(sys.executable).parent / "torchrun")
+    proc = check(
+        "--max-recompiles", "0", "--", torchrun, "--standalone", "--nproc-per-node", "2",
+        str(TRAIN), cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    bad = [ln for ln in proc.stderr.splitlines() if ln.startswith("✗")]
+    assert bad and all(ln.endswith(", rank 1)]") for ln in bad), bad
+    assert "recompile:" in bad[0] and "expected 4, actual 6" in bad[0]
+    assert "2 processes judged" in proc.stderr

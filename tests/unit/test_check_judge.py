@@ -1,0 +1,175 @@
+"""The CI gate's judging (dlcprof/figures/check/) and its CI formats, on a
+recorded real attached run (tests/fixtures/programs/attached_train.jsonl:
+tests/programs/train.py, one graph break hit by two frames, three recompiles)."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from helpers.recorded import load_fixture
+
+from dlcprof.cli import main
+from dlcprof.cli.check import configured
+from dlcprof.cli.parser import UsageError, check_parser
+from dlcprof.figures.check import verdict as fv
+from dlcprof.figures.check.baseline import FLOOR_S, pairs, regressed
+from dlcprof.figures.check.budgets import Budgets
+from dlcprof.figures.check.findings import CompileTime
+from dlcprof.report.github import annotations, step_summary
+from dlcprof.report.junit import junit_xml
+from dlcprof.session import Session
+
+TRAIN = "/home/user/dlcprof/tests/programs/train.py"
+
+
+def session(drop: str | None = None) -> Session:
+    """The recording; ``drop``: without the events of that compile id."""
+    events = load_fixture("programs/attached_train")
+    return Session.from_events([e for e in events if getattr(e, "compile_id", None) != drop])
+
+
+def test_within_budget_passes():
+    v = fv.judge_session(session(), Budgets(graph_breaks=1, recompiles=3, compiles=6))
+    assert v.passed and v.violations == []
+    assert fv.run_lines(v) == [
+        "graph breaks 1 ≤ 1 · recompiles 3 ≤ 3 · compiles 6 ≤ 6 · compile time 71.54 s wall"
+    ]
+    assert fv.summary(v) == (
+        "dlcprof check: passed (1 process judged on graph breaks, recompiles, compiles)"
+    )
+
+
+def test_over_budget_names_each_finding_at_the_users_line():
+    v = fv.judge_session(session(), Budgets(graph_breaks=0, recompiles=2))
+    lines = [x.line() for x in v.violations]
+    assert lines[0].startswith(f"{TRAIN}:23: graph break: Data-dependent branching (hint: For ")
+    assert lines[0].endswith("(graph breaks 1 > 0)")
+    assert lines[1:] == [
+        f"{TRAIN}:16: recompile: forward: tensor 'x' size mismatch at index 0. expected 4, "
+        "actual 6 (recompiles 3 > 2)",
+        f"{TRAIN}:20: recompile: shift: tensor 'x' size mismatch at index 0. expected 4, "
+        "actual 6 (recompiles 3 > 2)",
+        f"{TRAIN}:23: recompile: torch_dynamo_resume_in_shift_at_23: tensor 'y' size mismatch "
+        "at index 0. expected 4, actual 6 (recompiles 3 > 2)",
+    ]
+    assert fv.summary(v) == (
+        "dlcprof check: FAILED, 4 violations (graph breaks: 1; recompiles: 3; 1 process judged)"
+    )
+    # A recording without CPU seconds is judged on wall time, and says so.
+    assert v.measure == "wall" and "wall seconds" in fv.measure_line(v)
+
+
+def test_unchanged_against_its_baseline_passes():
+    v = fv.judge_session(session(), Budgets(), session())
+    assert v.passed
+    assert (
+        "compile time 71.54 s wall vs 71.54 s in the baseline (+0%, within" in (fv.run_lines(v)[0])
+    )
+
+
+def test_a_recompile_the_baseline_had_not_is_named_by_its_guard():
+    v = fv.judge_session(session(), Budgets(), session(drop="2/1"))
+    assert [(x.check, x.line()) for x in v.violations] == [
+        (
+            "new_recompiles",
+            f"{TRAIN}:23: new recompile: torch_dynamo_resume_in_shift_at_23: tensor 'y' size "
+            "mismatch at index 0. expected 4, actual 6",
+        )
+    ]
+
+
+def test_compile_time_regression_beyond_the_tolerance_and_the_floor():
+    base = CompileTime(10.0, "cpu")
+    assert not regressed(CompileTime(11.9, "cpu"), base, 0.2)
+    assert regressed(CompileTime(13.0, "cpu"), base, 0.2)  # +30%
+    assert not regressed(CompileTime(0.1 + FLOOR_S / 2, "cpu"), CompileTime(0.1, "cpu"), 0.2)
+
+
+def test_github_annotations_in_githubs_syntax(tmp_path):
+    v = fv.judge_session(session(), Budgets(graph_breaks=0))
+    (line,) = annotations(v, Path("/home/user/dlcprof"))
+    head = (
+        "::error file=tests/programs/train.py,line=23,title=dlcprof check%3A graph breaks::"
+        "graph break: Data-dependent branching (hint: For the common pattern "
+    )
+    assert line.startswith(head) and line.endswith(" (graph breaks 1 > 0)")
+    assert "\n" not in line
+    md = step_summary(v, Path("/home/user/dlcprof"))
+    assert md.startswith("### dlcprof check: FAILED, 1 violation")
+    assert "| `tests/programs/train.py:23` | graph breaks | graph break: Data-dependent" in md
+
+
+def test_junit_one_case_per_budget_one_failure_per_violation():
+    v = fv.judge_session(session(), Budgets(graph_breaks=0, recompiles=1, compiles=10))
+    suite = ET.fromstring(junit_xml(v)).find("testsuite")
+    cases = {c.get("name"): c.findall("failure") for c in suite.findall("testcase")}
+    assert {k: len(f) for k, f in cases.items()} == {
+        "graph breaks": 1,
+        "recompiles": 3,
+        "compiles": 0,
+    }
+    assert suite.get("failures") == "4" and suite.get("tests") == "3"
+
+
+def test_budgets_file_fills_what_the_flags_leave(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.dlcprof.check]\nmax-graph-breaks = 0\nmax-recompiles = 2\nbaseline = 'b.json'\n"
+    )
+    args = configured(
+        check_parser().parse_args(["--max-graph-breaks", "3"]), tmp_path / "pyproject.toml"
+    )
+    assert (args.max_graph_breaks, args.max_recompiles) == (3, 2)
+    assert args.baseline == tmp_path / "b.json"
+    (tmp_path / "pyproject.toml").write_text("[tool.dlcprof.check]\nmax-breaks = 0\n")
+    with pytest.raises(UsageError, match=r"has no 'max-breaks' \(one of max-graph-breaks"):
+        configured(check_parser().parse_args([]), tmp_path / "pyproject.toml")
+    assert configured(argparse.Namespace(), None) == argparse.Namespace()
+
+
+def test_importing_the_pytest_plugin_imports_neither_torch_nor_textual():
+    code = (
+        "import sys, dlcprof.worker.pytest_plugin; "
+        "assert not {'torch', 'textual', 'rich'} & set(sys.modules), 'imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_tests_pair_by_id_and_a_new_test_has_no_baseline_run():
+    base, now = Session(), Session()
+    base.run("t.py::a")
+    now.run("t.py::new")
+    now.run("t.py::a")
+    got = [(r.run_id, b.run_id if b else None) for r, b in pairs(now, base)]
+    assert got == [("t.py::new", None), ("t.py::a", "t.py::a")]
+    v = fv.judge_session(now, Budgets(), base)
+    assert [r.unmatched for r in v.runs] == [True, False] and v.passed
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["check", "--max-graph-breaks", "0"], "dlcprof check runs your command: dlcprof check"),
+        (["check", "--", "true"], "nothing to check: give a budget"),
+        (["check", "--baseline", "/nonexistent/s.json", "--", "true"], "/nonexistent/s.json"),
+        (["check", "--max-compiles", "x", "--", "true"], "invalid --max-compiles 'x'"),
+        (["check", "--max-recompiles", "-1", "--", "true"], "invalid --max-recompiles '-1'"),
+    ],
+)
+def test_bad_usage_is_one_line_exit_2_before_anything_runs(
+    argv, needle, capsys, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)  # no pyproject.toml above: the flags alone
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    (line,) = captured.err.strip().splitlines()
+    assert line.startswith("dlcprof: error: ") and needle in line
+
+
+def test_the_measure_says_when_it_is_the_least_of_several_runs():
+    v = fv.judge_session(session(), Budgets(compiles=6), repeats=3)
+    assert fv.measure_line(v).endswith("; the least of 3 runs of the command")
