@@ -19,6 +19,8 @@ monitors.
 - ``modes``: what a mode autotuned, its CUDA graphs, every mode side by side.
 - ``compile_cost``: compile seconds by the user's functions and modules.
 - ``advice/``: what to change, from the session's own numbers, and ``dlcprof try``.
+- ``check/``: a CI gate (``dlcprof check``, the pytest plugin): a session's findings
+  judged against budgets and a baseline, matched without compile ids.
 - ``device``, ``hotspots``: monitor samples per run and per span.
 - ``observer``: what watched a run, what it cost, whether timing was quiet.
 - ``runs``: time origins, titles and labels of runs and sessions.
