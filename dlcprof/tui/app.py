@@ -23,7 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import App, ComposeResult, SuspendNotSupported, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import Screen
@@ -39,7 +39,7 @@ from dlcprof.figures.job import lanes as rl
 from dlcprof.figures.job.ranks import rank_runs
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings, SettingsError
-from dlcprof.tui import actions, focus
+from dlcprof.tui import actions, editor, focus
 from dlcprof.tui.controller import NotRunnable, RunController, initial_settings
 from dlcprof.tui.messages import (
     KernelChosen,
@@ -48,15 +48,18 @@ from dlcprof.tui.messages import (
     WorkloadChosen,
     WorkloadRejected,
 )
+from dlcprof.tui.ordering import Order
 from dlcprof.tui.panes import AFFECTS, BY_NAME, PANES, REPAINTED, Pane
 from dlcprof.tui.program_dialog import ask_stop_or_detach
 from dlcprof.tui.screens import HelpScreen, KernelSourceScreen, PaperScreen, RanksScreen, SaveScreen
 from dlcprof.tui.view import View, on_cpu
 from dlcprof.tui.widgets.advice import AdviceScreen, Trials
+from dlcprof.tui.widgets.filter_bar import FilterBar
 from dlcprof.tui.widgets.hotspots import HotspotsPane
 from dlcprof.tui.widgets.log import LogPane
 from dlcprof.tui.widgets.phases import PhasesPane
 from dlcprof.tui.widgets.settings_panel import SettingsPanel
+from dlcprof.tui.widgets.sorted_table import OrderChanged, Ordered, SortedTable
 from dlcprof.tui.widgets.status_bar import StatusBar, device_words
 from dlcprof.tui.widgets.workloads import WorkloadPicker
 
@@ -97,10 +100,14 @@ class DlcprofApp(App[None]):
         engine: Engine | None = None,
         command: Sequence[str] | None = None,
         hotspots: bool = True,
+        theme: str | None = None,
     ) -> None:
         """``command``: the TUI on that program (``dlcprof -- CMD``), started on
-        mount; ``hotspots`` False: no py-spy on its processes."""
+        mount; ``hotspots`` False: no py-spy on its processes; ``theme``: one
+        of Textual's (``--theme``)."""
         super().__init__()
+        if theme is not None:
+            self.theme = theme
         self.session = session if session is not None else Session()
         self.replay = replay
         if deterministic is None:
@@ -129,6 +136,8 @@ class DlcprofApp(App[None]):
         # Stop signals noted by dlcprof.signals (SIGTERM, SIGHUP, SIGINT): the tick exits.
         self.stops: list[Stopped] = []
         self.trials = Trials()  # advice tried from the Advice screen, until they finish
+        self.orders: dict[str, Order] = {}  # each table's sort and filter (by its id)
+        self.paused: int | None = None  # p: events folded since the panes held still
 
     # --- layout -----------------------------------------------------------------
 
@@ -251,6 +260,10 @@ class DlcprofApp(App[None]):
             self._dirty.add("program")
             if self.program.running and not self.deterministic:
                 self._dirty |= {"ranks", "divergence"}  # the ranks' axis ends at now
+        if self.paused is not None:
+            self.paused += n  # folded, not painted: p catches up
+            self._paint_status(self._view())
+            return
         if self._dirty:
             self._repaint()
         self._flush_log()
@@ -341,7 +354,12 @@ class DlcprofApp(App[None]):
         watched = fo.short(run) if run is not None else None
         shown = self.runs.live_run() or self.session.runs.get(self._selected or "")
         device = device_words(self.session, shown)
-        self._home.query_one(StatusBar).show(state, detail, device, self._message, watched)
+        paused = (
+            None
+            if self.paused is None
+            else f"paused: {text.plural(self.paused, 'event')} waiting (p)"
+        )
+        self._home.query_one(StatusBar).show(state, detail, device, self._message, watched, paused)
 
     # --- selection ------------------------------------------------------------------
 
@@ -375,6 +393,15 @@ class DlcprofApp(App[None]):
         self._follow = latest is not None and message.run_id == latest.run_id
         self._select(message.run_id)
         self._repaint()
+
+    def on_order_changed(self, message: OrderChanged) -> None:
+        """A table sorted or filtered: its pane repaints (its title counts what shows)."""
+        pane = _pane_of(message.widget)
+        if pane is not None:
+            self._dirty.add(pane)
+            if self.paused is None:
+                self._repaint()
+                self._flush_log()
 
     def on_kernel_chosen(self, message: KernelChosen) -> None:
         self.push_screen(KernelSourceScreen(message.kernel, message.figures))
@@ -461,6 +488,75 @@ class DlcprofApp(App[None]):
         """Fold events still queued (after the app closed: a stopped run's last ones)."""
         while self._pending:
             self.runs.apply(self._pending.popleft())
+
+    def _ordered(self) -> Ordered | None:
+        """The table (or the Log) that holds the focus; None, said why, if none does."""
+        focused = self.focused
+        if isinstance(focused, Ordered):
+            return focused
+        self.notify("focus a table first (1-9, a click): o sorts it, / filters it", timeout=3)
+        return None
+
+    def action_sort(self, step: int) -> None:
+        """Sort the focused table by the next column (a header click: by that one)."""
+        table = self._ordered()
+        if isinstance(table, SortedTable):
+            table.sort_next(step)
+            self._said_order(table)
+
+    def action_reverse(self) -> None:
+        table = self._ordered()
+        if isinstance(table, SortedTable):
+            table.reverse()
+            self._said_order(table)
+
+    def _said_order(self, table: SortedTable) -> None:
+        o = table.order
+        if o.column is not None:
+            mark = "▼" if o.descending else "▲"
+            self.notify(f"sorted by {table.spec[o.column][0]} {mark}", timeout=2)
+
+    async def action_filter(self) -> None:
+        """``/``: the filter line for the focused table or the Log."""
+        target = self._ordered()
+        if target is None:
+            return
+        bars = self.screen.query(FilterBar)
+        bar = bars.first() if bars else FilterBar()
+        if not bars:
+            await self.screen.mount(bar)  # each screen its own, on first use
+        pane = _pane_of(target)
+        bar.open(target, BY_NAME[pane].title if pane else "table")
+
+    def action_pause(self) -> None:
+        """Hold the panes still while events still fold in; again: catch up at once."""
+        if self.paused is None:
+            self.paused = 0
+            self._paint_status(self._view())
+            return
+        self.paused = None
+        self._repaint()
+        self._flush_log()
+
+    def action_edit(self) -> None:
+        """Open the file and line of the focused table's row in the user's editor."""
+        table = self.focused
+        where = table.place if isinstance(table, SortedTable) else None
+        if where is None:
+            self.notify(editor.NO_PLACE, severity="warning", timeout=3)
+            return
+        argv = editor.command(*where)
+        if argv is None:
+            self.notify(editor.NO_EDITOR, severity="warning", timeout=6)
+            return
+        try:
+            with self.suspend():
+                opened = editor.run(argv)
+        except SuspendNotSupported:  # no terminal to hand over (tests, a browser)
+            opened = editor.run(argv)
+        if opened is not None:
+            self.notify(opened, severity="warning", timeout=6)
+        self.refresh()
 
     def action_toggle_phases(self) -> None:
         pane = self._home.query_one(PhasesPane)
@@ -594,3 +690,13 @@ class DlcprofApp(App[None]):
 
     def on_unmount(self) -> None:
         self.runs.close()
+
+
+def _pane_of(widget: object) -> str | None:
+    """The name of the pane a widget sits in (tui/panes.py)."""
+    if not isinstance(widget, Widget):
+        return None
+    for w in (widget, *widget.ancestors):
+        if w.id in BY_NAME:
+            return w.id
+    return None
