@@ -533,10 +533,12 @@ class DlcprofApp(App[None]):
         if self.paused is None:
             self.paused = 0
             self._paint_status(self._view())
+            self.notify("paused: events still fold in; p catches up", timeout=2)
             return
-        self.paused = None
+        waited, self.paused = self.paused, None
         self._repaint()
         self._flush_log()
+        self.notify(f"caught up: {text.plural(waited, 'event')}", timeout=2)
 
     def action_edit(self) -> None:
         """Open the file and line of the focused table's row in the user's editor."""

@@ -47,6 +47,7 @@ def state(app: DlcprofApp, said: list[str]) -> tuple[object, ...]:
         len(said),
         type(app.screen).__name__,
         home.maximized,
+        getattr(app.focused, "id", None),  # / moves it to the filter line
         live.busy,
         live.cancelling,
         instances,
