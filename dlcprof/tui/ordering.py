@@ -55,6 +55,9 @@ class Order:
     def filtered(self, query: str) -> Order:
         return Order(self.column, self.descending, query)
 
+    def sorted_by_same(self, other: Order) -> bool:
+        return (self.column, self.descending) == (other.column, other.descending)
+
 
 def plain(cell: object) -> str:
     """The words a cell shows (a bar or other drawing: its label, if any)."""

@@ -121,33 +121,58 @@ class SortedTable(Ordered, DataTable[object]):
         return self.shown[self.cursor_row].place
 
     def fill(self, rows: Sequence[Row]) -> None:
-        """Show ``rows`` in the table's order: rows that only arrive are added
-        (the cursor stays put), any other change redraws, the cursor on its row."""
+        """Show ``rows`` in the table's order, the cursor on the row it was on.
+        What Textual must measure again is kept to what is new: rows that only
+        arrive are added, a new order moves the rows, a narrower filter drops
+        some; anything else redraws the table."""
         self.rows_given = list(rows)
-        order = self.order
+        order, applied = self.order, self._applied
         shown, self.error = ordering.arrange(self.rows_given, order)
-        if order == self._applied and shown[: len(self.shown)] == self.shown:
-            for row in shown[len(self.shown) :]:
-                self.add_row(*_cells(row), key=row.key)
-            self.shown = shown
-            return
+        before = {r.key: r for r in self.shown}
+        same_rows = all(before.get(r.key) == r for r in shown)
+        same_sort = applied is not None and applied.sorted_by_same(order)
         at = self.shown[self.cursor_row].key if 0 <= self.cursor_row < len(self.shown) else None
-        self.clear(columns=order != self._applied)
-        if not self.columns:
+        if same_sort and shown[: len(self.shown)] == self.shown:
+            for row in shown[len(self.shown) :]:  # rows that arrived
+                self.add_row(*_cells(row), key=row.key)
+        elif applied is not None and same_rows and len(shown) == len(before):
+            self._reorder(shown, order)  # the same rows, another order
+        elif same_sort and same_rows and _within(shown, self.shown):
+            for key in before.keys() - {r.key for r in shown}:  # a narrower filter
+                self.remove_row(key)
+        else:
+            self.clear(columns=True)
             for i, (label, width) in enumerate(self.spec):
-                mark = ordering.marked(label, i, order)
                 # Room for the mark: a fixed width never crops it.
                 fits = max(width, len(label) + 2) if width is not None else None
-                self.add_column(mark, width=fits, key=str(i))
-        self._applied = order
-        self.shown = shown
-        for row in shown:
-            self.add_row(*_cells(row), key=row.key)
+                self.add_column(ordering.marked(label, i, order), width=fits, key=str(i))
+            for row in shown:
+                self.add_row(*_cells(row), key=row.key)
+        self._applied, self.shown = order, shown
         keys = [r.key for r in shown]
-        if at in keys:
+        if at in keys and keys.index(at) != self.cursor_row:
             self.move_cursor(row=keys.index(at), animate=False)
+
+    def _reorder(self, shown: list[Row], order: ordering.Order) -> None:
+        """The rows in ``shown``'s order, the sort mark on its column."""
+        for i, column in enumerate(self.ordered_columns):
+            column.label = Text(ordering.marked(self.spec[i][0], i, order))
+        at = {r.key: i for i, r in enumerate(shown)}
+        # A row's first cell is its own object (_cells): it names the row.
+        named = {id(self.get_row(key)[0]): key for key in at}
+        self.sort(key=lambda cells: at[named[id(cells[0])]])
+
+
+def _within(shown: list[Row], before: list[Row]) -> bool:
+    """Whether ``shown`` is ``before`` with some rows left out, in the same order."""
+    keep = {r.key for r in shown}
+    return [r.key for r in before if r.key in keep] == [r.key for r in shown]
 
 
 def _cells(row: Row) -> list[object]:
-    """Plain strings as Text: a "[" in a guard or a path is not markup."""
-    return [Text(c) if isinstance(c, str) else c for c in row]
+    """Plain strings as Text: a "[" in a guard or a path is not markup. The
+    first cell a new object, whatever it was: the row's own (``_reorder``)."""
+    cells = [Text(c) if isinstance(c, str) else c for c in row]
+    if cells and isinstance(cells[0], Text) and cells[0] is row[0]:
+        cells[0] = cells[0].copy()
+    return cells
