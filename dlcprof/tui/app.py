@@ -499,18 +499,25 @@ class DlcprofApp(App[None]):
 
     def action_sort(self, step: int) -> None:
         """Sort the focused table by the next column (a header click: by that one)."""
-        table = self._ordered()
-        if isinstance(table, SortedTable):
+        table = self._sortable()
+        if table is not None:
             table.sort_next(step)
             self._said_order(table)
 
     def action_reverse(self) -> None:
-        table = self._ordered()
-        if isinstance(table, SortedTable):
+        table = self._sortable()
+        if table is not None:
             table.reverse()
             self._said_order(table)
 
-    def _said_order(self, table: SortedTable) -> None:
+    def _sortable(self) -> Ordered | None:
+        table = self._ordered()
+        if table is not None and not table.spec:
+            self.notify("the Log keeps the order things happened: / filters it", timeout=3)
+            return None
+        return table
+
+    def _said_order(self, table: Ordered) -> None:
         o = table.order
         if o.column is not None:
             mark = "▼" if o.descending else "▲"

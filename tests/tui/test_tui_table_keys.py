@@ -270,3 +270,17 @@ async def test_the_help_lists_the_new_keys_from_the_actions_table() -> None:
     assert "o / O" in shown
     pause = next(a for a in actions.ACTIONS if a.name == "pause")
     assert not pause.replay  # nothing streams in a replay
+
+
+async def test_the_runs_list_sorts_and_filters_the_same_way() -> None:
+    app = replay("pointwise_chain", "graph_breaks", "variable_length_static")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("9", "o")  # by run, z to a
+        runs = app.query_one("#runs")
+        names = [app.session.runs[str(o.id)].name for o in runs.options]
+        assert names == ["variable-length", "pointwise-chain", "graph-breaks"]
+        assert runs.border_title == "Runs (3) · by run ▼"
+        await pilot.press("o", "o", "o")  # by status, mode, then dynamic
+        await pilot.press("slash", *"false", "enter")
+        assert [app.session.runs[str(o.id)].name for o in runs.options] == ["variable-length"]
+        assert runs.border_title == "Runs (1 of 3) · by dynamic ▼"

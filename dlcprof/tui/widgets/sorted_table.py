@@ -47,6 +47,7 @@ class Ordered:
     in the app by the widget's id, so a screen opened again keeps it too."""
 
     error: str | None = None  # the filter's, when it is a bad regex
+    spec: list[tuple[str, int | None]] = []  # its columns (label, width); none: it filters only
 
     # Each class that mixes this in binds escape to clear_filter (Textual reads
     # BINDINGS from widget classes only).
@@ -66,6 +67,16 @@ class Ordered:
     def rearrange(self) -> None:
         """Show the rows already given in the new order."""
         raise NotImplementedError
+
+    def sort_next(self, step: int = 1) -> None:
+        """Sort by the next column (``step`` -1: the one before)."""
+        o = self.order
+        at = -1 if o.column is None else o.column
+        self.set_order(ordering.Order((at + step) % len(self.spec), True, o.query))
+
+    def reverse(self) -> None:
+        o = self.order
+        self.set_order(o.sorted_by(0 if o.column is None else o.column))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "clear_filter":
@@ -94,16 +105,6 @@ class SortedTable(Ordered, DataTable[object]):
         """Other columns: the next ``fill`` draws them."""
         if list(columns) != self.spec:
             self.spec, self._applied = list(columns), None
-
-    def sort_next(self, step: int = 1) -> None:
-        """Sort by the next column (``step`` -1: the one before)."""
-        o = self.order
-        at = -1 if o.column is None else o.column
-        self.set_order(ordering.Order((at + step) % len(self.spec), True, o.query))
-
-    def reverse(self) -> None:
-        o = self.order
-        self.set_order(o.sorted_by(0 if o.column is None else o.column))
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         event.stop()
