@@ -490,10 +490,15 @@ class DlcprofApp(App[None]):
             self.runs.apply(self._pending.popleft())
 
     def _ordered(self) -> Ordered | None:
-        """The table (or the Log) that holds the focus; None, said why, if none does."""
+        """The table (or the Log) that holds the focus, or the one in the pane
+        that does (Hotspots, Recompiles); None, said why, if none does."""
         focused = self.focused
         if isinstance(focused, Ordered):
             return focused
+        inside = [w for w in focused.query("*") if isinstance(w, Ordered)] if focused else []
+        shown = [w for w in inside if isinstance(w, Widget) and w.display]
+        if shown:
+            return shown[0]
         self.notify("focus a table first (1-9, a click): o sorts it, / filters it", timeout=3)
         return None
 
@@ -549,7 +554,9 @@ class DlcprofApp(App[None]):
 
     def action_edit(self) -> None:
         """Open the file and line of the focused table's row in the user's editor."""
-        table = self.focused
+        table = self._ordered()
+        if table is None:
+            return
         where = table.place if isinstance(table, SortedTable) else None
         if where is None:
             self.notify(editor.NO_PLACE, severity="warning", timeout=3)

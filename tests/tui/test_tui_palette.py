@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
+import pytest
 from helpers.engine import ScriptedLiveRun, scripted_run
 from helpers.scripted_program import ScriptedProgram
 from helpers.tui import SIZE, text
@@ -29,6 +30,13 @@ NEED_A_WORKLOAD = {
     "Reproduce the paper",
     "Go to Workload",
 }
+
+
+@pytest.fixture(autouse=True)
+def no_editor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """e says how to set an editor rather than start the developer's own."""
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
 
 
 def engine(tmp_path: Path) -> Engine:

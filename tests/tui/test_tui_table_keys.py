@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from helpers.engine import ScriptedLiveRun
-from helpers.recorded import load_fixture
+from helpers.recorded import load_fixture, pyspy_hot_frames
 from helpers.tui import SIZE, make_app, text, wait_for
 from textual.widgets import Input
 
@@ -284,3 +284,25 @@ async def test_the_runs_list_sorts_and_filters_the_same_way() -> None:
         await pilot.press("slash", *"false", "enter")
         assert [app.session.runs[str(o.id)].name for o in runs.options] == ["variable-length"]
         assert runs.border_title == "Runs (1 of 3) · by dynamic ▼"
+
+
+async def test_hot_frames_sort_by_own_time_and_e_opens_a_frame(
+    stub_editor: Path, tmp_path: Path
+) -> None:
+    session = Session.from_events(load_fixture("pointwise_chain"))
+    run = session.latest_run
+    session.apply(pyspy_hot_frames(run.run_id, tmp_path))  # a real py-spy profile
+    app = DlcprofApp(session=session, replay=True, deterministic=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("7")
+        await pilot.pause()
+        table = app.query_one("#hotspots-table", SortedTable)
+        assert app.focused is app.query_one("#hotspots") and len(table.shown) > 5
+        await pilot.press("o")  # the pane's table, by own, largest first
+        own = [sort_value(r[0]) for r in table.shown]
+        assert own == sorted(own, reverse=True)
+        await pilot.press("e")
+        await wait_for(pilot, stub_editor.exists)
+        line, path = stub_editor.read_text().split("\n")[:2]
+        assert table.shown[0].place == (path, int(line.removeprefix("+")))
+        assert path.endswith(".py")
