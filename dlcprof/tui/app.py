@@ -316,12 +316,19 @@ class DlcprofApp(App[None]):
         view = self._view()
         for name in (p.name for p in PANES if p.repaints and p.name in dirty):
             for screen in self.screen_stack:  # the paper pane lives on its own screen
-                for pane in screen.query(f"#{name}"):
-                    pane.show(view)
-                    label = getattr(pane, "tab_label", None)  # a count in the tab's label
-                    if label is not None:
-                        tabs = self._home.query_one(TabbedContent)
-                        tabs.get_tab(f"tab-{name}").label = label(view)
+                try:
+                    # By id, not a CSS query: matching selectors over every
+                    # widget of the screen cost most of a streaming tick.
+                    pane = screen.get_widget_by_id(name)
+                except NoMatches:
+                    continue
+                pane.show(view)
+                label = getattr(pane, "tab_label", None)  # a count in the tab's label
+                if label is not None:
+                    tab = self._home.query_one(TabbedContent).get_tab(f"tab-{name}")
+                    words = label(view)
+                    if str(tab.label) != words:
+                        tab.label = words
         self._paint_status(view)
 
     def mark_dirty(self, name: str) -> None:
