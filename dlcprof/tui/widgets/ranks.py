@@ -26,7 +26,7 @@ LABEL_W = 11  # "▶ rank 12 ⚠"
 # (the terminal's magenta and red look alike in some themes).
 _CELL: dict[str | None, tuple[str, str, str]] = {
     **{s.name: ("█", s.color, s.name) for s in fp.STAGES},
-    rl.WHOLE: ("█", "white", "a compile too narrow for its stages"),
+    rl.WHOLE: ("█", "default", "a compile too narrow for its stages"),  # light themes too
     rl.RUNNING: ("▶", "bold yellow", "compiling now"),
     rl.ALIVE: ("─", "bright_black", "process alive"),
     None: (" ", "", ""),
