@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 from helpers.engine import ScriptedLiveRun
 from helpers.recorded import load_fixture, pyspy_hot_frames
+from helpers.scripted_program import ScriptedProgram
 from helpers.tui import SIZE, make_app, text, wait_for
 from textual.widgets import Input
 
 from dlcprof import events as ev
+from dlcprof.engine import Engine
 from dlcprof.session import Session
 from dlcprof.tui import actions
 from dlcprof.tui.app import DlcprofApp
@@ -306,3 +308,18 @@ async def test_hot_frames_sort_by_own_time_and_e_opens_a_frame(
         line, path = stub_editor.read_text().split("\n")[:2]
         assert table.shown[0].place == (path, int(line.removeprefix("+")))
         assert path.endswith(".py")
+
+
+async def test_a_program_that_ended_says_so_and_its_panes_stay() -> None:
+    program = type("Program", (ScriptedProgram,), {"instances": []})
+    app = DlcprofApp(
+        command=["python", "train.py"], engine=Engine(program=program), deterministic=True
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: program.instances and app.session.runs)
+        program.instances[0].finish(0)
+        await wait_for(pilot, lambda: app.session.program_exit is not None)
+        await pilot.pause(0.2)
+        assert "● program exited" in text(app.query_one("#status"))
+        await pilot.press("3", "o")  # still browsable
+        assert app.orders["kernels-table"].column == 0

@@ -1,7 +1,10 @@
 """What a table's sort and filter do with the cells the panes draw
-(tui/ordering.py), what ``e`` runs (tui/editor.py), and --theme."""
+(tui/ordering.py), what ``e`` runs (tui/editor.py), --theme, and dlcprof
+serve without its extra."""
 
 from __future__ import annotations
+
+import sys
 
 import pytest
 from rich.text import Text
@@ -62,3 +65,13 @@ def test_a_bad_theme_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) 
     assert main(["replay", "s.json", "--theme", "nope"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--theme nope: not a theme" in err[0] and "textual-light" in err[0]
+
+
+def test_serve_without_its_extra_is_one_line_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "textual_serve.server", None)  # as if not installed
+    assert main(["serve", "replay", "s.json"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "dlcprof: error: dlcprof serve needs textual-serve: pip install 'dlcprof[serve]'"
+    )
