@@ -264,6 +264,8 @@ async def test_e_without_an_editor_says_how_to_set_one(monkeypatch: pytest.Monke
 async def test_the_help_lists_the_new_keys_from_the_actions_table() -> None:
     app = replay("graph_breaks")
     async with app.run_test(size=SIZE) as pilot:
+        # Textual's theme switcher and screenshot stay in the palette beside ours.
+        assert {"Theme", "Screenshot"} <= {c.title for c in app.get_system_commands(app.screen)}
         await pilot.press("question_mark")
         shown = " ".join(text(app.screen.query_one("#help-text")).split())
     for a in actions.ACTIONS:
