@@ -23,7 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual.app import App, ComposeResult, SuspendNotSupported, SystemCommand
+from textual.app import ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import Screen
@@ -39,7 +39,7 @@ from dlcprof.figures.job import lanes as rl
 from dlcprof.figures.job.ranks import rank_runs
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings, SettingsError
-from dlcprof.tui import actions, editor, focus
+from dlcprof.tui import actions, focus
 from dlcprof.tui.controller import NotRunnable, RunController, initial_settings
 from dlcprof.tui.messages import (
     KernelChosen,
@@ -48,18 +48,14 @@ from dlcprof.tui.messages import (
     WorkloadChosen,
     WorkloadRejected,
 )
-from dlcprof.tui.ordering import Order
 from dlcprof.tui.panes import AFFECTS, BY_NAME, PANES, REPAINTED, Pane
 from dlcprof.tui.program_dialog import ask_stop_or_detach
 from dlcprof.tui.screens import HelpScreen, KernelSourceScreen, PaperScreen, RanksScreen, SaveScreen
 from dlcprof.tui.view import View, on_cpu
+from dlcprof.tui.view_keys import ViewKeys
 from dlcprof.tui.widgets.advice import AdviceScreen, Trials
-from dlcprof.tui.widgets.filter_bar import FilterBar
-from dlcprof.tui.widgets.hotspots import HotspotsPane
 from dlcprof.tui.widgets.log import LogPane
-from dlcprof.tui.widgets.phases import PhasesPane
 from dlcprof.tui.widgets.settings_panel import SettingsPanel
-from dlcprof.tui.widgets.sorted_table import OrderChanged, Ordered, SortedTable
 from dlcprof.tui.widgets.status_bar import StatusBar, device_words
 from dlcprof.tui.widgets.workloads import WorkloadPicker
 
@@ -83,7 +79,7 @@ _REMEDY = {
 }
 
 
-class DlcprofApp(App[None]):
+class DlcprofApp(ViewKeys):
     AUTO_FOCUS = None  # on_mount picks the focus (the workload list only for a bundled target)
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "dlcprof"
@@ -103,8 +99,7 @@ class DlcprofApp(App[None]):
         theme: str | None = None,
     ) -> None:
         """``command``: the TUI on that program (``dlcprof -- CMD``), started on
-        mount; ``hotspots`` False: no py-spy on its processes; ``theme``: one
-        of Textual's (``--theme``)."""
+        mount; ``hotspots`` False: no py-spy on its processes; ``theme``: Textual's."""
         super().__init__()
         if theme is not None:
             self.theme = theme
@@ -136,8 +131,6 @@ class DlcprofApp(App[None]):
         # Stop signals noted by dlcprof.signals (SIGTERM, SIGHUP, SIGINT): the tick exits.
         self.stops: list[Stopped] = []
         self.trials = Trials()  # advice tried from the Advice screen, until they finish
-        self.orders: dict[str, Order] = {}  # each table's sort and filter (by its id)
-        self.paused: int | None = None  # p: events folded since the panes held still
 
     # --- layout -----------------------------------------------------------------
 
@@ -316,9 +309,7 @@ class DlcprofApp(App[None]):
         view = self._view()
         for name in (p.name for p in PANES if p.repaints and p.name in dirty):
             for screen in self.screen_stack:  # the paper pane lives on its own screen
-                try:
-                    # By id, not a CSS query: matching selectors over every
-                    # widget of the screen cost most of a streaming tick.
+                try:  # by id: a CSS query over every widget was most of a streaming tick
                     pane = screen.get_widget_by_id(name)
                 except NoMatches:
                     continue
@@ -326,8 +317,7 @@ class DlcprofApp(App[None]):
                 label = getattr(pane, "tab_label", None)  # a count in the tab's label
                 if label is not None:
                     tab = self._home.query_one(TabbedContent).get_tab(f"tab-{name}")
-                    words = label(view)
-                    if str(tab.label) != words:
+                    if str(tab.label) != (words := label(view)):
                         tab.label = words
         self._paint_status(view)
 
@@ -361,12 +351,8 @@ class DlcprofApp(App[None]):
         watched = fo.short(run) if run is not None else None
         shown = self.runs.live_run() or self.session.runs.get(self._selected or "")
         device = device_words(self.session, shown)
-        paused = (
-            None
-            if self.paused is None
-            else f"paused: {text.plural(self.paused, 'event')} waiting (p)"
-        )
-        self._home.query_one(StatusBar).show(state, detail, device, self._message, watched, paused)
+        bar = self._home.query_one(StatusBar)
+        bar.show(state, detail, device, self._message, watched, self.paused_words)
 
     # --- selection ------------------------------------------------------------------
 
@@ -400,15 +386,6 @@ class DlcprofApp(App[None]):
         self._follow = latest is not None and message.run_id == latest.run_id
         self._select(message.run_id)
         self._repaint()
-
-    def on_order_changed(self, message: OrderChanged) -> None:
-        """A table sorted or filtered: its pane repaints (its title counts what shows)."""
-        pane = _pane_of(message.widget)
-        if pane is not None:
-            self._dirty.add(pane)
-            if self.paused is None:
-                self._repaint()
-                self._flush_log()
 
     def on_kernel_chosen(self, message: KernelChosen) -> None:
         self.push_screen(KernelSourceScreen(message.kernel, message.figures))
@@ -495,103 +472,6 @@ class DlcprofApp(App[None]):
         """Fold events still queued (after the app closed: a stopped run's last ones)."""
         while self._pending:
             self.runs.apply(self._pending.popleft())
-
-    def _ordered(self) -> Ordered | None:
-        """The table (or the Log) that holds the focus, or the one in the pane
-        that does (Hotspots, Recompiles); None, said why, if none does."""
-        focused = self.focused
-        if isinstance(focused, Ordered):
-            return focused
-        inside = [w for w in focused.query("*") if isinstance(w, Ordered)] if focused else []
-        shown = [w for w in inside if isinstance(w, Widget) and w.display]
-        if shown:
-            return shown[0]
-        self.notify("focus a table first (1-9, a click): o sorts it, / filters it", timeout=3)
-        return None
-
-    def action_sort(self, step: int) -> None:
-        """Sort the focused table by the next column (a header click: by that one)."""
-        table = self._sortable()
-        if table is not None:
-            table.sort_next(step)
-            self._said_order(table)
-
-    def action_reverse(self) -> None:
-        table = self._sortable()
-        if table is not None:
-            table.reverse()
-            self._said_order(table)
-
-    def _sortable(self) -> Ordered | None:
-        table = self._ordered()
-        if table is not None and not table.spec:
-            self.notify("the Log keeps the order things happened: / filters it", timeout=3)
-            return None
-        return table
-
-    def _said_order(self, table: Ordered) -> None:
-        o = table.order
-        if o.column is not None:
-            mark = "▼" if o.descending else "▲"
-            self.notify(f"sorted by {table.spec[o.column][0]} {mark}", timeout=2)
-
-    async def action_filter(self) -> None:
-        """``/``: the filter line for the focused table or the Log."""
-        target = self._ordered()
-        if target is None:
-            return
-        bars = self.screen.query(FilterBar)
-        bar = bars.first() if bars else FilterBar()
-        if not bars:
-            await self.screen.mount(bar)  # each screen its own, on first use
-        pane = _pane_of(target)
-        bar.open(target, BY_NAME[pane].title if pane else "table")
-
-    def action_pause(self) -> None:
-        """Hold the panes still while events still fold in; again: catch up at once."""
-        if self.paused is None:
-            self.paused = 0
-            self._paint_status(self._view())
-            self.notify("paused: events still fold in; p catches up", timeout=2)
-            return
-        waited, self.paused = self.paused, None
-        self._repaint()
-        self._flush_log()
-        self.notify(f"caught up: {text.plural(waited, 'event')}", timeout=2)
-
-    def action_edit(self) -> None:
-        """Open the file and line of the focused table's row in the user's editor."""
-        table = self._ordered()
-        if table is None:
-            return
-        where = table.place if isinstance(table, SortedTable) else None
-        if where is None:
-            self.notify(editor.NO_PLACE, severity="warning", timeout=3)
-            return
-        argv = editor.command(*where)
-        if argv is None:
-            self.notify(editor.NO_EDITOR, severity="warning", timeout=6)
-            return
-        try:
-            with self.suspend():
-                opened = editor.run(argv)
-        except SuspendNotSupported:  # no terminal to hand over (tests, a browser)
-            opened = editor.run(argv)
-        if opened is not None:
-            self.notify(opened, severity="warning", timeout=6)
-        self.refresh()
-
-    def action_toggle_phases(self) -> None:
-        pane = self._home.query_one(PhasesPane)
-        pane.action_toggle_all()
-        self.notify("phases: all" if pane.show_all else "phases: short ones folded", timeout=2)
-
-    def action_toggle_threads(self) -> None:
-        pane = self._home.query_one(HotspotsPane)
-        pane.all_threads = not pane.all_threads
-        self._dirty.add("hotspots")
-        what = "every thread" if pane.all_threads else "the compiling thread"
-        self.notify(f"hot frames: {what}", timeout=2)
 
     def action_paper(self, again: bool = False) -> None:
         """The paper's findings beside this machine's: runs the quick set of
@@ -713,13 +593,3 @@ class DlcprofApp(App[None]):
 
     def on_unmount(self) -> None:
         self.runs.close()
-
-
-def _pane_of(widget: object) -> str | None:
-    """The name of the pane a widget sits in (tui/panes.py)."""
-    if not isinstance(widget, Widget):
-        return None
-    for w in (widget, *widget.ancestors):
-        if w.id in BY_NAME:
-            return w.id
-    return None
