@@ -117,13 +117,26 @@ REPLAYED: dict[str, tuple[Callable[[], Session], Step, str]] = {
         showing("pointwise-chain", "recompiles", keys=("question_mark",)),
         "keys",
     ),
+    "kernels-sorted-filtered": (
+        recorded_session,
+        showing(
+            "variable-length", "recompiles", "false", ("3", "o", "o", "slash", *"sweep", "enter")
+        ),
+        "the Kernels table sorted by kernel (o o) and filtered (/ sweep): 10 of 12",
+    ),
+    "light": (
+        recorded_session,
+        showing("graph-breaks", "log", keys=("3",)),
+        "--theme textual-light: stage colours, the log's marks, the accent frame",
+    ),
 }
+THEME = {"light": "textual-light"}  # the others in Textual's default theme
 
 
 async def shoot_replayed(out: Path) -> list[Path]:
     svgs = []
     for name, (session, step, _) in REPLAYED.items():
-        app = DlcprofApp(session=session(), replay=True, deterministic=True)
+        app = DlcprofApp(session=session(), replay=True, deterministic=True, theme=THEME.get(name))
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             await step(app, pilot)

@@ -24,13 +24,14 @@ from dlcprof.cli.paper import cmd_paper
 from dlcprof.cli.parser import UsageError, build_parser, check_parser
 from dlcprof.cli.reports import cmd_compare, cmd_import, cmd_merge, cmd_report
 from dlcprof.cli.run import cmd_run, cmd_try
+from dlcprof.cli.serve import cmd_serve
 from dlcprof.cli.tui import cmd_replay, cmd_tui
 from dlcprof.settings import SettingsError
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if "--" in argv:  # dlcprof [tui | run OPTIONS] -- CMD ARGS: the user's own program
+    if "--" in argv and argv[:1] != ["serve"]:  # dlcprof [tui | run OPTIONS] -- CMD ARGS
         i = argv.index("--")
         try:
             return run_attached(argv[:i], argv[i + 1 :])
@@ -72,4 +73,5 @@ COMMANDS = {
     "merge": cmd_merge,
     "import": cmd_import,
     "doctor": cmd_doctor,
+    "serve": cmd_serve,
 }

@@ -27,7 +27,8 @@ def run_attached(head: list[str], command: list[str]) -> int:
     """``dlcprof [tui [--no-hotspots]] -- CMD`` (the TUI), ``dlcprof run
     [options] -- CMD`` (headless) or ``dlcprof check [budgets] -- CMD`` (a gate)."""
     if head[:1] in ([], ["tui"]):
-        return cmd_attach_tui(command, attach_tui_parser().parse_args(head[1:]).hotspots)
+        args = attach_tui_parser().parse_args(head[1:])
+        return cmd_attach_tui(command, args.hotspots, args.theme)
     if head[0] == "check":
         from dlcprof.cli.check import cmd_check
 
@@ -103,7 +104,7 @@ def follow_program(
         return then(session, printer.out)
 
 
-def cmd_attach_tui(command: list[str], hotspots: bool = True) -> int:
+def cmd_attach_tui(command: list[str], hotspots: bool = True, theme: str | None = None) -> int:
     """The TUI on the user's program; its controller (tui/attached.py) passes
     a stop signal on, saves after a detach, and gives the exit code."""
     from dlcprof.attach.program import CommandError, check_command
@@ -115,4 +116,4 @@ def cmd_attach_tui(command: list[str], hotspots: bool = True) -> int:
     except CommandError as e:
         note(f"dlcprof: {e}")
         return e.exit_code
-    return run_app(DlcprofApp(command=command, hotspots=hotspots))
+    return run_app(DlcprofApp(command=command, hotspots=hotspots, theme=theme))

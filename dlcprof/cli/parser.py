@@ -105,6 +105,7 @@ def build_parser() -> Parser:
         "target", nargs="?", default=None, help="bundled name, file.py[:func], module:func"
     )
     _settings_args(tui)
+    _theme(tui)
 
     run = sub.add_parser(
         "run",
@@ -184,6 +185,16 @@ def build_parser() -> Parser:
         "replay", help="open a saved session (or a TORCH_TRACE folder, imported) in the TUI"
     )
     rp.add_argument("session", type=Path)
+    _theme(rp)
+
+    srv = sub.add_parser(
+        "serve",
+        help="the TUI in a browser page (textual-serve; pip install 'dlcprof[serve]')",
+        epilog="ARGS are dlcprof's own: dlcprof serve replay SESSION, dlcprof serve -- CMD ...",
+    )
+    srv.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    srv.add_argument("--port", type=_int("port"), default=8000, help="port (default 8000)")
+    srv.add_argument("args", nargs=argparse.REMAINDER, help="dlcprof's arguments for the TUI")
 
     cmp = sub.add_parser("compare", help="compare two saved sessions")
     cmp.add_argument("a", type=Path)
@@ -322,8 +333,9 @@ def _number(flag: str, kind: type, least: int = 0):
 
 
 def attach_tui_parser() -> Parser:
-    p = Parser(prog="dlcprof tui", usage="dlcprof [tui [--no-hotspots]] -- CMD ...")
+    p = Parser(prog="dlcprof tui", usage="dlcprof [tui [--no-hotspots] [--theme T]] -- CMD ...")
     _no_hotspots(p)
+    _theme(p)
     return p
 
 
@@ -336,3 +348,21 @@ def _no_hotspots(p: argparse.ArgumentParser) -> None:
         help="no py-spy on the program's compiling processes: no hot frames, and none "
         "of its CPU taken from the program",
     )
+
+
+def _theme(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--theme",
+        type=_theme_name,
+        default=None,
+        help="one of Textual's themes, e.g. textual-light (ctrl+p: Theme switches it)",
+    )
+
+
+def _theme_name(name: str) -> str:
+    from textual.theme import BUILTIN_THEMES  # Textual only for the TUI's commands
+
+    if name not in BUILTIN_THEMES:
+        themes = ", ".join(sorted(BUILTIN_THEMES))
+        raise argparse.ArgumentTypeError(f"--theme {name}: not a theme; one of {themes}")
+    return name

@@ -28,14 +28,14 @@ def cmd_tui(args: argparse.Namespace) -> int:
     if target is not None:
         resolve_target(target)
     settings = settings_from(args, target or default_target())
-    return run_app(DlcprofApp(target=settings.target, settings=settings))
+    return run_app(DlcprofApp(target=settings.target, settings=settings, theme=args.theme))
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from dlcprof.tui.app import DlcprofApp
 
     session = load_report_or_trace(args.session)
-    return run_app(DlcprofApp(session=session, replay=True, start_standby=False))
+    return run_app(DlcprofApp(session=session, replay=True, start_standby=False, theme=args.theme))
 
 
 def run_app(app: DlcprofApp) -> int:

@@ -23,7 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import Screen
@@ -52,10 +52,9 @@ from dlcprof.tui.panes import AFFECTS, BY_NAME, PANES, REPAINTED, Pane
 from dlcprof.tui.program_dialog import ask_stop_or_detach
 from dlcprof.tui.screens import HelpScreen, KernelSourceScreen, PaperScreen, RanksScreen, SaveScreen
 from dlcprof.tui.view import View, on_cpu
+from dlcprof.tui.view_keys import ViewKeys
 from dlcprof.tui.widgets.advice import AdviceScreen, Trials
-from dlcprof.tui.widgets.hotspots import HotspotsPane
 from dlcprof.tui.widgets.log import LogPane
-from dlcprof.tui.widgets.phases import PhasesPane
 from dlcprof.tui.widgets.settings_panel import SettingsPanel
 from dlcprof.tui.widgets.status_bar import StatusBar, device_words
 from dlcprof.tui.widgets.workloads import WorkloadPicker
@@ -80,7 +79,7 @@ _REMEDY = {
 }
 
 
-class DlcprofApp(App[None]):
+class DlcprofApp(ViewKeys):
     AUTO_FOCUS = None  # on_mount picks the focus (the workload list only for a bundled target)
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "dlcprof"
@@ -97,10 +96,13 @@ class DlcprofApp(App[None]):
         engine: Engine | None = None,
         command: Sequence[str] | None = None,
         hotspots: bool = True,
+        theme: str | None = None,
     ) -> None:
         """``command``: the TUI on that program (``dlcprof -- CMD``), started on
-        mount; ``hotspots`` False: no py-spy on its processes."""
+        mount; ``hotspots`` False: no py-spy on its processes; ``theme``: Textual's."""
         super().__init__()
+        if theme is not None:
+            self.theme = theme
         self.session = session if session is not None else Session()
         self.replay = replay
         if deterministic is None:
@@ -251,6 +253,10 @@ class DlcprofApp(App[None]):
             self._dirty.add("program")
             if self.program.running and not self.deterministic:
                 self._dirty |= {"ranks", "divergence"}  # the ranks' axis ends at now
+        if self.paused is not None:
+            self.paused += n  # folded, not painted: p catches up
+            self._paint_status(self._view())
+            return
         if self._dirty:
             self._repaint()
         self._flush_log()
@@ -303,12 +309,16 @@ class DlcprofApp(App[None]):
         view = self._view()
         for name in (p.name for p in PANES if p.repaints and p.name in dirty):
             for screen in self.screen_stack:  # the paper pane lives on its own screen
-                for pane in screen.query(f"#{name}"):
-                    pane.show(view)
-                    label = getattr(pane, "tab_label", None)  # a count in the tab's label
-                    if label is not None:
-                        tabs = self._home.query_one(TabbedContent)
-                        tabs.get_tab(f"tab-{name}").label = label(view)
+                try:  # by id: a CSS query over every widget was most of a streaming tick
+                    pane = screen.get_widget_by_id(name)
+                except NoMatches:
+                    continue
+                pane.show(view)
+                label = getattr(pane, "tab_label", None)  # a count in the tab's label
+                if label is not None:
+                    tab = self._home.query_one(TabbedContent).get_tab(f"tab-{name}")
+                    if str(tab.label) != (words := label(view)):
+                        tab.label = words
         self._paint_status(view)
 
     def mark_dirty(self, name: str) -> None:
@@ -341,7 +351,8 @@ class DlcprofApp(App[None]):
         watched = fo.short(run) if run is not None else None
         shown = self.runs.live_run() or self.session.runs.get(self._selected or "")
         device = device_words(self.session, shown)
-        self._home.query_one(StatusBar).show(state, detail, device, self._message, watched)
+        bar = self._home.query_one(StatusBar)
+        bar.show(state, detail, device, self._message, watched, self.paused_words)
 
     # --- selection ------------------------------------------------------------------
 
@@ -461,18 +472,6 @@ class DlcprofApp(App[None]):
         """Fold events still queued (after the app closed: a stopped run's last ones)."""
         while self._pending:
             self.runs.apply(self._pending.popleft())
-
-    def action_toggle_phases(self) -> None:
-        pane = self._home.query_one(PhasesPane)
-        pane.action_toggle_all()
-        self.notify("phases: all" if pane.show_all else "phases: short ones folded", timeout=2)
-
-    def action_toggle_threads(self) -> None:
-        pane = self._home.query_one(HotspotsPane)
-        pane.all_threads = not pane.all_threads
-        self._dirty.add("hotspots")
-        what = "every thread" if pane.all_threads else "the compiling thread"
-        self.notify(f"hot frames: {what}", timeout=2)
 
     def action_paper(self, again: bool = False) -> None:
         """The paper's findings beside this machine's: runs the quick set of

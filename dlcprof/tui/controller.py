@@ -157,6 +157,11 @@ class RunController:
             return "crashed", f"run {last.run_id}"
         if last is not None and last.status == "error":
             return "failed", f"run {last.run_id}"
+        if last is not None and last.status in ("ok", "cancelled"):
+            # Plainly over; the panes keep the run to browse (sort, filter, e).
+            again = " · r compiles again at once" if self.standby_ready else ""
+            word = "run complete" if last.status == "ok" else "run cancelled"
+            return word, f"run {last.run_id} {last.status}: every pane keeps it{again}"
         if self.standby_ready:
             return "standby ready", "r compiles at once"
         return "idle", ""

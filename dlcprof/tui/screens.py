@@ -119,6 +119,7 @@ class PaperScreen(Screen[None]):
 class RanksScreen(Screen[None]):
     """The ranks of a torchrun job; repaints like the main screen's panes."""
 
+    AUTO_FOCUS = "#ranks-table"  # o sorts it, / filters it at once
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("q", "app.pop_screen", "Back", show=False),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
+import pytest
 from helpers.engine import ScriptedLiveRun, scripted_run
 from helpers.scripted_program import ScriptedProgram
 from helpers.tui import SIZE, text
@@ -31,6 +32,13 @@ NEED_A_WORKLOAD = {
 }
 
 
+@pytest.fixture(autouse=True)
+def no_editor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """e says how to set an editor rather than start the developer's own."""
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+
+
 def engine(tmp_path: Path) -> Engine:
     """Scripted runs and program; a save that writes nothing."""
     live = type("Run", (ScriptedLiveRun,), {"instances": [], "hold": True})
@@ -47,6 +55,7 @@ def state(app: DlcprofApp, said: list[str]) -> tuple[object, ...]:
         len(said),
         type(app.screen).__name__,
         home.maximized,
+        getattr(app.focused, "id", None),  # / moves it to the filter line
         live.busy,
         live.cancelling,
         instances,

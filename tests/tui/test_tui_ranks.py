@@ -17,8 +17,10 @@ from dlcprof.figures.job import ranks as fr
 from dlcprof.report.load import load_session
 from dlcprof.session import Session
 from dlcprof.tui.app import DlcprofApp
+from dlcprof.tui.ordering import plain
 from dlcprof.tui.screens import RanksScreen
 from dlcprof.tui.widgets.runs import RunSelector
+from dlcprof.tui.widgets.sorted_table import SortedTable
 from dlcprof.tui.widgets.status_bar import StatusBar
 
 
@@ -93,16 +95,14 @@ async def test_the_ranks_view_shows_a_lane_per_rank_and_the_table() -> None:
         assert "⚠" in rank1  # the diverging rank
         assert "0/1" in lanes[lanes.index(rank1) + 1]  # its recompile, labelled
         assert any(line.strip().startswith("0 s") and "40.00 s" in line for line in lanes)
-        table = [
-            ln.rstrip() for ln in shown(app.screen.query_one("#ranks-table", Static)).splitlines()
-        ]
-        cells = [[c.strip() for c in line.split("│")[1:-1]] for line in table if "│" in line]
-        rows = [r for r in cells if r and r[0].isdigit()]
+        table = app.screen.query_one("#ranks-table", SortedTable)
+        rows = [[plain(c) for c in r] for r in table.shown]
         assert [(r[0], r[2]) for r in rows] == [("0", "100"), ("1", "101")]  # rank, pid
         # Both ranks' blocked time is n/a, the why under the table.
         shown_rows = fr.rank_rows(app.session, fdiv.divergences(app.session))
         assert [r[-1] for r in rows] == ["n/a", "n/a"]
-        flat = " ".join(" ".join(table).split())
+        notes = shown(app.screen.query_one("#ranks-notes", Static))
+        flat = " ".join(notes.split())
         assert all(" ".join(n.split()) in flat for n in fr.blocked_notes(shown_rows))
         divergences = shown(app.screen.query_one("#ranks-divergences", Static))
         assert "1 divergence among 2 ranks" in divergences

@@ -151,3 +151,25 @@ def test_ranks_view_with_a_divergence(snap_compare) -> None:  # type: ignore[no-
     app = DlcprofApp(session=session, replay=True, deterministic=True)
     keys = ["right_square_bracket", "right_square_bracket", "R"]  # rank 1, then the view
     assert snap_compare(app, terminal_size=SIZE, press=keys)
+
+
+def test_kernels_sorted_by_kernel_name(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    """o twice on the Kernels table: sorted by the kernel column, marked ▼."""
+    before = showing("variable-length", dynamic="false", keys=["3", "o", "o"])
+    assert snap_compare(replay_app(), terminal_size=SIZE, run_before=before)
+
+
+def test_kernels_filtered(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    """/ addmm on the Kernels table: "6 of 12" in its title, the filter kept."""
+    keys = ["3", "slash", *"addmm", "enter"]
+    before = showing("variable-length", dynamic="false", keys=keys)
+    assert snap_compare(replay_app(), terminal_size=SIZE, run_before=before)
+
+
+def test_light_theme(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    """--theme textual-light: the stage colours, the log's alarms, the accent frame."""
+    app = DlcprofApp(
+        session=recorded_session(), replay=True, deterministic=True, theme="textual-light"
+    )
+    before = showing("graph-breaks", tab="log", keys=["3"])
+    assert snap_compare(app, terminal_size=SIZE, run_before=before)

@@ -35,14 +35,14 @@ def settings(**kw) -> RunSettings:  # type: ignore[no-untyped-def]
     return RunSettings(target="pointwise-chain", **kw)
 
 
-def test_a_run_fills_the_session_and_ends_idle(scripted) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_fills_the_session_and_ends_complete(scripted) -> None:  # type: ignore[no-untyped-def]
     c, inbox = controller(Engine(live_run=scripted))
     run_id = c.start([settings()])
     assert run_id is not None and c.busy
     fold_until(c, inbox, lambda: not c.busy)
     run = c.session.runs[run_id]
     assert run.status == "ok" and run.benchmark is not None and len(run.kernels) == 1
-    assert c.state(None) == ("idle", "")
+    assert c.state(None) == ("run complete", f"run {run_id} ok: every pane keeps it")
 
 
 def test_the_status_says_when_kernels_are_being_profiled(scripted) -> None:  # type: ignore[no-untyped-def]

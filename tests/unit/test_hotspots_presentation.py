@@ -22,7 +22,7 @@ from dlcprof.report.markdown import render_markdown
 from dlcprof.report.model import build as build_model
 from dlcprof.session import Session
 from dlcprof.tui.view import View
-from dlcprof.tui.widgets.hotspots import body, frames_table
+from dlcprof.tui.widgets.hotspots import body, frame_rows
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +41,13 @@ def _plain(renderable) -> str:  # type: ignore[no-untyped-def]
     console = Console(width=300, record=True, color_system=None, file=open("/dev/null", "w"))  # noqa: SIM115
     console.print(renderable)
     return console.export_text()
+
+
+def _pane(session: Session, run, all_threads: bool = False) -> str:  # type: ignore[no-untyped-def]
+    """What the Hotspots pane shows: its head, the table's rows, its tail."""
+    head, rows, tail = body(View(session, run, None, replay=True), all_threads)
+    cells = "\n".join(" ".join(_plain(c).strip() for c in r) for r in frame_rows(rows))
+    return f"{_plain(head)}\n{cells}\n{_plain(tail)}"
 
 
 def test_the_fixture_is_the_case_of_the_issue(hot) -> None:
@@ -82,7 +89,7 @@ def test_views_show_the_compiling_thread_and_name_the_rest(hot) -> None:
     run = session.latest_run
     scope = fh.hot_scope("main", hot.threads["main"])
     others = fh.threads_not_shown(fh.other_threads(run))
-    tui = _plain(frames_table(run))
+    tui = _pane(session, run)
     console = _plain(hotspots_table(run))
     md = render_markdown(build_model(session))
     page = render_html(build_model(session))
@@ -92,7 +99,7 @@ def test_views_show_the_compiling_thread_and_name_the_rest(hot) -> None:
         assert text.WAITING_COMPILER in flat, name
         assert "tqdm_monitor" not in flat.replace(others, ""), name
     assert "t: all threads" in tui
-    assert "tqdm_monitor" in _plain(frames_table(run, all_threads=True)).split(others)[0]
+    assert "tqdm_monitor" in _pane(session, run, all_threads=True).split(others)[0]
 
 
 def test_no_hot_frames_for_a_run_that_failed_before_compiling(hot) -> None:
@@ -131,5 +138,5 @@ def test_no_hot_frames_for_a_run_that_failed_before_compiling(hot) -> None:
     report = build_model(session)
     assert not report.hotspot_runs and "before compiling" in report.hotspots_why
     assert "before compiling" in render_markdown(report)
-    pane = _plain(body(View(session, run, None, replay=True)))
+    pane = _pane(session, run)
     assert "before compiling" in pane and "own" not in pane

@@ -379,4 +379,4 @@ def program_state(session: Session, now: float | None = None) -> tuple[str, str]
         elapsed = f" · {text.secs(wall)}" if wall is not None else ""
         return ("compiling" if compiling else "running"), f"{command} · pid {p.pid}{elapsed}"
     failed = end.returncode not in (0, None)
-    return ("failed" if failed else "idle"), f"{command} · {end.message}"
+    return ("failed" if failed else "program exited"), f"{command} · {end.message}"

@@ -5,9 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from rich import box
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -19,6 +17,7 @@ from dlcprof.figures import hotspots as fh
 from dlcprof.figures import observer as fo
 from dlcprof.session import Run
 from dlcprof.tui.view import View
+from dlcprof.tui.widgets.sorted_table import Row, SortedTable
 
 _MAX_ROWS = 40
 
@@ -29,49 +28,46 @@ def _relative(path: str) -> str:
     return path.removeprefix(os.getcwd().rstrip("/") + "/")
 
 
-def frames_table(run: Run, all_threads: bool = False) -> Table:
+def frames_title(run: Run, all_threads: bool = False) -> str:
     scope = fh.hot_scope(fh.shown_thread(run, all_threads), fh.samples_shown(run, all_threads))
-    t = Table(
-        title=f"py-spy on the worker: {scope} · own = in the function itself · t: "
-        + ("the compiling thread" if all_threads else "all threads"),
-        title_justify="left",
-        expand=True,
-        box=box.SIMPLE_HEAD,
-    )
-    t.add_column("own", width=5, justify="right")
-    t.add_column("total", width=5, justify="right")
-    t.add_column("function", ratio=2, no_wrap=True, overflow="ellipsis")
-    t.add_column("file:line", ratio=3, no_wrap=True, overflow="ellipsis")
-    t.add_column("thread", width=12, no_wrap=True, overflow="ellipsis")
-    rows = fh.hot_rows(run, _MAX_ROWS, all_threads)
+    other = "the compiling thread" if all_threads else "all threads"
+    return f"py-spy on the worker: {scope} · own = in the function itself · t: {other}"
+
+
+def frame_columns(rows: list[fh.HotRow]) -> list[tuple[str, int | None]]:
+    columns: list[tuple[str, int | None]] = [
+        ("own", 5),
+        ("total", 5),
+        ("function", 36),
+        ("file:line", 56),
+        ("thread", 12),
+    ]
+    return columns + [("phase", 16)] if any(r.phase for r in rows) else columns
+
+
+def frame_rows(rows: list[fh.HotRow]) -> list[Row]:
+    """Each hot frame as a table row; ``e`` opens its file:line."""
     has_phase = any(r.phase for r in rows)
-    if has_phase:
-        t.add_column("phase", width=16, no_wrap=True, overflow="ellipsis")
-    for r in rows:
+    out = []
+    for i, r in enumerate(rows):
         function = Text(
             r.function, style="yellow" if r.waiting else "dim" if r.program_work else ""
         )
-        cells = [
-            text.pct(r.own),
-            text.pct(r.total),
-            function,
-            f"{_relative(r.file)}:{r.line}",
-            r.thread,
-        ]
+        where = f"{_relative(r.file)}:{r.line}"
+        cells: list[object] = [text.pct(r.own), text.pct(r.total), function, where, r.thread]
         if has_phase:
             cells.append(r.phase or "")
-        t.add_row(*cells)
-    others = fh.other_threads(run, all_threads)
-    if others:
-        t.caption = fh.threads_not_shown(others)
-        t.caption_justify = "left"
-    return t
+        line = r.line if isinstance(r.line, int) else None
+        out.append(Row(cells, str(i), (r.file, line) if line is not None else None))
+    return out
 
 
-def body(view: View, all_threads: bool = False) -> Group:
-    """The pane's content: py-spy's status, the hot frames or why there are none."""
+def body(view: View, all_threads: bool = False) -> tuple[Group, list[fh.HotRow], Group]:
+    """The pane's content: py-spy's status and the table's title, the hot
+    frames, then the threads not shown, why there are none, the profile saved."""
     run = view.run
-    parts: list[Table | Text] = []
+    head: list[Text] = []
+    tail: list[Text] = []
     status = fd.monitors(view.session, run).get("py-spy")
     if status is not None:
         msg = status.message
@@ -80,14 +76,18 @@ def body(view: View, all_threads: bool = False) -> Group:
         spy = [w for w in fo.watchers(run) if w.name == "py-spy"] if run is not None else []
         if spy and spy[0].cpu_share is not None:
             msg += f", using {text.core_share(spy[0].cpu_share)}"
-        parts.append(
+        head.append(
             Text(msg, style="dim") if status.available else Text(text.na(msg), style="yellow")
         )
     why = fh.why_none(run) if run is not None else None
-    if run is not None and fh.hot_rows(run, 1, all_threads):
-        parts.append(frames_table(run, all_threads))
+    rows = fh.hot_rows(run, _MAX_ROWS, all_threads) if run is not None else []
+    if run is not None and rows:
+        head.append(Text(frames_title(run, all_threads)))
+        others = fh.other_threads(run, all_threads)
+        if others:
+            tail.append(Text(fh.threads_not_shown(others), style="dim"))
     elif why is not None:
-        parts.append(Text(text.na(why), style="dim"))
+        tail.append(Text(text.na(why), style="dim"))
     elif status is None or status.available:
         if view.replay:
             why = "this run holds no py-spy samples"
@@ -95,11 +95,11 @@ def body(view: View, all_threads: bool = False) -> Group:
             why = "no py-spy samples yet (sampling starts with a run)"
         else:
             why = "no py-spy samples for this run (yet)"
-        parts.append(Text(text.na(why), style="dim"))
+        tail.append(Text(text.na(why), style="dim"))
     if run is not None and run.profile is not None:
         p = run.profile
-        parts.append(Text(f"{p.format} profile ({p.samples} samples): {p.path}", style="dim"))
-    return Group(*parts)
+        tail.append(Text(f"{p.format} profile ({p.samples} samples): {p.path}", style="dim"))
+    return Group(*head), rows, Group(*tail)
 
 
 class HotspotsPane(VerticalScroll):
@@ -109,6 +109,18 @@ class HotspotsPane(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         yield Static(id="hotspots-body")
+        yield SortedTable(frame_columns([]), id="hotspots-table")
+        yield Static(id="hotspots-tail")
 
     def show(self, view: View) -> None:
-        self.query_one("#hotspots-body", Static).update(body(view, self.all_threads))
+        head, rows, tail = body(view, self.all_threads)
+        self.query_one("#hotspots-body", Static).update(head)
+        table = self.query_one(SortedTable)
+        table.set_columns(frame_columns(rows))  # a phase column comes with the samples
+        table.fill(frame_rows(rows))
+        table.display = bool(rows)
+        self.query_one("#hotspots-tail", Static).update(tail)
+
+    def tab_label(self, view: View) -> str:
+        table = self.query_one(SortedTable)
+        return table.counted("Hotspots") if table.rows_given else "Hotspots"

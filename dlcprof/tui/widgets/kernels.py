@@ -13,42 +13,39 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import kernels as fk
 from dlcprof.session import Run
+from dlcprof.tui import editor
 from dlcprof.tui.messages import KernelChosen
 from dlcprof.tui.view import View
+from dlcprof.tui.widgets.sorted_table import Row, SortedTable
 
 # Fixed widths: auto-sized columns reflow as rows stream in and make
 # snapshots flaky (docs/design.md). The figures come before the fused ops,
 # which may run off to the right (the table scrolls).
-_COLUMNS: list[tuple[str, str, int]] = [
-    ("compile", "compile", 7),
-    ("kernel", "name", 30),
-    ("kind", "kind", 9),
-    ("time", "time", 8),
-    ("share", "share", 5),
-    ("eager ops", "eager", 9),
-    ("gain", "gain", 7),
-    ("GB/s", "gbps", 10),
-    ("of copy", "bw", 7),
-    ("fused aten ops", "ops", 40),
+_COLUMNS: list[tuple[str, int | None]] = [
+    ("compile", 7),
+    ("kernel", 30),
+    ("kind", 9),
+    ("time", 8),
+    ("share", 5),
+    ("eager ops", 9),
+    ("gain", 7),
+    ("GB/s", 10),
+    ("of copy", 7),
+    ("fused aten ops", 40),
 ]
 
 
 class KernelsPane(Vertical):
-    """A DataTable filled incrementally so the cursor stays put while rows
-    arrive; refilled in time order when the profiling stage reports."""
+    """Kernels as they arrive (the cursor stays put), slowest first once the
+    profiling stage reports; any column sorts (o, O, a header click)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._run_id: str | None = None
-        self._profile: ev.KernelsProfiled | None = None
         self._kernels: dict[str, ev.KernelGenerated] = {}
         self._timings: dict[str, fk.KernelTiming] = {}
 
     def compose(self) -> ComposeResult:
-        table: DataTable[str] = DataTable(id="kernels-table", cursor_type="row", zebra_stripes=True)
-        for label, key, width in _COLUMNS:
-            table.add_column(label, key=key, width=width)
-        yield table
+        yield SortedTable(_COLUMNS, id="kernels-table")
         yield Static(id="kernels-hint")
 
     def on_mount(self) -> None:
@@ -56,41 +53,25 @@ class KernelsPane(Vertical):
         self.border_subtitle = "Enter: source"
 
     def show(self, view: View) -> None:
-        table = self.query_one(DataTable)
+        table = self.query_one(SortedTable)
         run = view.run
-        rid = run.run_id if run else None
-        profile = run.kernel_profile if run else None
-        restore = None
-        if rid != self._run_id or profile is not self._profile:
-            restore = table.cursor_row if rid == self._run_id else 0
-            table.clear()
-            self._kernels.clear()
-            self._run_id, self._profile = rid, profile
         kernels = run.kernels if run else []
         timings = self._timings = fk.kernel_timings(run) if run else {}
         notes = text.Footnotes()
-        for k in fk.by_time(kernels, timings) if profile is not None else kernels:
+        rows = []
+        self._kernels.clear()
+        for k in fk.by_time(kernels, timings) if run and run.kernel_profile else kernels:
             key = fk.kernel_key(k)
             c = fk.timing_cells(timings.get(key), notes)
             if key in self._kernels:
                 continue
             self._kernels[key] = k
-            table.add_row(
-                fk.compile_label(k),
-                k.name,
-                k.kind,
-                c.time,
-                c.share,
-                c.eager,
-                c.gain,
-                c.gbps,
-                c.bw_share,
-                fk.ops_whole(k),
-                key=key,
-            )
-        if restore:
-            table.move_cursor(row=min(restore, table.row_count - 1))
-        self.border_title = f"Kernels ({len(kernels)})" if kernels else "Kernels"
+            cells = (fk.compile_label(k), k.name, k.kind, c.time, c.share, c.eager, c.gain)
+            cells += (c.gbps, c.bw_share, fk.ops_whole(k))
+            place = editor.place(k.source_lines[0]) if k.source_lines else None
+            rows.append(Row(cells, key, place))
+        table.fill(rows)
+        self.border_title = table.counted("Kernels")
         self.border_subtitle = _subtitle(run)
         hint = self.query_one("#kernels-hint", Static)
         hint.update(_hint(view, run, len(kernels), notes))

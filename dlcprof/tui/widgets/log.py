@@ -15,7 +15,9 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import live_log as ll
 from dlcprof.figures import outcome as fout
+from dlcprof.tui import ordering
 from dlcprof.tui.view import View
+from dlcprof.tui.widgets.sorted_table import Ordered
 
 _MAX_QUEUED = 200  # newest lines kept for drawing; older ones are counted, not drawn
 FLUSH_BUDGET_S = 0.008  # drawing time per UI tick, so keys stay answered
@@ -118,15 +120,18 @@ def _hanging(stamp: Text, body: Text) -> Table:
     return grid
 
 
-class LogPane(RichLog):
+class LogPane(Ordered, RichLog):
     """Collects what is new cheaply on every change; renders it only when shown.
 
     Drawing a line costs 1-2 ms in RichLog: a flooding workload (20k lines)
     would stall the UI if every line were drawn. So at most the newest
     ``_MAX_QUEUED`` lines wait to be drawn (the pane says how many it left
     out; they stay in the session), and each UI tick draws for at most
-    ``FLUSH_BUDGET_S`` while the pane is visible.
+    ``FLUSH_BUDGET_S`` while the pane is visible. A filter (``/``) redraws
+    the newest ``_MAX_QUEUED`` lines drawn so far that match it.
     """
+
+    BINDINGS = [Ordered.ESCAPE]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(max_lines=5000, wrap=True, markup=False, highlight=False, **kwargs)
@@ -137,13 +142,29 @@ class LogPane(RichLog):
         self._pending: deque[tuple[ev.Event, float | None]] = deque(maxlen=_MAX_QUEUED)
         self._dropped = 0
         self.errors = 0
+        self._drawn: deque[tuple[Text, Text]] = deque(maxlen=5000)  # what a filter sifts
+        self._matching = 0
 
     @property
     def has_pending(self) -> bool:
         return bool(self._pending) or self._dropped > 0
 
     def tab_label(self, view: View) -> str:
-        return f"Log ⚠ {self.errors}" if self.errors else "Log"
+        title = f"Log ⚠ {self.errors}" if self.errors else "Log"
+        if not self.order.query:
+            return title
+        return ordering.counted(title, self._matching, len(self._drawn), self.order)
+
+    def rearrange(self) -> None:
+        """Draw again what the filter keeps of the lines drawn so far."""
+        self.clear()
+        kept, self.error = ordering.arrange(list(self._drawn), self.order, _words)
+        self._matching = len(kept)
+        if len(kept) > _MAX_QUEUED:
+            left = len(kept) - _MAX_QUEUED
+            self.write(Text(f"… {left} earlier matching lines not shown here", style="dim"))
+        for stamp, body in kept[-_MAX_QUEUED:]:
+            self.write(_hanging(stamp, body), expand=True)
 
     def show(self, view: View) -> None:
         """Queue the new log-worthy events of the selected run and the UI's notes
@@ -152,6 +173,8 @@ class LogPane(RichLog):
         events = view.session.events
         if run_id != self._run_id:
             self.clear()
+            self._drawn.clear()
+            self._matching = 0
             self._run_id, self._seen, self._notes_seen, self.errors = run_id, 0, 0, 0
             self._last_rid, self._dropped = None, 0
             self._pending.clear()
@@ -204,8 +227,18 @@ class LogPane(RichLog):
                 Text(f"… {self._dropped} lines not shown here (kept in the session)", style="dim")
             )
             self._dropped = 0
+        keep = ordering.matcher(self.order.query) if self.order.query else None
         while self._pending and time.perf_counter() < deadline:
             e, t0 = self._pending.popleft()
             line = log_line(e, t0)
-            if line is not None:
+            if line is None:
+                continue
+            self._drawn.append(line)
+            if keep is None or isinstance(keep, str) or keep(_words(line)):
+                self._matching += 1
                 self.write(_hanging(*line), expand=True)
+
+
+def _words(line: tuple[Text, Text]) -> str:
+    """What a filter searches in a log line: its time and its words."""
+    return f"{line[0].plain} {line[1].plain}"

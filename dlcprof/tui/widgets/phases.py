@@ -77,7 +77,7 @@ class PhaseTimeline:
             if hidden:
                 yield Text(
                     f"{'':<{self.LABEL}} + {len(hidden)} phases under {fp.FOLD_SHARE:.0%} of this "
-                    "compile each, folded (key p shows all)",
+                    "compile each, folded (key v shows all)",
                     style="dim",
                     no_wrap=True,
                     overflow="ellipsis",

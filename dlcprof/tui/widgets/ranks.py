@@ -17,15 +17,17 @@ from dlcprof import text
 from dlcprof.figures import phases as fp
 from dlcprof.figures.job import divergence as fdiv
 from dlcprof.figures.job import lanes as rl
-from dlcprof.tables import divergences_text, group_table, rank_table
+from dlcprof.figures.job import ranks as franks
+from dlcprof.tables import divergences_text, group_table
 from dlcprof.tui.view import View
+from dlcprof.tui.widgets.sorted_table import Row, SortedTable
 
 LABEL_W = 11  # "▶ rank 12 ⚠"
 # (glyph, style, legend) of each kind of cell: the stages in their report colours
 # (the terminal's magenta and red look alike in some themes).
 _CELL: dict[str | None, tuple[str, str, str]] = {
     **{s.name: ("█", s.color, s.name) for s in fp.STAGES},
-    rl.WHOLE: ("█", "white", "a compile too narrow for its stages"),
+    rl.WHOLE: ("█", "default", "a compile too narrow for its stages"),  # light themes too
     rl.RUNNING: ("▶", "bold yellow", "compiling now"),
     rl.ALIVE: ("─", "bright_black", "process alive"),
     None: (" ", "", ""),
@@ -93,7 +95,8 @@ class RanksPane(VerticalScroll):
         yield Static(id="ranks-groups")
         yield Static(id="ranks-divergences")
         yield Static(id="ranks-lanes")
-        yield Static(id="ranks-table")
+        yield SortedTable([(c, None) for c in franks.COLUMNS], id="ranks-table")
+        yield Static(id="ranks-notes")
 
     def show(self, view: View) -> None:
         selected = view.run.run_id if view.run is not None else None
@@ -101,8 +104,9 @@ class RanksPane(VerticalScroll):
         title = self.query_one("#ranks-title", Static)
         if lanes is None:
             title.update(Text(rl.NO_RANKS, style="dim"))
-            for part in ("#ranks-groups", "#ranks-divergences", "#ranks-lanes", "#ranks-table"):
+            for part in ("#ranks-groups", "#ranks-divergences", "#ranks-lanes", "#ranks-notes"):
                 self.query_one(part, Static).update("")
+            self.query_one(SortedTable).fill([])
             return
         shown = rl.shown_words(view.session, view.run) or "no rank selected"
         ranks = len(view.session.rank_summaries) or len(lanes.lanes)
@@ -123,4 +127,16 @@ class RanksPane(VerticalScroll):
         )
         flagged = {d.rank for d in alarms(view)}
         self.query_one("#ranks-lanes", Static).update(RankLanes(lanes, selected, flagged))
-        self.query_one("#ranks-table", Static).update(rank_table(view.session, selected) or "")
+        rows = franks.rank_rows(view.session, fdiv.divergences(view.session, view.now))
+        table = self.query_one(SortedTable)
+        table.fill(
+            [
+                Row(
+                    [Text(c, style="bold" if r.run_id == selected else "") for c in cells], r.run_id
+                )
+                for r in rows
+                for cells in [franks.row_cells(r)]
+            ]
+        )
+        table.border_title = table.counted("Ranks")
+        self.query_one("#ranks-notes", Static).update("\n".join(franks.notes(view.session, rows)))

@@ -18,6 +18,7 @@ from dlcprof import text
 from dlcprof.figures import recompiles as fr
 from dlcprof.session import Run
 from dlcprof.tui.view import FitBar, View, hbar
+from dlcprof.tui.widgets.sorted_table import Row, SortedTable
 
 
 def reason_text(reason: str) -> Text:
@@ -31,14 +32,41 @@ def reason_text(reason: str) -> Text:
     return out
 
 
-class RecompileReport:
-    """Rich renderable sized to the pane width (bars scale to it)."""
+COLUMNS: list[tuple[str, int | None]] = [
+    ("#", 3),
+    ("compile", 9),
+    ("guard failure", 90),
+    ("cost", 22),
+]
 
-    def __init__(self, view: View) -> None:
-        self.view = view
+
+def recompile_rows(run: Run | None) -> list[Row]:
+    """The guard failures, each a table row (sorts and filters as any table)."""
+    if run is None:
+        return []
+    why = "compiling" if run.live else "no compile record"
+    return [
+        Row(
+            [str(i), rc.compile_id or "?", reason_text(rc.reason), text.secs(rc.cost_s, why)],
+            str(i),
+        )
+        for i, rc in enumerate(fr.recompile_rows(run), 1)
+    ]
+
+
+class RecompileReport:
+    """Rich renderable sized to the pane width (bars scale to it): what comes
+    before the guard failures' table (``part`` "head") or after it ("tail")."""
+
+    def __init__(self, view: View, part: str) -> None:
+        self.view, self.part = view, part
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         run, width = self.view.run, options.max_width
+        if self.part == "tail":
+            if run is not None:
+                yield from self._tail(run, width)
+            return
         if run is None:
             yield Text(
                 self.view.no_run("no run yet: press r to compile, or s to sweep shapes"),
@@ -54,6 +82,8 @@ class RecompileReport:
             yield self._sweep(run, width)
             yield Text()
         yield self._recompiles(run)
+
+    def _tail(self, run: Run, width: int) -> RenderResult:
         if run.recompiles and not run.sweep:
             yield Text()
             yield self._cumulative(run, width)
@@ -65,26 +95,12 @@ class RecompileReport:
             names = [fr.scalar_name(d.source) for d in scalars]
             yield Text(fr.scalars_made_symbols(names), style="dim")
 
-    def _recompiles(self, run: Run) -> Group | Text:
+    def _recompiles(self, run: Run) -> Text:
         if not fr.recompile_rows(run):
             if run.live:
                 return Text("no recompile so far", style="dim")
             return Text("no recompiles in this run", style="dim")
-        t = Table(
-            title="Recompiles (guard failures)",
-            title_justify="left",
-            expand=True,
-            box=box.SIMPLE_HEAD,
-        )
-        t.add_column("#", width=3, justify="right")
-        t.add_column("compile", width=9)
-        t.add_column("guard failure", ratio=1)
-        t.add_column("cost", width=22, justify="right")
-        for i, rc in enumerate(fr.recompile_rows(run), 1):
-            why = "compiling" if run.live else "no compile record"
-            cost = text.secs(rc.cost_s, why)
-            t.add_row(str(i), rc.compile_id or "?", reason_text(rc.reason), cost)
-        return t
+        return Text("Recompiles (guard failures)", style="italic")
 
     def _cumulative(self, run: Run, width: int) -> Group:
         """Running total of recompile costs: what the shape changes cost so far."""
@@ -189,10 +205,16 @@ def _verdict(pair: fr.SweepPair) -> Text:
 class RecompilesPane(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static(id="recompiles-body")
+        yield SortedTable(COLUMNS, id="recompiles-table")
+        yield Static(id="recompiles-tail")
 
     def show(self, view: View) -> None:
-        self.query_one("#recompiles-body", Static).update(RecompileReport(view))
+        self.query_one("#recompiles-body", Static).update(RecompileReport(view, "head"))
+        table = self.query_one(SortedTable)
+        table.fill(recompile_rows(view.run))
+        table.display = bool(table.rows_given)
+        self.query_one("#recompiles-tail", Static).update(RecompileReport(view, "tail"))
 
     def tab_label(self, view: View) -> str:
-        count = len(view.run.recompiles) if view.run else 0
-        return f"Recompiles ({count})" if count else "Recompiles"
+        table = self.query_one(SortedTable)
+        return table.counted("Recompiles")

@@ -13,8 +13,10 @@ from dlcprof.figures.job import lanes as rl
 from dlcprof.figures.job.ranks import rank_runs
 from dlcprof.session import Run
 from dlcprof.settings import OPTION
+from dlcprof.tui import ordering
 from dlcprof.tui.messages import RunChosen
 from dlcprof.tui.view import View
+from dlcprof.tui.widgets.sorted_table import Ordered, Row
 
 _STATUS_STYLE = {
     "ok": "green",
@@ -53,33 +55,62 @@ def run_prompt(run: Run) -> Text:
     return out
 
 
-class RunSelector(OptionList):
+def run_cells(run: Run) -> list[str]:
+    """What o sorts the runs by and / searches: (run, status, mode, dynamic)."""
+    s, p = run.settings, run.process
+    name = f"rank {p.rank}" if p is not None and p.rank is not None else run.name
+    mode = OPTION["mode"].label(s.mode) if s is not None else ""
+    return [name, fout.status(run), mode, s.dynamic if s is not None else ""]
+
+
+class RunSelector(Ordered, OptionList):
+    """Every run, ranks first; o sorts by run, status, mode or dynamic, / filters."""
+
+    BINDINGS = [Ordered.ESCAPE]
+    spec = [("run", None), ("status", None), ("mode", None), ("dynamic", None)]
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._syncing = False
+        self._runs: dict[str, Run] = {}
+        self._rows: list[Row] = []
+        self._selected: str | None = None
+        self._title = ("Runs", "")  # the count goes between
+        self._hint = ""
 
     def on_mount(self) -> None:
         self.border_title = "Runs"
 
     def show(self, view: View) -> None:
-        session, selected = view.session, view.run.run_id if view.run else None
+        session = view.session
+        self._selected = view.run.run_id if view.run else None
+        ranked = rank_runs(session)  # by rank, before any other run
+        first = {r.run_id for r in ranked}
+        runs = ranked + [r for r in session.runs.values() if r.run_id not in first]
+        self._runs = {r.run_id: r for r in runs}
+        self._rows = [Row(run_cells(r), r.run_id) for r in runs]
+        shown = rl.shown_words(session, view.run)
+        self._title = ("Ranks", f" · {shown or 'no rank'} shown") if ranked else ("Runs", "")
+        self._hint = "" if runs else view.no_run("no runs yet: r compiles")
+        self.rearrange()
+
+    def rearrange(self) -> None:
+        order = self.order
+        rows, self.error = ordering.arrange(self._rows, order)
         self._syncing = True
         try:
             self.clear_options()
-            ranked = rank_runs(session)  # by rank, before any other run
-            first = {r.run_id for r in ranked}
-            runs = ranked + [r for r in session.runs.values() if r.run_id not in first]
-            ids = [r.run_id for r in runs]
-            self.add_options([Option(run_prompt(r), id=r.run_id) for r in runs])
-            if selected in ids:
-                self.highlighted = ids.index(selected)
-            self.border_title = f"Runs ({len(ids)})" if ids else "Runs"
-            shown = rl.shown_words(session, view.run)
-            if ranked:
-                self.border_title = f"Ranks ({len(ranked)}) · {shown or 'no rank'} shown"
-            if not ids:
-                hint = view.no_run("no runs yet: r compiles")
-                self.add_option(Option(Text(hint, style="dim"), disabled=True))
+            self.add_options([Option(run_prompt(self._runs[r.key]), id=r.key) for r in rows])
+            ids = [r.key for r in rows]
+            if self._selected in ids:
+                self.highlighted = ids.index(self._selected)
+            head, tail = self._title
+            title = ordering.counted(head, len(rows), len(self._rows), order) + tail
+            if order.column is not None:
+                title += f" · by {ordering.marked(self.spec[order.column][0], order.column, order)}"
+            self.border_title = title
+            if self._hint:
+                self.add_option(Option(Text(self._hint, style="dim"), disabled=True))
         finally:
             self._syncing = False
 

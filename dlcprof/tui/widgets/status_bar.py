@@ -20,6 +20,9 @@ STATE_STYLES = {
     "crashed": "bold white on red",
     "failed": "bold white on red",
     "replay": "cyan",
+    "run complete": "bold green",
+    "run cancelled": "magenta",
+    "program exited": "bold green",
 }
 
 
@@ -43,8 +46,11 @@ class StatusBar(Static):
         device: str,
         message: str | None = None,
         observer: str | None = None,
+        paused: str | None = None,
     ) -> None:
         out = Text(no_wrap=True, overflow="ellipsis")
+        if paused:
+            out.append(f" ⏸ {paused} ", style="bold reverse")
         out.append(f" ● {state} ", style=STATE_STYLES.get(state, ""))
         if detail:
             out.append(f"│ {detail} ")

@@ -1,0 +1,67 @@
+"""``/``: the line under the panes where the filter of the focused table (or
+the Log) is typed; each key filters at once, Enter keeps it, Esc clears it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widget import Widget
+from textual.widgets import Input, Static
+
+from dlcprof.tui.ordering import REGEX
+from dlcprof.tui.widgets.sorted_table import Ordered
+
+
+class FilterBar(Horizontal):
+    BINDINGS = [Binding("escape", "clear", "Clear filter", show=False)]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.target: Ordered | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="filter-label")
+        yield Input(
+            placeholder=f"a substring, or {REGEX} then a regex · Enter keeps it · esc clears",
+            id="filter-input",
+            compact=True,
+        )
+        yield Static(id="filter-error")
+
+    def open(self, target: Ordered, title: str) -> None:
+        """Filter ``target`` (its pane called ``title``), from what it keeps now."""
+        self.target = target
+        self.query_one("#filter-label", Static).update(f"filter {title}: ")
+        field = self.query_one(Input)
+        field.value = target.order.query
+        self._said()
+        self.display = True
+        field.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        if self.target is not None and event.value != self.target.order.query:
+            self.target.set_order(self.target.order.filtered(event.value))
+        self._said()
+
+    def _said(self) -> None:
+        error = self.target.error if self.target is not None else None
+        self.query_one("#filter-error", Static).update(error or "")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._close()
+
+    def action_clear(self) -> None:
+        if self.target is not None:
+            self.target.set_order(self.target.order.filtered(""))
+        self._close()
+
+    def _close(self) -> None:
+        self.display = False
+        target = self.target
+        if isinstance(target, Widget) and target.is_attached:
+            target.focus()

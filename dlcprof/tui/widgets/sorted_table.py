@@ -1,0 +1,179 @@
+"""The table every table pane draws in: sorted by any column (o, O, a click
+on its header, the column marked ▼/▲), filtered by ``/``, its order kept per
+table for the session (``App.orders``, read through tui/ordering.py).
+
+A pane hands it every row, each its cells, and reads back how many show; the
+table keeps the cursor on the same row when rows arrive or reorder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import DataTable
+
+from dlcprof.tui import ordering
+
+
+class Row(tuple[object, ...]):
+    """A row's cells, its key (what the cursor follows) and, where it has one,
+    the user's file and line (``e`` opens it)."""
+
+    key: str
+    place: tuple[str, int] | None
+
+    def __new__(
+        cls, cells: Iterable[object], key: str, place: tuple[str, int] | None = None
+    ) -> Row:
+        row = super().__new__(cls, tuple(cells))
+        row.key, row.place = key, place
+        return row
+
+
+class OrderChanged(Message):
+    """A table's sort or filter changed: its pane repaints (its title counts)."""
+
+    def __init__(self, widget: Ordered) -> None:
+        super().__init__()
+        self.widget = widget
+
+
+class Ordered:
+    """A widget whose rows the user orders and filters: its ``Order`` is kept
+    in the app by the widget's id, so a screen opened again keeps it too."""
+
+    error: str | None = None  # the filter's, when it is a bad regex
+    spec: list[tuple[str, int | None]] = []  # its columns (label, width); none: it filters only
+
+    # Each class that mixes this in binds escape to clear_filter (Textual reads
+    # BINDINGS from widget classes only).
+    ESCAPE = Binding("escape", "clear_filter", "Clear filter", show=False)
+
+    @property
+    def order(self) -> ordering.Order:
+        return self.app.orders.get(self.id or "", ordering.Order())
+
+    def set_order(self, order: ordering.Order) -> None:
+        """Keep ``order`` for this widget (the session long), show it, and
+        let its pane repaint (its title counts)."""
+        self.app.orders[self.id or ""] = order
+        self.rearrange()
+        self.post_message(OrderChanged(self))
+
+    def rearrange(self) -> None:
+        """Show the rows already given in the new order."""
+        raise NotImplementedError
+
+    def sort_next(self, step: int = 1) -> None:
+        """Sort by the next column (``step`` -1: the one before)."""
+        o = self.order
+        at = -1 if o.column is None else o.column
+        self.set_order(ordering.Order((at + step) % len(self.spec), True, o.query))
+
+    def reverse(self) -> None:
+        o = self.order
+        self.set_order(o.sorted_by(0 if o.column is None else o.column))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "clear_filter":
+            return bool(self.order.query)  # no filter: escape goes on to the app
+        return super().check_action(action, parameters)
+
+    def action_clear_filter(self) -> None:
+        self.set_order(self.order.filtered(""))
+
+
+class SortedTable(Ordered, DataTable[object]):
+    BINDINGS = [Ordered.ESCAPE]
+
+    def __init__(self, columns: Sequence[tuple[str, int | None]], **kwargs: Any) -> None:
+        """``columns``: (label, width) each; a width of None fits the cells."""
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self.spec = list(columns)
+        self.rows_given: list[Row] = []
+        self.shown: list[Row] = []
+        self._applied: ordering.Order | None = None
+
+    def rearrange(self) -> None:
+        self.fill(self.rows_given)
+
+    def set_columns(self, columns: Sequence[tuple[str, int | None]]) -> None:
+        """Other columns: the next ``fill`` draws them."""
+        if list(columns) != self.spec:
+            self.spec, self._applied = list(columns), None
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        event.stop()
+        self.set_order(self.order.sorted_by(event.column_index))
+
+    def counted(self, title: str) -> str:
+        """``title`` with how many rows show: "Kernels (12 of 82)"."""
+        return ordering.counted(title, len(self.shown), len(self.rows_given), self.order)
+
+    @property
+    def place(self) -> tuple[str, int] | None:
+        """The file and line of the row under the cursor, if it has one."""
+        if not self.shown or not 0 <= self.cursor_row < len(self.shown):
+            return None
+        return self.shown[self.cursor_row].place
+
+    def fill(self, rows: Sequence[Row]) -> None:
+        """Show ``rows`` in the table's order, the cursor on the row it was on.
+        What Textual must measure again is kept to what is new: rows that only
+        arrive are added, a new order moves the rows, a narrower filter drops
+        some; anything else redraws the table."""
+        self.rows_given = list(rows)
+        order, applied = self.order, self._applied
+        shown, self.error = ordering.arrange(self.rows_given, order)
+        before = {r.key: r for r in self.shown}
+        same_rows = all(before.get(r.key) == r for r in shown)
+        same_sort = applied is not None and applied.sorted_by_same(order)
+        at = self.shown[self.cursor_row].key if 0 <= self.cursor_row < len(self.shown) else None
+        if same_sort and shown[: len(self.shown)] == self.shown:
+            for row in shown[len(self.shown) :]:  # rows that arrived
+                self.add_row(*_cells(row), key=row.key)
+        elif applied is not None and same_rows and len(shown) == len(before):
+            self._reorder(shown, order)  # the same rows, another order
+        elif same_sort and same_rows and _within(shown, self.shown):
+            for key in before.keys() - {r.key for r in shown}:  # a narrower filter
+                self.remove_row(key)
+        else:
+            self.clear(columns=True)
+            for i, (label, width) in enumerate(self.spec):
+                # Room for the mark: a fixed width never crops it.
+                fits = max(width, len(label) + 2) if width is not None else None
+                self.add_column(ordering.marked(label, i, order), width=fits, key=str(i))
+            for row in shown:
+                self.add_row(*_cells(row), key=row.key)
+        self._applied, self.shown = order, shown
+        keys = [r.key for r in shown]
+        if at in keys and keys.index(at) != self.cursor_row:
+            self.move_cursor(row=keys.index(at), animate=False)
+
+    def _reorder(self, shown: list[Row], order: ordering.Order) -> None:
+        """The rows in ``shown``'s order, the sort mark on its column."""
+        for i, column in enumerate(self.ordered_columns):
+            column.label = Text(ordering.marked(self.spec[i][0], i, order))
+        at = {r.key: i for i, r in enumerate(shown)}
+        # A row's first cell is its own object (_cells): it names the row.
+        named = {id(self.get_row(key)[0]): key for key in at}
+        self.sort(key=lambda cells: at[named[id(cells[0])]])
+
+
+def _within(shown: list[Row], before: list[Row]) -> bool:
+    """Whether ``shown`` is ``before`` with some rows left out, in the same order."""
+    keep = {r.key for r in shown}
+    return [r.key for r in before if r.key in keep] == [r.key for r in shown]
+
+
+def _cells(row: Row) -> list[object]:
+    """Plain strings as Text: a "[" in a guard or a path is not markup. The
+    first cell a new object, whatever it was: the row's own (``_reorder``)."""
+    cells = [Text(c) if isinstance(c, str) else c for c in row]
+    if cells and isinstance(cells[0], Text) and cells[0] is row[0]:
+        cells[0] = cells[0].copy()
+    return cells

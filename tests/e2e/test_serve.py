@@ -1,0 +1,130 @@
+"""``dlcprof serve``: the TUI in a browser page, for real. The server starts
+as a user would start it; headless Chromium loads the page (the served HTML
+names the app's websocket); the keys go through that websocket as the page's
+JavaScript sends them (textual-serve's protocol: ["stdin", ...]), since no
+browser-automation client is installed here; r compiles a tiny workload and
+the status bar says the run is complete; Ctrl-C leaves nothing running."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+import psutil
+import pytest
+from helpers.proc import dlcprof_argv
+
+pytest.importorskip("textual_serve", reason="the serve extra: pip install -e '.[serve]'")
+aiohttp = pytest.importorskip("aiohttp", reason="comes with textual-serve")
+
+BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_listening(port: int, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise AssertionError("dlcprof serve did not listen")
+
+
+async def _press_r_until_complete(url: str, timeout: float = 150.0) -> str:
+    """The page's part: open the app's websocket, size it, press r, read the
+    screen until the run is complete; what the screen said, as plain text."""
+    seen = ""
+    async with aiohttp.ClientSession() as http:
+        async with http.ws_connect(url) as ws:
+            await ws.send_str(json.dumps(["resize", {"width": 160, "height": 48}]))
+            deadline = time.monotonic() + timeout
+            pressed = False
+            while time.monotonic() < deadline:
+                try:
+                    msg = await ws.receive(timeout=2.0)
+                except TimeoutError:
+                    msg = None
+                if msg is not None and msg.type in (
+                    aiohttp.WSMsgType.BINARY,
+                    aiohttp.WSMsgType.TEXT,
+                ):
+                    data = msg.data if isinstance(msg.data, bytes) else msg.data.encode()
+                    seen += _ANSI.sub("", data.decode("utf-8", "replace"))
+                    seen = seen[-200_000:]
+                elif msg is not None and msg.type in (
+                    aiohttp.WSMsgType.CLOSED,
+                    aiohttp.WSMsgType.ERROR,
+                ):
+                    break
+                if not pressed and "Settings" in seen:  # the app is up: keys answer
+                    await asyncio.sleep(2.0)
+                    await ws.send_str(json.dumps(["stdin", "r"]))
+                    pressed = True
+                if "run complete" in seen:
+                    return seen
+    raise AssertionError(f"no completed run in the page (r pressed: {pressed}): {seen[-3000:]!r}")
+
+
+def test_serve_runs_the_tui_in_a_page_and_stops_on_ctrl_c(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    port = _free_port()
+    env = {**os.environ, "DLCPROF_DETERMINISTIC": "1"}
+    argv = dlcprof_argv("serve", "--port", str(port), "pointwise-chain", "--size", "small")
+    server = subprocess.Popen(
+        argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        _wait_listening(port)
+        page_url = f"http://127.0.0.1:{port}/"
+        if BROWSER is not None:
+            dom = subprocess.run(
+                [
+                    BROWSER,
+                    "--headless=new",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--dump-dom",
+                    page_url,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            ).stdout
+        else:
+            with urllib_open(page_url) as r:
+                dom = r.read().decode()
+        m = re.search(r'data-session-websocket-url="([^"]+)"', dom)
+        assert m is not None and "textual-terminal" in dom, dom[:500]
+        ws_url = m.group(1).replace("&amp;", "&")
+        assert ws_url.startswith(f"ws://127.0.0.1:{port}/")
+        screen = asyncio.run(_press_r_until_complete(ws_url))
+        assert "run complete" in screen
+        children = psutil.Process(server.pid).children(recursive=True)
+        assert children  # the page's dlcprof, until the server stops
+    finally:
+        server.send_signal(signal.SIGINT)  # Ctrl-C
+        out, _ = server.communicate(timeout=30)
+    assert server.returncode == 0, out
+    alive = [p for p in children if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert alive == [], alive
+    assert f"http://127.0.0.1:{port}" in out
+
+
+def urllib_open(url: str):  # type: ignore[no-untyped-def]
+    """Without a browser: the page as any HTTP client gets it."""
+    import urllib.request
+
+    return urllib.request.urlopen(url, timeout=30)
