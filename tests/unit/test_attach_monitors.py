@@ -166,11 +166,16 @@ def test_the_tui_form_takes_no_hotspots_too(monkeypatch) -> None:  # type: ignor
     from dlcprof.cli import main
     from dlcprof.cli.output import EXIT_USAGE
 
-    seen: list[tuple[list[str], bool]] = []
+    seen: list[tuple[list[str], bool, str | None]] = []
     monkeypatch.setattr(
-        attach, "cmd_attach_tui", lambda cmd, hotspots: seen.append((cmd, hotspots))
+        attach, "cmd_attach_tui", lambda cmd, hotspots, theme: seen.append((cmd, hotspots, theme))
     )
     main(["tui", "--no-hotspots", "--", "true"])
     main(["--", "true"])
-    assert seen == [(["true"], False), (["true"], True)]
+    main(["tui", "--theme", "textual-light", "--", "true"])
+    assert seen == [
+        (["true"], False, None),
+        (["true"], True, None),
+        (["true"], True, "textual-light"),
+    ]
     assert main(["tui", "--bogus", "--", "true"]) == EXIT_USAGE
