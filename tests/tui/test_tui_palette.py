@@ -84,12 +84,12 @@ async def walk(app: DlcprofApp, pilot: Pilot) -> tuple[list[str], list[str]]:
         if home.maximized is not None:
             home.minimize()
         app.query_one("#kernels-table").focus()
-        await pilot.pause(0.1)
+        await pilot.pause()
         before = state(app, said)
         done = command.callback()
         if inspect.isawaitable(done):
             await done
-        await pilot.pause(0.3)
+        await pilot.pause(0.1)
         a = by_title[command.title]
         if a.name == "focus":
             pane = app.query_one(f"#{a.action.split(chr(39))[1]}")
