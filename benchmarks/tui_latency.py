@@ -65,6 +65,19 @@ assert "torch" not in sys.modules
 """
 
 
+def stamped(app: object, action: str) -> list[float]:
+    """When each key reached ``app``'s ``action``: the list it appends to."""
+    handled: list[float] = []
+    original = getattr(app, action)
+
+    def timed(*args: object) -> None:
+        handled.append(time.perf_counter())
+        original(*args)
+
+    setattr(app, action, timed)
+    return handled
+
+
 def _time_child(args: list[str], marker: str | None) -> float:
     t0 = time.perf_counter()
     proc = subprocess.Popen(
@@ -163,14 +176,7 @@ async def live_app(
             phase_shown.append(time.perf_counter())
 
     PhasesPane.show = timed_show  # type: ignore[method-assign]
-    handled: list[float] = []
-    cycle = app.action_cycle
-
-    def timed_cycle(name: str) -> None:
-        handled.append(time.perf_counter())
-        cycle(name)
-
-    app.action_cycle = timed_cycle  # type: ignore[method-assign]
+    handled = stamped(app, "action_cycle")
     arrived: dict[str, float] = {}
     emit = app.runs.emit  # what the engine's threads call with every event
 
@@ -250,14 +256,7 @@ async def streaming_app(
 
     events = bert_size_events()
     app = DlcprofApp(session=Session(), start_standby=False)
-    handled: list[float] = []
-    sort = app.action_sort
-
-    def timed_sort(step: int) -> None:
-        handled.append(time.perf_counter())
-        sort(step)
-
-    app.action_sort = timed_sort  # type: ignore[method-assign]
+    handled = stamped(app, "action_sort")
     latencies: list[float] = []
     action_s: list[float] = []
     round_trip: list[float] = []

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dlcprof import text
 from dlcprof.cli.loading import LoadError, load_report
 from dlcprof.cli.output import EXIT_FAILED, EXIT_OK, console, error, write_file
+
+if TYPE_CHECKING:
+    from dlcprof.session import Session
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -45,17 +50,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_merge(args: argparse.Namespace) -> int:
     from dlcprof.figures.job.nodes import node_lines
     from dlcprof.report.errors import ReportError
-    from dlcprof.report.folder import save_session
     from dlcprof.report.merge import merge_sessions
 
     try:
         session = merge_sessions(args.sessions)
     except ReportError as e:
         raise LoadError(str(e)) from None
-    try:
-        folder = save_session(session, args.output)
-    except ReportError as e:
-        error(str(e))
+    folder = _saved(session, args.output)
+    if folder is None:
         return EXIT_FAILED
     for line in node_lines(session):
         print(line)
@@ -66,7 +68,6 @@ def cmd_merge(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     from dlcprof.figures.job.imported import import_lines
     from dlcprof.report.errors import ReportError
-    from dlcprof.report.folder import save_session
     from dlcprof.tables import group_table
     from dlcprof.trace_import.job import import_trace
 
@@ -74,10 +75,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         session = import_trace([str(p) for p in args.paths], args.workers)
     except ReportError as e:
         raise LoadError(str(e)) from None
-    try:
-        folder = save_session(session, args.output)
-    except ReportError as e:
-        error(str(e))
+    folder = _saved(session, args.output)
+    if folder is None:
         return EXIT_FAILED
     for line in import_lines(session):
         print(line)
@@ -86,3 +85,15 @@ def cmd_import(args: argparse.Namespace) -> int:
         console().print(table)
     print(f"imported into {folder}")
     return EXIT_OK
+
+
+def _saved(session: Session, output: Path) -> Path | None:
+    """The report folder written (None: said why, one line)."""
+    from dlcprof.report.errors import ReportError
+    from dlcprof.report.folder import save_session
+
+    try:
+        return save_session(session, output)
+    except ReportError as e:
+        error(str(e))
+        return None
