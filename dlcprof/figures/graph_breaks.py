@@ -78,6 +78,13 @@ def _frame(c: Compile) -> tuple[str, str, bool]:
     return str(m.get("co_filename") or ""), resumed["fn"] if resumed else name, bool(resumed)
 
 
+def function_name(co_name: str) -> str:
+    """A frame's function as its author knows it: the frame torch resumes a
+    broken function in reads "head (resumed at line 21)"."""
+    resumed = _RESUME.match(co_name)
+    return f"{resumed['fn']} (resumed at line {resumed['line']})" if resumed else co_name
+
+
 def users(run: Run, b: Break) -> bool:
     """The break is in the user's code: a frame that hit it is a file of theirs
     (or no frame is known). A break only in frames of an installed package or

@@ -54,7 +54,7 @@ def test_over_budget_names_each_finding_at_the_users_line():
         "actual 6 (recompiles 3 > 2)",
         f"{TRAIN}:20: recompile: shift: tensor 'x' size mismatch at index 0. expected 4, "
         "actual 6 (recompiles 3 > 2)",
-        f"{TRAIN}:23: recompile: torch_dynamo_resume_in_shift_at_23: tensor 'y' size mismatch "
+        f"{TRAIN}:23: recompile: shift (resumed at line 23): tensor 'y' size mismatch "
         "at index 0. expected 4, actual 6 (recompiles 3 > 2)",
     ]
     assert fv.summary(v) == (
@@ -77,7 +77,7 @@ def test_a_recompile_the_baseline_had_not_is_named_by_its_guard():
     assert [(x.check, x.line()) for x in v.violations] == [
         (
             "new_recompiles",
-            f"{TRAIN}:23: new recompile: torch_dynamo_resume_in_shift_at_23: tensor 'y' size "
+            f"{TRAIN}:23: new recompile: shift (resumed at line 23): tensor 'y' size "
             "mismatch at index 0. expected 4, actual 6",
         )
     ]

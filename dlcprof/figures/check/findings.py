@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dlcprof import text
-from dlcprof.figures.graph_breaks import breaks
+from dlcprof.figures.graph_breaks import breaks, function_name
 from dlcprof.figures.recompiles import newest_reason, normalize_reason, recompile_rows
 from dlcprof.session import Compile, Run
 
@@ -45,7 +45,8 @@ def _frame(c: Compile) -> tuple[str, str]:
     """(the frame's "file:first line", its function) from torch's compile record."""
     m = c.record.metrics if c.record is not None else {}
     file, first = str(m.get("co_filename") or ""), m.get("co_firstlineno")
-    return (f"{file}:{first}" if file and first is not None else file), str(m.get("co_name") or "")
+    name = function_name(str(m.get("co_name") or ""))
+    return (f"{file}:{first}" if file and first is not None else file), name
 
 
 def _frames(run: Run) -> dict[str, tuple[str, str]]:
