@@ -215,11 +215,17 @@ class CompileCpuMeasured(Event):
     process's CPU time (all its threads) and that of the compiler children it
     waited for (g++), from Dynamo's start of the compile to its end. Steadier
     than ``CompileFinished.wall_s`` on a busy machine: time spent waiting for a
-    core is not in it. Work in Inductor's pool of compile workers is not."""
+    core is not in it. Work in Inductor's pool of compile workers is not.
+
+    Where those seconds ran: ``compilers_s``, the compiler subprocesses (g++)
+    inside ``cpu_s``; ``workers_s``, apart from it, Inductor's compile-worker
+    processes over the same span (None: no such process, or no /proc to read)."""
 
     run_id: str
     compile_id: str
     cpu_s: float
+    compilers_s: float | None = None
+    workers_s: float | None = None
 
 
 @dataclass

@@ -39,8 +39,13 @@ class Compile:
     # (each piece's backward compiles on its own, under the frame's id).
     records: list[ev.CompileFinished] = field(default_factory=list)
     cost: ev.CompileCostMeasured | None = None  # seconds by the user's functions and modules
-    cpu_s: float | None = None  # CPU seconds of the compile (CompileCpuMeasured), once known
+    cpu: ev.CompileCpuMeasured | None = None  # its CPU seconds, once known
     cache_state: str | None = None  # from the phases, before the record arrives
+
+    @property
+    def cpu_s(self) -> float | None:
+        """CPU seconds of the compile: the process's and its compiler subprocesses'."""
+        return self.cpu.cpu_s if self.cpu is not None else None
 
     @property
     def finished(self) -> bool:
@@ -361,7 +366,7 @@ class Session:
 
     def _on_CompileCpuMeasured(self, e: ev.CompileCpuMeasured) -> None:
         r = self.run(e.run_id)  # not r.compile(): it arrives after the compile, not in it
-        r.compiles.setdefault(e.compile_id, Compile(e.compile_id)).cpu_s = e.cpu_s
+        r.compiles.setdefault(e.compile_id, Compile(e.compile_id)).cpu = e
 
     def _on_KernelGenerated(self, e: ev.KernelGenerated) -> None:
         self.run(e.run_id).compile(e.compile_id).kernels.append(e)

@@ -395,6 +395,27 @@ def summed_words(c: Compile) -> str | None:
     return "; ".join(f"{k.label} {key_phase_words(k)}" for k in ks) if ks else None
 
 
+def cpu_words(c: Compile) -> str | None:
+    """ "CPU 12.31 s: this process 4.10 s, compiler subprocesses 8.21 s; compile
+    workers 0.52 s": where a compile's CPU seconds ran, in and outside Python
+    (None: not measured)."""
+    cpu = c.cpu
+    if cpu is None:
+        return None
+    if cpu.compilers_s is None:
+        return f"CPU {text.secs(cpu.cpu_s)}"
+    own = max(0.0, cpu.cpu_s - cpu.compilers_s)
+    workers = (
+        text.secs(cpu.workers_s)
+        if cpu.workers_s is not None
+        else f"{text.NA} (no Inductor compile-worker process)"
+    )
+    return (
+        f"CPU {text.secs(cpu.cpu_s)}: this process {text.secs(own)}, compiler subprocesses "
+        f"{text.secs(cpu.compilers_s)}; compile workers {workers}"
+    )
+
+
 def restarts_words(count: int, cost_s: float, reasons: list[str]) -> str:
     """ "1 restart threw away 2.89 s (TensorifyScalarRestartAnalysis)"."""
     why = f" ({'; '.join(reasons)})" if reasons else ""

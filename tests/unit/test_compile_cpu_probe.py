@@ -38,3 +38,37 @@ def test_without_dynamos_callbacks_it_says_so_once(monkeypatch):
     C.install(C.CompileCpu(sink, lambda: "r"), notes)
     (said,) = sink.events
     assert isinstance(said, ev.ProbeUnavailable) and said.probe == "compile-cpu"
+
+
+def test_a_compiler_subprocess_and_inductors_compile_workers_are_said_apart():
+    """g++ stands for any compiler child the compile waits for; the workers are
+    Inductor's own subprocess pool, doing CPU work while the "compile" runs."""
+    import functools
+    import hashlib
+    import subprocess
+    import sys
+
+    from torch._inductor.compile_worker.subproc_pool import SubprocPool
+
+    from dlcprof.figures import phases as fp
+
+    sink = ListEmitter()
+    probe = C.CompileCpu(sink, lambda: "r")
+    pool = SubprocPool(1)
+    try:
+        probe.start(Args("0/0", "DYNAMO"))
+        spin = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
+        subprocess.run([sys.executable, "-c", spin], check=True)
+        work = functools.partial(hashlib.pbkdf2_hmac, "sha256", b"x", b"y", 300_000)
+        pool.submit(work).result()
+        probe.end(Args("0/0", "DYNAMO"))
+    finally:
+        pool.shutdown()
+    (cpu,) = sink.events
+    assert cpu.compilers_s is not None and cpu.compilers_s >= 0.25
+    assert cpu.cpu_s >= cpu.compilers_s  # the children it waited for are inside
+    assert cpu.workers_s is not None and cpu.workers_s > 0  # the pool's are apart
+    (c,) = Session.from_events(sink.events).runs["r"].compiles.values()
+    words = fp.cpu_words(c)
+    assert words is not None and "compiler subprocesses" in words and "compile workers" in words
+    assert C.workers_delta({}, {}) is None  # no pool seen: n/a, never 0

@@ -60,9 +60,9 @@ class PhaseTimeline:
         bar_w = max(8, width - self.LABEL - self.name_w - self.SECS - 3)
         for title, compile_, rows in groups:
             yield self._header(title, compile_)
-            pooled = fp.summed_words(compile_) if compile_ is not None else None
-            if pooled:
-                yield Text(f"  {pooled}", style="dim", no_wrap=True, overflow="ellipsis")
+            said = [fp.summed_words(compile_), fp.cpu_words(compile_)] if compile_ else []
+            for words in filter(None, said):
+                yield Text(f"  {words}", style="dim", no_wrap=True, overflow="ellipsis")
             if not rows:
                 continue
             end = self._end(rows)

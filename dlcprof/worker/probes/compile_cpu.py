@@ -8,10 +8,12 @@ its own trigger), naming the compile id. Between them this counts the
 process's CPU time (every thread: the compile runs on the calling thread but
 may hand work to others) and the CPU of the children it waited for (g++). A
 child pool that outlives the compile (Inductor's compile workers) is not
-counted: docs/ci.md says so."""
+counted in it (docs/ci.md says so) but measured apart: the CPU its processes
+took over the compile, read from /proc."""
 
 from __future__ import annotations
 
+import os
 import resource
 import time
 from collections.abc import Callable
@@ -26,10 +28,69 @@ PROBE = "compile-cpu"
 CALLBACKS = "torch._dynamo.callback"
 
 
-def cpu_now() -> float:
-    """This process's CPU seconds and its waited-for children's."""
+# How Inductor's subprocess pool names its process (torch/_inductor/compile_worker).
+WORKER_MODULE = b"torch._inductor.compile_worker"
+
+
+def compilers_now() -> float:
+    """The CPU seconds of the children this process waited for (g++)."""
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + kids.ru_utime + kids.ru_stime
+    return kids.ru_utime + kids.ru_stime
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as f:
+                out += [int(k) for k in f.read().split()]
+        except OSError:
+            continue
+    return out
+
+
+def _cpu_of(pid: int) -> float | None:
+    """A process's CPU seconds and its waited-for children's, from /proc."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def workers_now() -> dict[int, float] | None:
+    """The CPU seconds of each process of Inductor's compile-worker pool (the
+    pool's process and everything under it); None without /proc."""
+    if not os.path.isdir("/proc/self/task"):
+        return None
+    pools = []
+    for pid in _children(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if WORKER_MODULE in f.read():
+                    pools.append(pid)
+        except OSError:
+            continue
+    out: dict[int, float] = {}
+    while pools:
+        pid = pools.pop()
+        cpu = _cpu_of(pid)
+        if cpu is not None:
+            out[pid] = cpu
+            pools += _children(pid)
+    return out
+
+
+def workers_delta(before: dict[int, float] | None, after: dict[int, float] | None) -> float | None:
+    """What the compile workers took between two readings (None: no pool seen)."""
+    if before is None or after is None or not (before or after):
+        return None
+    return sum(max(0.0, cpu - before.get(pid, 0.0)) for pid, cpu in after.items())
 
 
 class CompileCpu:
@@ -38,20 +99,28 @@ class CompileCpu:
 
     def __init__(self, sink: ev.Sink, run_id: Callable[[], str]) -> None:
         self.sink, self.run_id = sink, run_id
-        self._started: float | None = None
+        self._started: tuple[float, float, dict[int, float] | None] | None = None
 
     def start(self, args: Any) -> None:
-        self._started = cpu_now()
+        self._started = (time.process_time(), compilers_now(), workers_now())
 
     def end(self, args: Any) -> None:
         started, self._started = self._started, None
         if started is None:
             return
+        own, compilers, workers = started
         cid = str(getattr(args, "compile_id", "") or "?")
         if getattr(getattr(args, "callback_trigger", None), "name", "") == "LAZY_BACKWARD":
             cid = ev.backward_id(cid)
+        compilers_s = compilers_now() - compilers
         self.sink.emit(
-            ev.CompileCpuMeasured(run_id=self.run_id(), compile_id=cid, cpu_s=cpu_now() - started)
+            ev.CompileCpuMeasured(
+                run_id=self.run_id(),
+                compile_id=cid,
+                cpu_s=time.process_time() - own + compilers_s,
+                compilers_s=compilers_s,
+                workers_s=workers_delta(workers, workers_now()),
+            )
         )
 
 
