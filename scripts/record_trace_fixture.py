@@ -33,9 +33,11 @@ OUT = ROOT / "tests" / "fixtures" / "torch_trace"
 CHECKOUT = "/home/user/dlcprof/"
 
 
-# Other checkouts of this machine: the shared Inductor cache hands their paths
-# back in the output code and stack traces of the graphs they compiled first.
-_CHECKOUTS = re.compile(r"/work/wt/[\w.-]+/")
+# Other checkouts of this project on the machine (a git worktree, a second
+# clone): the shared Inductor cache hands their paths back in the output code
+# and stack traces of the graphs they compiled first. A checkout is known by
+# the folders only a checkout's root holds.
+_CHECKOUTS = re.compile(r"/[^\s\"'<>:]*?/(?=tests/programs/|dlcprof/worker/|\.venv/)")
 
 
 def _portable(text: str) -> str:
