@@ -12,6 +12,7 @@ import subprocess
 import sys
 import types
 
+from helpers.events import run_started
 from helpers.paths import REPO
 
 from dlcprof import events as ev
@@ -72,21 +73,11 @@ def _gpu_check() -> types.ModuleType:
 
 def _cuda_run(busy_ms: float, times: list[float | None]) -> object:
     events: list[ev.Event] = [
-        ev.RunStarted(
-            run_id="r",
-            target="t",
-            workload="t",
-            mode="default",
-            dynamic="auto",
-            backend="inductor",
+        run_started(
             device="cuda",
             device_name="NVIDIA H200",
-            dtype="float32",
-            size="default",
-            cache="warm",
             threads=15,
             iters=1000,
-            shapes=[],
             torch_version="2.11.0+cu130",
         ),
         ev.KernelsProfiled(

@@ -7,4 +7,6 @@ app under the Pilot), ``views`` (every view of a session as plain text),
 subprocess), ``program`` (an attached program's events by hand), ``report``
 (the sessions the report tests run on), ``paper`` (a ``dlcprof paper``
 session), ``monitors`` (a stand-in NVML), ``trace`` (recorded structured
-traces replayed through the probes)."""
+traces replayed through the probes), ``torch_trace`` (recorded TORCH_TRACE
+logs, widened to many ranks), ``events`` (events built by hand, their other
+fields filled in)."""

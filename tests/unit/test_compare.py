@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from helpers.events import run_started
 from helpers.recorded import load_fixture
 from helpers.report import (
     benchmark_session,
@@ -84,23 +85,7 @@ def test_kernels_and_graph_breaks_differences() -> None:
 
 def _kernel_session(kernels: list[tuple[str, list[str]]], breaks: list[tuple[str, str]]) -> Session:
     events: list[ev.Event] = [
-        ev.RunStarted(
-            "r",
-            "w",
-            "w",
-            "default",
-            "auto",
-            "inductor",
-            "cpu",
-            "cpu",
-            "float32",
-            "default",
-            "warm",
-            1,
-            1,
-            [],
-            "2.13",
-        ),
+        run_started(target="w", workload="w", iters=1, torch_version="2.13"),
     ]
     for i, (name, ops) in enumerate(kernels):
         events.append(ev.KernelGenerated("r", "0/0", name, "pointwise", ops, "", [], i))

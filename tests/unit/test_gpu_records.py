@@ -13,6 +13,7 @@ import time
 import types
 
 import pytest
+from helpers.events import run_started
 from helpers.paths import REPO
 
 from dlcprof import events as ev
@@ -175,21 +176,14 @@ def test_coordinate_descent_tuning_counts_as_autotuning():
     name = "CachingAutotuner.coordinate_descent_tuning"
     assert fp.stage_of(name) is fp.AUTOTUNE
     events = [
-        ev.RunStarted(
-            run_id="r",
+        run_started(
             target="x",
             workload="x",
             mode="max-autotune",
-            dynamic="auto",
-            backend="inductor",
             device="cuda",
             device_name="x",
-            dtype="float32",
             size="small",
-            cache="warm",
-            threads=1,
             iters=3,
-            shapes=[],
             torch_version="2.11",
             freezing=False,
         ),

@@ -10,6 +10,7 @@ import dataclasses
 from collections import defaultdict
 
 import pytest
+from helpers.events import run_started
 from helpers.recorded import load_fixture, pyspy_hot_frames
 from rich.console import Console
 
@@ -107,22 +108,8 @@ def test_no_hot_frames_for_a_run_that_failed_before_compiling(hot) -> None:
     # samples are start-up (imports), not the compiler.
     run_id = hot.run_id
     events = [
-        ev.RunStarted(
-            run_id=run_id,
-            target="broken.py",
-            workload="broken",
-            mode="default",
-            dynamic="auto",
-            backend="inductor",
-            device="cpu",
-            device_name="cpu",
-            dtype="float32",
-            size="small",
-            cache="warm",
-            threads=1,
-            iters=20,
-            shapes=[],
-            torch_version="2.13",
+        run_started(
+            run_id=run_id, target="broken.py", workload="broken", size="small", torch_version="2.13"
         ),
         ev.ErrorRaised(run_id, "load", "workload broken raised when called eagerly"),
         ev.RunFinished(run_id=run_id, status="error", wall_s=3.0),

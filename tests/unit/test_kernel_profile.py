@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers.events import run_started
 from helpers.paths import FIXTURES
 
 from dlcprof import events as ev
@@ -176,23 +177,7 @@ def _kernel(name: str, order: int, kind: str = "pointwise") -> ev.KernelGenerate
 
 def _profiled_session(**profile) -> Session:  # type: ignore[no-untyped-def]
     events: list[ev.Event] = [
-        ev.RunStarted(
-            run_id="r",
-            target="t",
-            workload="t",
-            mode="default",
-            dynamic="auto",
-            backend="inductor",
-            device="cpu",
-            device_name="cpu",
-            dtype="float32",
-            size="small",
-            cache="warm",
-            threads=1,
-            iters=20,
-            shapes=[],
-            torch_version="2.13",
-        ),
+        run_started(size="small", torch_version="2.13"),
         _kernel("cpp_fused_a_0", 0),
         _kernel("extern_kernels.mm", 1, "extern"),
         _kernel("cpp_fused_b_1", 2),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from helpers.events import run_started
 
 from dlcprof import events as ev
 from dlcprof import text
@@ -22,21 +23,16 @@ def started(
     target: str = "gelu-mlp",
     backend: str = "inductor",
 ) -> ev.RunStarted:
-    return ev.RunStarted(
+    return run_started(
         run_id=run_id,
         target=target,
         workload=target,
         mode=mode,
-        dynamic="auto",
         backend=backend,
         device=device,
         device_name="x",
-        dtype="float32",
         size="small",
-        cache="warm",
-        threads=1,
         iters=3,
-        shapes=[],
         torch_version="2.13",
         freezing=freezing,
     )

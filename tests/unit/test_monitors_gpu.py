@@ -8,6 +8,7 @@ import sys
 import time
 import types
 
+from helpers.events import run_started
 from helpers.monitors import fake_pynvml, of_type
 
 from dlcprof.events import DeviceSampled, MonitorStatus
@@ -131,21 +132,11 @@ def test_the_observer_line_says_nvml_sampled_the_timed_windows() -> None:
     def run(nvml_ok: bool):  # type: ignore[no-untyped-def]
         return Session.from_events(
             [
-                ev.RunStarted(
-                    run_id="r",
-                    target="t",
-                    workload="t",
-                    mode="default",
-                    dynamic="auto",
-                    backend="inductor",
+                run_started(
                     device="cuda",
                     device_name="NVIDIA H200",
-                    dtype="float32",
-                    size="default",
-                    cache="warm",
                     threads=15,
                     iters=1000,
-                    shapes=[],
                     torch_version="2.11.0+cu130",
                 ),
                 MonitorStatus("nvml", nvml_ok, "NVIDIA H200", "r", how="4 Hz"),

@@ -8,6 +8,7 @@ import json
 import statistics
 
 import pytest
+from helpers.events import run_started
 from helpers.paper import BENCHMARKS, FRESH, SWEEPS, paper_events
 from helpers.recorded import load_fixture
 
@@ -252,21 +253,10 @@ def test_the_findings_table_puts_the_paper_beside_the_runs_figures():
 def test_rows_read_n_a_with_the_reason_until_their_runs_ran():
     # Only the first benchmark ran so far, and a second run is live.
     events = paper_events(BENCHMARKS[:1])
-    live = ev.RunStarted(
+    live = run_started(
         run_id="live1",
         target="gelu-mlp",
         workload="gelu-mlp",
-        mode="default",
-        dynamic="auto",
-        backend="inductor",
-        device="cpu",
-        device_name="cpu",
-        dtype="float32",
-        size="default",
-        cache="warm",
-        threads=1,
-        iters=20,
-        shapes=[],
         torch_version="2.13",
         t=events[-1].t + 1,
     )

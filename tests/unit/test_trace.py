@@ -6,6 +6,7 @@ import json
 from collections import defaultdict
 
 import pytest
+from helpers.events import run_started
 from helpers.report import full_session, with_monitors
 
 from dlcprof import events as ev
@@ -107,23 +108,7 @@ def test_overlapping_phases_are_clamped() -> None:
     # Two clocks or µs rounding can push a child past its parent's end.
     t = 1000.0
     events: list[ev.Event] = [
-        ev.RunStarted(
-            "r",
-            "w",
-            "w",
-            "default",
-            "auto",
-            "inductor",
-            "cpu",
-            "cpu",
-            "float32",
-            "default",
-            "warm",
-            1,
-            1,
-            [],
-            "2.13",
-        ),
+        run_started(target="w", workload="w", iters=1, torch_version="2.13"),
         ev.PhaseEnded("r", "0/0", "child", 7, start_t=t + 0.5, duration_s=0.6),
         ev.PhaseEnded("r", "0/0", "parent", 7, start_t=t, duration_s=1.0),
         ev.PhaseEnded("r", "0/0", "later", 7, start_t=t + 2, duration_s=0.1),
