@@ -19,6 +19,7 @@ import sys
 import pytest
 import torch
 from helpers.paths import PROGRAMS
+from helpers.program import process_attached
 from torch._dynamo.convert_frame import CatchErrorsWrapper
 
 from dlcprof import events as ev
@@ -111,16 +112,7 @@ def _crashed_session() -> tuple[Session, ev.CompileRaised]:
     s = Session()
     for e in (
         ev.ProgramStarted(argv=["python", "train.py"], cwd="/", pid=7),
-        ev.ProcessAttached(
-            run_id="pid7",
-            pid=7,
-            ppid=1,
-            argv=["train.py"],
-            host="h",
-            started_t=None,
-            torch_version="2.13",
-            python_version="3.11",
-        ),
+        process_attached(7),
         failed,
         raised,
         ev.ErrorRaised(run_id="pid7", stage="program", message="uncaught ...", traceback=""),

@@ -16,6 +16,7 @@ import sys
 import pytest
 import torch
 from helpers.paths import PROGRAMS
+from helpers.program import process_attached
 
 from dlcprof import events as ev
 from dlcprof.figures import live_log as ll
@@ -159,16 +160,7 @@ async def test_the_tui_alarm_names_the_line_the_limit_and_the_eager_calls():
 
     s = Session()
     for e in (
-        ev.ProcessAttached(
-            run_id="pid7",
-            pid=7,
-            ppid=1,
-            argv=["train.py"],
-            host="h",
-            started_t=None,
-            torch_version="2.13",
-            python_version="3.11",
-        ),
+        process_attached(7),
         ev.RecompileLimitHit(
             run_id="pid7",
             function="scale",
