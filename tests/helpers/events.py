@@ -1,4 +1,5 @@
-"""Events the tests build by hand, with the fields no test is about filled in."""
+"""Events the tests build by hand (dlcprof's, a profiler trace's), with the fields
+no test is about filled in."""
 
 from __future__ import annotations
 
@@ -27,3 +28,18 @@ RUN_STARTED: dict[str, Any] = dict(
 def run_started(**fields: Any) -> ev.RunStarted:
     """A run's start: ``fields`` over the defaults above (no shapes unless given)."""
     return ev.RunStarted(**{**RUN_STARTED, "shapes": [], **fields})
+
+
+def kineto_op(cat: str, name: str, ts: float, dur: float, tid: int, **args: Any) -> dict:
+    """One complete event ("ph": "X") of a torch.profiler (kineto) trace; a
+    ``tid`` under 100 is a host thread of pid 4242, else a device stream."""
+    return {
+        "ph": "X",
+        "cat": cat,
+        "name": name,
+        "pid": 4242 if tid < 100 else 0,
+        "tid": tid,
+        "ts": ts,
+        "dur": dur,
+        "args": args,
+    }

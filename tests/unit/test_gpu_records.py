@@ -13,7 +13,7 @@ import time
 import types
 
 import pytest
-from helpers.events import run_started
+from helpers.events import kineto_op, run_started
 from helpers.paths import REPO
 
 from dlcprof import events as ev
@@ -62,25 +62,12 @@ def test_partition_functions_hold_the_launches_in_call_order(fixture):
 # event, and every kernel of the graph carrying its correlation id.
 
 
-def _x(cat: str, name: str, ts: float, dur: float, tid: int, **args):  # type: ignore[no-untyped-def]
-    return {
-        "ph": "X",
-        "cat": cat,
-        "name": name,
-        "pid": 4242 if tid < 100 else 0,
-        "tid": tid,
-        "ts": ts,
-        "dur": dur,
-        "args": args,
-    }
-
-
 REPLAY_TRACE = {
     "traceEvents": [
         # Our range around a launch left in call() (not capturable), then a replay.
-        _x("user_annotation", "dlcprof:0:1", 99.0, 9.0, 1),
-        _x("cuda_runtime", "cudaLaunchKernel", 102.0, 3.0, 1, cbid=211, correlation=501),
-        _x(
+        kineto_op("user_annotation", "dlcprof:0:1", 99.0, 9.0, 1),
+        kineto_op("cuda_runtime", "cudaLaunchKernel", 102.0, 3.0, 1, cbid=211, correlation=501),
+        kineto_op(
             "kernel",
             "triton_poi_fused_add_relu_1",
             110.0,
@@ -90,9 +77,11 @@ REPLAY_TRACE = {
             stream=7,
             correlation=501,
         ),
-        _x("cuda_runtime", "cudaGraphLaunch", 120.0, 8.0, 1, cbid=311, correlation=502),
-        _x("kernel", "triton_poi_fused_sin_0", 130.0, 2.0, 7, device=0, stream=7, correlation=502),
-        _x(
+        kineto_op("cuda_runtime", "cudaGraphLaunch", 120.0, 8.0, 1, cbid=311, correlation=502),
+        kineto_op(
+            "kernel", "triton_poi_fused_sin_0", 130.0, 2.0, 7, device=0, stream=7, correlation=502
+        ),
+        kineto_op(
             "kernel",
             "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32",
             133.0,
@@ -102,9 +91,11 @@ REPLAY_TRACE = {
             stream=7,
             correlation=502,
         ),
-        _x("cuda_runtime", "cudaGraphLaunch", 170.0, 8.0, 1, cbid=311, correlation=503),
-        _x("kernel", "triton_poi_fused_sin_0", 180.0, 2.0, 7, device=0, stream=7, correlation=503),
-        _x(
+        kineto_op("cuda_runtime", "cudaGraphLaunch", 170.0, 8.0, 1, cbid=311, correlation=503),
+        kineto_op(
+            "kernel", "triton_poi_fused_sin_0", 180.0, 2.0, 7, device=0, stream=7, correlation=503
+        ),
+        kineto_op(
             "kernel",
             "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32",
             183.0,

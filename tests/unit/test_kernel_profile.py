@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers.events import run_started
+from helpers.events import kineto_op, run_started
 from helpers.paths import FIXTURES
 
 from dlcprof import events as ev
@@ -302,26 +302,13 @@ def test_no_profile_says_why_in_every_figure():
 # a real one on a GPU box into tests/fixtures/gpu/.
 
 
-def _x(cat: str, name: str, ts: float, dur: float, tid: int, **args) -> dict:  # type: ignore[no-untyped-def]
-    return {
-        "ph": "X",
-        "cat": cat,
-        "name": name,
-        "pid": 4242 if tid < 100 else 0,
-        "tid": tid,
-        "ts": ts,
-        "dur": dur,
-        "args": args,
-    }
-
-
 CONSTRUCTED_TRACE = {
     "schemaVersion": 1,
     "traceEvents": [
-        _x("cpu_op", "aten::mm", 100.0, 6.0, 1, **{"External id": 7}),
-        _x("user_annotation", "dlcprof:0:0", 99.0, 9.0, 1, **{"External id": 6}),
-        _x("cuda_runtime", "cudaLaunchKernel", 102.0, 3.0, 1, cbid=211, correlation=501),
-        _x(
+        kineto_op("cpu_op", "aten::mm", 100.0, 6.0, 1, **{"External id": 7}),
+        kineto_op("user_annotation", "dlcprof:0:0", 99.0, 9.0, 1, **{"External id": 6}),
+        kineto_op("cuda_runtime", "cudaLaunchKernel", 102.0, 3.0, 1, cbid=211, correlation=501),
+        kineto_op(
             "kernel",
             "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32",
             110.0,
@@ -333,9 +320,9 @@ CONSTRUCTED_TRACE = {
             grid=[8, 1, 1],
             block=[128, 1, 1],
         ),
-        _x("user_annotation", "dlcprof:0:1", 120.0, 5.0, 1, **{"External id": 8}),
-        _x("cuda_driver", "cuLaunchKernel", 121.0, 2.0, 1, cbid=307, correlation=502),
-        _x(
+        kineto_op("user_annotation", "dlcprof:0:1", 120.0, 5.0, 1, **{"External id": 8}),
+        kineto_op("cuda_driver", "cuLaunchKernel", 121.0, 2.0, 1, cbid=307, correlation=502),
+        kineto_op(
             "kernel",
             "triton_poi_fused_add_relu_1",
             151.0,
@@ -347,10 +334,14 @@ CONSTRUCTED_TRACE = {
             grid=[64, 1, 1],
             block=[128, 1, 1],
         ),
-        _x("gpu_user_annotation", "dlcprof:0:1", 151.0, 4.5, 7),  # device-side copy: not counted
+        kineto_op(
+            "gpu_user_annotation", "dlcprof:0:1", 151.0, 4.5, 7
+        ),  # device-side copy: not counted
         # Launched outside every range (an allocator memset, say).
-        _x("cuda_runtime", "cudaMemsetAsync", 130.0, 1.0, 1, cbid=51, correlation=503),
-        _x("gpu_memset", "Memset (Device)", 160.0, 1.0, 7, device=0, stream=7, correlation=503),
+        kineto_op("cuda_runtime", "cudaMemsetAsync", 130.0, 1.0, 1, cbid=51, correlation=503),
+        kineto_op(
+            "gpu_memset", "Memset (Device)", 160.0, 1.0, 7, device=0, stream=7, correlation=503
+        ),
         {"ph": "s", "id": 501, "pid": 4242, "tid": 1, "ts": 102.0, "cat": "ac2g", "name": "ac2g"},
         {"name": "Record Window End", "ph": "i", "s": "g", "pid": "", "tid": "", "ts": 200.0},
     ],
