@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from dlcprof.figures.check.budgets import Budgets
-from dlcprof.figures.check.findings import Finding, findings_of
-from dlcprof.session import Session
-
+# Loaded into every pytest run where dlcprof is installed: what a test that
+# uses the plugin needs is imported when one does.
 if TYPE_CHECKING:
+    from dlcprof.figures.check.findings import Finding
+    from dlcprof.session import Session
     from dlcprof.worker.pytest_plugin.host import Host
 
 MARKER = "compile_budget"
@@ -68,16 +68,16 @@ class Watcher:
         self.report: Path | None = config.getoption("dlcprof_report")
         baseline: Path | None = config.getoption("dlcprof_baseline")
         self.baseline: Session | None = _load(baseline) if baseline is not None else None
-        self.session = Session()
         self._host: Host | None = None
         self.t0 = time.time()
         self.failed: set[str] = set()  # the watched tests whose report failed
 
     def host(self) -> Host:
         if self._host is None:
+            from dlcprof.session import Session
             from dlcprof.worker.pytest_plugin.host import Host
 
-            self._host = Host(self.session)
+            self._host = Host(Session())
             self._host.program(started=True)
         return self._host
 
@@ -111,14 +111,16 @@ class Watcher:
     def judge(self, run_id: str, marker: pytest.Mark | None) -> str:
         """The failure text of test ``run_id``, "" when it is within its budget."""
         from dlcprof.figures.check import verdict as fv
+        from dlcprof.figures.check.budgets import Budgets
 
         assert self._host is not None
         self._host.flush()
         budgets = Budgets(**_budgets(marker)) if marker is not None else Budgets()
-        run = self.session.runs.get(run_id)
+        session = self._host.session
+        run = session.runs.get(run_id)
         if run is None:
             return ""
-        v = fv.judge_session(self.session, budgets, self.baseline, runs=[run])
+        v = fv.judge_session(session, budgets, self.baseline, runs=[run])
         if v.passed:
             return ""
         lines = [fv.summary(v, "dlcprof compile budget", "test")]
@@ -129,12 +131,12 @@ class Watcher:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: Any) -> Iterator[Any]:
         report = yield
-        if self._host is not None and item.nodeid in self.session.runs and report.failed:
+        if self._host is not None and item.nodeid in self._host.session.runs and report.failed:
             self.failed.add(item.nodeid)
         return report
 
     def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
-        run = self.session.runs.get(nodeid)
+        run = self._host.session.runs.get(nodeid) if self._host is not None else None
         if self._host is not None and run is not None and run.live:
             self._host.finish(nodeid, "error" if nodeid in self.failed else "ok")
 
@@ -156,8 +158,8 @@ class Watcher:
             else self.report
         )
         try:
-            folder = save_session(self.session, target)
-            said = f"dlcprof: {len(self.session.runs)} tests saved to {folder}"
+            folder = save_session(host.session, target)
+            said = f"dlcprof: {len(host.session.runs)} tests saved to {folder}"
         except ReportError as e:
             said = f"dlcprof: --dlcprof-report: {e}"
         terminal = session.config.pluginmanager.get_plugin("terminalreporter")
@@ -193,9 +195,11 @@ class CompileWatch:
         self._watcher, self._run_id = watcher, run_id
 
     def _found(self, kind: str) -> list[Finding]:
+        from dlcprof.figures.check.findings import findings_of
+
         host = self._watcher.host()
         host.flush()
-        run = self._watcher.session.runs.get(self._run_id)
+        run = host.session.runs.get(self._run_id)
         return findings_of(run)[kind] if run is not None else []
 
     @property
