@@ -191,13 +191,18 @@ class Node:
     program_exit: ev.ProgramExited | None = None
 
 
+def script_name(p: ev.ProcessAttached) -> str:
+    """The script an attached process runs: "train.py"."""
+    script = next((a for a in p.argv if a and not a.startswith("-")), "") or "python"
+    return script.rsplit("/", 1)[-1]
+
+
 def process_label(p: ev.ProcessAttached | None) -> str:
     """An attached process as people know it: "train.py (pid 4242, rank 1)"."""
     if p is None:
         return ""
-    script = next((a for a in p.argv if a and not a.startswith("-")), "") or "python"
     rank = f", rank {p.rank}" if p.rank is not None else ""
-    return f"{script.rsplit('/', 1)[-1]} (pid {p.pid}{rank})"
+    return f"{script_name(p)} (pid {p.pid}{rank})"
 
 
 class Session:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dlcprof.session import Run, Session, process_label
+from dlcprof.session import Run, Session, script_name
 
 
 def session_origin(session: Session) -> float | None:
@@ -55,7 +55,7 @@ def workload_title(session: Session) -> str:
 def _title_name(run: Run) -> str:
     if run.workload or run.target or run.process is None:
         return run.name
-    return process_label(run.process).split(" (pid ", 1)[0]
+    return script_name(run.process)
 
 
 def latest_benchmarked(session: Session) -> Run | None:
