@@ -18,6 +18,8 @@ SOCKET_ENV = "DLCPROF_ATTACH_SOCKET"
 # The folder that holds the dlcprof package, so the bootstrap imports exactly
 # this dlcprof without putting a site-packages folder on the program's path.
 ROOT_ENV = "DLCPROF_ATTACH_ROOT"
+# The folder for torch's raw trace of each process (a worker's run's too).
+RAW_TRACE_DIR_ENV = "DLCPROF_RAW_TRACE_DIR"
 # Set by --eager-baseline: the bootstrap makes torch.compile run eager.
 EAGER_ENV = "DLCPROF_ATTACH_EAGER"
 # Set in both runs of --eager-baseline: each call of what torch.compile returned

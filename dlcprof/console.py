@@ -37,7 +37,7 @@ from dlcprof.figures.job import ddp as fddp
 from dlcprof.figures.job import divergence as fdiv
 from dlcprof.figures.job import program as fprog
 from dlcprof.figures.runs import run_label
-from dlcprof.session import Compile, Run, Session
+from dlcprof.session import Run, Session
 from dlcprof.tables import (
     autotune_table,
     cudagraphs_table,
@@ -181,18 +181,13 @@ def phases_table(run: Run) -> Table:
         t.add_row(label, *(fp.key_phase_words(keys[i]) for keys in rows))
     t.add_row("cache", *((fc.compile_cache(run, c) or text.NA) for c in compiles))
     if any(c.cpu is not None for c in compiles):
-        t.add_row("CPU (process + compiler subprocesses)", *(_cpu(c, "cpu_s") for c in compiles))
-        t.add_row("  of it: compiler subprocesses", *(_cpu(c, "compilers_s") for c in compiles))
-        t.add_row("compile workers' CPU (apart)", *(_cpu(c, "workers_s") for c in compiles))
+        cells = [fp.cpu_cells(c) for c in compiles]
+        for i, (label, _) in enumerate(fp.CPU_PARTS):
+            t.add_row(label, *(x[i] for x in cells))
     if any(fp.summed(c) for c in compiles):
         t.caption = fp.SUMMED_NOTE[0].upper() + fp.SUMMED_NOTE[1:] + ": compare the wall row."
         t.caption_justify = "left"
     return t
-
-
-def _cpu(c: Compile, field: str) -> str:
-    seconds = getattr(c.cpu, field, None) if c.cpu is not None else None
-    return text.secs(seconds) if seconds is not None else text.NA
 
 
 def kernels_table(run: Run, fit: bool = True) -> Table:

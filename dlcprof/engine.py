@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlcprof import events as ev
-from dlcprof.attach.program import AttachedProgram
+from dlcprof.attach.program import AttachedProgram, start_program
 from dlcprof.monitors.process import Monitor, ProcessMonitors, monitors_on
 from dlcprof.runner import DEFAULT_IDLE_TIMEOUT_S, WorkerProcess
 from dlcprof.session import Session
@@ -228,7 +228,7 @@ class Engine:
     """What the TUI's controllers work with: real ones by default, scripted in tests."""
 
     live_run: Callable[..., LiveRun] = LiveRun
-    program: Callable[..., AttachedProgram] = AttachedProgram  # an attached program, spawned
+    program: Callable[..., AttachedProgram] = start_program  # an attached program, launched
     standby: Callable[[], Standby] = Standby
     save: Callable[[Session, Path | None], Path] = save_report
     elsewhere: Callable[[Session], Path] = elsewhere

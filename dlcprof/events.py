@@ -599,8 +599,6 @@ class ProfileSaved(Event):
     run_id: str | None = None
 
 
-# The folder the parent gives a worker for torch's raw trace of each run.
-RAW_TRACE_DIR_ENV = "DLCPROF_RAW_TRACE_DIR"
 # How torch names a rank's raw trace (TORCH_TRACE, torch/_logging/_internal.py):
 # this prefix, the rank, "_", a random part, ".log"; tlparse --all-ranks-html
 # finds the ranks by it.

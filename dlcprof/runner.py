@@ -26,6 +26,7 @@ from pathlib import Path
 
 from dlcprof import events as ev
 from dlcprof import scratch
+from dlcprof.attach_contract import RAW_TRACE_DIR_ENV
 from dlcprof.bounded_output import BoundedOutput
 from dlcprof.settings import RunSettings
 
@@ -71,7 +72,7 @@ class WorkerProcess:
         self._cache_dirs = cache_env(cache)
         child_env.update(self._cache_dirs)
         # torch's raw trace of each run (for tlparse), kept for the report folder.
-        child_env.setdefault(ev.RAW_TRACE_DIR_ENV, str(scratch.folder()))
+        child_env.setdefault(RAW_TRACE_DIR_ENV, str(scratch.folder()))
         # The worker must import this same dlcprof, also when run from a checkout.
         root = str(Path(__file__).resolve().parent.parent)
         child_env["PYTHONPATH"] = os.pathsep.join(

@@ -1,15 +1,10 @@
-"""dlcprof's side of an attached program: spawn the user's command with the
-bootstrap in its environment, take the event streams of its processes, and
-pass stop signals on.
-
-The command runs in a process group of its own. On a terminal that group is
-made the foreground one, as a shell does: Ctrl-C and the terminal's stdin
-reach the program as they would without dlcprof. SIGINT, SIGTERM and SIGHUP
-sent to dlcprof itself are passed on to the program's group; dlcprof waits
-for the program and exits with its status. Processes of the program's tree
-that outlive a stop (torchrun's ranks run in sessions of their own: see
-tree.py) are ended after it. If dlcprof dies, the program runs on: its stdout
-and stderr are its own (headless), and each probe goes quiet.
+"""dlcprof's side of an attached program, once launched (``launch.py``: its
+process group, the terminal, the stop signals passed on): take the event
+streams of its processes, watch them (monitors/program.py), and say how it
+ended; dlcprof waits for the program and exits with its status. Processes of
+the program's tree that outlive a stop (torchrun's ranks run in sessions of
+their own: see tree.py) are ended after it. If dlcprof dies, the program runs
+on: its stdout and stderr are its own (headless), and each probe goes quiet.
 
 Every stream is one process (``ProcessAttached`` first); each event read from
 it is stamped with that process's run id (a process cannot write into
@@ -26,27 +21,16 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from dlcprof import events as ev
-from dlcprof import scratch
+from dlcprof.attach.launch import Launch
 from dlcprof.attach.tree import Tree
-from dlcprof.attach_contract import (
-    BOOTSTRAP_DIR,
-    EAGER_ENV,
-    PACKAGE_ROOT,
-    ROOT_ENV,
-    SOCKET_ENV,
-    STEPS_ENV,
-)
 from dlcprof.bounded_output import BoundedOutput
 from dlcprof.monitors.program import ProgramMonitors
-from dlcprof.signals import SIGNALS
 
 if TYPE_CHECKING:
     from dlcprof.session import Session
@@ -63,31 +47,6 @@ TREE_S = 0.5  # how often the program's process tree is read while it runs
 _READ = 1 << 16
 
 
-class CommandError(Exception):
-    """The command cannot be started: one line and a shell's exit status."""
-
-    def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-
-
-def check_command(argv: Sequence[str], env: dict[str, str] | None = None) -> str:
-    """The executable ``argv[0]`` names, or CommandError as a shell words it
-    (127: not found, 126: found but cannot be executed)."""
-    if not argv:
-        raise CommandError("no command after '--' (dlcprof run -- python train.py)", 2)
-    name = argv[0]
-    path = name if os.sep in name else shutil.which(name, path=(env or os.environ).get("PATH"))
-    if path is None or not os.path.exists(path):
-        what = "command not found" if os.sep not in name else "No such file or directory"
-        raise CommandError(f"{name}: {what}", 127)
-    if os.path.isdir(path):
-        raise CommandError(f"{name}: Is a directory", 126)
-    if not os.access(path, os.X_OK):
-        raise CommandError(f"{name}: Permission denied", 126)
-    return path
-
-
 def exit_status(returncode: int) -> int:
     """The status a shell reports: 128 + N for a program ended by signal N."""
     return 128 - returncode if returncode < 0 else returncode
@@ -100,91 +59,38 @@ def exit_code(session: Session) -> int:
     return exit_status(end.returncode or 0) if end is not None else 1
 
 
+def start_program(
+    argv: Sequence[str],
+    emit: Emit,
+    output: str = "inherit",
+    eager: bool = False,
+    raw_trace: bool = True,
+    hotspots: bool = True,
+    steps: bool = False,
+) -> AttachedProgram:
+    """Launch ``argv`` (launch.py: CommandError when it cannot run) and follow it."""
+    launched = Launch(argv, output=output, eager=eager, raw_trace=raw_trace, steps=steps)
+    return AttachedProgram(launched, emit, hotspots=hotspots)
+
+
 class AttachedProgram:
-    """The user's command, running, and the events of its processes.
+    """The user's command, launched (``launch.py``), and the events of its
+    processes. ``hotspots``: py-spy on each compiling process
+    (monitors/program.py, with the device sampler)."""
 
-    ``raw_trace``: the processes write torch's raw trace (for --report, a save).
-    ``output``: "inherit" (headless: the terminal's stdin, stdout and stderr)
-    or "capture" (the TUI: stdin from /dev/null; stdout and stderr go to files
-    in ``output_dir`` and become LogEmitted events). ``hotspots``: py-spy on
-    each compiling process (monitors/program.py, with the device sampler)."""
-
-    def __init__(
-        self,
-        argv: Sequence[str],
-        emit: Emit,
-        output: str = "inherit",
-        eager: bool = False,
-        raw_trace: bool = True,
-        hotspots: bool = True,
-        steps: bool = False,
-    ) -> None:
-        self.argv = list(argv)
+    def __init__(self, launched: Launch, emit: Emit, hotspots: bool = True) -> None:
+        self.launched = launched
+        self.argv = launched.argv
+        self.proc = launched.proc
+        self.eager = launched.eager
+        self.output_dir = launched.output_dir
         self.emit = emit
         self.monitors = ProgramMonitors(emit, hotspots=hotspots)
-        self.output = output
-        self.eager = eager
-        env = dict(os.environ)
-        executable = check_command(self.argv, env)
-        folder = scratch.new_folder("attach")  # mkdtemp: 0700, only we can connect
-        self.socket_path = str(folder / "events.sock")
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._listener.bind(self.socket_path)
-        self._listener.listen(64)
-        self._listener.setblocking(False)
-        env[SOCKET_ENV] = self.socket_path
-        env[ROOT_ENV] = str(PACKAGE_ROOT)
-        if raw_trace:  # torch's raw trace, for a report folder (tlparse): costs CPU
-            env[ev.RAW_TRACE_DIR_ENV] = str(scratch.new_folder("traces"))
-        else:
-            env.pop(ev.RAW_TRACE_DIR_ENV, None)
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(BOOTSTRAP_DIR), env.get("PYTHONPATH", "")) if p
-        )
-        for name, on in ((EAGER_ENV, eager), (STEPS_ENV, steps)):
-            if on:
-                env[name] = "1"
-            else:
-                env.pop(name, None)
-        self.started = time.monotonic()
-        self.stopped_by: str | None = None
-        self.stopped_t: float | None = None
         self.detached = False
-        self._foreground = False
-        capture = output == "capture"
-        # Captured output goes to files, not pipes: a detached program writes on
-        # after dlcprof exits (a pipe would break under it), and the folder stays.
-        self.output_dir: Path | None = None
-        self._outputs: list[tuple[BinaryIO, BoundedOutput]] = []
-        files: dict[str, BinaryIO] = {}
-        if capture:
-            self.output_dir = Path(tempfile.mkdtemp(prefix="dlcprof-program-"))
-            for name in ("stdout", "stderr"):
-                path = self.output_dir / f"{name}.log"
-                files[name] = path.open("wb")
-                self._outputs.append((path.open("rb"), BoundedOutput(name)))
-        try:
-            self.proc = subprocess.Popen(
-                self.argv,
-                executable=executable,
-                env=env,
-                process_group=0,
-                stdin=subprocess.DEVNULL if capture else None,
-                stdout=files.get("stdout"),
-                stderr=files.get("stderr"),
-            )
-        except OSError as e:
-            self._listener.close()
-            code = 127 if isinstance(e, FileNotFoundError) else 126
-            raise CommandError(f"{self.argv[0]}: {e.strerror or e}", code) from None
-        finally:
-            for f in files.values():
-                f.close()
+        self._outputs = [(f, BoundedOutput(name)) for name, f in launched.captured]
         self._tree = Tree(self.proc.pid)
-        if not capture:
-            self._take_terminal()
         self.emit(
-            ev.ProgramStarted(argv=self.argv, cwd=os.getcwd(), pid=self.proc.pid, eager=eager)
+            ev.ProgramStarted(argv=self.argv, cwd=os.getcwd(), pid=self.proc.pid, eager=self.eager)
         )
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._pump, name="dlcprof-attach", daemon=True)
@@ -194,35 +100,13 @@ class AttachedProgram:
     def pid(self) -> int:
         return self.proc.pid
 
-    # --- the terminal -------------------------------------------------------------
-
-    def _take_terminal(self) -> None:
-        """On a terminal, make the program's group the foreground one (as a
-        shell does), so Ctrl-C and stdin are the program's."""
-        try:
-            if not os.isatty(0) or os.tcgetpgrp(0) != os.getpgrp():
-                return
-            with _no_sigttou():
-                os.tcsetpgrp(0, self.proc.pid)
-            self._foreground = True
-            os.killpg(self.proc.pid, signal.SIGCONT)  # had it read stdin before: it stopped
-        except OSError:
-            pass
-
-    def _give_back_terminal(self) -> None:
-        if self._foreground:
-            self._foreground = False
-            with contextlib.suppress(OSError), _no_sigttou():
-                os.tcsetpgrp(0, os.getpgrp())
-
-    # --- signals ------------------------------------------------------------------
+    @property
+    def stopped_by(self) -> str | None:
+        return self.launched.stopped_by
 
     def forward(self, signum: int, said: str | None = None) -> None:
         """Pass a stop signal on to the program's group, as a terminal would."""
-        self.stopped_by = self.stopped_by or said or signal.Signals(signum).name
-        self.stopped_t = self.stopped_t or ev.now()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signum)
+        self.launched.forward(signum, said)
 
     def stop(self, grace_s: float = STOP_GRACE_S) -> None:
         """Stop the program (the TUI's stop): SIGINT, then SIGTERM, then SIGKILL,
@@ -256,7 +140,7 @@ class AttachedProgram:
 
     def _pump(self) -> None:
         sel = selectors.DefaultSelector()
-        sel.register(self._listener, selectors.EVENT_READ, "listen")
+        sel.register(self.launched.listener, selectors.EVENT_READ, "listen")
         pidfd = _pidfd(self.proc.pid)  # wakes the select when the program ends
         if pidfd is not None:
             sel.register(pidfd, selectors.EVENT_READ, "ended")
@@ -293,8 +177,8 @@ class AttachedProgram:
             sel.close()
             if pidfd is not None:
                 os.close(pidfd)
-            self._listener.close()
-            self._give_back_terminal()
+            self.launched.listener.close()
+            self.launched.give_back_terminal()
             self.monitors.close()  # py-spy stops with the program or the detach
             self.emit(self._exited())
             if not self.detached and self.output_dir is not None:
@@ -323,7 +207,7 @@ class AttachedProgram:
     def _accept(self, sel: selectors.BaseSelector) -> None:
         while True:
             try:
-                conn, _ = self._listener.accept()
+                conn, _ = self.launched.listener.accept()
             except OSError:  # none waiting (EAGAIN), or the listener is closing
                 return
             conn.setblocking(False)
@@ -341,7 +225,7 @@ class AttachedProgram:
                 f.close()
 
     def _exited(self) -> ev.ProgramExited:
-        wall = time.monotonic() - self.started
+        wall = time.monotonic() - self.launched.started
         rc = self.proc.poll()
         if rc is None:
             where = f", its output goes to {self.output_dir}" if self.output_dir else ""
@@ -352,7 +236,7 @@ class AttachedProgram:
                 detached=True,
                 message=f"dlcprof detached; the program (pid {self.pid}) runs on{where}",
                 stopped_by=self.stopped_by,
-                stopped_t=self.stopped_t,
+                stopped_t=self.launched.stopped_t,
                 eager=self.eager,
             )
         sig = signal.Signals(-rc).name if rc < 0 else None
@@ -365,7 +249,7 @@ class AttachedProgram:
             wall_s=wall,
             message=message,
             stopped_by=self.stopped_by,
-            stopped_t=self.stopped_t,
+            stopped_t=self.launched.stopped_t,
             eager=self.eager,
         )
 
@@ -461,41 +345,3 @@ def _pidfd(pid: int) -> int | None:
         return os.pidfd_open(pid)
     except (AttributeError, OSError):
         return None
-
-
-@contextlib.contextmanager
-def _no_sigttou() -> Iterator[None]:
-    """tcsetpgrp from a background group raises SIGTTOU unless it is blocked
-    (blocked in this thread only: the pump thread gives the terminal back)."""
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTTOU})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
-@contextlib.contextmanager
-def forwarding_signals(
-    program_ref: list[AttachedProgram], said: Callable[[int], str]
-) -> Iterator[list[int]]:
-    """Within: SIGINT, SIGTERM and SIGHUP sent to dlcprof go to the program's
-    group (each one, every time); the yielded list notes them."""
-    arrived: list[int] = []
-
-    def handler(signum: int, frame: object) -> None:
-        arrived.append(signum)
-        if program_ref:
-            program_ref[0].forward(signum, said(signum))
-
-    previous = {}
-    for sig in SIGNALS:
-        with contextlib.suppress(ValueError, OSError):
-            # An ignored signal (nohup, a background job's SIGINT) stays ignored:
-            # the program inherits that, as it would without dlcprof.
-            if signal.getsignal(sig) is not signal.SIG_IGN:
-                previous[sig] = signal.signal(sig, handler)
-    try:
-        yield arrived
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)

@@ -9,23 +9,19 @@ The parsers are in ``parser.py``; each family of commands has its module:
 ``run.py`` (run, try), ``paper.py``, ``tui.py`` (tui, replay), ``attach.py``
 (``-- CMD``), ``check.py`` (``check -- CMD``), ``reports.py`` (report, compare,
 merge, import), ``info.py`` (list, doctor); ``headless.py`` follows a run or a
-program without the TUI.
+program without the TUI. A command's module is imported only when it runs:
+``dlcprof run -- CMD`` starts the program before the rest of dlcprof loads.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 from dlcprof.cli.attach import run_attached
-from dlcprof.cli.info import cmd_doctor, cmd_list
 from dlcprof.cli.loading import LoadError
 from dlcprof.cli.output import EXIT_USAGE, error
-from dlcprof.cli.paper import cmd_paper
 from dlcprof.cli.parser import UsageError, build_parser, check_parser
-from dlcprof.cli.reports import cmd_compare, cmd_import, cmd_merge, cmd_report
-from dlcprof.cli.run import cmd_run, cmd_try
-from dlcprof.cli.serve import cmd_serve
-from dlcprof.cli.tui import cmd_replay, cmd_tui
 from dlcprof.settings import SettingsError
 
 
@@ -55,23 +51,25 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(
                 f"unrecognized arguments: {' '.join(extra)} (see 'dlcprof {args.command} --help')"
             )
-        return COMMANDS[args.command](args)
+        module, function = COMMANDS[args.command]
+        return getattr(importlib.import_module(f"dlcprof.cli.{module}"), function)(args)
     except (UsageError, SettingsError, LoadError) as e:
         error(str(e))
         return EXIT_USAGE
 
 
+# command -> (its module in dlcprof/cli/, its function)
 COMMANDS = {
-    "tui": cmd_tui,
-    "run": cmd_run,
-    "try": cmd_try,
-    "paper": cmd_paper,
-    "list": cmd_list,
-    "report": cmd_report,
-    "replay": cmd_replay,
-    "compare": cmd_compare,
-    "merge": cmd_merge,
-    "import": cmd_import,
-    "doctor": cmd_doctor,
-    "serve": cmd_serve,
+    "tui": ("tui", "cmd_tui"),
+    "run": ("run", "cmd_run"),
+    "try": ("run", "cmd_try"),
+    "paper": ("paper", "cmd_paper"),
+    "list": ("info", "cmd_list"),
+    "report": ("reports", "cmd_report"),
+    "replay": ("tui", "cmd_replay"),
+    "compare": ("reports", "cmd_compare"),
+    "merge": ("reports", "cmd_merge"),
+    "import": ("reports", "cmd_import"),
+    "doctor": ("info", "cmd_doctor"),
+    "serve": ("serve", "cmd_serve"),
 }

@@ -5,19 +5,16 @@ rule of a workload's run)."""
 from __future__ import annotations
 
 import argparse
-import queue
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from dlcprof import events as ev
-from dlcprof.cli.headless import Printer
-from dlcprof.cli.output import console, note, say, write_outputs
+from dlcprof.cli.output import console, import_writers, note, say, write_outputs
 from dlcprof.cli.parser import UsageError, attach_parser, attach_tui_parser
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from dlcprof.attach.program import AttachedProgram
+    from dlcprof.attach.launch import Launch
     from dlcprof.session import Session
 
 POLL_S = 0.2  # without an event: how often the ranks' divergences are looked at
@@ -59,46 +56,44 @@ def follow_program(
     """Run the user's command as it would run, its compiles followed live (on
     stderr), then its summary (``summary``) and ``then``'s exit status (for
     ``dlcprof run``: the report files written, the program's own status)."""
-    from dlcprof.attach.program import AttachedProgram, CommandError, forwarding_signals
-    from dlcprof.engine import follow
-    from dlcprof.session import Session
+    # Only what launching needs is imported before the program starts: every
+    # import before the launch is added to the program's wall time.
+    from dlcprof.attach.launch import CommandError, Launch, forwarding_signals
     from dlcprof.signals import Stopped
 
-    session = Session()
-    inbox: queue.Queue[ev.Event] = queue.Queue()
-    program: list[AttachedProgram] = []
-    printer: Printer | None = None
-    with forwarding_signals(program, lambda signum: Stopped(signum).said) as stops:
+    def launch(eager: bool) -> Launch:
+        raw_trace = args.report is not None
+        return Launch(command, eager=eager, steps=args.eager_baseline, raw_trace=raw_trace)
+
+    launched: list[Launch] = []
+    with forwarding_signals(launched, lambda signum: Stopped(signum).said) as stops:
+        try:
+            launched.append(launch(eager=False))
+        except CommandError as e:
+            note(f"dlcprof: {e}")
+            return e.exit_code
+        # The program runs: now what follows it.
+        import queue
+
+        from dlcprof import events as ev
+        from dlcprof.attach.program import AttachedProgram
+        from dlcprof.cli.headless import Printer
+        from dlcprof.console import DivergenceWatch, attach_line, program_summary
+        from dlcprof.engine import follow
+        from dlcprof.session import Session
+
+        session = Session()
+        inbox: queue.Queue[ev.Event] = queue.Queue()
+        printer = Printer(session, console(stderr=True), args.quiet, attach_line, DivergenceWatch())
+        import_writers(args)
         for eager in (False, True) if args.eager_baseline else (False,):
             if eager:
-                if stops or program[0].proc.returncode != 0:
+                if stops or launched[-1].proc.returncode != 0:
                     break  # stopped, or failed: no baseline to compare with
-                assert printer is not None  # the first run of the program started it
                 say(printer.out, "eager baseline: the same command, torch.compile forced eager…")
-            try:
-                program[:] = [
-                    AttachedProgram(
-                        command,
-                        inbox.put,
-                        output="inherit",
-                        eager=eager,
-                        steps=args.eager_baseline,
-                        raw_trace=args.report is not None,
-                        hotspots=args.hotspots,
-                    )
-                ]
-            except CommandError as e:
-                note(f"dlcprof: {e}")
-                return e.exit_code
-            if printer is None:  # Rich and the tables once the program runs: not to delay it
-                from dlcprof.console import DivergenceWatch, attach_line
-
-                out = console(stderr=True)  # stdout is the program's
-                printer = Printer(session, out, args.quiet, attach_line, DivergenceWatch())
+                launched.append(launch(eager=True))  # the same command: it was found before
+            AttachedProgram(launched[-1], inbox.put, hotspots=args.hotspots)
             follow(inbox, printer, ev.ProgramExited, poll_s=POLL_S)
-        from dlcprof.console import program_summary
-
-        assert printer is not None  # the program started, or this returned
         if summary:
             say(printer.out, program_summary(session))
         return then(session, printer.out)
@@ -107,7 +102,7 @@ def follow_program(
 def cmd_attach_tui(command: list[str], hotspots: bool = True, theme: str | None = None) -> int:
     """The TUI on the user's program; its controller (tui/attached.py) passes
     a stop signal on, saves after a detach, and gives the exit code."""
-    from dlcprof.attach.program import CommandError, check_command
+    from dlcprof.attach.launch import CommandError, check_command
     from dlcprof.cli.tui import run_app
     from dlcprof.tui.app import DlcprofApp
 

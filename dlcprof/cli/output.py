@@ -50,6 +50,14 @@ def error(message: str) -> None:
     note(f"dlcprof: error: {message}")
 
 
+def import_writers(args: argparse.Namespace) -> None:
+    """What ``write_outputs`` will need, imported while the program starts
+    (``import torch`` takes it seconds) instead of after it ended."""
+    if args.json is not None or args.report is not None:
+        import dlcprof.report.folder
+        import dlcprof.report.schema  # noqa: F401
+
+
 def write_outputs(session, args: argparse.Namespace) -> bool:
     """Write --json / --report. Where one cannot be written, say so in one line and
     write it to a fresh place under the temp folder instead: the session is not lost."""

@@ -395,6 +395,22 @@ def summed_words(c: Compile) -> str | None:
     return "; ".join(f"{k.label} {key_phase_words(k)}" for k in ks) if ks else None
 
 
+# Where a compile's CPU seconds ran: (label, CompileCpuMeasured field), a row
+# of the console's phases table (indented: part of the row above) and a column
+# of the reports' compiles table.
+CPU_PARTS = (
+    ("CPU (process + compiler subprocesses)", "cpu_s"),
+    ("  of it: compiler subprocesses", "compilers_s"),
+    ("compile workers' CPU (apart)", "workers_s"),
+)
+
+
+def cpu_cells(c: Compile) -> list[str]:
+    """``CPU_PARTS`` of one compile, each "n/a" where it was not measured."""
+    parts = [getattr(c.cpu, field, None) if c.cpu else None for _, field in CPU_PARTS]
+    return [text.secs(s) if s is not None else text.NA for s in parts]
+
+
 def cpu_words(c: Compile) -> str | None:
     """ "CPU 12.31 s: this process 4.10 s, compiler subprocesses 8.21 s; compile
     workers 0.52 s": where a compile's CPU seconds ran, in and outside Python

@@ -93,11 +93,12 @@ def _phases(r: RunModel, detail: int) -> list[str]:
             c.kernels,
             text.short(str(c.reason)) if c.reason else "—",
             c.failure or "—",
+            *(c.cpu if r.cpu_columns else []),
         ]
         for c in r.compiles
     ]
     head = ["compile", "wall", "cache", "ops", "guards", "kernels", "recompile reason", "failure"]
-    out += table(head, rows, "lrlrrrll") + [""]
+    out += table(head + r.cpu_columns, rows, "lrlrrrll" + "r" * len(r.cpu_columns)) + [""]
     for c in r.restarted if detail >= NO_SOURCES else []:
         out += [f"Dynamo restarted `{c.compile_id}`: {c.restarts_text}.", ""]
     return out

@@ -14,6 +14,7 @@ from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import observer as fo
 from dlcprof.figures import outcome as fout
+from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures import runs as fruns
 from dlcprof.figures.job import ddp as fddp
@@ -152,6 +153,15 @@ class RunModel:
     def scalars_text(self) -> str | None:
         names = [fr.scalar_name(d.source) for d in fr.symbolic_scalars(self.run)]
         return fr.scalars_made_symbols(names) if names else None
+
+    @property
+    def cpu_columns(self) -> list[str]:
+        """The compiles table's CPU columns: none where no compile's CPU was measured."""
+        return (
+            [label.strip() for label, _ in fp.CPU_PARTS]
+            if any(c.compile.cpu for c in self.compiles)
+            else []
+        )
 
     @property
     def restarted(self) -> list[rt.CompileRow]:

@@ -91,6 +91,7 @@ class CompileRow:
     record: ev.CompileFinished | None
     compile: Compile
     phases: list[tuple[ev.PhaseEnded, int]]  # with their depth (figures.phases.nest_phases)
+    cpu: list[str]  # figures.phases.CPU_PARTS ("n/a" each where not measured)
     restarts: fp.Restarts | None = None  # attempts Dynamo threw away
 
     @property
@@ -121,6 +122,7 @@ def compile_rows(run: Run) -> list[CompileRow]:
                 compile=c,
                 phases=fp.nest_phases(c.phases),
                 restarts=fp.restarts(c),
+                cpu=fp.cpu_cells(c),
             )
         )
     return out

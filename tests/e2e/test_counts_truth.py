@@ -221,9 +221,9 @@ def test_a_graph_timed_on_its_first_call_alone_says_so():
 
 @pytest.mark.slow
 def test_a_live_first_compile_counts_up():
-    """The real program under AttachedProgram: while its first compile runs, the
+    """The real program under dlcprof's AttachedProgram: while its first compile runs, the
     program's timeline counts that compile up to now."""
-    from dlcprof.attach.program import AttachedProgram
+    from dlcprof.attach.program import start_program
 
     session = Session()
     seen: list[tuple[float, str]] = []
@@ -236,7 +236,7 @@ def test_a_live_first_compile_counts_up():
             now = time.time()
             seen.append((now, fprog.timeline(session, runs[0], now).line))
 
-    program = AttachedProgram(
+    program = start_program(
         [sys.executable, str(NESTED)], emit, output="capture", hotspots=False, raw_trace=False
     )
     assert program.wait(300)

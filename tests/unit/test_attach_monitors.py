@@ -151,12 +151,12 @@ def test_the_monitors_are_imported_at_the_first_compile_not_before_the_program_s
 
 
 def test_no_hotspots_on_the_command_line_reaches_the_programs_monitors() -> None:
-    from dlcprof.attach.program import AttachedProgram
+    from dlcprof.attach.program import start_program
     from dlcprof.cli.parser import attach_parser
 
     assert attach_parser().parse_args([]).hotspots
     args = attach_parser().parse_args(["--no-hotspots"])
-    program = AttachedProgram(["true"], lambda e: None, output="capture", hotspots=args.hotspots)
+    program = start_program(["true"], lambda e: None, output="capture", hotspots=args.hotspots)
     assert program.wait(30)
     assert not program.monitors.hotspots and program.monitors.device
 

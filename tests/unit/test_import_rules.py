@@ -157,6 +157,27 @@ def test_loading_the_whole_ui_leaves_torch_unimported():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_an_attached_program_starts_before_the_rest_of_dlcprof_is_imported(tmp_path):
+    """Each import before the spawn is added to the program's wall time: at the
+    spawn, only the command line and attach/launch.py are loaded."""
+    seen = tmp_path / "modules"
+    code = (
+        "import subprocess, sys\n"
+        "spawn = subprocess.Popen.__init__\n"
+        "def spy(self, *a, **k):\n"
+        f"    open({str(seen)!r}, 'w').write(' '.join(sorted(sys.modules)))\n"
+        "    subprocess.Popen.__init__ = spawn\n"
+        "    spawn(self, *a, **k)\n"
+        "subprocess.Popen.__init__ = spy\n"
+        "from dlcprof.cli import main\n"
+        "sys.exit(main(['run', '--quiet', '--', 'true']))\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+    loaded = set(seen.read_text().split())
+    assert "dlcprof.attach.launch" in loaded
+    assert not loaded & {"dlcprof.events", "dlcprof.session", "dlcprof.engine", "rich", "psutil"}
+
+
 def test_loading_the_worker_leaves_textual_unimported():
     code = "import sys, dlcprof.worker.run; assert 'textual' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)

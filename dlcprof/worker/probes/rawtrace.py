@@ -25,6 +25,7 @@ import tempfile
 from collections.abc import Callable
 
 from dlcprof import events as ev
+from dlcprof.attach_contract import RAW_TRACE_DIR_ENV
 from dlcprof.worker.probes import ProbeNotes
 
 PROBE = "raw_trace"
@@ -59,7 +60,7 @@ def install(
     """Start writing ``<dir>/<run_id>.log`` (``rank``: torch's per-rank name);
     the returned function closes it and emits ``TraceSaved``. None when there
     is no folder or no trace logger."""
-    directory = directory or os.environ.get(ev.RAW_TRACE_DIR_ENV)
+    directory = directory or os.environ.get(RAW_TRACE_DIR_ENV)
     if not directory:
         return None
     try:
