@@ -49,7 +49,7 @@ def test_console_rows_and_report_columns_agree() -> None:
     assert row.endswith("| 12.31 s | 8.21 s | n/a |")
 
     html = render_html(build_model(s))
-    assert "<th class=\"n\">of it: compiler subprocesses</th>" in html
+    assert '<th class="n">of it: compiler subprocesses</th>' in html
     cells = re.findall(r'<td class="n">([^<]*)</td>', html)
     assert ["12.31 s", "8.21 s", "n/a"] == cells[cells.index("12.31 s") :][:3]
 
