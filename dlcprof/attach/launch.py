@@ -11,6 +11,7 @@ the started program's events.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import shutil
@@ -61,6 +62,30 @@ def check_command(argv: Sequence[str], env: dict[str, str] | None = None) -> str
     return path
 
 
+# sockaddr_un's sun_path on Linux: 108 bytes, its closing NUL included.
+SOCKET_PATH_MAX = 107
+
+
+def _socket_path() -> str:
+    """Where the event socket is bound, in a folder only we can enter (mkdtemp:
+    0700): the scratch folder, or /tmp where TMPDIR is too deep for a socket's
+    path (a cluster job's scratch folder often is)."""
+    path = str(scratch.new_folder("attach") / "events.sock")
+    if len(os.fsencode(path)) <= SOCKET_PATH_MAX:
+        return path
+    try:
+        folder = tempfile.mkdtemp(prefix="dlcprof-attach-", dir="/tmp")
+    except OSError as e:
+        raise CommandError(
+            f"TMPDIR is too deep for the program's event socket ({len(path)} characters, "
+            f"at most {SOCKET_PATH_MAX}) and /tmp cannot be used ({e.strerror or e}): "
+            "set TMPDIR to a shorter folder",
+            2,
+        ) from None
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return os.path.join(folder, "events.sock")
+
+
 class Launch:
     """The command, running. ``output``: "inherit" (headless: the terminal's
     stdin, stdout and stderr) or "capture" (the TUI: stdin from /dev/null;
@@ -79,8 +104,7 @@ class Launch:
         self.eager = eager
         env = dict(os.environ)
         executable = check_command(self.argv, env)
-        folder = scratch.new_folder("attach")  # mkdtemp: 0700, only we can connect
-        self.socket_path = str(folder / "events.sock")
+        self.socket_path = _socket_path()
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(self.socket_path)
         self.listener.listen(64)

@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -288,6 +289,24 @@ def test_command_that_cannot_run(tmp_path, command, code, said):
     assert out.stderr.strip() == f"dlcprof: {said}"
 
 
+def test_a_tmpdir_too_deep_for_a_socket_path(tmp_path):
+    """A cluster job's TMPDIR can be longer than a socket's path may be (107
+    bytes): the event socket goes to /tmp instead, and is removed after."""
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    said = "import os; print(os.environ['DLCPROF_ATTACH_SOCKET'])"
+    out = subprocess.run(
+        [sys.executable, "-m", "dlcprof.cli", "run", "--quiet", "--", sys.executable, "-c", said],
+        env={**os.environ, "TMPDIR": str(deep)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    path = Path(out.stdout.strip())
+    assert path.parent.parent == Path("/tmp") and not path.parent.exists()
+
+
 def _event() -> ev.Event:
     return ev.PhaseStarted(run_id="r", compile_id="0/0", name="dynamo", thread=1)
 
@@ -298,11 +317,18 @@ def test_channel_goes_quiet_when_dlcprof_is_gone(tmp_path):
     assert channel.quiet
 
 
-def test_channel_holds_events_until_a_compile_and_bounds_its_buffer(tmp_path, monkeypatch):
+@pytest.fixture
+def short_tmp():
+    """A folder whose path leaves room for a socket's (107 bytes): tmp_path may not."""
+    with tempfile.TemporaryDirectory(dir="/tmp") as folder:
+        yield Path(folder)
+
+
+def test_channel_holds_events_until_a_compile_and_bounds_its_buffer(short_tmp, monkeypatch):
     from dlcprof.worker.attached import channel as channel_module
 
     monkeypatch.setattr(channel_module, "BUFFER_BYTES", 4096)
-    path = str(tmp_path / "s.sock")
+    path = str(short_tmp / "s.sock")
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen(1)
