@@ -87,7 +87,7 @@ def test_stacked_blocks_regional_advice_is_tried_and_measured(tmp_path):
     assert tried[0].measured_before_s > 0 and tried[0].measured_after_s > 0, tried[0]
     report = json.loads(path.read_text())
     error = report["advice"]["tried"][0]["prediction_error"]
-    assert error == pytest.approx(abs(predicted - measured) / measured)
+    assert error == pytest.approx(abs(predicted - measured) / abs(measured))
 
 
 def test_variable_length_static_sweep_gets_mark_dynamic_on_x_dim_1(tmp_path):
