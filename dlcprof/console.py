@@ -184,8 +184,11 @@ def phases_table(run: Run) -> Table:
         cells = [fp.cpu_cells(c) for c in compiles]
         for i, (label, _) in enumerate(fp.CPU_PARTS):
             t.add_row(label, *(x[i] for x in cells))
+    notes = [fp.cpu_note(compiles)]
     if any(fp.summed(c) for c in compiles):
-        t.caption = fp.SUMMED_NOTE[0].upper() + fp.SUMMED_NOTE[1:] + ": compare the wall row."
+        notes.append(fp.SUMMED_NOTE[0].upper() + fp.SUMMED_NOTE[1:] + ": compare the wall row.")
+    if any(notes):
+        t.caption = "\n".join(n for n in notes if n)
         t.caption_justify = "left"
     return t
 

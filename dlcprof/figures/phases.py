@@ -405,10 +405,20 @@ CPU_PARTS = (
 )
 
 
+NO_WORKERS = "no Inductor compile-worker process ran (or no /proc to read)"
+
+
 def cpu_cells(c: Compile) -> list[str]:
     """``CPU_PARTS`` of one compile, each "n/a" where it was not measured."""
     parts = [getattr(c.cpu, field, None) if c.cpu else None for _, field in CPU_PARTS]
     return [text.secs(s) if s is not None else text.NA for s in parts]
+
+
+def cpu_note(compiles: list[Compile]) -> str | None:
+    """Why the compile workers' CPU reads n/a, under a table of ``cpu_cells``."""
+    if any(c.cpu is not None and c.cpu.workers_s is None for c in compiles):
+        return f"{CPU_PARTS[2][0]} n/a: {NO_WORKERS}"
+    return None
 
 
 def cpu_words(c: Compile) -> str | None:
@@ -421,11 +431,7 @@ def cpu_words(c: Compile) -> str | None:
     if cpu.compilers_s is None:
         return f"CPU {text.secs(cpu.cpu_s)}"
     own = max(0.0, cpu.cpu_s - cpu.compilers_s)
-    workers = (
-        text.secs(cpu.workers_s)
-        if cpu.workers_s is not None
-        else f"{text.NA} (no Inductor compile-worker process)"
-    )
+    workers = text.secs(cpu.workers_s) if cpu.workers_s is not None else f"{text.NA} ({NO_WORKERS})"
     return (
         f"CPU {text.secs(cpu.cpu_s)}: this process {text.secs(own)}, compiler subprocesses "
         f"{text.secs(cpu.compilers_s)}; compile workers {workers}"

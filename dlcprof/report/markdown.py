@@ -99,6 +99,8 @@ def _phases(r: RunModel, detail: int) -> list[str]:
     ]
     head = ["compile", "wall", "cache", "ops", "guards", "kernels", "recompile reason", "failure"]
     out += table(head + r.cpu_columns, rows, "lrlrrrll" + "r" * len(r.cpu_columns)) + [""]
+    if r.cpu_note:
+        out += [f"{r.cpu_note}.", ""]
     for c in r.restarted if detail >= NO_SOURCES else []:
         out += [f"Dynamo restarted `{c.compile_id}`: {c.restarts_text}.", ""]
     return out

@@ -164,6 +164,10 @@ class RunModel:
         )
 
     @property
+    def cpu_note(self) -> str | None:
+        return fp.cpu_note([c.compile for c in self.compiles]) if self.cpu_columns else None
+
+    @property
     def restarted(self) -> list[rt.CompileRow]:
         return [c for c in self.compiles if c.restarts is not None]
 

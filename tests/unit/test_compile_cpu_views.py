@@ -11,6 +11,7 @@ from rich.console import Console
 
 from dlcprof import events as ev
 from dlcprof.console import phases_table
+from dlcprof.figures import phases as fp
 from dlcprof.report import build_model, render_html, render_markdown
 from dlcprof.session import Session
 
@@ -30,14 +31,16 @@ def test_console_rows_and_report_columns_agree() -> None:
     s = _session(measured=True)
     console = Console(width=240, record=True, color_system=None)
     console.print(phases_table(s.runs[RUN]))
+    out = console.export_text()
     rows = {
         ln.split("│")[1].strip(): [x.strip() for x in ln.split("│")[2:-1]]
-        for ln in console.export_text().splitlines()
+        for ln in out.splitlines()
         if "│" in ln
     }
     assert rows["CPU (process + compiler subprocesses)"][0] == "12.31 s"
     assert rows["of it: compiler subprocesses"][0] == "8.21 s"
     assert rows["compile workers' CPU (apart)"][0] == "n/a"
+    assert fp.NO_WORKERS in " ".join(out.split())  # and why
 
     md = render_markdown(build_model(s)).split("## Run 3:")[1].split("## Run 4:")[0]
     head = next(ln for ln in md.splitlines() if ln.startswith("| compile | wall"))
@@ -47,11 +50,13 @@ def test_console_rows_and_report_columns_agree() -> None:
     )
     row = next(ln for ln in md.splitlines() if ln.startswith("| 0/0 |"))
     assert row.endswith("| 12.31 s | 8.21 s | n/a |")
+    assert f"compile workers' CPU (apart) n/a: {fp.NO_WORKERS}." in md
 
     html = render_html(build_model(s))
     assert '<th class="n">of it: compiler subprocesses</th>' in html
     cells = re.findall(r'<td class="n">([^<]*)</td>', html)
     assert ["12.31 s", "8.21 s", "n/a"] == cells[cells.index("12.31 s") :][:3]
+    assert fp.NO_WORKERS in html
 
 
 def test_no_cpu_columns_where_nothing_was_measured() -> None:
