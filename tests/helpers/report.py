@@ -14,6 +14,7 @@ import pytest
 
 from dlcprof import events as ev
 from dlcprof.session import Run, Session
+from helpers.events import run_started
 from helpers.paper import paper_events
 from helpers.paths import FIXTURES
 from helpers.recorded import fixture_names, load_fixture
@@ -197,22 +198,8 @@ def _compile(
 def _start(s: _Stream, run_id: str, workload: str, target: str, **kw: object) -> None:
     s.add(ev.WorkerReady(4242, ev.SCHEMA_VERSION, "2.13.0+cpu", "3.11.9", False, "AMD EPYC", 2))
     s.tick(0.05)
-    settings = dict(
-        mode="default",
-        dynamic="auto",
-        backend="inductor",
-        device="cpu",
-        device_name="AMD EPYC 7B13",
-        dtype="float32",
-        size="default",
-        cache="warm",
-        threads=1,
-        iters=20,
-        shapes=[],
-        torch_version="2.13.0+cpu",
-    )
-    settings.update(kw)
-    s.add(ev.RunStarted(run_id, target, workload, **settings))  # type: ignore[arg-type]
+    fields = dict(run_id=run_id, target=target, workload=workload, device_name="AMD EPYC 7B13")
+    s.add(run_started(**{**fields, **kw}))
     s.tick(0.02)
     s.add(ev.WorkloadLoaded(run_id, workload, "A chain of pointwise ops", [64, 128], True))
     s.tick(0.05)
