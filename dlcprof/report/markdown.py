@@ -83,6 +83,7 @@ def _phases(r: RunModel, detail: int) -> list[str]:
         what = "shorter" if detail >= NO_SOURCES else "shorter or deeper"
         rows.append([f"… {len(minor)} {what} phases: see report.html", "", "", ""])
     out += table(["phase", "calls", "total", "share of compile"], rows, "lrrr") + [""]
+    cpu = r.cpu_columns
     rows = [
         [
             c.compile_id + (" (backward)" if c.backward and "bwd" not in c.compile_id else ""),
@@ -93,12 +94,12 @@ def _phases(r: RunModel, detail: int) -> list[str]:
             c.kernels,
             text.short(str(c.reason)) if c.reason else "—",
             c.failure or "—",
-            *(c.cpu if r.cpu_columns else []),
+            *(c.cpu if cpu else []),
         ]
         for c in r.compiles
     ]
     head = ["compile", "wall", "cache", "ops", "guards", "kernels", "recompile reason", "failure"]
-    out += table(head + r.cpu_columns, rows, "lrlrrrll" + "r" * len(r.cpu_columns)) + [""]
+    out += table(head + cpu, rows, "lrlrrrll" + "r" * len(cpu)) + [""]
     if r.cpu_note:
         out += [f"{r.cpu_note}.", ""]
     for c in r.restarted if detail >= NO_SOURCES else []:
