@@ -58,26 +58,35 @@ class Launch:
     extern: bool
 
 
-class _Launches(ast.NodeTransformer):
-    """Replaces each launch ``f(*a, **kw)`` by ``HOOK.launch(i, f, *a, **kw)``."""
+def _hooked(node: ast.Call, i: int) -> None:
+    """``f(*a, **kw)`` becomes ``HOOK.launch(i, f, *a, **kw)``, in place: only the
+    launches change, so neither a transformer nor ``fix_missing_locations`` walks
+    the whole call() (thousands of nodes in a large graph's backward, each walk
+    paid on the program's own thread)."""
+    hook = ast.Attribute(ast.Name(HOOK, ast.Load()), "launch", ast.Load())
+    index = ast.Constant(i)
+    for new in (hook, hook.value, index):
+        ast.copy_location(new, node)
+    node.args = [index, node.func, *node.args]
+    node.func = hook
 
-    def __init__(self, chosen: dict[int, int]) -> None:
-        self.chosen = chosen  # id(Call node) -> launch index
 
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        i = self.chosen.get(id(node))
-        self.generic_visit(node)
-        if i is None:
-            return node
-        hook = ast.Attribute(ast.Name(HOOK, ast.Load()), "launch", ast.Load())
-        call = ast.Call(hook, [ast.Constant(i), node.func, *node.args], node.keywords)
-        return ast.copy_location(call, node)
+def _func_text(f: ast.expr) -> str:
+    """What a call calls, as ``ast.unparse`` writes it (a dotted name read directly)."""
+    if isinstance(f, ast.Name):
+        return f.id
+    if isinstance(f, ast.Attribute) and isinstance(f.value, (ast.Name, ast.Attribute)):
+        return f"{_func_text(f.value)}.{f.attr}"
+    return ast.unparse(f)
 
 
 def _call_def(tree: ast.Module) -> ast.FunctionDef:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.name == "call":
-            return node
+    """The module's ``call()``, or ``Runner.call`` (graph partitioning)."""
+    for node in tree.body:
+        inner = node.body if isinstance(node, ast.ClassDef) else [node]
+        for fdef in inner:
+            if isinstance(fdef, ast.FunctionDef) and fdef.name == "call":
+                return fdef
     raise CodeUnavailable("the wrapper module has no call() (cpp_wrapper or AOT code?)")
 
 
@@ -105,7 +114,7 @@ def _first_launches(
         if not isinstance(node, ast.Call):
             continue
         part = _partition_index(node)
-        target = launch_target(ast.unparse(node.func), definitions) if part is None else part
+        target = launch_target(_func_text(node.func), definitions) if part is None else part
         if target is None or (part is not None and part not in partitions):
             continue
         best = first.get(node.lineno)
@@ -137,16 +146,13 @@ def instrument_source(source: str, definitions: dict[str, Any]) -> tuple[ast.Mod
     functions = [fdef, *partitions.values()]
     order = _first_launches(fdef, definitions, dict(partitions))
     launches: list[Launch] = []
-    chosen: dict[int, int] = {}
-    for _, node, (name, extern) in order:
-        chosen[id(node)] = len(launches)
-        launches.append(Launch(node.lineno, ast.unparse(node.func), name, extern))
-    functions = [_Launches(chosen).visit(f) for f in functions]
+    for i, (_, node, (name, extern)) in enumerate(order):
+        launches.append(Launch(node.lineno, _func_text(node.func), name, extern))
+        _hooked(node, i)
     args_name = fdef.args.args[-1].arg
-    functions[0].body = [*ast.parse(f"{HOOK}.enter({args_name})").body, *functions[0].body]
-    module = ast.Module(body=functions, type_ignores=[])
-    ast.fix_missing_locations(module)
-    return module, launches
+    enter = ast.parse(f"{HOOK}.enter({args_name})").body  # located at line 1: compile takes it
+    fdef.body = [*enter, *fdef.body]
+    return ast.Module(body=functions, type_ignores=[]), launches
 
 
 # --- printed FX graphs: pure source transforms ------------------------------------------
