@@ -19,7 +19,7 @@ import time
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeVar, dataclass_transform
 
 SCHEMA_VERSION = 1
 
@@ -29,7 +29,18 @@ def now() -> float:
     return time.time()
 
 
-@dataclass
+_E = TypeVar("_E")
+
+
+@dataclass_transform()
+def event(cls: type[_E]) -> type[_E]:
+    """A dataclass whose ``__repr__`` and ``__eq__`` are Event's own, one pair for
+    all: generating them for each class was half of importing this module,
+    which every process of an attached program pays on its own thread."""
+    return dataclass(repr=False, eq=False)(cls)
+
+
+@event
 class Event:
     """Base class; ``type`` on the wire is the class name."""
 
@@ -39,6 +50,17 @@ class Event:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         Event.registry[cls.__name__] = cls
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+        return f"{type(self).__qualname__}({shown})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return vars(self) == vars(other)
+
+    __hash__ = None  # mutable: unhashable, as a dataclass with eq
 
 
 class Sink(Protocol):
@@ -50,7 +72,7 @@ class Sink(Protocol):
 # --- worker lifecycle ---------------------------------------------------------
 
 
-@dataclass
+@event
 class WorkerReady(Event):
     """Torch is imported; the worker waits for a RunRequest on stdin."""
 
@@ -63,7 +85,7 @@ class WorkerReady(Event):
     cpu_count: int
 
 
-@dataclass
+@event
 class RunStarted(Event):
     """The worker accepted a run; echoes the resolved settings."""
 
@@ -91,7 +113,7 @@ class RunStarted(Event):
     cache_artifacts: str = ""  # the Mega-Cache artifacts file loaded and saved
 
 
-@dataclass
+@event
 class WorkloadLoaded(Event):
     run_id: str
     name: str
@@ -100,7 +122,7 @@ class WorkloadLoaded(Event):
     has_inputs_for: bool
 
 
-@dataclass
+@event
 class RunFinished(Event):
     run_id: str
     status: str  # "ok" | "error" | "cancelled" | LOG_ENDED
@@ -112,7 +134,7 @@ class RunFinished(Event):
 LOG_ENDED = "log ended"
 
 
-@dataclass
+@event
 class WorkerExited(Event):
     """Emitted by the parent, not the worker: how the process ended."""
 
@@ -122,7 +144,7 @@ class WorkerExited(Event):
     cancelled: bool = False  # the user (or a hang timeout) stopped it
 
 
-@dataclass
+@event
 class ErrorRaised(Event):
     """A failure the user must see: one-line ``message``, full ``traceback``."""
 
@@ -133,7 +155,7 @@ class ErrorRaised(Event):
     bad_input: bool = False  # the user's input was wrong (a workload, a setting): CLI exit 2
 
 
-@dataclass
+@event
 class LogEmitted(Event):
     """Warnings, the workload's own prints, probe notes."""
 
@@ -143,7 +165,7 @@ class LogEmitted(Event):
     message: str
 
 
-@dataclass
+@event
 class ProbeUnavailable(Event):
     """A torch private API this probe needs is missing: degrade, say why."""
 
@@ -168,7 +190,7 @@ def backward_id(compile_id: str) -> str:
 SWEEP = "sweep:"
 
 
-@dataclass
+@event
 class PhaseStarted(Event):
     run_id: str
     compile_id: str | None  # None until the End event names it
@@ -176,7 +198,7 @@ class PhaseStarted(Event):
     thread: int
 
 
-@dataclass
+@event
 class PhaseEnded(Event):
     run_id: str
     compile_id: str | None
@@ -191,7 +213,7 @@ class PhaseEnded(Event):
         return self.start_t + self.duration_s
 
 
-@dataclass
+@event
 class CompileFinished(Event):
     """One record per frame compile (torch's compilation_metrics)."""
 
@@ -209,7 +231,7 @@ class CompileFinished(Event):
     metrics: dict[str, Any]  # the selected raw fields, as torch named them
 
 
-@dataclass
+@event
 class CompileCpuMeasured(Event):
     """CPU seconds of one compile (worker/probes/compile_cpu.py): the compiling
     process's CPU time (all its threads) and that of the compiler children it
@@ -228,7 +250,7 @@ class CompileCpuMeasured(Event):
     workers_s: float | None = None
 
 
-@dataclass
+@event
 class HeaderPrecompiled(Event):
     """The first compile also built Inductor's precompiled header (once per
     TMPDIR and torch install): its seconds are in that compile's time, cache
@@ -238,7 +260,7 @@ class HeaderPrecompiled(Event):
     path: str
 
 
-@dataclass
+@event
 class NothingCompiled(Event):
     """The first call made no graph: Dynamo refused every frame it was given (or
     found no tensor op in it), so every call runs eagerly and no speedup exists
@@ -253,7 +275,7 @@ class NothingCompiled(Event):
     hints: list[str] = field(default_factory=list)
 
 
-@dataclass
+@event
 class KernelGenerated(Event):
     run_id: str
     compile_id: str
@@ -266,14 +288,14 @@ class KernelGenerated(Event):
     graph: str | None = None  # "inference" | "forward" | "backward": names repeat across them
 
 
-@dataclass
+@event
 class RecompileTriggered(Event):
     run_id: str
     compile_id: str | None
     reason: str
 
 
-@dataclass
+@event
 class RecompileLimitHit(Event):
     """Dynamo gave up recompiling: new shapes now run EAGER, silently."""
 
@@ -284,7 +306,7 @@ class RecompileLimitHit(Event):
     location: str = ""  # "file:line" of the function, as torch's warning names it
 
 
-@dataclass
+@event
 class CompileRaised(Event):
     """A compile raised into the program instead of falling back to eager
     (Dynamo does so for an internal error, a backend's failure, a graph break
@@ -297,7 +319,7 @@ class CompileRaised(Event):
     inside: str = ""  # "file:line" inside torch or a library where it broke, "" when not
 
 
-@dataclass
+@event
 class EagerCallsCounted(Event):
     """After a recompile limit hit: the calls that then ran eager (Dynamo's guard
     hook), and the wall of the first few of them (worker/probes/guards.py)."""
@@ -308,7 +330,7 @@ class EagerCallsCounted(Event):
     untimed: str | None = None  # why call_s is empty
 
 
-@dataclass
+@event
 class DimMadeDynamic(Event):
     run_id: str
     compile_id: str | None
@@ -316,7 +338,7 @@ class DimMadeDynamic(Event):
     source: str  # e.g. "L['x'].size()[0]"
 
 
-@dataclass
+@event
 class GraphBroken(Event):
     run_id: str
     compile_id: str | None
@@ -326,7 +348,7 @@ class GraphBroken(Event):
     detail: str = ""  # "file:line" where Dynamo broke, when elsewhere (inside torch)
 
 
-@dataclass
+@event
 class CompileCostMeasured(Event):
     """Compile seconds by the user's code, for one compile (worker/probes/compile_cost.py).
 
@@ -348,7 +370,7 @@ class CompileCostMeasured(Event):
 # --- what a mode does: autotuning, CUDA graphs ---------------------------------------
 
 
-@dataclass
+@event
 class OpAutotuned(Event):
     """Inductor picked an implementation for one op (a matmul, a convolution) by
     benchmarking its choices; ``cached``: the timings came from Inductor's
@@ -365,7 +387,7 @@ class OpAutotuned(Event):
     cached: bool | None  # None: unknown (the trace probe, which times it, was unavailable)
 
 
-@dataclass
+@event
 class CudagraphDecided(Event):
     """Whether Inductor wrapped one compiled graph in CUDA graphs, and if not, why."""
 
@@ -376,7 +398,7 @@ class CudagraphDecided(Event):
     reason: str | None  # torch's words, "skipping cudagraphs due to ..."
 
 
-@dataclass
+@event
 class CudagraphSkipped(Event):
     """A CUDA-graph skip torch announced at run time (a mutated input, too many
     re-recordings): the graph runs without CUDA graphs from then on."""
@@ -386,7 +408,7 @@ class CudagraphSkipped(Event):
     reason: str
 
 
-@dataclass
+@event
 class CudagraphsCounted(Event):
     """CUDA-graph activity of the run, per compile id: recordings, re-recordings
     (a recording of a function already recorded) and replays; ``skips`` is
@@ -400,7 +422,7 @@ class CudagraphsCounted(Event):
 # --- measurement ------------------------------------------------------------------
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, repr=False, eq=False)  # Event's, in the classes that mix it in
 class Repetitions:
     """Per repetition: ms per call and minor page faults per call (empty where
     not counted, and in reports written before they were)."""
@@ -411,7 +433,7 @@ class Repetitions:
     compiled_faults: list[float] = field(default_factory=list)
 
 
-@dataclass
+@event
 class BenchmarkMeasured(Repetitions, Event):
     run_id: str
     eager_ms: float
@@ -428,7 +450,7 @@ class BenchmarkMeasured(Repetitions, Event):
     allocator: str = ""  # the malloc the timed calls ran with ("" when not recorded)
 
 
-@dataclass
+@event
 class SteadyAllocatorMeasured(Repetitions, Event):
     """The benchmark again in the same worker, after pinning the allocator
     (dlcprof/allocator.py); ProbeUnavailable("steady_allocator") where it cannot."""
@@ -445,7 +467,7 @@ class SteadyAllocatorMeasured(Repetitions, Event):
     wall_s: float  # what this second measurement added to the run
 
 
-@dataclass
+@event
 class ProfilingStarted(Event):
     """The kernel profiling stage began: after the benchmark, apart from it."""
 
@@ -453,7 +475,7 @@ class ProfilingStarted(Event):
     method: str  # how kernels are timed (words for people)
 
 
-@dataclass
+@event
 class KernelsProfiled(Event):
     """What the profiling stage measured inside the compiled code.
 
@@ -483,7 +505,7 @@ class KernelsProfiled(Event):
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass
+@event
 class TimingStarted(Event):
     """The worker is about to time repetitions and asks the monitors to pause
     (dlcprof/worker/quiet.py)."""
@@ -492,7 +514,7 @@ class TimingStarted(Event):
     what: str  # "benchmark"
 
 
-@dataclass
+@event
 class TimingEnded(Event):
     run_id: str
     what: str
@@ -500,7 +522,7 @@ class TimingEnded(Event):
     quiet: bool  # the parent confirmed its monitors paused before the first timed call
 
 
-@dataclass
+@event
 class ShapeStepMeasured(Event):
     run_id: str
     size: int
@@ -514,14 +536,14 @@ class ShapeStepMeasured(Event):
     latency_spread_ms: float | None = None
 
 
-@dataclass
+@event
 class SweepFinished(Event):
     run_id: str
     cumulative_transition_s: float
     compiles: int
 
 
-@dataclass
+@event
 class AdviceTried(Event):
     """``dlcprof try``: one advice item run in a fresh worker (run ``run_id``) with
     the same cache setting as the run it advised, measured beside its prediction.
@@ -551,7 +573,7 @@ class AdviceTried(Event):
 # reports written before they did; the Session then places them by time).
 
 
-@dataclass
+@event
 class DeviceSampled(Event):
     """One utilization sample; a value is None where the probe has none."""
 
@@ -560,7 +582,7 @@ class DeviceSampled(Event):
     run_id: str | None = None
 
 
-@dataclass
+@event
 class MonitorStatus(Event):
     monitor: str  # "nvml" | "cpu" | "py-spy"
     available: bool
@@ -569,7 +591,7 @@ class MonitorStatus(Event):
     how: str = ""  # how it samples, when available: "25 Hz, non-blocking"
 
 
-@dataclass
+@event
 class MonitorCostMeasured(Event):
     """What a monitor itself used so far: its CPU over the time it watched."""
 
@@ -579,7 +601,7 @@ class MonitorCostMeasured(Event):
     run_id: str | None = None
 
 
-@dataclass
+@event
 class HotFramesSampled(Event):
     """A rolling py-spy aggregate: rows of frame stats, largest first."""
 
@@ -589,7 +611,7 @@ class HotFramesSampled(Event):
     threads: dict[str, int] = field(default_factory=dict)  # samples of each thread
 
 
-@dataclass
+@event
 class ProfileSaved(Event):
     """A profile file written beside the session (e.g. py-spy speedscope)."""
 
@@ -605,7 +627,7 @@ class ProfileSaved(Event):
 RANK_TRACE_PREFIX = "dedicated_log_torch_trace_rank_"
 
 
-@dataclass
+@event
 class TraceSaved(Event):
     """The worker wrote torch's raw structured trace of a run (what TORCH_TRACE
     writes; tlparse reads it)."""
@@ -616,7 +638,7 @@ class TraceSaved(Event):
     run_id: str | None = None
 
 
-@dataclass
+@event
 class PaperPlanned(Event):
     """Emitted by the parent when ``dlcprof paper`` (or the TUI's paper screen)
     starts: the runs that follow reproduce the findings of arXiv 2611.04273."""
@@ -633,7 +655,7 @@ class PaperPlanned(Event):
 # --- an attached program (dlcprof/attach, dlcprof/worker/attached) ------------------
 
 
-@dataclass
+@event
 class ProgramStarted(Event):
     """Emitted by the parent: ``dlcprof [run] -- CMD`` started the user's command."""
 
@@ -643,7 +665,7 @@ class ProgramStarted(Event):
     eager: bool = False  # --eager-baseline's second run: torch.compile forced eager
 
 
-@dataclass
+@event
 class ProgramExited(Event):
     """Emitted by the parent: how the user's command ended (or that dlcprof let go of it)."""
 
@@ -657,7 +679,7 @@ class ProgramExited(Event):
     eager: bool = False  # the --eager-baseline run's end
 
 
-@dataclass
+@event
 class ProcessAttached(Event):
     """The first event of each process of the program that compiles: who it is.
     Its ``run_id`` keys the process's run in the Session."""
@@ -677,7 +699,7 @@ class ProcessAttached(Event):
     cpu_count: int | None = None  # the cores it may run on (os.sched_getaffinity)
 
 
-@dataclass
+@event
 class StepsTimed(Event):
     """At a process's end: the calls of one callable torch.compile returned,
     each timed around the whole call (worker/attached/steps.py): when each
@@ -691,7 +713,7 @@ class StepsTimed(Event):
     eager: bool = False  # --eager-baseline's run: torch.compile forced eager
 
 
-@dataclass
+@event
 class CompileThreadsRead(Event):
     """At a process's end: Inductor's compile_threads, its pool of kernel-build
     workers (worker/probes/compile_workers.py); 0 where Inductor never loaded."""
@@ -701,7 +723,7 @@ class CompileThreadsRead(Event):
     why: str = ""
 
 
-@dataclass
+@event
 class GraphCallsTimed(Event):
     """Calls of each compiled graph so far in an attached process, timed around
     the compiled callable: ``graphs[compile_id]`` = {"calls" (all), "inside_s"
@@ -713,7 +735,7 @@ class GraphCallsTimed(Event):
     graphs: dict[str, dict[str, float]]
 
 
-@dataclass
+@event
 class ProcessGroupJoined(Event):
     """An attached process's ``torch.distributed.init_process_group`` returned
     (``t``: then, by this host's clock). ``waited``: the call waited for every
@@ -728,7 +750,7 @@ class ProcessGroupJoined(Event):
     waited: bool
 
 
-@dataclass
+@event
 class NodeMerged(Event):
     """Emitted by ``dlcprof merge`` before one node's events: that node's
     session, joined into this one. Its run ids are as renamed here where
@@ -746,7 +768,7 @@ class NodeMerged(Event):
     backend: str = ""  # the process group's, as its ranks reported it
 
 
-@dataclass
+@event
 class GraphSplitForDDP(Event):
     """DDPOptimizer split one Dynamo graph at DDP's bucket boundaries: each piece
     is compiled (forward and backward) as an Inductor graph of its own, under the
@@ -762,7 +784,7 @@ class GraphSplitForDDP(Event):
     bucket_params: list[list[str]] = field(default_factory=list)
 
 
-@dataclass
+@event
 class CompileSettingsRead(Event):
     """Settings that decide how a distributed program compiles, read once when the
     process first reports: at its first compile (a rank that never compiled: at
@@ -774,7 +796,7 @@ class CompileSettingsRead(Event):
     unavailable: str = ""
 
 
-@dataclass
+@event
 class CompileCalled(Event):
     """An attached program called ``torch.compile`` (worker/probes/compile_calls.py):
     the settings it passed, as torch resolved them. ``dynamic``: "auto" | "true" |
@@ -791,7 +813,7 @@ class CompileCalled(Event):
     package: str = ""
 
 
-@dataclass
+@event
 class TraceImported(Event):
     """``dlcprof import``: this session was read from torch's own structured-trace
     logs (``TORCH_TRACE``), not watched live. ``kept``: the ranks whose events
@@ -808,7 +830,7 @@ class TraceImported(Event):
     rankless: int = 0  # processes of a job with ranks whose records name no rank
 
 
-@dataclass
+@event
 class RankSummarized(Event):
     """``dlcprof import``: what one rank's log held, reduced to what grouping
     compares (figures/job/groups.py's ``RankSignature``) and the Ranks table
