@@ -18,6 +18,8 @@ import signal
 import time
 from pathlib import Path
 
+from dlcprof import proc_tree
+
 _PROC = Path("/proc")
 
 
@@ -35,7 +37,8 @@ def _stat(pid: int) -> tuple[str, int, int] | None:
 
 
 def _parents() -> dict[int, tuple[int, int]]:
-    """Every live process: pid -> (ppid, start time)."""
+    """Every live process: pid -> (ppid, start time) (where the kernel lists no
+    children: a read of every process on the host)."""
     out = {}
     with contextlib.suppress(OSError):
         for entry in os.scandir(_PROC):
@@ -55,6 +58,9 @@ class Tree:
 
     def update(self) -> None:
         """Remember the root's descendants now running."""
+        if proc_tree.SUPPORTED:
+            self._walk()
+            return
         procs = _parents()
         if self.root not in procs and not self.seen:
             return
@@ -67,6 +73,26 @@ class Tree:
                 if ppid in self.seen and pid not in self.seen:
                     self.seen[pid] = start
                     grew = True
+
+    def _walk(self) -> None:
+        """The children of the root and of every remembered process still the
+        same process, and theirs, read from the kernel's lists (an orphan keeps
+        its place: it was remembered before its parent ended)."""
+        if not self.seen:
+            st = _stat(self.root)
+            if st is None or st[0] == "Z":
+                return
+            self.seen[self.root] = st[2]
+        frontier = self.running()
+        while frontier:
+            found = []
+            for pid in frontier:
+                for child in proc_tree.children(pid):
+                    st = _stat(child) if child not in self.seen else None
+                    if st is not None and st[0] != "Z":
+                        self.seen[child] = st[2]
+                        found.append(child)
+            frontier = found
 
     def running(self) -> list[int]:
         """Remembered processes still running (the same processes, not reused pids)."""

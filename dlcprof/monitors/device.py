@@ -22,6 +22,7 @@ from typing import Any
 
 import psutil
 
+from dlcprof import proc_tree
 from dlcprof.events import DeviceSampled, Event, MonitorCostMeasured, MonitorStatus
 from dlcprof.monitors import nvml
 from dlcprof.monitors.watch import WatchClock
@@ -78,10 +79,18 @@ class _CpuProbe:
         self._prev = (time.monotonic(), self._tree_cpu_s(self._children()))
 
     def _children(self) -> list[psutil.Process]:
-        try:
-            return self.proc.children(recursive=True)
-        except psutil.Error:
-            return []
+        if not proc_tree.SUPPORTED:
+            try:
+                return self.proc.children(recursive=True)  # reads every process on the host
+            except psutil.Error:
+                return []
+        out = []
+        for pid in proc_tree.descendants(self.proc.pid):
+            try:
+                out.append(psutil.Process(pid))
+            except psutil.Error:
+                continue  # ended meanwhile
+        return out
 
     def _tree_cpu_s(self, children: list[psutil.Process]) -> float:
         """CPU seconds of every descendant, finished and running.

@@ -13,6 +13,7 @@ from helpers.monitors import fake_pynvml, of_type
 from helpers.paths import REPO
 
 from dlcprof import events as ev
+from dlcprof import proc_tree
 from dlcprof.events import DeviceSampled, MonitorStatus
 from dlcprof.figures.device import summarize
 from dlcprof.monitors import nvml
@@ -42,7 +43,14 @@ BURN_AND_COMPILE = textwrap.dedent(
 )
 
 
-def test_cpu_path_against_a_real_compiling_child(tmp_path: Path) -> None:
+@pytest.mark.parametrize("lists", [True, False], ids=["kernel lists", "scan"])
+def test_cpu_path_against_a_real_compiling_child(tmp_path: Path, lists, monkeypatch) -> None:
+    """The compilers are found among the child's descendants both ways: from the
+    kernel's lists of children (dlcprof/proc_tree.py), and by psutil's scan of
+    every process where a kernel keeps none."""
+    if lists and not proc_tree.SUPPORTED:
+        pytest.skip("this kernel keeps no lists of children")
+    monkeypatch.setattr(proc_tree, "SUPPORTED", lists)
     script = tmp_path / "burn.py"
     script.write_text(BURN_AND_COMPILE)
     events: list = []

@@ -21,6 +21,7 @@ from types import ModuleType
 from typing import Any
 
 from dlcprof import events as ev
+from dlcprof import proc_tree
 from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes.lazy import when_imported
 
@@ -36,21 +37,6 @@ def compilers_now() -> float:
     """The CPU seconds of the children this process waited for (g++)."""
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return kids.ru_utime + kids.ru_stime
-
-
-def _children(pid: int) -> list[int]:
-    out: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return out
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/children", "rb") as f:
-                out += [int(k) for k in f.read().split()]
-        except OSError:
-            continue
-    return out
 
 
 def _cpu_of(pid: int) -> float | None:
@@ -69,7 +55,7 @@ def workers_now() -> dict[int, float] | None:
     if not os.path.isdir("/proc/self/task"):
         return None
     pools = []
-    for pid in _children(os.getpid()):
+    for pid in proc_tree.children(os.getpid()):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 if WORKER_MODULE in f.read():
@@ -82,7 +68,7 @@ def workers_now() -> dict[int, float] | None:
         cpu = _cpu_of(pid)
         if cpu is not None:
             out[pid] = cpu
-            pools += _children(pid)
+            pools += proc_tree.children(pid)
     return out
 
 
