@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import platform
+import random
 import resource
 import statistics
 import subprocess
@@ -42,6 +43,15 @@ def median(xs: Sequence[float]) -> float:
 def spread(xs: Sequence[float]) -> str:
     """'min–max' of a sample (all of it: with 5 pairs a quartile is one point)."""
     return f"{min(xs):.3f}–{max(xs):.3f}" if xs else "n/a"
+
+
+def median_ci(xs: Sequence[float], level: float = 0.95, draws: int = 10_000) -> tuple[float, float]:
+    """A bootstrap confidence interval of the median (percentile method, fixed
+    seed): how far the median of pairs this noisy could be from the truth."""
+    rng = random.Random(0)
+    meds = sorted(statistics.median(rng.choices(xs, k=len(xs))) for _ in range(draws))
+    tail = (1 - level) / 2
+    return meds[int(tail * draws)], meds[min(draws - 1, int((1 - tail) * draws))]
 
 
 def ratios(num: Sequence[float], den: Sequence[float]) -> list[float]:

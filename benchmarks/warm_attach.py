@@ -5,13 +5,16 @@ precompiled C++ headers), untimed: the user's earlier runs. Each run after it
 starts from both as they were then (restored at the same paths), so each
 attached run is the first ever under dlcprof on that warm cache:
 each round, the program bare and under ``dlcprof run --`` (order rotated by
-round). Figures: wall time of each whole command and CPU time of its whole
+round). Two programs: ``train`` (tests/programs/train.py, 6 s, most of it
+compiles: the fixed cost of watching weighs most) and ``gpt2``
+(examples/train_gpt2.py: Hugging Face's GPT-2, 20 s, a recompile on its second
+sequence length). Figures: wall time of each whole command and CPU time of its whole
 process tree (which moves less with the machine's load), and the attached
 run's compiles by graph-cache state (from its JSON report). Before issue 29
 the attached run missed every compile (the provenance level was in the cache
 key).
 
-    .venv/bin/python benchmarks/warm_attach.py [--rounds N] [--steps N]
+    .venv/bin/python benchmarks/warm_attach.py [--program train|gpt2] [--rounds N] [--steps N]
 """
 
 from __future__ import annotations
@@ -25,9 +28,24 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from common import ROOT, load_line, machine, median, ratio_line, ratios, rotated, spread, timed
+from common import (
+    ROOT,
+    load_line,
+    machine,
+    median,
+    median_ci,
+    ratio_line,
+    ratios,
+    rotated,
+    spread,
+    timed,
+)
 
-TRAIN = ROOT / "tests" / "programs" / "train.py"
+# name -> (script, default steps)
+PROGRAMS = {
+    "train": (ROOT / "tests" / "programs" / "train.py", 40),
+    "gpt2": (ROOT / "examples" / "train_gpt2.py", 30),
+}
 VARIANTS = ("bare", "attached")
 
 
@@ -40,10 +58,12 @@ def compiles(report: Path) -> tuple[Counter[str], float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--program", choices=sorted(PROGRAMS), default="train")
     parser.add_argument("--rounds", type=int, default=12)
-    parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--steps", type=int, help="the program's --steps (default: its own here)")
     args = parser.parse_args()
-    program = [sys.executable, str(TRAIN), "--steps", str(args.steps)]
+    script, steps = PROGRAMS[args.program]
+    program = [sys.executable, str(script), "--steps", str(args.steps or steps)]
     base = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     base.pop("PYTHONDONTWRITEBYTECODE", None)  # as an installed dlcprof runs
     print(machine())
@@ -80,13 +100,15 @@ def main() -> None:
                 flush=True,
             )
     what = f"{args.rounds} rounds, the warm cache restored before each run"
-    print(f"training script ({' '.join(program[1:])}), {what}")
+    print(f"{args.program} ({' '.join(program[1:])}), {what}")
     for v in VARIANTS:
         print(f"  {v:<9} wall {median(walls[v]):.2f} s  ({spread(walls[v])}),", end=" ")
         print(f"CPU {median(cpus[v]):.2f} s  ({spread(cpus[v])})")
     for what, xs in (("wall", walls), ("CPU", cpus)):
         ratio = ratios(xs["attached"], xs["bare"])
         print("  " + ratio_line(f"first attached ÷ bare, {what}", ratio, goal=1.05))
+        low, high = median_ci(ratio)
+        print(f"  {'':<34} 95% confidence interval of that median: {low:.3f}–{high:.3f}")
     print(f"  the attached runs' compiles by cache state: {dict(states)}")
     print(f"  the attached runs' compile seconds: {median(compile_s):.2f} s ({spread(compile_s)})")
     print(load_line())
