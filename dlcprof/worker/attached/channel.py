@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 
 from dlcprof import events as ev
+from dlcprof.worker.paused_gc import paused_gc
 
 BUFFER_BYTES = 32 << 20
 _CONNECT_TIMEOUT_S = 1.0
@@ -54,6 +55,10 @@ class Channel:
         self.armed = False
 
     def emit(self, event: ev.Event) -> None:
+        with paused_gc():
+            self._emit(event)
+
+    def _emit(self, event: ev.Event) -> None:
         data = ev.encode(event)
         with self._lock:
             if self.quiet:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dlcprof import events as ev
+from dlcprof.worker.paused_gc import paused_gc
 from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes.lazy import when_imported
 
@@ -78,7 +79,7 @@ class GraphCalls:
             self.report()
 
     def report(self) -> None:
-        with self._lock:
+        with paused_gc(), self._lock:
             if not self._changed:
                 return
             self._changed = False

@@ -41,6 +41,7 @@ from dlcprof.attach_contract import (
     SAMPLED_WHICH,
 )
 from dlcprof.trace_records.kernels import CompiledGraph, KernelCollector
+from dlcprof.worker.paused_gc import paused_gc
 from dlcprof.worker.probes import ProbeNotes
 
 if TYPE_CHECKING:
@@ -120,7 +121,8 @@ class KernelSampler:
             return None
         t0 = time.perf_counter()
         try:
-            window = self._open(cid, g, inputs, t0)
+            with paused_gc():
+                window = self._open(cid, g, inputs, t0)
         except Exception as e:  # noqa: BLE001 - never in the program's way
             self._fail(g, f"could not instrument its call: {type(e).__name__}: {e}")
             window = None
@@ -129,6 +131,10 @@ class KernelSampler:
         return window
 
     def end(self, window: Window, ok: bool) -> None:
+        with paused_gc():
+            self._end(window, ok)
+
+    def _end(self, window: Window, ok: bool) -> None:
         # Not at import: most processes never sample.
         from dlcprof.worker import gpu_trace, launches
 
@@ -217,7 +223,8 @@ class KernelSampler:
     def report(self, final: bool = False) -> None:
         """Every compiled graph of the process: its sampled kernels, or why not."""
         try:
-            self._report(final)
+            with paused_gc():
+                self._report(final)
         except Exception as e:  # noqa: BLE001 - never in the program's way
             self.notes().unavailable(f"{PROBE}.report", f"{type(e).__name__}: {e}")
 

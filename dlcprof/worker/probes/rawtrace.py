@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 from dlcprof import events as ev
 from dlcprof.attach_contract import RAW_TRACE_DIR_ENV
+from dlcprof.worker.paused_gc import paused_gc
 from dlcprof.worker.probes import ProbeNotes
 
 PROBE = "raw_trace"
@@ -37,7 +38,8 @@ class _Counting(logging.FileHandler):
     def emit(self, record: logging.LogRecord) -> None:
         if getattr(record, "metadata", None) is None:
             return  # not a structured-trace record
-        super().emit(record)
+        with paused_gc():
+            super().emit(record)
         self.records += 1
 
 

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable
 
 from dlcprof.trace_records.dispatcher import TraceDispatcher
+from dlcprof.worker.paused_gc import paused_gc
 from dlcprof.worker.probes import ProbeNotes
 
 PROBE = "trace"
@@ -26,7 +27,8 @@ class _TraceHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         md = getattr(record, "metadata", None)
         if isinstance(md, dict):
-            self.dispatcher.feed(md, getattr(record, "payload", None), record.thread or 0)
+            with paused_gc():
+                self.dispatcher.feed(md, getattr(record, "payload", None), record.thread or 0)
 
 
 class _LimitWarningHandler(logging.Handler):
