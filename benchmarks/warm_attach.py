@@ -12,9 +12,11 @@ sequence length). Figures: wall time of each whole command and CPU time of its w
 process tree (which moves less with the machine's load), and the attached
 run's compiles by graph-cache state (from its JSON report). Before issue 29
 the attached run missed every compile (the provenance level was in the cache
-key).
+key). ``--no-hotspots-too`` adds a third run each round, under dlcprof
+without py-spy (``--no-hotspots``), to tell py-spy's part.
 
     .venv/bin/python benchmarks/warm_attach.py [--program train|gpt2] [--rounds N] [--steps N]
+        [--no-hotspots-too]
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ PROGRAMS = {
     "gpt2": (ROOT / "examples" / "train_gpt2.py", 30),
 }
 VARIANTS = ("bare", "attached")
+NO_PYSPY = "no py-spy"  # attached with --no-hotspots (--no-hotspots-too)
 
 
 def compiles(report: Path) -> tuple[Counter[str], float]:
@@ -61,14 +64,18 @@ def main() -> None:
     parser.add_argument("--program", choices=sorted(PROGRAMS), default="train")
     parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--steps", type=int, help="the program's --steps (default: its own here)")
+    parser.add_argument(
+        "--no-hotspots-too", action="store_true", help="a third run per round: without py-spy"
+    )
     args = parser.parse_args()
+    variants = (*VARIANTS, NO_PYSPY) if args.no_hotspots_too else VARIANTS
     script, steps = PROGRAMS[args.program]
     program = [sys.executable, str(script), "--steps", str(args.steps or steps)]
     base = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     base.pop("PYTHONDONTWRITEBYTECODE", None)  # as an installed dlcprof runs
     print(machine())
-    walls: dict[str, list[float]] = {v: [] for v in VARIANTS}
-    cpus: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    walls: dict[str, list[float]] = {v: [] for v in variants}
+    cpus: dict[str, list[float]] = {v: [] for v in variants}
     states: Counter[str] = Counter()
     compile_s: list[float] = []
     with tempfile.TemporaryDirectory(prefix="dwb") as tmp:
@@ -83,32 +90,35 @@ def main() -> None:
         for rnd in range(args.rounds):
             report = Path(tmp) / "s.json"
             attached = [sys.executable, "-m", "dlcprof.cli", "run", "--quiet"]
-            attached += ["--json", str(report), "--", *program]
-            for variant in rotated(VARIANTS, rnd):
+            commands = {
+                "bare": program,
+                "attached": [*attached, "--json", str(report), "--", *program],
+                NO_PYSPY: [*attached, "--no-hotspots", "--", *program],
+            }
+            for variant in rotated(variants, rnd):
                 for folder in folders:
                     shutil.rmtree(folder)
                     shutil.copytree(folder.with_name(f"warm-{folder.name}"), folder)
-                wall, cpu = timed(program if variant == "bare" else attached, env)
+                wall, cpu = timed(commands[variant], env)
                 walls[variant].append(wall)
                 cpus[variant].append(cpu)
             counted, seconds = compiles(report)
             states += counted
             compile_s.append(seconds)
-            print(
-                f"round {rnd + 1}: bare {walls['bare'][-1]:.2f} s ({cpus['bare'][-1]:.2f} s CPU), "
-                f"attached {walls['attached'][-1]:.2f} s ({cpus['attached'][-1]:.2f} s CPU)",
-                flush=True,
-            )
+            runs = (f"{v} {walls[v][-1]:.2f} s ({cpus[v][-1]:.2f} s CPU)" for v in variants)
+            print(f"round {rnd + 1}: {', '.join(runs)}", flush=True)
     what = f"{args.rounds} rounds, the warm cache restored before each run"
     print(f"{args.program} ({' '.join(program[1:])}), {what}")
-    for v in VARIANTS:
+    for v in variants:
         print(f"  {v:<9} wall {median(walls[v]):.2f} s  ({spread(walls[v])}),", end=" ")
         print(f"CPU {median(cpus[v]):.2f} s  ({spread(cpus[v])})")
-    for what, xs in (("wall", walls), ("CPU", cpus)):
-        ratio = ratios(xs["attached"], xs["bare"])
-        print("  " + ratio_line(f"first attached ÷ bare, {what}", ratio, goal=1.05))
-        low, high = median_ci(ratio)
-        print(f"  {'':<34} 95% confidence interval of that median: {low:.3f}–{high:.3f}")
+    for v in variants[1:]:
+        for what, xs in (("wall", walls), ("CPU", cpus)):
+            ratio = ratios(xs[v], xs["bare"])
+            name = f"first {'attached' if v == 'attached' else v} ÷ bare, {what}"
+            print("  " + ratio_line(name, ratio, goal=1.05))
+            low, high = median_ci(ratio)
+            print(f"  {'':<34} 95% confidence interval of that median: {low:.3f}–{high:.3f}")
     print(f"  the attached runs' compiles by cache state: {dict(states)}")
     print(f"  the attached runs' compile seconds: {median(compile_s):.2f} s ({spread(compile_s)})")
     print(load_line())
