@@ -19,7 +19,7 @@ import time
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, TypeVar, dataclass_transform
+from typing import Any, ClassVar, Protocol, TypeVar
 
 SCHEMA_VERSION = 1
 
@@ -31,13 +31,16 @@ def now() -> float:
 
 _E = TypeVar("_E")
 
+if typing.TYPE_CHECKING:  # a dataclass to checkers (typing.dataclass_transform is 3.11+)
+    event = dataclass
+else:
 
-@dataclass_transform()
-def event(cls: type[_E]) -> type[_E]:
-    """A dataclass whose ``__repr__`` and ``__eq__`` are Event's own, one pair for
-    all: generating them for each class was half of importing this module,
-    which every process of an attached program pays on its own thread."""
-    return dataclass(repr=False, eq=False)(cls)
+    def event(cls: type[_E]) -> type[_E]:
+        """A dataclass whose ``__repr__`` and ``__eq__`` are Event's own, one pair
+        for all: generating them for each class was half of importing this
+        module, which every process of an attached program pays on its own
+        thread (the program's Python may be 3.10: nothing newer here)."""
+        return dataclass(repr=False, eq=False)(cls)
 
 
 @event
