@@ -36,11 +36,12 @@ def children(pid: int) -> list[int]:
     return out
 
 
-def descendants(root: int) -> list[int]:
-    """Every descendant of ``root`` now, nearest first (requires ``SUPPORTED``)."""
+def descendants(*roots: int) -> list[int]:
+    """Every descendant of ``roots`` now, each once, nearest first, the roots
+    left out (none found where not ``SUPPORTED``)."""
     out: list[int] = []
-    seen = {root}
-    frontier = [root]
+    seen = set(roots)
+    frontier = list(roots)
     while frontier:
         found = [c for pid in frontier for c in children(pid) if c not in seen]
         found = list(dict.fromkeys(found))

@@ -75,24 +75,18 @@ class Tree:
                     grew = True
 
     def _walk(self) -> None:
-        """The children of the root and of every remembered process still the
-        same process, and theirs, read from the kernel's lists (an orphan keeps
-        its place: it was remembered before its parent ended)."""
+        """The descendants of the root and of every remembered process still the
+        same process, read from the kernel's lists (an orphan keeps its place:
+        it was remembered before its parent ended)."""
         if not self.seen:
             st = _stat(self.root)
             if st is None or st[0] == "Z":
                 return
             self.seen[self.root] = st[2]
-        frontier = self.running()
-        while frontier:
-            found = []
-            for pid in frontier:
-                for child in proc_tree.children(pid):
-                    st = _stat(child) if child not in self.seen else None
-                    if st is not None and st[0] != "Z":
-                        self.seen[child] = st[2]
-                        found.append(child)
-            frontier = found
+        for pid in proc_tree.descendants(*self.running()):
+            st = _stat(pid) if pid not in self.seen else None
+            if st is not None and st[0] != "Z":
+                self.seen[pid] = st[2]
 
     def running(self) -> list[int]:
         """Remembered processes still running (the same processes, not reused pids)."""

@@ -63,12 +63,10 @@ def workers_now() -> dict[int, float] | None:
         except OSError:
             continue
     out: dict[int, float] = {}
-    while pools:
-        pid = pools.pop()
+    for pid in [*pools, *proc_tree.descendants(*pools)]:
         cpu = _cpu_of(pid)
         if cpu is not None:
             out[pid] = cpu
-            pools += proc_tree.children(pid)
     return out
 
 
