@@ -115,7 +115,7 @@ def main() -> None:
     for v in variants[1:]:
         for what, xs in (("wall", walls), ("CPU", cpus)):
             ratio = ratios(xs[v], xs["bare"])
-            name = f"first {'attached' if v == 'attached' else v} ÷ bare, {what}"
+            name = f"first {v} ÷ bare, {what}"
             print("  " + ratio_line(name, ratio, goal=1.05))
             low, high = median_ci(ratio)
             print(f"  {'':<34} 95% confidence interval of that median: {low:.3f}–{high:.3f}")
