@@ -64,7 +64,9 @@ class ProbeSet:
         self.dispatcher.autotune = self.autotune
         self.autotune.timed = self.traced
         autotune_probe.install(self.autotune, notes)
-        compile_cpu.install(compile_cpu.CompileCpu(sink, lambda: self.run_id), notes)
+        compile_cpu.install(
+            compile_cpu.CompileCpu(sink, lambda: self.run_id, lambda: self.dispatcher.prefix), notes
+        )
 
     def follow(
         self,

@@ -44,6 +44,12 @@ def test_budgets_report_and_baseline(project):
         "check_model.py::test_watch",
     ]
     assert session.program_exit is not None and session.program_exit.returncode == 1
+    # The plugin resets Dynamo before each test: every compile of every test
+    # still has its CPU seconds, the measure a budget judges compile time in.
+    cpu = {
+        r: [c.cpu_s is not None for c in run.compiles.values()] for r, run in session.runs.items()
+    }
+    assert all(cpu.values()) and all(all(has) for has in cpu.values()), cpu
 
     # The same tests, test_within_budget now on a second batch size: a recompile
     # its baseline run had not.

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from helpers.recorded import load_fixture
 
+from dlcprof import events as ev
 from dlcprof.cli import main
 from dlcprof.cli.check import configured
 from dlcprof.cli.parser import UsageError, check_parser
@@ -68,8 +69,33 @@ def test_unchanged_against_its_baseline_passes():
     v = fv.judge_session(session(), Budgets(), session())
     assert v.passed
     assert (
-        "compile time 71.54 s wall vs 71.54 s in the baseline (+0%, within" in (fv.run_lines(v)[0])
+        "compile time 71.54 s wall vs 71.54 s wall in the baseline (+0%, within"
+        in (fv.run_lines(v)[0])
     )
+
+
+def with_cpu(s: Session, cpu_s: float) -> Session:
+    """``s`` as if the compile-CPU probe had measured each of its compiles."""
+    for run in s.runs.values():
+        for cid in list(run.compiles):
+            s.apply(ev.CompileCpuMeasured(run_id=run.run_id, compile_id=cid, cpu_s=cpu_s))
+    return s
+
+
+def test_each_compile_time_figure_names_the_measure_it_is_in():
+    """A run with CPU seconds against a baseline without: the comparison is in
+    wall seconds on both sides, the budget's figure in CPU, and the note says
+    each figure's measure is its own (not "CPU seconds" above a wall figure)."""
+    v = fv.judge_session(with_cpu(session(), 0.5), Budgets(compile_s=100), session())
+    (line,) = fv.run_lines(v)
+    assert "compile time 71.54 s wall vs 71.54 s wall in the baseline" in line
+    assert "compile time 4.50 s CPU ≤ " in line
+    assert v.measure == "both" and fv.measure_line(v).startswith(
+        "compile time = CPU seconds where a figure says CPU, wall seconds where it says wall"
+    )
+    both = fv.judge_session(with_cpu(session(), 0.5), Budgets(), with_cpu(session(), 0.5))
+    assert "s CPU vs " in fv.run_lines(both)[0] and both.measure == "cpu"
+    assert "CPU seconds of each compile" in fv.measure_line(both)
 
 
 def test_a_recompile_the_baseline_had_not_is_named_by_its_guard():

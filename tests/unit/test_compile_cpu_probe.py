@@ -72,3 +72,34 @@ def test_a_compiler_subprocess_and_inductors_compile_workers_are_said_apart():
     words = fp.cpu_words(c)
     assert words is not None and "compiler subprocesses" in words and "compile workers" in words
     assert C.workers_delta({}, {}) is None  # no pool seen: n/a, never 0
+
+
+RESET_BETWEEN = """
+import json, torch
+from dlcprof.worker.emit import ListEmitter
+from dlcprof.worker.probes import ProbeNotes
+from dlcprof.worker.probes import compile_cpu as C
+
+sink = ListEmitter()
+C.install(C.CompileCpu(sink, lambda: "r"), ProbeNotes(sink, "r"))
+for n in range(2):
+    torch.compile(lambda x: x.sin() + n, backend="eager")(torch.ones(3))
+    torch._dynamo.reset()
+print(json.dumps([[type(e).__name__, getattr(e, "cpu_s", None)] for e in sink.events]))
+"""
+
+
+def test_it_survives_torch_dynamo_reset_in_a_real_process():
+    """reset() clears Dynamo's callback handler (the pytest plugin, the sweep and
+    a user's program reset): the probe registers again, so the compile after a
+    reset has its CPU seconds too."""
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", RESET_BETWEEN], capture_output=True, text=True, check=True
+    ).stdout
+    got = json.loads(out.splitlines()[-1])
+    assert [name for name, _ in got] == ["CompileCpuMeasured"] * 2
+    assert all(cpu > 0 for _, cpu in got)

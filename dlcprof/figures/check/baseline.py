@@ -56,7 +56,7 @@ def regressed(now: CompileTime, then: CompileTime, tolerance: float) -> bool:
 
 
 def change_words(now: CompileTime, then: CompileTime, tolerance: float) -> str:
-    """ "compile time 14.2 s CPU vs 10.9 s in the baseline (+30%, over the 25% allowed)"."""
+    """ "compile time 14.2 s CPU vs 10.9 s CPU in the baseline (+30%, over the 25% allowed)"."""
     change = (now.seconds / then.seconds - 1) if then.seconds > 0 else None
     pct = (
         (f"+{text.pct(change)}" if change >= 0 else f"-{text.pct(-change)}")
@@ -67,8 +67,7 @@ def change_words(now: CompileTime, then: CompileTime, tolerance: float) -> str:
         verdict = f"over the {text.pct(tolerance)} allowed"
     else:
         verdict = f"within the {text.pct(tolerance)} allowed"
-    then_s = text.secs(then.seconds)
-    return f"compile time {now.words()} vs {then_s} in the baseline ({pct}, {verdict})"
+    return f"compile time {now.words()} vs {then.words()} in the baseline ({pct}, {verdict})"
 
 
 def against(run: Run, base: Run, tolerance: float, label: str) -> list[Violation]:

@@ -134,8 +134,12 @@ MEASURE_WORDS = {"cpu": "CPU", "wall": "wall"}
 MEASURE_SAID = {
     "cpu": "compile time = CPU seconds of each compile (the process's threads and the "
     "compiler children it waited for): a busy machine moves them less than wall seconds",
-    "wall": "compile time = wall seconds of each compile (no CPU measure in this session: "
-    "an older recording); moves with how busy the machine is",
+    "wall": "compile time = wall seconds of each compile (CPU seconds were not measured "
+    "for every compile: a recording from before the probe, or the probe unavailable); "
+    "moves with how busy the machine is",
+    "both": "compile time = CPU seconds where a figure says CPU, wall seconds where it says "
+    "wall (a run or its baseline has no CPU seconds for every compile: both sides of a "
+    "comparison are then wall); wall seconds move with how busy the machine is",
 }
 
 

@@ -26,7 +26,7 @@ class RunVerdict:
 class Verdict:
     runs: list[RunVerdict]
     checks: list[str]  # what was judged: the budgets set, then the baseline's checks
-    measure: str  # the compile-time measure: "cpu" | "wall"
+    measure: str  # the compile-time figures' measure: "cpu" | "wall" | "both"
     repeats: int = 1  # the command's runs this one was the least compile time of
 
     @property
@@ -56,6 +56,7 @@ def judge_session(
     runs = list(session.runs.values()) if runs is None else runs
     paired = dict((r.run_id, b) for r, b in fb.pairs(session, baseline)) if baseline else {}
     out = []
+    measures = set()  # of every compile-time figure shown
     for run in runs:
         name = label(run, len(runs) == 1)
         counts, violations = judge(run, budgets, name)
@@ -63,13 +64,17 @@ def judge_session(
         base = paired.get(run.run_id)
         if baseline is not None and base is None:
             rv.unmatched = True
-        elif base is not None:
+        if base is None or any(c.check == "compile_s" for c in counts):
+            measures.add(rv.time.measure)
+        if base is not None:
             rv.violations += fb.against(run, base, budgets.tolerance, name)
-            rv.baseline = fb.change_words(*fb.times(run, base), budgets.tolerance)
+            now, then = fb.times(run, base)
+            rv.baseline = fb.change_words(now, then, budgets.tolerance)
+            measures.add(now.measure)
         out.append(rv)
     checks = budgets.checks() + ([*fb.NEW, "compile_regression"] if baseline is not None else [])
-    measures = {r.time.measure for r in out}
-    return Verdict(out, checks, "cpu" if measures <= {"cpu"} else "wall", repeats)
+    measure = "both" if len(measures) > 1 else next(iter(measures), "cpu")
+    return Verdict(out, checks, measure, repeats)
 
 
 def run_lines(v: Verdict) -> list[str]:

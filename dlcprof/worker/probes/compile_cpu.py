@@ -79,10 +79,13 @@ def workers_delta(before: dict[int, float] | None, after: dict[int, float] | Non
 
 class CompileCpu:
     """Emits ``CompileCpuMeasured`` at the end of each compile, for the run
-    ``run_id()`` names then."""
+    ``run_id()`` names then, its compile id after ``prefix()`` (the trace
+    dispatcher's: a sweep's ids after its reset)."""
 
-    def __init__(self, sink: ev.Sink, run_id: Callable[[], str]) -> None:
-        self.sink, self.run_id = sink, run_id
+    def __init__(
+        self, sink: ev.Sink, run_id: Callable[[], str], prefix: Callable[[], str] = lambda: ""
+    ) -> None:
+        self.sink, self.run_id, self.prefix = sink, run_id, prefix
         self._started: tuple[float, float, dict[int, float] | None] | None = None
 
     def start(self, args: Any) -> None:
@@ -93,7 +96,7 @@ class CompileCpu:
         if started is None:
             return
         own, compilers, workers = started
-        cid = str(getattr(args, "compile_id", "") or "?")
+        cid = self.prefix() + str(getattr(args, "compile_id", "") or "?")
         if getattr(getattr(args, "callback_trigger", None), "name", "") == "LAZY_BACKWARD":
             cid = ev.backward_id(cid)
         compilers_s = compilers_now() - compilers
@@ -110,7 +113,9 @@ class CompileCpu:
 
 def install(probe: CompileCpu, notes: ProbeNotes) -> None:
     """Register ``probe`` with Dynamo's callback handler once Dynamo imports it
-    (once per process: the registration outlives a fork)."""
+    (once per process: the registration outlives a fork), and again after each
+    time the handler is cleared: ``torch._dynamo.reset()`` clears it, and the
+    pytest plugin, the sweep and a user's program all reset."""
 
     def hook(module: ModuleType) -> None:
         handler = getattr(module, "callback_handler", None)
@@ -119,6 +124,25 @@ def install(probe: CompileCpu, notes: ProbeNotes) -> None:
                 PROBE, "torch._dynamo.callback.callback_handler not found: compile CPU seconds n/a"
             )
             return
+        register(handler)
+        clear = getattr(handler, "clear", None)
+        if not callable(clear):
+            notes.unavailable(
+                PROBE,
+                "torch._dynamo.callback.callback_handler.clear not found: compile CPU "
+                "seconds may be n/a after torch._dynamo.reset()",
+            )
+            return
+
+        def clear_and_register() -> None:
+            try:
+                clear()
+            finally:  # clear raises when a compile is pending, after emptying the lists
+                register(handler)
+
+        handler.clear = clear_and_register
+
+    def register(handler: Any) -> None:
         handler.register_start_callback(probe.start)
         handler.register_end_callback(probe.end)
 
