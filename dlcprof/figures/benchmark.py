@@ -34,6 +34,11 @@ SPLIT_MIN_REPS = 2
 # rerun: both clusters' figures are stated instead. A smaller one (two stalled
 # repetitions of seven) leaves the median to the larger cluster, with a note.
 SPLIT_BALANCED = 1 / 3
+# The benchmark times eager and compiled back to back in each repetition, so a
+# repetition's index says when both ran. Both sides' clusters are the same
+# phases (a load that came and went) when at least this share of repetitions
+# fall in the like clusters of both sides: fast with fast, slow with slow.
+SAME_PHASES = 3 / 4
 
 
 @dataclass(frozen=True)
@@ -148,10 +153,12 @@ class Speed:
     """The figures of one benchmark, as every view states them.
 
     When the repetitions of a side split into two balanced clusters
-    (``two_clusters``, ``Clusters.balanced``), ``modes`` holds the slowest and
-    the fastest pairing of eager and compiled clusters, each a Speed of its
-    own: the views state those rather than a median of a mix, the verdict is
-    theirs (MIXED when they disagree), and no single break-even is derived."""
+    (``two_clusters``, ``Clusters.balanced``), ``modes`` holds two pairings of
+    eager and compiled clusters, each a Speed of its own: like with like (the
+    clusters that ran in the same phases, ``like_pairs``) where both sides
+    split alike, else the slowest and the fastest pairing. The views state
+    those rather than a median of a mix, the verdict is theirs (MIXED when they
+    disagree), and no single break-even is derived."""
 
     eager_ms: float
     compiled_ms: float
@@ -231,8 +238,11 @@ def speed(b: Timed, compile_s: float | None = None, cache: CacheState | None = N
     def pair(e: tuple[float, float], c: tuple[float, float]) -> Speed:
         return _speed(e[0], c[0], e[1], c[1], cs)
 
-    # The slowest pairing (fast eager, slow compiled) and the fastest one.
-    modes = (pair(eager[0], compiled[-1]), pair(eager[-1], compiled[0]))
+    like = like_pairs(e_split, c_split) if len(eager) == len(compiled) == 2 else None
+    if like is not None:
+        modes = tuple(pair(eager[i], compiled[j]) for i, j in like)
+    else:  # the slowest pairing (fast eager, slow compiled) and the fastest one
+        modes = (pair(eager[0], compiled[-1]), pair(eager[-1], compiled[0]))
     verdicts = {m.verdict for m in modes}
     return dataclasses.replace(
         out,
@@ -242,6 +252,21 @@ def speed(b: Timed, compile_s: float | None = None, cache: CacheState | None = N
         compiled_split=c_split,
         modes=modes,
     )
+
+
+def like_pairs(e: Clusters | None, c: Clusters | None) -> list[tuple[int, int]] | None:
+    """Which compiled cluster ran in the same phase as each eager one (0: fast,
+    1: slow), from the repetitions both hold (SAME_PHASES of them); None when
+    the clusters do not line up in time, or a side is one cluster."""
+    if e is None or c is None:
+        return None
+    n = len(e.fast) + len(e.slow)
+    same = len(set(e.fast) & set(c.fast)) + len(set(e.slow) & set(c.slow))
+    if same >= SAME_PHASES * n:
+        return [(0, 0), (1, 1)]
+    if n - same >= SAME_PHASES * n:  # eager fast while compiled was slow, and back
+        return [(0, 1), (1, 0)]
+    return None
 
 
 def _sides(c: Clusters | None, ms: float, spread: float) -> list[tuple[float, float]]:
@@ -258,7 +283,7 @@ def run_speed(run: Run) -> Speed | None:
 def speedup_text(s: Speed) -> str:
     """The speedup as every view states it: of each cluster when repetitions split."""
     if s.modes:
-        return split_speedups([m.speedup for m in s.modes])
+        return split_speedups([m.speedup for m in s.modes], s.measurable)
     return text.speedup_verdict(s.speedup, s.measurable)
 
 
@@ -345,9 +370,11 @@ def measured_with(b: ev.BenchmarkMeasured) -> str:
 # --- the words of a benchmark (the units are text's) ---------------------------
 
 
-def split_speedups(xs: list[float | None]) -> str:
-    """ "1.79x or 4.82x (repetitions in two clusters)": never a median of a mix."""
-    return f"{either([text.speedup(x) for x in xs])} ({text.TWO_CLUSTERS})"
+def split_speedups(xs: list[float | None], measurable: bool = True) -> str:
+    """ "1.79x or 4.82x (repetitions in two clusters)": never a median of a mix;
+    "0.93x or 0.97x (no measurable difference; ...)" when no pairing differs."""
+    said = text.TWO_CLUSTERS if measurable else f"{text.NO_DIFFERENCE}; {text.TWO_CLUSTERS}"
+    return f"{either([text.speedup(x) for x in xs])} ({said})"
 
 
 def either(words: list[str]) -> str:

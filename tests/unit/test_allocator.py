@@ -214,3 +214,28 @@ def test_a_split_default_is_compared_cluster_by_cluster(steady_eager, verdict):
     a = fa.contrast(Session.from_events([b, st]).latest_run)
     # 9 ms is below both clusters' speedups (5.0x and 10.4x); 30 ms lies between them.
     assert a is not None and a.verdict == verdict
+
+
+# A Hugging Face ResNet's repetitions in a load phase (issue 40, item 9): the
+# clusters' medians as recorded (eager 8.88 / 13.40 ms, compiled 9.53 / 13.85 ms),
+# the repetitions around them as a loaded machine scatters them. Each repetition
+# times eager then compiled back to back: the first five ran under the load.
+RESNET_EAGER = [13.40, 12.70, 14.05, 13.10, 13.85, 8.88, 8.30, 9.45, 8.60, 9.30]
+RESNET_COMPILED = [13.85, 13.20, 14.60, 13.50, 14.30, 9.53, 9.00, 10.10, 9.25, 9.90]
+
+
+def _reps(ms: list[float]) -> dict:
+    return {"ms": ms, "faults": []}
+
+
+def test_two_clusters_on_both_sides_pair_by_when_they_ran():
+    s = fb.speed(_bench(_reps(RESNET_EAGER), _reps(RESNET_COMPILED)))
+    assert [round(m.speedup, 2) for m in s.modes] == [0.93, 0.97]  # fast/fast, slow/slow
+    assert [m.verdict for m in s.modes] == [fb.SAME, fb.SAME] and s.verdict == fb.SAME
+    assert fb.speedup_text(s) == f"0.93x or 0.97x ({text.NO_DIFFERENCE}; {text.TWO_CLUSTERS})"
+    # The same values with the compiled clusters in other repetitions than the
+    # eager ones: no phase to pair by, so the range of every pairing stays.
+    shuffled = [RESNET_COMPILED[i] for i in (0, 1, 5, 6, 7, 2, 3, 4, 8, 9)]
+    s = fb.speed(_bench(_reps(RESNET_EAGER), _reps(shuffled)))
+    assert [round(m.speedup, 2) for m in s.modes] == [0.64, 1.41]
+    assert s.verdict == fb.MIXED and fb.speedup_text(s) == f"0.64x or 1.41x ({text.TWO_CLUSTERS})"
