@@ -4,6 +4,8 @@ adapter that must degrade when torch moves its code cache."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from helpers.worker import run_worker
 
@@ -66,8 +68,12 @@ def test_every_generated_kernel_has_a_time_and_no_time_is_invented(profiled_bloc
     assert s is not None and s.coverage is not None
     shares = [t.share for t in fk.kernel_timings(run).values()]
     assert sum(x for x in shares if x) == pytest.approx(s.coverage)
-    # Kernels cannot take longer than the call that runs them (noise aside).
-    assert 0.2 < s.coverage < 1.5, s
+    # Kernels cannot take longer than the call that runs them (noise aside). Under
+    # background load the stage scales the kernel medians, and says by how much:
+    # the bounds move with that note, not with the machine's load.
+    scale = [float(x) for n in prof.notes for x in re.findall(r"kernel medians .* by ([\d.]+)", n)]
+    low, high = min([1.0, *scale]), max([1.0, *scale])
+    assert 0.2 * low < s.coverage < 1.5 * high, (s, prof.notes)
 
 
 def test_a_library_call_states_no_fusion_gain(profiled_block):

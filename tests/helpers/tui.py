@@ -18,7 +18,12 @@ from dlcprof.tui.app import DlcprofApp
 SIZE = (160, 48)
 
 
-async def wait_for(pilot, cond: Callable[[], object], timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
+# How long a wait may take before the test calls it a hang: not a bound on speed
+# (a 2-core machine at load 8 runs the app many times slower), so generous.
+HANG_S = 120.0
+
+
+async def wait_for(pilot, cond: Callable[[], object], timeout: float = HANG_S) -> None:  # type: ignore[no-untyped-def]
     """Let the app run until ``cond()`` holds; fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while not cond():

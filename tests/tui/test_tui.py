@@ -243,10 +243,10 @@ async def test_cancel_kills_the_run_and_keeps_what_was_captured(engine) -> None:
         assert run.kernels and run.compiles  # captured data stays
         assert app.query_one("#kernels-table", DataTable).row_count == 1
         assert engine.instances[0].reason == "cancelled by user"
-        assert any("cancelled" in n for n in notes(app))
+        await wait_for(pilot, lambda: any("cancelled" in n for n in notes(app)))
         assert app.is_running
         await pilot.press("c")  # nothing left to cancel: says so, stays up
-        assert any("nothing to cancel" in n for n in notes(app))
+        await wait_for(pilot, lambda: any("nothing to cancel" in n for n in notes(app)))
 
 
 async def test_escape_cancels_too(engine) -> None:  # type: ignore[no-untyped-def]
@@ -402,7 +402,7 @@ async def test_save_writes_the_report_folder_and_shows_the_path(
         await pilot.press("r")
         await wait_for(pilot, lambda: not app.runs.busy and app.session.runs)
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: app.runs.last_saved, timeout=20)
+        await wait_for(pilot, lambda: app.runs.last_saved)
         folder = app.runs.last_saved
         assert folder.is_relative_to(tmp_path / "dlcprof-reports")
         assert (folder / "session.json").exists() and (folder / "report.html").exists()
@@ -443,7 +443,7 @@ async def test_unwritable_save_asks_where_and_saves_there(
         await wait_for(pilot, lambda: not app.runs.busy and app.session.runs)
         events = len(app.session.events)
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: any("save failed" in n for n in notes(app)), timeout=20)
+        await wait_for(pilot, lambda: any("save failed" in n for n in notes(app)))
         (failed,) = [n for n in notes(app) if "save failed" in n]
         assert "cannot create dlcprof-reports" in failed and "\n" not in failed
         assert "press ctrl+s to save it elsewhere" in failed
@@ -706,9 +706,11 @@ async def test_events_are_batched_and_keys_answered_during_a_flood(engine) -> No
         # measures how fast).
         for _ in range(4):
             await pilot.press("m")
-        assert app.query_one("#set-mode", Select).value == "default"  # cycled all the way round
+        await wait_for(pilot, lambda: len(handled) == 4)
         assert handled == [True] * 4
-        await wait_for(pilot, lambda: not app.pending_events, timeout=30)
+        # Cycled all the way round.
+        await wait_for(pilot, lambda: app.query_one("#set-mode", Select).value == "default")
+        await wait_for(pilot, lambda: not app.pending_events)
         assert repaints < 20000 / 20  # folded in batches, not one repaint per event
         assert app.query_one(LogPane).lines  # and the log did draw
         await pilot.press("c")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from helpers.engine import ScriptedLiveRun, scripted_run
 from helpers.scripted_program import ScriptedProgram
-from helpers.tui import SIZE, text
+from helpers.tui import SIZE, text, wait_for
 from textual.pilot import Pilot
 
 from dlcprof.engine import Engine
@@ -86,19 +86,22 @@ async def walk(app: DlcprofApp, pilot: Pilot) -> tuple[list[str], list[str]]:
         app.query_one("#kernels-table").focus()
         await pilot.pause()
         before = state(app, said)
+        a = by_title[command.title]
+
+        def moved(a: actions.Action = a, before: tuple[object, ...] = before) -> bool:
+            if a.name == "focus":
+                pane = app.query_one(f"#{a.action.split(chr(39))[1]}")
+                return app.focused is not None and (
+                    app.focused is pane or pane in app.focused.ancestors
+                )
+            return state(app, said) != before
+
         done = command.callback()
         if inspect.isawaitable(done):
             await done
-        await pilot.pause(0.1)
-        a = by_title[command.title]
-        if a.name == "focus":
-            pane = app.query_one(f"#{a.action.split(chr(39))[1]}")
-            moved = app.focused is not None and (
-                app.focused is pane or pane in app.focused.ancestors
-            )
-        else:
-            moved = state(app, said) != before
-        if not moved:
+        try:  # the effect, however long a loaded machine takes to show it
+            await wait_for(pilot, moved)
+        except AssertionError:
             idle.append(command.title)
     return [c.title.split(" (")[0] for c in listed], idle
 
@@ -107,8 +110,7 @@ async def test_every_entry_of_an_attached_program_does_something(tmp_path: Path)
     scripted = engine(tmp_path)
     app = DlcprofApp(command=["python", "train.py"], engine=scripted, deterministic=True)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause(0.2)
-        assert app.session.program is not None and app.session.runs
+        await wait_for(pilot, lambda: app.session.program is not None and app.session.runs)
         # The footer and the help leave them out too.
         assert not {"r", "m", "d", "f", "s", "a", "c", "escape", "P", "0"} & set(
             app.active_bindings
