@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import statistics
 
 from dlcprof import events as ev
 from dlcprof import text
@@ -191,7 +192,7 @@ def mark_dynamic_sweep(session: Session, run: Run, calls: int) -> Advice | None:
 
 def mark_dynamic_recompiles(session: Session, run: Run, calls: int) -> Advice | None:
     """An attached process's recompiles on an input's size: what they cost, from torch's
-    wall time of each compile they triggered."""
+    wall time of each compile they triggered, against what one dynamic compile adds."""
     found = [(rc, size_mismatch(rc.reason)) for rc in run.recompiles]
     dims = [d for _, d in found if d is not None]
     if not dims:
@@ -201,26 +202,42 @@ def mark_dynamic_recompiles(session: Session, run: Run, calls: int) -> Advice | 
     priced = [rc for rc in paid if rc.cost_s is not None]
     # A training step compiles each graph's backward too: a recompile's goes with it.
     backward = sum(_backward_s(run, rc.compile_id) for rc in priced if rc.compile_id)
+    each = {
+        rc.compile_id: (rc.cost_s or 0.0) + _backward_s(run, rc.compile_id)
+        for rc in priced
+        if rc.compile_id
+    }
     paid_s = sum(rc.cost_s or 0.0 for rc in priced) + backward
     frames = {rc.compile_id.split("/")[0] for rc in paid if rc.compile_id}
     firsts = [run.compiles[f"{f}/0"].wall_s for f in frames if f"{f}/0" in run.compiles]
     first = sum(w for w in firsts if w is not None)
     first += sum(_backward_s(run, f"{f}/0") for f in frames)
     premium, source = _dynamic_premium(session, run)
+    # What the dynamic compile adds is its graph's work × (premium - 1), not the whole
+    # first compile's: that one also did the process's one-time work (imports, cold
+    # caches), which stays. A recompile of the frame is its graph's work without it.
+    graph = sum(
+        statistics.median(s for cid, s in each.items() if cid.split("/")[0] == f)
+        for f in frames
+        if any(cid.split("/")[0] == f for cid in each)
+    )
+    extra = min(first, graph) * (premium - 1)
     unpriced = len(paid) - len(priced)
     how = (
         f"the {text.plural(len(priced), 'recompile')} on {name}'s dim {dim} "
         f"({text.secs(paid_s)}, torch's wall time of each"
         + (f", {text.secs(backward)} of it their backward" if backward else "")
-        + f") no longer happen; the first compile, now dynamic, costs more: "
-        f"{text.secs(first)} × {source}"
+        + f") no longer happen; the first compile, now dynamic, costs more: its graph's "
+        f"work, {text.secs(min(first, graph))} as a recompile of it took (the first "
+        f"compile's {text.secs(first)} also did the process's one-time work), "
+        f"× ({premium:.1f} - 1), the dynamic premium {source}"
         + (f"; {unpriced} not finished yet, not counted" if unpriced else "")
     )
     evidence = [
         f"{text.plural(len(paid), 'recompile')} on {name} dim {dim} "
         f"({text.secs(paid_s)}): {text.short(paid[0].reason, 200)}"
     ]
-    predicted = Prediction("compile", first + paid_s, first * premium, how) if priced else None
+    predicted = Prediction("compile", first + paid_s, first + extra, how) if priced else None
     return _mark_dynamic_item(name, dim, evidence, predicted)
 
 
