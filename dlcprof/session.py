@@ -371,7 +371,19 @@ class Session:
 
     def _on_CompileCpuMeasured(self, e: ev.CompileCpuMeasured) -> None:
         r = self.run(e.run_id)  # not r.compile(): it arrives after the compile, not in it
-        r.compiles.setdefault(e.compile_id, Compile(e.compile_id)).cpu = e
+        c = r.compiles.setdefault(e.compile_id, Compile(e.compile_id))
+        # A second measure of one id: torch._dynamo.reset() in the program restarted
+        # its compile ids. The compile's records add up, and so do its seconds.
+        if c.cpu is not None:
+            e = ev.CompileCpuMeasured(
+                run_id=e.run_id,
+                compile_id=e.compile_id,
+                cpu_s=c.cpu.cpu_s + e.cpu_s,
+                compilers_s=_add(c.cpu.compilers_s, e.compilers_s),
+                workers_s=_add(c.cpu.workers_s, e.workers_s),
+                t=e.t,
+            )
+        c.cpu = e
 
     def _on_KernelGenerated(self, e: ev.KernelGenerated) -> None:
         self.run(e.run_id).compile(e.compile_id).kernels.append(e)
@@ -534,3 +546,8 @@ class Session:
         r = self._monitored(e)
         if r is not None:
             r.profile = e
+
+
+def _add(a: float | None, b: float | None) -> float | None:
+    """Two measures' sum; None where either was not measured."""
+    return None if a is None or b is None else a + b

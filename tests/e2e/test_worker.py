@@ -13,6 +13,8 @@ import pytest
 from helpers.worker import nesting_problems, outermost, phase_intervals, run_worker
 
 from dlcprof import events as ev
+from dlcprof.figures.check.findings import compile_time
+from dlcprof.session import Session
 from dlcprof.settings import RunSettings
 
 FAST = {"size": "small", "iters": 5, "reps": 3}
@@ -182,6 +184,14 @@ def test_recompiles_static_vs_dynamic_and_the_recompile_limit(tmp_path):
     assert static.one(ev.EagerCallsCounted).calls == counted - 1 > 10
     reasons = static.of(ev.RecompileTriggered)
     assert len(reasons) >= 2 and all(r.compile_id.startswith("sweep:") for r in reasons)
+    # Every compile has its CPU seconds under its own id: the sweep's, after its reset,
+    # too (the frame refused at the limit compiled nothing: no CPU, none needed).
+    cpu = {e.compile_id for e in static.of(ev.CompileCpuMeasured)}
+    finished = [c for c in static.of(ev.CompileFinished) if not c.is_backward]
+    compiled = {c.compile_id for c in finished if not c.fail_type}
+    assert compiled <= cpu and any(cid.startswith("sweep:") for cid in compiled), (compiled, cpu)
+    run = Session.from_events(static.events).runs["test"]
+    assert compile_time(run).measure == "cpu"
     done = static.one(ev.SweepFinished)
     assert done.compiles == 3
     assert done.cumulative_transition_s == pytest.approx(sum(s.transition_s for s in steps))

@@ -103,3 +103,14 @@ def test_it_survives_torch_dynamo_reset_in_a_real_process():
     got = json.loads(out.splitlines()[-1])
     assert [name for name, _ in got] == ["CompileCpuMeasured"] * 2
     assert all(cpu > 0 for _, cpu in got)
+
+
+def test_an_id_measured_again_after_a_reset_adds_up_as_its_records_do():
+    """A program's reset restarts torch's compile ids: its second 0/0 is another
+    compile under the same id, whose records the session adds; its CPU too."""
+    events = [
+        ev.CompileCpuMeasured(run_id="r", compile_id="0/0", cpu_s=s, compilers_s=c, workers_s=w)
+        for s, c, w in ((1.0, 0.5, None), (2.0, 0.25, 1.0))
+    ]
+    (c,) = Session.from_events(events).runs["r"].compiles.values()
+    assert c.cpu is not None and (c.cpu_s, c.cpu.compilers_s, c.cpu.workers_s) == (3.0, 0.75, None)

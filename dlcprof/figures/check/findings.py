@@ -147,7 +147,10 @@ def compile_time(run: Run, measure: str | None = None) -> CompileTime:
     """The run's compile time in ``measure``, else the steadiest it has: CPU
     seconds when every compile's were measured, else torch's wall times."""
     records = [c for c in run.compiles.values() if c.record is not None]
-    has_cpu = bool(records) and all(c.cpu_s is not None for c in records if not c.is_backward)
+    # A frame Dynamo refused (the recompile limit) ran no compile to time: its
+    # record has a failure and no CPU seconds, and needs none.
+    timed = [c for c in records if not c.is_backward and not (c.record and c.record.fail_type)]
+    has_cpu = bool(records) and all(c.cpu_s is not None for c in timed)
     if measure is None:
         measure = "cpu" if has_cpu or not records else "wall"
     if measure == "cpu":
