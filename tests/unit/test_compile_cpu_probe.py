@@ -40,6 +40,22 @@ def test_without_dynamos_callbacks_it_says_so_once(monkeypatch):
     assert isinstance(said, ev.ProbeUnavailable) and said.probe == "compile-cpu"
 
 
+def test_a_handler_without_clear_is_used_and_the_reset_it_cannot_follow_said(monkeypatch):
+    """Another torch's handler with no ``clear`` to follow: the probe still
+    registers, and says once that a reset may drop it."""
+    sink = ListEmitter()
+    handler = types.SimpleNamespace(starts=[], ends=[])
+    handler.register_start_callback = handler.starts.append
+    handler.register_end_callback = handler.ends.append
+    module = types.SimpleNamespace(callback_handler=handler)
+    monkeypatch.setattr(C, "when_imported", lambda name, hook: hook(module))
+    probe = C.CompileCpu(sink, lambda: "r")
+    C.install(probe, ProbeNotes(sink, "r"))
+    assert handler.starts == [probe.start] and handler.ends == [probe.end]
+    (said,) = sink.events
+    assert isinstance(said, ev.ProbeUnavailable) and "after torch._dynamo.reset()" in said.reason
+
+
 def test_a_compiler_subprocess_and_inductors_compile_workers_are_said_apart():
     """g++ stands for any compiler child the compile waits for; the workers are
     Inductor's own subprocess pool, doing CPU work while the "compile" runs."""
