@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dlcprof import text
+from dlcprof import own_code, text
 
 Frame = tuple[str, str, int]  # (function, file, line)
 
@@ -76,7 +76,7 @@ _COMPILING = ("torch/_dynamo/convert_frame.py", "torch/_inductor/compile_fx.py")
 
 
 def _kernel_sampler(func: str, file: str) -> bool:
-    return file.endswith(("dlcprof/worker/launches.py", "dlcprof/worker/attached/kernel_sample.py"))
+    return own_code.module(file) in ("worker/launches.py", "worker/attached/kernel_sample.py")
 
 
 def _compiled_code(func: str, file: str) -> bool:
@@ -89,16 +89,17 @@ def _optimizer(func: str, file: str) -> bool:
 
 
 # dlcprof's probe code (not its worker's harness, which runs a workload's own code).
-_PROBES = ("dlcprof/worker/attached/", "dlcprof/worker/probes/", "dlcprof/trace_records/")
+_PROBES = ("worker/attached/", "worker/probes/", "trace_records/")
 
 
 # A wrapper around the program's own call (two clock reads a call): what runs
 # under it is the program's, so it names no stack dlcprof's.
-_AROUND_PROGRAM = "dlcprof/worker/attached/steps.py"
+_AROUND_PROGRAM = "worker/attached/steps.py"
 
 
 def _dlcprof(func: str, file: str) -> bool:
-    return any(p in file for p in _PROBES) and not file.endswith(_AROUND_PROGRAM)
+    inside = own_code.module(file) or ""
+    return inside.startswith(_PROBES) and inside != _AROUND_PROGRAM
 
 
 # The program's own work a sampled stack can be in, first match wins (the kernel

@@ -7,6 +7,7 @@ import platform
 from dataclasses import dataclass
 from typing import Any
 
+from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import runs as fruns
 from dlcprof.report.figure import Row, iso
@@ -30,10 +31,12 @@ def environment(session: Session) -> Environment:
     # worker and no resolved settings: the program picks its own device and threads.
     proc = run.process if run else None
     attached = proc is not None and w is None and s is None
+    imported = run is not None and run.status == ev.LOG_ENDED
     values: dict[str, Any] = {
         "torch": (w.torch_version if w else None)
         or (s.torch_version if s else None)
-        or (proc.torch_version if proc else None),
+        or (proc.torch_version if proc else None)
+        or None,
         "python": (w.python_version if w else None) or (proc.python_version if proc else None),
         "device": s.device if s else None,
         "device_name": (s.device_name if s else None) or (w.device_name if w else None),
@@ -56,8 +59,10 @@ def environment(session: Session) -> Environment:
         if values["device"] or values["device_name"] or not attached
         else text.na("an attached program picks its tensors' device")
     )
+    # An imported log names its torch in a torch_version record, if it has one.
+    no_torch = text.na("its log has no torch_version record") if imported else text.NA
     rows = [
-        Row("torch", text.value(values["torch"]), values["torch"] is None),
+        Row("torch", values["torch"] or no_torch, values["torch"] is None),
         Row("python", values["python"] or text.na("no WorkerReady event"), not values["python"]),
         Row("device", device, attached and not values["device"]),
         Row(

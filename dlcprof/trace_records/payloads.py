@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from dlcprof import own_code
 from dlcprof.text import in_torch
 
 # compilation_metrics fields kept in CompileFinished.metrics (as torch names them).
@@ -129,8 +130,6 @@ def _library_dirs() -> tuple[str, ...]:
 
 _TORCH_DIR = _package_dir("torch")
 _LIBRARY_DIRS = _library_dirs()
-# By name too, for tracebacks recorded on another machine.
-_HARNESS_RE = re.compile(r"[/\\]dlcprof[/\\](?!bundled[/\\])")
 _LIBRARY_RE = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
 
 
@@ -138,11 +137,9 @@ def frame_owner(path: str) -> str:
     """Whose code a traceback frame is in: "harness" (dlcprof's worker, the
     interpreter), "torch", "library" (the standard library, installed
     packages, the bundled workloads) or "user"."""
-    if path.startswith("<"):
+    if path.startswith("<") or own_code.module(path) is not None:
         return "harness"
     real = os.path.realpath(path)
-    if _HARNESS_RE.search(real):
-        return "harness"
     if (_TORCH_DIR is not None and real.startswith(_TORCH_DIR)) or in_torch(real):
         return "torch"
     return "library" if real.startswith(_LIBRARY_DIRS) or _LIBRARY_RE.search(real) else "user"

@@ -1,13 +1,15 @@
-"""A compile that raises (tests/test_compile_crash.py): a Lightning-style
-module whose ``log`` inspects the step's signature, as Lightning's
-``self.log`` does, with the step compiled in place as
-``trainer.fit(torch.compile(module))`` rebinds it. Dynamo raises
-InternalTorchDynamoError inside ``inspect`` on torch 2.12 and 2.13
-(Lightning-AI/pytorch-lightning#21836) and the program dies at its first step."""
-
-import inspect
+"""A compile that raises on every torch (tests/e2e/test_compile_crash.py): the
+step's backend fails, as a third-party or a patched backend can, so Dynamo
+raises ``BackendCompilerFailed`` into the program at its first step instead of
+running the frame eagerly (``suppress_errors`` is off by default). The eager
+backend's graph never runs; nothing here depends on a Dynamo bug that a later
+torch fixes (compile_crash_lightning.py does)."""
 
 import torch
+
+
+def broken_backend(gm, example_inputs):
+    raise RuntimeError("this backend cannot compile the step")
 
 
 class Module(torch.nn.Module):
@@ -16,20 +18,13 @@ class Module(torch.nn.Module):
         self.lin = torch.nn.Linear(4, 1)
 
     def training_step(self, batch):
-        loss = self.lin(batch).pow(2).mean()
-        self.log("loss", loss)
-        return loss
-
-    def log(self, name, value):
-        # Lightning: is `dataloader_iter` a parameter of the step?
-        if "dataloader_iter" in inspect.getfullargspec(self.training_step).args:
-            raise ValueError(name)
+        return self.lin(batch).pow(2).mean()
 
 
 def fit(module, steps=3):
-    module.training_step = torch.compile(module.training_step, backend="eager")
+    step = torch.compile(module.training_step, backend=broken_backend)
     for _ in range(steps):
-        module.training_step(torch.randn(8, 4)).backward()
+        step(torch.randn(8, 4)).backward()
 
 
 if __name__ == "__main__":

@@ -169,3 +169,39 @@ def test_input_without_a_trace_is_one_line_and_exit_2(tmp_path, capsys, kind):
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and str(path) in err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_log_without_torch_version_says_why_its_torch_is_unknown():
+    from helpers.program import process_attached
+
+    from dlcprof.report.environment import environment
+
+    def torch_row(version: str) -> tuple[str | None, str]:
+        s = Session()
+        s.apply(process_attached(7, torch_version=version))
+        s.apply(ev.RunFinished(run_id="pid7", status=ev.LOG_ENDED, wall_s=1.0))
+        env = environment(s)
+        (row,) = [r for r in env.rows if r.label == "torch"]
+        return env.values["torch"], row.text
+
+    assert torch_row("2.15.0") == ("2.15.0", "2.15.0")
+    assert torch_row("") == (None, "n/a (its log has no torch_version record)")
+
+
+def test_logs_from_a_clone_named_dlcprof_keep_the_programs_lines(tmp_path):
+    """The recorded logs as another machine wrote them: the checkout's folder was
+    named dlcprof, its venv (torch) inside it (issue 40, item 1)."""
+    import gzip
+
+    for gz in (FIXTURES / "torch_trace" / "ddp_odd_batch").glob("*.log.gz"):
+        (tmp_path / gz.name.removesuffix(".gz")).write_bytes(gzip.decompress(gz.read_bytes()))
+    imported, live = by_rank(import_trace([str(tmp_path)], workers=1)), by_rank(_live())
+    for rank, run in imported.items():
+        breaks = [(b.reason, b.location) for b in run.graph_breaks]
+        assert breaks and all(
+            at.startswith(f"{RECORDED_CHECKOUT}tests/programs/") for _, at in breaks
+        )
+        assert breaks == [
+            (b.reason, b.location.replace(f"{REPO}/", RECORDED_CHECKOUT))
+            for b in live[rank].graph_breaks
+        ]

@@ -505,3 +505,31 @@ def test_a_header_built_by_the_first_compile_is_seen(tmp_path, monkeypatch):
     folder.mkdir(parents=True)
     (folder / "abc.h.gch").write_bytes(b"")
     assert watch.built() == [str(folder / "abc.h.gch")] and not sink.events
+
+
+def test_the_raw_trace_starts_with_torch_version_and_imports_with_it(tmp_path):
+    """As TORCH_TRACE's log does (issue 40, item 4): ``dlcprof import`` of a report
+    folder's torch_trace.log names the torch that wrote it."""
+    import torch
+    from torch._logging._internal import _log_torch_version
+
+    from dlcprof.trace_import.process_log import read_log
+    from dlcprof.trace_records.log_file import Damage, read_records
+    from dlcprof.worker.probes import rawtrace
+
+    sink = ListEmitter()
+    close = rawtrace.install(sink, "r", ProbeNotes(sink, "r"), directory=str(tmp_path))
+    assert close is not None
+    version = [{"name": "torch_version", "encoding": "json"}]
+    opened = str(tmp_path / "r.log")
+    assert [r.metadata.get("artifact") for r in read_records(opened, Damage())] == version
+    _log_torch_version()  # what TORCH_TRACE logs to every handler: not a second one
+    close()
+    (saved,) = [e for e in sink.events if isinstance(e, ev.TraceSaved)]
+    records = list(read_records(saved.path, Damage()))
+    assert [r.metadata.get("artifact") for r in records] == version
+    version = json.loads(records[0].payload)
+    assert version["pytorch_version"] == torch.__version__ and saved.records == 1
+    (process,) = read_log(saved.path, "host", keep={records[0].pid: "r"}).processes
+    (attached, *_) = process.events
+    assert isinstance(attached, ev.ProcessAttached) and attached.torch_version == torch.__version__

@@ -43,7 +43,12 @@ class RaisedCompiles:
 
 
 def _first_line(words: str) -> str:
-    return next((ln.strip() for ln in words.splitlines() if ln.strip()), words)
+    """The error's first line, and the next where it ends in a colon (Dynamo's
+    "backend='b' raised:", then what the backend raised)."""
+    lines = [ln.strip() for ln in words.splitlines() if ln.strip()]
+    if len(lines) > 1 and lines[0].endswith(":"):
+        return f"{lines[0]} {lines[1]}"
+    return lines[0] if lines else words
 
 
 def install(raised: RaisedCompiles, notes: ProbeNotes) -> None:

@@ -9,7 +9,8 @@ each indented by a tab. That is the format tlparse parses; using torch's
 formatter keeps it exact across torch versions. Every record goes to the file,
 the interned file names (``{"str": [...]}``) included, not only those the
 other probes read. Put at position 0 of the handlers, like the trace probe's
-(docs/torch-notes.md §1).
+(docs/torch-notes.md §1). The file starts with torch's ``torch_version``
+artifact, which TORCH_TRACE writes once per log and ``dlcprof import`` reads.
 
 A process with a rank (torchrun's ``RANK``, or the process group's once it is
 initialized) names its file as torch does, ``dedicated_log_torch_trace_rank_N_
@@ -18,6 +19,8 @@ initialized) names its file as torch does, ``dedicated_log_torch_trace_rank_N_
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 import sys
@@ -30,17 +33,62 @@ from dlcprof.worker.paused_gc import paused_gc
 from dlcprof.worker.probes import ProbeNotes
 
 PROBE = "raw_trace"
+# The artifact TORCH_TRACE writes once per log, naming the torch that wrote it.
+VERSION_ARTIFACT = "torch_version"
 
 
 class _Counting(logging.FileHandler):
     records = 0
+    has_version = False
 
     def emit(self, record: logging.LogRecord) -> None:
-        if getattr(record, "metadata", None) is None:
+        metadata = getattr(record, "metadata", None)
+        if metadata is None:
             return  # not a structured-trace record
+        if _is_version(metadata):
+            if self.has_version:
+                return  # TORCH_TRACE's own, logged to every handler: one a file
+            self.has_version = True
         with paused_gc():
             super().emit(record)
         self.records += 1
+
+
+def _is_version(metadata: object) -> bool:
+    artifact = metadata.get("artifact") if isinstance(metadata, dict) else None
+    return isinstance(artifact, dict) and artifact.get("name") == VERSION_ARTIFACT
+
+
+def _version_record(trace_log: logging.Logger) -> logging.LogRecord:
+    """torch's ``torch_version`` artifact, as TORCH_TRACE writes it after its first
+    record (``_log_torch_version``, 2.13-2.15): ``dlcprof import`` reads the
+    version from it."""
+    import torch
+
+    try:
+        from torch._environment import is_fbcode
+
+        oss = not is_fbcode()
+    except Exception:  # noqa: BLE001 - an internal build has its own torch_version
+        oss = True
+    info = {
+        "pytorch_version": torch.__version__,
+        "commit": getattr(torch.version, "git_version", ""),
+        "oss": oss,
+    }
+    payload = json.dumps(info, indent=0)
+    digest = hashlib.md5(payload.encode("utf-8"), usedforsecurity=False).hexdigest()
+    metadata = {"artifact": {"name": VERSION_ARTIFACT, "encoding": "json"}, "has_payload": digest}
+    return trace_log.makeRecord(
+        trace_log.name,
+        logging.DEBUG,
+        __file__,
+        0,
+        "",
+        (),
+        None,
+        extra={"metadata": metadata, "payload": payload},
+    )
 
 
 def _rank() -> int | None:
@@ -77,6 +125,10 @@ def install(
         notes.unavailable(PROBE, f"cannot write a raw trace in {directory}: {e.strerror or e}")
         return None
     handler.setFormatter(TorchLogsFormatter(trace=True))
+    try:
+        handler.handle(_version_record(trace_log))
+    except Exception as e:  # noqa: BLE001 - the trace goes on without it
+        notes.unavailable(PROBE, f"the raw trace starts without torch_version: {e}")
     trace_log.handlers.insert(0, handler)
 
     def uninstall() -> None:
