@@ -165,15 +165,14 @@ def group_table(session: Session) -> Table | None:
     for col in fgroups.GROUP_COLUMNS:
         t.add_column(col, justify="left" if col in ("ranks", "differs") else "right")
     for g in groups:
-        t.add_row(*fgroups.group_cells(g), style="bold red" if g.differs else "")
+        t.add_row(*fgroups.group_cells(g, len(groups)), style="bold red" if g.differs else "")
     return t
 
 
 def divergences_text(session: Session, now: float | None = None) -> Text:
     """The checks' verdict, then each divergence with its evidence."""
     found = fdiv.divergences(session, now)
-    ranks = len(franks.by_rank(session))
-    lines = [Text(fdiv.summary(found, ranks, len(session.rank_summaries)))]
+    lines = [Text(fdiv.verdict(session, found))]
     lines += [divergence_text(d, evidence=True) for d in found]
     return Text("\n").join(lines)
 

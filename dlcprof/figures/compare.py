@@ -24,7 +24,7 @@ from dlcprof.figures import recompiles as fr
 from dlcprof.figures.compare_kernels import KernelDiff, diff_kernels
 from dlcprof.figures.compare_metrics import MetricDelta, metrics
 from dlcprof.figures.job import divergence as fdiv
-from dlcprof.figures.job import ranks as franks
+from dlcprof.figures.job import rank_runs as franks
 from dlcprof.figures.runs import run_label
 from dlcprof.session import Run, Session
 
@@ -83,16 +83,15 @@ class RanksSide:
     """One side's session ran many ranks: its divergence checks, as its report says them."""
 
     side: str  # "A" | "B"
-    summary: str  # fdiv.summary
+    summary: str  # fdiv.verdict
     divergences: list[fdiv.Divergence]
 
 
 def ranks_side(session: Session, side: str) -> RanksSide | None:
-    ranks = len(franks.by_rank(session))
-    if not ranks:
+    if not franks.rank_runs(session):
         return None
     found = fdiv.divergences(session)
-    return RanksSide(side, fdiv.summary(found, ranks), found)
+    return RanksSide(side, fdiv.verdict(session, found), found)
 
 
 @dataclass

@@ -17,7 +17,7 @@ from dlcprof.session import Session
 class RanksSection:
     rows: list[fr.RankRow]
     divergences: list[fdiv.Divergence]
-    summary: str  # fdiv.summary
+    summary: str  # fdiv.verdict
     notes: list[str]  # fr.notes: under the table (the blocked column's why, silent
     # ranks, what the collectives check compared)
     groups: list[fgroups.RankGroup]  # the ranks grouped by what they did, outliers first
@@ -34,7 +34,7 @@ def ranks_section(session: Session, now: float | None = None) -> RanksSection | 
     return RanksSection(
         rows,
         found,
-        fdiv.summary(found, len(fr.by_rank(session)), len(session.rank_summaries)),
+        fdiv.verdict(session, found),
         fr.notes(session, rows),
         groups,
         fgroups.summary(groups),

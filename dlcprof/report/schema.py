@@ -449,7 +449,7 @@ def _ranks_dict(r: RanksSection) -> dict[str, Any]:
                 "differs": g.differs,
                 "words": g.words,
                 "signature": dataclasses.asdict(g.signature),
-                "compile_s": g.compile_s,
+                "compile_s": [m.compile_s for m in g.members],
             }
             for g in r.groups
         ],

@@ -36,7 +36,7 @@ from dlcprof.figures import observer as fo
 from dlcprof.figures import outcome as fout
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures.job import lanes as rl
-from dlcprof.figures.job.ranks import rank_runs
+from dlcprof.figures.job.rank_runs import rank_runs
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings, SettingsError
 from dlcprof.tui import actions, focus

@@ -16,7 +16,7 @@ import pytest
 from helpers.paths import PROGRAMS
 
 from dlcprof.figures import outcome as fout
-from dlcprof.figures.job import ranks as fr
+from dlcprof.figures.job.rank_runs import forward_compiles
 from dlcprof.report.load import load_session
 
 # The module's real run is shared by its tests: one process runs them all.
@@ -78,7 +78,7 @@ def test_torchrun_two_ranks_one_diverges(tmp_path):
     session = load_session(out)
     for row in rows:
         run = session.runs[row["run_id"]]
-        ids = {c.compile_id for c in fr.forward_compiles(run)}
+        ids = {c.compile_id for c in forward_compiles(run)}
         assert ids == trace_compile_ids(trace, row["rank"])
         assert row["compiles"] == len(ids)
     assert rows[1]["recompiles"] > rows[0]["recompiles"] == 0

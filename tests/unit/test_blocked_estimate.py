@@ -19,6 +19,7 @@ from dlcprof import events as ev
 from dlcprof.figures.advice import job_rules
 from dlcprof.figures.job import divergence as fdiv
 from dlcprof.figures.job import ranks as fr
+from dlcprof.figures.job.blocked import BLOCKED_WHY
 from dlcprof.report.ranks import ranks_section
 from dlcprof.session import Session
 from dlcprof.tables import rank_table
@@ -145,5 +146,5 @@ def test_a_job_without_a_solo_recompile_keeps_the_one_reason():
         )
     )
     rows = list(_rows(s).values())
-    assert all(r.blocked_s is None and r.blocked_why == fr.BLOCKED_WHY for r in rows)
-    assert fr.blocked_notes(rows) == [f"blocked: n/a ({fr.BLOCKED_WHY})"]
+    assert all(r.blocked_s is None and r.blocked_why == BLOCKED_WHY for r in rows)
+    assert fr.blocked_notes(rows) == [f"blocked: n/a ({BLOCKED_WHY})"]

@@ -22,6 +22,7 @@ from dlcprof.figures import compare as fcmp
 from dlcprof.figures import outcome as fout
 from dlcprof.figures.job import divergence as fdiv
 from dlcprof.figures.job import ranks as fr
+from dlcprof.figures.job.rank_runs import rank_runs
 from dlcprof.report import model as rm
 from dlcprof.report.html import render_compare_html, render_html
 from dlcprof.report.load import load_session
@@ -62,7 +63,7 @@ def test_a_clean_job_has_no_divergence_live_or_ended():
 
 def test_no_ranks_or_one_rank_no_divergence():
     rankless = session(*program_started(), rank_compile(0, "0/0", 1002.0, 1.0))
-    assert fr.rank_runs(rankless) == [] and fdiv.divergences(rankless) == []
+    assert rank_runs(rankless) == [] and fdiv.divergences(rankless) == []
     one = session(*ddp_job(ranks=1))
     assert len(fr.rank_rows(one, [])) == 1 and fdiv.divergences(one) == []
 

@@ -13,8 +13,9 @@ from dlcprof import text
 from dlcprof.figures.advice.compile_rules import size_mismatch
 from dlcprof.figures.advice.model import Advice, Prediction
 from dlcprof.figures.job import hosts as fhosts
-from dlcprof.figures.job.divergence import Divergence, divergences, frame_words
-from dlcprof.figures.job.ranks import blocked, by_rank, rank_names
+from dlcprof.figures.job.blocked import blocked
+from dlcprof.figures.job.divergence import Divergence, divergences, frame_words, solo_ids
+from dlcprof.figures.job.rank_runs import by_rank, rank_names
 from dlcprof.session import Compile, Run, Session
 
 _SIZES = re.compile(r"expected (\d+), actual (\d+)")
@@ -78,7 +79,7 @@ def _fix(run: Run, c: Compile, reason: str) -> tuple[str, str]:
 def _waited(session: Session, found: list[Divergence], rank: int, paid: float) -> str:
     """A peer's wait at the next collective (DDP's gradient all-reduce): the
     Ranks table's estimate, or at most the recompiles' seconds when there is none."""
-    wait = blocked(session, found, rank)
+    wait = blocked(session, solo_ids(found), rank)
     head = f"rank {rank} waited for it at the next collective (DDP's gradient all-reduce): "
     if wait.s is not None:
         return head + wait.said

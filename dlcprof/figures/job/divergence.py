@@ -6,6 +6,12 @@ is no divergence until it is past it (ended, or ``SKEW_S`` later and not
 compiling it), so a clean job raises no alarm while it runs. One
 ``Divergence`` per finding, its headline naming the rank, what differs and
 the first differing event; ``evidence`` holds the per-rank values.
+
+Every check weighs each compared rank by the ranks it stands for: an import
+past its bound keeps the events of one rank per group (``figures/job/groups.py``),
+so the run of rank 0 may stand for 1,023 ranks alike and rank 137's for
+itself alone; the minority is the fewest ranks of the job, never the fewest
+runs, and is named by its group.
 """
 
 from __future__ import annotations
@@ -16,13 +22,13 @@ from dataclasses import dataclass
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import outcome
-from dlcprof.figures.job.ranks import (
-    blocked,
+from dlcprof.figures.job.blocked import blocked
+from dlcprof.figures.job.groups import rank_groups, rank_span
+from dlcprof.figures.job.rank_runs import (
     by_rank,
     collective_ops,
     forward_compiles,
     graph_count,
-    rank_names,
     rank_of,
 )
 from dlcprof.session import Compile, Run, Session
@@ -35,6 +41,66 @@ NCCL_TIMEOUT = "NCCL's default timeout is 10 min"
 # How a rank ended badly (Run.status).
 FAILED = {"error": "failed", "crashed": "crashed", "ended": "ended without its exit hook"}
 SHARED_CACHE = "shared cache: hit pattern may differ harmlessly"
+# Evidence lines of a finding, one per compared rank, past which ranks with the
+# same value share one line, the fewest ranks first.
+EVIDENCE_SHOWN = 8
+
+
+@dataclass(frozen=True)
+class Compared:
+    """The ranks the checks compare: each one's run, by rank, and the job's
+    ranks it stands for (itself; past an import's bound, its whole group)."""
+
+    runs: dict[int, Run]
+    stands_for: dict[int, list[int]]
+
+    @property
+    def total(self) -> int:
+        return sum(len(rs) for rs in self.stands_for.values())
+
+    def weight(self, ranks: list[int] | set[int]) -> int:
+        return sum(len(self.stands_for[r]) for r in ranks)
+
+    def name(self, rank: int) -> str:
+        """ "rank 137", or the group a kept rank stands for ("ranks 0–136, 138–1023")."""
+        return rank_span(self.stands_for[rank])
+
+    def names(self, ranks: list[int]) -> str:
+        return rank_span([x for r in ranks for x in self.stands_for[r]])
+
+    def rest(self, them: list[int], us: list[int]) -> str:
+        """``them``, said against ``us``: "the others" when they are all the rest."""
+        if set(them) | set(us) != set(self.runs):
+            return self.names(them)
+        n = self.weight(them)
+        return "the others" if n == len(them) else f"the other {text.count(n)}"
+
+    def evidence(self, values: Mapping[int, str]) -> list[str]:
+        """ "rank 3: value" per compared rank; past EVIDENCE_SHOWN ranks, one line
+        per value, the fewest ranks first."""
+        if len(values) <= EVIDENCE_SHOWN:
+            return [f"{self.name(r)}: {v}" for r, v in values.items()]
+        same: dict[str, list[int]] = {}
+        for r, v in values.items():
+            same.setdefault(v, []).append(r)
+        lines = sorted(same.items(), key=lambda kv: (self.weight(kv[1]), min(kv[1])))
+        out = [f"{self.names(rs)}: {v}" for v, rs in lines[:EVIDENCE_SHOWN]]
+        if len(lines) > EVIDENCE_SHOWN:
+            out.append(f"+{len(lines) - EVIDENCE_SHOWN} more values")
+        return out
+
+
+def compared(session: Session) -> Compared:
+    """The ranks whose events the session holds, each standing for itself, or,
+    where it holds one rank of a group of an import, for the whole group."""
+    runs = by_rank(session)
+    stands: dict[int, list[int]] = {r: [r] for r in runs}
+    if session.rank_summaries:
+        for g in rank_groups(session):
+            kept = [r for r in g.ranks if r in runs]
+            if kept:
+                stands[kept[0]] = [r for r in g.ranks if r == kept[0] or r not in runs]
+    return Compared(runs, stands)
 
 
 @dataclass(frozen=True)
@@ -44,7 +110,7 @@ class Check:
 
     name: str
     words: str
-    find: Callable[[dict[int, Run], Session, float | None], list[Divergence]]
+    find: Callable[[Compared, Session, float | None], list[Divergence]]
 
 
 @dataclass
@@ -61,6 +127,7 @@ class Divergence:
     # About a frame of torch's own code (DDP's or Dynamo's wrapper around the
     # user's forward): it follows from the user's frame, so it is listed after.
     in_torch: bool = False
+    solo: bool = False  # a compile id the rank made and the others did not
 
     @property
     def key(self) -> tuple[str, int, str]:
@@ -72,49 +139,84 @@ def divergences(session: Session, now: float | None = None) -> list[Divergence]:
     """Every finding of every check, the first differing event first. ``now``:
     the clock of a live session (a rank that is late shows while it is);
     None judges only what has ended or finished."""
-    ranks = by_rank(session)
+    job = compared(session)
+    ranks = job.runs
     if len(ranks) < 2:
         return []
-    found = [d for check in CHECKS for d in check.find(ranks, session, now)]
+    found = [d for check in CHECKS for d in check.find(job, session, now)]
     found.sort(key=lambda d: (d.in_torch, d.t, _ORDER[d.check], d.rank))
+    solo = solo_ids(found)
     told: set[int] = set()
     for d in found:  # a solo recompile's first finding: what the others waited (the table's words)
-        solo = d.check == "compile_ids" and not d.subject.endswith("/0")
-        if solo and d.subject in ranks[d.rank].compiles and d.rank not in told:
+        if (d.rank, d.subject) in solo and d.rank not in told:
             told.add(d.rank)
+            others = [r for r in ranks if r != d.rank]
             d.evidence += [
-                f"rank {r} blocked: {blocked(session, found, r).said}" for r in ranks if r != d.rank
+                f"rank {r} blocked: {blocked(session, solo, r).said}"
+                for r in others[:EVIDENCE_SHOWN]
             ]
+            if len(others) > EVIDENCE_SHOWN:
+                d.evidence.append(
+                    f"+{len(others) - EVIDENCE_SHOWN} more ranks: the Ranks table's blocked column"
+                )
     return found
+
+
+def solo_ids(found: list[Divergence]) -> list[tuple[int, str]]:
+    """(rank, compile id) of each recompile a rank made while the others did not."""
+    return [
+        (d.rank, d.subject)
+        for d in found
+        if d.check == "compile_ids" and d.solo and not d.subject.endswith("/0")
+    ]
 
 
 def alarms(found: list[Divergence]) -> list[Divergence]:
     return [d for d in found if d.alarm]
 
 
-def summary(found: list[Divergence], ranks: int, of: int = 0) -> str:
+def summary(found: list[Divergence], ranks: int, of: int = 0, groups: int = 1) -> str:
     """The checks' verdict in one line. ``of``: the job's ranks, where the
     session holds the events of only the first rank of each group (an import
-    past its bound): the checks then compare the groups."""
+    past its bound): the checks then compare the groups, each weighed by its
+    ranks. ``groups``: how many groups the ranks make (groups.rank_groups)."""
     if ranks < 2:
         return f"divergence checks: n/a ({text.plural(ranks, 'rank')}: nothing to compare)"
-    who = f"{ranks} ranks" if of <= ranks else f"{ranks} groups' first ranks (of {text.count(of)})"
+    who = (
+        f"{ranks} ranks"
+        if of <= ranks
+        else f"{text.count(of)} ranks ({ranks} groups, each compared by its first rank)"
+    )
     a, notes = len(alarms(found)), len(found) - len(alarms(found))
+    checked = ", ".join(c.words for c in CHECKS)
+    if not found and groups > 1:
+        return (
+            f"divergence checks: the {who} agree on {checked}; their groups differ in what "
+            "these checks do not compare (graph breaks, graph ops or guard failures)"
+        )
     if not found:
-        return f"divergence checks: the {who} agree ({', '.join(c.words for c in CHECKS)})"
+        return f"divergence checks: the {who} agree ({checked})"
     parts = [text.plural(a, "divergence")] if a else []
     parts += [text.plural(notes, "note")] if notes else []
     return f"divergence checks: {', '.join(parts)} among {who}"
 
 
-def _minority(values: Mapping[int, Hashable]) -> list[int]:
-    """Ranks whose value differs from the most common one (ties: the lowest rank's)."""
+def verdict(session: Session, found: list[Divergence]) -> str:
+    """``summary`` of a session's ranks, their groups and ``found``."""
+    ranks = len(by_rank(session))
+    return summary(found, ranks, len(session.rank_summaries), len(rank_groups(session)))
+
+
+def _minority(job: Compared, values: Mapping[int, Hashable]) -> list[int]:
+    """Ranks whose value differs from the one most of the job's ranks hold
+    (each compared rank weighed by the ranks it stands for; ties: the lowest
+    rank's)."""
     groups: dict[Hashable, list[int]] = {}
     for rank, v in values.items():
         groups.setdefault(v, []).append(rank)
     if len(groups) < 2:
         return []
-    ref = max(groups.values(), key=lambda rs: (len(rs), -min(rs)))
+    ref = max(groups.values(), key=lambda rs: (job.weight(rs), -min(rs)))
     return sorted(r for rs in groups.values() if rs is not ref for r in rs)
 
 
@@ -175,7 +277,8 @@ def _frame_ids(run: Run, frame: str) -> list[str]:
     return [c.compile_id for c in forward_compiles(run) if c.compile_id.rsplit("/", 1)[0] == frame]
 
 
-def _compile_ids(ranks: dict[int, Run], session: Session, now: float | None) -> list[Divergence]:
+def _compile_ids(job: Compared, session: Session, now: float | None) -> list[Divergence]:
+    ranks = job.runs
     held: dict[str, dict[int, Compile]] = {}
     for rank, run in ranks.items():
         for c in forward_compiles(run):
@@ -189,19 +292,19 @@ def _compile_ids(ranks: dict[int, Run], session: Session, now: float | None) -> 
         if not lacking:
             continue
         frame = cid.rsplit("/", 1)[0]
-        evidence = [
-            f"rank {r}: frame {frame} compiled as {', '.join(_frame_ids(run, frame)) or 'nothing'}"
-            for r, run in ranks.items()
-        ]
-        if len(holders) <= len(lacking):
-            others = (
-                "the others" if len(lacking) == len(ranks) - len(holders) else rank_names(lacking)
-            )
+        evidence = job.evidence(
+            {
+                r: f"frame {frame} compiled as {', '.join(_frame_ids(run, frame)) or 'nothing'}"
+                for r, run in ranks.items()
+            }
+        )
+        if job.weight(set(holders)) <= job.weight(lacking):
+            others = job.rest(lacking, list(holders))
             for rank, c in sorted(holders.items()):
                 reason = _reason(ranks[rank], c)
                 verb = "recompiled" if not cid.endswith("/0") else "compiled"
                 frame_named = _diverging_frame(ranks[rank], c)
-                head = f"rank {rank} {verb} {cid}, {frame_named} ({others} did not)"
+                head = f"{job.name(rank)} {verb} {cid}, {frame_named} ({others} did not)"
                 why = [f"{cid}: {reason}"] if reason else []
                 out.append(
                     Divergence(
@@ -213,21 +316,18 @@ def _compile_ids(ranks: dict[int, Run], session: Session, now: float | None) -> 
                         cid,
                         c.record.t if c.record else 0.0,
                         _in_torch(c),
+                        solo=True,
                     )
                 )
         else:
-            did = (
-                "the others"
-                if len(holders) == len(ranks) - len(lacking)
-                else rank_names(sorted(holders))
-            )
+            did = job.rest(sorted(holders), lacking)
             for rank in lacking:
                 out.append(
                     Divergence(
                         "compile_ids",
                         rank,
                         True,
-                        f"rank {rank} did not compile {cid}, "
+                        f"{job.name(rank)} did not compile {cid}, "
                         f"{_diverging_frame(ranks[first_rank], first)} ({did} did)",
                         evidence,
                         cid,
@@ -247,9 +347,10 @@ def _shared_ids(ranks: dict[int, Run]) -> set[str]:
     return set.intersection(*({c.compile_id for c in forward_compiles(r)} for r in ranks.values()))
 
 
-def _graph_counts(ranks: dict[int, Run], session: Session, now: float | None) -> list[Divergence]:
+def _graph_counts(job: Compared, session: Session, now: float | None) -> list[Divergence]:
     """Judged once the ranks have ended: a graph's backward comes later, at its
     first backward pass, so counts differ for a while in any job."""
+    ranks = job.runs
     if any(r.live for r in ranks.values()):
         return []
     if _blind(ranks):
@@ -259,7 +360,7 @@ def _graph_counts(ranks: dict[int, Run], session: Session, now: float | None) ->
     shared = _shared_ids(ranks)
     for cid in sorted(shared):
         counts = {rank: graph_count(run, cid) for rank, run in ranks.items()}
-        for rank in _minority(counts):
+        for rank in _minority(job, counts):
             flagged.add(rank)
             others = sorted({n for r, n in counts.items() if r != rank})
             out.append(
@@ -267,36 +368,36 @@ def _graph_counts(ranks: dict[int, Run], session: Session, now: float | None) ->
                     "graph_counts",
                     rank,
                     True,
-                    f"rank {rank} made {text.plural(counts[rank], 'Inductor graph')} of {cid}, "
-                    f"the others {' or '.join(map(str, others))}",
-                    [f"rank {r}: {text.plural(n, 'graph')} of {cid}" for r, n in counts.items()],
+                    f"{job.name(rank)} made {text.plural(counts[rank], 'Inductor graph')} of "
+                    f"{cid}, the others {' or '.join(map(str, others))}",
+                    job.evidence(
+                        {r: f"{text.plural(n, 'graph')} of {cid}" for r, n in counts.items()}
+                    ),
                     cid,
                     _last_t(ranks[rank]),
                 )
             )
     totals = {rank: graph_count(run) for rank, run in ranks.items()}
-    for rank in _minority(totals):
+    for rank in _minority(job, totals):
         if rank in flagged:
             continue
         others = sorted({n for r, n in totals.items() if r != rank})
-        evidence = []
+        per_rank = {}
         for r, run in ranks.items():
             per = ", ".join(
                 f"{c.compile_id}: {graph_count(run, c.compile_id)}"
                 for c in forward_compiles(run)
                 if graph_count(run, c.compile_id)
             )
-            evidence.append(
-                f"rank {r}: {text.plural(totals[r], 'graph')}" + (f" ({per})" if per else "")
-            )
+            per_rank[r] = text.plural(totals[r], "graph") + (f" ({per})" if per else "")
         out.append(
             Divergence(
                 "graph_counts",
                 rank,
                 True,
-                f"rank {rank} ends with {text.plural(totals[rank], 'Inductor graph')}, "
+                f"{job.name(rank)} ends with {text.plural(totals[rank], 'Inductor graph')}, "
                 f"the others with {' or '.join(map(str, others))}",
-                evidence,
+                job.evidence(per_rank),
                 "",
                 _last_t(ranks[rank]),
             )
@@ -315,7 +416,8 @@ def shared_cache(ranks: list[Run]) -> bool | None:
     return len(dirs) == 1
 
 
-def _cache(ranks: dict[int, Run], session: Session, now: float | None) -> list[Divergence]:
+def _cache(job: Compared, session: Session, now: float | None) -> list[Divergence]:
+    ranks = job.runs
     states: dict[int, dict[str, str]] = {
         rank: {c.compile_id: c.cache for c in forward_compiles(run) if c.cache}
         for rank, run in ranks.items()
@@ -325,13 +427,13 @@ def _cache(ranks: dict[int, Run], session: Session, now: float | None) -> list[D
     seq = [cid for cid in order if cid in shared]
     if not seq:
         return []
-    differ = _minority({rank: tuple(s[cid] for cid in seq) for rank, s in states.items()})
+    differ = _minority(job, {rank: tuple(s[cid] for cid in seq) for rank, s in states.items()})
     if not differ:
         return []
     together = shared_cache(list(ranks.values()))
-    evidence = [
-        f"rank {rank}: " + ", ".join(f"{cid} {states[rank][cid]}" for cid in seq) for rank in ranks
-    ]
+    evidence = job.evidence(
+        {rank: ", ".join(f"{cid} {states[rank][cid]}" for cid in seq) for rank in ranks}
+    )
     if together:
         folder = ranks[differ[0]].process.cache_dir if ranks[differ[0]].process else None
         tail, alarm = f"{SHARED_CACHE} (one folder: {folder})", False
@@ -347,7 +449,7 @@ def _cache(ranks: dict[int, Run], session: Session, now: float | None) -> list[D
             "next collective",
             True,
         )
-    ref = next(r for r in ranks if r not in differ)
+    ref = max((r for r in ranks if r not in differ), key=lambda r: (job.weight([r]), -r))
     out = []
     for rank in differ:
         cid = next(c for c in seq if states[rank][c] != states[ref][c])
@@ -357,7 +459,8 @@ def _cache(ranks: dict[int, Run], session: Session, now: float | None) -> list[D
                 "cache",
                 rank,
                 alarm,
-                f"rank {rank} had a cache {states[rank][cid]} on {cid} where rank {ref} had a "
+                f"{job.name(rank)} had a cache {states[rank][cid]} on {cid} where "
+                f"{job.name(ref)} had a "
                 f"{states[ref][cid]}: {tail}",
                 evidence,
                 "",
@@ -383,7 +486,8 @@ def _blind(ranks: dict[int, Run]) -> bool:
     return any("kernels" in r.unavailable for r in ranks.values())
 
 
-def _collectives(ranks: dict[int, Run], session: Session, now: float | None) -> list[Divergence]:
+def _collectives(job: Compared, session: Session, now: float | None) -> list[Divergence]:
+    ranks = job.runs
     if _blind(ranks):
         return []
     shared = _shared_ids(ranks)
@@ -395,9 +499,11 @@ def _collectives(ranks: dict[int, Run], session: Session, now: float | None) -> 
             settled = [r for r in ranks if _graph_settled(ranks[r], cid, graph)]
             if len(settled) < 2:
                 continue
-            differ = _minority({r: tuple(per[r].get(graph, [])) for r in settled})
+            differ = _minority(job, {r: tuple(per[r].get(graph, [])) for r in settled})
             for rank in differ:
-                ref = next(r for r in settled if r not in differ)
+                ref = max(
+                    (r for r in settled if r not in differ), key=lambda r: (job.weight([r]), -r)
+                )
                 mine, theirs = per[rank].get(graph, []), per[ref].get(graph, [])
                 i = next(
                     (i for i, (a, b) in enumerate(zip(mine, theirs, strict=False)) if a != b),
@@ -412,12 +518,15 @@ def _collectives(ranks: dict[int, Run], session: Session, now: float | None) -> 
                         "collectives",
                         rank,
                         True,
-                        f"rank {rank}'s {graph} graph of {cid} calls other collectives than "
-                        f"rank {ref}'s ({first}): the ranks would wait on different collectives",
-                        [
-                            f"rank {r}: {', '.join(per[r].get(graph, [])) or 'no collective'}"
-                            for r in settled
-                        ],
+                        f"{job.name(rank)}'s {graph} graph of {cid} calls other collectives than "
+                        f"{job.name(ref)}'s ({first}): the ranks would wait on different "
+                        "collectives",
+                        job.evidence(
+                            {
+                                r: ", ".join(per[r].get(graph, [])) or "no collective"
+                                for r in settled
+                            }
+                        ),
                         f"{cid} {graph}",
                         _last_t(ranks[rank]),
                     )
@@ -425,7 +534,8 @@ def _collectives(ranks: dict[int, Run], session: Session, now: float | None) -> 
     return out
 
 
-def _compile_skew(ranks: dict[int, Run], session: Session, now: float | None) -> list[Divergence]:
+def _compile_skew(job: Compared, session: Session, now: float | None) -> list[Divergence]:
+    ranks = job.runs
     ends: dict[str, dict[int, float]] = {}
     for rank, run in ranks.items():
         for c in run.compiles.values():
@@ -436,9 +546,9 @@ def _compile_skew(ranks: dict[int, Run], session: Session, now: float | None) ->
     for cid, done in ends.items():
         fastest = min(done, key=lambda r: done[r])
         first = done[fastest]
-        evidence = [
-            f"rank {r}: finished {cid} at +{text.secs(t - first)}" for r, t in sorted(done.items())
-        ]
+        evidence = job.evidence(
+            {r: f"finished {cid} at +{text.secs(t - first)}" for r, t in sorted(done.items())}
+        )
         for rank, run in ranks.items():
             late = done.get(rank)
             still = late is None and now is not None and cid in _compiling(run) and run.live
@@ -446,17 +556,20 @@ def _compile_skew(ranks: dict[int, Run], session: Session, now: float | None) ->
             if (late is None and not still) or lag <= SKEW_S:
                 continue
             what = (
-                f"finished compiling {cid} {text.secs(lag)} after rank {fastest}"
+                f"finished compiling {cid} {text.secs(lag)} after {job.name(fastest)}"
                 if late is not None
-                else f"is still compiling {cid}, {text.secs(lag)} after rank {fastest} finished it"
+                else (
+                    f"is still compiling {cid}, {text.secs(lag)} after {job.name(fastest)} "
+                    "finished it"
+                )
             )
             out.append(
                 Divergence(
                     "compile_skew",
                     rank,
                     True,
-                    f"rank {rank} {what} (more than {text.secs(SKEW_S)}): the others wait in the "
-                    f"next collective; {NCCL_TIMEOUT}",
+                    f"{job.name(rank)} {what} (more than {text.secs(SKEW_S)}): the others wait "
+                    f"in the next collective; {NCCL_TIMEOUT}",
                     evidence + ([f"rank {rank}: still compiling {cid}"] if still else []),
                     cid,
                     first + SKEW_S,
@@ -465,10 +578,11 @@ def _compile_skew(ranks: dict[int, Run], session: Session, now: float | None) ->
     return out
 
 
-def _crash(ranks: dict[int, Run], session: Session, now: float | None) -> list[Divergence]:
+def _crash(job: Compared, session: Session, now: float | None) -> list[Divergence]:
     """The first rank that failed, and what became of the others. A failure every
     rank shares (the same error, or all stopped alike) is no divergence, nor one
     that followed a stop dlcprof passed on."""
+    ranks = job.runs
     failed = sorted(
         (
             run
@@ -483,14 +597,14 @@ def _crash(ranks: dict[int, Run], session: Session, now: float | None) -> list[D
         return []
     first = failed[0]
     rank = rank_of(first)
-    fates = [f"rank {r}: {_fate(o, first)}" for r, o in ranks.items() if r != rank]
+    fates = job.evidence({r: _fate(o, first) for r, o in ranks.items() if r != rank})
     return [
         Divergence(
             "crash",
             rank,
             True,
-            f"rank {rank} {FAILED[first.status]}{_error(first)}; " + "; ".join(fates),
-            [f"rank {r}: {o.status}{_error(o)}" for r, o in ranks.items()],
+            f"{job.name(rank)} {FAILED[first.status]}{_error(first)}; " + "; ".join(fates),
+            job.evidence({r: f"{o.status}{_error(o)}" for r, o in ranks.items()}),
             "",
             first.finished_t or 0.0,
         )

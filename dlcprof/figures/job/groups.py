@@ -7,7 +7,13 @@ A rank's ``RankSignature`` is read from its run (a live job's, or an imported
 rank whose events the session keeps) or from its ``RankSummarized`` (what
 ``dlcprof import`` keeps of every rank): the importer computes the summary
 with ``signature`` itself, so both agree. Times are left out: two ranks that
-did the same work in different seconds are alike.
+did the same work in different seconds are alike; so are the values each
+process has its own of (object ids and addresses in guards, pids, temporary
+folders): 256 real processes that did the same work are one group.
+
+A rank's ``RankRecord`` (its signature, compile seconds and where it ran) is
+the one source of its counts: the groups table and the Ranks table
+(``figures/job/ranks.py``) both read them from it.
 """
 
 from __future__ import annotations
@@ -18,12 +24,24 @@ from dataclasses import dataclass, field
 
 from dlcprof import events as ev
 from dlcprof import text
-from dlcprof.figures.job.ranks import by_rank
+from dlcprof.figures.job.rank_runs import by_rank
 from dlcprof.session import Run, Session
 
 # Differences named in a group's words before "…".
 _SHOWN = 2
 _ID_RE = re.compile(r"\d+")
+# What differs between processes that did the same work, and what stands for
+# it: the object ids Dynamo's guards compare (``___check_obj_id(x, 1404…)``,
+# ``id(x) == 1404…``), addresses in reprs, pids, temporary folders' random names.
+_OBJ = r"(?:[^()]|\([^()]*\))*?"  # a guard's argument, one level of calls in it
+_PER_PROCESS = (
+    (re.compile(rf"(___check_\w*id\({_OBJ},\s*)-?\d+"), r"\g<1><id>"),
+    (re.compile(rf"(\bid\({_OBJ}\)\s*[!=]=\s*)-?\d+"), r"\g<1><id>"),
+    (re.compile(r"\b0x[0-9a-fA-F]{4,}\b"), "0x<address>"),
+    (re.compile(r"\b(pid[ =:]\s*)\d+", re.IGNORECASE), r"\g<1><pid>"),
+    (re.compile(r"(?<=/)tmp[A-Za-z0-9_]{6,}\b"), "tmp<random>"),
+)
+CACHE_COLUMN = "cache hit/miss (fwd+bwd)"  # every Inductor graph's: forward and backward
 
 
 @dataclass(frozen=True)
@@ -31,7 +49,7 @@ class RankSignature:
     """What grouping compares of a rank (each a sorted tuple of words)."""
 
     compiles: tuple[str, ...]  # compile ids finished, forward and backward
-    guard_failures: tuple[str, ...]  # each recompile's failed guard, as Dynamo said it
+    guard_failures: tuple[str, ...]  # each recompile's failed guard (one per recompile)
     cache: tuple[str, ...]  # "compile id: hit|miss|bypass"
     graph_ops: tuple[str, ...]  # "compile id: op count" of each graph Dynamo made
     breaks: tuple[str, ...]  # "reason at file:line"
@@ -43,6 +61,14 @@ def id_order(compile_id: str) -> tuple[int, ...]:
     return tuple(int(n) for n in _ID_RE.findall(compile_id)) + (compile_id.endswith(ev.BACKWARD),)
 
 
+def process_free(words: str) -> str:
+    """``words`` with what each process has its own of (ids, addresses, pids,
+    temporary folders) replaced by a placeholder."""
+    for pattern, stand_in in _PER_PROCESS:
+        words = pattern.sub(stand_in, words)
+    return words
+
+
 def signature(run: Run) -> RankSignature:
     done = sorted(
         (c for c in run.compiles.values() if c.record is not None),
@@ -50,14 +76,16 @@ def signature(run: Run) -> RankSignature:
     )
     return RankSignature(
         compiles=tuple(c.compile_id for c in done),
-        guard_failures=tuple(sorted({r.reason for r in run.recompiles})),
+        guard_failures=tuple(sorted(process_free(r.reason) for r in run.recompiles)),
         cache=tuple(f"{c.compile_id}: {c.cache}" for c in done if c.cache),
         graph_ops=tuple(
             f"{c.compile_id}: {c.record.graph_op_count}"
             for c in done
             if c.record is not None and c.record.graph_op_count is not None
         ),
-        breaks=tuple(sorted({f"{b.reason} at {b.location}" for b in run.graph_breaks})),
+        breaks=tuple(
+            sorted({process_free(f"{b.reason} at {b.location}") for b in run.graph_breaks})
+        ),
         failures=tuple(
             f"{c.compile_id}: {c.record.fail_type}"
             for c in done
@@ -77,29 +105,96 @@ def summary_signature(s: ev.RankSummarized) -> RankSignature:
     )
 
 
-@dataclass
-class RankGroup:
-    """Ranks alike. ``run_id``: the run of its first rank whose events the
-    session holds (None: an imported group past the bound of ranks kept)."""
+@dataclass(frozen=True)
+class RankRecord:
+    """One rank: what it did (its signature), its compile seconds and where it
+    ran; every count of it either table shows comes from here."""
 
-    ranks: list[int]
+    rank: int
+    run_id: str | None  # its run, when the session holds its events
+    host: str
+    pid: int
     signature: RankSignature
-    run_id: str | None
-    compile_s: list[float] = field(default_factory=list)  # each rank's compile wall time
-    differs: list[str] = field(default_factory=list)  # from the largest group; [] for it
+    compile_s: float | None  # torch's wall time of its compiles; None: it compiled nothing
 
     @property
-    def name(self) -> str:
-        return rank_span(self.ranks)
+    def compiles(self) -> int:
+        """Frame compiles (forward)."""
+        return sum(not c.endswith(ev.BACKWARD) for c in self.signature.compiles)
 
     @property
     def recompiles(self) -> int:
         return len(self.signature.guard_failures)
 
     @property
+    def graph_breaks(self) -> int:
+        """Distinct breaks (reason and place), each once however often hit."""
+        return len(self.signature.breaks)
+
+    @property
     def cache_counts(self) -> tuple[int, int]:
+        """(hits, misses) of every Inductor graph, forward and backward (CACHE_COLUMN)."""
         states = [c.rsplit(": ", 1)[-1] for c in self.signature.cache]
         return states.count("hit"), states.count("miss")
+
+
+def records(session: Session) -> dict[int, RankRecord]:
+    """Every rank's record, by rank: an imported session's summaries (its
+    every rank), else the runs of a live job's ranks."""
+    if session.rank_summaries:
+        return {
+            s.rank: RankRecord(
+                s.rank,
+                s.run_id,
+                s.host,
+                s.pid,
+                summary_signature(s),
+                s.compile_s if s.compiles else None,
+            )
+            for s in sorted(session.rank_summaries.values(), key=lambda s: s.rank)
+        }
+    return {rank: run_record(rank, run) for rank, run in by_rank(session).items()}
+
+
+def run_record(rank: int, run: Run) -> RankRecord:
+    p = run.process
+    return RankRecord(
+        rank,
+        run.run_id,
+        p.host if p else "",
+        p.pid if p else 0,
+        signature(run),
+        run.compile_wall_s if run.compiles else None,
+    )
+
+
+@dataclass
+class RankGroup:
+    """Ranks alike. ``run_id``: the run of its first rank whose events the
+    session holds (None: an imported group none of whose ranks' events it keeps)."""
+
+    members: list[RankRecord]
+    differs: list[str] = field(default_factory=list)  # from the largest group; [] for it
+
+    @property
+    def ranks(self) -> list[int]:
+        return [m.rank for m in self.members]
+
+    @property
+    def first(self) -> RankRecord:
+        return self.members[0]
+
+    @property
+    def signature(self) -> RankSignature:
+        return self.first.signature
+
+    @property
+    def run_id(self) -> str | None:
+        return next((m.run_id for m in self.members if m.run_id), None)
+
+    @property
+    def name(self) -> str:
+        return rank_span(self.ranks)
 
     @property
     def words(self) -> str:
@@ -130,29 +225,17 @@ def rank_span(ranks: list[int]) -> str:
     return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(parts)
 
 
-def _members(session: Session) -> list[tuple[int, RankSignature, str | None, float]]:
-    """(rank, signature, run id, compile seconds) of every rank: an imported
-    session's summaries, else the runs of a live job's ranks."""
-    if session.rank_summaries:
-        return [
-            (s.rank, summary_signature(s), s.run_id, s.compile_s)
-            for s in session.rank_summaries.values()
-        ]
-    return [
-        (rank, signature(run), run.run_id, run.compile_wall_s)
-        for rank, run in by_rank(session).items()
-    ]
-
-
 def rank_groups(session: Session) -> list[RankGroup]:
     """The job's ranks grouped by signature, outliers (the smallest groups) first,
     the largest last; each but the largest says how it differs from it."""
+    return grouped(list(records(session).values()))
+
+
+def grouped(members: list[RankRecord]) -> list[RankGroup]:
+    """``members`` (by rank) grouped by signature, as ``rank_groups``."""
     groups: dict[RankSignature, RankGroup] = {}
-    for rank, sig, run_id, secs in sorted(_members(session), key=lambda m: m[0]):
-        g = groups.setdefault(sig, RankGroup([], sig, None))
-        g.ranks.append(rank)
-        g.compile_s.append(secs)
-        g.run_id = g.run_id or run_id
+    for m in members:
+        groups.setdefault(m.signature, RankGroup([])).members.append(m)
     ordered = sorted(groups.values(), key=lambda g: (len(g.ranks), g.ranks[0]))
     if len(ordered) > 1:
         major = max(ordered, key=lambda g: (len(g.ranks), -g.ranks[0]))
@@ -216,6 +299,8 @@ def summary(groups: list[RankGroup]) -> str:
     lead = (
         f"{text.count(len(major.ranks))} ranks alike ({major.name})"
         if len(major.ranks) > 1
+        else f"the {len(groups)} ranks differ"
+        if len(groups) == 2
         else f"{len(groups)} ranks, no two alike; against {major.name}"
     )
     rest = "; ".join(g.words for g in groups[:-1][:3])
@@ -225,10 +310,13 @@ def summary(groups: list[RankGroup]) -> str:
 
 def group_stats(g: RankGroup) -> str:
     """The group's compile wall time: one rank's, or the median and range."""
-    lo, hi = min(g.compile_s), max(g.compile_s)
+    secs = [m.compile_s for m in g.members if m.compile_s is not None]
+    if not secs:
+        return text.na("no compile")
+    lo, hi = min(secs), max(secs)
     if text.secs(lo) == text.secs(hi):
         return text.secs(lo)
-    return f"{text.secs(statistics.median(g.compile_s))} ({text.secs(lo)}–{text.secs(hi)})"
+    return f"{text.secs(statistics.median(secs))} ({text.secs(lo)}–{text.secs(hi)})"
 
 
 GROUP_COLUMNS = (
@@ -237,22 +325,32 @@ GROUP_COLUMNS = (
     "compiles",
     "recompiles",
     "graph breaks",
-    "cache hit/miss",
+    CACHE_COLUMN,
     "compile",
     "differs",
 )
 
 
-def group_cells(g: RankGroup) -> list[str]:
-    """A group as the tables show it (GROUP_COLUMNS order)."""
-    hits, misses = g.cache_counts
+def group_cells(g: RankGroup, groups: int) -> list[str]:
+    """A group as the tables show it (GROUP_COLUMNS order); ``groups``: how
+    many the job has (a lone group is told against no other)."""
+    m = g.first
+    hits, misses = m.cache_counts
     return [
         g.name.removeprefix("ranks ").removeprefix("rank "),
         text.count(len(g.ranks)),
-        text.count(sum(not c.endswith(ev.BACKWARD) for c in g.signature.compiles)),
-        text.count(g.recompiles),
-        text.count(len(g.signature.breaks)),
+        text.count(m.compiles),
+        text.count(m.recompiles),
+        text.count(m.graph_breaks),
         f"{hits}/{misses}",
         group_stats(g),
-        "; ".join(g.differs) if g.differs else "the largest group: the others are told against it",
+        "; ".join(g.differs) if g.differs else _major_words(g, groups),
     ]
+
+
+def _major_words(g: RankGroup, groups: int) -> str:
+    if groups == 1:
+        return "every rank alike" if len(g.ranks) > 1 else "the only rank"
+    if len(g.ranks) == 1:
+        return "no two ranks alike: the others are told against this one"
+    return "the largest group: the others are told against it"

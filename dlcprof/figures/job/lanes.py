@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import phases as fp
-from dlcprof.figures.job.ranks import rank_runs
+from dlcprof.figures.job.rank_runs import rank_runs
 from dlcprof.session import Compile, Run, Session
 
 # A bar narrower than this many cells is drawn whole: its stages would be noise.

@@ -10,7 +10,7 @@ from textual.widgets.option_list import Option
 
 from dlcprof.figures import outcome as fout
 from dlcprof.figures.job import lanes as rl
-from dlcprof.figures.job.ranks import rank_runs
+from dlcprof.figures.job.rank_runs import rank_runs
 from dlcprof.session import Run
 from dlcprof.settings import OPTION
 from dlcprof.tui import ordering
