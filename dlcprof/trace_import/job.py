@@ -7,7 +7,7 @@ next stage, so memory grows with the summaries, not the logs):
 
 1. every log: each process's rank and signature;
 2. the logs of the ranks kept (every rank up to ``FULL_RANKS``; past that the
-   first rank of each group, outliers first, up to ``KEPT_GROUPS``): their events.
+   first rank of each group, every group's): their events.
 
 A rank is the ``rank`` torch writes in each record once the process group is
 up; a process whose log holds no such record takes the rank that the same
@@ -31,7 +31,6 @@ from dlcprof.trace_import.process_log import LogSummary, ProcessSummary, read_lo
 from dlcprof.trace_import.sources import find_logs
 
 FULL_RANKS = 16  # up to this many ranks, the session keeps every rank's events
-KEPT_GROUPS = 32  # past it, one rank per group, for this many groups at most
 _DAMAGE_SHOWN = 3  # logs named in the skipped line before "and N more"
 
 T = TypeVar("T")
@@ -139,12 +138,10 @@ def _summarized(host: str, p: ProcessSummary, rank: int) -> ev.RankSummarized:
 
 def _kept(summaries: list[ev.RankSummarized]) -> set[int]:
     """The ranks whose events the session keeps: all up to FULL_RANKS, else the
-    first of each group, the outliers first and the largest group always."""
+    first of each group (every group's: a divergence check compares them all)."""
     if len(summaries) <= FULL_RANKS:
         return {s.rank for s in summaries}
-    groups = rank_groups(Session.from_events(list(summaries)))
-    chosen = groups[: KEPT_GROUPS - 1] + groups[-1:] if len(groups) > KEPT_GROUPS else groups
-    return {g.ranks[0] for g in chosen}
+    return {g.ranks[0] for g in rank_groups(Session.from_events(list(summaries)))}
 
 
 def _skipped(damage: list[str]) -> str:

@@ -32,11 +32,13 @@ _SHOWN = 2
 _ID_RE = re.compile(r"\d+")
 # What differs between processes that did the same work, and what stands for
 # it: the object ids Dynamo's guards compare (``___check_obj_id(x, 1404…)``,
-# ``id(x) == 1404…``), addresses in reprs, pids, temporary folders' random names.
+# ``id(x) == 1404…``, "with LHS value: {'id': 1404…}", "Object 1404… of type …
+# is weakref'd"), addresses in reprs, pids, temporary folders' random names.
 _OBJ = r"(?:[^()]|\([^()]*\))*?"  # a guard's argument, one level of calls in it
 _PER_PROCESS = (
     (re.compile(rf"(___check_\w*id\({_OBJ},\s*)-?\d+"), r"\g<1><id>"),
     (re.compile(rf"(\bid\({_OBJ}\)\s*[!=]=\s*)-?\d+"), r"\g<1><id>"),
+    (re.compile(r"('id': |\bObject )\d+"), r"\g<1><id>"),  # a guard's value, a finalized object
     (re.compile(r"\b0x[0-9a-fA-F]{4,}\b"), "0x<address>"),
     (re.compile(r"\b(pid[ =:]\s*)\d+", re.IGNORECASE), r"\g<1><pid>"),
     (re.compile(r"(?<=/)tmp[A-Za-z0-9_]{6,}\b"), "tmp<random>"),
