@@ -88,6 +88,27 @@ def sleeper():
     child.wait()
 
 
+@pytest.fixture(scope="session")
+def rank_apart_import(tmp_path_factory):
+    """``dlcprof import`` of ``one_rank_apart``'s job of N ranks (its odd rank
+    ``apart_rank(N)``): (its logs' folder, the session), made once per test
+    session (the 1,024-rank one is shared by the unit and the TUI tests)."""
+    from helpers.torch_trace import apart_rank, one_rank_apart
+
+    from dlcprof.trace_import.job import import_trace
+
+    made = {}
+
+    def get(ranks: int):
+        if ranks not in made:
+            out = tmp_path_factory.mktemp(f"apart{ranks}")
+            folder = one_rank_apart(out, ranks, apart_rank(ranks))
+            made[ranks] = (folder, import_trace([str(folder)], workers=2))
+        return made[ranks]
+
+    return get
+
+
 _E2E = Path(__file__).parent / "e2e"
 
 
