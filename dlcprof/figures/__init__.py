@@ -33,10 +33,12 @@ monitors.
 - ``paper``: the runs ``dlcprof paper`` made and the findings of arXiv 2611.04273;
   ``paper_tables``: the rows and columns every view shows of them.
 - ``job/``: an attached program and its job (``dlcprof run -- CMD``): ``program``
-  (its timeline, each graph's life), ``ranks`` (the Ranks table), ``divergence``
-  (the checks that find ranks disagreeing), ``lanes`` (the Ranks view's
-  geometry), ``ddp`` (what DDP did to a compile), ``nodes`` (a merged job's clocks),
-  ``groups`` (ranks grouped by what they did, outliers first), ``imported`` (what a
+  (its timeline, each graph's life), ``rank_runs`` (which runs are ranks),
+  ``ranks`` (the Ranks table), ``divergence`` (the checks that find ranks
+  disagreeing), ``blocked`` (a rank's wait on a peer's solo recompile), ``lanes``
+  (the Ranks view's geometry), ``ddp`` (what DDP did to a compile), ``nodes`` (a
+  merged job's clocks), ``groups`` (each rank's one record, and the ranks grouped
+  by what they did, outliers first), ``imported`` (what a
   session ``dlcprof import`` read says of itself, and its n/a), ``hosts`` (each
   host's kernel-build workers against its cores), ``steps`` (--eager-baseline's
   per-step comparison past the compiles).
