@@ -1,12 +1,14 @@
 """The Ranks view of a job ``dlcprof import`` read (a real 2-rank gloo job's
-TORCH_TRACE logs, widened past the ranks whose events a session keeps): the
-groups, outliers first, and a lane per group, never one per rank."""
+TORCH_TRACE logs, widened past the ranks whose events a session keeps, to
+1,024 ranks with each copy's own addresses): the groups, outliers first, the
+lone rank named, and a lane per group, never one per rank."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from helpers.torch_trace import rank_logs, trace_logs, widen
+import pytest
+from helpers.torch_trace import apart_rank, rank_logs, trace_logs, widen
 from helpers.tui import SIZE, shown
 from textual.widgets import Static
 
@@ -34,3 +36,31 @@ async def test_the_ranks_view_of_an_imported_job_shows_its_groups(tmp_path: Path
         assert groups.index("recompiled 0/1, 4/1") < groups.index("the largest group")
         lanes = shown(app.screen.query_one("#ranks-lanes", Static), 200)
         assert "rank 0" in lanes and "rank 7" in lanes and "rank 1 " not in lanes
+
+
+@pytest.mark.slow
+async def test_the_ranks_view_of_1024_ranks_names_the_one_apart(rank_apart_import) -> None:
+    """1,024 ranks of a real job, each with its own addresses, one of which never
+    recompiled: the view names that rank, never the majority's, and says of how
+    many it shows what."""
+    _, session = rank_apart_import(1024)
+    odd = apart_rank(1024)
+    app = DlcprofApp(session=session, replay=True, deterministic=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("R")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, RanksScreen)
+        title = shown(app.screen.query_one("#ranks-title", Static))
+        assert "1,024 ranks" in title and "the first rank of each group, 2 of 1,024" in title
+        assert "panes show rank 0 of 1,024" in title or f"rank {odd} of 1,024" in title
+        groups = " ".join(shown(app.screen.query_one("#ranks-groups", Static), 200).split())
+        assert f"1,023 ranks alike (ranks 0–{odd - 1}, {odd + 1}–1023); rank {odd} alone" in groups
+        found = " ".join(shown(app.screen.query_one("#ranks-divergences", Static), 200).split())
+        assert "among 1,024 ranks (2 groups, each compared by its first rank)" in found
+        assert f"rank {odd} did not compile 0/1," in found and "(the other 1,023 did)" in found
+        assert "rank 0 recompiled" not in found and "rank 0 did not" not in found
+        notes = shown(app.screen.query_one("#ranks-notes", Static), 200)
+        assert "rows: 2 of 1,024 ranks, the first rank of each group" in notes
+        lanes = shown(app.screen.query_one("#ranks-lanes", Static), 200)
+        assert f"rank {odd}" in lanes and "rank 1 " not in lanes

@@ -24,11 +24,14 @@ from dataclasses import dataclass, field
 
 from dlcprof import events as ev
 from dlcprof import text
-from dlcprof.figures.job.rank_runs import by_rank
+from dlcprof.figures.job.rank_runs import by_rank, rank_of, rank_runs
 from dlcprof.session import Run, Session
 
 # Differences named in a group's words before "…".
 _SHOWN = 2
+# Past this many ranks' runs a view (the Ranks table, the lanes) lists this
+# many, the outliers (the smallest groups' ranks) first: never 1,024 rows.
+RUNS_SHOWN = 32
 _ID_RE = re.compile(r"\d+")
 # What differs between processes that did the same work, and what stands for
 # it: the object ids Dynamo's guards compare (``___check_obj_id(x, 1404…)``,
@@ -247,6 +250,23 @@ def grouped(members: list[RankRecord]) -> list[RankGroup]:
         ordered.remove(major)
         ordered.append(major)
     return ordered
+
+
+def shown_runs(session: Session) -> list[Run]:
+    """The ranks' runs a view lists: every one by rank, or past ``RUNS_SHOWN``
+    that many, the ranks of the smallest groups first."""
+    runs = rank_runs(session)
+    if len(runs) <= RUNS_SHOWN:
+        return runs
+    size = {r: len(g.ranks) for g in rank_groups(session) for r in g.ranks}
+    return sorted(runs, key=lambda r: (size.get(rank_of(r), 0), rank_of(r)))[:RUNS_SHOWN]
+
+
+def shown_words(session: Session) -> str:
+    """Which ranks ``shown_runs`` lists, where it cannot list them all."""
+    if session.rank_summaries and len(rank_runs(session)) <= RUNS_SHOWN:
+        return "the first rank of each group"
+    return "the smallest groups' ranks first"
 
 
 def differences(sig: RankSignature, major: RankSignature) -> list[str]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import phases as fp
+from dlcprof.figures.job.groups import shown_runs
 from dlcprof.figures.job.rank_runs import rank_runs
 from dlcprof.session import Compile, Run, Session
 
@@ -132,7 +133,7 @@ def rank_lanes(session: Session, now: float | None = None) -> Lanes | None:
         return min(max((t - start) / span, 0.0), 1.0)
 
     lanes = []
-    for run in runs:
+    for run in shown_runs(session):
         assert run.process is not None and run.process.rank is not None
         born = run.process.started_t if run.process.started_t is not None else run.process.t
         died = run.finished_t if run.finished_t is not None else end
@@ -159,8 +160,8 @@ def shown_words(session: Session, run: Run | None) -> str | None:
     p = run.process if run is not None else None
     if p is None or p.rank is None:
         return None
-    world = p.world_size or len(rank_runs(session))
-    return f"rank {p.rank} of {world}"
+    world = p.world_size or len(session.rank_summaries) or len(rank_runs(session))
+    return f"rank {p.rank} of {text.count(world)}"
 
 
 # --- internals -----------------------------------------------------------------------

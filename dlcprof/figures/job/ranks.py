@@ -14,21 +14,22 @@ from dlcprof import text
 from dlcprof.figures.job import hosts as fhosts
 from dlcprof.figures.job.blocked import blocked, blocked_words
 from dlcprof.figures.job.divergence import Divergence, solo_ids
-from dlcprof.figures.job.groups import CACHE_COLUMN, RankRecord, grouped, records, run_record
+from dlcprof.figures.job.groups import (
+    CACHE_COLUMN,
+    records,
+    run_record,
+    shown_runs,
+    shown_words,
+)
 from dlcprof.figures.job.rank_runs import (
     by_rank,
     collective_ops,
     forward_compiles,
     graph_count,
     rank_names,
-    rank_of,
     rank_runs,
 )
-from dlcprof.session import Run, Session
-
-# Past this many ranks the table shows this many, the outliers (the smallest
-# groups' ranks) first: a view never lists 1,024 ranks.
-ROWS_SHOWN = 32
+from dlcprof.session import Session
 
 
 @dataclass
@@ -62,7 +63,7 @@ def rank_rows(session: Session, found: list[Divergence]) -> list[RankRow]:
     solo = solo_ids(found)
     record = records(session)
     rows = []
-    for run in _shown(session, record):
+    for run in shown_runs(session):
         p = run.process
         assert p is not None and p.rank is not None
         m = record[p.rank] if record[p.rank].run_id == run.run_id else run_record(p.rank, run)
@@ -92,28 +93,13 @@ def rank_rows(session: Session, found: list[Divergence]) -> list[RankRow]:
     return rows
 
 
-def _shown(session: Session, record: dict[int, RankRecord]) -> list[Run]:
-    """The ranks' runs the table lists: every one by rank, or past
-    ``ROWS_SHOWN`` that many, the ranks of the smallest groups first."""
-    runs = rank_runs(session)
-    if len(runs) <= ROWS_SHOWN:
-        return runs
-    size = {r: len(g.ranks) for g in grouped(list(record.values())) for r in g.ranks}
-    return sorted(runs, key=lambda r: (size.get(rank_of(r), 0), rank_of(r)))[:ROWS_SHOWN]
-
-
 def rows_note(session: Session, rows: list[RankRow]) -> str | None:
     """Which ranks the table lists when it cannot list them all."""
     ranks = len(records(session))
     if len(rows) >= ranks:
         return None
-    which = (
-        "the ranks whose events the import keeps (the first rank of each group)"
-        if session.rank_summaries and len(rank_runs(session)) <= ROWS_SHOWN
-        else "the smallest groups' ranks first"
-    )
     return (
-        f"rows: {text.count(len(rows))} of {text.count(ranks)} ranks, {which}; "
+        f"rows: {text.count(len(rows))} of {text.count(ranks)} ranks, {shown_words(session)}; "
         "every rank is counted in the groups above"
     )
 

@@ -16,8 +16,10 @@ from textual.widgets import Static
 from dlcprof import text
 from dlcprof.figures import phases as fp
 from dlcprof.figures.job import divergence as fdiv
+from dlcprof.figures.job import groups as fgroups
 from dlcprof.figures.job import lanes as rl
 from dlcprof.figures.job import ranks as franks
+from dlcprof.figures.job.rank_runs import by_rank
 from dlcprof.tables import divergences_text, group_table
 from dlcprof.tui.view import View
 from dlcprof.tui.widgets.sorted_table import Row, SortedTable
@@ -109,15 +111,16 @@ class RanksPane(VerticalScroll):
             self.query_one(SortedTable).fill([])
             return
         shown = rl.shown_words(view.session, view.run) or "no rank selected"
-        ranks = len(view.session.rank_summaries) or len(lanes.lanes)
+        ranks = len(view.session.rank_summaries) or len(by_rank(view.session))
         kept = (
-            f" (lanes: the first rank of each group, {len(lanes.lanes)})"
+            f" (lanes: {fgroups.shown_words(view.session)}, {len(lanes.lanes)} of "
+            f"{text.count(ranks)})"
             if ranks > len(lanes.lanes)
             else ""
         )
         title.update(
             Text.assemble(
-                (f" {text.plural(ranks, 'rank')} ", "bold reverse"),
+                (f" {text.count(ranks)} rank{'s' if ranks != 1 else ''} ", "bold reverse"),
                 f"{kept}  panes show {shown}  ·  [ / ] steps through the ranks",
             )
         )
