@@ -91,4 +91,4 @@ def test_the_groups_and_the_ranks_table_count_one_record(tmp_path):
         assert group[fgroups.CACHE_COLUMN] == row[fgroups.CACHE_COLUMN] == f"{hits}/{misses}"
     assert rows[1].recompiles == 2
     said = {g.ranks[0]: fgroups.group_cells(g, 2)[-1] for g in groups}
-    assert said[0] == "no two ranks alike: the others are told against this one"
+    assert said[0] == "the other rank is told against this one"

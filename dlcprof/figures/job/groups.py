@@ -373,6 +373,8 @@ def group_cells(g: RankGroup, groups: int) -> list[str]:
 def _major_words(g: RankGroup, groups: int) -> str:
     if groups == 1:
         return "every rank alike" if len(g.ranks) > 1 else "the only rank"
+    if len(g.ranks) == 1 and groups == 2:
+        return "the other rank is told against this one"
     if len(g.ranks) == 1:
         return "no two ranks alike: the others are told against this one"
     return "the largest group: the others are told against it"
