@@ -92,3 +92,9 @@ def test_the_groups_and_the_ranks_table_count_one_record(tmp_path):
     assert rows[1].recompiles == 2
     said = {g.ranks[0]: fgroups.group_cells(g, 2)[-1] for g in groups}
     assert said[0] == "the other rank is told against this one"
+
+
+def test_groups_that_differ_where_no_check_looks_are_not_called_agreeing():
+    said = fdiv.summary([], 2, 0, groups=2)
+    assert "agree on compile ids" in said and "their groups differ" in said
+    assert fdiv.summary([], 2, 0, groups=1).startswith("divergence checks: the 2 ranks agree (")
