@@ -164,8 +164,10 @@ def group_table(session: Session) -> Table | None:
     t = Table(title=f"Rank groups: {fgroups.summary(groups)}", title_justify="left")
     for col in fgroups.GROUP_COLUMNS:
         t.add_column(col, justify="left" if col in ("ranks", "differs") else "right")
-    for g in groups:
+    for g in fgroups.shown_groups(groups):
         t.add_row(*fgroups.group_cells(g, len(groups)), style="bold red" if g.differs else "")
+    t.caption = fgroups.groups_note(groups)
+    t.caption_justify = "left"
     return t
 
 

@@ -443,8 +443,10 @@ def divergence_lines(found: list[fdiv.Divergence]) -> list[str]:
 
 def _ranks(r: RanksSection) -> list[str]:
     out = ["## Ranks", "", f"Rank groups: {r.groups_summary}", ""]
-    cells = [fgroups.group_cells(g, len(r.groups)) for g in r.groups]
+    cells = [fgroups.group_cells(g, len(r.groups)) for g in fgroups.shown_groups(r.groups)]
     out += table(list(fgroups.GROUP_COLUMNS), cells, "lrrrrrrl") + [""]
+    note = fgroups.groups_note(r.groups)
+    out += [note, ""] if note else []
     out += table(list(franks.COLUMNS), [franks.row_cells(row) for row in r.rows], "rlrlrrrrrrr")
     out += [""] + [f"- {plain(n)}" for n in r.notes] + ["", r.summary, ""]
     return out + divergence_lines(r.divergences)

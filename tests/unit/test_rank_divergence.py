@@ -98,3 +98,19 @@ def test_groups_that_differ_where_no_check_looks_are_not_called_agreeing():
     said = fdiv.summary([], 2, 0, groups=2)
     assert "agree on compile ids" in said and "their groups differ" in said
     assert fdiv.summary([], 2, 0, groups=1).startswith("divergence checks: the 2 ranks agree (")
+
+
+def test_a_table_of_groups_lists_32_of_more_the_largest_among_them():
+    """40 ranks that each did other work, and 2 alike: 41 groups."""
+
+    def record(rank: int, work: int) -> fgroups.RankRecord:
+        sig = fgroups.RankSignature((f"{work}/0",), (), (), (), (), ())
+        return fgroups.RankRecord(rank, None, "h", rank, sig, 1.0)
+
+    groups = fgroups.grouped([record(r, r) for r in range(40)] + [record(40, 0)])
+    shown = fgroups.shown_groups(groups)
+    assert len(groups) == 40 and len(shown) == fgroups.RUNS_SHOWN
+    assert shown[-1].ranks == [0, 40] and shown[0].ranks == [1]
+    assert fgroups.groups_note(groups) == (
+        "groups: 32 of 40 listed, the smallest and the largest; the JSON report holds every one"
+    )

@@ -262,6 +262,22 @@ def shown_runs(session: Session) -> list[Run]:
     return sorted(runs, key=lambda r: (size.get(rank_of(r), 0), rank_of(r)))[:RUNS_SHOWN]
 
 
+def shown_groups(groups: list[RankGroup]) -> list[RankGroup]:
+    """The groups a table lists: every one, or past ``RUNS_SHOWN`` the smallest
+    ones and the largest, that many in all."""
+    return groups if len(groups) <= RUNS_SHOWN else groups[: RUNS_SHOWN - 1] + groups[-1:]
+
+
+def groups_note(groups: list[RankGroup]) -> str | None:
+    """What ``shown_groups`` left out, where it did."""
+    if len(groups) <= RUNS_SHOWN:
+        return None
+    return (
+        f"groups: {RUNS_SHOWN} of {text.count(len(groups))} listed, the smallest and the "
+        "largest; the JSON report holds every one"
+    )
+
+
 def shown_words(session: Session) -> str:
     """Which ranks ``shown_runs`` lists, where it cannot list them all."""
     if session.rank_summaries and len(rank_runs(session)) <= RUNS_SHOWN:
