@@ -254,6 +254,27 @@ class CompileCpuMeasured(Event):
 
 
 @event
+class CacheLookedUp(Event):
+    """One lookup in one of torch's compile caches, as torch logged it
+    (``aotautograd_cache_*``, ``fx_graph_cache_*``). ``parts``: what the key was
+    made of, each component's name -> "hash value" (``trace_records/payloads.py:
+    key_parts``; the hash compared, never shown); empty where torch logged none
+    (AOTAutograd's). ``graph_ops``: the ops of the graph in the key, where it
+    holds one."""
+
+    run_id: str
+    compile_id: str | None
+    layer: str  # "aotautograd" | "fx_graph"
+    state: str  # "hit" | "miss" | "bypass"
+    key: str = ""
+    detail: str = ""  # torch's cache_status_detailed ("full_miss", ...)
+    reason: str = ""  # why it bypassed
+    saved_s: float | None = None  # what a hit saved, where torch logged it
+    parts: dict[str, str] = field(default_factory=dict)
+    graph_ops: int | None = None
+
+
+@event
 class HeaderPrecompiled(Event):
     """The first compile also built Inductor's precompiled header (once per
     TMPDIR and torch install): its seconds are in that compile's time, cache
@@ -699,6 +720,8 @@ class ProcessAttached(Event):
     local_rank: int | None = None
     world_size: int | None = None
     cache_dir: str | None = None  # Inductor's cache folder (ranks on one host may share it)
+    # The folder when the process started: "missing" | "empty" | "filled"; None unknown.
+    cache_dir_state: str | None = None
     cpu_count: int | None = None  # the cores it may run on (os.sched_getaffinity)
 
 

@@ -87,6 +87,7 @@ class Run:
     nothing_compiled: ev.NothingCompiled | None = None  # no graph: every call ran eager
     compile_raised: ev.CompileRaised | None = None  # the first compile that raised into the program
     header_built: ev.HeaderPrecompiled | None = None  # the first compile built Inductor's PCH
+    cache_lookups: list[ev.CacheLookedUp] = field(default_factory=list)  # every cache layer's
     eager_calls: int | None = None  # calls that ran eager after the limit hit
     eager_call_s: list[float] = field(default_factory=list)  # the wall of the ones timed
     eager_untimed: str | None = None  # why none was timed
@@ -393,6 +394,9 @@ class Session:
 
     def _on_RecompileLimitHit(self, e: ev.RecompileLimitHit) -> None:
         self.run(e.run_id).recompile_limit = e
+
+    def _on_CacheLookedUp(self, e: ev.CacheLookedUp) -> None:
+        self.run(e.run_id).cache_lookups.append(e)
 
     def _on_HeaderPrecompiled(self, e: ev.HeaderPrecompiled) -> None:
         self.run(e.run_id).header_built = e

@@ -202,6 +202,7 @@ def compare_table(cmp: fc.Comparison) -> RenderableType:
     parts.append(t)
     if cmp.cache_note:
         parts.append(Text(cmp.cache_note, style="yellow"))
+    parts += [Text(line, style="yellow") for line in cmp.cache_misses]
 
     t = _delta_table("compile time by phase", "phase")
     major, minor = cmp.split_phases()

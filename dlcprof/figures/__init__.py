@@ -9,7 +9,9 @@ monitors.
 - ``phases``: torch's phase names -> stage, label, colour; totals and trees.
 - ``benchmark``: speedup, break-even, the noise verdict, split repetitions, why there is none.
 - ``allocator``: the default and the steady-allocator speedup side by side, page faults.
-- ``cache``: a compile's graph-cache state, and the precompiled header it built.
+- ``cache``: a compile's graph-cache state, and the precompiled header it built;
+  ``cache_misses``: each cache layer's lookups, and why a compile missed (against a
+  baseline run's key components, or from one run alone).
 - ``outcome``: what a run's first call came to: compiled graphs, or nothing compiled.
 - ``recompiles``: guard-failure reasons, recompile costs, static-vs-dynamic sweeps.
 - ``graph_breaks``: each break once however many frames hit it, the graphs it added,

@@ -19,6 +19,7 @@ from typing import Any
 
 from dlcprof import text
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import cache_misses as fcm
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures.compare_kernels import KernelDiff, diff_kernels
@@ -142,6 +143,14 @@ class Comparison:
             "cache hit loads a compiled graph instead of compiling it, so compile times and "
             "break-even are not like for like."
         )
+
+    @property
+    def cache_misses(self) -> list[str]:
+        """Each compile of B that missed torch's caches, why, against A's lookups."""
+        return [
+            f"B's compile {m.compile_id} missed ({', '.join(m.layers)}): {'; '.join(m.causes)}"
+            for m in fcm.misses(self.b_run, self.a_run)
+        ]
 
     def headline(self) -> list[HeadlineRow]:
         a, b = fb.compile_cache(self.a_run), fb.compile_cache(self.b_run)

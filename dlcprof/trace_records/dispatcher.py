@@ -26,6 +26,7 @@ from dlcprof.trace_records.payloads import (
     failed_at,
     first_line,
     is_limit_failure,
+    parse_cache_lookup,
     parse_chromium,
     parse_graph_break,
     parse_limit_warning,
@@ -379,8 +380,25 @@ class TraceDispatcher:
     def _cache_state(
         self, name: str, md: dict[str, Any], payload: str | None, cid: str | None
     ) -> None:
-        if cid is not None:
-            self._cache.setdefault(cid, []).append(name.rsplit("_", 1)[-1])
+        lookup = parse_cache_lookup(name, payload)
+        if lookup is None:
+            return
+        if cid is not None and lookup.layer == "fx_graph":
+            self._cache.setdefault(cid, []).append(lookup.state)
+        self.sink.emit(
+            ev.CacheLookedUp(
+                run_id=self.run_id,
+                compile_id=cid,
+                layer=lookup.layer,
+                state=lookup.state,
+                key=lookup.key,
+                detail=lookup.detail,
+                reason=lookup.reason,
+                saved_s=lookup.saved_s,
+                parts=lookup.parts,
+                graph_ops=lookup.graph_ops,
+            )
+        )
 
     def _output_code(
         self, name: str, md: dict[str, Any], payload: str | None, cid: str | None
@@ -466,8 +484,6 @@ class TraceDispatcher:
                 if v is None or isinstance(v, (int, float, bool)) or len(str(v)) <= 200
             }
             payload = json.dumps(d, separators=(",", ":"))
-        elif name.startswith("fx_graph_cache_"):
-            payload = None  # the cache key's components: kilobytes, unused
         elif name in ("compilation_metrics", "bwd_compilation_metrics"):
             record = md.get(name) or {}
             md = dict(md)
@@ -498,6 +514,9 @@ READERS: dict[str, Reader] = {
     "fx_graph_cache_hit": TraceDispatcher._cache_state,
     "fx_graph_cache_miss": TraceDispatcher._cache_state,
     "fx_graph_cache_bypass": TraceDispatcher._cache_state,
+    "aotautograd_cache_hit": TraceDispatcher._cache_state,
+    "aotautograd_cache_miss": TraceDispatcher._cache_state,
+    "aotautograd_cache_bypass": TraceDispatcher._cache_state,
     "inductor_output_code": TraceDispatcher._output_code,
     "inductor_post_grad_graph": TraceDispatcher._post_grad,
     "dynamo_output_graph": TraceDispatcher._dynamo_graph,

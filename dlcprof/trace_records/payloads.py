@@ -278,3 +278,81 @@ def first_line(text: Any) -> str | None:
     if lines[0].endswith(":") and len(lines) > 1:
         return f"{lines[0]} {lines[1]}"
     return lines[0]
+
+
+@dataclass(frozen=True)
+class CacheLookup:
+    """One ``aotautograd_cache_*`` / ``fx_graph_cache_*`` record read."""
+
+    layer: str  # "aotautograd" | "fx_graph"
+    state: str  # "hit" | "miss" | "bypass"
+    key: str
+    detail: str
+    reason: str
+    saved_s: float | None
+    parts: dict[str, str]
+    graph_ops: int | None
+
+
+CACHE_LAYERS = {"aotautograd_cache_": "aotautograd", "fx_graph_cache_": "fx_graph"}
+# Longer component values are kept as their hash only.
+_SHORT = 100
+_HASH = 10  # of 52 base32 characters: enough to tell two values apart
+_COMPONENT_RE = re.compile(r"\[(\w+)\] ([^:]+): (.*)", re.S)
+_TENSOR_FIELDS = ("dtype", "shape", "stride", "device", "requires_grad")
+_TENSOR_FIELD_RE = re.compile(
+    r"\b(dtype|shape|stride|device|requires_grad)=(torch\.Size\(\[[^\]]*\]\)|\([^)]*\)\)?|[^,]+)"
+)
+
+
+def parse_cache_lookup(name: str, payload: str | None) -> CacheLookup | None:
+    """The layer, state, key, what a hit saved and the key's components of one
+    cache record; None for a name that is no cache lookup."""
+    layer = next((v for k, v in CACHE_LAYERS.items() if name.startswith(k)), None)
+    if layer is None:
+        return None
+    try:
+        d = json.loads(payload) if payload else {}
+    except ValueError:
+        d = {}
+    d = d if isinstance(d, dict) else {}
+    saved: float | None = None
+    if d.get("time_saved_ns") is not None:
+        saved = float(d["time_saved_ns"]) / 1e9
+    elif d.get("time_saved_ms") is not None:
+        saved = float(d["time_saved_ms"]) / 1e3
+    parts, ops = key_parts(d.get("components") or [])
+    return CacheLookup(
+        layer=layer,
+        state=name.rsplit("_", 1)[-1],
+        key=str(d.get("key") or ""),
+        detail=str(d.get("cache_status_detailed") or ""),
+        reason=first_line(d.get("cache_bypass_reason")) or "",
+        saved_s=saved,
+        parts=parts,
+        graph_ops=ops,
+    )
+
+
+def key_parts(components: list[Any]) -> tuple[dict[str, str], int | None]:
+    """Inductor's key components ("[hash] name: value") as name -> "hash value":
+    the hash (shortened) is what is compared, since a value's words may differ
+    where its hash does not (an address); the value is kept where it is short
+    and printable, an input's TensorMetadata as its dtype, shape, stride,
+    device and requires_grad. Also the op count of the graph ("gm") in it."""
+    parts: dict[str, str] = {}
+    ops = None
+    for c in components:
+        m = _COMPONENT_RE.match(str(c))
+        if m is None:
+            continue
+        digest, part, value = m.group(1)[:_HASH], m.group(2).strip(), m.group(3)
+        if part == "gm":
+            ops = value.count("torch.ops.")
+        if part.startswith("example_inputs") and "TensorMetadata(" in value:
+            fields = dict(_TENSOR_FIELD_RE.findall(value))
+            value = " ".join(f"{f}={fields[f]}" for f in _TENSOR_FIELDS if f in fields)
+        elif len(value) > _SHORT or not value.isprintable():
+            value = ""
+        parts[part] = f"{digest} {value}"
+    return parts, ops

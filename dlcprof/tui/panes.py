@@ -110,6 +110,7 @@ AFFECTS: dict[type[ev.Event], frozenset[str]] = {
         ev.RecompileLimitHit: {"recompiles", "log", "alarm"},
         ev.EagerCallsCounted: {"log", "alarm"},
         ev.HeaderPrecompiled: {"phases", "benchmark"},
+        ev.CacheLookedUp: {"phases"},
         ev.NothingCompiled: {"log", "alarm", "benchmark", "kernels", "runs", "modes"},
         ev.CompileRaised: {"log", "alarm"},
         ev.DimMadeDynamic: {"recompiles"},

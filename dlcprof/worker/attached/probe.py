@@ -140,9 +140,33 @@ def _inductor_cache_dir() -> str | None:
     return os.path.abspath(path) if path else None
 
 
+# Set on torch by bootstrap/sitecustomize.py once torch imported: did
+# TORCHINDUCTOR_CACHE_DIR exist? (Dynamo's import creates it, before the probes.)
+CACHE_DIR_EXISTED = "__dlcprof_cache_dir_existed__"
+
+
+def _folder_state(torch: Any, path: str | None) -> str | None:
+    """ "missing", "empty" or "filled": the cache folder before this process
+    compiled (a new or empty one means every graph compiles cold); None unknown."""
+    if path is None:
+        return None
+    if getattr(torch, CACHE_DIR_EXISTED, True) is False:
+        return "missing"
+    try:
+        with os.scandir(path) as entries:
+            return "filled" if next(entries, None) is not None else "empty"
+    except FileNotFoundError:
+        return "missing"
+    except OSError:
+        return None
+
+
 class AttachedProcess:
     def __init__(self, torch: Any, path: str) -> None:
         self.torch = torch
+        # Read before the first compile writes to it (a forked child keeps its parent's).
+        self.cache_dir = _inductor_cache_dir()
+        self.cache_dir_state = _folder_state(torch, self.cache_dir)
         self.channel = Channel(path, self._hello, _arms)
         self._restart()
         self.probes = ProbeSet(
@@ -202,7 +226,8 @@ class AttachedProcess:
                 rank=rank,
                 local_rank=_int_env("LOCAL_RANK"),
                 world_size=_int_env("WORLD_SIZE"),
-                cache_dir=_inductor_cache_dir(),
+                cache_dir=self.cache_dir,
+                cache_dir_state=self.cache_dir_state,
                 cpu_count=_cpu_count(),
             ),
             ddp_probe.settings(self.run_id),

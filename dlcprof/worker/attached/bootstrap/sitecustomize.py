@@ -119,6 +119,11 @@ def _when_compiling():
     """torch has finished importing: install now if Dynamo came with it, else
     once it is imported (the probes cost an import a process that never
     compiles need not pay)."""
+    # Whether TORCHINDUCTOR_CACHE_DIR existed before Dynamo's import creates it
+    # (worker/attached/probe.py: CACHE_DIR_EXISTED).
+    folder = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if folder:
+        sys.modules["torch"].__dlcprof_cache_dir_existed__ = os.path.isdir(folder)
     try:
         _mark_rendezvous()
     except Exception as e:  # never break the user's program

@@ -1,0 +1,102 @@
+"""Why a compile missed, from two sessions' cache lookups: the component that
+differs, in words, never a hash; and torch's cache records read."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from dlcprof import events as ev
+from dlcprof.figures.cache_misses import misses, saved_s
+from dlcprof.session import Session
+from dlcprof.trace_records.payloads import parse_cache_lookup
+
+# Inductor's key components as torch logs them ("[hash] name: value"), trimmed.
+COMPONENTS = [
+    "[lljpfie3ukaulnyjmfdpijztsy] gm: def forward(self, arg0_1):\n"
+    "    sin = torch.ops.aten.sin.default(arg0_1)\n"
+    "    add = torch.ops.aten.add.Tensor(sin, 1)\n    return (add,)",
+    "[2kdrtmrtmmjwm2cgaghgzoya36] example_inputs[0]: TensorMetadata(dtype=torch.float32, "
+    "shape=torch.Size([4]), stride=(1,), device=device(type='cpu'), layout=torch.strided, "
+    "requires_grad=False, is_quantized=False)",
+    "[sjldm5hyfytkdkxlfj3fhwi432] torch_version: \ufffdM\u0010\u0007\ufffd",
+    "[esstihe2nyydk4mhzpvox3qkaj] inductor_config[fallback_random]: False",
+]
+
+
+def record(state: str, components: list[str], **extra: object) -> str:
+    key = hashlib.sha1("".join(components).encode()).hexdigest()
+    return json.dumps({"key": key, "cache_state": state, "components": components, **extra})
+
+
+def session(version: str, state: str, components: list[str], **extra: object) -> Session:
+    s = Session()
+    s.apply(
+        ev.ProcessAttached(
+            run_id="p1", pid=1, ppid=0, argv=["train.py"], host="h", started_t=None,
+            torch_version=version, python_version="3.11", cache_dir="/kept/cache",
+            cache_dir_state="filled",
+        )
+    )  # fmt: skip
+    for name in (f"aotautograd_cache_{state}", f"fx_graph_cache_{state}"):
+        lookup = parse_cache_lookup(name, record(state, components, **extra))
+        s.apply(ev.CacheLookedUp(run_id="p1", compile_id="0/0", **vars(lookup)))
+    return s
+
+
+def run_of(s: Session):
+    return s.runs["p1"]
+
+
+def test_a_torch_version_change_is_named_from_two_sessions():
+    base = session("2.13.0", "hit", COMPONENTS, time_saved_ns=2_000_000_000)
+    other = list(COMPONENTS)
+    other[2] = "[q7zzzzzzzzzzzzzzzzzzzzzzzz] torch_version: \ufffd\ufffd"
+    now = session("2.15.0", "miss", other)
+    (miss,) = misses(run_of(now), run_of(base))
+    assert miss.causes == ["torch 2.13.0 → 2.15.0"]
+    assert miss.layers == ["AOTAutograd cache", "FX graph cache"]
+    assert saved_s(run_of(base)) == 2.0
+
+
+def test_an_input_dtype_and_a_setting_are_named_field_by_field():
+    base = session("2.13.0", "hit", COMPONENTS)
+    other = list(COMPONENTS)
+    other[1] = other[1].replace("[2k", "[9k").replace("float32", "bfloat16")
+    other[3] = "[cev5uo2jlwdhw2uyzcm7vr6cl2] inductor_config[fallback_random]: True"
+    (miss,) = misses(run_of(session("2.13.0", "miss", other)), run_of(base))
+    assert miss.causes == [
+        "input 0's dtype torch.float32 → torch.bfloat16",
+        "Inductor setting `fallback_random` False → True",
+    ]
+    assert not any("esstihe" in c or "cev5" in c for c in miss.causes)
+
+
+def test_the_same_key_missing_from_the_folder_is_no_changed_component():
+    base = session("2.13.0", "hit", COMPONENTS)
+    (miss,) = misses(run_of(session("2.13.0", "miss", COMPONENTS)), run_of(base))
+    assert miss.causes[0].startswith("the same key as the baseline's, yet not in the cache folder")
+
+
+def test_one_run_alone_names_a_new_folder():
+    s = session("2.13.0", "miss", COMPONENTS)
+    s.runs["p1"].process.cache_dir_state = "missing"
+    (miss,) = misses(run_of(s))
+    assert miss.causes == [
+        "a new cache folder (cold): this run's TORCHINDUCTOR_CACHE_DIR did not exist (/kept/cache)"
+    ]
+
+
+def test_a_bypass_keeps_its_reason_and_is_no_miss():
+    lookup = parse_cache_lookup(
+        "fx_graph_cache_bypass",
+        json.dumps(
+            {"cache_state": "bypass", "cache_bypass_reason": "Can't cache HigherOrderOperators."}
+        ),
+    )
+    assert (lookup.layer, lookup.state, lookup.reason) == (
+        "fx_graph", "bypass", "Can't cache HigherOrderOperators."
+    )  # fmt: skip
+    s = Session()
+    s.apply(ev.CacheLookedUp(run_id="p1", compile_id="0/0", **vars(lookup)))
+    assert misses(s.runs["p1"]) == []
