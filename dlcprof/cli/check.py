@@ -27,6 +27,7 @@ CONFIG = {
     "max-graph-breaks": ("max_graph_breaks", int),
     "max-recompiles": ("max_recompiles", int),
     "max-compiles": ("max_compiles", int),
+    "max-cache-misses": ("max_cache_misses", int),
     "max-compile-s": ("max_compile_s", float),
     "compile-tolerance": ("compile_tolerance", float),
     "baseline": ("baseline", Path),
@@ -88,6 +89,7 @@ def budgets_of(args: argparse.Namespace) -> Budgets:
         graph_breaks=args.max_graph_breaks,
         recompiles=args.max_recompiles,
         compiles=args.max_compiles,
+        cache_misses=args.max_cache_misses,
         compile_s=args.max_compile_s,
         **({"tolerance": tolerance / 100} if tolerance is not None else {}),
     )

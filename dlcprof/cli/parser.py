@@ -282,6 +282,7 @@ def check_parser() -> Parser:
         ("--max-graph-breaks", int, "graph breaks (each once, however many frames hit it)"),
         ("--max-recompiles", int, "recompiles"),
         ("--max-compiles", int, "frame compiles"),
+        ("--max-cache-misses", int, "compiles that missed torch's caches (each explained)"),
         ("--max-compile-s", float, "seconds of compile (CPU seconds where measured)"),
     ):
         p.add_argument(

@@ -88,6 +88,22 @@ def misses(run: Run, base: Run | None = None) -> list[Miss]:
     return out
 
 
+def unseen(run: Run) -> str | None:
+    """Why a run's misses cannot be counted: it made graphs but torch logged no
+    cache lookup (None when it did, or made none)."""
+    graphs = [
+        c
+        for c in run.compiles.values()
+        if c.record is not None and not c.is_backward and (c.record.graph_op_count or 0) > 0
+    ]
+    if not graphs or run.cache_lookups:
+        return None
+    return (
+        f"n/a: torch logged no cache lookup for its {text.plural(len(graphs), 'graph')} (the "
+        "graph caches are off, the backend is not Inductor, or the trace probe was unavailable)"
+    )
+
+
 def alone(run: Run) -> list[str]:
     """Why a run missed, from what it knows of itself."""
     folder = cache_folder(run)

@@ -7,7 +7,8 @@ import hashlib
 import json
 
 from dlcprof import events as ev
-from dlcprof.figures.cache_misses import misses, saved_s
+from dlcprof.figures.cache_misses import cache_lines, misses, saved_s
+from dlcprof.figures.check.budgets import Budgets, judge
 from dlcprof.session import Session
 from dlcprof.trace_records.payloads import parse_cache_lookup
 
@@ -100,3 +101,31 @@ def test_a_bypass_keeps_its_reason_and_is_no_miss():
     s = Session()
     s.apply(ev.CacheLookedUp(run_id="p1", compile_id="0/0", **vars(lookup)))
     assert misses(s.runs["p1"]) == []
+
+
+def test_each_layer_of_a_compile_is_worded_with_what_its_hit_saved():
+    s = session("2.13.0", "hit", COMPONENTS, time_saved_ms=20037.0)
+    assert cache_lines(run_of(s), "0/0") == [
+        "caches: AOTAutograd cache hit (saved 20.04 s) · FX graph cache hit (saved 20.04 s)"
+    ]
+    missed = session("2.13.0", "miss", COMPONENTS)
+    missed.runs["p1"].process.cache_dir_state = "empty"
+    assert cache_lines(run_of(missed), "0/0") == [
+        "caches: AOTAutograd cache miss · FX graph cache miss",
+        "why it missed: an empty cache folder (cold) (/kept/cache)",
+    ]
+
+
+def test_a_gate_on_a_run_whose_lookups_were_not_seen_fails_as_unknown():
+    s = Session()
+    s.apply(
+        ev.CompileFinished(
+            run_id="p1", compile_id="0/0", wall_s=1.0, start_t=0.0, is_backward=False,
+            recompile_reason=None, fail_type=None, fail_reason=None, graph_op_count=2,
+            guard_count=3, cache=None, metrics={},
+        )
+    )  # fmt: skip
+    counts, violations = judge(s.runs["p1"], Budgets(cache_misses=0), "")
+    assert [c.value for c in counts] == [0]
+    (v,) = violations
+    assert v.message.startswith("cache misses n/a: torch logged no cache lookup for its 1 graph")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dlcprof import text
+from dlcprof.figures import cache_misses as fcm
 from dlcprof.figures.check.findings import CompileTime, compile_time, findings_of
 from dlcprof.session import Run
 
@@ -19,6 +20,7 @@ class Budgets:
     graph_breaks: int | None = None
     recompiles: int | None = None
     compiles: int | None = None
+    cache_misses: int | None = None
     compile_s: float | None = None
     tolerance: float = 0.25  # measured: benchmarks/RESULTS.md, section 15
 
@@ -27,12 +29,13 @@ class Budgets:
         return [c for c in (*COUNTED, "compile_s") if getattr(self, c) is not None]
 
 
-COUNTED = ("graph_breaks", "recompiles", "compiles")
+COUNTED = ("graph_breaks", "recompiles", "compiles", "cache_misses")
 # Each check: its title, as the output and the JUnit test cases name it.
 TITLES = {
     "graph_breaks": "graph breaks",
     "recompiles": "recompiles",
     "compiles": "compiles",
+    "cache_misses": "cache misses",
     "compile_s": "compile time",
     "new_graph_breaks": "graph breaks new since the baseline",
     "new_recompiles": "recompiles new since the baseline",
@@ -74,9 +77,12 @@ class Count:
         return f"{TITLES[self.check]} {int(self.value)} {sign} {int(self.budget)}"
 
 
-def judge(run: Run, budgets: Budgets, label: str) -> tuple[list[Count], list[Violation]]:
-    """Each budget's count for ``run``, and the violations of those exceeded."""
-    found = findings_of(run)
+def judge(
+    run: Run, budgets: Budgets, label: str, base: Run | None = None
+) -> tuple[list[Count], list[Violation]]:
+    """Each budget's count for ``run``, and the violations of those exceeded
+    (a cache miss explained against ``base``, its baseline run, where given)."""
+    found = findings_of(run, base)
     counts, violations = [], []
     for check in COUNTED:
         budget = getattr(budgets, check)
@@ -89,6 +95,11 @@ def judge(run: Run, budgets: Budgets, label: str) -> tuple[list[Count], list[Vio
                 Violation(check, f.where, f"{f.words()} ({count.words()})", label, f.compile_id)
                 for f in found[check]
             ]
+    unseen = fcm.unseen(run) if budgets.cache_misses is not None else None
+    if unseen is not None:  # what dlcprof did not see it never calls fine
+        violations.append(
+            Violation("cache_misses", "", f"{TITLES['cache_misses']} {unseen}", label)
+        )
     if budgets.compile_s is not None:
         time = compile_time(run)
         count = Count("compile_s", time.seconds, budgets.compile_s)

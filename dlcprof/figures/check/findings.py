@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dlcprof import text
+from dlcprof.figures.cache_misses import misses
 from dlcprof.figures.graph_breaks import breaks, function_name
 from dlcprof.figures.recompiles import newest_reason, normalize_reason, recompile_rows
 from dlcprof.session import Compile, Run
@@ -111,12 +112,35 @@ def compiles(run: Run) -> list[Finding]:
     return out
 
 
-def findings_of(run: Run) -> dict[str, list[Finding]]:
-    """Every kind of finding of ``run``, by the budget that counts it."""
+def cache_misses(run: Run, base: Run | None = None) -> list[Finding]:
+    """Each compile that missed torch's caches, at its frame, with why (against
+    ``base``, its run in a baseline session, where given)."""
+    frames = _frames(run)
+    out = []
+    for m in misses(run, base):
+        where, function = frames.get(m.compile_id.rsplit("/", 1)[0], ("", ""))
+        what = f"{function or '?'} ({', '.join(m.layers)})"
+        out.append(
+            Finding(
+                "cache miss",
+                where,
+                f"{what}: {'; '.join(m.causes)}",
+                "",
+                m.compile_id,
+                (where, function),
+            )
+        )
+    return out
+
+
+def findings_of(run: Run, base: Run | None = None) -> dict[str, list[Finding]]:
+    """Every kind of finding of ``run``, by the budget that counts it (a cache
+    miss explained against ``base``, its baseline run, where given)."""
     return {
         "graph_breaks": graph_breaks(run),
         "recompiles": recompiles(run),
         "compiles": compiles(run),
+        "cache_misses": cache_misses(run, base),
     }
 
 

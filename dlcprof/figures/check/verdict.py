@@ -59,9 +59,9 @@ def judge_session(
     measures = set()  # of every compile-time figure shown
     for run in runs:
         name = label(run, len(runs) == 1)
-        counts, violations = judge(run, budgets, name)
-        rv = RunVerdict(name, counts, compile_time(run), violations)
         base = paired.get(run.run_id)
+        counts, violations = judge(run, budgets, name, base)
+        rv = RunVerdict(name, counts, compile_time(run), violations)
         if baseline is not None and base is None:
             rv.unmatched = True
         if base is None or any(c.check == "compile_s" for c in counts):

@@ -1,7 +1,7 @@
 """dlcprof's pytest plugin (entry point ``pytest11``): compile budgets per test.
 
 - ``@pytest.mark.compile_budget(graph_breaks=, recompiles=, compiles=,
-  compile_s=, reset=True)``: the test fails when its own compiles exceed the
+  cache_misses=, compile_s=, reset=True)``: the test fails when its own compiles exceed the
   budget; Dynamo's caches are reset before it (``reset=False`` keeps them);
 - the fixture ``compile_watch``: the test's compiles, graph breaks and
   recompiles so far (``figures/check/findings.py: Finding``);
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from dlcprof.worker.pytest_plugin.host import Host
 
 MARKER = "compile_budget"
-BUDGETS = ("graph_breaks", "recompiles", "compiles", "compile_s")
+BUDGETS = ("graph_breaks", "recompiles", "compiles", "cache_misses", "compile_s")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -54,7 +54,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(graph_breaks=None, recompiles=None, compiles=None, compile_s=None, "
+        f"{MARKER}(graph_breaks=None, recompiles=None, compiles=None, cache_misses=None, "
+        "compile_s=None, "
         "reset=True): fail the test when its own compiles exceed these (dlcprof); "
         "Dynamo's caches are reset before it unless reset=False",
     )
