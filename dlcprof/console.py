@@ -21,6 +21,7 @@ from dlcprof.advice_tables import advice_view
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import cache as fc
+from dlcprof.figures import cache_misses as fcm
 from dlcprof.figures import device as fd
 from dlcprof.figures import graph_breaks as fgb
 from dlcprof.figures import hotspots as fh
@@ -286,6 +287,18 @@ def sweep_verdict(session: Session, run: Run) -> Text | None:
     )
 
 
+def cache_lines(run: Run) -> list[Text]:
+    """Each compile's cache layers and why it missed, where torch logged its lookups."""
+    out = []
+    for c in run.compiles.values():
+        for line in fcm.cache_lines(run, c.compile_id):
+            out.append(Text(f"[{c.compile_id}] {line}", style="dim"))
+    note = fcm.folder_note(run)
+    if note:
+        out.append(Text(note, style="yellow"))
+    return out
+
+
 def restart_lines(run: Run) -> list[Text]:
     """One line per compile whose first attempt(s) Dynamo threw away."""
     out = []
@@ -380,6 +393,7 @@ def run_summary(run: Run, session: Session) -> RenderableType:
     if run.compiles:
         parts.append(phases_table(run))
         parts += restart_lines(run)
+        parts += cache_lines(run)
     if run.kernels:
         parts.append(FitOnTerminal(lambda fit: kernels_table(run, fit)))
     for mode_part in (autotune_table(run), cudagraphs_table(run)):

@@ -104,6 +104,8 @@ def _phases(r: RunModel, detail: int) -> list[str]:
         out += [f"{r.cpu_note}.", ""]
     for c in r.restarted if detail >= NO_SOURCES else []:
         out += [f"Dynamo restarted `{c.compile_id}`: {c.restarts_text}.", ""]
+    for c in r.compiles:
+        out += [f"`{c.compile_id}` {line}." for line in c.cache_lines] + [""] * bool(c.cache_lines)
     return out
 
 

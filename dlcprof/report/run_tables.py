@@ -3,11 +3,12 @@ fused kernels, recompiles and the shape sweep."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import cache as fc
+from dlcprof.figures import cache_misses as fcm
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
@@ -93,6 +94,7 @@ class CompileRow:
     phases: list[tuple[ev.PhaseEnded, int]]  # with their depth (figures.phases.nest_phases)
     cpu: list[str]  # figures.phases.CPU_PARTS ("n/a" each where not measured)
     restarts: fp.Restarts | None = None  # attempts Dynamo threw away
+    cache_lines: list[str] = field(default_factory=list)  # its cache layers, why it missed
 
     @property
     def restarts_text(self) -> str | None:
@@ -123,6 +125,7 @@ def compile_rows(run: Run) -> list[CompileRow]:
                 phases=fp.nest_phases(c.phases),
                 restarts=fp.restarts(c),
                 cpu=fp.cpu_cells(c),
+                cache_lines=fcm.cache_lines(run, c.compile_id),
             )
         )
     return out

@@ -16,6 +16,7 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import cache as fc
 from dlcprof.figures import phases as fp
+from dlcprof.figures.cache_misses import cache_lines
 from dlcprof.figures.recompiles import newest_reason
 from dlcprof.session import Compile, Run
 from dlcprof.tui.view import View, span_bar
@@ -61,6 +62,8 @@ class PhaseTimeline:
         for title, compile_, rows in groups:
             yield self._header(title, compile_)
             said = [fp.summed_words(compile_), fp.cpu_words(compile_)] if compile_ else []
+            if compile_ is not None and self.view.run is not None:
+                said += cache_lines(self.view.run, compile_.compile_id)
             for words in filter(None, said):
                 yield Text(f"  {words}", style="dim", no_wrap=True, overflow="ellipsis")
             if not rows:
