@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Record real ``TORCH_TRACE`` logs as test fixtures for ``dlcprof import``.
 
-    .venv/bin/python scripts/record_trace_fixture.py
+    .venv/bin/python scripts/record_trace_fixture.py [NAME ...]   # default: all
 
 Writes under ``tests/fixtures/torch_trace/``:
 
@@ -11,6 +11,9 @@ Writes under ``tests/fixtures/torch_trace/``:
   ``live.jsonl``, the events that attached run saw: one run, both recordings.
 - ``train/``: the log of the single-process script ``tests/programs/train.py``
   (a data-dependent graph break), run with ``TORCH_TRACE`` alone.
+- ``cache_key/``: ``tests/programs/cache_key.py`` three times on one new
+  Inductor cache folder: ``base/`` (cold), ``setting/`` (``fallback_random``
+  on: a miss), ``graph/`` (one op more: a miss), each with ``TORCH_TRACE``.
 
 This checkout's path (and another checkout's, handed back by the shared
 Inductor cache) reads ``/home/user/dlcprof/`` in every file, like the other
@@ -83,10 +86,28 @@ def train(tmp: Path) -> None:
     _save_logs(trace, OUT / "train")
 
 
+def cache_key(tmp: Path) -> None:
+    program = str(ROOT / "tests" / "programs" / "cache_key.py")
+    cache = {"TORCHINDUCTOR_CACHE_DIR": str(tmp / "inductor-cache")}
+    for name, env in (("base", {}), ("setting", {"FALLBACK_RANDOM": "1"}),
+                      ("graph", {"ONE_MORE_OP": "1"})):  # fmt: skip
+        trace = tmp / "cache_key" / name
+        subprocess.run(
+            [sys.executable, program],
+            check=True,
+            cwd=ROOT,
+            env={**os.environ, **cache, **env, "TORCH_TRACE": str(trace)},
+        )
+        _save_logs(trace, OUT / "cache_key" / name)
+
+
+FIXTURES = {"ddp_odd_batch": ddp_odd_batch, "train": train, "cache_key": cache_key}
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        ddp_odd_batch(Path(tmp))
-        train(Path(tmp))
+        for name in sys.argv[1:] or FIXTURES:
+            FIXTURES[name](Path(tmp))
 
 
 if __name__ == "__main__":

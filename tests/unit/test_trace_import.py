@@ -17,6 +17,8 @@ from helpers.torch_trace import RECORDED_CHECKOUT, rank_logs, trace_logs, widen
 from dlcprof import events as ev
 from dlcprof.cli import main
 from dlcprof.cli.loading import load_report_or_trace
+from dlcprof.figures.cache_misses import misses
+from dlcprof.figures.check.findings import cache_misses
 from dlcprof.figures.job.groups import rank_groups, signature, summary
 from dlcprof.figures.job.ranks import by_rank
 from dlcprof.report.load import load_session
@@ -205,3 +207,24 @@ def test_logs_from_a_clone_named_dlcprof_keep_the_programs_lines(tmp_path):
             (b.reason, b.location.replace(f"{REPO}/", RECORDED_CHECKOUT))
             for b in live[rank].graph_breaks
         ]
+
+
+def test_two_imported_logs_explain_a_miss_by_the_setting_and_the_graph_that_changed(tmp_path):
+    """tests/fixtures/torch_trace/cache_key: one program's logs on one cache folder."""
+
+    def run_of(name: str):
+        logs = trace_logs(f"cache_key/{name}", tmp_path / name)
+        (run,) = import_trace([str(logs)], workers=1).runs.values()
+        return run
+
+    base, setting, graph = run_of("base"), run_of("setting"), run_of("graph")
+    assert {(e.layer, e.state) for e in base.cache_lookups} == {
+        ("aotautograd", "miss"),
+        ("fx_graph", "miss"),
+    }
+    (miss,) = misses(setting, base)
+    assert miss.causes == ["Inductor setting `fallback_random` False → True"]
+    (miss,) = misses(graph, base)
+    assert miss.causes == ["the graph changed: 1 op more (2 → 3)"]
+    (found,) = cache_misses(graph, base)
+    assert found.where == f"{PROGRAMS / 'cache_key.py'}:12"
