@@ -5,6 +5,7 @@ lone rank named, and a lane per group, never one per rank."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,18 @@ async def test_the_ranks_view_of_1024_ranks_names_the_one_apart(rank_apart_impor
         assert "rows: 2 of 1,024 ranks, the first rank of each group" in notes
         lanes = shown(app.screen.query_one("#ranks-lanes", Static), 200)
         assert f"rank {odd}" in lanes and "rank 1 " not in lanes
+
+
+def test_the_phases_pane_shows_each_compiles_cache_layers_and_why_it_missed(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from dlcprof.tui.view import View
+    from dlcprof.tui.widgets.phases import PhaseTimeline
+
+    session = import_trace([str(trace_logs("cache_key/setting", tmp_path))], workers=1)
+    (run,) = session.runs.values()
+    console = Console(width=220, record=True, file=io.StringIO())
+    console.print(PhaseTimeline(View(session, run, None, replay=True)))
+    out = console.export_text()
+    assert "caches: AOTAutograd cache miss · FX graph cache miss" in out
+    assert "why it missed: not in the cache folder: compiled there for the first time" in out
