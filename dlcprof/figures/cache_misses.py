@@ -56,8 +56,9 @@ def cache_folder(run: Run) -> str | None:
 def _indexed(run: Run) -> dict[tuple[str | None, str, int], ev.CacheLookedUp]:
     """Each lookup by (compile id, layer, its order among that compile's lookups of the layer)."""
     out: dict[tuple[str | None, str, int], ev.CacheLookedUp] = {}
+    seen: dict[tuple[str | None, str], int] = {}
     for e in run.cache_lookups:
-        n = sum(1 for k in out if k[:2] == (e.compile_id, e.layer))
+        n = seen[(e.compile_id, e.layer)] = seen.get((e.compile_id, e.layer), -1) + 1
         out[(e.compile_id, e.layer, n)] = e
     return out
 
@@ -114,8 +115,7 @@ def alone(run: Run) -> list[str]:
         return [f"a fresh cache folder (--cache {run.settings.cache})"]
     where = f" {folder}" if folder else ""
     return [
-        f"not in the cache folder{where}: compiled there for the first time with this key "
-        "(give --baseline to name what changed)"
+        f"no entry for its key in the cache folder{where} (give --baseline to name what changed)"
     ]
 
 

@@ -79,4 +79,4 @@ def test_the_phases_pane_shows_each_compiles_cache_layers_and_why_it_missed(tmp_
     console.print(PhaseTimeline(View(session, run, None, replay=True)))
     out = console.export_text()
     assert "caches: AOTAutograd cache miss · FX graph cache miss" in out
-    assert "why it missed: not in the cache folder: compiled there for the first time" in out
+    assert "why it missed: no entry for its key in the cache folder" in out
