@@ -349,6 +349,9 @@ class GraphBroken(Event):
     location: str  # "file:line": the innermost frame in the user's own code
     hints: list[str] = field(default_factory=list)
     detail: str = ""  # "file:line" where Dynamo broke, when elsewhere (inside torch)
+    gb_id: str = ""  # torch's id of the break type ("GB0124"); "" when torch names none
+    link: str = ""  # the id's page on torch's graph-break site
+    context: str = ""  # Dynamo's debug context: the call that broke
 
 
 @event

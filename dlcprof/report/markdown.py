@@ -415,6 +415,7 @@ def _run_section(r: RunModel, detail: int = FULL) -> list[str]:
         rows = [
             [
                 i,
+                f"[{g.gb_id}]({g.link})" if g.link else g.kind,
                 g.reason,
                 (code(g.location) + f" {text.broke_inside(g.detail)}".rstrip())
                 if g.location
@@ -424,7 +425,8 @@ def _run_section(r: RunModel, detail: int = FULL) -> list[str]:
             ]
             for i, g in enumerate(r.graph_breaks, 1)
         ]
-        out += table(["#", "reason", "location", "compile", "hints"], rows, "rllll") + [""]
+        out += table(["#", "id", "reason", "location", "compile", "hints"], rows, "rlllll")
+        out += ["", "By kind: " + "; ".join(k.words() for k in r.graph_break_kinds), ""]
     out += _benchmark(r, detail)
     if r.device.by_span:
         out += ["### Device during this run", ""] + _device_spans(r.device)

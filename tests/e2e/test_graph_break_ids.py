@@ -1,0 +1,50 @@
+"""Graph breaks carry torch's id and link (docs/graph-breaks.md): a real script's
+print break and .item() break under TORCH_TRACE, imported."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from helpers.paths import PROGRAMS
+from helpers.worker import TEST_CACHE
+
+from dlcprof.cli import main
+from dlcprof.figures import graph_breaks as fgb
+from dlcprof.report.load import load_session
+from dlcprof.trace_records import gb_catalogue
+
+SITE = "https://meta-pytorch.github.io/compile-graph-break-site/gb/"
+
+
+def _line(needle: str) -> str:
+    src = (PROGRAMS / "breaks.py").read_text().splitlines()
+    return f"{PROGRAMS / 'breaks.py'}:{1 + next(i for i, s in enumerate(src) if needle in s)}"
+
+
+def test_a_print_and_an_item_break_carry_their_ids_and_links(tmp_path, capsys):
+    trace = tmp_path / "trace"
+    subprocess.run(
+        [sys.executable, str(PROGRAMS / "breaks.py")],
+        env={**os.environ, "TORCHINDUCTOR_CACHE_DIR": TEST_CACHE, "TORCH_TRACE": str(trace)},
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    assert main(["import", str(trace), "-o", str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    (run,) = load_session(tmp_path / "out").runs.values()
+    found = {b.location: (b.gb_id, b.link) for b in fgb.breaks(run)}
+    assert found == {
+        _line('print("step")'): ("GB0059", f"{SITE}gb0059.html"),
+        _line("n = z.sum().item()"): ("GB0124", f"{SITE}gb0124.html"),
+    }
+    # The catalogue the running torch ships names the same types.
+    cat = gb_catalogue.installed()
+    assert {b.reason for b in fgb.breaks(run)} == {
+        cat.entry("GB0059").title,
+        cat.entry("GB0124").title,
+    }
+    assert [k.gb_id for k in fgb.kinds([run, run])] == ["GB0059", "GB0124"]
+    assert fgb.kinds([run, run])[0].frames == 2
