@@ -167,6 +167,23 @@ def added(run: Run, b: Break, claimed: set[str]) -> Added:
     return Added(graphs, [c for c in found if c not in graphs])
 
 
+def function_of(run: Run, b: Break) -> str:
+    """The function the break is in (the one a resumed frame resumes), "" when unknown."""
+    frames = [run.compiles[cid] for cid in b.compile_ids if cid in run.compiles]
+    return _frame(frames[0])[1] if frames else ""
+
+
+def graph_overhead_s(run: Run) -> float | None:
+    """What a frame compile costs whatever it holds: the shortest compile of a
+    frame Dynamo traced to no graph (0 ops) in the run; None without one."""
+    walls = [
+        c.wall_s
+        for c in run.compiles.values()
+        if c.record is not None and c.record.graph_op_count == 0 and c.wall_s is not None
+    ]
+    return min(walls) if walls else None
+
+
 def logging_call(run: Run, b: Break) -> tuple[str, str] | None:
     """(the logger's class, the method) of a logging call Dynamo refused, from
     the debug context of the broken frames' restarts; None for another break."""

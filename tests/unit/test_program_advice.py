@@ -70,8 +70,10 @@ def test_attached_program_gets_mark_dynamic_and_the_graph_break_not_tried():
     assert (dyn.predicted.before_s, dyn.predicted.after_s) == (11.0, 6.0)
     assert dyn.evidence[0].startswith("2 recompiles on x dim 1 (8.00 s)")
     # The graph resumed after the break (frame 1) is its cost, not a recompile of frame 0.
-    assert brk.where == BREAK_AT and "2.00 s" in brk.evidence[1]
-    assert (brk.predicted.before_s, brk.predicted.after_s) == (13.0, 11.0)
+    assert brk.where == BREAK_AT and "an extra graph compiled after it: 2.00 s" in brk.evidence
+    # Removed, its ops join frame 0's graph: not 2 s saved; the per-graph overhead is
+    # not measured without a frame compiled to 0 ops.
+    assert brk.predicted is None and "per-graph overhead" in brk.predicted_why
     for item in a.items:
         assert item.options == {} and item.try_why == fat.PROGRAM_TRY_WHY
     assert "does not re-run your program" in fat.PROGRAM_TRY_WHY
