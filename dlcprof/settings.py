@@ -14,6 +14,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from dlcprof.hatches import SETTINGS
+
 MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 DYNAMIC = ("auto", "true", "false")
 BACKENDS = ("inductor", "aot_eager", "eager")
@@ -125,6 +127,13 @@ OPTIONS: tuple[Option, ...] = (
         values="ARG:DIM",
     ),
     Option(
+        "hatch",
+        "a graph break's escape hatch that is a `torch._dynamo.config` setting, set before "
+        "the first compile: " + ", ".join(SETTINGS) + " (docs/graph-breaks.md)",
+        kind="text",
+        values="NAME",
+    ),
+    Option(
         "cache_artifacts",
         "Mega-Cache: load this file's compile artifacts before compiling "
         "when it exists, save them after (`torch.compiler.save_cache_artifacts`)",
@@ -160,6 +169,7 @@ class RunSettings:
     benchmark: bool = True
     regional: str = ""  # a module class name: its instances compiled on their own
     mark_dynamic: str = ""  # "ARG:DIM"
+    hatch: str = ""  # a graph-break hatch that is a setting (hatches.SETTINGS)
     cache_artifacts: str = ""  # a Mega-Cache artifacts file
     hotspots: bool = True  # py-spy samples the worker (parent side: monitors only)
 
@@ -179,6 +189,10 @@ class RunSettings:
             )
         if self.mark_dynamic:
             parse_mark_dynamic(self.mark_dynamic)
+        if self.hatch and self.hatch not in SETTINGS:
+            raise SettingsError(
+                f"invalid --hatch {self.hatch!r}: choose one of {', '.join(SETTINGS)}"
+            )
         if self.shapes is not None:
             if not self.shapes or any(not isinstance(s, int) or s < 1 for s in self.shapes):
                 raise SettingsError(

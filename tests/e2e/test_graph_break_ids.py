@@ -12,6 +12,7 @@ from helpers.worker import TEST_CACHE
 
 from dlcprof.cli import main
 from dlcprof.figures import graph_breaks as fgb
+from dlcprof.figures.advice import rules as far
 from dlcprof.report.load import load_session
 from dlcprof.trace_records import gb_catalogue
 
@@ -48,3 +49,38 @@ def test_a_print_and_an_item_break_carry_their_ids_and_links(tmp_path, capsys):
     }
     assert [k.gb_id for k in fgb.kinds([run, run])] == ["GB0059", "GB0124"]
     assert fgb.kinds([run, run])[0].frames == 2
+
+
+def test_try_applies_the_item_hatch_and_measures_the_break_gone(tmp_path):
+    """The bundled graph-breaks workload: its .item() break's advice is the
+    capture_scalar_outputs setting, which `dlcprof try` applies to the same
+    workload; the trial has the other break only, one graph fewer."""
+    path = tmp_path / "s.json"
+    common = ("--size", "small", "--reps", "3", "--iters", "5", "--no-hotspots", "--quiet")
+    run = subprocess.run(
+        [sys.executable, "-m", "dlcprof.cli", "run", "graph-breaks", *common, "--json", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    session = load_session(path)
+    items = far.advise(session, session.latest_run).items
+    n, item = next((i, a) for i, a in enumerate(items, 1) if "GB0124" in a.title)
+    assert item.options == {"hatch": "capture_scalar_outputs"}
+    tried = subprocess.run(
+        [sys.executable, "-m", "dlcprof.cli", "try", str(path), str(n), "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert tried.returncode == 0, tried.stderr[-2000:]
+    session = load_session(path)
+    (t,) = session.tried
+    trial = session.runs[t.run_id]
+    assert trial.settings.hatch == "capture_scalar_outputs"
+    assert {b.gb_id for b in fgb.breaks(trial)} == {"GB0170"}
+    assert (t.breaks_before, t.breaks_after) == (2, 1)
+    assert t.graphs_after == t.graphs_before - 1
+    assert t.measured_after_s is not None and t.steady_after_ms is not None
+    assert "graph breaks 2 → 1" in tried.stdout + tried.stderr
