@@ -89,6 +89,7 @@ def budgets_of(args: argparse.Namespace) -> Budgets:
         recompiles=args.max_recompiles,
         compiles=args.max_compiles,
         compile_s=args.max_compile_s,
+        allowed_breaks=tuple(args.allow_graph_break or ()),
         **({"tolerance": tolerance / 100} if tolerance is not None else {}),
     )
 

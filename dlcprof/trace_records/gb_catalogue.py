@@ -47,6 +47,11 @@ class Catalogue:
         return self.titles.get(title.strip(), "")
 
 
+def is_id(text: str) -> bool:
+    """ "GB0124": an id as torch's catalogue spells it."""
+    return bool(_ID_RE.match(text))
+
+
 def link(gb_id: str) -> str:
     """The id's page on torch's graph-break site."""
     return f"{SITE}gb{gb_id.removeprefix('GB')}.html" if _ID_RE.match(gb_id) else ""

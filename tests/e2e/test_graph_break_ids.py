@@ -84,3 +84,26 @@ def test_try_applies_the_item_hatch_and_measures_the_break_gone(tmp_path):
     assert t.graphs_after == t.graphs_before - 1
     assert t.measured_after_s is not None and t.steady_after_ms is not None
     assert "graph breaks 2 → 1" in tried.stdout + tried.stderr
+
+
+def _check(*options: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dlcprof.cli", "check", "--quiet", "--max-graph-breaks", "0"]
+        + [*options, "--", sys.executable, str(PROGRAMS / "breaks.py")],
+        env={**os.environ, "GITHUB_ACTIONS": "", "TORCHINDUCTOR_CACHE_DIR": TEST_CACHE},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_check_accepts_known_kinds_of_break_by_id():
+    both = _check("--allow-graph-break", "GB0059", "--allow-graph-break", "gb0124")
+    assert both.returncode == 0, both.stderr[-3000:]
+    assert "2 of an allowed kind not counted" in both.stderr
+    one = _check("--allow-graph-break", "GB0059")
+    assert one.returncode == 1, one.stderr[-3000:]
+    (line,) = [ln for ln in one.stderr.splitlines() if "graph break:" in ln]
+    assert f"{_line('n = z.sum().item()')}: graph break" in line and "[GB0124]" in line
+    bad = _check("--allow-graph-break", "item")
+    assert bad.returncode == 2 and "give a graph-break id, e.g. GB0124" in bad.stderr
