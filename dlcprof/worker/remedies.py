@@ -73,6 +73,10 @@ class Remedies:
         the function its dotted name names, added)."""
         if not self.s.hatch:
             return
+        if self.s.hatch not in SETTINGS:
+            raise BadRemedy(
+                f"invalid --hatch {self.s.hatch!r}: choose one of {', '.join(SETTINGS)}"
+            )
         name, value = SETTINGS[self.s.hatch].config
         current = getattr(torch._dynamo.config, name, None)
         if current is None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from dlcprof import hatches as h
 
 
@@ -30,3 +32,27 @@ def test_only_settings_can_be_tried():
     }
     assert all(x.config for x in h.SETTINGS.values())
     assert not h.COND.config and not h.NONSTRICT.config
+
+
+def test_the_option_names_every_setting_and_the_worker_sets_it():
+    import builtins
+
+    import torch
+
+    from dlcprof.settings import OPTION, RunSettings
+    from dlcprof.worker.remedies import BadRemedy, Remedies
+
+    assert all(name in OPTION["hatch"].help for name in h.SETTINGS)
+    logged: list[str] = []
+    with torch._dynamo.config.patch(
+        capture_scalar_outputs=False, reorderable_logging_functions=set()
+    ):
+        for name in ("capture_scalar_outputs", "reorderable_logging_functions"):
+            Remedies(RunSettings(target="t", hatch=name), lambda m, *a: logged.append(m))._hatch(
+                torch
+            )
+        assert torch._dynamo.config.capture_scalar_outputs is True
+        assert builtins.print in torch._dynamo.config.reorderable_logging_functions
+    assert len(logged) == 2
+    with pytest.raises(BadRemedy, match="invalid --hatch 'torch.cond': choose one of"):
+        Remedies(RunSettings(target="t", hatch="torch.cond"), print)._hatch(torch)
