@@ -462,6 +462,17 @@ def _ranks_dict(r: RanksSection) -> dict[str, Any]:
             for g in r.groups
         ],
         "groups_summary": r.groups_summary,
+        "graph_break_kinds": [_kind_dict(k) for k in r.break_kinds],
+    }
+
+
+def _kind_dict(k: fgb.Kind) -> dict[str, Any]:
+    return {
+        "gb_id": k.gb_id or None,
+        "title": k.title,
+        "link": k.link or None,
+        "frames": k.frames,
+        "lines": k.lines,
     }
 
 
@@ -583,16 +594,7 @@ def _run_dict(m: RunModel) -> dict[str, Any]:
             }
             for g in run.graph_breaks
         ],
-        "graph_break_kinds": [
-            {
-                "gb_id": k.gb_id or None,
-                "title": k.title,
-                "link": k.link or None,
-                "frames": k.frames,
-                "lines": k.lines,
-            }
-            for k in fgb.kinds([run])
-        ],
+        "graph_break_kinds": [_kind_dict(k) for k in fgb.kinds([run])],
         # Each compile attempt re-announces its symbols: list each once.
         "dynamic_dims": list(m.dims),
         "dynamic_scalars": list(m.scalars),
