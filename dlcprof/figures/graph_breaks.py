@@ -173,15 +173,32 @@ def function_of(run: Run, b: Break) -> str:
     return _frame(frames[0])[1] if frames else ""
 
 
-def graph_overhead_s(run: Run) -> float | None:
-    """What a frame compile costs whatever it holds: the shortest compile of a
-    frame Dynamo traced to no graph (0 ops) in the run; None without one."""
-    walls = [
-        c.wall_s
+def graph_overhead(run: Run, graph: Compile) -> tuple[float, str] | None:
+    """What compiling ``graph`` on its own costs beyond its ops, at most, and
+    how that was taken: the shortest compile of another graph of the run (a
+    graph's compile is its overhead plus its ops'), the first compile left out
+    (it pays the process's one-time costs); without one, the shortest compile of
+    a frame traced to no graph (Dynamo's part only); None without either."""
+    done = [
+        c
         for c in run.compiles.values()
-        if c.record is not None and c.record.graph_op_count == 0 and c.wall_s is not None
+        if c.record is not None and c.wall_s is not None and not c.is_backward
     ]
-    return min(walls) if walls else None
+    first = min(done, key=lambda c: c.start_t or 0.0) if done else None
+    others = [
+        c.wall_s
+        for c in done
+        if c.record is not None
+        and c.record.graph_op_count
+        and c is not first
+        and c.compile_id != graph.compile_id
+    ]
+    if others:
+        return min(others), "the shortest other graph compile in this run, the first left out"
+    empty = [c.wall_s for c in done if c.record is not None and c.record.graph_op_count == 0]
+    if empty:
+        return min(empty), "the shortest frame compile with no ops in this run"
+    return None
 
 
 def logging_call(run: Run, b: Break) -> tuple[str, str] | None:

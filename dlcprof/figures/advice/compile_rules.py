@@ -305,7 +305,6 @@ def graph_breaks(session: Session, run: Run, calls: int) -> list[Advice]:
     to the compile, and what removing it saves."""
     found = [b for b in _breaks(run) if _yours(run, b)]
     total = compile_seconds(run)
-    overhead = fgb.graph_overhead_s(run)
     claimed: set[str] = set()
     items = []
     for b in found:
@@ -324,7 +323,7 @@ def graph_breaks(session: Session, run: Run, calls: int) -> list[Advice]:
         snippet = best.snippet.replace("{fn}", fgb.function_of(run, b) or "fn")
         frames = [f"hit by {len(b.compile_ids)} frames ({', '.join(b.compile_ids)})"]
         others = [h for h in options if h.name != best.name]
-        predicted, why = _merged(total, extra, overhead, best)
+        predicted, why = _merged(run, total, extra, best)
         kind = f"{b.gb_id} " if b.gb_id else ""
         items.append(
             Advice(
@@ -378,33 +377,40 @@ def _catalogued(b: fgb.Break) -> str:
 
 
 def _merged(
-    total: float | None, extra: fgb.Added, overhead: float | None, hatch: hatches.Hatch
+    run: Run, total: float | None, extra: fgb.Added, hatch: hatches.Hatch
 ) -> tuple[Prediction | None, str]:
     """The compile once the break is gone: the frames traced with no graph no longer
     compile, and each graph after the break merges into the one before it, saving
-    its per-graph overhead only: its ops still compile, in the merged graph."""
+    its per-graph overhead only: its ops still compile, in the merged graph
+    (benchmarks/RESULTS.md, graph breaks)."""
     if not hatch.removes:
         return None, "the break stays, moved to the call of the function: not predicted"
     if not total:
         return None, "no compile seconds measured in this run"
     empty_s = sum(c.wall_s or 0.0 for c in extra.empty)
-    if extra.graphs and overhead is None:
+    overheads = [fgb.graph_overhead(run, c) for c in extra.graphs]
+    known = [o for o in overheads if o is not None]
+    if len(known) < len(overheads):
         return None, (
             "the ops after the break move into the merged graph, whose compile grows by "
             "theirs; the per-graph overhead that merging saves is not measured in this run "
-            "(no frame compiled without ops)"
+            "(no other graph, no frame compiled without ops)"
         )
-    # A graph shorter than the overhead measured saves no more than its own compile.
-    saved = empty_s + sum(min(overhead or 0.0, c.wall_s or 0.0) for c in extra.graphs)
+    # A graph shorter than the overhead taken saves no more than its own compile.
+    merged_s = sum(min(o[0], c.wall_s or 0.0) for o, c in zip(known, extra.graphs, strict=True))
+    saved = empty_s + merged_s
     if not saved or saved >= total:
         return None, "the graphs it added are not found in this run"
-    how = (
-        f"{text.plural(len(extra.graphs), 'graph')} merge into the graph before the break: "
-        f"their ops still compile there, saving up to {text.secs(overhead)} of per-graph "
-        "overhead each (the shortest frame compile with no ops in this run)"
-        if extra.graphs
-        else ""
-    )
+    how = ""
+    if extra.graphs:
+        many = len(extra.graphs) > 1
+        how = (
+            f"{text.plural(len(extra.graphs), 'graph')} after the break "
+            f"{'merge' if many else 'merges'} into the one before it: "
+            f"{'their' if many else 'its'} ops still compile there; the per-graph overhead "
+            f"saved, {text.secs(merged_s)}, is {'each' if many else 'its'} compile up to "
+            f"{text.secs(min(o[0] for o in known))} ({known[0][1]})"
+        )
     if extra.empty:
         how += ("; " if how else "") + (
             f"{text.plural(len(extra.empty), 'frame')} traced with no graph, no longer "
