@@ -12,6 +12,7 @@ from dlcprof.figures import graph_breaks as fgb
 from dlcprof.figures.job import divergence as fdiv
 from dlcprof.figures.job import groups as fgroups
 from dlcprof.figures.job import ranks as fr
+from dlcprof.figures.job.rank_runs import by_rank
 from dlcprof.session import Session
 
 
@@ -41,5 +42,5 @@ def ranks_section(session: Session, now: float | None = None) -> RanksSection | 
         fr.notes(session, rows),
         groups,
         fgroups.summary(groups),
-        fgb.kinds(list(fr.by_rank(session).values())),
+        fgb.kinds(list(by_rank(session).values())),
     )
