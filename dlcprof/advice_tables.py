@@ -67,7 +67,9 @@ def advice_view(session: Session, run: Run, calls: int = fam.DEFAULT_CALLS) -> R
             parts.append(Syntax(item.snippet, "python", theme="ansi_dark", padding=(0, 0, 0, 6)))
         for e in item.evidence:
             parts.append(Text(f"   evidence: {e}", style="dim"))
-        parts.append(Text(f"   predicted: {fam.predicted_text(item.predicted)}"))
+        parts.append(
+            Text(f"   predicted: {fam.predicted_text(item.predicted, item.predicted_why)}")
+        )
         if item.predicted is not None:
             parts.append(Text(f"     how: {item.predicted.how}", style="dim"))
         parts.append(Text(f"   known cost: {item.cost}"))

@@ -329,12 +329,15 @@ def dynamic_lines(run: Run) -> list[Text]:
 
 def graph_breaks_table(run: Run) -> Table:
     t = Table(title="Graph breaks", title_justify="left")
+    t.add_column("id")
     t.add_column("location", overflow="fold")
     t.add_column("reason")
     t.add_column("compile")
     for b in fgb.breaks(run):
         where = " ".join(filter(None, (b.location, text.broke_inside(b.detail))))
-        t.add_row(where, b.reason, b.frames)
+        t.add_row(b.kind, where, b.reason, b.frames)
+    t.caption = "by kind: " + "; ".join(k.words() for k in fgb.kinds([run]))
+    t.caption_justify = "left"
     return t
 
 

@@ -113,6 +113,7 @@ class RunStarted(Event):
     freezing: bool = False
     regional: str = ""  # the module class compiled per instance ("" for the whole model)
     mark_dynamic: str = ""  # "ARG:DIM" marked dynamic before each compiled call
+    hatch: str = ""  # the graph-break hatch set in torch._dynamo.config (hatches.SETTINGS)
     cache_artifacts: str = ""  # the Mega-Cache artifacts file loaded and saved
 
 
@@ -370,6 +371,9 @@ class GraphBroken(Event):
     location: str  # "file:line": the innermost frame in the user's own code
     hints: list[str] = field(default_factory=list)
     detail: str = ""  # "file:line" where Dynamo broke, when elsewhere (inside torch)
+    gb_id: str = ""  # torch's id of the break type ("GB0124"); "" when torch names none
+    link: str = ""  # the id's page on torch's graph-break site
+    context: str = ""  # Dynamo's debug context: the call that broke
 
 
 @event
@@ -588,6 +592,11 @@ class AdviceTried(Event):
     steady_spread_ms: float | None = None  # the larger of the two benchmarks' spreads
     cache_before: str | None = None  # the compiles' cache state: "hit" | "miss" | "partial" | "off"
     cache_after: str | None = None
+    # Graph breaks (each once) and graphs compiled (forward frames with ops), each side.
+    breaks_before: int | None = None
+    breaks_after: int | None = None
+    graphs_before: int | None = None
+    graphs_after: int | None = None
 
 
 # --- monitors (parent side) ---------------------------------------------------------

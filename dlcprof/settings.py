@@ -125,6 +125,14 @@ OPTIONS: tuple[Option, ...] = (
         values="ARG:DIM",
     ),
     Option(
+        "hatch",
+        "a graph break's escape hatch that is a `torch._dynamo.config` setting, set before "
+        "the first compile: capture_scalar_outputs, capture_dynamic_output_shape_ops or "
+        "reorderable_logging_functions (docs/graph-breaks.md)",
+        kind="text",
+        values="NAME",
+    ),
+    Option(
         "cache_artifacts",
         "Mega-Cache: load this file's compile artifacts before compiling "
         "when it exists, save them after (`torch.compiler.save_cache_artifacts`)",
@@ -160,6 +168,7 @@ class RunSettings:
     benchmark: bool = True
     regional: str = ""  # a module class name: its instances compiled on their own
     mark_dynamic: str = ""  # "ARG:DIM"
+    hatch: str = ""  # a graph-break hatch that is a setting (hatches.SETTINGS; the worker checks)
     cache_artifacts: str = ""  # a Mega-Cache artifacts file
     hotspots: bool = True  # py-spy samples the worker (parent side: monitors only)
 

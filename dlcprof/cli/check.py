@@ -91,6 +91,7 @@ def budgets_of(args: argparse.Namespace) -> Budgets:
         compiles=args.max_compiles,
         cache_misses=args.max_cache_misses,
         compile_s=args.max_compile_s,
+        allowed_breaks=tuple(args.allow_graph_break or ()),
         **({"tolerance": tolerance / 100} if tolerance is not None else {}),
     )
 

@@ -289,6 +289,15 @@ def check_parser() -> Parser:
             flag, type=_number(flag, kind), default=None, help=f"the most {what} per process"
         )
     p.add_argument(
+        "--allow-graph-break",
+        action="append",
+        type=_gb_id,
+        default=None,
+        metavar="GBnnnn",
+        help="a kind of graph break accepted, by its id in torch's catalogue (repeatable): "
+        "breaks of it are not counted against --max-graph-breaks (docs/graph-breaks.md)",
+    )
+    p.add_argument(
         "--baseline",
         type=Path,
         default=None,
@@ -318,6 +327,16 @@ def check_parser() -> Parser:
     # A gate's measure must not share the cores with a sampler: no py-spy, no eager rerun.
     p.set_defaults(hotspots=False, eager_baseline=False)
     return p
+
+
+def _gb_id(text: str) -> str:
+    from dlcprof.trace_records.gb_catalogue import is_id
+
+    if not is_id(text.upper()):
+        raise argparse.ArgumentTypeError(
+            f"invalid --allow-graph-break {text!r}: give a graph-break id, e.g. GB0124"
+        )
+    return text.upper()
 
 
 def _number(flag: str, kind: type, least: int = 0):

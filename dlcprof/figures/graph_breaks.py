@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from dlcprof import text
 from dlcprof.session import Compile, Run
+from dlcprof.trace_records import gb_catalogue
 
 # Torch's name for the frame a broken function resumes in (torch/_dynamo/resume_execution.py).
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
@@ -33,6 +34,14 @@ class Break:
     detail: str
     hints: list[str]
     compile_ids: list[str]  # the frames that broke there, in order
+    gb_id: str = ""  # torch's id of the break type, "" when torch named none
+    link: str = ""
+    context: str = ""  # Dynamo's debug context: the call that broke
+
+    @property
+    def kind(self) -> str:
+        """ "GB0124" , or n/a with why."""
+        return self.gb_id or text.na("torch named no id for this break")
 
     @property
     def frames(self) -> str:
@@ -49,10 +58,43 @@ def breaks(run: Run) -> list[Break]:
         key = (gb.reason, gb.location, gb.detail)
         b = out.get(key)
         if b is None:
-            b = out[key] = Break(gb.reason, gb.location, gb.detail, list(gb.hints), [])
+            # A session recorded before breaks carried their id: the catalogue's.
+            gb_id, link = gb_catalogue.identify(gb.gb_id, gb.reason)
+            b = out[key] = Break(
+                gb.reason, gb.location, gb.detail, list(gb.hints), [], gb_id, link, gb.context
+            )
         if gb.compile_id and gb.compile_id not in b.compile_ids:
             b.compile_ids.append(gb.compile_id)
     return list(out.values())
+
+
+@dataclass
+class Kind:
+    """One type of break (torch's id) across runs: the frames that hit it and the lines."""
+
+    gb_id: str
+    title: str
+    link: str
+    frames: int
+    lines: list[str]
+
+    def words(self) -> str:
+        """ "GB0124 × 3 at 2 lines: Unsupported Tensor.item() call ..."."""
+        where = text.plural(len(self.lines), "line")
+        return f"{self.gb_id or text.NA} × {self.frames} at {where}: {self.title}"
+
+
+def kinds(runs: list[Run]) -> list[Kind]:
+    """The breaks of ``runs`` (ranks, imported traces) grouped by torch's id
+    (by Dynamo's reason where torch named no id), most frames first."""
+    out: dict[str, Kind] = {}
+    for run in runs:
+        for b in breaks(run):
+            k = out.setdefault(b.gb_id or b.reason, Kind(b.gb_id, b.reason, b.link, 0, []))
+            k.frames += max(1, len(b.compile_ids))
+            if b.location and b.location not in k.lines:
+                k.lines.append(b.location)
+    return sorted(out.values(), key=lambda k: -k.frames)
 
 
 @dataclass
@@ -123,6 +165,40 @@ def added(run: Run, b: Break, claimed: set[str]) -> Added:
     found.sort(key=lambda c: c.start_t or 0.0)
     graphs = [c for c in found if c.record is not None and c.record.graph_op_count != 0]
     return Added(graphs, [c for c in found if c not in graphs])
+
+
+def function_of(run: Run, b: Break) -> str:
+    """The function the break is in (the one a resumed frame resumes), "" when unknown."""
+    frames = [run.compiles[cid] for cid in b.compile_ids if cid in run.compiles]
+    return _frame(frames[0])[1] if frames else ""
+
+
+def graph_overhead(run: Run, graph: Compile) -> tuple[float, str] | None:
+    """What compiling ``graph`` on its own costs beyond its ops, at most, and
+    how that was taken: the shortest compile of another graph of the run (a
+    graph's compile is its overhead plus its ops'), the first compile left out
+    (it pays the process's one-time costs); without one, the shortest compile of
+    a frame traced to no graph (Dynamo's part only); None without either."""
+    done = [
+        c
+        for c in run.compiles.values()
+        if c.record is not None and c.wall_s is not None and not c.is_backward
+    ]
+    first = min(done, key=lambda c: c.start_t or 0.0) if done else None
+    others = [
+        c.wall_s
+        for c in done
+        if c.record is not None
+        and c.record.graph_op_count
+        and c is not first
+        and c.compile_id != graph.compile_id
+    ]
+    if others:
+        return min(others), "the shortest other graph compile in this run, the first left out"
+    empty = [c.wall_s for c in done if c.record is not None and c.record.graph_op_count == 0]
+    if empty:
+        return min(empty), "the shortest frame compile with no ops in this run"
+    return None
 
 
 def logging_call(run: Run, b: Break) -> tuple[str, str] | None:

@@ -76,7 +76,7 @@ def advice_section(session: Session) -> AdviceSection | None:
     return AdviceSection(
         a,
         [
-            AdviceItem(i, item, fam.predicted_text(item.predicted))
+            AdviceItem(i, item, fam.predicted_text(item.predicted, item.predicted_why))
             for i, item in enumerate(a.items, 1)
         ],
         [Tried(t, fat.tried_text(t), fat.prediction_error(t)) for t in session.tried],

@@ -417,6 +417,7 @@ def _run_section(r: RunModel, detail: int = FULL) -> list[str]:
         rows = [
             [
                 i,
+                f"[{g.gb_id}]({g.link})" if g.link else g.kind,
                 g.reason,
                 (code(g.location) + f" {text.broke_inside(g.detail)}".rstrip())
                 if g.location
@@ -426,7 +427,8 @@ def _run_section(r: RunModel, detail: int = FULL) -> list[str]:
             ]
             for i, g in enumerate(r.graph_breaks, 1)
         ]
-        out += table(["#", "reason", "location", "compile", "hints"], rows, "rllll") + [""]
+        out += table(["#", "id", "reason", "location", "compile", "hints"], rows, "rlllll")
+        out += ["", "By kind: " + "; ".join(plain(k.words()) for k in r.graph_break_kinds), ""]
     out += _benchmark(r, detail)
     if r.device.by_span:
         out += ["### Device during this run", ""] + _device_spans(r.device)
@@ -450,7 +452,12 @@ def _ranks(r: RanksSection) -> list[str]:
     note = fgroups.groups_note(r.groups)
     out += [note, ""] if note else []
     out += table(list(franks.COLUMNS), [franks.row_cells(row) for row in r.rows], "rlrlrrrrrrr")
-    out += [""] + [f"- {plain(n)}" for n in r.notes] + ["", r.summary, ""]
+    out += [""] + [f"- {plain(n)}" for n in r.notes] + [""]
+    if r.break_kinds:
+        kinds = "; ".join(plain(k.words()) for k in r.break_kinds)
+        out += [f"Graph breaks by kind, all ranks: {kinds}"]
+        out += [""]
+    out += [r.summary, ""]
     return out + divergence_lines(r.divergences)
 
 

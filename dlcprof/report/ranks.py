@@ -1,15 +1,18 @@
 """A multi-rank job's section of a report (dlcprof run -- torchrun …, issue 22;
 dlcprof import, issue 31): the ranks grouped by what they did, the Ranks table,
-then each divergence among the ranks with its evidence.
+every rank's graph breaks by kind, then each divergence among the ranks with
+its evidence.
 Figures and words come from figures/job/ranks.py and figures/job/divergence.py."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dlcprof.figures import graph_breaks as fgb
 from dlcprof.figures.job import divergence as fdiv
 from dlcprof.figures.job import groups as fgroups
 from dlcprof.figures.job import ranks as fr
+from dlcprof.figures.job.rank_runs import by_rank
 from dlcprof.session import Session
 
 
@@ -22,6 +25,7 @@ class RanksSection:
     # ranks, what the collectives check compared)
     groups: list[fgroups.RankGroup]  # the ranks grouped by what they did, outliers first
     groups_summary: str  # fgroups.summary
+    break_kinds: list[fgb.Kind]  # every rank's graph breaks, grouped by torch's id
 
 
 def ranks_section(session: Session, now: float | None = None) -> RanksSection | None:
@@ -38,4 +42,5 @@ def ranks_section(session: Session, now: float | None = None) -> RanksSection | 
         fr.notes(session, rows),
         groups,
         fgroups.summary(groups),
+        fgb.kinds(list(by_rank(session).values())),
     )

@@ -146,6 +146,10 @@ class RunModel:
         return fgb.breaks(self.run)
 
     @property
+    def graph_break_kinds(self) -> list[fgb.Kind]:
+        return fgb.kinds([self.run])
+
+    @property
     def unavailable(self) -> dict[str, str]:
         return self.run.unavailable
 

@@ -18,6 +18,7 @@ import dlcprof
 from dlcprof import events as ev
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import graph_breaks as fgb
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import paper as fpa
@@ -105,7 +106,14 @@ def _compile_dict(
         ],
         "recompile_reason": rec.recompile_reason if rec else None,
         "graph_breaks": [
-            {"reason": g.reason, "location": g.location, "detail": g.detail, "hints": list(g.hints)}
+            {
+                "gb_id": g.gb_id or None,
+                "link": g.link or None,
+                "reason": g.reason,
+                "location": g.location,
+                "detail": g.detail,
+                "hints": list(g.hints),
+            }
             for g in c.graph_breaks
         ],
         "cache": c.cache,
@@ -454,6 +462,17 @@ def _ranks_dict(r: RanksSection) -> dict[str, Any]:
             for g in r.groups
         ],
         "groups_summary": r.groups_summary,
+        "graph_break_kinds": [_kind_dict(k) for k in r.break_kinds],
+    }
+
+
+def _kind_dict(k: fgb.Kind) -> dict[str, Any]:
+    return {
+        "gb_id": k.gb_id or None,
+        "title": k.title,
+        "link": k.link or None,
+        "frames": k.frames,
+        "lines": k.lines,
     }
 
 
@@ -567,12 +586,15 @@ def _run_dict(m: RunModel) -> dict[str, Any]:
         "graph_breaks": [
             {
                 "compile_id": g.compile_id,
+                "gb_id": g.gb_id or None,
+                "link": g.link or None,
                 "reason": g.reason,
                 "location": g.location,
                 "detail": g.detail,
             }
             for g in run.graph_breaks
         ],
+        "graph_break_kinds": [_kind_dict(k) for k in fgb.kinds([run])],
         # Each compile attempt re-announces its symbols: list each once.
         "dynamic_dims": list(m.dims),
         "dynamic_scalars": list(m.scalars),

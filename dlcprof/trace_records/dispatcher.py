@@ -353,6 +353,9 @@ class TraceDispatcher:
             location=info.location,
             hints=info.hints,
             detail=info.detail,
+            gb_id=info.gb_id,
+            link=info.link,
+            context=info.context,
         )
         self._breaks.setdefault(cid, broken)
         self.sink.emit(broken)

@@ -14,6 +14,7 @@ from typing import Any
 
 from dlcprof import own_code
 from dlcprof.text import in_torch
+from dlcprof.trace_records import gb_catalogue
 
 # compilation_metrics fields kept in CompileFinished.metrics (as torch names them).
 METRIC_FIELDS = (
@@ -106,9 +107,13 @@ class GraphBreakInfo:
     location: str  # the innermost frame in the user's own code
     hints: list[str] = field(default_factory=list)
     detail: str = ""  # where Dynamo broke, when that is elsewhere (inside torch)
+    gb_id: str = ""  # torch's id of the break type ("GB0124"), "" when torch names none
+    link: str = ""  # its page on torch's graph-break site
+    context: str = ""  # Dynamo's debug context: the call that broke ("builtin print [...]")
 
 
 _GB_AT_RE = re.compile(r"Graph break in user code at (.+):(\d+)\s*$", re.M)
+_GB_CONTEXT_RE = re.compile(r"Developer debug context: (.*)")
 _GB_FILE_RE = re.compile(r'File "([^"]+)", line (\d+)')
 
 
@@ -128,7 +133,7 @@ def _library_dirs() -> tuple[str, ...]:
     return tuple(d + os.sep for d in dirs)
 
 
-_TORCH_DIR = _package_dir("torch")
+TORCH_DIR = _package_dir("torch")
 _LIBRARY_DIRS = _library_dirs()
 _LIBRARY_RE = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
 
@@ -140,18 +145,23 @@ def frame_owner(path: str) -> str:
     if path.startswith("<") or own_code.module(path) is not None:
         return "harness"
     real = os.path.realpath(path)
-    if (_TORCH_DIR is not None and real.startswith(_TORCH_DIR)) or in_torch(real):
+    if (TORCH_DIR is not None and real.startswith(TORCH_DIR)) or in_torch(real):
         return "torch"
     return "library" if real.startswith(_LIBRARY_DIRS) or _LIBRARY_RE.search(real) else "user"
 
 
-def parse_graph_break(payload: str, owner: Callable[[str], str] = frame_owner) -> GraphBreakInfo:
+def parse_graph_break(
+    payload: str,
+    owner: Callable[[str], str] = frame_owner,
+    catalogue: gb_catalogue.Catalogue | None = None,
+) -> GraphBreakInfo:
     """Reason, location and hints of a ``dynamo_graph_break_reason`` artifact.
 
     Dynamo counts the frames it inlines as user code, so its own location for
     a break inside ``opt.step()`` is torch/optim/optimizer.py. The location
     given is the innermost frame of the user's traceback in the user's own
     files (else in another library, e.g. transformers); Dynamo's is the detail.
+    The id is the one Dynamo links to, else ``catalogue``'s (the installed torch's).
     """
     text = payload or ""
     m = _GB_AT_RE.search(text)
@@ -184,7 +194,11 @@ def parse_graph_break(payload: str, owner: Callable[[str], str] = frame_owner) -
         s = ln.strip()
         if s.startswith("Hint:"):
             hints.append(s[len("Hint:") :].strip())
-    return GraphBreakInfo(reason=reason, location=location, hints=hints, detail=detail)
+    gb_id, link = gb_catalogue.identify(gb_catalogue.id_in(text)[0], reason, catalogue)
+    context = _GB_CONTEXT_RE.search(text)
+    return GraphBreakInfo(
+        reason, location, hints, detail, gb_id, link, context.group(1).strip() if context else ""
+    )
 
 
 def parse_recompile_reasons(payload: str | None) -> list[str]:

@@ -1,5 +1,6 @@
 """The run options that change how a workload is compiled, applied by dlcprof
-for the user: ``--regional CLASS``, ``--mark-dynamic ARG:DIM`` and
+for the user: ``--regional CLASS``, ``--mark-dynamic ARG:DIM``, ``--hatch NAME``
+(a graph break's hatch that is a setting, docs/graph-breaks.md) and
 ``--cache-artifacts PATH`` (docs/advice.md). Each is a remedy the advice
 (dlcprof/figures/advice/) can predict and ``dlcprof try`` then measures.
 
@@ -16,11 +17,13 @@ block's kernels; measured here it saved less compile time and ran slower
 from __future__ import annotations
 
 import copy
+import importlib
 import inspect
 import os
 from collections.abc import Callable
 from typing import Any
 
+from dlcprof.hatches import SETTINGS
 from dlcprof.settings import RunSettings, parse_mark_dynamic
 
 
@@ -36,6 +39,7 @@ class Remedies:
     def compile(self, torch: Any, fn: Any, kwargs: dict[str, Any]) -> Any:
         """``torch.compile(fn, **kwargs)``, or with --regional each instance of the
         class compiled on its own in a copy of ``fn``."""
+        self._hatch(torch)
         if not self.s.regional:
             return torch.compile(fn, **kwargs)
         if not isinstance(fn, torch.nn.Module):
@@ -63,6 +67,26 @@ class Remedies:
             "on their own, the rest of the model runs eager"
         )
         return model
+
+    def _hatch(self, torch: Any) -> None:
+        """Set the --hatch setting of torch._dynamo.config (a set of functions gets
+        the function its dotted name names, added)."""
+        if not self.s.hatch:
+            return
+        if self.s.hatch not in SETTINGS:
+            raise BadRemedy(
+                f"invalid --hatch {self.s.hatch!r}: choose one of {', '.join(SETTINGS)}"
+            )
+        name, value = SETTINGS[self.s.hatch].config
+        current = getattr(torch._dynamo.config, name, None)
+        if current is None:
+            raise BadRemedy(f"--hatch {self.s.hatch}: this torch has no dynamo config {name}")
+        if isinstance(current, set):
+            module, _, attr = str(value).rpartition(".")
+            current.add(getattr(importlib.import_module(module), attr))
+        else:
+            setattr(torch._dynamo.config, name, value)
+        self.log(f"graph-break hatch: torch._dynamo.config.{name} set ({value})")
 
     def mark(self, torch: Any, fn: Any, args: tuple) -> tuple:
         """Mark the --mark-dynamic input's dim dynamic on these args (a no-op without it)."""

@@ -211,6 +211,7 @@ class WorkerRun:
                 freezing=s.freezing,
                 regional=s.regional,
                 mark_dynamic=s.mark_dynamic,
+                hatch=s.hatch,
                 cache_artifacts=s.cache_artifacts,
             )
         )

@@ -199,3 +199,24 @@ def test_bad_usage_is_one_line_exit_2_before_anything_runs(
 def test_the_measure_says_when_it_is_the_least_of_several_runs():
     v = fv.judge_session(session(), Budgets(compiles=6), repeats=3)
     assert fv.measure_line(v).endswith("; the least of 3 runs of the command")
+
+
+def test_a_kind_of_break_allowed_by_its_id_is_not_counted():
+    v = fv.judge_session(session(), Budgets(graph_breaks=0, allowed_breaks=("GB0170",)))
+    assert v.passed and v.violations == []
+    assert fv.run_lines(v)[0].startswith("graph breaks 0 ≤ 0 (1 of an allowed kind not counted)")
+    # Another id allowed: the break counts, and says its id.
+    v = fv.judge_session(session(), Budgets(graph_breaks=0, allowed_breaks=("GB0124",)))
+    (line,) = [x.line() for x in v.violations]
+    assert "Data-dependent branching" in line and "[GB0170]" in line
+
+
+def test_the_markers_allow_takes_ids():
+    from dlcprof.worker.pytest_plugin import _budgets
+
+    mark = pytest.mark.compile_budget(graph_breaks=0, allow="GB0170").mark
+    assert _budgets(mark) == {"graph_breaks": 0, "allowed_breaks": ("GB0170",)}
+    v = fv.judge_session(session(), Budgets(**_budgets(mark)))
+    assert v.passed
+    with pytest.raises(pytest.UsageError, match="'print' is not a graph-break id"):
+        _budgets(pytest.mark.compile_budget(allow=["GB0059", "print"]).mark)

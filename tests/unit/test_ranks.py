@@ -359,3 +359,21 @@ def test_compare_lists_each_sides_divergences():
     console.print(compare_table(cmp))
     assert "⚠ rank 1 recompiled 0/1" in console.export_text()
     assert "rank 1 recompiled 0/1" in render_compare_html(cmp)
+
+
+def test_every_ranks_breaks_group_by_torchs_id():
+    """A recorded 2-rank DDP job: each rank hit the same two kinds of break,
+    grouped across the ranks in the report's Ranks section."""
+    from helpers.recorded import load_fixture
+
+    from dlcprof.report.markdown import render_markdown
+    from dlcprof.report.model import build
+    from dlcprof.report.ranks import ranks_section
+    from dlcprof.session import Session
+
+    s = Session.from_events(load_fixture("programs/ddp_odd_batch"))
+    section = ranks_section(s)
+    assert section is not None
+    kinds = [(k.gb_id, k.frames, len(k.lines)) for k in section.break_kinds]
+    assert kinds == [("GB0007", 4, 1), ("GB0156", 3, 1)]
+    assert "Graph breaks by kind, all ranks: GB0007 × 4 at 1 line" in render_markdown(build(s))

@@ -10,11 +10,12 @@ import re
 import statistics
 
 from dlcprof import events as ev
-from dlcprof import text
+from dlcprof import hatches, text
 from dlcprof.figures import compile_cost as fc
 from dlcprof.figures import graph_breaks as fgb
 from dlcprof.figures.advice.model import Advice, Prediction, compile_seconds
 from dlcprof.session import Run, Session
+from dlcprof.trace_records import gb_catalogue
 
 # Phases paid once per process whatever is compiled: regional compilation keeps them.
 FIXED_PHASES = ("inductor_codecache_torch_key",)
@@ -300,55 +301,122 @@ def breaks_not_yours(session: Session, run: Run, calls: int) -> str | None:
 
 def graph_breaks(session: Session, run: Run, calls: int) -> list[Advice]:
     """One item per distinct break in the user's code (reason and line, however
-    many frames hit it), with the graphs it added to the compile."""
+    many frames hit it): torch's hatch for it (hatches.py), the graphs it added
+    to the compile, and what removing it saves."""
     found = [b for b in _breaks(run) if _yours(run, b)]
     total = compile_seconds(run)
     claimed: set[str] = set()
     items = []
     for b in found:
         extra = fgb.added(run, b, claimed)
-        cost_s = extra.seconds
-        hint = b.hints[0] if b.hints else "move the line out of the compiled code"
-        cost = "none known; the fix may change what the code computes: check its output"
-        snippet = ""
+        options = hatches.hatches(b.gb_id, f"{b.context} {b.reason}")
+        best = options[0]
         logging_call = fgb.logging_call(run, b)
         if logging_call is not None:
-            hint, snippet = fgb.ignore_logging(*logging_call)
-            cost = "the call no longer runs inside compiled code: its message is not logged there"
+            change, snippet = fgb.ignore_logging(*logging_call)
+            best = dataclasses.replace(hatches.IGNORE_LOGGING, change=change, snippet=snippet)
+        elif best is hatches.DISABLE:
+            # No hatch known for this kind: torch's own hint first, disable beside it.
+            options = [hatches.hint(b.hints[0] if b.hints else ""), *options]
+            best = options[0]
+        code_change = not best.config and logging_call is None
+        snippet = best.snippet.replace("{fn}", fgb.function_of(run, b) or "fn")
         frames = [f"hit by {len(b.compile_ids)} frames ({', '.join(b.compile_ids)})"]
+        others = [h for h in options if h.name != best.name]
+        predicted, why = _merged(run, total, extra, best)
+        kind = f"{b.gb_id} " if b.gb_id else ""
         items.append(
             Advice(
                 rule="graph-break",
-                title=f"graph break at {text.short_path(b.location) or 'unknown line'}: "
+                title=f"graph break {kind}at {text.short_path(b.location) or 'unknown line'}: "
                 f"{text.short(b.reason, 80)}",
-                change=hint,
+                change=best.change,
                 evidence=[
                     f"Dynamo: {text.short(b.reason, 200)}",
+                    _catalogued(b),
                     *(frames if len(b.compile_ids) > 1 else []),
                     fgb.added_words(extra),
                     "eager time between the graphs: "
                     + text.na("not timed: the Python between graphs runs unobserved"),
+                    *(
+                        [
+                            "other hatches: "
+                            + "; ".join(f"{h.name} ({h.change}; cost: {h.cost})" for h in others)
+                        ]
+                        if others
+                        else []
+                    ),
                 ],
-                cost=cost,
-                predicted=(
-                    Prediction(
-                        "compile",
-                        total,
-                        total - cost_s,
-                        "the extra graph's compile no longer happens"
-                        if len(extra.graphs) + len(extra.empty) == 1
-                        else "those compiles no longer happen (their ops join the graph before "
-                        "the break, whose compile grows by an amount not predicted)",
-                    )
-                    if cost_s and total and cost_s < total
-                    else None
+                cost=best.cost,
+                predicted=predicted,
+                predicted_why=why,
+                snippet=snippet if best.snippet else "",
+                where=b.location if code_change else "",  # a setting goes before the first call
+                options={"hatch": best.name} if best.config else {},
+                try_why=(
+                    f"{best.name} is a change to your code at "
+                    f"{text.short_path(b.location) or 'the line that broke'}: dlcprof cannot "
+                    "make it for you"
+                    if not best.config
+                    else ""
                 ),
-                snippet=snippet,
-                where="" if snippet else b.location,  # the setting goes before the first call
-                try_why="the fix is a change to your code: dlcprof cannot make it for you",
             )
         )
     return items
+
+
+def _catalogued(b: fgb.Break) -> str:
+    """ "torch's catalogue: GB0124 (link): explanation", or n/a with why."""
+    if not b.gb_id:
+        return f"torch's catalogue: {b.kind}"
+    entry = gb_catalogue.installed().entry(b.gb_id)
+    # Some explanations are torch's source, not prose ('"Detected ..." + trace_info').
+    prose = entry and entry.explanation and not re.search(r'^["f]|[{}+]', entry.explanation)
+    said = f": {text.short(entry.explanation, 200)}" if prose else ""
+    return f"torch's catalogue: {b.gb_id} ({b.link}){said}"
+
+
+def _merged(
+    run: Run, total: float | None, extra: fgb.Added, hatch: hatches.Hatch
+) -> tuple[Prediction | None, str]:
+    """The compile once the break is gone: the frames traced with no graph no longer
+    compile, and each graph after the break merges into the one before it, saving
+    its per-graph overhead only: its ops still compile, in the merged graph
+    (benchmarks/RESULTS.md, graph breaks)."""
+    if not hatch.removes:
+        return None, "the break stays, moved to the call of the function: not predicted"
+    if not total:
+        return None, "no compile seconds measured in this run"
+    empty_s = sum(c.wall_s or 0.0 for c in extra.empty)
+    overheads = [fgb.graph_overhead(run, c) for c in extra.graphs]
+    known = [o for o in overheads if o is not None]
+    if len(known) < len(overheads):
+        return None, (
+            "the ops after the break move into the merged graph, whose compile grows by "
+            "theirs; the per-graph overhead that merging saves is not measured in this run "
+            "(no other graph, no frame compiled without ops)"
+        )
+    # A graph shorter than the overhead taken saves no more than its own compile.
+    merged_s = sum(min(o[0], c.wall_s or 0.0) for o, c in zip(known, extra.graphs, strict=True))
+    saved = empty_s + merged_s
+    if not saved or saved >= total:
+        return None, "the graphs it added are not found in this run"
+    how = ""
+    if extra.graphs:
+        many = len(extra.graphs) > 1
+        how = (
+            f"{text.plural(len(extra.graphs), 'graph')} after the break "
+            f"{'merge' if many else 'merges'} into the one before it: "
+            f"{'their' if many else 'its'} ops still compile there; the per-graph overhead "
+            f"saved, {text.secs(merged_s)}, is {'each' if many else 'its'} compile up to "
+            f"{text.secs(min(o[0] for o in known))} ({known[0][1]})"
+        )
+    if extra.empty:
+        how += ("; " if how else "") + (
+            f"{text.plural(len(extra.empty), 'frame')} traced with no graph, no longer "
+            f"compiled ({text.secs(empty_s)})"
+        )
+    return Prediction("compile", total, total - saved, how), ""
 
 
 # --- compile workers waited on while cores sit idle -----------------------------------------

@@ -48,6 +48,7 @@ class Advice:
     where: str = ""  # the user's file:line the snippet belongs at
     options: dict[str, Any] = field(default_factory=dict)  # what `dlcprof try` runs with
     try_why: str = ""  # why it cannot be tried for you, when options is empty
+    predicted_why: str = ""  # why there is no prediction, when predicted is None
 
 
 @dataclass(frozen=True)
@@ -82,10 +83,10 @@ def compile_noise(run: Run) -> float:
     return abs(run.benchmark.compile_s - walls)
 
 
-def predicted_text(p: Prediction | None) -> str:
+def predicted_text(p: Prediction | None, why: str = "") -> str:
     """ "−71% compile (8.10 s → 2.35 s)"."""
     if p is None:
-        return text.na("not predictable from this run")
+        return text.na(why or "not predictable from this run")
     return (
         f"{text.signed_pct(p.change)} {p.what} ({text.secs(p.before_s)} → {text.secs(p.after_s)})"
     )

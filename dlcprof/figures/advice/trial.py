@@ -9,6 +9,7 @@ from typing import Any
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import graph_breaks as fgb
 from dlcprof.figures.advice.model import CALLS_TOTAL, LATENCY, Advice, Prediction, compile_seconds
 from dlcprof.figures.cache import HEADER_BUILT
 from dlcprof.session import Run, Session
@@ -78,6 +79,22 @@ def tried(advised: Run, trial: Run, item: Advice) -> ev.AdviceTried:
         steady_spread_ms=max(spreads) if len(spreads) == 2 else None,
         cache_before=_cache_state(advised),
         cache_after=_cache_state(trial),
+        breaks_before=len(fgb.breaks(advised)),
+        breaks_after=len(fgb.breaks(trial)),
+        graphs_before=_graphs(advised),
+        graphs_after=_graphs(trial),
+    )
+
+
+def _graphs(run: Run) -> int:
+    """Forward frame compiles that made a graph (ops), a sweep's left out."""
+    return sum(
+        1
+        for c in run.compiles.values()
+        if c.record is not None
+        and not c.is_backward
+        and c.record.graph_op_count != 0
+        and not c.compile_id.startswith(ev.SWEEP)
     )
 
 
@@ -113,6 +130,10 @@ def tried_text(t: ev.AdviceTried) -> str:
         f"{said}, measured {text.signed_pct(measured)} ({text.secs(t.measured_before_s)} "
         f"→ {text.secs(t.measured_after_s)})"
     )
+    if t.breaks_before is not None and t.breaks_after is not None:
+        words += f"; graph breaks {t.breaks_before} → {t.breaks_after}"
+    if t.graphs_before is not None and t.graphs_after is not None:
+        words += f", graphs {t.graphs_before} → {t.graphs_after}"
     if t.steady_before_ms is not None and t.steady_after_ms is not None:
         spread = t.steady_spread_ms or 0.0
         if abs(t.steady_after_ms - t.steady_before_ms) <= spread:

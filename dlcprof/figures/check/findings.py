@@ -22,6 +22,7 @@ class Finding:
     hint: str  # torch's first hint, "" when none
     compile_id: str
     key: tuple[str, ...]  # what a baseline matches it by
+    gb_id: str = ""  # a graph break's id in torch's catalogue ("GB0124"), "" when none
 
     @property
     def file(self) -> str:
@@ -32,8 +33,9 @@ class Finding:
         return split_where(self.where)[1]
 
     def words(self) -> str:
-        """ "graph break: Data-dependent branching (hint: Use `torch.cond` ...)"."""
-        return f"{self.kind}: {self.reason}" + (f" (hint: {self.hint})" if self.hint else "")
+        """ "graph break: Data-dependent branching (hint: Use `torch.cond` ...) [GB0170]"."""
+        hint = f" (hint: {self.hint})" if self.hint else ""
+        return f"{self.kind}: {self.reason}{hint}" + (f" [{self.gb_id}]" if self.gb_id else "")
 
 
 def split_where(where: str) -> tuple[str, int | None]:
@@ -70,6 +72,7 @@ def graph_breaks(run: Run) -> list[Finding]:
             b.hints[0] if b.hints else "",
             b.compile_ids[0] if b.compile_ids else "",
             (b.location, b.reason),
+            b.gb_id,
         )
         for b in breaks(run)
     ]

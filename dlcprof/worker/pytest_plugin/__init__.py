@@ -1,8 +1,9 @@
 """dlcprof's pytest plugin (entry point ``pytest11``): compile budgets per test.
 
 - ``@pytest.mark.compile_budget(graph_breaks=, recompiles=, compiles=,
-  cache_misses=, compile_s=, reset=True)``: the test fails when its own compiles exceed the
-  budget; Dynamo's caches are reset before it (``reset=False`` keeps them);
+  cache_misses=, compile_s=, allow=(), reset=True)``: the test fails when its own
+  compiles exceed the budget, the graph breaks of the ids in ``allow`` ("GB0124")
+  not counted; Dynamo's caches are reset before it (``reset=False`` keeps them);
 - the fixture ``compile_watch``: the test's compiles, graph breaks and
   recompiles so far (``figures/check/findings.py: Finding``);
 - ``--dlcprof-report DIR``: every test a run of one session, saved there;
@@ -55,8 +56,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{MARKER}(graph_breaks=None, recompiles=None, compiles=None, cache_misses=None, "
-        "compile_s=None, "
-        "reset=True): fail the test when its own compiles exceed these (dlcprof); "
+        "compile_s=None, allow=(), reset=True): fail the test when its own compiles exceed "
+        "these (dlcprof), the graph breaks of the ids in allow not counted; "
         "Dynamo's caches are reset before it unless reset=False",
     )
     config.pluginmanager.register(Watcher(config), "dlcprof-watcher")
@@ -169,13 +170,23 @@ class Watcher:
 
 
 def _budgets(marker: pytest.Mark) -> dict[str, Any]:
-    unknown = set(marker.kwargs) - {*BUDGETS, "reset"}
+    from dlcprof.trace_records.gb_catalogue import is_id
+
+    unknown = set(marker.kwargs) - {*BUDGETS, "reset", "allow"}
     if marker.args or unknown:
         raise pytest.UsageError(
-            f"@pytest.mark.{MARKER} takes keywords only, of {', '.join(BUDGETS)}, reset "
+            f"@pytest.mark.{MARKER} takes keywords only, of {', '.join(BUDGETS)}, allow, reset "
             f"(got {', '.join(map(repr, marker.args)) or ', '.join(sorted(unknown))})"
         )
-    return {k: marker.kwargs[k] for k in BUDGETS if k in marker.kwargs}
+    allow = marker.kwargs.get("allow", ())
+    allow = (allow,) if isinstance(allow, str) else tuple(allow)
+    bad = [a for a in allow if not (isinstance(a, str) and is_id(a))]
+    if bad:
+        raise pytest.UsageError(
+            f"@pytest.mark.{MARKER}(allow=...): {bad[0]!r} is not a graph-break id, e.g. GB0124"
+        )
+    budgets = {k: marker.kwargs[k] for k in BUDGETS if k in marker.kwargs}
+    return budgets | ({"allowed_breaks": allow} if allow else {})
 
 
 def _load(path: Path) -> Session:

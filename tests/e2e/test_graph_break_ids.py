@@ -1,0 +1,109 @@
+"""Graph breaks carry torch's id and link (docs/graph-breaks.md): a real script's
+print break and .item() break under TORCH_TRACE, imported."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from helpers.paths import PROGRAMS
+from helpers.worker import TEST_CACHE
+
+from dlcprof.cli import main
+from dlcprof.figures import graph_breaks as fgb
+from dlcprof.figures.advice import rules as far
+from dlcprof.report.load import load_session
+from dlcprof.trace_records import gb_catalogue
+
+SITE = "https://meta-pytorch.github.io/compile-graph-break-site/gb/"
+
+
+def _line(needle: str) -> str:
+    src = (PROGRAMS / "breaks.py").read_text().splitlines()
+    return f"{PROGRAMS / 'breaks.py'}:{1 + next(i for i, s in enumerate(src) if needle in s)}"
+
+
+def test_a_print_and_an_item_break_carry_their_ids_and_links(tmp_path, capsys):
+    trace = tmp_path / "trace"
+    subprocess.run(
+        [sys.executable, str(PROGRAMS / "breaks.py")],
+        env={**os.environ, "TORCHINDUCTOR_CACHE_DIR": TEST_CACHE, "TORCH_TRACE": str(trace)},
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    assert main(["import", str(trace), "-o", str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    (run,) = load_session(tmp_path / "out").runs.values()
+    found = {b.location: (b.gb_id, b.link) for b in fgb.breaks(run)}
+    assert found == {
+        _line('print("step")'): ("GB0059", f"{SITE}gb0059.html"),
+        _line("n = z.sum().item()"): ("GB0124", f"{SITE}gb0124.html"),
+    }
+    # The catalogue the running torch ships names the same types.
+    cat = gb_catalogue.installed()
+    assert {b.reason for b in fgb.breaks(run)} == {
+        cat.entry("GB0059").title,
+        cat.entry("GB0124").title,
+    }
+    assert [k.gb_id for k in fgb.kinds([run, run])] == ["GB0059", "GB0124"]
+    assert fgb.kinds([run, run])[0].frames == 2
+
+
+def test_try_applies_the_item_hatch_and_measures_the_break_gone(tmp_path):
+    """The bundled graph-breaks workload: its .item() break's advice is the
+    capture_scalar_outputs setting, which `dlcprof try` applies to the same
+    workload; the trial has the other break only, one graph fewer."""
+    path = tmp_path / "s.json"
+    common = ("--size", "small", "--reps", "3", "--iters", "5", "--no-hotspots", "--quiet")
+    run = subprocess.run(
+        [sys.executable, "-m", "dlcprof.cli", "run", "graph-breaks", *common, "--json", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    session = load_session(path)
+    items = far.advise(session, session.latest_run).items
+    n, item = next((i, a) for i, a in enumerate(items, 1) if "GB0124" in a.title)
+    assert item.options == {"hatch": "capture_scalar_outputs"}
+    tried = subprocess.run(
+        [sys.executable, "-m", "dlcprof.cli", "try", str(path), str(n), "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert tried.returncode == 0, tried.stderr[-2000:]
+    session = load_session(path)
+    (t,) = session.tried
+    trial = session.runs[t.run_id]
+    assert trial.settings.hatch == "capture_scalar_outputs"
+    assert {b.gb_id for b in fgb.breaks(trial)} == {"GB0170"}
+    assert (t.breaks_before, t.breaks_after) == (2, 1)
+    assert t.graphs_after == t.graphs_before - 1
+    assert t.measured_after_s is not None and t.steady_after_ms is not None
+    assert "graph breaks 2 → 1" in tried.stdout + tried.stderr
+
+
+def _check(*options: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dlcprof.cli", "check", "--quiet", "--max-graph-breaks", "0"]
+        + [*options, "--", sys.executable, str(PROGRAMS / "breaks.py")],
+        env={**os.environ, "GITHUB_ACTIONS": "", "TORCHINDUCTOR_CACHE_DIR": TEST_CACHE},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_check_accepts_known_kinds_of_break_by_id():
+    both = _check("--allow-graph-break", "GB0059", "--allow-graph-break", "gb0124")
+    assert both.returncode == 0, both.stderr[-3000:]
+    assert "2 of an allowed kind not counted" in both.stderr
+    one = _check("--allow-graph-break", "GB0059")
+    assert one.returncode == 1, one.stderr[-3000:]
+    (line,) = [ln for ln in one.stderr.splitlines() if "graph break:" in ln]
+    assert f"{_line('n = z.sum().item()')}: graph break" in line and "[GB0124]" in line
+    bad = _check("--allow-graph-break", "item")
+    assert bad.returncode == 2 and "give a graph-break id, e.g. GB0124" in bad.stderr
