@@ -1,4 +1,4 @@
-"""The checks that find the ranks of one job disagreeing (issue 22).
+"""One idea: the checks that find the ranks of one job disagreeing.
 
 Each check compares only ranks that exist (that sent events) and only what
 every compared rank has settled: a compile id one rank has not finished yet
