@@ -858,11 +858,14 @@ class TraceImported(Event):
     sources: list[str]  # the paths given
     files: int
     bytes: int
-    processes: int  # one per (log, pid); each rank's is one
+    processes: int  # one per log read (of the run imported, when the logs hold several)
     kept: list[int]
     skipped: str = ""
     wall_s: float = 0.0
     rankless: int = 0  # processes of a job with ranks whose records name no rank
+    # Lines on what the logs lack: where logs cut short end, the job's other
+    # runs in the logs, its ranks without a log.
+    notes: list[str] = field(default_factory=list)
 
 
 @event

@@ -243,6 +243,14 @@ def build_parser() -> Parser:
         default=None,
         help="processes that read the logs (default: one per core)",
     )
+    imp.add_argument(
+        "--run",
+        type=_int("run"),
+        default=-1,
+        metavar="N",
+        help="which run of the job, when the logs hold several (a re-run into the same "
+        "folder): 1 the oldest, -1 the newest (default)",
+    )
 
     sub.add_parser("doctor", help="what this machine can do, and what is missing")
     return p

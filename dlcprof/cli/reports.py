@@ -72,7 +72,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from dlcprof.trace_import.job import import_trace
 
     try:
-        session = import_trace([str(p) for p in args.paths], args.workers)
+        session = import_trace([str(p) for p in args.paths], args.workers, args.run)
     except ReportError as e:
         raise LoadError(str(e)) from None
     folder = _saved(session, args.output)

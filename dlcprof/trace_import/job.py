@@ -9,10 +9,13 @@ next stage, so memory grows with the summaries, not the logs):
 2. the logs of the ranks kept (every rank up to ``FULL_RANKS``; past that the
    first rank of each group, every group's): their events.
 
-A rank is the ``rank`` torch writes in each record once the process group is
-up; a process whose log holds no such record takes the rank that the same
-(host, pid) wrote under in another log; one that has none is a process
-without a rank (a single-process script's).
+A log is one run of a process (a pid is no name: two hosts, or a container
+run twice, give two logs one pid). Its rank is the ``rank`` torch writes in
+each record once the process group is up; a log that holds no such record
+takes the rank that the same (host, pid) wrote under in another log; one that
+has none is a process without a rank (a single-process script's). Logs of one
+rank twice are two runs of the job (a re-run into the same folder): told
+apart by their clocks, the newest imported unless ``run`` picks another.
 """
 
 from __future__ import annotations
@@ -24,19 +27,22 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
 
 from dlcprof import events as ev
-from dlcprof.figures.job.groups import rank_groups
+from dlcprof import text
+from dlcprof.figures.job.groups import rank_groups, rank_span
 from dlcprof.report.errors import ReportError
 from dlcprof.session import Session
 from dlcprof.trace_import.process_log import LogSummary, ProcessSummary, read_log
 from dlcprof.trace_import.sources import find_logs
+from dlcprof.trace_records.log_file import clock_words
 
 FULL_RANKS = 16  # up to this many ranks, the session keeps every rank's events
 _DAMAGE_SHOWN = 3  # logs named in the skipped line before "and N more"
 
 T = TypeVar("T")
+Placed = tuple[str, ProcessSummary]  # a log's process and its host
 
 
-def _read(args: tuple[str, str, dict[int, str] | None]) -> LogSummary:
+def _read(args: tuple[str, str, str | None]) -> LogSummary:
     return read_log(*args)
 
 
@@ -49,79 +55,158 @@ def _parallel(fn: Callable[[T], LogSummary], jobs: list[T], workers: int) -> lis
         return list(pool.map(fn, jobs, chunksize=chunk))
 
 
-def import_trace(paths: Iterable[str], workers: int | None = None) -> Session:
+def import_trace(paths: Iterable[str], workers: int | None = None, run: int = -1) -> Session:
     """The session of the logs at ``paths``; ReportError (one line) for paths
-    that hold no log, or logs that are not one job's."""
+    that hold no log. ``run``: which run of the job, when the logs hold several
+    (1 the oldest, -1 the newest)."""
     started = time.monotonic()
     given = [str(p) for p in paths]
     logs = find_logs(given)
     workers = workers or os.cpu_count() or 1
     first = _parallel(_read, [(path, host, None) for host, path in logs], workers)
     host_of = {path: host for host, path in logs}
-    procs = [(host_of[s.source], p) for s in first for p in s.processes]
+    procs = [(host_of[s.source], s.process) for s in first if s.process is not None]
     unread: list[str] = []
-    ranks = _ranks(procs, unread)
-    summaries = [_summarized(host, p, rank) for rank, (host, p) in sorted(ranks.items())]
+    runs = _runs(_ranked(procs, unread))
+    notes = _runs_said(runs, run)
+    chosen = runs[run if run < 0 else run - 1] if runs else []
+    summaries = [_summarized(host, p) for host, p in sorted(chosen, key=lambda hp: hp[1].rank)]
+    notes += _missing(sorted(s.rank for s in summaries))
     kept_ranks = _kept(summaries)
-    kept: dict[str, dict[int, str]] = {}
+    kept: dict[str, str] = {}
     for s in summaries:
         if s.rank in kept_ranks:
-            s.run_id = f"rank{s.rank}"
-            kept.setdefault(s.source, {})[s.pid] = s.run_id
-    if not ranks:  # no rank in any log: every process (a single-process script's)
-        for _, p in procs[:FULL_RANKS]:
-            kept.setdefault(p.source, {})[p.pid] = f"pid{p.pid}"
-    second = _parallel(_read, [(path, host_of[path], pids) for path, pids in kept.items()], workers)
+            s.run_id = kept[s.source] = f"rank{s.rank}"
+    rankless = [p for _, p in procs if p.rank is None]
+    if not runs:  # no rank in any log: every process (a single-process script's)
+        for p in rankless[:FULL_RANKS]:
+            kept[p.source] = _unique(f"pid{p.pid}", kept.values())
+    notes += _ends([p for _, p in chosen] + ([] if runs else rankless[:FULL_RANKS]))
+    second = _parallel(_read, [(path, host_of[path], rid) for path, rid in kept.items()], workers)
     events: list[ev.Event] = [
         ev.TraceImported(
             sources=given,
             files=len(logs),
             bytes=sum(s.bytes for s in first),
-            processes=len(procs),
+            processes=len(chosen) + len(rankless) if runs else len(procs),
             kept=sorted(kept_ranks),
             skipped=_skipped([w for s in first for w in s.damage] + unread),
             wall_s=time.monotonic() - started,
-            rankless=sum(p.rank is None for _, p in procs) if ranks else 0,
+            rankless=len(rankless) if runs else 0,
+            notes=notes,
             t=min((p.first_t for _, p in procs if p.first_t is not None), default=ev.now()),
         )
     ]
-    events += [e for s in second for p in s.processes for e in p.events]
+    events += [e for s in second if s.process is not None for e in s.process.events]
     events += summaries
     return Session.from_events(events)
 
 
-def _ranks(
-    procs: list[tuple[str, ProcessSummary]], unread: list[str]
-) -> dict[int, tuple[str, ProcessSummary]]:
-    """Each rank's process: its records' rank, else the rank its (host, pid)
-        wrote under in another log. A rank two processes claim is two jobs' logs;
-        one process's records in a second log are said in ``unread`` (a log is read
-    on its own: two logs of one process are not joined)."""
-    known = {(host, p.pid): p.rank for host, p in procs if p.rank is not None}
-    out: dict[int, tuple[str, ProcessSummary]] = {}
-    # A log with the rank in its records first: it holds the rank's work after
-    # init_process_group; a log of the same process without one is said unread.
-    for host, p in sorted(procs, key=lambda hp: hp[1].rank is None):
-        rank = p.rank = p.rank if p.rank is not None else known.get((host, p.pid))
-        if rank is None:
-            continue
-        if rank in out and out[rank][1].pid != p.pid:
-            raise ReportError(
-                f"{out[rank][1].source} and {p.source} both hold rank {rank}: logs of "
-                "different jobs (or one job's folder twice); import one job's logs"
-            )
-        if rank in out:  # one process's records in two logs: the first one is read
-            name = os.path.basename(p.source)
-            unread.append(f"{name}: rank {rank}'s process again (its first log is read)")
-            continue
-        out[rank] = (host, p)
+def _unique(name: str, taken: Iterable[str]) -> str:
+    """``name``, or ``name_2``, ``name_3``... when taken (two logs of one pid)."""
+    used, out, n = set(taken), name, 1
+    while out in used:
+        n += 1
+        out = f"{name}_{n}"
     return out
 
 
-def _summarized(host: str, p: ProcessSummary, rank: int) -> ev.RankSummarized:
+def _ranked(procs: list[Placed], unread: list[str]) -> list[Placed]:
+    """The logs with a rank: their records', else the one their (host, pid)
+    wrote under in another log. A log without one whose process's ranked log
+    is here is that process's records before the rank was known, said in
+    ``unread`` (a log is read on its own: two logs of one process are not joined)."""
+    known = {(host, p.pid): p for host, p in procs if p.rank is not None}
+    out = [(host, p) for host, p in procs if p.rank is not None]
+    for host, p in procs:
+        twin = known.get((host, p.pid)) if p.rank is None else None
+        if twin is None:
+            continue
+        p.rank = twin.rank
+        unread.append(
+            f"{os.path.basename(p.source)}: rank {p.rank}'s process again (its first log is read)"
+        )
+    return out
+
+
+def _runs(ranked: list[Placed]) -> list[list[Placed]]:
+    """The job's runs, oldest first: the logs in the order their first records
+    were written, a log of a rank the current run already has starting the next
+    (a re-run of the job into the same folder)."""
+    runs: list[list[Placed]] = []
+    seen: set[int] = set()
+    for host, p in sorted(ranked, key=lambda hp: (hp[1].clock[0], hp[1].source)):
+        if not runs or p.rank in seen:
+            runs.append([])
+            seen = set()
+        runs[-1].append((host, p))
+        seen.add(p.rank)  # type: ignore[arg-type]
+    return runs
+
+
+def _runs_said(runs: list[list[Placed]], run: int) -> list[str]:
+    """One line naming the runs not imported ([] for one run); ReportError for
+    a ``run`` that is none of them."""
+    if run == 0 or not -len(runs or [[]]) <= run <= len(runs or [[]]):
+        raise ReportError(
+            f"--run {run}: the logs hold {text.plural(len(runs), 'run')} of the job "
+            f"(1 is the oldest, -1 the newest)"
+        )
+    if len(runs) < 2:
+        return []
+    chosen = run % len(runs) if run < 0 else run - 1
+    others = "; ".join(
+        f"run {k + 1} started {_started(r)} ({rank_span([p.rank for _, p in r])})"  # type: ignore[misc]
+        for k, r in enumerate(runs)
+        if k != chosen
+    )
+    return [
+        f"these logs hold {len(runs)} runs of the job, told apart by their clocks: imported "
+        f"run {chosen + 1}, started {_started(runs[chosen])}; not imported: {others} "
+        "(dlcprof import --run N imports run N)"
+    ]
+
+
+def _started(run: list[Placed]) -> str:
+    return clock_words(min(p.clock[0] for _, p in run))
+
+
+def _missing(ranks: list[int]) -> list[str]:
+    """The ranks of the job with no log. Its size is not in the logs (torch
+    records no world size): read from the highest rank, so a missing rank
+    above it would not show."""
+    if not ranks:
+        return []
+    size = ranks[-1] + 1
+    missing = sorted(set(range(size)) - set(ranks))
+    if not missing:
+        return []
+    return [
+        f"{rank_span(missing)} of {text.count(size)} {'has' if len(missing) == 1 else 'have'} "
+        f"no log (the job's size, {text.count(size)}, read from its highest rank: a rank above "
+        "it without a log would not show)"
+    ]
+
+
+def _ends(procs: list[ProcessSummary]) -> list[str]:
+    """Where each log cut short ends, one line for all."""
+    cut = [p for p in procs if p.ends]
+    if not cut:
+        return []
+    said = [
+        f"{f'rank {p.rank}' if p.rank is not None else os.path.basename(p.source)}'s log "
+        f"ends {p.ends}"
+        for p in cut[:_DAMAGE_SHOWN]
+    ]
+    more = f"; and {len(cut) - _DAMAGE_SHOWN} more logs" if len(cut) > _DAMAGE_SHOWN else ""
+    return ["; ".join(said) + more + " (killed, or still running)"]
+
+
+def _summarized(host: str, p: ProcessSummary) -> ev.RankSummarized:
     sig = p.signature
+    assert p.rank is not None
     return ev.RankSummarized(
-        rank=rank,
+        rank=p.rank,
         host=host,
         pid=p.pid,
         source=p.source,

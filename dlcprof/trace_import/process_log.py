@@ -1,15 +1,22 @@
 """One ``TORCH_TRACE`` log read through the shared parser (``TraceDispatcher``,
 the one the live probe feeds), in a worker process of the import's pool.
 
-Each process that wrote to the log (its pid, from each record's prefix) gets
-its own dispatcher and ``Session``; its rank is the ``rank`` torch puts in
-each record once the process group is up, so the records it wrote before
-``init_process_group`` are its rank's too. What comes back is compact: the
-process's ``RankSignature`` and counts (``ProcessSummary``), and its events
-only when the import keeps them (``read_log``'s ``keep``), its kernels read
-from Inductor's output code as the live probe reads them (but for one thing:
-with no torch to ask which names are aten ops, a kernel whose fused ops torch
-gave only in its name, a lazily compiled backward's, has none).
+A log is one run: torch opens one per process, and a pid is no name (two
+hosts, or a container run twice, give two logs one pid). Its rank is the
+``rank`` torch puts in each record once the process group is up, so the
+records it wrote before ``init_process_group`` are its rank's too. What comes
+back is compact: the log's ``RankSignature`` and counts (``ProcessSummary``),
+where the log ends, and its events only when the import keeps them
+(``read_log``'s ``run_id``), its kernels read from Inductor's output code as
+the live probe reads them (but for one thing: with no torch to ask which names
+are aten ops, a kernel whose fused ops torch gave only in its name, a lazily
+compiled backward's, has none).
+
+What a log does not hold is not made up: a compile whose
+``compilation_metrics`` record is missing (an older torch, a log cut after its
+span ended) takes its time from torch's chromium span of it; one still open
+when the log ends is named as where the log ends; phases outside any compile
+(torch's ``compile_file`` of a module, whose compile id is None) are no compile.
 """
 
 from __future__ import annotations
@@ -23,127 +30,205 @@ from dlcprof.figures.job.groups import RankSignature, signature
 from dlcprof.session import Session
 from dlcprof.trace_records.dispatcher import TraceDispatcher
 from dlcprof.trace_records.kernels import KernelCollector
-from dlcprof.trace_records.log_file import Damage, read_records
+from dlcprof.trace_records.log_file import CUT, Damage, read_records
 
 
 class _Stamped:
-    """Collects a process's events, each stamped with the time its record was
+    """Collects a log's events, each stamped with the time its record was
     written (the dispatcher stamps phases from torch's own clock; the rest
-    would carry the time of the import)."""
+    would carry the time of the import). Phases with no compile id before any
+    compile began are no compile's: dropped."""
 
     def __init__(self) -> None:
         self.events: list[ev.Event] = []
         self.clock: float | None = None  # the current record's, on the epoch clock
+        self.compiling = False
 
     def emit(self, event: ev.Event) -> None:
-        if self.clock is not None and not isinstance(event, ev.PhaseStarted | ev.PhaseEnded):
+        if isinstance(event, ev.PhaseStarted | ev.PhaseEnded):
+            if event.compile_id is None and not self.compiling:
+                return
+            self.compiling = self.compiling or event.compile_id is not None
+        elif self.clock is not None:
             event.t = self.clock
         self.events.append(event)
 
 
 @dataclass
-class _Process:
-    run_id: str
-    sink: _Stamped
-    dispatcher: TraceDispatcher
-    rank: int | None = None
-    torch_version: str = ""
-    offset: float | None = None  # epoch seconds minus the log's own clock
-    first: float | None = None
-    last: float | None = None
-
-
-@dataclass
 class ProcessSummary:
-    """What one process of a log did, reduced to what the import compares."""
+    """What one log's process did, reduced to what the import compares."""
 
     source: str
     pid: int
     rank: int | None
     signature: RankSignature
     compile_s: float
-    first_t: float | None
+    first_t: float | None  # on the epoch clock (None: the log holds no epoch time)
     last_t: float | None
-    events: list[ev.Event] = field(default_factory=list)  # only those kept
+    # The glog prefix's clock (seconds into the writer's year, local time) of the
+    # log's first and last records: what tells two runs of one job apart.
+    clock: tuple[float, float]
+    ends: str  # where the log ends, when that is inside a compile or a record ("")
+    events: list[ev.Event] = field(default_factory=list)  # only when kept
 
 
 @dataclass
 class LogSummary:
     source: str
     bytes: int
-    processes: list[ProcessSummary]
+    process: ProcessSummary | None  # None: no readable record
     damage: list[str]  # Damage.words
 
 
-def read_log(path: str, host: str, keep: dict[int, str] | None = None) -> LogSummary:
-    """Every process of the log at ``path``. ``keep``: pid -> run id of the
-    processes whose events come back (None: none)."""
+def read_log(path: str, host: str, run_id: str | None = None) -> LogSummary:
+    """The log at ``path`` as one run; its events come back under ``run_id``
+    when given (None: its summary only)."""
     damage = Damage()
-    procs: dict[int, _Process] = {}
+    sink = _Stamped()
+    rid = run_id or "log"
+    # Kernels only for a log kept: the summary compares none.
+    kernels = KernelCollector(sink, rid) if run_id is not None else None
+    dispatcher = TraceDispatcher(sink, rid, kernels)
+    pid = rank = offset = first = last = None
+    clock = (0.0, 0.0)
+    torch_version = ""
     for rec in read_records(path, damage):
-        p = procs.get(rec.pid)
-        if p is None:
-            sink = _Stamped()
-            run_id = (keep or {}).get(rec.pid, f"pid{rec.pid}")
-            # Kernels only for a process kept: the summary compares none.
-            kept = keep is not None and rec.pid in keep
-            kernels = KernelCollector(sink, run_id) if kept else None
-            p = procs[rec.pid] = _Process(run_id, sink, TraceDispatcher(sink, run_id, kernels))
         md = rec.metadata
-        if p.rank is None and isinstance(md.get("rank"), int):
-            p.rank = md["rank"]
-        if p.offset is None and "chromium_event" in md and rec.payload:
+        if pid is None:
+            pid, clock = rec.pid, (rec.clock, rec.clock)
+        clock = (clock[0], rec.clock)
+        if rank is None and isinstance(md.get("rank"), int):
+            rank = md["rank"]
+        if offset is None and "chromium_event" in md and rec.payload:
             ts = _chromium_ts(rec.payload)
             if ts is not None:
-                p.offset = ts - rec.clock
-        p.sink.clock = rec.clock + p.offset if p.offset is not None else None
-        if p.sink.clock is not None:
-            p.first = p.sink.clock if p.first is None else p.first
-            p.last = p.sink.clock
-        if not p.torch_version and (md.get("artifact") or {}).get("name") == "torch_version":
-            p.torch_version = _torch_version(rec.payload)
-        p.dispatcher.feed(md, rec.payload, rec.pid)
-    out = []
-    for pid, p in procs.items():
-        p.dispatcher.flush()
-        run = Session.from_events(p.sink.events).run(p.run_id)
-        kept = keep is not None and pid in keep
-        out.append(
-            ProcessSummary(
-                source=path,
-                pid=pid,
-                rank=p.rank,
-                signature=signature(run),
-                compile_s=run.compile_wall_s,
-                first_t=p.first,
-                last_t=p.last,
-                events=_framed(p, pid, host, path) if kept else [],
+                offset = ts - rec.clock
+        sink.clock = rec.clock + offset if offset is not None else None
+        if sink.clock is not None:
+            first = sink.clock if first is None else first
+            last = sink.clock
+        if not torch_version and (md.get("artifact") or {}).get("name") == "torch_version":
+            torch_version = _torch_version(rec.payload)
+        dispatcher.feed(md, rec.payload, rec.pid)
+    size = os.path.getsize(path)
+    words = damage.words(os.path.basename(path))
+    if pid is None:
+        return LogSummary(path, size, None, words)
+    dispatcher.flush()
+    open_ids = _spans_as_records(sink.events, rid)
+    run = Session.from_events(sink.events).run(rid)
+    summary = ProcessSummary(
+        source=path,
+        pid=pid,
+        rank=rank,
+        signature=signature(run),
+        compile_s=run.compile_wall_s,
+        first_t=first,
+        last_t=last,
+        clock=clock,
+        ends=_ends(open_ids, damage),
+    )
+    if run_id is not None:
+        summary.events = _framed(
+            sink.events, run_id, pid, rank, host, path, torch_version, first, clock
+        )
+    return LogSummary(path, size, summary, words)
+
+
+def _spans_as_records(events: list[ev.Event], run_id: str) -> list[str]:
+    """A CompileFinished, from torch's chromium span of it, for each compile
+    whose phases all ended but whose ``compilation_metrics`` record the log
+    lacks; the compile ids still open (a phase begun, never ended), which is
+    where a log cut short ends."""
+    spans: dict[str, tuple[float, float]] = {}
+    finished: set[str] = set()
+    open_ids: dict[str, None] = {}
+    for e in events:
+        if isinstance(e, ev.CompileFinished):
+            finished.add(ev.backward_id(e.compile_id) if e.is_backward else e.compile_id)
+        elif isinstance(e, ev.PhaseStarted) and e.compile_id is not None:
+            open_ids[e.compile_id] = None
+        elif isinstance(e, ev.PhaseEnded) and e.compile_id is not None:
+            a, b = spans.get(e.compile_id, (e.start_t, e.start_t + e.duration_s))
+            spans[e.compile_id] = (min(a, e.start_t), max(b, e.start_t + e.duration_s))
+    still = _still_open(events)
+    for cid, (a, b) in spans.items():
+        if cid in finished or cid in still:
+            continue
+        events.append(
+            ev.CompileFinished(
+                run_id=run_id,
+                compile_id=cid,
+                wall_s=b - a,
+                start_t=a,
+                is_backward=cid.endswith(ev.BACKWARD),
+                recompile_reason=None,
+                fail_type=None,
+                fail_reason=None,
+                graph_op_count=None,
+                guard_count=None,
+                cache=None,
+                metrics={},
+                t=b,
             )
         )
-    return LogSummary(path, os.path.getsize(path), out, damage.words(os.path.basename(path)))
+    return [c for c in open_ids if c in still and c not in finished]
 
 
-def _framed(p: _Process, pid: int, host: str, path: str) -> list[ev.Event]:
-    """The process's events between a ProcessAttached (who it is) and a
-    RunFinished (its log ended), as an attached process's run reads."""
-    start = p.first if p.first is not None else 0.0
-    end = p.last if p.last is not None else start
+def _still_open(events: list[ev.Event]) -> set[str]:
+    """Compile ids of phases begun and never ended."""
+    depth: dict[tuple[int, str], list[str | None]] = {}
+    for e in events:
+        if isinstance(e, ev.PhaseStarted):
+            depth.setdefault((e.thread, e.name), []).append(e.compile_id)
+        elif isinstance(e, ev.PhaseEnded) and depth.get((e.thread, e.name)):
+            depth[(e.thread, e.name)].pop()
+    return {c for stack in depth.values() for c in stack if c is not None}
+
+
+def _ends(open_ids: list[str], damage: Damage) -> str:
+    """Where a log ends, when that says it was cut: inside a compile, or mid-record."""
+    where = []
+    if open_ids:
+        where.append(f"during compile {', '.join(open_ids)}")
+    if CUT in damage.first:
+        where.append(f"mid-record (line {damage.first[CUT]})")
+    return " and ".join(where)
+
+
+def _framed(
+    events: list[ev.Event],
+    run_id: str,
+    pid: int,
+    rank: int | None,
+    host: str,
+    path: str,
+    torch_version: str,
+    first: float | None,
+    clock: tuple[float, float],
+) -> list[ev.Event]:
+    """The log's events between a ProcessAttached (who it is) and a
+    RunFinished (its log ended), as an attached process's run reads. Its wall
+    is its first to its last record on the glog clock, which every record
+    carries; placed on the epoch by the chromium spans' (None: no span)."""
+    start = first if first is not None else 0.0
+    wall = clock[1] - clock[0]
     return [
         ev.ProcessAttached(
-            run_id=p.run_id,
+            run_id=run_id,
             pid=pid,
             ppid=0,
             argv=[os.path.basename(path)],
             host=host,
             started_t=None,
-            torch_version=p.torch_version,
+            torch_version=torch_version,
             python_version="",
-            rank=p.rank,
+            rank=rank,
             t=start,
         ),
-        *p.sink.events,
+        *events,
         # How the process ended is not in its log: only that its log ended.
-        ev.RunFinished(run_id=p.run_id, status=ev.LOG_ENDED, wall_s=end - start, t=end),
+        ev.RunFinished(run_id=run_id, status=ev.LOG_ENDED, wall_s=wall, t=start + wall),
     ]
 
 

@@ -29,12 +29,13 @@ _MD5_RE = re.compile(rb'"has_payload": "([0-9a-f]{32})"')
 
 def trace_logs(name: str, out: Path) -> Path:
     """The recorded logs of ``name`` written into ``out`` with this checkout's
-    path back where the recording had it (the user's files are then its own)."""
+    path back where the recording had it (the user's files are then its own),
+    each payload's md5 as torch would have written it for that path."""
     out.mkdir(parents=True, exist_ok=True)
     for gz in sorted((TORCH_TRACE / name).glob("*.log.gz")):
-        data = gzip.decompress(gz.read_bytes())
-        data = data.replace(RECORDED_CHECKOUT.encode(), f"{REPO}/".encode())
-        (out / gz.name.removesuffix(".gz")).write_bytes(data)
+        log = out / gz.name.removesuffix(".gz")
+        log.write_bytes(gzip.decompress(gz.read_bytes()))
+        replaced(log, RECORDED_CHECKOUT, f"{REPO}/")
     return out
 
 

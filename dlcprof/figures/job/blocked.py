@@ -94,6 +94,12 @@ def blocked(session: Session, solo_ids: list[tuple[int, str]], rank: int) -> Blo
     spans, named, served = [], [], []
     for peer, c in solo:
         bwd = ranks[peer].compiles.get(ev.backward_id(c.compile_id))
+        if c.record is None:  # a log cut short during it
+            return Blocked(
+                None,
+                f"rank {peer}'s solo recompile {c.compile_id} has no CompileFinished: "
+                "its span is not known",
+            )
         if bwd is not None and bwd.record is None:
             return Blocked(
                 None,

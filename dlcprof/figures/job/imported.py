@@ -43,4 +43,4 @@ def import_lines(session: Session) -> list[str]:
         )
     if e.skipped:
         lines.append(e.skipped)
-    return [*lines, NOT_IN_LOGS]
+    return [*lines, *e.notes, NOT_IN_LOGS]
