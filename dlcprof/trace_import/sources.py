@@ -1,26 +1,30 @@
 """The logs an import reads: a ``TORCH_TRACE`` log file, a folder of them (one
-job, one per rank), or several folders (a job's nodes). Anything else is one
-line for the user (``ReportError``), before any log is read."""
+job, one per rank), or several folders (a job's nodes), each plain or ``.gz``.
+Anything else is one line for the user (``ReportError``), before any log is read."""
 
 from __future__ import annotations
 
+import gzip
 import os
 from pathlib import Path
 
 from dlcprof.report.errors import ReportError
-from dlcprof.trace_records.log_file import is_trace_log
+from dlcprof.trace_records.log_file import is_trace_log, open_log
 
 _HEAD_BYTES = 1 << 16  # a trace record's first line is short; a binary file's may be endless
 
 
 def _head(path: Path) -> str:
-    """The file's first non-blank line (at most _HEAD_BYTES of it)."""
+    """The file's first non-blank line (at most _HEAD_BYTES of it; "" for a
+    ``.gz`` that does not decompress)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
+        with open_log(str(path)) as f:
             for _ in range(8):
                 line = f.readline(_HEAD_BYTES)
                 if not line or line.strip():
                     return line
+    except (gzip.BadGzipFile, EOFError):
+        return ""
     except OSError as e:
         raise ReportError(f"cannot read {path}: {e.strerror or e}") from e
     return ""
