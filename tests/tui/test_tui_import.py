@@ -13,6 +13,7 @@ from helpers.torch_trace import apart_rank, rank_logs, trace_logs, widen
 from helpers.tui import SIZE, shown
 from textual.widgets import Static
 
+from dlcprof.cli.loading import load_report_or_trace
 from dlcprof.trace_import.job import FULL_RANKS, import_trace
 from dlcprof.tui.app import DlcprofApp
 from dlcprof.tui.screens import RanksScreen
@@ -80,3 +81,21 @@ def test_the_phases_pane_shows_each_compiles_cache_layers_and_why_it_missed(tmp_
     out = console.export_text()
     assert "caches: AOTAutograd cache miss · FX graph cache miss" in out
     assert "why it missed: no entry for its key in the cache folder" in out
+
+
+async def test_a_job_whose_rank_log_was_cut_short_opens_and_says_where_it_ends(
+    tmp_path: Path,
+) -> None:
+    logs = rank_logs(trace_logs("ddp_odd_batch", tmp_path / "logs"))
+    job = widen(logs, tmp_path / "job", 3, {1: 1})
+    cut = job / "dedicated_log_torch_trace_rank_2_wide.log"
+    data = cut.read_bytes()
+    cut.write_bytes(data[: len(data) // 2])
+    app = DlcprofApp(session=load_report_or_trace(job), replay=True, deterministic=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("R")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, RanksScreen)
+        notes = shown(app.screen.query_one("#ranks-notes", Static), 200)
+        assert "rank 2's log ends" in notes and "(killed, or still running)" in notes

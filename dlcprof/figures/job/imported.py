@@ -41,6 +41,13 @@ def import_lines(session: Session) -> list[str]:
             f"{text.plural(e.rankless, 'process', 'processes')} without a rank in "
             "the records (not a rank of the job: a launcher, a helper) not shown"
         )
-    if e.skipped:
-        lines.append(e.skipped)
-    return [*lines, *e.notes, NOT_IN_LOGS]
+    return [*lines, *damage_lines(session), NOT_IN_LOGS]
+
+
+def damage_lines(session: Session) -> list[str]:
+    """What the logs lack: records skipped, where logs cut short end, the job's
+    runs not imported, its ranks without a log ([] for a live session)."""
+    e = session.imported
+    if e is None:
+        return []
+    return ([e.skipped] if e.skipped else []) + e.notes

@@ -19,6 +19,7 @@ from dlcprof.figures.job import divergence as fdiv
 from dlcprof.figures.job import groups as fgroups
 from dlcprof.figures.job import lanes as rl
 from dlcprof.figures.job import ranks as franks
+from dlcprof.figures.job.imported import damage_lines
 from dlcprof.figures.job.rank_runs import by_rank
 from dlcprof.tables import divergences_text, group_table
 from dlcprof.tui.view import View
@@ -142,4 +143,5 @@ class RanksPane(VerticalScroll):
             ]
         )
         table.border_title = table.counted("Ranks")
-        self.query_one("#ranks-notes", Static).update("\n".join(franks.notes(view.session, rows)))
+        notes = damage_lines(view.session) + franks.notes(view.session, rows)
+        self.query_one("#ranks-notes", Static).update("\n".join(notes))
