@@ -12,6 +12,9 @@ from dlcprof.attach_contract import NOT_SAMPLED_YET
 from dlcprof.figures.outcome import NO_SPEEDUP
 from dlcprof.session import Run
 
+# An imported run's kernels: their code is in its log, their times are not.
+NOT_IN_LOG = "a TORCH_TRACE log holds no kernel times"
+
 _GRAPH_SHORT = {"forward": "fwd", "backward": "bwd", "inference": ""}
 _SOURCE_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?:\s+(?P<code>.*))?$")
 
@@ -239,6 +242,8 @@ def why_no_profile(run: Run) -> str:
     """Why a run has no per-kernel figures, in one wording for every view."""
     if run.kernel_profile is not None:
         return "not profiled"
+    if run.status == ev.LOG_ENDED:
+        return NOT_IN_LOG
     if run.process is not None:
         return NOT_SAMPLED_YET
     if run.settings is not None and run.settings.backend != "inductor":

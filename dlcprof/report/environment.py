@@ -13,6 +13,8 @@ from dlcprof.figures import runs as fruns
 from dlcprof.report.figure import Row, iso
 from dlcprof.session import Session
 
+NOT_IN_LOG = "not in a TORCH_TRACE log"
+
 
 @dataclass
 class Environment:
@@ -45,7 +47,8 @@ def environment(session: Session) -> Environment:
         # Measured next to the benchmark: the load that could disturb it.
         "load_avg": list(bench_run.benchmark.load_avg) if bench_run else None,
         "cpu_count": w.cpu_count if w else None,
-        "platform": origin.get("platform") or platform.platform(),
+        # An import's logs do not say where they ran; this machine is not it.
+        "platform": origin.get("platform") or (None if imported else platform.platform()),
     }
     for k, v in values.items():
         if v is None and origin.get(k) is not None:
@@ -54,6 +57,8 @@ def environment(session: Session) -> Environment:
     recorded = iso(fruns.session_origin(session))
     unset = text.na("an attached program sets its own") if attached else text.NA
     unset_n = text.na("not recorded for an attached program") if attached else text.NA
+    if imported:
+        unset = unset_n = text.na(NOT_IN_LOG)
     device = (
         f"{text.value(values['device'])} · {text.value(values['device_name'])}"
         if values["device"] or values["device_name"] or not attached
@@ -63,7 +68,11 @@ def environment(session: Session) -> Environment:
     no_torch = text.na("its log has no torch_version record") if imported else text.NA
     rows = [
         Row("torch", values["torch"] or no_torch, values["torch"] is None),
-        Row("python", values["python"] or text.na("no WorkerReady event"), not values["python"]),
+        Row(
+            "python",
+            values["python"] or (unset if imported else text.na("the worker did not say")),
+            not values["python"],
+        ),
         Row("device", device, attached and not values["device"]),
         Row(
             "threads",
@@ -80,7 +89,11 @@ def environment(session: Session) -> Environment:
             text.load_avg(la) if la else text.na("no benchmark ran"),
             not la,
         ),
-        Row("platform", text.value(values["platform"])),
+        Row(
+            "platform",
+            text.value(values["platform"]) if values["platform"] else unset,
+            not values["platform"],
+        ),
         Row("recorded", recorded or text.NA, recorded is None),
     ]
     if attached:

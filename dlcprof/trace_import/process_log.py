@@ -99,8 +99,8 @@ def read_log(path: str, host: str, run_id: str | None = None) -> LogSummary:
         clock = (clock[0], rec.clock)
         if rank is None and isinstance(md.get("rank"), int):
             rank = md["rank"]
-        if offset is None and "chromium_event" in md and rec.payload:
-            ts = _chromium_ts(rec.payload)
+        if offset is None:
+            ts = _epoch(md, rec.payload)
             if ts is not None:
                 offset = ts - rec.clock
         sink.clock = rec.clock + offset if offset is not None else None
@@ -138,20 +138,26 @@ def read_log(path: str, host: str, run_id: str | None = None) -> LogSummary:
 def _spans_as_records(events: list[ev.Event], run_id: str) -> list[str]:
     """A CompileFinished, from torch's chromium span of it, for each compile
     whose phases all ended but whose ``compilation_metrics`` record the log
-    lacks; the compile ids still open (a phase begun, never ended), which is
-    where a log cut short ends."""
+    lacks, and that span's time for a record that holds none; the compile ids
+    still open (a phase begun, never ended), which is where a log cut short ends."""
     spans: dict[str, tuple[float, float]] = {}
     finished: set[str] = set()
     open_ids: dict[str, None] = {}
+    walls: list[ev.CompileFinished] = []  # records that hold no time of the compile
     for e in events:
         if isinstance(e, ev.CompileFinished):
             finished.add(ev.backward_id(e.compile_id) if e.is_backward else e.compile_id)
+            if not e.wall_s:
+                walls.append(e)
         elif isinstance(e, ev.PhaseStarted) and e.compile_id is not None:
             open_ids[e.compile_id] = None
         elif isinstance(e, ev.PhaseEnded) and e.compile_id is not None:
             a, b = spans.get(e.compile_id, (e.start_t, e.start_t + e.duration_s))
             spans[e.compile_id] = (min(a, e.start_t), max(b, e.start_t + e.duration_s))
     still = _still_open(events)
+    for e in walls:
+        a, b = spans.get(ev.backward_id(e.compile_id) if e.is_backward else e.compile_id, (0, 0))
+        e.wall_s = b - a
     for cid, (a, b) in spans.items():
         if cid in finished or cid in still:
             continue
@@ -232,12 +238,18 @@ def _framed(
     ]
 
 
-def _chromium_ts(payload: str) -> float | None:
-    try:
-        ts = json.loads(payload).get("ts")
-    except (ValueError, AttributeError):
-        return None
-    return float(ts) / 1e6 if isinstance(ts, int | float) else None
+def _epoch(md: dict, payload: str | None) -> float | None:
+    """When the record was written on the epoch clock, where it says: a
+    chromium event's time, or a compile's end in its compilation_metrics
+    (written as the compile ends)."""
+    if "chromium_event" in md and payload:
+        try:
+            ts = json.loads(payload).get("ts")
+        except (ValueError, AttributeError):
+            return None
+        return float(ts) / 1e6 if isinstance(ts, int | float) else None
+    end = (md.get("compilation_metrics") or {}).get("end_time_us")
+    return float(end) / 1e6 if isinstance(end, int | float) else None
 
 
 def _torch_version(payload: str | None) -> str:

@@ -22,7 +22,7 @@ from dlcprof.trace_records.log_file import BAD_MD5, CUT, Damage, read_records
 
 TLPARSE = Path(sys.executable).parent / "tlparse"
 INPUTS = FIXTURES / "tlparse"
-LOGS = sorted(p for p in INPUTS.iterdir() if p.is_file() and p.name != "LICENSE")
+LOGS = sorted(p for p in INPUTS.iterdir() if p.suffix in (".log", ".txt"))
 FOLDERS = sorted(p for p in INPUTS.iterdir() if p.is_dir())
 # AOTInductor logs: one compilation_metrics record with no compile id, which
 # tlparse leaves out of its compile directory and dlcprof shows as compile "?".

@@ -6,6 +6,7 @@ log, gzipped (tlparse's own inputs in tests/fixtures/tlparse, and a real
 from __future__ import annotations
 
 import gzip
+import json
 import re
 import shutil
 
@@ -139,3 +140,27 @@ def test_a_gz_log_and_a_folder_of_them_read_as_their_plain_twins(tmp_path):
     (one,) = [p for p in packed.iterdir() if "rank_0" in p.name]
     (run,) = import_trace([str(one)], workers=1).runs.values()
     assert signature(run) == signature(by_rank(a)[0])
+
+
+def test_what_a_log_does_not_hold_reads_n_a_with_why(tmp_path):
+    # tlparse's comp_failure.log: an older torch's, no duration in its
+    # compilation_metrics, no torch_version record, no python, no platform.
+    log = TLPARSE_INPUTS / "comp_failure.log"
+    assert main(["import", str(log), "-o", str(tmp_path / "out")]) == 0
+    (run,) = load_session(tmp_path / "out").runs.values()
+    (c,) = run.compiles.values()
+    assert c.wall_s == pytest.approx(0.157247)  # its dynamo_cumulative_compile_time_us
+    assert run.wall_s is not None and run.wall_s > 0  # first to last record
+    env = json.loads((tmp_path / "out" / "session.json").read_text())["environment"]
+    assert env["torch"] is None and env["platform"] is None
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "| torch | n/a (its log has no torch_version record) |" in md
+    assert "| platform | n/a (not in a TORCH_TRACE log) |" in md
+    assert "WorkerReady" not in md and "not sampled yet" not in md
+    assert "1970-01-01" not in md
+
+
+def test_phases_outside_any_compile_make_no_compile():
+    # simple.log opens with torch's compile_file of a module: compile id None.
+    (run,) = import_trace([str(TLPARSE_INPUTS / "simple.log")], workers=1).runs.values()
+    assert list(run.compiles) == ["0/0"]
