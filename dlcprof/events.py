@@ -864,7 +864,7 @@ class TraceImported(Event):
     wall_s: float = 0.0
     rankless: int = 0  # processes of a job with ranks whose records name no rank
     # Lines on what the logs lack: where logs cut short end, the job's other
-    # runs in the logs, its ranks without a log.
+    # runs in the logs, its ranks without a log, logs not torch.compile's.
     notes: list[str] = field(default_factory=list)
 
 

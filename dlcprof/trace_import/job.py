@@ -81,7 +81,8 @@ def import_trace(paths: Iterable[str], workers: int | None = None, run: int = -1
     if not runs:  # no rank in any log: every process (a single-process script's)
         for p in rankless[:FULL_RANKS]:
             kept[p.source] = _unique(f"pid{p.pid}", kept.values())
-    notes += _ends([p for _, p in chosen] + ([] if runs else rankless[:FULL_RANKS]))
+    read = [p for _, p in chosen] + ([] if runs else rankless[:FULL_RANKS])
+    notes += _ends(read) + list(dict.fromkeys(w for p in read for w in p.kind))[:_DAMAGE_SHOWN]
     second = _parallel(_read, [(path, host_of[path], rid) for path, rid in kept.items()], workers)
     events: list[ev.Event] = [
         ev.TraceImported(

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from dlcprof import events as ev
 from dlcprof.figures.job.groups import RankSignature, signature
 from dlcprof.session import Session
+from dlcprof.trace_import.log_kind import LogKind
 from dlcprof.trace_records.dispatcher import TraceDispatcher
 from dlcprof.trace_records.kernels import KernelCollector
 from dlcprof.trace_records.log_file import CUT, Damage, read_records
@@ -69,6 +70,7 @@ class ProcessSummary:
     # log's first and last records: what tells two runs of one job apart.
     clock: tuple[float, float]
     ends: str  # where the log ends, when that is inside a compile or a record ("")
+    kind: list[str]  # what kind of log, when not torch.compile's (LogKind.words)
     events: list[ev.Event] = field(default_factory=list)  # only when kept
 
 
@@ -92,8 +94,10 @@ def read_log(path: str, host: str, run_id: str | None = None) -> LogSummary:
     pid = rank = offset = first = last = None
     clock = (0.0, 0.0)
     torch_version = ""
+    kind = LogKind()
     for rec in read_records(path, damage):
         md = rec.metadata
+        kind.feed(md, rec.line)
         if pid is None:
             pid, clock = rec.pid, (rec.clock, rec.clock)
         clock = (clock[0], rec.clock)
@@ -127,6 +131,7 @@ def read_log(path: str, host: str, run_id: str | None = None) -> LogSummary:
         last_t=last,
         clock=clock,
         ends=_ends(open_ids, damage),
+        kind=kind.words(os.path.basename(path)),
     )
     if run_id is not None:
         summary.events = _framed(

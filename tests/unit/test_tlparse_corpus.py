@@ -97,3 +97,31 @@ def test_each_log_imports_as_tlparse_reads_it(tmp_path, log):
 def test_each_folder_imports_with_exit_0(tmp_path, capsys, folder):
     assert main(["import", str(folder), "-o", str(tmp_path / "out")]) == 0
     assert "imported into" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", ["export.log", "export_guard_added.log"])
+def test_an_export_log_says_its_issues_as_tlparse_e_lists_them(tmp_path, name):
+    log = INPUTS / name
+    subprocess.run(
+        [str(TLPARSE), str(log), "-e", "-o", str(tmp_path / "tl"), "--overwrite", "--no-browser"],
+        capture_output=True,
+        check=True,
+    )
+    html = (tmp_path / "tl" / "index.html").read_text()
+    rows = re.findall(r"<tr>\s*<td>([^<]+)</td>\s*<td>(.*?)</td>", html, re.S)
+    assert rows
+    session = import_trace([str(log)], workers=1)
+    assert session.imported is not None
+    (said,) = [n for n in session.imported.notes if n.startswith(f"{name} is a torch.export log")]
+    assert f"{len(rows)} issue" in said
+    for kind, reason in rows:
+        expr = re.search(r"<code>(.*?)</code>", reason)
+        assert expr is not None and f"{kind.strip()}: {expr[1]}" in said
+
+
+def test_an_aotinductor_log_is_said_as_such():
+    session = import_trace([str(INPUTS / "inductor_provenance_aot_log.txt")], workers=1)
+    assert session.imported is not None
+    assert any("is an AOTInductor log" in n for n in session.imported.notes)
+    (run,) = session.runs.values()
+    assert run.compiles["?"].wall_s == pytest.approx(1747851718.300222 - 1747851702.373735)

@@ -1,0 +1,70 @@
+"""What kind of program wrote a log, when it is not a ``torch.compile`` one:
+``torch.export`` (an ``exported_program`` record), whose issues tlparse's
+export mode (``tlparse -e``) lists by the same rules, or AOTInductor
+(``inductor_aot_*`` code dumps), whose one compile torch logs without a
+compile id. Each is said in one line, with what dlcprof does not read of it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+_SHOWN = 3  # export issues named before "and N more"
+
+
+@dataclass
+class LogKind:
+    export: bool = False
+    aot: bool = False
+    issues: list[str] = field(default_factory=list)  # "kind: expression (line N)"
+
+    def feed(self, md: dict[str, Any], line: int) -> None:
+        if "exported_program" in md:
+            self.export = True
+        dump = md.get("graph_dump")
+        if isinstance(dump, dict) and str(dump.get("name", "")).startswith("inductor_aot_"):
+            self.aot = True
+        issue = _export_issue(md)
+        if issue is not None:
+            self.issues.append(f"{issue} (line {line})")
+
+    def words(self, name: str) -> list[str]:
+        out = []
+        if self.export or self.issues:
+            more = f"; and {len(self.issues) - _SHOWN} more" if len(self.issues) > _SHOWN else ""
+            found = (
+                f"{len(self.issues)} issue{'s' if len(self.issues) > 1 else ''} as tlparse -e "
+                f"finds them: {'; '.join(self.issues[:_SHOWN])}{more}"
+                if self.issues
+                else "no issue as tlparse -e finds them"
+            )
+            out.append(
+                f"{name} is a torch.export log: {found}; dlcprof reads no exported graph "
+                "(its compiles and advice are of torch.compile only)"
+            )
+        if self.aot:
+            out.append(
+                f"{name} is an AOTInductor log: its compile carries no compile id (shown as "
+                'compile "?"), its kernels are in AOTInductor\'s code, which dlcprof does not read'
+            )
+        return out
+
+
+def _export_issue(md: dict[str, Any]) -> str | None:
+    """An export issue, as tlparse -e names it: a guard evaluated, a data-dependent
+    expression specialized, an op's fake kernel missing or wrong."""
+    guard = md.get("guard_added")
+    if isinstance(guard, dict) and guard.get("prefix") == "eval":
+        return f"Guard Evaluated: {guard.get('expr')}"
+    prov = md.get("propagate_real_tensors_provenance")
+    if isinstance(prov, dict):
+        return f"Data Dependent Error: {prov.get('expr')} specialized to {prov.get('result')}"
+    for key, kind in (
+        ("missing_fake_kernel", "Missing Fake Kernel"),
+        ("mismatched_fake_kernel", "Mismatched Fake Kernel"),
+    ):
+        kernel = md.get(key)
+        if isinstance(kernel, dict):
+            reason = f" ({kernel['reason']})" if kernel.get("reason") else ""
+            return f"{kind}: torch.ops.{kernel.get('op')}{reason}"
+    return None
