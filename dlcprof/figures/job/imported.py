@@ -22,7 +22,8 @@ def import_lines(session: Session) -> list[str]:
         return []
     ranks = len(session.rank_summaries)
     who = (
-        f"{text.count(ranks)} ranks in {text.plural(len(rank_groups(session)), 'group')}"
+        f"{text.count(ranks)} rank{'s' if ranks > 1 else ''} in "
+        f"{text.plural(len(rank_groups(session)), 'group')}"
         if ranks
         else text.plural(e.processes, "process", "processes")
     )
