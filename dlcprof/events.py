@@ -866,6 +866,9 @@ class TraceImported(Event):
     # Lines on what the logs lack: where logs cut short end, the job's other
     # runs in the logs, its ranks without a log, logs not torch.compile's.
     notes: list[str] = field(default_factory=list)
+    # False: no record of the logs holds an epoch time (no chromium event, no
+    # compile's times); the session's times are then the logs' glog clock.
+    dated: bool = True
 
 
 @event

@@ -5,6 +5,15 @@ from __future__ import annotations
 from dlcprof.session import Run, Session, script_name
 
 
+def session_date(session: Session) -> float | None:
+    """When the session was recorded, on the epoch: its origin, unless it is
+    an import whose logs hold no epoch time (its times are then the logs' own
+    clock, seconds into an unwritten year: no date)."""
+    if session.imported is not None and not session.imported.dated:
+        return None
+    return session_origin(session)
+
+
 def session_origin(session: Session) -> float | None:
     """The earliest timestamp in the session (phase starts can precede their event)."""
     ts = [e.t for e in session.events]

@@ -54,7 +54,7 @@ def environment(session: Session) -> Environment:
         if v is None and origin.get(k) is not None:
             values[k] = origin[k]
     la = values["load_avg"]
-    recorded = iso(fruns.session_origin(session))
+    recorded = iso(fruns.session_date(session))
     unset = text.na("an attached program sets its own") if attached else text.NA
     unset_n = text.na("not recorded for an attached program") if attached else text.NA
     if imported:
@@ -94,7 +94,11 @@ def environment(session: Session) -> Environment:
             text.value(values["platform"]) if values["platform"] else unset,
             not values["platform"],
         ),
-        Row("recorded", recorded or text.NA, recorded is None),
+        Row(
+            "recorded",
+            recorded or (text.na("no record in the logs holds a date") if imported else text.NA),
+            recorded is None,
+        ),
     ]
     if attached:
         prog = session.program

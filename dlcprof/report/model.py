@@ -146,7 +146,7 @@ def build(session: Session) -> Report:
         session=session,
         title=fruns.workload_title(session),
         version=dlcprof.__version__,
-        recorded=iso(origin_t),
+        recorded=iso(fruns.session_date(session)),
         origin_t=origin_t,
         environment=environment(session),
         runs=runs,

@@ -95,7 +95,8 @@ def import_trace(paths: Iterable[str], workers: int | None = None, run: int = -1
             wall_s=time.monotonic() - started,
             rankless=len(rankless) if runs else 0,
             notes=notes,
-            t=min((p.first_t for _, p in procs if p.first_t is not None), default=ev.now()),
+            dated=all(p.dated for p in read),
+            t=min((p.first_t for p in read), default=ev.now()),
         )
     ]
     events += [e for s in second if s.process is not None for e in s.process.events]
@@ -218,7 +219,7 @@ def _summarized(host: str, p: ProcessSummary) -> ev.RankSummarized:
         breaks=list(sig.breaks),
         failures=list(sig.failures),
         compile_s=p.compile_s,
-        t=p.last_t if p.last_t is not None else ev.now(),
+        t=p.last_t,
     )
 
 

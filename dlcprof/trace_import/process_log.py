@@ -32,6 +32,7 @@ from dlcprof.trace_import.log_kind import LogKind
 from dlcprof.trace_records.dispatcher import TraceDispatcher
 from dlcprof.trace_records.kernels import KernelCollector
 from dlcprof.trace_records.log_file import CUT, Damage, read_records
+from dlcprof.trace_records.payloads import compile_wall_s
 
 
 class _Stamped:
@@ -42,7 +43,7 @@ class _Stamped:
 
     def __init__(self) -> None:
         self.events: list[ev.Event] = []
-        self.clock: float | None = None  # the current record's, on the epoch clock
+        self.clock = 0.0  # the current record's, on the glog clock (read_log places it)
         self.compiling = False
 
     def emit(self, event: ev.Event) -> None:
@@ -50,7 +51,7 @@ class _Stamped:
             if event.compile_id is None and not self.compiling:
                 return
             self.compiling = self.compiling or event.compile_id is not None
-        elif self.clock is not None:
+        else:
             event.t = self.clock
         self.events.append(event)
 
@@ -64,8 +65,9 @@ class ProcessSummary:
     rank: int | None
     signature: RankSignature
     compile_s: float
-    first_t: float | None  # on the epoch clock (None: the log holds no epoch time)
-    last_t: float | None
+    first_t: float  # on the epoch clock, else (not dated) on the glog clock
+    last_t: float
+    dated: bool  # a record placed the log's clock on the epoch
     # The glog prefix's clock (seconds into the writer's year, local time) of the
     # log's first and last records: what tells two runs of one job apart.
     clock: tuple[float, float]
@@ -91,7 +93,7 @@ def read_log(path: str, host: str, run_id: str | None = None) -> LogSummary:
     # Kernels only for a log kept: the summary compares none.
     kernels = KernelCollector(sink, rid) if run_id is not None else None
     dispatcher = TraceDispatcher(sink, rid, kernels)
-    pid = rank = offset = first = last = None
+    pid = rank = offset = None
     clock = (0.0, 0.0)
     torch_version = ""
     kind = LogKind()
@@ -107,10 +109,7 @@ def read_log(path: str, host: str, run_id: str | None = None) -> LogSummary:
             ts = _epoch(md, rec.payload)
             if ts is not None:
                 offset = ts - rec.clock
-        sink.clock = rec.clock + offset if offset is not None else None
-        if sink.clock is not None:
-            first = sink.clock if first is None else first
-            last = sink.clock
+        sink.clock = rec.clock
         if not torch_version and (md.get("artifact") or {}).get("name") == "torch_version":
             torch_version = _torch_version(rec.payload)
         dispatcher.feed(md, rec.payload, rec.pid)
@@ -119,6 +118,13 @@ def read_log(path: str, host: str, run_id: str | None = None) -> LogSummary:
     if pid is None:
         return LogSummary(path, size, None, words)
     dispatcher.flush()
+    # Placed on the epoch by the first record that holds an epoch time; none
+    # does: the glog clock, undated.
+    shift = offset or 0.0
+    for e in sink.events:
+        if not isinstance(e, ev.PhaseStarted | ev.PhaseEnded):
+            e.t += shift
+    first, last = clock[0] + shift, clock[1] + shift
     open_ids = _spans_as_records(sink.events, rid)
     run = Session.from_events(sink.events).run(rid)
     summary = ProcessSummary(
@@ -129,6 +135,7 @@ def read_log(path: str, host: str, run_id: str | None = None) -> LogSummary:
         compile_s=run.compile_wall_s,
         first_t=first,
         last_t=last,
+        dated=offset is not None,
         clock=clock,
         ends=_ends(open_ids, damage),
         kind=kind.words(os.path.basename(path)),
@@ -215,14 +222,14 @@ def _framed(
     host: str,
     path: str,
     torch_version: str,
-    first: float | None,
+    first: float,
     clock: tuple[float, float],
 ) -> list[ev.Event]:
     """The log's events between a ProcessAttached (who it is) and a
     RunFinished (its log ended), as an attached process's run reads. Its wall
     is its first to its last record on the glog clock, which every record
-    carries; placed on the epoch by the chromium spans' (None: no span)."""
-    start = first if first is not None else 0.0
+    carries, from ``first``."""
+    start = first
     wall = clock[1] - clock[0]
     return [
         ev.ProcessAttached(
@@ -253,8 +260,13 @@ def _epoch(md: dict, payload: str | None) -> float | None:
         except (ValueError, AttributeError):
             return None
         return float(ts) / 1e6 if isinstance(ts, int | float) else None
-    end = (md.get("compilation_metrics") or {}).get("end_time_us")
-    return float(end) / 1e6 if isinstance(end, int | float) else None
+    metrics = md.get("compilation_metrics") or {}
+    end, start = metrics.get("end_time_us"), metrics.get("start_time")
+    if isinstance(end, int | float):
+        return float(end) / 1e6
+    if isinstance(start, int | float):
+        return float(start) + compile_wall_s(metrics)
+    return None
 
 
 def _torch_version(payload: str | None) -> str:

@@ -164,3 +164,14 @@ def test_phases_outside_any_compile_make_no_compile():
     # simple.log opens with torch's compile_file of a module: compile id None.
     (run,) = import_trace([str(TLPARSE_INPUTS / "simple.log")], workers=1).runs.values()
     assert list(run.compiles) == ["0/0"]
+
+
+def test_a_log_is_dated_by_its_records_or_said_undated(tmp_path):
+    # comp_metrics.log has no chromium event: its compiles' metrics date it.
+    for name, recorded in [
+        ("comp_metrics.log", "| recorded | 2024-04-0"),  # 04-03 in UTC
+        ("export.log", "| recorded | n/a (no record in the logs holds a date) |"),
+    ]:
+        assert main(["import", str(TLPARSE_INPUTS / name), "-o", str(tmp_path / name)]) == 0
+        md = (tmp_path / name / "report.md").read_text()
+        assert recorded in md and "1970" not in md
