@@ -280,7 +280,12 @@ class TraceDispatcher:
         self, record: dict[str, Any], is_backward: bool, md: dict[str, Any], md_cid: str | None
     ) -> None:
         is_backward = is_backward or record.get("is_forward") is False
-        cid = self._cid(record.get("compile_id")) or md_cid or "?"
+        # The record's metadata names the compile, as for every other record (and
+        # as tlparse reads it): some torch writes a stale compile_id in the
+        # metrics. A compiled autograd id ("!0/0/0") is the metrics' own.
+        raw = record.get("compile_id")
+        own = self._cid(raw) if str(raw or "").startswith("!") else None
+        cid = own or md_cid or self._cid(raw) or "?"
         if is_backward:
             self._backward.discard(cid.removesuffix(ev.BACKWARD))
             cid = ev.backward_id(cid)

@@ -25,7 +25,10 @@ from dlcprof.trace_records.payloads import combine_cache_states
 
 TLPARSE = Path(sys.executable).parent / "tlparse"
 INPUTS = FIXTURES / "tlparse"
-LOGS = sorted(p for p in INPUTS.iterdir() if p.suffix in (".log", ".txt"))
+# Every log, a multi-rank folder's each on its own (its empty files are no log).
+LOGS = sorted(
+    p for p in INPUTS.rglob("*") if p.suffix in (".log", ".txt") and p.stat().st_size > 0
+)
 FOLDERS = sorted(p for p in INPUTS.iterdir() if p.is_dir())
 # AOTInductor logs: one compilation_metrics record with no compile id, which
 # tlparse leaves out of its compile directory and dlcprof shows as compile "?".
@@ -71,7 +74,7 @@ def _tlparse(log: Path, out: Path) -> _Tlparse:
     )
 
 
-@pytest.mark.parametrize("log", LOGS, ids=[p.name for p in LOGS])
+@pytest.mark.parametrize("log", LOGS, ids=[str(p.relative_to(INPUTS)) for p in LOGS])
 def test_each_log_imports_as_tlparse_reads_it(tmp_path, log):
     assert main(["import", str(log), "-o", str(tmp_path / "out")]) == 0
     tl = _tlparse(log, tmp_path / "tl")
