@@ -2,7 +2,8 @@
 tests/inputs under its BSD-3 licence, LICENSE beside them): each imports with
 exit 0, and the figures both tools give agree with tlparse run on the same
 log: the compile ids it lists, each compile's Inductor cache state, the
-compiles that failed and how, and the records whose payload fails its md5.
+compiles that failed and how, those Dynamo restarted and why, and the
+records whose payload fails its md5.
 Where they differ on purpose is docs/import.md's "tlparse's inputs"."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 import subprocess
 import sys
 from dataclasses import dataclass
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -26,15 +28,17 @@ from dlcprof.trace_records.payloads import combine_cache_states
 TLPARSE = Path(sys.executable).parent / "tlparse"
 INPUTS = FIXTURES / "tlparse"
 # Every log, a multi-rank folder's each on its own (its empty files are no log).
-LOGS = sorted(
-    p for p in INPUTS.rglob("*") if p.suffix in (".log", ".txt") and p.stat().st_size > 0
-)
+LOGS = sorted(p for p in INPUTS.rglob("*") if p.suffix in (".log", ".txt") and p.stat().st_size > 0)
 FOLDERS = sorted(p for p in INPUTS.iterdir() if p.is_dir())
 # AOTInductor logs: one compilation_metrics record with no compile id, which
 # tlparse leaves out of its compile directory and dlcprof shows as compile "?".
 AOT = re.compile(r"inductor_provenance_(aot_|extended)")
 # dlcprof's cache state is Inductor's FX graph cache; tlparse lists AOTAutograd's beside it.
 _FX_CACHE = re.compile(r"fx_graph_cache_(hit|miss|bypass)")
+_RESTART_ROW = re.compile(
+    r"<tr> <td> <a href='[^']*'>\[([^\]_]+)_\d+\]</a>\s*</td>"
+    r"<td> RestartAnalysis </td><td><pre>([^<]*)</pre>"
+)
 _FAILURE_ROW = re.compile(
     r"<tr> <td> <a href='[^']*'>\[([^\]]+)\]</a>\s*</td><td><pre>([^<]*)</pre>"
 )
@@ -45,6 +49,7 @@ class _Tlparse:
     ids: set[str]  # compile ids listed ("[0/1_1]", a later attempt of 0/1, is not one)
     cache: dict[str, str]  # compile id -> Inductor's FX graph cache: hit / miss / bypass
     failures: dict[str, str]  # compile id -> its failure type
+    restarts: dict[str, set[str]]  # compile id -> why Dynamo restarted its analysis
     bad_md5: int  # payloads failing their md5
 
 
@@ -64,12 +69,17 @@ def _tlparse(log: Path, out: Path) -> _Tlparse:
         if states:
             cache[key.strip("[]")] = combine_cache_states(states)
     html = out / "failures_and_restarts.html"
-    rows = _FAILURE_ROW.findall(html.read_text()) if html.exists() else []
+    table = html.read_text() if html.exists() else ""
+    rows = _FAILURE_ROW.findall(table)
+    restarts: dict[str, set[str]] = {}
+    for cid, reason in _RESTART_ROW.findall(table):
+        restarts.setdefault(cid, set()).add(unescape(reason))
     m = re.search(r"fail_payload_md5: (\d+)", done.stdout + done.stderr)
     return _Tlparse(
         ids={k.strip("[]") for k in listed if "_" not in k and k != "[-/-]"},
         cache=cache,
         failures={cid: kind.strip() for cid, kind in rows},
+        restarts=restarts,
         bad_md5=int(m[1]) if m else 0,
     )
 
@@ -94,6 +104,12 @@ def test_each_log_imports_as_tlparse_reads_it(tmp_path, log):
     assert {cid: combine_cache_states(s) for cid, s in states.items()} == tl.cache
     failed = {cid: c.record.fail_type for cid, c in run.compiles.items() if c.record}
     assert {cid: kind for cid, kind in failed.items() if kind} == tl.failures
+    restarted = {
+        cid: {str(r) for r in c.record.metrics.get("restart_reasons") or []}
+        for cid, c in run.compiles.items()
+        if c.record is not None
+    }
+    assert {cid: r for cid, r in restarted.items() if r} == tl.restarts
 
 
 @pytest.mark.parametrize("folder", FOLDERS, ids=[p.name for p in FOLDERS])
