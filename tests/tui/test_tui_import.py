@@ -1,7 +1,8 @@
 """The Ranks view of a job ``dlcprof import`` read (a real 2-rank gloo job's
 TORCH_TRACE logs, widened past the ranks whose events a session keeps, to
 1,024 ranks with each copy's own addresses): the groups, outliers first, the
-lone rank named, and a lane per group, never one per rank."""
+lone rank named, and a lane per group, never one per rank; a job whose rank
+log was cut short, and tlparse's own inputs, replayed."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import io
 from pathlib import Path
 
 import pytest
+from helpers.paths import FIXTURES
 from helpers.torch_trace import apart_rank, rank_logs, trace_logs, widen
 from helpers.tui import SIZE, shown
 from textual.widgets import Static
@@ -99,3 +101,24 @@ async def test_a_job_whose_rank_log_was_cut_short_opens_and_says_where_it_ends(
         assert isinstance(app.screen, RanksScreen)
         notes = shown(app.screen.query_one("#ranks-notes", Static), 200)
         assert "rank 2's log ends" in notes and "(killed, or still running)" in notes
+
+
+REPLAYED = [
+    "multi_rank_runtime",
+    "multi_rank_logs",
+    "export.log",
+    "inductor_provenance_aot_log.txt",
+]
+
+
+@pytest.mark.parametrize("name", REPLAYED)
+async def test_replay_of_tlparse_inputs_opens_every_screen(tmp_path: Path, name: str) -> None:
+    app = DlcprofApp(
+        session=load_report_or_trace(FIXTURES / "tlparse" / name), replay=True, deterministic=True
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        for key in ("R", "escape"):
+            await pilot.press(key)
+            await pilot.pause(0.2)
+    assert app.return_code in (0, None)
