@@ -116,7 +116,9 @@ def read_records(path: str, damage: Damage) -> Iterator[Record]:
         if _whole(current, payload):
             yield current
         else:
-            damage.add(CUT, current.line)
+            # A whole JSON payload was edited, not cut (a cut one does not parse).
+            whole = _json_object(current.payload or "") is not None
+            damage.add(BAD_MD5 if whole else CUT, current.line)
 
 
 def _whole(record: Record, payload: list[str]) -> bool:
