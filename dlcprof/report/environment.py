@@ -62,6 +62,8 @@ def environment(session: Session) -> Environment:
     device = (
         f"{text.value(values['device'])} · {text.value(values['device_name'])}"
         if values["device"] or values["device_name"] or not attached
+        else unset
+        if imported
         else text.na("an attached program picks its tensors' device")
     )
     # An imported log names its torch in a torch_version record, if it has one.

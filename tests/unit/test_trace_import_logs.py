@@ -156,6 +156,7 @@ def test_what_a_log_does_not_hold_reads_n_a_with_why(tmp_path):
     md = (tmp_path / "out" / "report.md").read_text()
     assert "| torch | n/a (its log has no torch_version record) |" in md
     assert "| platform | n/a (not in a TORCH_TRACE log) |" in md
+    assert "| device | n/a (not in a TORCH_TRACE log) |" in md
     assert "WorkerReady" not in md and "not sampled yet" not in md
     assert "1970-01-01" not in md
 
