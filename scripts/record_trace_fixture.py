@@ -23,6 +23,7 @@ recordings.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import re
@@ -48,12 +49,32 @@ def _portable(text: str) -> str:
     return _CHECKOUTS.sub(CHECKOUT, text)
 
 
+_MD5_RE = re.compile(r'"has_payload": "([0-9a-f]{32})"')
+
+
+def rehashed(text: str) -> str:
+    """Each record's payload md5 (its ``has_payload``) that of its payload as
+    the text now holds it, as torch writes it (the payload's lines joined, no
+    newline after the last): a path made portable leaves the log whole."""
+    lines = text.split("\n")
+    header: int | None = None
+    for i, line in enumerate([*lines, ""]):
+        if line.startswith("\t"):
+            continue
+        if header is not None:
+            payload = "\n".join(x[1:] for x in lines[header + 1 : i])
+            md5 = hashlib.md5(payload.encode()).hexdigest()
+            lines[header] = _MD5_RE.sub(f'"has_payload": "{md5}"', lines[header])
+        header = i if _MD5_RE.search(line) else None
+    return "\n".join(lines)
+
+
 def _save_logs(trace_dir: Path, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("*.log.gz"):
         old.unlink()
     for log in sorted(trace_dir.glob("*.log")):
-        data = _portable(log.read_text(encoding="utf-8")).encode()
+        data = rehashed(_portable(log.read_text(encoding="utf-8"))).encode()
         (out / f"{log.name}.gz").write_bytes(gzip.compress(data, mtime=0))
 
 

@@ -30,7 +30,7 @@ _MD5_RE = re.compile(rb'"has_payload": "([0-9a-f]{32})"')
 def trace_logs(name: str, out: Path) -> Path:
     """The recorded logs of ``name`` written into ``out`` with this checkout's
     path back where the recording had it (the user's files are then its own),
-    each payload's md5 as torch would have written it for that path."""
+    each payload's md5 following its payload, as torch would have written it."""
     out.mkdir(parents=True, exist_ok=True)
     for gz in sorted((TORCH_TRACE / name).glob("*.log.gz")):
         log = out / gz.name.removesuffix(".gz")
