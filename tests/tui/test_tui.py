@@ -13,8 +13,10 @@ import sys
 import tempfile
 import textwrap
 import threading
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 from helpers.engine import scripted_run
 from helpers.paths import REPO
@@ -247,6 +249,41 @@ async def test_cancel_kills_the_run_and_keeps_what_was_captured(engine) -> None:
         assert app.is_running
         await pilot.press("c")  # nothing left to cancel: says so, stays up
         await wait_for(pilot, lambda: any("nothing to cancel" in n for n in notes(app)))
+
+
+async def test_q_after_a_cancel_leaves_no_worker(engine) -> None:  # type: ignore[no-untyped-def]
+    """The standby worker spawned as a run is cancelled is still importing
+    torch when q comes: quitting kills it, it is not left to PID 1."""
+
+    class KillsItsWorker(engine):  # type: ignore[misc, valid-type]
+        def cancel(self, reason: str = "cancelled by user") -> None:
+            self.worker.cancel(reason)  # as LiveRun does with the worker it was handed
+            super().cancel(reason)
+
+    KillsItsWorker.hold = True
+    app = make_app(engine=Engine(live_run=KillsItsWorker), start_standby=True)
+
+    def workers() -> list[psutil.Process]:
+        return [
+            p
+            for p in psutil.Process().children()
+            if "dlcprof.worker" in " ".join(p.cmdline()) and p.status() != psutil.STATUS_ZOMBIE
+        ]
+
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runs.standby_ready, timeout=120)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.session.runs)
+        handed = KillsItsWorker.instances[0].worker.pid
+        await pilot.press("c")
+        # The next standby worker, spawned once the cancelled run exited: q at once.
+        await wait_for(pilot, lambda: [p for p in workers() if p.pid != handed], timeout=30)
+        await pilot.press("q")
+    # The quit itself killed it: polled for the event, 2 s at most.
+    deadline = time.monotonic() + 2.0
+    while workers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert workers() == []
 
 
 async def test_escape_cancels_too(engine) -> None:  # type: ignore[no-untyped-def]
