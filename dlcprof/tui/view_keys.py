@@ -119,7 +119,11 @@ class ViewKeys(App[None]):
         if where is None:
             self.notify(editor.NO_PLACE, severity="warning", timeout=3)
             return
-        argv = editor.command(*where)
+        path = editor.absolute(where[0])
+        if path is None:
+            self.notify(editor.not_here(where[0]), severity="warning", timeout=6)
+            return
+        argv = editor.command(path, where[1])
         if argv is None:
             self.notify(editor.NO_EDITOR, severity="warning", timeout=6)
             return
