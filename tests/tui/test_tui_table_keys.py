@@ -127,6 +127,23 @@ async def test_slash_filters_the_focused_table_and_esc_clears_it() -> None:
         assert pane.border_title == "Kernels (12)"
 
 
+async def test_slash_on_a_pane_without_a_table_takes_the_typing_not_the_keys() -> None:
+    """Typing "compile" after / on the Device pane: no m (mode), no p (pause)."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("6")
+        device = app.focused
+        assert device is not None and device.id == "device"
+        await pilot.press("slash", *"compile")
+        field = app.screen.query_one("#filter-input", Input)
+        assert app.focused is field and field.value == "compile"
+        assert "has none" in text(app.screen.query_one("#filter-label"))
+        assert app.paused is None
+        assert not [n for n in app._notifications if n.message.startswith("mode =")]
+        await pilot.press("escape")
+        assert app.focused is device
+
+
 async def test_the_recompiles_sort_and_filter_the_same_way() -> None:
     app = replay("variable_length_static")
     async with app.run_test(size=SIZE) as pilot:
