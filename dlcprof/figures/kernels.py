@@ -134,10 +134,7 @@ OPS_CELL = 40
 
 def short_name(name: str, limit: int = NAME_CELL) -> str:
     """A long generated name without its middle: its start and its number stay."""
-    if len(name) <= limit:
-        return name
-    tail = (limit - 1) // 3
-    return f"{name[: limit - 1 - tail]}…{name[-tail:]}"
+    return text.middle(name, limit)
 
 
 def ops_whole(k: ev.KernelGenerated) -> str:
@@ -145,7 +142,8 @@ def ops_whole(k: ev.KernelGenerated) -> str:
 
 
 def ops_cell(k: ev.KernelGenerated, limit: int = OPS_CELL) -> str:
-    """The fused ops in at most ``limit`` characters: "sub, add, … (+9)"."""
+    """The fused ops in at most ``limit`` characters: "sub, add, … (+9)" (never
+    a trailing comma); too narrow even for that, cut in the middle."""
     ops = short_ops(k)
     if len(", ".join(ops)) <= limit:
         return ops_whole(k)
@@ -155,7 +153,8 @@ def ops_cell(k: ev.KernelGenerated, limit: int = OPS_CELL) -> str:
         if len(", ".join([*shown, op, f"… (+{left})"])) > limit:
             break
         shown.append(op)
-    return ", ".join([*shown, f"… (+{len(ops) - len(shown)})"])
+    cut = ", ".join([*shown, f"… (+{len(ops) - len(shown)})"])
+    return cut if len(cut) <= limit else text.middle(ops_whole(k), limit)
 
 
 def source_line(line: str) -> tuple[str, str]:

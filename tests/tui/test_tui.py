@@ -813,6 +813,27 @@ def test_running_phases_nest_with_finished_ones() -> None:
     ]
     assert rows["inductor_compile"].depth == 2 and rows["inductor_compile"].duration is None
     assert rows["compile_file"].depth == 0  # another thread (the g++ pool)
+    pooled = {r.name: r.pool for r in _rows(finished, opened, main=1)}
+    assert pooled == {n: n == "compile_file" for n in pooled}
+
+
+def test_a_phase_line_says_pool_thread_and_cuts_a_long_name_in_its_middle() -> None:
+    """The pane labels a g++ build off the compiling thread as report.md does,
+    and a name longer than its column keeps its end ("…fw_compiler_base")."""
+    from types import SimpleNamespace
+
+    from dlcprof.tui.widgets.phases import PhaseTimeline, _Row
+
+    timeline = PhaseTimeline(SimpleNamespace(now=None))  # type: ignore[arg-type]
+    timeline.name_w = 40
+    pool = timeline._line(_Row("compile_file", 0, 0.0, 1.0, 2, pool=True), 0.0, 1.0, 1.0, 8)
+    assert "compile_file (pool thread)" in pool.plain
+    timeline.name_w = 24
+    name = "compile_fx.<locals>.fw_compiler_base"
+    line = timeline._line(_Row(name, 4, 0.0, 1.0, 1), 0.0, 1.0, 1.0, 8).plain
+    cell = line[13 + 4 : 13 + 24]  # after the stage label and the indent
+    head, tail = cell.split("…")
+    assert name.startswith(head) and name.endswith(tail) and len(cell) == 24 - 4
 
 
 async def test_log_draws_when_shown_after_scrolling_another_pane(engine) -> None:  # type: ignore[no-untyped-def]

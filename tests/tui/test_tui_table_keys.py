@@ -144,6 +144,30 @@ async def test_slash_on_a_pane_without_a_table_takes_the_typing_not_the_keys() -
         assert app.focused is device
 
 
+async def test_a_long_name_loses_its_middle_where_its_column_is_full() -> None:
+    """The kernel column is 30 wide: a longer name keeps its start and its
+    number around an ellipsis, a shorter one is whole, and / still finds the
+    part that is not drawn."""
+    app = replay("pointwise_chain", "graph_breaks")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = app.query_one("#kernels-table", SortedTable)
+        width = table.ordered_columns[1].width
+        drawn = {plain(r[1]): table.get_row(r.key)[1].plain for r in table.shown}
+        long = [n for n in drawn if len(n) > width]
+        assert long and any(len(n) <= width for n in drawn)
+        for name, cell in drawn.items():
+            if len(name) <= width:
+                assert cell == name
+            else:
+                head, tail = cell.split("…")
+                assert len(cell) == width and name.startswith(head) and name.endswith(tail)
+        table.focus()
+        hidden = long[0][len(long[0]) // 2 - 3 :][:6]  # a piece of the cut middle
+        await pilot.press("slash", *hidden, "enter")
+        assert [plain(r[1]) for r in table.shown] == [n for n in drawn if hidden in n]
+
+
 async def test_the_recompiles_sort_and_filter_the_same_way() -> None:
     app = replay("variable_length_static")
     async with app.run_test(size=SIZE) as pilot:
