@@ -447,6 +447,8 @@ def summary_lines(run: Run, method: bool = True) -> list[str]:
         copy_bandwidth(s.copy_gbps, s.copy_why),
         *s.notes,
     ]
+    if any((t.bw_share or 0) > 1 for t in kernel_timings(run).values()):
+        lines.append(f"of copy BW {OVER_COPY}")
     if not method:
         return lines
     if run.process is not None:
@@ -461,6 +463,11 @@ def sampled(calls: int, method: str) -> str:
 
 
 # --- the words of the profiling stage (the units are text's) -------------------
+
+# Figures that pass 100%, and why: said where they show (console, reports, the
+# Kernels pane's lines), not only in the TUI's help.
+OVER_CALL = "over 100%: medians summed; the call is all kernels, within noise"
+OVER_COPY = "over 100%: the kernel's bytes sat in cache, the copy's in memory"
 
 
 def kernel_coverage(
@@ -478,6 +485,8 @@ def kernel_coverage(
     out += f" = {text.pct(coverage)} of the compiled call ({text.ms(compiled_ms)}, timed alongside)"
     if device_busy is not None:
         return out + f"; device busy {text.pct(device_busy)} of the call"
+    if coverage > 1:
+        return out + f"; {OVER_CALL}"
     return out + "; the rest is Python, guards, allocation and launches"
 
 

@@ -333,3 +333,21 @@ def test_a_phase_that_comes_again_after_a_restart_says_so_live(fixture_events):
     assert len(again) == 2
     assert "restart" not in again[0] and "attempt 2, after a Dynamo restart" in again[1]
     assert not [s for s in said if "[1/0]" not in s and "restart" in s]
+
+
+def test_a_figure_over_100_percent_says_why_where_it_shows(fixture_events):
+    """Issue 40, 7: "of copy BW 1546%" and "kernels … = 102% of the compiled
+    call … the rest is Python" were explained in the TUI's help only."""
+    from dlcprof.console import kernels_table
+    from dlcprof.figures import kernels as fk
+
+    session = Session.from_events(fixture_events("stacked_linears"))
+    run = session.latest_run
+    assert max(t.bw_share or 0 for t in fk.kernel_timings(run).values()) > 1
+    console = Console(width=400, record=True, color_system=None, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(kernels_table(run))
+    assert f"of copy BW {fk.OVER_COPY}" in console.export_text()
+    assert fk.OVER_COPY in render_markdown(build_model(session))
+    over = fk.kernel_coverage(55.6, 54.5, 55.6 / 54.5)
+    assert fk.OVER_CALL in over and "the rest is" not in over
+    assert "the rest is Python" in fk.kernel_coverage(2.7, 47.8, 2.7 / 47.8)
