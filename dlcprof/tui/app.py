@@ -532,7 +532,7 @@ class DlcprofApp(ViewKeys):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(workloads=self.program is None))
+            self.push_screen(HelpScreen(workloads=self.program is None, ranks=self.has_ranks))
 
     async def action_quit(self) -> None:
         """Quit; while an attached program runs, ask first: stop it, or detach."""
