@@ -173,3 +173,38 @@ def test_a_page_closed_after_a_second_leaves_no_process(tmp_path) -> None:  # ty
         out, _ = server.communicate(timeout=30)
     assert server.returncode == 0, out
     assert not [p for p in seen if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+
+
+def test_a_page_whose_server_was_killed_leaves_no_process(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A server gone without stopping its pages (SIGKILL, a crash): each page's
+    dlcprof sees its input hang up and stops, its standby worker with it."""
+    import threading
+
+    port = _free_port()
+    argv = dlcprof_argv("serve", "--port", str(port), "pointwise-chain", "--size", "small")
+    server = subprocess.Popen(
+        argv, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    page: list[psutil.Process] = []
+    try:
+        _wait_listening(port)
+        url = f"ws://127.0.0.1:{port}/ws?width=160&height=48"
+        held = threading.Thread(target=asyncio.run, args=(_open_then_close(url, 10.0),))
+        held.start()
+        deadline = time.monotonic() + 60
+        # Up and drawing: its standby worker (a second python) has started.
+        while len([p for p in page if p.name().startswith("python")]) < 2:
+            assert time.monotonic() < deadline, "the page's dlcprof never started"
+            time.sleep(0.2)
+            page = psutil.Process(server.pid).children(recursive=True)
+    finally:
+        server.kill()
+        server.wait()
+    held.join(timeout=30)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        alive = [p for p in page if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        if not alive:
+            break
+        time.sleep(0.2)
+    assert alive == [], alive
