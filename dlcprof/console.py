@@ -101,12 +101,21 @@ def live_line(event: ev.Event, session: Session) -> Text | None:
         )
     match event:
         case ev.PhaseEnded() if event.name in _LIVE_PHASES:
-            cid = event.compile_id or session.run(event.run_id).last_compile_id or "?"
+            run = session.run(event.run_id)
+            cid = event.compile_id or run.last_compile_id or "?"
+            # Dynamo threw an attempt away: its phases come again, said as a retry.
+            thrown = [
+                p
+                for p in (run.compiles[cid].phases if cid in run.compiles else [])
+                if fp.attempt(p.name) is not None and p.end_t <= event.start_t + 1e-9
+            ]
+            again = f" · attempt {len(thrown) + 1}, after a Dynamo restart" if thrown else ""
             return Text.assemble(
                 ("  ", ""),
                 (f"[{cid}] ", "cyan"),
                 f"{event.name:<32}",
                 (text.secs(event.duration_s), "bold"),
+                (again, "yellow"),
             )
         case ev.CompileFinished() if event.fail_type:
             return Text.assemble(
@@ -204,24 +213,48 @@ def kernels_table(run: Run, fit: bool = True) -> Table:
     by_kernel = {id(g.kernel): g for g in groups}
     profiled = run.kernel_profile is not None
     notes = text.Footnotes()
-    t = Table(title="Kernels" + (", slowest first" if profiled else ""), title_justify="left")
-    t.add_column("compile")
+    title = "Kernels" + (", slowest first" if profiled else "")
+    t = (SqueezedTable if fit else Table)(title=title, title_justify="left")
+    t.add_column("compile", no_wrap=True)
     t.add_column("kernel", no_wrap=True)
-    t.add_column("kind")
+    t.add_column("kind", no_wrap=True)
     for col in fk.TIMING_COLUMNS if profiled else ():
         t.add_column(col, justify="right", no_wrap=True)
-    t.add_column("fused ops")
+    t.add_column("fused ops", no_wrap=True)
     kernels = [g.kernel for g in groups]
     for k in fk.by_time(kernels, group_t) if profiled else kernels:
         g = by_kernel[id(k)]
         c = fk.timing_cells(group_t[fk.kernel_key(k)], notes).values() if profiled else ()
-        name, ops = (fk.short_name(k.name), fk.ops_cell(k)) if fit else (k.name, fk.ops_whole(k))
+        name: RenderableType = k.name
+        ops: RenderableType = fk.ops_whole(k)
+        if fit:
+            name = Fitted(k.name, lambda w, n=k.name: text.middle(n, w))
+            ops = Fitted(fk.ops_whole(k), lambda w, k=k: fk.ops_cell(k, w))
         t.add_row(g.label, name, k.kind, *c, ops)
     count = fk.kernel_count(run)
     head = [count.words, *filter(None, [count.rows_words])]
     t.caption = "\n".join([*head, *fk.summary_lines(run), *notes.lines()])
     t.caption_justify = "left"
     return t
+
+
+class Fitted:
+    """A cell on one line, whole when its column has the room, else ``cut`` to
+    the column's width (a name loses its middle): never cut while the table
+    has room, never cut at its end without an ellipsis."""
+
+    LEAST = 12  # the narrowest a cut cell is made: a name.s start and number
+
+    def __init__(self, whole: str, cut: Callable[[int], str]) -> None:
+        self.whole, self.cut = whole, cut
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(min(self.LEAST, len(self.whole)), len(self.whole))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = options.max_width
+        shown = self.whole if len(self.whole) <= width else self.cut(width)
+        yield Text(shown, no_wrap=True, overflow="crop")
 
 
 class FitOnTerminal:
@@ -236,6 +269,34 @@ class FitOnTerminal:
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement.get(console, options, self.build(console.is_terminal))
+
+
+class SqueezedTable(Table):
+    """A table whose ``Fitted`` columns give the room when it is too wide, the
+    widest first, down to ``Fitted.LEAST``: the names are cut, the figures keep
+    their width (rich alone would shrink every column alike, or a wrapping one
+    to nothing)."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        self._squeeze(console, options)
+        yield from super().__rich_console__(console, options)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        self._squeeze(console, options)
+        return super().__rich_measure__(console, options)
+
+    def _squeeze(self, console: Console, options: ConsoleOptions) -> None:
+        cuttable = [c for c in self.columns if all(isinstance(x, Fitted) for x in c.cells)]
+        for c in cuttable:
+            c.width = max((len(x.whole) for x in c.cells), default=0) or None
+        wide = options.update_width(100_000)
+        excess = super().__rich_measure__(console, wide).maximum - options.max_width
+        while excess > 0:
+            widest = max(cuttable, key=lambda c: c.width or 0, default=None)
+            if widest is None or (widest.width or 0) <= Fitted.LEAST:
+                break
+            widest.width = (widest.width or 0) - 1
+            excess -= 1
 
 
 def benchmark_table(run: Run, session: Session) -> RenderableType:

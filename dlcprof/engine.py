@@ -103,6 +103,7 @@ class Standby:
 
     def __init__(self) -> None:
         self._worker: WorkerProcess | None = None
+        self._importing: WorkerProcess | None = None  # spawned, torch not imported yet
         self._lock = threading.Lock()
         self._preparing = self._closed = False
 
@@ -116,9 +117,14 @@ class Standby:
                 return None
             self._preparing = True
         worker = WorkerProcess(cache="warm")
-        ready = worker.wait_ready()
         with self._lock:
-            self._preparing = False
+            # close() kills it while it imports: a daemon thread dies with the
+            # app, and a worker left waiting here would outlive it.
+            closed = self._closed
+            self._importing = None if closed else worker
+        ready = None if closed else worker.wait_ready()
+        with self._lock:
+            self._preparing, self._importing = False, None
             if ready is not None and not self._closed:
                 self._worker = worker
                 return ready
@@ -137,6 +143,9 @@ class Standby:
         with self._lock:
             self._closed = True
             worker, self._worker = self._worker, None
+            importing = self._importing
+        if importing is not None:
+            importing.cancel("standby closed")  # its wait_ready() then returns None
         if worker is not None:
             worker.dismiss()
             worker.cancel("standby closed")

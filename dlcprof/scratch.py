@@ -27,6 +27,14 @@ def folder() -> Path:
     return _folder
 
 
+def holds(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` lies in a scratch folder: gone when its dlcprof exits."""
+    root, inside = Path(tempfile.gettempdir()).resolve(), Path(path).resolve()
+    if not inside.is_relative_to(root) or inside == root:
+        return False
+    return inside.relative_to(root).parts[0].startswith(PREFIX)
+
+
 def new_folder(name: str) -> Path:
     """A fresh subfolder (one per monitor or worker, so nothing collides)."""
     return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=folder()))

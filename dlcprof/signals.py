@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 from collections.abc import Callable, Iterator
 
@@ -91,3 +92,15 @@ def silence_terminal() -> None:
         with contextlib.suppress(OSError):
             os.dup2(null, fd)
     os.close(null)
+
+
+def input_hung_up(fd: int = 0) -> bool:
+    """Whether the pipe on ``fd`` lost every writer (POLLHUP), seen without
+    reading it: a served page's dlcprof whose server went away (killed, or
+    crashed) gets no quit and no signal, only this."""
+    try:
+        poll = select.poll()
+        poll.register(fd, select.POLLIN)
+        return any(mask & select.POLLHUP for _, mask in poll.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll() here, or no such fd
+        return False

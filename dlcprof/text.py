@@ -296,6 +296,17 @@ def value(x: Any) -> str:
     return str(x)
 
 
+def middle(name: str, limit: int) -> str:
+    """``name`` in at most ``limit`` characters, its middle cut ("…"): the start
+    and the end (a kernel's number, a file's name) stay."""
+    if len(name) <= limit:
+        return name
+    if limit <= 1:
+        return "…"[:limit]
+    tail = (limit - 1) // 3
+    return f"{name[: limit - 1 - tail]}…{name[len(name) - tail :]}"
+
+
 def short(text: str | None, limit: int = 140) -> str:
     """One line, cut to ``limit`` characters with an ellipsis."""
     if not text:

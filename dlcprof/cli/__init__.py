@@ -29,6 +29,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--" in argv and argv[:1] != ["serve"]:  # dlcprof [tui | run OPTIONS] -- CMD ARGS
         i = argv.index("--")
+        if not argv[i + 1 :]:
+            how = {"check": "dlcprof check [budgets]", "run": "dlcprof run [options]"}
+            example = how.get(argv[0], "dlcprof") if argv else "dlcprof"
+            error(f"no command after '--' ({example} -- python train.py)")
+            return EXIT_USAGE
         try:
             return run_attached(argv[:i], argv[i + 1 :])
         except (UsageError, LoadError) as e:

@@ -39,7 +39,7 @@ def _settings_args(p: argparse.ArgumentParser) -> None:
             p.add_argument(o.flag, default=getattr(defaults, o.name), help=_help(o))
         elif o.kind == "int":
             default = None if o.name == "threads" else getattr(defaults, o.name)
-            p.add_argument(o.flag, type=_int(o.name), default=default, help=_help(o))
+            p.add_argument(o.flag, type=_whole, default=default, help=_help(o))
         elif o.kind == "sizes":
             p.add_argument(o.flag, type=_shapes, default=None, help=_help(o))
         else:  # a switch: --sweep, --no-benchmark
@@ -50,16 +50,12 @@ def _help(o: Option) -> str:
     return f"{' | '.join((*o.choices, *o.also))}: {o.help}" if o.choices else o.help
 
 
-def _int(name: str):
-    def convert(text: str) -> int:
-        try:
-            return int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"invalid --{name} {text!r}: give a whole number"
-            ) from None
-
-    return convert
+def _whole(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        # argparse names the option before it: "argument --iters: 'abc' is not ..."
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
 
 
 def _shapes(text: str) -> list[int]:
@@ -119,7 +115,7 @@ def build_parser() -> Parser:
     run.add_argument("--report", type=Path, default=None, help="write a report folder here")
     run.add_argument("--quiet", action="store_true", help="no live lines, only the tables")
     calls_help = "calls the compile must pay back within (advice; default 1000)"
-    run.add_argument("--calls", type=_int("calls"), default=None, help=calls_help)
+    run.add_argument("--calls", type=_whole, default=None, help=calls_help)
     run.add_argument(
         "--timeout",
         type=float,
@@ -129,8 +125,8 @@ def build_parser() -> Parser:
 
     tr = sub.add_parser("try", help="run one advice item of a saved session and measure it")
     tr.add_argument("session", type=Path, help="a report JSON (dlcprof run ... --json)")
-    tr.add_argument("n", type=_int("n"), help="the advice item's number, as the run listed it")
-    tr.add_argument("--calls", type=_int("calls"), default=None, help=calls_help)
+    tr.add_argument("n", type=_whole, help="the advice item's number, as the run listed it")
+    tr.add_argument("--calls", type=_whole, default=None, help=calls_help)
     tr.add_argument(
         "--json",
         type=Path,
@@ -193,12 +189,12 @@ def build_parser() -> Parser:
         epilog="ARGS are dlcprof's own: dlcprof serve replay SESSION, dlcprof serve -- CMD ...",
     )
     srv.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    srv.add_argument("--port", type=_int("port"), default=8000, help="port (default 8000)")
+    srv.add_argument("--port", type=_whole, default=8000, help="port (default 8000)")
     srv.add_argument("args", nargs=argparse.REMAINDER, help="dlcprof's arguments for the TUI")
 
     cmp = sub.add_parser("compare", help="compare two saved sessions")
-    cmp.add_argument("a", type=Path)
-    cmp.add_argument("b", type=Path)
+    cmp.add_argument("a", type=Path, metavar="SESSION_A", help="a saved session (the baseline)")
+    cmp.add_argument("b", type=Path, metavar="SESSION_B", help="a saved session to compare with A")
     cmp.add_argument("--html", type=Path, default=None, help="also write the comparison as HTML")
     cmp.add_argument(
         "--run",
@@ -239,7 +235,7 @@ def build_parser() -> Parser:
     )
     imp.add_argument(
         "--workers",
-        type=_int("--workers"),
+        type=_whole,
         default=None,
         help="processes that read the logs (default: one per core)",
     )

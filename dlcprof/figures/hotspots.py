@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dlcprof import text
+from dlcprof import events as ev
+from dlcprof import scratch, text
 from dlcprof.figures.device import finite
 from dlcprof.session import Run
 
@@ -136,3 +137,14 @@ def hot_scope(thread: str | None, n: int) -> str:
 def threads_not_shown(by_thread: dict[str, int]) -> str:
     """The threads a hot-frame table leaves out, with their samples."""
     return "not shown: " + ", ".join(f"{t} ({samples(n)})" for t, n in by_thread.items())
+
+
+def profile_line(p: ev.ProfileSaved) -> str:
+    """Where the py-spy profile is; one in the scratch folder is said to be
+    temporary, since it goes when this dlcprof exits unless a save copies it."""
+    line = f"{p.format} profile ({p.samples} samples): {p.path}"
+    if scratch.holds(p.path):
+        line += (
+            " (temporary, gone when dlcprof exits: ctrl+s copies the latest run's into the report)"
+        )
+    return line

@@ -137,10 +137,7 @@ OPS_CELL = 40
 
 def short_name(name: str, limit: int = NAME_CELL) -> str:
     """A long generated name without its middle: its start and its number stay."""
-    if len(name) <= limit:
-        return name
-    tail = (limit - 1) // 3
-    return f"{name[: limit - 1 - tail]}…{name[-tail:]}"
+    return text.middle(name, limit)
 
 
 def ops_whole(k: ev.KernelGenerated) -> str:
@@ -148,7 +145,8 @@ def ops_whole(k: ev.KernelGenerated) -> str:
 
 
 def ops_cell(k: ev.KernelGenerated, limit: int = OPS_CELL) -> str:
-    """The fused ops in at most ``limit`` characters: "sub, add, … (+9)"."""
+    """The fused ops in at most ``limit`` characters: "sub, add, … (+9)" (never
+    a trailing comma); too narrow even for that, cut in the middle."""
     ops = short_ops(k)
     if len(", ".join(ops)) <= limit:
         return ops_whole(k)
@@ -158,7 +156,8 @@ def ops_cell(k: ev.KernelGenerated, limit: int = OPS_CELL) -> str:
         if len(", ".join([*shown, op, f"… (+{left})"])) > limit:
             break
         shown.append(op)
-    return ", ".join([*shown, f"… (+{len(ops) - len(shown)})"])
+    cut = ", ".join([*shown, f"… (+{len(ops) - len(shown)})"])
+    return cut if len(cut) <= limit else text.middle(ops_whole(k), limit)
 
 
 def source_line(line: str) -> tuple[str, str]:
@@ -453,6 +452,8 @@ def summary_lines(run: Run, method: bool = True) -> list[str]:
         copy_bandwidth(s.copy_gbps, s.copy_why),
         *s.notes,
     ]
+    if any((t.bw_share or 0) > 1 for t in kernel_timings(run).values()):
+        lines.append(f"of copy BW {OVER_COPY}")
     if not method:
         return lines
     if run.process is not None:
@@ -467,6 +468,11 @@ def sampled(calls: int, method: str) -> str:
 
 
 # --- the words of the profiling stage (the units are text's) -------------------
+
+# Figures that pass 100%, and why: said where they show (console, reports, the
+# Kernels pane's lines), not only in the TUI's help.
+OVER_CALL = "over 100%: medians summed; the call is all kernels, within noise"
+OVER_COPY = "over 100%: the kernel's bytes sat in cache, the copy's in memory"
 
 
 def kernel_coverage(
@@ -484,6 +490,8 @@ def kernel_coverage(
     out += f" = {text.pct(coverage)} of the compiled call ({text.ms(compiled_ms)}, timed alongside)"
     if device_busy is not None:
         return out + f"; device busy {text.pct(device_busy)} of the call"
+    if coverage > 1:
+        return out + f"; {OVER_CALL}"
     return out + "; the rest is Python, guards, allocation and launches"
 
 

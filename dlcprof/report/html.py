@@ -10,6 +10,7 @@ by the engine (kernel sources are full of ``<``). The SVG charts are built by
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 from typing import Any
 
@@ -41,6 +42,18 @@ def _css() -> Markup:
     return Markup(resources.files("dlcprof.report").joinpath("templates/report.css").read_text())
 
 
+# A figure's number and its unit never part at a line's end ("15.52 s").
+_UNIT_GAP = re.compile(r"(?<=\d) (?=(?:[mµn]?s|min|h|[KMGT]i?B(?:/s)?|B)(?!\w))")
+
+
+def _unbroken_units(value: Any) -> Any:
+    """Every placed string (not the SVG, already Markup): a no-break space
+    between a number and its unit."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return _UNIT_GAP.sub("\u00a0", value)
+    return value
+
+
 ENV = Environment(
     loader=PackageLoader("dlcprof.report", "templates"),
     autoescape=True,
@@ -48,6 +61,7 @@ ENV = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
     keep_trailing_newline=True,
+    finalize=_unbroken_units,
 )
 ENV.filters["short"] = text.short
 ENV.globals.update(

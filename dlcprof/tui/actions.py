@@ -338,17 +338,20 @@ def find(name: str, parameters: tuple[object, ...]) -> Action | None:
     return (exact or named or [None])[0]
 
 
-def _grouped(field: str, workloads: bool = True) -> list[tuple[Action, str]]:
+def _grouped(field: str, workloads: bool = True, ranks: bool = True) -> list[tuple[Action, str]]:
     """(row, its keys) for each row with ``field`` set; a row without it is
     another key of the row above, and a run of digits reads as one range.
-    ``workloads`` False: without the rows that need one (an attached program)."""
+    ``workloads`` False: without the rows that need one (an attached program);
+    ``ranks`` False: without the rows of a job's ranks."""
     groups: list[tuple[Action, list[str]]] = []
+    dropped = False  # the row above was left out: so are its other keys
     for a in ACTIONS:
-        if a.workload and not workloads:
-            continue
+        left_out = (a.workload and not workloads) or (not ranks and a.name in RANK_ACTIONS)
         if getattr(a, field):
-            groups.append((a, [a.display]))
-        else:
+            dropped = left_out
+            if not left_out:
+                groups.append((a, [a.display]))
+        elif not (left_out or dropped):
             groups[-1][1].append(a.display)
     return [(a, _keys(keys)) for a, keys in groups]
 
@@ -358,12 +361,13 @@ def palette() -> list[tuple[Action, str]]:
     return [(a, f"{a.title} ({keys})") for a, keys in _grouped("title")]
 
 
-def help_rows(workloads: bool = True) -> list[tuple[str, str]]:
+def help_rows(workloads: bool = True, ranks: bool = True) -> list[tuple[str, str]]:
     """The help screen's lines: (keys, what they do); ``workloads`` False: on
-    an attached program, without the keys that run a workload."""
+    an attached program, without the keys that run a workload; ``ranks``
+    False: without the keys of a job's ranks."""
     return [
         (keys, _focus_help(workloads) if a.name == "focus" else a.help)
-        for a, keys in _grouped("help", workloads)
+        for a, keys in _grouped("help", workloads, ranks)
     ]
 
 
@@ -373,11 +377,11 @@ def _keys(keys: list[str]) -> str:
     return " / ".join(keys)
 
 
-def help_table(workloads: bool = True) -> Table:
+def help_table(workloads: bool = True, ranks: bool = True) -> Table:
     """The keys, aligned: each line wraps inside its own column."""
     t = Table.grid(padding=(0, 2))
     t.add_column(no_wrap=True, style="bold")
     t.add_column()
-    for keys, line in help_rows(workloads):
+    for keys, line in help_rows(workloads, ranks):
         t.add_row(keys, Text(line))
     return t

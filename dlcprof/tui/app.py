@@ -39,6 +39,7 @@ from dlcprof.figures.job import lanes as rl
 from dlcprof.figures.job.rank_runs import rank_runs
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings, SettingsError
+from dlcprof.signals import HANGUP, Stopped, input_hung_up
 from dlcprof.tui import actions, focus
 from dlcprof.tui.controller import NotRunnable, RunController, initial_settings
 from dlcprof.tui.messages import (
@@ -61,7 +62,6 @@ from dlcprof.tui.widgets.workloads import WorkloadPicker
 
 if TYPE_CHECKING:
     from dlcprof.engine import Engine
-    from dlcprof.signals import Stopped
     from dlcprof.tui.attached import ProgramController
 
 TICK_S = 1 / 20  # panes repaint at most this often
@@ -215,6 +215,8 @@ class DlcprofApp(ViewKeys):
         self._pending.append(event)
 
     def _tick(self) -> None:
+        if self.is_web and not self.stops and HANGUP is not None and input_hung_up():
+            self.stops.append(Stopped(HANGUP))  # dlcprof serve's server is gone
         if self.stops:
             self.exit(return_code=1)  # the caller stops the worker and saves the session
             return
@@ -532,7 +534,7 @@ class DlcprofApp(ViewKeys):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(workloads=self.program is None))
+            self.push_screen(HelpScreen(workloads=self.program is None, ranks=self.has_ranks))
 
     async def action_quit(self) -> None:
         """Quit; while an attached program runs, ask first: stop it, or detach."""

@@ -7,8 +7,10 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import site
 import subprocess
-from collections.abc import Mapping
+import sysconfig
+from collections.abc import Iterable, Mapping
 
 _PLACE = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?:\s.*)?$")
 # Editors that take "path:line" rather than "+line path".
@@ -19,12 +21,39 @@ NO_EDITOR = "e opens the row's file at its line: set $VISUAL or $EDITOR (e.g. ex
 NO_PLACE = "e: this row has no file:line to open"
 
 
+def not_here(path: str) -> str:
+    return f"e: {path} is not in this folder, the installed packages or the standard library"
+
+
 def place(where: str) -> tuple[str, int] | None:
     """(path, line) of "path/file.py:13" or "path/file.py:13 code"; None if not one."""
     m = _PLACE.match(where.strip())
     if m is None:
         return None
     return m["path"], int(m["line"])
+
+
+def _roots() -> list[str]:
+    """Where a short path (text.short_path) may start: the working folder, the
+    installed packages, the standard library, of the interpreter the worker
+    runs with (this one)."""
+    paths = sysconfig.get_paths()
+    roots = [os.getcwd(), *site.getsitepackages(), site.getusersitepackages()]
+    roots += [paths[k] for k in ("purelib", "platlib", "stdlib", "platstdlib")]
+    return list(dict.fromkeys(roots))
+
+
+def absolute(path: str, roots: Iterable[str] | None = None) -> str | None:
+    """The file a place names, as an absolute path an editor opens from any
+    folder: "torch/_inductor/codecache.py" in site-packages, "subprocess.py" in
+    the standard library; an absolute path as it is; None when no root holds it."""
+    if os.path.isabs(path):
+        return path
+    for root in _roots() if roots is None else roots:
+        found = os.path.join(root, path)
+        if os.path.isfile(found):
+            return os.path.abspath(found)
+    return None
 
 
 def command(path: str, line: int, env: Mapping[str, str] = os.environ) -> list[str] | None:

@@ -155,7 +155,7 @@ A figure that is not known shows n/a, with the reason where known."""
 
 class HelpScreen(ModalScreen[None]):
     """The keys and the panes; ``workloads`` False (an attached program):
-    without the keys that run a workload."""
+    without the keys that run a workload; ``ranks`` False: without a job's."""
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Close"),
@@ -163,14 +163,16 @@ class HelpScreen(ModalScreen[None]):
         Binding("question_mark", "app.pop_screen", "Close", show=False),
     ]
 
-    def __init__(self, workloads: bool = True) -> None:
+    def __init__(self, workloads: bool = True, ranks: bool = True) -> None:
         super().__init__()
-        self.workloads = workloads
+        self.workloads, self.ranks = workloads, ranks
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
             head, panes = Text.from_markup(HELP_HEAD), Text.from_markup(PANES_HELP)
-            body = Group(head, Text(), actions.help_table(self.workloads), Text(), panes)
+            body = Group(
+                head, Text(), actions.help_table(self.workloads, self.ranks), Text(), panes
+            )
             yield Static(body, id="help-text")
 
 

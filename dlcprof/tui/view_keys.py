@@ -59,9 +59,9 @@ class ViewKeys(App[None]):
         if pane is not None:
             self.repaint_pane(pane)
 
-    def _ordered(self) -> Ordered | None:
+    def _ordered(self, say: bool = True) -> Ordered | None:
         """The table (or the Log) that holds the focus, or the one in the pane
-        that does (Hotspots, Recompiles); None, said why, if none does."""
+        that does (Hotspots, Recompiles); None, said why (``say``), if none does."""
         focused = self.focused
         if isinstance(focused, Ordered):
             return focused
@@ -69,7 +69,8 @@ class ViewKeys(App[None]):
         shown = [w for w in inside if isinstance(w, Widget) and w.display]
         if shown:
             return shown[0]
-        self.notify("focus a table first (1-9, a click): o sorts it, / filters it", timeout=3)
+        if say:
+            self.notify("focus a table first (1-9, a click): o sorts it, / filters it", timeout=3)
         return None
 
     def action_sort(self, step: int) -> None:
@@ -100,9 +101,7 @@ class ViewKeys(App[None]):
 
     async def action_filter(self) -> None:
         """``/``: the filter line for the focused table or the Log."""
-        target = self._ordered()
-        if target is None:
-            return
+        target = self._ordered(say=False)
         bars = self.screen.query(FilterBar)
         bar = bars.first() if bars else FilterBar()
         if not bars:
@@ -119,7 +118,11 @@ class ViewKeys(App[None]):
         if where is None:
             self.notify(editor.NO_PLACE, severity="warning", timeout=3)
             return
-        argv = editor.command(*where)
+        path = editor.absolute(where[0])
+        if path is None:
+            self.notify(editor.not_here(where[0]), severity="warning", timeout=6)
+            return
+        argv = editor.command(path, where[1])
         if argv is None:
             self.notify(editor.NO_EDITOR, severity="warning", timeout=6)
             return

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import threading
+import time
+
+import psutil
 
 from dlcprof import events as ev
 from dlcprof.engine import Standby
@@ -41,3 +44,27 @@ def test_closing_while_preparing_leaves_no_worker():
     standby.close()
     preparing.join(timeout=120)
     assert standby.take() is None
+
+
+def test_closing_while_torch_imports_kills_the_worker_at_once():
+    """close() does not wait for prepare()'s thread: a daemon thread that dies
+    with the app would leave the worker behind, reparented to PID 1."""
+    standby = Standby()
+    preparing = threading.Thread(target=standby.prepare, daemon=True)
+    preparing.start()
+    deadline = time.monotonic() + 60
+    while not _workers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (worker,) = _workers()
+    standby.close()
+    assert not worker.is_running() or worker.status() == psutil.STATUS_ZOMBIE
+    preparing.join(timeout=120)
+    assert standby.take() is None
+
+
+def _workers() -> list[psutil.Process]:
+    return [
+        p
+        for p in psutil.Process().children()
+        if "dlcprof.worker" in " ".join(p.cmdline()) and p.status() != psutil.STATUS_ZOMBIE
+    ]

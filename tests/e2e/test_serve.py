@@ -128,3 +128,83 @@ def urllib_open(url: str):  # type: ignore[no-untyped-def]
     import urllib.request
 
     return urllib.request.urlopen(url, timeout=30)
+
+
+async def _open_then_close(url: str, after_s: float) -> None:
+    """A page that closes about ``after_s`` after its dlcprof started."""
+    async with aiohttp.ClientSession() as http:
+        async with http.ws_connect(url) as ws:
+            await ws.send_str(json.dumps(["resize", {"width": 160, "height": 48}]))
+            deadline = time.monotonic() + after_s
+            while time.monotonic() < deadline:
+                try:
+                    await ws.receive(timeout=0.05)
+                except TimeoutError:
+                    pass
+
+
+def test_a_page_closed_after_a_second_leaves_no_process(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 40, 7: a page closed within about a second left its dlcprof
+    redrawing. Polled for the event (every process of the page gone), bounded."""
+    port = _free_port()
+    argv = dlcprof_argv("serve", "--port", str(port), "pointwise-chain", "--size", "small")
+    server = subprocess.Popen(
+        argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    seen: set[psutil.Process] = set()
+    try:
+        _wait_listening(port)
+        url = f"ws://127.0.0.1:{port}/ws?width=160&height=48"
+        asyncio.run(_open_then_close(url, 1.0))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            alive = [
+                p
+                for p in psutil.Process(server.pid).children(recursive=True)
+                if p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+            ]
+            seen.update(alive)
+            if not alive:
+                break
+            time.sleep(0.2)
+        assert alive == [], alive
+    finally:
+        server.send_signal(signal.SIGINT)
+        out, _ = server.communicate(timeout=30)
+    assert server.returncode == 0, out
+    assert not [p for p in seen if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+
+
+def test_a_page_whose_server_was_killed_leaves_no_process(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A server gone without stopping its pages (SIGKILL, a crash): each page's
+    dlcprof sees its input hang up and stops, its standby worker with it."""
+    import threading
+
+    port = _free_port()
+    argv = dlcprof_argv("serve", "--port", str(port), "pointwise-chain", "--size", "small")
+    server = subprocess.Popen(
+        argv, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    page: list[psutil.Process] = []
+    try:
+        _wait_listening(port)
+        url = f"ws://127.0.0.1:{port}/ws?width=160&height=48"
+        held = threading.Thread(target=asyncio.run, args=(_open_then_close(url, 10.0),))
+        held.start()
+        deadline = time.monotonic() + 60
+        # Up and drawing: its standby worker (a second python) has started.
+        while len([p for p in page if p.name().startswith("python")]) < 2:
+            assert time.monotonic() < deadline, "the page's dlcprof never started"
+            time.sleep(0.2)
+            page = psutil.Process(server.pid).children(recursive=True)
+    finally:
+        server.kill()
+        server.wait()
+    held.join(timeout=30)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        alive = [p for p in page if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        if not alive:
+            break
+        time.sleep(0.2)
+    assert alive == [], alive

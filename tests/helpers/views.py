@@ -34,7 +34,7 @@ def plain(renderable) -> str:  # type: ignore[no-untyped-def]
 def unhtml(page: str) -> str:
     """An HTML page's visible text."""
     page = re.sub(r"<style.*?</style>|<title>.*?</title>", "", page, flags=re.S)
-    return html.unescape(re.sub(r"<[^>]+>", "", page))
+    return html.unescape(re.sub(r"<[^>]+>", "", page)).replace("\xa0", " ")
 
 
 def views(session: Session, run: Run) -> dict[str, str]:

@@ -13,8 +13,10 @@ import sys
 import tempfile
 import textwrap
 import threading
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 from helpers.engine import scripted_run
 from helpers.paths import REPO
@@ -247,6 +249,41 @@ async def test_cancel_kills_the_run_and_keeps_what_was_captured(engine) -> None:
         assert app.is_running
         await pilot.press("c")  # nothing left to cancel: says so, stays up
         await wait_for(pilot, lambda: any("nothing to cancel" in n for n in notes(app)))
+
+
+async def test_q_after_a_cancel_leaves_no_worker(engine) -> None:  # type: ignore[no-untyped-def]
+    """The standby worker spawned as a run is cancelled is still importing
+    torch when q comes: quitting kills it, it is not left to PID 1."""
+
+    class KillsItsWorker(engine):  # type: ignore[misc, valid-type]
+        def cancel(self, reason: str = "cancelled by user") -> None:
+            self.worker.cancel(reason)  # as LiveRun does with the worker it was handed
+            super().cancel(reason)
+
+    KillsItsWorker.hold = True
+    app = make_app(engine=Engine(live_run=KillsItsWorker), start_standby=True)
+
+    def workers() -> list[psutil.Process]:
+        return [
+            p
+            for p in psutil.Process().children()
+            if "dlcprof.worker" in " ".join(p.cmdline()) and p.status() != psutil.STATUS_ZOMBIE
+        ]
+
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runs.standby_ready, timeout=120)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.session.runs)
+        handed = KillsItsWorker.instances[0].worker.pid
+        await pilot.press("c")
+        # The next standby worker, spawned once the cancelled run exited: q at once.
+        await wait_for(pilot, lambda: [p for p in workers() if p.pid != handed], timeout=30)
+        await pilot.press("q")
+    # The quit itself killed it: polled for the event, 2 s at most.
+    deadline = time.monotonic() + 2.0
+    while workers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert workers() == []
 
 
 async def test_escape_cancels_too(engine) -> None:  # type: ignore[no-untyped-def]
@@ -491,7 +528,13 @@ async def test_a_key_goes_to_each_pane_and_the_focused_pane_stands_out() -> None
         assert app.screen.maximized is app.query_one("#kernels")
         await pilot.press("z")
         assert app.screen.maximized is None
-        await pilot.press("4", "z")
+        # The Benchmark pane, 44% of the row in the layout, fills the width too.
+        await pilot.press("2", "z")
+        await pilot.pause()
+        benchmark = app.query_one("#benchmark")
+        assert app.screen.maximized is benchmark
+        assert benchmark.outer_size.width == app.screen.size.width
+        await pilot.press("z", "4", "z")
         await pilot.pause()
         assert app.screen.maximized is app.query_one("#tabs")
         await pilot.press("escape")
@@ -605,8 +648,13 @@ async def test_every_action_is_bound_in_the_palette_in_help_and_in_the_replay_ch
         keyed = (f"({a.display}", f" {a.display})", f"-{a.display}", f"{a.display}-")
         # (The rank keys come with ranks: tests/tui/test_tui_ranks.py.)
         assert any(k in t for k in keyed for t in titles) is (a.name not in RANK_ACTIONS), a
-        # Its key starts a line of the help (alone, beside another key, or in a range).
-        row = next(i for i, line in enumerate(help_lines) if _keys_of(line, a.display))
+        # Its key starts a line of the help (alone, beside another key, or in a
+        # range); the rank keys only with ranks (tests/tui/test_tui_ranks.py).
+        rows = [i for i, line in enumerate(help_lines) if _keys_of(line, a.display)]
+        assert bool(rows) is (a.name not in RANK_ACTIONS), a
+        if not rows:
+            continue
+        row = rows[0]
         wrapped = " ".join(" ".join(help_lines[row : row + 3]).split())
         assert a.help.split(":")[0] in wrapped, a
     assert len(titles) == len(set(titles))  # Textual's own Quit, Maximize: replaced by ours
@@ -776,6 +824,27 @@ def test_running_phases_nest_with_finished_ones() -> None:
     ]
     assert rows["inductor_compile"].depth == 2 and rows["inductor_compile"].duration is None
     assert rows["compile_file"].depth == 0  # another thread (the g++ pool)
+    pooled = {r.name: r.pool for r in _rows(finished, opened, main=1)}
+    assert pooled == {n: n == "compile_file" for n in pooled}
+
+
+def test_a_phase_line_says_pool_thread_and_cuts_a_long_name_in_its_middle() -> None:
+    """The pane labels a g++ build off the compiling thread as report.md does,
+    and a name longer than its column keeps its end ("…fw_compiler_base")."""
+    from types import SimpleNamespace
+
+    from dlcprof.tui.widgets.phases import PhaseTimeline, _Row
+
+    timeline = PhaseTimeline(SimpleNamespace(now=None))  # type: ignore[arg-type]
+    timeline.name_w = 40
+    pool = timeline._line(_Row("compile_file", 0, 0.0, 1.0, 2, pool=True), 0.0, 1.0, 1.0, 8)
+    assert "compile_file (pool thread)" in pool.plain
+    timeline.name_w = 24
+    name = "compile_fx.<locals>.fw_compiler_base"
+    line = timeline._line(_Row(name, 4, 0.0, 1.0, 1), 0.0, 1.0, 1.0, 8).plain
+    cell = line[13 + 4 : 13 + 24]  # after the stage label and the indent
+    head, tail = cell.split("…")
+    assert name.startswith(head) and name.endswith(tail) and len(cell) == 24 - 4
 
 
 async def test_log_draws_when_shown_after_scrolling_another_pane(engine) -> None:  # type: ignore[no-untyped-def]

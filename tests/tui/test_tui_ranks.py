@@ -166,3 +166,24 @@ async def test_a_replay_of_the_saved_session_shows_the_same(tmp_path: Path) -> N
         await settle(pilot)
         lanes = shown(app.screen.query_one("#ranks-lanes", Static))
         assert "rank 0" in lanes and "rank 1" in lanes and "0/1" in lanes
+
+
+async def test_the_help_lists_the_rank_keys_only_where_there_are_ranks() -> None:
+    """Issue 40, 7: ? listed R and [ / ] in a session without ranks."""
+    from helpers.recorded import load_fixture
+
+    from dlcprof.tui.screens import HelpScreen
+
+    for session, ranks in (
+        (Session.from_events(ranked_program(diverge_rank=1)), True),
+        (Session.from_events(load_fixture("graph_breaks")), False),
+    ):
+        app = DlcprofApp(session=session, replay=True, deterministic=True)
+        async with app.run_test(size=SIZE) as pilot:
+            assert app.has_ranks is ranks
+            await pilot.press("question_mark")
+            await pilot.pause()
+            assert isinstance(app.screen, HelpScreen)
+            help_text = shown(app.screen.query_one("#help-text", Static))
+        keyed = [line.split()[0] for line in help_text.splitlines() if line[:1] not in " "]
+        assert ("R" in keyed) is ranks and ("[" in keyed) is ranks, keyed

@@ -127,3 +127,17 @@ def test_no_hot_frames_for_a_run_that_failed_before_compiling(hot) -> None:
     assert "before compiling" in render_markdown(report)
     pane = _pane(session, run)
     assert "before compiling" in pane and "own" not in pane
+
+
+def test_a_profile_in_the_scratch_folder_is_said_to_be_temporary(tmp_path) -> None:
+    """Issue 40, 7: the Log named a profile in a folder removed when the TUI quits."""
+    from dlcprof import events as ev
+    from dlcprof import scratch
+    from dlcprof.figures import hotspots as fh
+
+    kept = tmp_path / "report" / "pyspy.speedscope.json"
+    passing = scratch.new_folder("pyspy") / "profile.json"
+    assert scratch.holds(passing) and not scratch.holds(kept)
+    said = {p: fh.profile_line(ev.ProfileSaved(str(p), "speedscope", 12)) for p in (kept, passing)}
+    assert "temporary" in said[passing] and "ctrl+s" in said[passing]
+    assert "temporary" not in said[kept] and str(kept) in said[kept]

@@ -162,7 +162,7 @@ def test_benchmark_break_even() -> None:
     s = benchmark_session()
     b = next(r.benchmark for r in s.runs.values() if r.benchmark)
     speed = fb.speed(b)
-    html = _html.unescape(render_html(build_model(s)))
+    html = _html.unescape(render_html(build_model(s))).replace("\xa0", " ")
     if speed.verdict == fb.FASTER:
         assert f"pays for itself after {text.break_even(speed.break_even)}" in html
     elif speed.verdict == fb.SLOWER:
@@ -249,7 +249,7 @@ def test_html_escapes_hostile_session_strings_through_the_templates() -> None:
     assert "<script" not in page
     assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in page
     # Unescaped, the page says exactly what the session holds.
-    shown = _html.unescape(page)
+    shown = _html.unescape(page).replace("\xa0", " ")
     assert f"w{evil}" in shown and f"k{evil}" in shown and f"// {evil}" in shown
     md = re.sub(r"`[^`]*`", "", render_markdown(build_model(session)))
     assert "<script" not in md
@@ -286,7 +286,7 @@ def test_html_and_markdown_state_the_same_words(names: list[str]) -> None:
     for n in names:
         events += load_fixture(n)
     session = Session.from_events(events)
-    page = _html.unescape(render_html(build_model(session)))
+    page = _html.unescape(render_html(build_model(session))).replace("\xa0", " ")
     md = render_markdown(build_model(session))
     stated = _stated(session)
     assert stated
@@ -338,3 +338,17 @@ def test_every_library_call_is_a_row_and_the_shares_add_up() -> None:
     page = render_html(report)
     table = page.split('<table class="kernels">', 1)[1].split("</table>", 1)[0]
     assert table.count('<div class="kname">extern_kernels.addmm</div>') == 4
+
+
+def test_a_figure_keeps_its_unit_on_its_line_and_the_advice_fits_its_card() -> None:
+    """Issue 40, 7: "15.52 s" wrapped its "s"; the Advice table's last column
+    ran past the card at 1,400 px (long code in its cells did not break)."""
+    from dlcprof.report.html import _unbroken_units
+
+    assert _unbroken_units("compile 15.52 s, 3.4 ms, 2.05 KB at 1.11 GB/s, 5 steps") == (
+        "compile 15.52\xa0s, 3.4\xa0ms, 2.05\xa0KB at 1.11\xa0GB/s, 5 steps"
+    )
+    s = Session.from_events(load_fixture("variable_length_static"))
+    page = render_html(build_model(s))
+    assert '<table class="advice">' in page and "5.58\xa0s" in page
+    assert "table.advice td{overflow-wrap:anywhere}" in page

@@ -132,7 +132,7 @@ def test_a_break_inside_the_optimizer_points_at_the_users_step_line():
 def test_piped_output_keeps_the_whole_kernels_table(monkeypatch):
     """Off a terminal Rich would cut tables to 80 columns; the CLI's console is
     wide there, and the kernels table fits it whole: every column and the right
-    border (issue 20, 13). A long name loses its middle, not its number."""
+    border (issue 20, 13). A long name is whole where the column has room."""
     import io
 
     from dlcprof.console import PIPE_WIDTH, kernels_table, make_console
@@ -149,8 +149,7 @@ def test_piped_output_keeps_the_whole_kernels_table(monkeypatch):
     assert len(longest) > fk.NAME_CELL
     table = [ln for ln in lines if ln[:1] in "┏┃┡│└"]
     assert "fused ops" in table[1] and all(ln.rstrip()[-1] in "┓┃┩│┘" for ln in table)
-    assert all(fk.short_name(k.name) in pipe.getvalue() for k in run.kernels)
-    assert fk.short_name(longest).endswith(longest[-8:])
+    assert all(k.name in pipe.getvalue() for k in run.kernels)
 
 
 @pytest.mark.parametrize("width", [200, 220])
@@ -316,3 +315,39 @@ def test_a_sweeps_disabled_cache_and_a_first_compiles_header_say_why(fixture_eve
     first = next(iter(run.compiles.values()))
     assert fc.compile_cache(run, first).endswith(fc.HEADER_BUILT)
     assert "precompiled header" in live_line(built, session).plain
+
+
+def test_a_phase_that_comes_again_after_a_restart_says_so_live(fixture_events):
+    """Issue 40, 7: "[1/0] bytecode_tracing" twice in run's live lines; the
+    second is Dynamo's retry after it threw the first attempt away."""
+    from dlcprof.console import live_line
+
+    session = Session()
+    said = []
+    for e in fixture_events("graph_breaks"):
+        session.apply(e)
+        line = live_line(e, session)
+        if line is not None and "bytecode_tracing" in line.plain:
+            said.append(line.plain)
+    again = [s for s in said if "[1/0]" in s]
+    assert len(again) == 2
+    assert "restart" not in again[0] and "attempt 2, after a Dynamo restart" in again[1]
+    assert not [s for s in said if "[1/0]" not in s and "restart" in s]
+
+
+def test_a_figure_over_100_percent_says_why_where_it_shows(fixture_events):
+    """Issue 40, 7: "of copy BW 1546%" and "kernels … = 102% of the compiled
+    call … the rest is Python" were explained in the TUI's help only."""
+    from dlcprof.console import kernels_table
+    from dlcprof.figures import kernels as fk
+
+    session = Session.from_events(fixture_events("stacked_linears"))
+    run = session.latest_run
+    assert max(t.bw_share or 0 for t in fk.kernel_timings(run).values()) > 1
+    console = Console(width=400, record=True, color_system=None, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(kernels_table(run))
+    assert f"of copy BW {fk.OVER_COPY}" in console.export_text()
+    assert fk.OVER_COPY in render_markdown(build_model(session))
+    over = fk.kernel_coverage(55.6, 54.5, 55.6 / 54.5)
+    assert fk.OVER_CALL in over and "the rest is" not in over
+    assert "the rest is Python" in fk.kernel_coverage(2.7, 47.8, 2.7 / 47.8)

@@ -5,6 +5,7 @@ serve without its extra."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 from rich.text import Text
@@ -59,6 +60,20 @@ def test_the_editor_command_opens_the_line() -> None:
     assert editor.command("/w/m.py", 13, {"EDITOR": "hx"}) == ["hx", "/w/m.py:13"]
     assert editor.command("/w/m.py", 13, {}) is None
     assert editor.run(["/nonexistent/editor", "+1", "x"]).startswith("e: /nonexistent/editor")
+
+
+def test_the_editor_gets_the_absolute_file_of_a_short_path() -> None:
+    """Hot frames name installed files from their package on and the standard
+    library's from its folder on: the editor gets the real file."""
+    import subprocess as stdlib_module
+
+    import textual
+
+    assert editor.absolute("subprocess.py") == stdlib_module.__file__
+    assert editor.absolute("textual/app.py") == str(Path(textual.__file__).parent / "app.py")
+    assert editor.absolute("/w/m.py") == "/w/m.py"  # absolute: as it is
+    assert editor.absolute("nowhere/x.py") is None
+    assert "nowhere/x.py is not in" in editor.not_here("nowhere/x.py")
 
 
 def test_a_bad_theme_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

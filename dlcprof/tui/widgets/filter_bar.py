@@ -14,6 +14,8 @@ from textual.widgets import Input, Static
 from dlcprof.tui.ordering import REGEX
 from dlcprof.tui.widgets.sorted_table import Ordered
 
+NOTHING = "/ filters a table: this pane has none (1-9 or a click focuses one)"
+
 
 class FilterBar(Horizontal):
     BINDINGS = [Binding("escape", "clear", "Clear filter", show=False)]
@@ -21,6 +23,7 @@ class FilterBar(Horizontal):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.target: Ordered | None = None
+        self._back: Widget | None = None  # the focus to give back when there was no table
 
     def compose(self) -> ComposeResult:
         yield Static(id="filter-label")
@@ -31,12 +34,16 @@ class FilterBar(Horizontal):
         )
         yield Static(id="filter-error")
 
-    def open(self, target: Ordered, title: str) -> None:
-        """Filter ``target`` (its pane called ``title``), from what it keeps now."""
+    def open(self, target: Ordered | None, title: str) -> None:
+        """Filter ``target`` (its pane called ``title``), from what it keeps now.
+        None (the focused pane has no table): the line opens all the same and
+        says so, so that the filter typed next is not taken for keys."""
         self.target = target
-        self.query_one("#filter-label", Static).update(f"filter {title}: ")
+        self._back = None if target is not None else self.app.focused
+        label = f"filter {title}: " if target is not None else f"{NOTHING} · esc: "
+        self.query_one("#filter-label", Static).update(label)
         field = self.query_one(Input)
-        field.value = target.order.query
+        field.value = target.order.query if target is not None else ""
         self._said()
         self.display = True
         field.focus()
@@ -62,6 +69,6 @@ class FilterBar(Horizontal):
 
     def _close(self) -> None:
         self.display = False
-        target = self.target
-        if isinstance(target, Widget) and target.is_attached:
-            target.focus()
+        back = self.target if self.target is not None else self._back
+        if isinstance(back, Widget) and back.is_attached:
+            back.focus()

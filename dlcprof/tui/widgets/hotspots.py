@@ -97,8 +97,7 @@ def body(view: View, all_threads: bool = False) -> tuple[Group, list[fh.HotRow],
             why = "no py-spy samples for this run (yet)"
         tail.append(Text(text.na(why), style="dim"))
     if run is not None and run.profile is not None:
-        p = run.profile
-        tail.append(Text(f"{p.format} profile ({p.samples} samples): {p.path}", style="dim"))
+        tail.append(Text(fh.profile_line(run.profile), style="dim"))
     return Group(*head), rows, Group(*tail)
 
 

@@ -13,6 +13,7 @@ from textual.widgets import RichLog
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.figures import hotspots as fh
 from dlcprof.figures import live_log as ll
 from dlcprof.figures import outcome as fout
 from dlcprof.tui import ordering
@@ -87,7 +88,7 @@ def log_line(e: ev.Event, t0: float | None) -> tuple[Text, Text] | None:
             lines = [fout.headline(e), *fout.hint_lines(e)]
             body = Text("\n".join(lines), style="bold white on red")
         case ev.ProfileSaved():
-            body = Text(f"{e.format} profile saved: {e.path}", style="dim")
+            body = Text(fh.profile_line(e), style="dim")
         case _:
             return None
     return stamp, body

@@ -32,6 +32,7 @@ class _Row:
     start: float
     duration: float | None  # None: still running (or was, at save time)
     thread: int
+    pool: bool = False  # on a pool thread beside the compiling one (a g++ build)
 
 
 class PhaseTimeline:
@@ -135,7 +136,8 @@ class PhaseTimeline:
         stage = fp.stage_of(row.name)
         running = row.duration is None
         indent = " " * min(row.depth, _MAX_INDENT)
-        name = row.name[: max(1, self.name_w - len(indent))]
+        label = f"{row.name} ({fp.pool_words(1)})" if row.pool else row.name
+        name = text.middle(label, max(1, self.name_w - len(indent)))  # its end says most
         pad = " " * (self.name_w - len(indent) - len(name))
         if running:
             shown = end - row.start if self.view.now is not None else None
@@ -169,7 +171,7 @@ def _groups(run: Run) -> list[tuple[str, Compile | None, list[_Row]]]:
     for p in run.open_phases.values():
         open_by_cid.setdefault(p.compile_id or current, []).append(p)
     for cid, c in run.compiles.items():
-        rows = _rows(c.phases, open_by_cid.pop(cid, []))
+        rows = _rows(c.phases, open_by_cid.pop(cid, []), fp.main_thread(c.phases))
         out.append((f"compile {cid}", c, rows))
     for cid, opened in open_by_cid.items():
         title = f"compile {cid}" if cid else "compile ?"
@@ -182,8 +184,11 @@ def _groups(run: Run) -> list[tuple[str, Compile | None, list[_Row]]]:
 _STILL_OPEN_END = 1e12
 
 
-def _rows(phases: list[ev.PhaseEnded], opened: list[ev.PhaseStarted]) -> list[_Row]:
-    """Finished and running phases nested together (depth = enclosing phases)."""
+def _rows(
+    phases: list[ev.PhaseEnded], opened: list[ev.PhaseStarted], main: int | None = None
+) -> list[_Row]:
+    """Finished and running phases nested together (depth = enclosing phases);
+    those off the ``main`` (compiling) thread are marked as a pool thread's."""
     running = [
         ev.PhaseEnded(
             run_id=p.run_id,
@@ -198,7 +203,14 @@ def _rows(phases: list[ev.PhaseEnded], opened: list[ev.PhaseStarted]) -> list[_R
     ]
     open_ids = {id(p) for p in running}
     return [
-        _Row(p.name, d, p.start_t, None if id(p) in open_ids else p.duration_s, p.thread)
+        _Row(
+            p.name,
+            d,
+            p.start_t,
+            None if id(p) in open_ids else p.duration_s,
+            p.thread,
+            main is not None and p.thread != main,
+        )
         for p, d in fp.nest_phases([*phases, *running])
     ]
 

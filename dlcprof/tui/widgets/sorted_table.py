@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
+from dlcprof import text
 from dlcprof.tui import ordering
 
 
@@ -97,6 +98,7 @@ class SortedTable(Ordered, DataTable[object]):
         self.rows_given: list[Row] = []
         self.shown: list[Row] = []
         self._applied: ordering.Order | None = None
+        self._widths: list[int | None] = []  # each column's, as drawn
 
     def rearrange(self) -> None:
         self.fill(self.rows_given)
@@ -135,7 +137,7 @@ class SortedTable(Ordered, DataTable[object]):
         at = self.shown[self.cursor_row].key if 0 <= self.cursor_row < len(self.shown) else None
         if same_sort and shown[: len(self.shown)] == self.shown:
             for row in shown[len(self.shown) :]:  # rows that arrived
-                self.add_row(*_cells(row), key=row.key)
+                self.add_row(*_cells(row, self._widths), key=row.key)
         elif applied is not None and same_rows and len(shown) == len(before):
             self._reorder(shown, order)  # the same rows, another order
         elif same_sort and same_rows and _within(shown, self.shown):
@@ -143,12 +145,14 @@ class SortedTable(Ordered, DataTable[object]):
                 self.remove_row(key)
         else:
             self.clear(columns=True)
+            self._widths = []
             for i, (label, width) in enumerate(self.spec):
                 # Room for the mark: a fixed width never crops it.
                 fits = max(width, len(label) + 2) if width is not None else None
                 self.add_column(ordering.marked(label, i, order), width=fits, key=str(i))
+                self._widths.append(fits)
             for row in shown:
-                self.add_row(*_cells(row), key=row.key)
+                self.add_row(*_cells(row, self._widths), key=row.key)
         self._applied, self.shown = order, shown
         keys = [r.key for r in shown]
         if at in keys and keys.index(at) != self.cursor_row:
@@ -170,10 +174,21 @@ def _within(shown: list[Row], before: list[Row]) -> bool:
     return [r.key for r in before if r.key in keep] == [r.key for r in shown]
 
 
-def _cells(row: Row) -> list[object]:
-    """Plain strings as Text: a "[" in a guard or a path is not markup. The
-    first cell a new object, whatever it was: the row's own (``_reorder``)."""
+def _cells(row: Row, widths: Sequence[int | None]) -> list[object]:
+    """Plain strings as Text: a "[" in a guard or a path is not markup; a cell
+    wider than its column loses its middle ("cpp_fused_add_…_0"), not its end.
+    The first cell a new object, whatever it was: the row's own (``_reorder``)."""
     cells = [Text(c) if isinstance(c, str) else c for c in row]
+    cells = [_fit(c, widths[i] if i < len(widths) else None) for i, c in enumerate(cells)]
     if cells and isinstance(cells[0], Text) and cells[0] is row[0]:
         cells[0] = cells[0].copy()
     return cells
+
+
+def _fit(cell: object, width: int | None) -> object:
+    if width is None or not isinstance(cell, Text) or cell.cell_len <= width:
+        return cell
+    cut = text.middle(cell.plain, width)
+    head = cut.index("…")
+    tail = len(cut) - head - 1
+    return cell[:head] + Text("…") + cell[len(cell.plain) - tail :]
