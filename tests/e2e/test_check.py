@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from helpers.paths import PROGRAMS
 
+from dlcprof.report.load import load_session
+
 # The runs share the baseline the first writes: one process runs them all.
 pytestmark = pytest.mark.xdist_group("test_check")
 
@@ -20,6 +22,8 @@ PROJECT = PROGRAMS / "budget_project"
 TRAIN = PROJECT / "train.py"
 MODEL = PROJECT / "model.py"
 BREAK_LINE = 21  # model.py's data-dependent `if`
+FIND_SPEC_FIRST = PROGRAMS / "find_spec_first.py"
+FIND_SPEC_BREAK = 16  # its print
 
 
 def check(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -120,3 +124,18 @@ def test_torchrun_rank_over_budget_fails_and_is_named(tmp_path):
     assert bad and all(ln.endswith(", rank 1)]") for ln in bad), bad
     assert "recompile:" in bad[0] and "expected 4, actual 6" in bad[0]
     assert "2 processes judged" in proc.stderr
+
+
+def test_a_program_that_looks_for_torch_first_is_seen_and_its_break_fails(tmp_path):
+    """``importlib.util.find_spec("torch")`` before ``import torch`` (as datasets
+    and transformers do) hides nothing: the compile is seen, its break judged."""
+    proc = check(
+        "--max-graph-breaks", "0", "--json", str(tmp_path / "s.json"), "--",
+        sys.executable, str(FIND_SPEC_FIRST), cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert f"✗ {FIND_SPEC_FIRST}:{FIND_SPEC_BREAK}: graph break:" in proc.stderr
+    (run,) = load_session(tmp_path / "s.json").runs.values()
+    assert run.compiles and [b.location for b in run.graph_breaks] == [
+        f"{FIND_SPEC_FIRST}:{FIND_SPEC_BREAK}"
+    ]
