@@ -147,7 +147,7 @@ def judged(
     from dlcprof.attach.program import exit_code
     from dlcprof.figures.check import verdict as fv
 
-    verdict = fv.judge_session(session, budgets, baseline, repeats=repeats)
+    verdict = fv.judge_session(session, budgets, baseline, repeats=repeats, attached=True)
     for v in verdict.violations:
         say(out, Text(f"✗ {v.line()}", style="red"))
     for line in fv.run_lines(verdict):

@@ -139,3 +139,41 @@ def test_a_program_that_looks_for_torch_first_is_seen_and_its_break_fails(tmp_pa
     assert run.compiles and [b.location for b in run.graph_breaks] == [
         f"{FIND_SPEC_FIRST}:{FIND_SPEC_BREAK}"
     ]
+
+
+def test_a_program_dlcprof_never_saw_fails_with_the_reason(tmp_path):
+    """``python -I`` skips the bootstrap: the program compiles, breaks and
+    exits 0 unseen, and the gate fails rather than pass what it did not see."""
+    proc = check(
+        "--max-graph-breaks", "0", "--", sys.executable, "-I", str(FIND_SPEC_FIRST), cwd=tmp_path
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert "inside the compiled step" in proc.stdout  # it ran, and broke
+    assert "✗ dlcprof saw no compile: " in proc.stderr and "python -I skips" in proc.stderr
+    assert "dlcprof check: FAILED, 1 violation (no compile seen: 1; 0 processes judged)" in (
+        proc.stderr
+    )
+
+
+def test_a_fullgraph_break_fails_at_its_line_with_an_annotation(tmp_path):
+    """``fullgraph=True`` turns the break into an exception the program dies of:
+    the break is judged at its line, the budgets it left unjudged fail too."""
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(PROGRAMS.parent.parent)}
+    proc = check(
+        "--max-graph-breaks", "0", "--max-compiles", "5", "--", sys.executable,
+        str(FIND_SPEC_FIRST), "--fullgraph", cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr[-3000:]  # the program's own status: it raised
+    bad = [ln for ln in proc.stderr.splitlines() if ln.startswith(f"✗ {FIND_SPEC_FIRST}")]
+    assert len(bad) == 2, proc.stderr[-3000:]
+    assert bad[0].startswith(
+        f"✗ {FIND_SPEC_FIRST}:{FIND_SPEC_BREAK}: graph break: Failed to trace builtin operator"
+    )
+    assert "compiles not judged past the compile that raised (COMPILE CRASHED" in bad[1]
+    notes = [ln for ln in proc.stdout.splitlines() if ln.startswith("::error ")]
+    assert [n.split("::")[1] for n in notes] == [
+        f"error file=tests/programs/find_spec_first.py,line={FIND_SPEC_BREAK},"
+        "title=dlcprof check%3A graph breaks",
+        f"error file=tests/programs/find_spec_first.py,line={FIND_SPEC_BREAK},"
+        "title=dlcprof check%3A compiles",
+    ]

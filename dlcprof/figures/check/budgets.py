@@ -43,6 +43,7 @@ TITLES = {
     "new_recompiles": "recompiles new since the baseline",
     "new_frames": "frames newly compiled since the baseline",
     "compile_regression": "compile time against the baseline",
+    "unseen": "no compile seen",
 }
 
 

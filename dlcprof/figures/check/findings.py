@@ -63,8 +63,9 @@ def _frames(run: Run) -> dict[str, tuple[str, str]]:
 
 
 def graph_breaks(run: Run) -> list[Finding]:
-    """Each break once, however many frames hit it (figures/graph_breaks.py)."""
-    return [
+    """Each break once, however many frames hit it (figures/graph_breaks.py),
+    and a break a compile raised instead (``fullgraph=True``)."""
+    out = [
         Finding(
             "graph break",
             b.location,
@@ -76,6 +77,17 @@ def graph_breaks(run: Run) -> list[Finding]:
         )
         for b in breaks(run)
     ]
+    raised = run.compile_raised
+    if raised is not None and raised.error.startswith(UNSUPPORTED):
+        reason = raised.error.removeprefix(UNSUPPORTED).strip() or raised.error
+        said = f"{reason} (the compile raised it: it allowed no break, as fullgraph=True does)"
+        out.append(Finding("graph break", raised.location, said, "", "", (raised.location, reason)))
+    return out
+
+
+# Dynamo's exception for a break (torch._dynamo.exc.Unsupported): raised into the
+# program only where the compile allows none (fullgraph=True, error_on_graph_break).
+UNSUPPORTED = "Unsupported:"
 
 
 def recompiles(run: Run) -> list[Finding]:
