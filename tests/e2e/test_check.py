@@ -20,7 +20,6 @@ pytestmark = pytest.mark.xdist_group("test_check")
 
 PROJECT = PROGRAMS / "budget_project"
 TRAIN = PROJECT / "train.py"
-MODEL = PROJECT / "model.py"
 BREAK_LINE = 21  # model.py's data-dependent `if`
 FIND_SPEC_FIRST = PROGRAMS / "find_spec_first.py"
 FIND_SPEC_BREAK = 16  # its print
@@ -59,8 +58,8 @@ def test_over_budget_fails_naming_the_line_for_github_and_junit(baseline):
     tmp, proc = baseline
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert "batch 4 loss" in proc.stdout  # the program's own output passes through
-    where = f"{MODEL}:{BREAK_LINE}: graph break: Data-dependent branching"
-    assert where in proc.stderr
+    where = f"tests/programs/budget_project/model.py:{BREAK_LINE}"  # in the repository
+    assert f"✗ {where}: graph break: Data-dependent branching" in proc.stderr
     assert "dlcprof check: FAILED, 1 violation (graph breaks: 1; 1 process judged)" in proc.stderr
     assert "compile time = CPU seconds of each compile" in proc.stderr
     (line,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("::error ")]
@@ -76,7 +75,7 @@ def test_over_budget_fails_naming_the_line_for_github_and_junit(baseline):
     suite = ET.parse(tmp / "junit.xml").getroot().find("testsuite")
     failures = suite.findall("testcase/failure")
     assert suite.get("failures") == "1" and len(failures) == 1
-    assert failures[0].get("message", "").startswith(f"{MODEL}:{BREAK_LINE}: graph break")
+    assert failures[0].get("message", "").startswith(f"{where}: graph break")
 
 
 def test_unchanged_against_its_baseline_within_budget_passes(baseline):
@@ -164,11 +163,10 @@ def test_a_fullgraph_break_fails_at_its_line_with_an_annotation(tmp_path):
         str(FIND_SPEC_FIRST), "--fullgraph", cwd=tmp_path, env=env,
     )  # fmt: skip
     assert proc.returncode == 1, proc.stderr[-3000:]  # the program's own status: it raised
-    bad = [ln for ln in proc.stderr.splitlines() if ln.startswith(f"✗ {FIND_SPEC_FIRST}")]
+    where = f"tests/programs/find_spec_first.py:{FIND_SPEC_BREAK}"  # in the repository
+    bad = [ln for ln in proc.stderr.splitlines() if ln.startswith(f"✗ {where}")]
     assert len(bad) == 2, proc.stderr[-3000:]
-    assert bad[0].startswith(
-        f"✗ {FIND_SPEC_FIRST}:{FIND_SPEC_BREAK}: graph break: Failed to trace builtin operator"
-    )
+    assert bad[0].startswith(f"✗ {where}: graph break: Failed to trace builtin operator")
     assert "compiles not judged past the compile that raised (COMPILE CRASHED" in bad[1]
     notes = [ln for ln in proc.stdout.splitlines() if ln.startswith("::error ")]
     assert [n.split("::")[1] for n in notes] == [
@@ -177,3 +175,54 @@ def test_a_fullgraph_break_fails_at_its_line_with_an_annotation(tmp_path):
         f"error file=tests/programs/find_spec_first.py,line={FIND_SPEC_BREAK},"
         "title=dlcprof check%3A compiles",
     ]
+
+
+THROUGH = PROGRAMS / "through_library.py"
+
+
+def marked(marker: str) -> int:
+    """The line of ``THROUGH`` marked ``# MARKER``."""
+    lines = THROUGH.read_text().splitlines()
+    return next(i for i, ln in enumerate(lines, 1) if ln.endswith(f"# {marker}"))
+
+
+@pytest.fixture(scope="module")
+def vendorlib(tmp_path_factory) -> dict[str, str]:
+    """An installed package: ``vendorlib`` in a site-packages folder on PYTHONPATH."""
+    site = tmp_path_factory.mktemp("venv") / "site-packages"
+    site.mkdir()
+    (site / "vendorlib.py").write_text(
+        "def log_and_scale(y):\n    print('vendorlib: scaling')\n    return y * 2\n"
+    )
+    # On GitHub, without GITHUB_WORKSPACE: paths relative to the git root above the cwd.
+    return {"PYTHONPATH": str(site), "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": ""}
+
+
+def test_a_break_inside_a_package_is_annotated_at_the_users_line(vendorlib):
+    proc = check(
+        "--max-graph-breaks", "0", "--", sys.executable, str(THROUGH), cwd=PROGRAMS, env=vendorlib
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    where = f"tests/programs/through_library.py:{marked('CALL_LINE')}"
+    said = "graph break: Failed to trace builtin operator (broke inside vendorlib.py:2)"
+    assert f"✗ {where}: {said}" in proc.stderr
+    (note,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("::error ")]
+    file, line = where.split(":")
+    assert note.startswith(f"::error file={file},line={line},title=dlcprof check%3A graph breaks")
+    assert said in note
+
+
+def test_findings_only_inside_a_package_are_one_violation_at_the_compile_call(vendorlib):
+    proc = check(
+        "--max-compiles", "0", "--", sys.executable, str(THROUGH), "--library-only", cwd=PROGRAMS,
+        env=vendorlib,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    (bad,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("✗")]
+    assert bad.startswith(
+        f"✗ tests/programs/through_library.py:{marked('COMPILE_LINE')}: 2 compiles only inside "
+        "libraries, at no line of yours (the torch.compile call that reached them): "
+        "vendorlib.py:1 log_and_scale compiled; vendorlib.py:2 "
+    ), bad
+    (note,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("::error ")]
+    assert "site-packages" not in note

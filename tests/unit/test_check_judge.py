@@ -22,6 +22,7 @@ from dlcprof.figures.check import verdict as fv
 from dlcprof.figures.check.baseline import FLOOR_S, pairs, regressed
 from dlcprof.figures.check.budgets import Budgets
 from dlcprof.figures.check.findings import CompileTime
+from dlcprof.figures.check.places import relative_where, repository_root
 from dlcprof.figures.job.program import skips_site
 from dlcprof.report.github import annotations, step_summary
 from dlcprof.report.junit import junit_xml
@@ -301,3 +302,16 @@ def test_a_compile_that_raised_fails_the_budgets_it_left_unjudged():
 )
 def test_the_python_flags_that_keep_the_bootstrap_out(argv, flags):
     assert skips_site(argv) == flags
+
+
+def test_the_repository_root_github_then_git_then_the_cwd(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    monkeypatch.setenv("GITHUB_WORKSPACE", "/w")
+    assert repository_root(repo / "src") == Path("/w")
+    monkeypatch.setenv("GITHUB_WORKSPACE", "")
+    assert repository_root(repo / "src") == repo.resolve()
+    assert repository_root(tmp_path) == tmp_path.resolve()
+    assert relative_where(f"{repo}/src/a.py:3", repo) == "src/a.py:3"
+    assert relative_where("/elsewhere/a.py:3", repo) == "/elsewhere/a.py:3"

@@ -3,10 +3,12 @@ lines a gate prints, and its exit status."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from dlcprof import text
 from dlcprof.figures.check import baseline as fb
+from dlcprof.figures.check import places
 from dlcprof.figures.check.budgets import TITLES, Budgets, Count, Violation, judge
 from dlcprof.figures.check.findings import MEASURE_SAID, CompileTime, compile_time
 from dlcprof.figures.check.unjudged import unjudged, unseen
@@ -55,12 +57,15 @@ def judge_session(
     runs: list[Run] | None = None,
     repeats: int = 1,
     attached: bool = False,
+    root: Path | None = None,
 ) -> Verdict:
     """``runs`` (default: every run of ``session``), each against ``budgets`` and
     its own run in ``baseline``; ``repeats``: the session is the one of that
     many runs of the command with the least compile time; ``attached``: the
     session is a program's (``dlcprof check -- CMD``), whose processes dlcprof
-    sees only from their first compile: none seen is a violation, not a pass."""
+    sees only from their first compile: none seen is a violation, not a pass.
+    Each violation's file is relative to ``root`` (default: the repository's)."""
+    root = places.repository_root() if root is None else root
     runs = list(session.runs.values()) if runs is None else runs
     paired = dict((r.run_id, b) for r, b in fb.pairs(session, baseline)) if baseline else {}
     out = []
@@ -80,6 +85,9 @@ def judge_session(
             now, then = fb.times(run, base)
             rv.baseline = fb.change_words(now, then, budgets.tolerance)
             measures.add(now.measure)
+        rv.violations = [
+            replace(x, where=places.relative_where(x.where, root)) for x in rv.violations
+        ]
         out.append(rv)
     checks = budgets.checks() + ([*fb.NEW, "compile_regression"] if baseline is not None else [])
     measure = "both" if len(measures) > 1 else next(iter(measures), "cpu")
