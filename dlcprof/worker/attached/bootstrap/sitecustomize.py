@@ -84,17 +84,18 @@ class _WaitFor:
 
     def __init__(self, name, then):
         self.name = name
-        self.inside = name + "."
         self.then = then
         self.done = False
-        self.busy = False  # asking the other finders: a lookup from one of them is theirs
+        # Done, or asking the other finders (a lookup from one of them is theirs):
+        # one test for every import of the program while it waits.
+        self.off = False
 
     def find_spec(self, fullname, path, target=None):
-        if self.done or self.busy:
+        if self.off or not fullname.startswith(self.name):
             return None
         if fullname == self.name:
             return self._wrapped(fullname, path, target)
-        if fullname.startswith(self.inside) and _loaded(self.name):
+        if fullname[len(self.name)] == "." and _loaded(self.name):
             self.fire()
             # then() may have put a waiter for this very module first: it gets this lookup.
             for finder in sys.meta_path:
@@ -103,7 +104,7 @@ class _WaitFor:
         return None
 
     def _wrapped(self, fullname, path, target):
-        self.busy = True
+        self.off = True
         try:
             spec = None
             for finder in sys.meta_path:
@@ -112,7 +113,7 @@ class _WaitFor:
                 if spec is not None:
                     break
         finally:
-            self.busy = False
+            self.off = self.done
         if spec is not None and spec.loader is not None:
             spec.loader = _Loader(spec.loader, self.fire)
         return spec
@@ -120,7 +121,7 @@ class _WaitFor:
     def fire(self):
         if self.done:
             return
-        self.done = True
+        self.done = self.off = True
         try:
             sys.meta_path.remove(self)
         except ValueError:
