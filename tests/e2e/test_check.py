@@ -4,6 +4,7 @@ a failing program, and a torchrun job whose rank 1 alone recompiles."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -226,3 +227,24 @@ def test_findings_only_inside_a_package_are_one_violation_at_the_compile_call(ve
     ), bad
     (note,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("::error ")]
     assert "site-packages" not in note
+
+
+def test_an_attached_program_gets_compile_cost_by_its_code_and_the_regional_rule(tmp_path):
+    """``dlcprof run -- CMD``: compile seconds by the program's functions and
+    modules, and the regional item they make for its two Block instances
+    (Inductor's graph caches off: a cache hit lowers nothing)."""
+    off = {"TORCHINDUCTOR_FX_GRAPH_CACHE": "0", "TORCHINDUCTOR_AUTOGRAD_CACHE": "0"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "dlcprof.cli", "run", "--quiet", "--no-hotspots", "--json",
+         str(tmp_path / "s.json"), "--", sys.executable, str(TRAIN)],
+        cwd=tmp_path, env={**os.environ, **off}, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Compile cost by your code" in proc.stderr
+    report = json.loads((tmp_path / "s.json").read_text())
+    (run,) = report["runs"]
+    cost = run["compile_cost"]
+    assert cost is not None and cost["probe_s"] > 0
+    assert any(f["function"] == "Block.forward" for f in cost["functions"])
+    assert any(m["cls"] == "Block" for m in cost["modules"])
+    assert "regional" in [item["rule"] for item in report["advice"]["items"]]
