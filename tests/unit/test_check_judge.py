@@ -252,6 +252,11 @@ def test_a_process_that_sent_no_compile_record_is_not_judged():
     )
     (x,) = fv.judge_session(s, Budgets(compiles=3), attached=True).violations
     assert x.check == "unseen" and "no compile record arrived" in x.message
+    # A rank that never compiled (its end said so) is judged on its nothing.
+    rank = Session.from_events(
+        [process_attached(8, rank=1), ev.RunFinished(run_id="pid8", status="ok", wall_s=1.0)]
+    )
+    assert fv.judge_session(rank, Budgets(compiles=3), attached=True).passed
 
 
 def test_a_probe_that_could_not_read_a_budgets_figure_fails_it():

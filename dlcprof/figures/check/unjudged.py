@@ -25,8 +25,10 @@ def unjudged(
     run: Run, budgets: Budgets, counts: list[Count], label: str, attached: bool
 ) -> list[Violation]:
     """The budgets ``run`` leaves unjudged, each with why; ``attached``: a
-    process of a program, which sends nothing before its first compile."""
-    if attached and not any(c.record is not None for c in run.compiles.values()):
+    process of a program, which sends nothing before its first compile (a rank
+    that never compiled says so at its end, and is judged on its nothing)."""
+    began = bool(run.compiles or run.open_phases)
+    if attached and began and not any(c.record is not None for c in run.compiles.values()):
         why = (
             "dlcprof saw no compile: the process began compiling, but no compile record "
             "arrived (it ended inside its first compile, or its events were lost)"
