@@ -24,7 +24,7 @@ def compile_cost_view(run: Run, limit: int = 8, tree: bool = False) -> Renderabl
     largest modules' table."""
     cost = fc.compile_cost(run)
     if cost is None:
-        why = run.unavailable.get("compile_cost")
+        why = fc.why_none(run)
         return Text(f"compile cost by your code: {text.na(why)}", style="yellow") if why else None
     parts: list[RenderableType] = [Text("Compile cost by your code", style="bold")]
     tables = [(fc.dynamo_line(cost), fc.FUNCTION_COLUMNS, fc.function_rows(cost, limit))]

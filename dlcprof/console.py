@@ -17,7 +17,7 @@ from rich.text import Text
 
 from dlcprof import events as ev
 from dlcprof import text
-from dlcprof.advice_tables import advice_view
+from dlcprof.advice_tables import advice_view, compile_cost_view
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import cache as fc
@@ -582,5 +582,6 @@ def program_summary(session: Session) -> RenderableType:
     parts += [Text(line) for line in fprog.program_lines(session)]
     advised = fat.advised_run(session)
     if advised is not None:
+        parts += [v for v in (compile_cost_view(advised),) if v is not None]
         parts.append(advice_view(session, advised))
     return Group(*parts)

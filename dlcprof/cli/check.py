@@ -146,8 +146,12 @@ def judged(
 
     from dlcprof.attach.program import exit_code
     from dlcprof.figures.check import verdict as fv
+    from dlcprof.figures.check.places import repository_root
 
-    verdict = fv.judge_session(session, budgets, baseline, repeats=repeats)
+    root = repository_root()
+    verdict = fv.judge_session(
+        session, budgets, baseline, repeats=repeats, attached=True, root=root
+    )
     for v in verdict.violations:
         say(out, Text(f"✗ {v.line()}", style="red"))
     for line in fv.run_lines(verdict):
@@ -156,7 +160,7 @@ def judged(
     say(out, Text(fv.summary(verdict), style="bold green" if verdict.passed else "bold red"))
     status = EXIT_OK if verdict.passed else EXIT_FAILED
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        github(verdict)
+        github(verdict, root)
     if args.junit is not None:
         from dlcprof.report.junit import junit_xml
 
@@ -171,12 +175,11 @@ def judged(
     return status
 
 
-def github(verdict: Verdict) -> None:
+def github(verdict: Verdict, root: Path) -> None:
     """The annotations on stdout, where the runner reads workflow commands; the
     summary appended to $GITHUB_STEP_SUMMARY."""
     from dlcprof.report import github as gh
 
-    root = gh.repository_root()
     for line in gh.annotations(verdict, root):
         print(line, flush=True)
     path = os.environ.get("GITHUB_STEP_SUMMARY")

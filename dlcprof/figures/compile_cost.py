@@ -114,6 +114,22 @@ def _compiles(run: Run) -> list[Compile]:
     return [c for c in run.compiles.values() if c.cost is not None]
 
 
+def why_none(run: Run) -> str | None:
+    """Why a run that compiled has no compile cost by the user's code (the probe
+    unavailable, an attached process's never sent); None when it has one, or
+    compiled nothing, or is a recording from before the probe."""
+    if _compiles(run) or not any(c.record is not None for c in run.compiles.values()):
+        return None
+    if "compile_cost" in run.unavailable:
+        return run.unavailable["compile_cost"]
+    if run.process is not None:
+        return (
+            "an attached process sends it at its end: this one ended without its exit hook "
+            "(os._exit, a signal), or was recorded by a dlcprof that did not measure it there"
+        )
+    return None
+
+
 def compile_cost(run: Run) -> CompileCost | None:
     """The run's compiles together; None where the probe measured none."""
     compiles = _compiles(run)

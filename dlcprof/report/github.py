@@ -6,11 +6,11 @@ the path relative to the repository, ``%``, CR and LF escaped everywhere and
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from dlcprof.figures.check.budgets import TITLES, Violation
 from dlcprof.figures.check.findings import split_where
+from dlcprof.figures.check.places import relative
 from dlcprof.figures.check.verdict import Verdict, measure_line, run_lines, summary
 
 
@@ -20,14 +20,6 @@ def _data(s: str) -> str:
 
 def _property(s: str) -> str:
     return _data(s).replace(":", "%3A").replace(",", "%2C")
-
-
-def relative(path: str, root: Path) -> str:
-    """``path`` relative to the repository ``root`` when inside it, else as given."""
-    try:
-        return Path(path).resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return path
 
 
 def annotation(v: Violation, root: Path) -> str:
@@ -45,11 +37,6 @@ def annotation(v: Violation, root: Path) -> str:
 
 def annotations(verdict: Verdict, root: Path) -> list[str]:
     return [annotation(v, root) for v in verdict.violations]
-
-
-def repository_root() -> Path:
-    """GitHub's checkout ($GITHUB_WORKSPACE), else the current folder."""
-    return Path(os.environ.get("GITHUB_WORKSPACE") or os.getcwd())
 
 
 def step_summary(verdict: Verdict, root: Path) -> str:

@@ -10,7 +10,9 @@ from dlcprof.figures.check.verdict import Verdict, measure_line
 
 
 def junit_xml(verdict: Verdict) -> str:
-    cases = [(r, check) for r in verdict.runs for check in verdict.checks]
+    cases = [(r.label, r.violations, check) for r in verdict.runs for check in verdict.checks]
+    if verdict.unseen is not None:  # no process to judge: the program's own case
+        cases.append(("", [verdict.unseen], verdict.unseen.check))
     failures = len(verdict.violations)
     suites = ET.Element(
         "testsuites", name="dlcprof check", tests=str(len(cases)), failures=str(failures)
@@ -29,14 +31,14 @@ def junit_xml(verdict: Verdict) -> str:
         name="compile time",
         value=measure_line(verdict),
     )
-    for run, check in cases:
+    for label, violations, check in cases:
         case = ET.SubElement(
             suite,
             "testcase",
-            classname=f"dlcprof.check.{run.label or 'program'}",
+            classname=f"dlcprof.check.{label or 'program'}",
             name=TITLES[check],
         )
-        for v in run.violations:
+        for v in violations:
             if v.check == check:
                 failure = ET.SubElement(case, "failure", message=v.line(), type=check)
                 failure.text = v.line()

@@ -356,7 +356,7 @@ def _advice(a: AdviceSection | None) -> list[str]:
 def _compile_cost(r: RunModel) -> list[str]:
     c = r.compile_cost
     if c is None:
-        why = r.run.unavailable.get("compile_cost")
+        why = r.compile_cost_why
         return [f"Compile cost by your code: {text.na(why)}", ""] if why else []
     out = ["### Compile cost by your code", ""]
     for line, columns, rows in (

@@ -8,6 +8,7 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import compile_cost as fcc
 from dlcprof.figures import device as fd
 from dlcprof.figures import graph_breaks as fgb
 from dlcprof.figures import kernels as fk
@@ -88,6 +89,7 @@ class RunModel:
     origin_t: float | None  # the run's start: the JSON states its compile phases from it
     sweep_total_s: float | None
     compile_cost: CompileCostSection | None  # by the user's functions and modules
+    compile_cost_why: str | None  # why a run that compiled has none
     # An attached process: how it ended when not plainly, and what DDP did to its compiles.
     process_notes: list[str] = field(default_factory=list)
     # Its torch.compile calls, in the words of the Benchmark pane and the console.
@@ -307,6 +309,7 @@ def run_model(session: Session, run: Run, number: int | None = None) -> RunModel
         origin_t=fruns.run_origin(run),
         sweep_total_s=fr.sweep_total(run),
         compile_cost=compile_cost_section(run),
+        compile_cost_why=fcc.why_none(run),
         process_notes=[n for n in (fout.end_line(run, session),) if n] + (ddp.lines if ddp else []),
         ddp=ddp,
     )

@@ -10,7 +10,8 @@ A host is a process whose compiles dlcprof watches; each builds one
   status, each compiled graph's calls and a few calls' kernel times, the
   rendezvous, DDP's buckets, a compile that raised into the program
   (``probes/raised.py``), the eager calls past the recompile limit, the
-  settings of each torch.compile call (``probes/compile_calls.py``);
+  settings of each torch.compile call (``probes/compile_calls.py``), compile
+  cost by the user's code;
 - the pytest plugin's test process (``pytest_plugin/host.py``): no extras; a
   run per watched test (``follow`` again, after ``close``).
 

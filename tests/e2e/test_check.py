@@ -4,6 +4,7 @@ a failing program, and a torchrun job whose rank 1 alone recompiles."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -13,13 +14,16 @@ from pathlib import Path
 import pytest
 from helpers.paths import PROGRAMS
 
+from dlcprof.report.load import load_session
+
 # The runs share the baseline the first writes: one process runs them all.
 pytestmark = pytest.mark.xdist_group("test_check")
 
 PROJECT = PROGRAMS / "budget_project"
 TRAIN = PROJECT / "train.py"
-MODEL = PROJECT / "model.py"
 BREAK_LINE = 21  # model.py's data-dependent `if`
+FIND_SPEC_FIRST = PROGRAMS / "find_spec_first.py"
+FIND_SPEC_BREAK = 16  # its print
 
 
 def check(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -55,8 +59,8 @@ def test_over_budget_fails_naming_the_line_for_github_and_junit(baseline):
     tmp, proc = baseline
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert "batch 4 loss" in proc.stdout  # the program's own output passes through
-    where = f"{MODEL}:{BREAK_LINE}: graph break: Data-dependent branching"
-    assert where in proc.stderr
+    where = f"tests/programs/budget_project/model.py:{BREAK_LINE}"  # in the repository
+    assert f"✗ {where}: graph break: Data-dependent branching" in proc.stderr
     assert "dlcprof check: FAILED, 1 violation (graph breaks: 1; 1 process judged)" in proc.stderr
     assert "compile time = CPU seconds of each compile" in proc.stderr
     (line,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("::error ")]
@@ -72,7 +76,7 @@ def test_over_budget_fails_naming_the_line_for_github_and_junit(baseline):
     suite = ET.parse(tmp / "junit.xml").getroot().find("testsuite")
     failures = suite.findall("testcase/failure")
     assert suite.get("failures") == "1" and len(failures) == 1
-    assert failures[0].get("message", "").startswith(f"{MODEL}:{BREAK_LINE}: graph break")
+    assert failures[0].get("message", "").startswith(f"{where}: graph break")
 
 
 def test_unchanged_against_its_baseline_within_budget_passes(baseline):
@@ -120,3 +124,127 @@ def test_torchrun_rank_over_budget_fails_and_is_named(tmp_path):
     assert bad and all(ln.endswith(", rank 1)]") for ln in bad), bad
     assert "recompile:" in bad[0] and "expected 4, actual 6" in bad[0]
     assert "2 processes judged" in proc.stderr
+
+
+def test_a_program_that_looks_for_torch_first_is_seen_and_its_break_fails(tmp_path):
+    """``importlib.util.find_spec("torch")`` before ``import torch`` (as datasets
+    and transformers do) hides nothing: the compile is seen, its break judged."""
+    proc = check(
+        "--max-graph-breaks", "0", "--json", str(tmp_path / "s.json"), "--",
+        sys.executable, str(FIND_SPEC_FIRST), cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert f"✗ {FIND_SPEC_FIRST}:{FIND_SPEC_BREAK}: graph break:" in proc.stderr
+    (run,) = load_session(tmp_path / "s.json").runs.values()
+    assert run.compiles and [b.location for b in run.graph_breaks] == [
+        f"{FIND_SPEC_FIRST}:{FIND_SPEC_BREAK}"
+    ]
+
+
+def test_a_program_dlcprof_never_saw_fails_with_the_reason(tmp_path):
+    """``python -I`` skips the bootstrap: the program compiles, breaks and
+    exits 0 unseen, and the gate fails rather than pass what it did not see."""
+    proc = check(
+        "--max-graph-breaks", "0", "--", sys.executable, "-I", str(FIND_SPEC_FIRST), cwd=tmp_path
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert "inside the compiled step" in proc.stdout  # it ran, and broke
+    assert "✗ dlcprof saw no compile: " in proc.stderr and "python -I skips" in proc.stderr
+    assert "dlcprof check: FAILED, 1 violation (no compile seen: 1; 0 processes judged)" in (
+        proc.stderr
+    )
+
+
+def test_a_fullgraph_break_fails_at_its_line_with_an_annotation(tmp_path):
+    """``fullgraph=True`` turns the break into an exception the program dies of:
+    the break is judged at its line, the budgets it left unjudged fail too."""
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(PROGRAMS.parent.parent)}
+    proc = check(
+        "--max-graph-breaks", "0", "--max-compiles", "5", "--", sys.executable,
+        str(FIND_SPEC_FIRST), "--fullgraph", cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr[-3000:]  # the program's own status: it raised
+    where = f"tests/programs/find_spec_first.py:{FIND_SPEC_BREAK}"  # in the repository
+    bad = [ln for ln in proc.stderr.splitlines() if ln.startswith(f"✗ {where}")]
+    assert len(bad) == 2, proc.stderr[-3000:]
+    assert bad[0].startswith(f"✗ {where}: graph break: Failed to trace builtin operator")
+    assert "compiles not judged past the compile that raised (COMPILE CRASHED" in bad[1]
+    notes = [ln for ln in proc.stdout.splitlines() if ln.startswith("::error ")]
+    assert [n.split("::")[1] for n in notes] == [
+        f"error file=tests/programs/find_spec_first.py,line={FIND_SPEC_BREAK},"
+        "title=dlcprof check%3A graph breaks",
+        f"error file=tests/programs/find_spec_first.py,line={FIND_SPEC_BREAK},"
+        "title=dlcprof check%3A compiles",
+    ]
+
+
+THROUGH = PROGRAMS / "through_library.py"
+
+
+def marked(marker: str) -> int:
+    """The line of ``THROUGH`` marked ``# MARKER``."""
+    lines = THROUGH.read_text().splitlines()
+    return next(i for i, ln in enumerate(lines, 1) if ln.endswith(f"# {marker}"))
+
+
+@pytest.fixture(scope="module")
+def vendorlib(tmp_path_factory) -> dict[str, str]:
+    """An installed package: ``vendorlib`` in a site-packages folder on PYTHONPATH."""
+    site = tmp_path_factory.mktemp("venv") / "site-packages"
+    site.mkdir()
+    (site / "vendorlib.py").write_text(
+        "def log_and_scale(y):\n    print('vendorlib: scaling')\n    return y * 2\n"
+    )
+    # On GitHub, without GITHUB_WORKSPACE: paths relative to the git root above the cwd.
+    return {"PYTHONPATH": str(site), "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": ""}
+
+
+def test_a_break_inside_a_package_is_annotated_at_the_users_line(vendorlib):
+    proc = check(
+        "--max-graph-breaks", "0", "--", sys.executable, str(THROUGH), cwd=PROGRAMS, env=vendorlib
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    where = f"tests/programs/through_library.py:{marked('CALL_LINE')}"
+    said = "graph break: Failed to trace builtin operator (broke inside vendorlib.py:2)"
+    assert f"✗ {where}: {said}" in proc.stderr
+    (note,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("::error ")]
+    file, line = where.split(":")
+    assert note.startswith(f"::error file={file},line={line},title=dlcprof check%3A graph breaks")
+    assert said in note
+
+
+def test_findings_only_inside_a_package_are_one_violation_at_the_compile_call(vendorlib):
+    proc = check(
+        "--max-compiles", "0", "--", sys.executable, str(THROUGH), "--library-only", cwd=PROGRAMS,
+        env=vendorlib,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    (bad,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("✗")]
+    assert bad.startswith(
+        f"✗ tests/programs/through_library.py:{marked('COMPILE_LINE')}: 2 compiles only inside "
+        "libraries, at no line of yours (the torch.compile call that reached them): "
+        "vendorlib.py:1 log_and_scale compiled; vendorlib.py:2 "
+    ), bad
+    (note,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("::error ")]
+    assert "site-packages" not in note
+
+
+def test_an_attached_program_gets_compile_cost_by_its_code_and_the_regional_rule(tmp_path):
+    """``dlcprof run -- CMD``: compile seconds by the program's functions and
+    modules, and the regional item they make for its two Block instances
+    (Inductor's graph caches off: a cache hit lowers nothing)."""
+    off = {"TORCHINDUCTOR_FX_GRAPH_CACHE": "0", "TORCHINDUCTOR_AUTOGRAD_CACHE": "0"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "dlcprof.cli", "run", "--quiet", "--no-hotspots", "--json",
+         str(tmp_path / "s.json"), "--", sys.executable, str(TRAIN)],
+        cwd=tmp_path, env={**os.environ, **off}, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Compile cost by your code" in proc.stderr
+    report = json.loads((tmp_path / "s.json").read_text())
+    (run,) = report["runs"]
+    cost = run["compile_cost"]
+    assert cost is not None and cost["probe_s"] > 0
+    assert any(f["function"] == "Block.forward" for f in cost["functions"])
+    assert any(m["cls"] == "Block" for m in cost["modules"])
+    assert "regional" in [item["rule"] for item in report["advice"]["items"]]

@@ -36,7 +36,7 @@ def test_budgets_report_and_baseline(project):
     out = result.stdout.str()
     assert "FAILED check_model.py::test_no_break_budget" in out
     assert "dlcprof compile budget: FAILED, 1 violation (graph breaks: 1; 1 test judged)" in out
-    assert f"{project.path / 'model.py'}:21: graph break: Data-dependent branching" in out
+    assert "  model.py:21: graph break: Data-dependent branching" in out  # relative to the cwd
     session = load_session(project.path / "report")
     assert list(session.runs) == [
         "check_model.py::test_no_break_budget",

@@ -36,3 +36,10 @@ def test_timeline_offsets_have_one_sign(fixture_events) -> None:
     # The first compile starts within 5 ms before the process's start mark.
     assert offsets[0] == "+0.00"
     assert not [o for o in offsets if re.match(r"[+-][+-]", o)], offsets
+
+
+def test_an_attached_process_without_compile_cost_says_why(fixture_events) -> None:
+    """Recorded before the probe ran in attached processes: no section, a reason."""
+    html = render_html(rm.build(_session(fixture_events)))
+    assert "Compile cost by your code" in html
+    assert "an attached process sends it at its end: this one ended without its exit hook" in html

@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from helpers.program import process_attached
 from helpers.recorded import load_fixture
 
 from dlcprof import events as ev
@@ -21,6 +22,8 @@ from dlcprof.figures.check import verdict as fv
 from dlcprof.figures.check.baseline import FLOOR_S, pairs, regressed
 from dlcprof.figures.check.budgets import Budgets
 from dlcprof.figures.check.findings import CompileTime
+from dlcprof.figures.check.places import relative_where, repository_root
+from dlcprof.figures.job.program import skips_site
 from dlcprof.report.github import annotations, step_summary
 from dlcprof.report.junit import junit_xml
 from dlcprof.session import Session
@@ -220,3 +223,100 @@ def test_the_markers_allow_takes_ids():
     assert v.passed
     with pytest.raises(pytest.UsageError, match="'print' is not a graph-break id"):
         _budgets(pytest.mark.compile_budget(allow=["GB0059", "print"]).mark)
+
+
+def test_a_program_of_which_no_process_was_seen_fails_with_why():
+    s = Session.from_events(
+        [ev.ProgramStarted(argv=["python", "-u", "-X", "dev", "-IB", "train.py"], cwd="/", pid=7)]
+    )
+    v = fv.judge_session(s, Budgets(graph_breaks=0), attached=True)
+    (x,) = v.violations
+    assert (x.check, x.where) == ("unseen", "")
+    assert x.message.startswith("dlcprof saw no compile: ") and "python -I skips" in x.message
+    assert (
+        fv.summary(v)
+        == "dlcprof check: FAILED, 1 violation (no compile seen: 1; 0 processes judged)"
+    )
+    (case,) = ET.fromstring(junit_xml(v)).find("testsuite").findall("testcase")
+    assert case.get("name") == "no compile seen" and case.find("failure") is not None
+    # The pytest plugin judges its tests: none, nothing to say.
+    assert fv.judge_session(s, Budgets(graph_breaks=0)).passed
+
+
+def test_a_process_that_sent_no_compile_record_is_not_judged():
+    s = Session.from_events(
+        [
+            process_attached(7),
+            ev.PhaseStarted(run_id="pid7", compile_id="0/0", name="dynamo", thread=1),
+        ]
+    )
+    (x,) = fv.judge_session(s, Budgets(compiles=3), attached=True).violations
+    assert x.check == "unseen" and "no compile record arrived" in x.message
+    # A rank that never compiled (its end said so) is judged on its nothing.
+    rank = Session.from_events(
+        [process_attached(8, rank=1), ev.RunFinished(run_id="pid8", status="ok", wall_s=1.0)]
+    )
+    assert fv.judge_session(rank, Budgets(compiles=3), attached=True).passed
+
+
+def test_a_probe_that_could_not_read_a_budgets_figure_fails_it():
+    s = session()
+    run = next(iter(s.runs.values()))
+    s.apply(ev.ProbeUnavailable(run_id=run.run_id, probe="trace", reason="trace_log not found"))
+    v = fv.judge_session(s, Budgets(recompiles=10), attached=True)
+    (x,) = v.violations
+    assert x.check == "recompiles"
+    assert (
+        x.message
+        == "recompiles not judged: dlcprof could not read them (trace: trace_log not found)"
+    )
+
+
+def test_a_compile_that_raised_fails_the_budgets_it_left_unjudged():
+    s = session()
+    run = next(iter(s.runs.values()))
+    raised = ev.CompileRaised(
+        run_id=run.run_id,
+        error="Unsupported: Failed to trace builtin operator",
+        location=f"{TRAIN}:30",
+    )
+    s.apply(raised)
+    v = fv.judge_session(s, Budgets(graph_breaks=1, recompiles=10))
+    got = [(x.check, x.where, x.message.split(" (")[0]) for x in v.violations]
+    # The break it raised counts (2 > 1); the recompiles after it never ran.
+    assert got[:2] == [
+        ("graph_breaks", f"{TRAIN}:23", "graph break: Data-dependent branching"),
+        ("graph_breaks", f"{TRAIN}:30", "graph break: Failed to trace builtin operator"),
+    ]
+    assert got[2] == (
+        "recompiles",
+        f"{TRAIN}:30",
+        "recompiles not judged past the compile that raised",
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "flags"),
+    [
+        (["python3", "-S", "t.py"], ["-S"]),
+        (["/usr/bin/python3.11", "-W", "-I", "-E", "t.py"], ["-E"]),  # -I is -W's value
+        (["python", "-Wignore", "-Xfrozen", "-"], []),
+        (["python", "t.py", "-I"], []),  # the program's own argument
+        (["torchrun", "-S", "t.py"], []),
+    ],
+)
+def test_the_python_flags_that_keep_the_bootstrap_out(argv, flags):
+    assert skips_site(argv) == flags
+
+
+def test_the_repository_root_github_then_git_then_the_cwd(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    monkeypatch.setenv("GITHUB_WORKSPACE", "/w")
+    assert repository_root(repo / "src") == Path("/w")
+    monkeypatch.setenv("GITHUB_WORKSPACE", "")
+    assert repository_root(repo / "src") == repo.resolve()
+    assert repository_root(tmp_path) == tmp_path.resolve()
+    assert relative_where(f"{repo}/src/a.py:3", repo) == "src/a.py:3"
+    assert relative_where("/elsewhere/a.py:3", repo) == "/elsewhere/a.py:3"

@@ -7,5 +7,9 @@
 - ``budgets``: the budgets and each run judged against them;
 - ``baseline``: each run against its own run in a baseline session: what is
   new, and a compile-time regression beyond noise;
+- ``unjudged``: what could not be judged (no process seen, no compile record,
+  a probe unavailable, a compile that raised), each a violation, never a pass;
+- ``places``: each violation at the user's line, relative to the repository;
+  findings only inside packages said once;
 - ``verdict``: every run's violations, the summary line, the exit status.
 """

@@ -10,7 +10,7 @@ compare in one measure: CPU seconds when both runs have them, else wall."""
 from __future__ import annotations
 
 from dlcprof import text
-from dlcprof.figures.check.budgets import Violation
+from dlcprof.figures.check.budgets import Violation, placed
 from dlcprof.figures.check.findings import CompileTime, compile_time, findings_of
 from dlcprof.session import Run, Session
 
@@ -76,10 +76,12 @@ def against(run: Run, base: Run, tolerance: float, label: str) -> list[Violation
     out = []
     for check, (kind, adverb) in NEW.items():
         known = {f.key for f in then[kind]}
+        new = []
         for f in now[kind]:
             if f.key not in known:
                 known.add(f.key)
-                out.append(Violation(check, f.where, f"{adverb} {f.words()}", label, f.compile_id))
+                new.append(f)
+        out += placed(check, new, run, label, f"{adverb} ", "")
     t_now, t_then = times(run, base)
     if regressed(t_now, t_then, tolerance):
         out.append(

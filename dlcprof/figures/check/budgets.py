@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from dlcprof import text
 from dlcprof.figures import cache_misses as fcm
-from dlcprof.figures.check.findings import CompileTime, compile_time, findings_of
+from dlcprof.figures.check import places
+from dlcprof.figures.check.findings import CompileTime, Finding, compile_time, findings_of
 from dlcprof.session import Run
 
 
@@ -43,6 +44,7 @@ TITLES = {
     "new_recompiles": "recompiles new since the baseline",
     "new_frames": "frames newly compiled since the baseline",
     "compile_regression": "compile time against the baseline",
+    "unseen": "no compile seen",
 }
 
 
@@ -81,6 +83,23 @@ class Count:
         return f"{TITLES[self.check]} {int(self.value)} {sign} {int(self.budget)}{allowed}"
 
 
+def placed(
+    check: str, found: list[Finding], run: Run, label: str, before: str, after: str
+) -> list[Violation]:
+    """A violation of ``check`` per finding at the user's line, and one for
+    those only inside libraries; each message ``before`` + the finding + ``after``."""
+    theirs = [f for f in found if not places.users(f)]
+    out = [
+        Violation(check, f.where, f"{before}{f.words()}{after}", label, f.compile_id)
+        for f in found
+        if places.users(f)
+    ]
+    if theirs:
+        at, words = places.inside_libraries(theirs, run)
+        out.append(Violation(check, at, f"{before}{words}{after}", label))
+    return out
+
+
 def judge(
     run: Run, budgets: Budgets, label: str, base: Run | None = None
 ) -> tuple[list[Count], list[Violation]]:
@@ -96,10 +115,7 @@ def judge(
         count = Count(check, len(counted), budget, len(found[check]) - len(counted))
         counts.append(count)
         if count.over:
-            violations += [
-                Violation(check, f.where, f"{f.words()} ({count.words()})", label, f.compile_id)
-                for f in counted
-            ]
+            violations += placed(check, counted, run, label, "", f" ({count.words()})")
     unseen = fcm.unseen(run) if budgets.cache_misses is not None else None
     if unseen is not None:  # what dlcprof did not see it never calls fine
         violations.append(

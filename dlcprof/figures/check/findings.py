@@ -23,6 +23,7 @@ class Finding:
     compile_id: str
     key: tuple[str, ...]  # what a baseline matches it by
     gb_id: str = ""  # a graph break's id in torch's catalogue ("GB0124"), "" when none
+    detail: str = ""  # "file:line" inside a library where it broke, beside the user's line
 
     @property
     def file(self) -> str:
@@ -33,9 +34,13 @@ class Finding:
         return split_where(self.where)[1]
 
     def words(self) -> str:
-        """ "graph break: Data-dependent branching (hint: Use `torch.cond` ...) [GB0170]"."""
+        """ "graph break: Data-dependent branching (broke inside trl/x.py:9) (hint: Use
+        `torch.cond` ...) [GB0170]"."""
+        inside = f" {text.broke_inside(self.detail)}" if self.detail else ""
         hint = f" (hint: {self.hint})" if self.hint else ""
-        return f"{self.kind}: {self.reason}{hint}" + (f" [{self.gb_id}]" if self.gb_id else "")
+        return f"{self.kind}: {self.reason}{inside}{hint}" + (
+            f" [{self.gb_id}]" if self.gb_id else ""
+        )
 
 
 def split_where(where: str) -> tuple[str, int | None]:
@@ -63,8 +68,9 @@ def _frames(run: Run) -> dict[str, tuple[str, str]]:
 
 
 def graph_breaks(run: Run) -> list[Finding]:
-    """Each break once, however many frames hit it (figures/graph_breaks.py)."""
-    return [
+    """Each break once, however many frames hit it (figures/graph_breaks.py),
+    and a break a compile raised instead (``fullgraph=True``)."""
+    out = [
         Finding(
             "graph break",
             b.location,
@@ -73,9 +79,23 @@ def graph_breaks(run: Run) -> list[Finding]:
             b.compile_ids[0] if b.compile_ids else "",
             (b.location, b.reason),
             b.gb_id,
+            b.detail,
         )
         for b in breaks(run)
     ]
+    raised = run.compile_raised
+    if raised is not None and raised.error.startswith(UNSUPPORTED):
+        reason = raised.error.removeprefix(UNSUPPORTED).strip() or raised.error
+        said = f"{reason} (the compile raised it: it allowed no break, as fullgraph=True does)"
+        inside = "" if text.in_torch(raised.inside) else raised.inside  # not Dynamo's raise
+        key = (raised.location, reason)
+        out.append(Finding("graph break", raised.location, said, "", "", key, detail=inside))
+    return out
+
+
+# Dynamo's exception for a break (torch._dynamo.exc.Unsupported): raised into the
+# program only where the compile allows none (fullgraph=True, error_on_graph_break).
+UNSUPPORTED = "Unsupported:"
 
 
 def recompiles(run: Run) -> list[Finding]:

@@ -3,12 +3,15 @@ lines a gate prints, and its exit status."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from dlcprof import text
 from dlcprof.figures.check import baseline as fb
+from dlcprof.figures.check import places
 from dlcprof.figures.check.budgets import TITLES, Budgets, Count, Violation, judge
 from dlcprof.figures.check.findings import MEASURE_SAID, CompileTime, compile_time
+from dlcprof.figures.check.unjudged import unjudged, unseen
 from dlcprof.session import Run, Session, process_label
 
 
@@ -28,10 +31,14 @@ class Verdict:
     checks: list[str]  # what was judged: the budgets set, then the baseline's checks
     measure: str  # the compile-time figures' measure: "cpu" | "wall" | "both"
     repeats: int = 1  # the command's runs this one was the least compile time of
+    unseen: Violation | None = None  # a program of which no process was seen compiling
 
     @property
     def violations(self) -> list[Violation]:
-        return [v for r in self.runs for v in r.violations]
+        return [
+            *([self.unseen] if self.unseen else []),
+            *(v for r in self.runs for v in r.violations),
+        ]
 
     @property
     def passed(self) -> bool:
@@ -49,10 +56,16 @@ def judge_session(
     baseline: Session | None = None,
     runs: list[Run] | None = None,
     repeats: int = 1,
+    attached: bool = False,
+    root: Path | None = None,
 ) -> Verdict:
     """``runs`` (default: every run of ``session``), each against ``budgets`` and
     its own run in ``baseline``; ``repeats``: the session is the one of that
-    many runs of the command with the least compile time."""
+    many runs of the command with the least compile time; ``attached``: the
+    session is a program's (``dlcprof check -- CMD``), whose processes dlcprof
+    sees only from their first compile: none seen is a violation, not a pass.
+    Each violation's file is relative to ``root`` (default: the repository's)."""
+    root = places.repository_root() if root is None else root
     runs = list(session.runs.values()) if runs is None else runs
     paired = dict((r.run_id, b) for r, b in fb.pairs(session, baseline)) if baseline else {}
     out = []
@@ -61,6 +74,7 @@ def judge_session(
         name = label(run, len(runs) == 1)
         base = paired.get(run.run_id)
         counts, violations = judge(run, budgets, name, base)
+        violations += unjudged(run, budgets, counts, name, attached)
         rv = RunVerdict(name, counts, compile_time(run), violations)
         if baseline is not None and base is None:
             rv.unmatched = True
@@ -71,10 +85,14 @@ def judge_session(
             now, then = fb.times(run, base)
             rv.baseline = fb.change_words(now, then, budgets.tolerance)
             measures.add(now.measure)
+        rv.violations = [
+            replace(x, where=places.relative_where(x.where, root)) for x in rv.violations
+        ]
         out.append(rv)
     checks = budgets.checks() + ([*fb.NEW, "compile_regression"] if baseline is not None else [])
     measure = "both" if len(measures) > 1 else next(iter(measures), "cpu")
-    return Verdict(out, checks, measure, repeats)
+    unseen_one = unseen(session) if attached and not runs else None
+    return Verdict(out, checks, measure, repeats, unseen_one)
 
 
 def run_lines(v: Verdict) -> list[str]:

@@ -10,6 +10,7 @@ process (compilation_metrics, forward and backward).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from dlcprof import text
@@ -202,6 +203,41 @@ def main_timeline(session: Session, now: float | None = None) -> Timeline | None
     return timeline(session, max(runs, key=lambda r: r.compile_wall_s), now)
 
 
+# Python's flags that skip sitecustomize, the bootstrap's way in (docs/attach.md).
+_SKIPS_SITE = {"I": "-I", "E": "-E", "S": "-S"}
+
+
+def skips_site(argv: list[str]) -> list[str]:
+    """The flags of a ``python`` command that keep the bootstrap out."""
+    if not argv or not os.path.basename(argv[0]).startswith("python"):
+        return []
+    found: list[str] = []
+    args = iter(argv[1:])
+    for arg in args:
+        if arg in ("-c", "-m") or len(arg) < 2 or arg[0] != "-" or arg.startswith("--"):
+            break
+        if arg in ("-W", "-X"):
+            next(args, None)  # their value
+        elif arg[1] not in "WX":
+            found += [_SKIPS_SITE[f] for f in arg[1:] if f in _SKIPS_SITE]
+    return found
+
+
+def no_compile_seen(session: Session) -> str:
+    """No process of the program sent a compile: why, as far as dlcprof can tell."""
+    flags = skips_site(session.program.argv if session.program is not None else [])
+    if flags:
+        return (
+            f"no process of the program compiled anything dlcprof could see: python "
+            f"{' '.join(flags)} skips dlcprof's bootstrap (docs/attach.md: the line to add)"
+        )
+    return (
+        "no process of the program compiled anything (it never called torch.compile, or "
+        "ran where dlcprof's bootstrap cannot go: python -I, -E or -S, or a PYTHONPATH of "
+        "its own; docs/attach.md)"
+    )
+
+
 def program_lines(session: Session, now: float | None = None) -> list[str]:
     """The program in sentences: its timeline, each compiled graph's life."""
     p = session.program
@@ -215,7 +251,7 @@ def program_lines(session: Session, now: float | None = None) -> list[str]:
             out.append(session.program_exit.message)
     runs = attached_runs(session)
     if not runs:
-        out.append("no process of the program compiled anything")
+        out.append(no_compile_seen(session))
     for run in runs:
         t = timeline(session, run, now)
         who = f"{run.name}: " if len(runs) > 1 else ""

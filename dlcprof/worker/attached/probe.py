@@ -7,8 +7,10 @@ provenance, recompile reasons, graph breaks, cache state), autotuning, torch's
 raw trace for tlparse (under torch's per-rank name in a rank); then this
 host's own: CUDA-graph status, the calls of each compiled graph and the kernel
 times of a few, when the process group finished initializing (rendezvous.py),
-DDP's buckets, a compile that raised into the program (probes/raised.py), and
-from the first recompile limit hit the calls that ran eager (probes/guards.py).
+DDP's buckets, a compile that raised into the program (probes/raised.py),
+compile seconds by the program's functions and modules (probes/compile_cost.py,
+sent at the process's end), and from the first recompile limit hit the calls
+that ran eager (probes/guards.py).
 The process stays silent until it compiles: the channel opens at the first
 compile event. A forked child (a DataLoader worker) starts over as a process
 of its own. At exit the totals are sent and the channel drained for at most a
@@ -33,7 +35,7 @@ from dlcprof.worker.attached.channel import Channel
 from dlcprof.worker.attached.steps import Steps
 from dlcprof.worker.fresh_lines import FreshLines
 from dlcprof.worker.probe_set import ProbeSet
-from dlcprof.worker.probes import ProbeNotes, compile_calls, compile_workers
+from dlcprof.worker.probes import ProbeNotes, compile_calls, compile_cost, compile_workers
 from dlcprof.worker.probes import cudagraphs as cudagraphs_probe
 from dlcprof.worker.probes import ddp as ddp_probe
 from dlcprof.worker.probes import guards as guards_probe
@@ -186,6 +188,12 @@ class AttachedProcess:
         ddp_probe.install(lambda *b: self.probes.dispatcher.ddp_buckets(*b), self.notes)
         self.raised = raised_probe.RaisedCompiles(self.channel, lambda: self.run_id)
         raised_probe.install(self.raised, self.notes)
+        # Compile seconds by the program's functions and modules (its bookkeeping
+        # timed too: about 0.1% of the compile, benchmarks/RESULTS.md), sent at the end.
+        self.cost = compile_cost.CompileCostProbe(
+            self.channel, self.run_id, self.notes, lambda: self.probes.dispatcher.prefix
+        )
+        self.cost.install()
         self.steps = Steps(torch.compiler.is_compiling)
         timed = self.steps.wrap if os.environ.get(STEPS_ENV) == "1" else None
         compile_calls.install(lambda: self.run_id, self.channel, self.notes, timed)
@@ -263,6 +271,7 @@ class AttachedProcess:
         self.calls.restart(self.run_id)
         self.sampler.restart(self.run_id)
         self.raised.said.clear()
+        self.cost.follow(self.run_id, self.notes)
         self.eager.stop()  # the parent's count
         self._watch_limit()
         self.steps.forget()  # the parent's calls
@@ -274,6 +283,7 @@ class AttachedProcess:
         self.finished = True
         try:
             self.probes.dispatcher.flush()
+            self.cost.flush()
             self.calls.report()
             nothing = self.probes.dispatcher.nothing_compiled()
             # A compile that raised did not run eager: CompileRaised said what it did.

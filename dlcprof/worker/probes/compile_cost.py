@@ -87,6 +87,12 @@ class CompileCostProbe:
         self._own_s = 0.0
         self._restore: list[Callable[[], None]] = []
 
+    def follow(self, run_id: str, notes: ProbeNotes) -> None:
+        """A forked child's own: its run and notes, none of its parent's totals."""
+        with self._lock:
+            self.run_id, self.notes = run_id, notes
+            self._totals, self._own_s = {}, 0.0
+
     # Install --------------------------------------------------------------------
 
     def install(self) -> None:

@@ -2,7 +2,8 @@
 at startup in every process of the program's tree.
 
 It chains to the sitecustomize it shadows, then only waits: a finder on
-``sys.meta_path`` notices when ``torch`` has finished importing, then when
+``sys.meta_path`` notices when ``torch`` has finished loading (not when it is
+looked up: ``_WaitFor``), then when
 ``torch._dynamo`` has (``torch.compile`` imports it; ``import torch`` does
 not), and then installs dlcprof's probes. A process that never compiles
 (a DataLoader worker, torchrun's agent) runs nothing of dlcprof; Inductor's
@@ -72,26 +73,67 @@ class _Loader:
 
 
 class _WaitFor:
-    """Finds nothing itself: wraps the loader of module ``name``, once, so that
-    ``then()`` runs when it has finished importing."""
+    """Finds nothing itself: runs ``then()`` once module ``name`` has finished
+    loading, and only then leaves ``sys.meta_path``.
+
+    A lookup is no load (``importlib.util.find_spec("torch")``, as datasets and
+    transformers do, returns a spec nobody may execute), so each lookup's spec
+    gets a loader of ours, and the first of them to run calls ``then()``. A
+    module loaded by a loader never wrapped (a finder of the program's own ahead
+    of this one) is noticed at the next lookup of one of its submodules."""
 
     def __init__(self, name, then):
         self.name = name
         self.then = then
+        self.done = False
+        # Done, or asking the other finders (a lookup from one of them is theirs):
+        # one test for every import of the program while it waits.
+        self.off = False
 
     def find_spec(self, fullname, path, target=None):
-        if fullname != self.name:
+        if self.off or not fullname.startswith(self.name):
             return None
-        sys.meta_path.remove(self)
-        spec = None
-        for finder in sys.meta_path:
-            find = getattr(finder, "find_spec", None)
-            spec = find(fullname, path, target) if find else None
-            if spec is not None:
-                break
+        if fullname == self.name:
+            return self._wrapped(fullname, path, target)
+        if fullname[len(self.name)] == "." and _loaded(self.name):
+            self.fire()
+            # then() may have put a waiter for this very module first: it gets this lookup.
+            for finder in sys.meta_path:
+                if isinstance(finder, _WaitFor) and finder.name == fullname:
+                    return finder.find_spec(fullname, path, target)
+        return None
+
+    def _wrapped(self, fullname, path, target):
+        self.off = True
+        try:
+            spec = None
+            for finder in sys.meta_path:
+                find = getattr(finder, "find_spec", None) if finder is not self else None
+                spec = find(fullname, path, target) if find else None
+                if spec is not None:
+                    break
+        finally:
+            self.off = self.done
         if spec is not None and spec.loader is not None:
-            spec.loader = _Loader(spec.loader, self.then)
+            spec.loader = _Loader(spec.loader, self.fire)
         return spec
+
+    def fire(self):
+        if self.done:
+            return
+        self.done = self.off = True
+        try:
+            sys.meta_path.remove(self)
+        except ValueError:
+            pass
+        self.then()
+
+
+def _loaded(name):
+    """Module ``name`` has finished executing (importlib marks a module's spec
+    ``_initializing`` while it runs)."""
+    module = sys.modules.get(name)
+    return module is not None and not getattr(module.__spec__, "_initializing", False)
 
 
 def _mark_rendezvous():
