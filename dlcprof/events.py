@@ -315,9 +315,16 @@ class KernelGenerated(Event):
 
 @event
 class RecompileTriggered(Event):
+    """``called_at``: the program's own file:line whose call reached the
+    recompiled code, from the live stack ("" in an imported log, or when no
+    frame on it is the program's); ``through``: the library's file:line that
+    called the compiled code when the program did not call it directly."""
+
     run_id: str
     compile_id: str | None
     reason: str
+    called_at: str = ""
+    through: str = ""
 
 
 @event
