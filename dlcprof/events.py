@@ -836,6 +836,9 @@ class CompileSettingsRead(Event):
     optimize_ddp: str | None  # Dynamo's DDP mode: "ddp_optimizer", "python_reducer", ...
     compiled_autograd: bool | None
     unavailable: str = ""
+    # The data-parallel wrappers the process had built: "DDP", "FSDP", "FSDP2"
+    # (empty: none, or a recording from before they were read).
+    wrappers: list[str] = field(default_factory=list)
 
 
 @event
