@@ -159,11 +159,18 @@ _TENSOR_DIM = re.compile(r"\.(?:size|stride)\(\)\[\d+\]$|\.storage_offset\(\)$")
 _SOURCE_PART = re.compile(r"^[LG]\['([^']*)'\]|\._modules\['([^']*)'\]|\[(?:'([^']*)'|(\d+))\]")
 
 
+# The source torch gives a tensor it made inside its own code, which no input of
+# the program is ("__meta_utils_unknown_tensor23.size()[1]"): not the user's dim.
+INTERNAL_SOURCE = "__meta_utils_unknown_tensor"
+
+
 def _unique(run: Run) -> list[ev.DimMadeDynamic]:
-    """Each symbol once (every compile attempt announces its symbols again)."""
+    """Each symbol once (every compile attempt announces its symbols again), those
+    of tensors torch made itself left out."""
     seen: dict[tuple[str, str], ev.DimMadeDynamic] = {}
     for d in run.dynamic_dims:
-        seen.setdefault((d.symbol, d.source), d)
+        if not d.source.startswith(INTERNAL_SOURCE):
+            seen.setdefault((d.symbol, d.source), d)
     return list(seen.values())
 
 

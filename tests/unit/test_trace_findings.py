@@ -89,6 +89,15 @@ def test_dims_made_dynamic_are_tensor_dims_and_scalars_are_listed_apart():
     assert len(report["dynamic_scalars"]) == 4
     md = render_markdown(build_model(session))
     assert "4 scalars made symbols (not dims): self.norm.eps, math.pi" in md
+    # Issue 41, 6: a tensor torch made itself (FSDP2 on torchtitan) is no dim of the user's.
+    internal = "__meta_utils_unknown_tensor23.size()[1]"
+    session.apply(
+        ev.DimMadeDynamic(run_id=run.run_id, compile_id="0/1", symbol="s87", source=internal)
+    )
+    assert internal not in " ".join(
+        fr.dim_words(run) + [d.source for d in fr.symbolic_scalars(run)]
+    )
+    assert len(fr.dim_words(run)) == 2
 
 
 def test_kernel_source_lines_are_the_lines_of_its_ops():
