@@ -847,7 +847,11 @@ class CompileCalled(Event):
     the settings it passed, as torch resolved them. ``dynamic``: "auto" | "true" |
     "false" as for a run; ``mode`` None when Dynamo was entered without
     torch.compile. ``caller``: the first file:line outside torch that called it;
-    ``package``: the installed package that line is in ("" for the program's own)."""
+    ``package``: the installed package that line is in ("" for the program's own);
+    ``made_at``: where a package's call was made from, the first frame further
+    out that is not in it ("litgpt/pretrain.py:213" through Lightning's wrapper;
+    "" for the program's own call or none found); ``options``: its ``options=``
+    as given ("" none); ``target``: the file of the code compiled ("" unknown)."""
 
     run_id: str
     mode: str | None
@@ -856,6 +860,9 @@ class CompileCalled(Event):
     fullgraph: bool
     caller: str
     package: str = ""
+    made_at: str = ""
+    options: str = ""
+    target: str = ""
 
 
 @event
