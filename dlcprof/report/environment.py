@@ -44,7 +44,7 @@ def environment(session: Session) -> Environment:
         "threads": s.threads if s else None,
         # Measured next to the benchmark: the load that could disturb it.
         "load_avg": list(bench_run.benchmark.load_avg) if bench_run else None,
-        "cpu_count": w.cpu_count if w else None,
+        "cpu_count": (w.cpu_count if w else None) or (proc.cpu_count if proc else None),
         "platform": origin.get("platform") or platform.platform(),
     }
     for k, v in values.items():
@@ -53,7 +53,7 @@ def environment(session: Session) -> Environment:
     la = values["load_avg"]
     recorded = iso(fruns.session_origin(session))
     unset = text.na("an attached program sets its own") if attached else text.NA
-    unset_n = text.na("not recorded for an attached program") if attached else text.NA
+    unset_n = text.na("the process did not report it") if attached else text.NA
     device = (
         f"{text.value(values['device'])} · {text.value(values['device_name'])}"
         if values["device"] or values["device_name"] or not attached
