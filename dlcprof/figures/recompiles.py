@@ -77,10 +77,13 @@ def limit_words(e: ev.RecompileLimitHit) -> str:
     """What hitting the limit means, with the limit and the guard that failed last."""
     limit = f"recompile_limit ({e.limit})" if e.limit is not None else "the recompile limit"
     m = _LAST_REASON.search(e.message)
-    last = newest_reason(normalize_reason(m.group(1).strip())) if m else None
+    # The newest entry's guard, its compile id off (normalizing the whole reason
+    # first would join every entry's guard into one).
+    last = newest_reason(m.group(1).strip()) if m else None
     return (
         f"{e.function} reached {limit}: each call whose guards match no compiled graph "
-        "now runs EAGER, not compiled" + (f"; last guard failed: {last.newest}" if last else "")
+        "now runs EAGER, not compiled"
+        + (f"; last guard failed: {normalize_reason(last.newest)}" if last else "")
     )
 
 

@@ -325,3 +325,13 @@ def test_a_sweeps_disabled_cache_and_a_first_compiles_header_say_why(fixture_eve
     first = next(iter(run.compiles.values()))
     assert fc.compile_cache(run, first).endswith(fc.HEADER_BUILT)
     assert "precompiled header" in live_line(built, session).plain
+
+
+def test_the_limits_last_guard_is_the_newest_entrys_once():
+    """Issue 41, 8: every entry's guard was joined ("...: grad_mode; ...: grad_mode")."""
+    message = (
+        "torch._dynamo hit config.recompile_limit (8)\n   function: 'f'\n   last reason: "
+        "0/7: GLOBAL_STATE changed: grad_mode; 0/6: GLOBAL_STATE changed: grad_mode"
+    )
+    hit = ev.RecompileLimitHit(run_id="r", function="f", limit=8, message=message, location="")
+    assert fr.limit_words(hit).endswith("; last guard failed: GLOBAL_STATE changed: grad_mode")
