@@ -245,13 +245,20 @@ def mark_dynamic_recompiles(session: Session, run: Run, calls: int) -> Advice | 
 
 
 # Frameworks whose own option bounds the sizes a batch comes in, by the installed
-# package the compiled code or its caller is in: (dim 0, a later dim).
+# package the compiled code or its caller is in: (the option, its cost) for dim 0
+# and for a later dim.
 PADDING = {
     "transformers": (
-        "TrainingArguments(dataloader_drop_last=True): no partial last batch",
-        "pad_to_multiple_of on the data collator (DataCollatorWithPadding, "
-        "DataCollatorForLanguageModeling; TRL: SFTConfig(pad_to_multiple_of=...)): "
-        "the lengths fall into a few sizes, each compiled once",
+        (
+            "TrainingArguments(dataloader_drop_last=True): no partial last batch",
+            "the partial last batch's examples are left out of each epoch",
+        ),
+        (
+            "pad_to_multiple_of on the data collator (DataCollatorWithPadding, "
+            "DataCollatorForLanguageModeling; TRL: SFTConfig(pad_to_multiple_of=...)): "
+            "the lengths fall into a few sizes, each compiled once",
+            "padding computes tokens for nothing",
+        ),
     ),
 }
 PADDING["trl"] = PADDING["transformers"]
@@ -295,11 +302,12 @@ def _at_the_call(
     )
     if option is None:
         return item
+    own, cost = option[0] if dim == 0 else option[1]
     return dataclasses.replace(
         item,
         title=f"fewer sizes of {name}'s dim {dim}",
-        change=f"{option[0] if dim == 0 else option[1]}; or {change}",
-        cost=f"padding computes tokens for nothing; {item.cost}",
+        change=f"{own}; or {change}",
+        cost=f"{cost}; {item.cost}",
     )
 
 
