@@ -527,6 +527,10 @@ def attach_line(event: ev.Event, session: Session) -> Text | None:
             return Text(f"■ {event.message}", style="bold")
         case ev.KernelsProfiled():
             return None  # sent again as each graph's calls are sampled: the tables say it once
+        case ev.ErrorRaised() if event.stage == "program":
+            # Sent as the program's traceback is printed, so its line would land
+            # inside it; the run's end line ("crashed: uncaught ...") says it after.
+            return None
         case ev.RunFinished():
             run = session.run(event.run_id)
             end = fout.end_line(run, session) or fout.status(run)

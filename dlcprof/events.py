@@ -315,9 +315,16 @@ class KernelGenerated(Event):
 
 @event
 class RecompileTriggered(Event):
+    """``called_at``: the program's own file:line whose call reached the
+    recompiled code, from the live stack ("" in an imported log, or when no
+    frame on it is the program's); ``through``: the library's file:line that
+    called the compiled code when the program did not call it directly."""
+
     run_id: str
     compile_id: str | None
     reason: str
+    called_at: str = ""
+    through: str = ""
 
 
 @event
@@ -829,6 +836,9 @@ class CompileSettingsRead(Event):
     optimize_ddp: str | None  # Dynamo's DDP mode: "ddp_optimizer", "python_reducer", ...
     compiled_autograd: bool | None
     unavailable: str = ""
+    # The data-parallel wrappers the process had built: "DDP", "FSDP", "FSDP2"
+    # (empty: none, or a recording from before they were read).
+    wrappers: list[str] = field(default_factory=list)
 
 
 @event
@@ -837,7 +847,11 @@ class CompileCalled(Event):
     the settings it passed, as torch resolved them. ``dynamic``: "auto" | "true" |
     "false" as for a run; ``mode`` None when Dynamo was entered without
     torch.compile. ``caller``: the first file:line outside torch that called it;
-    ``package``: the installed package that line is in ("" for the program's own)."""
+    ``package``: the installed package that line is in ("" for the program's own);
+    ``made_at``: where a package's call was made from, the first frame further
+    out that is not in it ("litgpt/pretrain.py:213" through Lightning's wrapper;
+    "" for the program's own call or none found); ``options``: its ``options=``
+    as given ("" none); ``target``: the file of the code compiled ("" unknown)."""
 
     run_id: str
     mode: str | None
@@ -846,6 +860,9 @@ class CompileCalled(Event):
     fullgraph: bool
     caller: str
     package: str = ""
+    made_at: str = ""
+    options: str = ""
+    target: str = ""
 
 
 @event

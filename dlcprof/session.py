@@ -26,6 +26,8 @@ class Recompile:
     reason: str
     t: float
     cost_s: float | None = None  # wall time of the compile it triggered, once known
+    called_at: str = ""  # the program's file:line whose call reached it ("" unknown)
+    through: str = ""  # the library's file:line that made the call, when not the program
 
 
 @dataclass
@@ -390,7 +392,9 @@ class Session:
         self.run(e.run_id).compile(e.compile_id).kernels.append(e)
 
     def _on_RecompileTriggered(self, e: ev.RecompileTriggered) -> None:
-        self.run(e.run_id).recompiles.append(Recompile(e.compile_id, e.reason, e.t))
+        self.run(e.run_id).recompiles.append(
+            Recompile(e.compile_id, e.reason, e.t, called_at=e.called_at, through=e.through)
+        )
 
     def _on_RecompileLimitHit(self, e: ev.RecompileLimitHit) -> None:
         self.run(e.run_id).recompile_limit = e

@@ -15,6 +15,8 @@ import math
 import re
 from typing import Any
 
+from dlcprof import own_code
+
 NA = "n/a"
 # Eager and compiled differ by less than their measured spread.
 NO_DIFFERENCE = "no measurable difference"
@@ -193,10 +195,15 @@ def short_path(path: str) -> str:
     """A file from its package on, or from the standard library on, or in
     Inductor's cache (``cache_file``):
     ".../site-packages/torch/optim/x.py:79" -> "torch/optim/x.py:79",
-    ".../lib/python3.11/subprocess.py" -> "subprocess.py"; any other path as it is."""
+    ".../lib/python3.11/subprocess.py" -> "subprocess.py", dlcprof's own file from
+    its package on ("dlcprof/worker/run.py", a clone's checkout too); any other
+    path as it is."""
     cached = cache_file(path)
     if cached is not None:
         return cached
+    mine = own_code.module(path)
+    if mine is not None:
+        return f"dlcprof/{mine}"
     inside = in_package(path)
     if inside is not None:
         return inside

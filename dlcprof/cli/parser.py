@@ -241,7 +241,7 @@ def build_parser() -> Parser:
     )
     imp.add_argument(
         "--run",
-        type=_int("run"),
+        type=_whole,
         default=-1,
         metavar="N",
         help="which run of the job, when the logs hold several (a re-run into the same "

@@ -77,10 +77,13 @@ def limit_words(e: ev.RecompileLimitHit) -> str:
     """What hitting the limit means, with the limit and the guard that failed last."""
     limit = f"recompile_limit ({e.limit})" if e.limit is not None else "the recompile limit"
     m = _LAST_REASON.search(e.message)
-    last = newest_reason(normalize_reason(m.group(1).strip())) if m else None
+    # The newest entry's guard, its compile id off (normalizing the whole reason
+    # first would join every entry's guard into one).
+    last = newest_reason(m.group(1).strip()) if m else None
     return (
         f"{e.function} reached {limit}: each call whose guards match no compiled graph "
-        "now runs EAGER, not compiled" + (f"; last guard failed: {last.newest}" if last else "")
+        "now runs EAGER, not compiled"
+        + (f"; last guard failed: {normalize_reason(last.newest)}" if last else "")
     )
 
 
@@ -159,11 +162,18 @@ _TENSOR_DIM = re.compile(r"\.(?:size|stride)\(\)\[\d+\]$|\.storage_offset\(\)$")
 _SOURCE_PART = re.compile(r"^[LG]\['([^']*)'\]|\._modules\['([^']*)'\]|\[(?:'([^']*)'|(\d+))\]")
 
 
+# The source torch gives a tensor it made inside its own code, which no input of
+# the program is ("__meta_utils_unknown_tensor23.size()[1]"): not the user's dim.
+INTERNAL_SOURCE = "__meta_utils_unknown_tensor"
+
+
 def _unique(run: Run) -> list[ev.DimMadeDynamic]:
-    """Each symbol once (every compile attempt announces its symbols again)."""
+    """Each symbol once (every compile attempt announces its symbols again), those
+    of tensors torch made itself left out."""
     seen: dict[tuple[str, str], ev.DimMadeDynamic] = {}
     for d in run.dynamic_dims:
-        seen.setdefault((d.symbol, d.source), d)
+        if not d.source.startswith(INTERNAL_SOURCE):
+            seen.setdefault((d.symbol, d.source), d)
     return list(seen.values())
 
 

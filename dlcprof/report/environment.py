@@ -46,7 +46,7 @@ def environment(session: Session) -> Environment:
         "threads": s.threads if s else None,
         # Measured next to the benchmark: the load that could disturb it.
         "load_avg": list(bench_run.benchmark.load_avg) if bench_run else None,
-        "cpu_count": w.cpu_count if w else None,
+        "cpu_count": (w.cpu_count if w else None) or (proc.cpu_count if proc else None),
         # An import's logs do not say where they ran; this machine is not it.
         "platform": origin.get("platform") or (None if imported else platform.platform()),
     }
@@ -56,7 +56,7 @@ def environment(session: Session) -> Environment:
     la = values["load_avg"]
     recorded = iso(fruns.session_date(session))
     unset = text.na("an attached program sets its own") if attached else text.NA
-    unset_n = text.na("not recorded for an attached program") if attached else text.NA
+    unset_n = text.na("the process did not report it") if attached else text.NA
     if imported:
         unset = unset_n = text.na(NOT_IN_LOG)
     device = (

@@ -375,13 +375,19 @@ def _device_spans(dev: DeviceSummary) -> list[str]:
 
 def _run_section(r: RunModel, detail: int = FULL) -> list[str]:
     out = [f"## Run {r.number}: {plain(r.label)}", ""]
+    # An attached process's clock starts as torch is imported in it: the
+    # program's wall also counts the start before it.
+    since = " (from torch's import in the process on)" if r.run.process is not None else ""
     out.append(
-        f"Run id `{r.run_id}` · status **{r.status}** · target `{r.target}`"
-        + (f" · wall {r.wall.text}" if r.wall else "")
+        f"Run id `{r.run_id}` · status **{r.status}**"
+        + (f" · target `{r.target}`" if r.target else "")
+        + (f" · wall {r.wall.text}{since}" if r.wall else "")
     )
     if r.description:
         out += ["", f"> {cell(r.description)}"]
-    out += ["", "**Settings**: " + " ".join(code(f"{k}={v}") for k, v in r.chips), ""]
+    if r.chips:  # an attached program's settings are its compile calls', below
+        out += ["", "**Settings**: " + " ".join(code(f"{k}={v}") for k, v in r.chips)]
+    out += [""]
     if r.repro:
         out += ["Reproduce:", "", "```sh", r.repro, "```", ""]
     if r.compile_raised:

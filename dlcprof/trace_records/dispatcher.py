@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from typing import IO, Any, Protocol
 from dlcprof import events as ev
 from dlcprof.trace_records.payloads import (
     METRIC_FIELDS,
+    call_site,
     combine_cache_states,
     compile_id_of,
     compile_wall_s,
@@ -93,8 +95,10 @@ class TraceDispatcher:
         kernels: KernelRecords | None = None,
         tee: IO[str] | None = None,
         autotune: PhaseTimers | None = None,
+        live: bool = False,
     ) -> None:
         self.sink = sink
+        self.live = live  # in the compiling process: its stack is the program's
         self.run_id = run_id
         self.kernels = kernels
         self.autotune = autotune  # gets torch's timers of each autotuned op
@@ -343,8 +347,16 @@ class TraceDispatcher:
         reasons = parse_recompile_reasons(payload)
         if reasons:
             self.counts.reasons.append(reasons[0])
+            # Live, the record is logged on the stack of the call that recompiles.
+            called_at, through = call_site(sys._getframe()) if self.live else ("", "")
             self.sink.emit(
-                ev.RecompileTriggered(run_id=self.run_id, compile_id=cid, reason="; ".join(reasons))
+                ev.RecompileTriggered(
+                    run_id=self.run_id,
+                    compile_id=cid,
+                    reason="; ".join(reasons),
+                    called_at=called_at,
+                    through=through,
+                )
             )
 
     def _graph_break(

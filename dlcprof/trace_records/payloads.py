@@ -10,6 +10,7 @@ import re
 import sysconfig
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any
 
 from dlcprof import own_code
@@ -148,6 +149,27 @@ def frame_owner(path: str) -> str:
     if (TORCH_DIR is not None and real.startswith(TORCH_DIR)) or in_torch(real):
         return "torch"
     return "library" if real.startswith(_LIBRARY_DIRS) or _LIBRARY_RE.search(real) else "user"
+
+
+def call_site(frame: FrameType | None) -> tuple[str, str]:
+    """(the program's file:line, the library's file:line) of the call that
+    reached ``frame``'s compile, walking out past dlcprof and the logging
+    inside torch, then past torch: the first frame left called the compiled
+    code; when it is a library's, the program's innermost frame further out is
+    the call the user can change."""
+    while frame is not None and frame_owner(frame.f_code.co_filename) != "torch":
+        frame = frame.f_back
+    through = ""
+    while frame is not None:
+        code = frame.f_code
+        owner = frame_owner(code.co_filename)
+        where = f"{code.co_filename}:{frame.f_lineno}"
+        if owner == "user":
+            return where, through
+        if owner == "library" and not through:
+            through = where
+        frame = frame.f_back
+    return "", through
 
 
 def parse_graph_break(

@@ -86,7 +86,7 @@ class ProbeSet:
         when_imported(INDUCTOR_CONFIG, lambda _: provenance.enable_provenance(notes))
         # Through FreshKernelLines: a cache hit's provenance cites the files as they were.
         self.kernels = KernelCollector(FreshKernelLines(self.sink, fresh), run_id, aten_op_exists())
-        self.dispatcher = TraceDispatcher(self.sink, run_id, self.kernels, tee)
+        self.dispatcher = TraceDispatcher(self.sink, run_id, self.kernels, tee, live=True)
         self._uninstall = trace_probe.install(self.dispatcher, notes)
         self._close_raw: Callable[[], None] | None = rawtrace.install(
             self.sink, run_id, notes, rank=rank

@@ -96,16 +96,41 @@ def test_the_benchmark_pane_shows_an_attached_programs_settings(tmp_path: Path) 
     session = load_session(out)
     (run,) = session.runs.values()
     assert fprog.compiled_with(run) == [
-        "compile_args.py:11 compiled with mode=default, dynamic=False, backend=eager",
-        "compile_args.py:12 compiled with mode=default, dynamic=None, backend=eager, "
+        "compile_args.py:11 compiled with mode=default, dynamic=false, backend=eager",
+        "compile_args.py:12 compiled with mode=default, dynamic=auto, backend=eager, "
         "fullgraph=True",
     ]
     console = Console(width=160, record=True)
     view = View(session, run, now=None, replay=True)
     console.print(wb.BenchmarkReport(view))
     shown = console.export_text()
-    assert "compile_args.py:11 compiled with mode=default, dynamic=False" in shown
+    assert "compile_args.py:11 compiled with mode=default, dynamic=false" in shown
     rows = {line.split()[0]: line.split()[1:] for line in shown.splitlines() if line.strip()}
     assert rows["mode"] == ["default"]
     assert rows["dynamic"] == ["false,", "auto"]
     assert rows["backend"] == ["eager"]
+
+
+def test_a_wrappers_call_is_credited_to_the_line_that_made_it(probed, tmp_path, monkeypatch):
+    """Issue 41, 6: a package's wrapper that calls torch.compile (Lightning's, for
+    litgpt) is credited to the first line out of the package; the options and
+    the file of the code compiled are read."""
+    lib = tmp_path / "site-packages" / "wraplib"
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text(
+        "import torch\n\n\ndef setup(fn):\n"
+        "    return torch.compile(fn, backend='eager', options={'trace.enabled': False})\n"
+    )
+    monkeypatch.syspath_prepend(str(lib.parent))
+    import wraplib
+
+    wraplib.setup(torch.nn.functional.silu)
+    line = sys._getframe().f_lineno - 1
+    wraplib.setup(torch.nn.Linear(2, 2))
+    fn, module = [e for e in probed if isinstance(e, ev.CompileCalled)]
+    assert fn.package == "wraplib" and fn.caller.startswith(str(lib / "__init__.py"))
+    assert fn.made_at == f"{__file__}:{line}"
+    assert fn.options == "'trace.enabled': False"
+    assert fn.target == torch.nn.functional.silu.__code__.co_filename
+    # A module compiles in Dynamo's own wrapper frame: no file to match it by.
+    assert module.target == ""

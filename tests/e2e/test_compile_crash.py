@@ -155,6 +155,8 @@ def test_every_view_says_the_crash_first_and_no_eager_run():
     assert "eager" not in fout.frame_failed(failed)
     live = attach_line(raised, s)
     assert live is not None and live.plain.startswith("✗ COMPILE CRASHED /home/u/train.py:25")
+    uncaught = ev.ErrorRaised(run_id="pid7", stage="program", message="uncaught ...")
+    assert attach_line(uncaught, s) is None
     headline = fout.raised_headline(raised)
     assert "at /home/u/train.py:25" in headline and "broke inside inspect.py:2474" in headline
     from rich.console import Console
@@ -186,7 +188,9 @@ def test_the_crashing_program_reads_as_a_crash_at_its_line(tmp_path):
     lines = p.stderr.splitlines()
     crash = next(i for i, ln in enumerate(lines) if ln.startswith("✗ COMPILE CRASHED"))
     assert where in lines[crash] and "BackendCompilerFailed" in lines[crash]
-    assert crash < next(i for i, ln in enumerate(lines) if "ERROR (program)" in ln)
+    # Issue 41, 8: no live line inside the program's own traceback; its end says it.
+    assert crash < next(i for i, ln in enumerate(lines) if "crashed: uncaught" in ln)
+    assert not [ln for ln in lines if "ERROR (program)" in ln]
     report = json.loads(out.read_text())
     # Nothing says the program ran eagerly, at any terminal width: the text as
     # wrapped or not, less the fixes' known costs (a disabled call runs eagerly).

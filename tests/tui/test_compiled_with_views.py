@@ -1,5 +1,5 @@
 """An attached program's torch.compile calls ("accelerate compiled with
-dynamic=False, …", issue 29 item 12) stated in the same words by every view:
+dynamic=false, …", issue 29 item 12) stated in the same words by every view:
 the Benchmark pane, the console's run summary, the Markdown and the HTML report."""
 
 from __future__ import annotations
@@ -33,14 +33,42 @@ def test_every_view_states_the_compile_calls_of_an_attached_program():
             caller="/home/u/train.py:40",
             t=1001.6,
         ),
+        # Issue 41, 6: Lightning's wrapper compiling for litgpt's line, and a
+        # call whose function never compiled, with its options.
+        ev.CompileCalled(
+            run_id="pid7",
+            mode="default",
+            dynamic="auto",
+            backend="inductor",
+            fullgraph=False,
+            caller="/v/lib/python3.11/site-packages/lightning/fabric/wrappers.py:400",
+            package="lightning",
+            made_at="/v/lib/python3.11/site-packages/litgpt/pretrain.py:213",
+            t=1001.7,
+        ),
+        ev.CompileCalled(
+            run_id="pid7",
+            mode="default",
+            dynamic="auto",
+            backend="inductor",
+            fullgraph=False,
+            caller="/home/u/attention.py:9",
+            options="'max_autotune': True",
+            target="/v/lib/python3.11/site-packages/torch/nn/attention/flex_attention.py",
+            t=1001.8,
+        ),
     ):
         s.apply(e)
     (run,) = fprog.attached_runs(s)
     lines = fprog.compiled_with(run)
     assert lines == [
-        "accelerate compiled with dynamic=False, backend=inductor",
-        "train.py:40 compiled with mode=max-autotune, dynamic=None, backend=inductor, "
+        "accelerate compiled with dynamic=false, backend=inductor",
+        "train.py:40 compiled with mode=max-autotune, dynamic=auto, backend=inductor, "
         "fullgraph=True",
+        "litgpt/pretrain.py:213 through lightning compiled with mode=default, dynamic=auto, "
+        "backend=inductor",
+        "attention.py:9 compiled with mode=default, dynamic=auto, backend=inductor, "
+        "options={'max_autotune': True}: nothing compiled from it",
     ]
     for name, words in views(s, run).items():
         for line in lines:

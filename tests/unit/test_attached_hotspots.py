@@ -66,3 +66,12 @@ def test_a_compiled_module_loading_is_compiling() -> None:
     step = (("timed", "/x/dlcprof/worker/attached/steps.py", 51),)
     step += (("_fn", "/v/torch/_dynamo/eval_frame.py", 9),)
     assert program_work(step) == step
+
+
+def test_dlcprofs_own_files_are_shown_from_its_package_on(rows) -> None:
+    """Issue 41, 8: the probes' row read "/home/u/.../dlcprof/worker/attached/steps.py"."""
+    (probes,) = [r for r in rows if r["function"] == text.DLCPROF_PROBES]
+    assert probes["file"].startswith("dlcprof/worker/"), probes
+    assert not [
+        r for r in rows if "/dlcprof/" in r["file"] and not r["file"].startswith("dlcprof/")
+    ]

@@ -75,9 +75,23 @@ def test_table_report_and_advice_say_the_same_estimate():
     advice = job_rules.solo_recompiles(session, session.runs[PEER], 0)
     assert advice is not None
     waited = [e for e in advice.evidence if e.startswith("rank 0 waited for it")]
-    assert waited == [
-        f"rank 0 waited for it at the next collective (DDP's gradient all-reduce): {said}"
-    ]
+    # Recorded before the wrappers were read: no wrapper's collective is named.
+    assert waited == [f"rank 0 waited for it at the next collective: {said}"]
+    # Issue 41, 6: the collective as the waiting rank's wrapper makes it.
+    for wrapper, named in (
+        ("DDP", "DDP's gradient all-reduce"),
+        ("FSDP2", "FSDP2's gradient reduce-scatter"),
+    ):
+        session.apply(
+            ev.CompileSettingsRead(
+                run_id=WAITER,
+                optimize_ddp="ddp_optimizer",
+                compiled_autograd=False,
+                wrappers=[wrapper],
+            )
+        )
+        advice = job_rules.solo_recompiles(session, session.runs[PEER], 0)
+        assert f"rank 0 waited for it at the next collective ({named}): {said}" in advice.evidence
     # The divergence the banner heads (the user's 4/1, listed first) says it once.
     found = fdiv.divergences(session)
     assert found[0].subject == "4/1" and found[0].evidence[-1] == f"rank 0 blocked: {said}"

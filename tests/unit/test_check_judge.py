@@ -320,3 +320,31 @@ def test_the_repository_root_github_then_git_then_the_cwd(tmp_path, monkeypatch)
     assert repository_root(tmp_path) == tmp_path.resolve()
     assert relative_where(f"{repo}/src/a.py:3", repo) == "src/a.py:3"
     assert relative_where("/elsewhere/a.py:3", repo) == "/elsewhere/a.py:3"
+
+
+def test_a_frame_the_baseline_never_compiled_is_named_newly_compiled():
+    """Issue 41, 8: it read "newly compile: shift compiled"."""
+    events = load_fixture("programs/attached_train")
+    base = Session.from_events([e for e in events if getattr(e, "compile_id", "")[:2] != "1/"])
+    v = fv.judge_session(session(), Budgets(), base)
+    assert [x.line() for x in v.violations if x.check == "new_frames"] == [
+        f"{TRAIN}:20: newly compiled frame: shift"
+    ]
+
+
+def test_a_decrease_in_compile_time_is_said_to_be_no_regression():
+    """Issue 41, 8: "-50%, within the 25% allowed" read as a near-regression."""
+    v = fv.judge_session(with_cpu(session(), 0.5), Budgets(), with_cpu(session(), 1.0))
+    assert v.passed
+    assert "(-50%, a decrease, no regression)" in fv.run_lines(v)[0]
+
+
+def test_a_recompile_every_entry_failed_alike_names_its_guard_once():
+    """Issue 41, 8: "GLOBAL_STATE changed: grad_mode; GLOBAL_STATE changed: grad_mode"."""
+    s = session()
+    (run_id,) = s.runs
+    reason = "0/1: GLOBAL_STATE changed: grad_mode; 0/0: GLOBAL_STATE changed: grad_mode"
+    s.apply(ev.RecompileTriggered(run_id=run_id, compile_id="0/1", reason=reason))
+    v = fv.judge_session(s, Budgets(recompiles=2))
+    (line,) = [x.line() for x in v.violations if "GLOBAL_STATE" in x.line()]
+    assert line.startswith(f"{TRAIN}:16: recompile: forward: GLOBAL_STATE changed: grad_mode (")

@@ -10,6 +10,8 @@ tests/e2e/test_torchrun.py.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 from helpers.paths import FIXTURES
 from helpers.program import compile_finished, process_attached, program_started
@@ -99,9 +101,17 @@ def test_settings_line_and_unavailable():
     session.apply(
         ev.CompileSettingsRead(run_id="pid7", optimize_ddp="ddp_optimizer", compiled_autograd=False)
     )
+    # No wrapper seen (a rank need not wrap its model): no wrapper named.
     assert fddp.lines(run) == [
-        "DDP compile settings: optimize_ddp ddp_optimizer, compiled autograd off"
+        "distributed compile settings: optimize_ddp ddp_optimizer, compiled autograd off"
     ]
+    # Issue 41, 6: FSDP2 is named as FSDP2, never as DDP.
+    session.apply(
+        ev.CompileSettingsRead(
+            run_id="pid7", optimize_ddp="ddp_optimizer", compiled_autograd=False, wrappers=["FSDP2"]
+        )
+    )
+    assert fddp.lines(run)[0].startswith("FSDP2 compile settings: ")
     session.apply(
         ev.CompileSettingsRead(
             run_id="pid7", optimize_ddp=None, compiled_autograd=None, unavailable="gone"
@@ -188,3 +198,32 @@ def test_the_adapter_reads_torchs_settings_and_degrades_without_the_bucket_hook(
     ddp_probe._wrap(types.SimpleNamespace(), got.append, ProbeNotes(sink, "pid7"))
     (note,) = [e for e in sink.events if isinstance(e, ev.ProbeUnavailable)]
     assert note.probe == "ddp" and "pretty_print_buckets not found" in note.reason
+
+
+WRAPPERS_SCRIPT = """
+import sys, torch, torch.distributed as dist
+from dlcprof.worker.probes import ProbeNotes, ddp
+ddp.install(lambda *b: None, ProbeNotes(lambda e: None, "r"))
+dist.init_process_group("gloo", init_method=sys.argv[1], rank=0, world_size=1)
+print(ddp.wrappers())
+from torch.distributed.fsdp import fully_shard
+fully_shard(torch.nn.Linear(2, 2))
+print(ddp.wrappers())
+torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(2, 2))
+print(ddp.wrappers())
+dist.destroy_process_group()
+"""
+
+
+def test_the_wrappers_a_process_built_are_read_from_torch(tmp_path):
+    """Issue 41, 6: FSDP2 (fully_shard) and DDP told apart on this torch, one
+    process of a gloo group of 1."""
+    init = f"file://{tmp_path / 'store'}"
+    p = subprocess.run(
+        [sys.executable, "-c", WRAPPERS_SCRIPT, init],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.splitlines() == ["[]", "['FSDP2']", "['DDP', 'FSDP2']"]

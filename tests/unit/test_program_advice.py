@@ -149,3 +149,51 @@ def test_try_on_an_attached_session_refuses_in_one_line(tmp_path):
     assert p.stderr.strip().count("\n") == 0
     assert "an attached program's advice cannot be tried for you" in p.stderr
     assert "does not re-run your program" in p.stderr
+
+
+def _recompiled_at(
+    called_at: str, through: str, frame_file: str = "/home/u/train.py", reason: str = SIZE
+) -> Session:
+    """A process whose frame 0 (in ``frame_file``) recompiled once on x's dim 1,
+    reached from the program's ``called_at`` (through a library's ``through``)."""
+    return Session.from_events(
+        [
+            *program_started(),
+            compile_finished("0/0", 1001.0, 3.0, frame=("forward", frame_file, 5)),
+            ev.RecompileTriggered(
+                run_id="pid7",
+                compile_id="0/1",
+                reason=reason,
+                called_at=called_at,
+                through=through,
+                t=1010.0,
+            ),
+            compile_finished("0/1", 1010.0, 4.0, reason=reason),
+        ]
+    )
+
+
+def test_a_recompile_is_advised_at_the_programs_own_call():
+    """Issue 41, 4: the item names the user's call that reached the compiled code."""
+    s = _recompiled_at("/home/u/train.py:30", "")
+    (dyn,) = [i for i in far.advise(s, s.run("pid7")).items if i.rule == "mark-dynamic"]
+    assert dyn.where == "/home/u/train.py:30" and dyn.snippet == "torch._dynamo.mark_dynamic(x, 1)"
+    assert dyn.change.startswith(
+        "call torch._dynamo.mark_dynamic(x, 1) before the compiled call at /home/u/train.py:30"
+    )
+    # Called by a framework that pads: its own option first, the library named as
+    # evidence only, and no snippet naming the compiled code's own variable.
+    hf = "/v/lib/python3.11/site-packages/transformers/models/gpt2/modeling_gpt2.py"
+    s = _recompiled_at("/home/u/train.py:40", "/v/site-packages/accelerate/ops.py:9", hf)
+    (dyn,) = [i for i in far.advise(s, s.run("pid7")).items if i.rule == "mark-dynamic"]
+    assert dyn.where == "/home/u/train.py:40" and dyn.snippet == ""
+    assert dyn.change.startswith("pad_to_multiple_of on the data collator")
+    assert "before your call at /home/u/train.py:40" in dyn.change
+    assert "accelerate" not in dyn.change and "accelerate/ops.py:9" in dyn.evidence[-1]
+    assert dyn.cost.startswith("padding computes tokens for nothing")
+    # A partial last batch (dim 0): the trainer's drop_last, not padding.
+    last = "tensor 'x' size mismatch at index 0. expected 4, actual 2"
+    s = _recompiled_at("/home/u/train.py:40", "/v/site-packages/accelerate/ops.py:9", hf, last)
+    (dyn,) = [i for i in far.advise(s, s.run("pid7")).items if i.rule == "mark-dynamic"]
+    assert dyn.change.startswith("TrainingArguments(dataloader_drop_last=True)")
+    assert dyn.cost.startswith("the partial last batch's examples are left out")

@@ -95,3 +95,29 @@ def test_the_kernels_table_renders() -> None:
 
 def test_empty_session_has_valid_tables() -> None:
     check_tables(markdown.render_markdown(build_model(Session())))
+
+
+def test_an_attached_process_says_what_it_has_and_why_its_wall_is_shorter():
+    """Issue 41, 8: report.md had "target ``", an empty "Settings", a run wall
+    beside the program's longer one with no word why, and "cpu count n/a"
+    where the process had reported its cores."""
+    from helpers.program import compile_finished, process_attached
+
+    from dlcprof import events as ev
+
+    s = Session.from_events(
+        [
+            ev.ProgramStarted(argv=["python", "train.py"], cwd="/", pid=7, t=1000.0),
+            process_attached(7, cpu_count=2, t=1001.0),
+            compile_finished("0/0", 1002.0, 3.0),
+            ev.RunFinished(run_id="pid7", status="ok", wall_s=50.0, t=1060.0),
+            ev.ProgramExited(
+                returncode=0, signal=None, wall_s=60.0, message="the program exited", t=1061.0
+            ),
+        ]
+    )
+    md = markdown.render_markdown(build_model(s))
+    assert "target ``" not in md and "**Settings**" not in md
+    assert "wall 50.00 s (from torch's import in the process on)" in md
+    (cpu,) = [ln for ln in md.splitlines() if "cpu count" in ln]
+    assert "2" in cpu and "n/a" not in cpu

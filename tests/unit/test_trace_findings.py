@@ -89,6 +89,15 @@ def test_dims_made_dynamic_are_tensor_dims_and_scalars_are_listed_apart():
     assert len(report["dynamic_scalars"]) == 4
     md = render_markdown(build_model(session))
     assert "4 scalars made symbols (not dims): self.norm.eps, math.pi" in md
+    # Issue 41, 6: a tensor torch made itself (FSDP2 on torchtitan) is no dim of the user's.
+    internal = "__meta_utils_unknown_tensor23.size()[1]"
+    session.apply(
+        ev.DimMadeDynamic(run_id=run.run_id, compile_id="0/1", symbol="s87", source=internal)
+    )
+    assert internal not in " ".join(
+        fr.dim_words(run) + [d.source for d in fr.symbolic_scalars(run)]
+    )
+    assert len(fr.dim_words(run)) == 2
 
 
 def test_kernel_source_lines_are_the_lines_of_its_ops():
@@ -351,3 +360,13 @@ def test_a_figure_over_100_percent_says_why_where_it_shows(fixture_events):
     over = fk.kernel_coverage(55.6, 54.5, 55.6 / 54.5)
     assert fk.OVER_CALL in over and "the rest is" not in over
     assert "the rest is Python" in fk.kernel_coverage(2.7, 47.8, 2.7 / 47.8)
+
+
+def test_the_limits_last_guard_is_the_newest_entrys_once():
+    """Issue 41, 8: every entry's guard was joined ("...: grad_mode; ...: grad_mode")."""
+    message = (
+        "torch._dynamo hit config.recompile_limit (8)\n   function: 'f'\n   last reason: "
+        "0/7: GLOBAL_STATE changed: grad_mode; 0/6: GLOBAL_STATE changed: grad_mode"
+    )
+    hit = ev.RecompileLimitHit(run_id="r", function="f", limit=8, message=message, location="")
+    assert fr.limit_words(hit).endswith("; last guard failed: GLOBAL_STATE changed: grad_mode")

@@ -14,7 +14,7 @@ from dlcprof import hatches, text
 from dlcprof.figures import compile_cost as fc
 from dlcprof.figures import graph_breaks as fgb
 from dlcprof.figures.advice.model import Advice, Prediction, compile_seconds
-from dlcprof.session import Run, Session
+from dlcprof.session import Recompile, Run, Session
 from dlcprof.trace_records import gb_catalogue
 
 # Phases paid once per process whatever is compiled: regional compilation keeps them.
@@ -22,8 +22,11 @@ FIXED_PHASES = ("inductor_codecache_torch_key",)
 # Where the compiling thread builds or waits for kernels: identical blocks share their
 # kernels' source, so their builds do not shrink with the number of blocks compiled.
 BUILD_PHASES = ("compile_file", "async_compile.wait", "PyCodeCache.load_by_key_path")
-# "tensor 'x' size mismatch at index 1. expected 4, actual 6"
-_SIZE_MISMATCH = re.compile(r"tensor '(?:L\[')?([^'\]]+)(?:'\])?' size mismatch at index (\d+)")
+# "tensor 'x' size mismatch at index 1. expected 4, actual 6"; a keyword argument
+# reads "tensor 'kwargs['input_ids']'".
+_SIZE_MISMATCH = re.compile(
+    r"tensor '(?:[A-Za-z_]*\[')?([^'\]]+)(?:'\])?' size mismatch at index (\d+)"
+)
 _EXPECTED = re.compile(r"size mismatch at index \d+\. expected (\d+)")
 # A dynamic compile against a static one of the same code, where the session has no
 # dynamic sweep to measure it (benchmarks/RESULTS.md §7).
@@ -235,7 +238,77 @@ def mark_dynamic_recompiles(session: Session, run: Run, calls: int) -> Advice | 
         f"({text.secs(paid_s)}): {text.short(paid[0].reason, 200)}"
     ]
     predicted = Prediction("compile", first + paid_s, first + extra, how) if priced else None
-    return _mark_dynamic_item(name, dim, evidence, predicted)
+    call = next((rc for rc in paid if rc.called_at or rc.through), None)
+    if call is None:  # an imported log: no stack says who called
+        return _mark_dynamic_item(name, dim, evidence, predicted)
+    return _at_the_call(run, call, name, dim, evidence, predicted)
+
+
+# Frameworks whose own option bounds the sizes a batch comes in, by the installed
+# package the compiled code or its caller is in: (the option, its cost) for dim 0
+# and for a later dim.
+PADDING = {
+    "transformers": (
+        (
+            "TrainingArguments(dataloader_drop_last=True): no partial last batch",
+            "the partial last batch's examples are left out of each epoch",
+        ),
+        (
+            "pad_to_multiple_of on the data collator (DataCollatorWithPadding, "
+            "DataCollatorForLanguageModeling; TRL: SFTConfig(pad_to_multiple_of=...)): "
+            "the lengths fall into a few sizes, each compiled once",
+            "padding computes tokens for nothing",
+        ),
+    ),
+}
+PADDING["trl"] = PADDING["transformers"]
+
+
+def _package(where: str) -> str:
+    inside = text.in_package(where) or ""
+    return inside.split("/", 1)[0]
+
+
+def _at_the_call(
+    run: Run,
+    call: Recompile,
+    name: str,
+    dim: int,
+    evidence: list[str],
+    predicted: Prediction | None,
+) -> Advice:
+    """The item at the program's call that reached the recompiled code: mark the
+    size dynamic there, or the framework's own option where the call went
+    through one that has it."""
+    frame = run.compiles.get(f"{(call.compile_id or '').split('/')[0]}/0")
+    compiled = str(frame.record.metrics.get("co_filename") or "") if frame and frame.record else ""
+    packages = [_package(call.through), _package(compiled)]
+    option = next((PADDING[p] for p in packages if p in PADDING), None)
+    at = f" at {call.called_at}" if call.called_at else ""
+    if not call.through:
+        mark = f"call torch._dynamo.mark_dynamic({name}, {dim}) before the compiled call{at}"
+    else:
+        mark = (
+            f"if the tensor is one your code passes in, mark its dim {dim} dynamic before "
+            f"your call{at} (torch._dynamo.mark_dynamic; the compiled code names it {name})"
+        )
+        via = text.in_package(call.through) or call.through
+        evidence = [*evidence, f"the compiled code is called by {via}, not by your code"]
+    change = f"{mark} (or compile with dynamic=True): one compile serves every size"
+    item = _mark_dynamic_item(name, dim, evidence, predicted)
+    # Through a library the compiled code's name for the tensor is not the program's.
+    item = dataclasses.replace(
+        item, change=change, where=call.called_at, snippet="" if call.through else item.snippet
+    )
+    if option is None:
+        return item
+    own, cost = option[0] if dim == 0 else option[1]
+    return dataclasses.replace(
+        item,
+        title=f"fewer sizes of {name}'s dim {dim}",
+        change=f"{own}; or {change}",
+        cost=f"{cost}; {item.cost}",
+    )
 
 
 def _backward_s(run: Run, compile_id: str) -> float:

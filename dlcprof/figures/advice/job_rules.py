@@ -12,6 +12,7 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures.advice.compile_rules import size_mismatch
 from dlcprof.figures.advice.model import Advice, Prediction
+from dlcprof.figures.job import ddp as fddp
 from dlcprof.figures.job import hosts as fhosts
 from dlcprof.figures.job.blocked import blocked
 from dlcprof.figures.job.divergence import Divergence, divergences, frame_words, solo_ids
@@ -77,10 +78,16 @@ def _fix(run: Run, c: Compile, reason: str) -> tuple[str, str]:
 
 
 def _waited(session: Session, found: list[Divergence], rank: int, paid: float) -> str:
-    """A peer's wait at the next collective (DDP's gradient all-reduce): the
-    Ranks table's estimate, or at most the recompiles' seconds when there is none."""
+    """A peer's wait at the next collective (DDP's gradient all-reduce, FSDP's
+    reduce-scatter, as the peer wrapped its model): the Ranks table's estimate,
+    or at most the recompiles' seconds when there is none."""
     wait = blocked(session, solo_ids(found), rank)
-    head = f"rank {rank} waited for it at the next collective (DDP's gradient all-reduce): "
+    peer = by_rank(session).get(rank)
+    wrapper = fddp.wrapped(peer) if peer is not None else "distributed"
+    which = {"DDP": " (DDP's gradient all-reduce)"}.get(wrapper, "")
+    if wrapper.startswith("FSDP") and " " not in wrapper:
+        which = f" ({wrapper}'s gradient reduce-scatter)"
+    head = f"rank {rank} waited for it at the next collective{which}: "
     if wait.s is not None:
         return head + wait.said
     return head + f"up to {text.secs(paid)}, its recompiles' seconds ({text.na(wait.words)})"

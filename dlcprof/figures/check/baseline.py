@@ -65,6 +65,8 @@ def change_words(now: CompileTime, then: CompileTime, tolerance: float) -> str:
     )
     if regressed(now, then, tolerance):
         verdict = f"over the {text.pct(tolerance)} allowed"
+    elif change is not None and change < 0:
+        verdict = "a decrease, no regression"
     else:
         verdict = f"within the {text.pct(tolerance)} allowed"
     return f"compile time {now.words()} vs {then.words()} in the baseline ({pct}, {verdict})"

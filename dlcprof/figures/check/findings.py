@@ -16,7 +16,7 @@ from dlcprof.session import Compile, Run
 
 @dataclass(frozen=True)
 class Finding:
-    kind: str  # "graph break" | "recompile" | "compile"
+    kind: str  # "graph break" | "recompile" | "compiled frame"
     where: str  # "file:line" in the user's code; "" when torch named none
     reason: str  # Dynamo's reason, the guard that failed, or the frame compiled
     hint: str  # torch's first hint, "" when none
@@ -105,9 +105,11 @@ def recompiles(run: Run) -> list[Finding]:
     out = []
     for row in recompile_rows(run):
         cid = row.compile_id or ""
-        reason = newest_reason(normalize_reason(row.reason))
+        # The newest entry's guard, its compile id off: normalizing the whole
+        # reason first would join every entry's guard into one.
+        reason = newest_reason(row.reason)
         frame_at, function = frames.get(cid.rsplit("/", 1)[0], ("", ""))
-        guard = reason.guard if reason else row.reason
+        guard = normalize_reason(reason.guard) if reason else row.reason
         what = f"{function}: {guard}" if function else guard
         out.append(
             Finding(
@@ -129,9 +131,7 @@ def compiles(run: Run) -> list[Finding]:
         if c.record is None or c.is_backward:
             continue
         where, name = _frame(c)
-        out.append(
-            Finding("compile", where, f"{name or '?'} compiled", "", c.compile_id, (where, name))
-        )
+        out.append(Finding("compiled frame", where, name or "?", "", c.compile_id, (where, name)))
     return out
 
 

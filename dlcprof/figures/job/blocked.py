@@ -14,8 +14,8 @@ from dlcprof.figures.job.rank_runs import by_rank, rank_names
 from dlcprof.session import Compile, Run, Session
 
 BLOCKED_WHY = (
-    "not measured: the collectives wait inside torch's C++ (DDP's reducer, the "
-    "process group), which dlcprof does not time"
+    "not measured: the collectives wait inside torch's C++ (the data-parallel "
+    "wrapper's hooks, the process group), which dlcprof does not time"
 )
 
 

@@ -103,6 +103,16 @@ def settings_line(run: Run) -> str | None:
     return f"optimize_ddp {mode}, compiled autograd {autograd}"
 
 
+def wrapped(run: Run) -> str:
+    """The data-parallel wrappers the process built ("FSDP2", "DDP and FSDP"),
+    else "distributed": a rank need not wrap its model in DDP."""
+    s = run.compile_settings
+    names = s.wrappers if s is not None else []
+    if run.ddp_splits and "DDP" not in names:
+        names = ["DDP", *names]  # DDPOptimizer split a DDP model's graph
+    return " and ".join(names) or "distributed"
+
+
 def distributed(run: Run) -> bool:
     """The process is a rank of a distributed job, or DDP split its graph."""
     p = run.process
@@ -116,7 +126,7 @@ def lines(run: Run) -> list[str]:
     out = []
     settings = settings_line(run)
     if settings is not None:
-        out.append(f"DDP compile settings: {settings}")
+        out.append(f"{wrapped(run)} compile settings: {settings}")
     out += [s.line for s in splits(run)]
     return out
 

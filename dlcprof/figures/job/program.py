@@ -361,10 +361,6 @@ def speedup_text(session: Session, run: Run | None = None) -> str:
     return text.na(why_none(runs[0]) if runs else "nothing compiled")
 
 
-# torch.compile's ``dynamic`` as the program wrote it, from a run's setting.
-_DYNAMIC_ARG = {"auto": "None", "true": "True", "false": "False"}
-
-
 def compile_setting(run: Run, name: str) -> str | None:
     """A run's ``mode``, ``dynamic`` or ``backend``: its own, or those an attached
     process's torch.compile calls passed ("default, max-autotune" where calls
@@ -377,15 +373,28 @@ def compile_setting(run: Run, name: str) -> str | None:
 
 def compiled_with(run: Run) -> list[str]:
     """Each place that called torch.compile in an attached process, once, with what
-    it passed: "accelerate compiled with mode=default, dynamic=False, backend=inductor"
-    (a package by its name, the program's own line by file:line)."""
+    it passed: "accelerate compiled with mode=default, dynamic=false, backend=inductor"
+    (a package by its name, the program's own line by file:line; a package's
+    call made from another's line by that line: "litgpt/pretrain.py:213 through
+    lightning"); a call of which no frame compiled says so."""
     lines = []
+    compiled = {
+        str(c.record.metrics.get("co_filename") or "")
+        for c in run.compiles.values()
+        if c.record is not None
+    }
     for c in run.compile_calls:
         who = c.package or c.caller.rsplit("/", 1)[-1] or "the program"
+        if c.made_at:
+            who = f"{text.in_package(c.made_at) or c.made_at} through {c.package}"
         mode = f"mode={c.mode}, " if c.mode is not None else ""
         full = ", fullgraph=True" if c.fullgraph else ""
-        dyn = _DYNAMIC_ARG.get(c.dynamic, c.dynamic)
-        lines.append(f"{who} compiled with {mode}dynamic={dyn}, backend={c.backend}{full}")
+        options = f", options={{{c.options}}}" if c.options else ""
+        # In the words of every other view (auto | true | false), not torch's argument.
+        line = f"{who} compiled with {mode}dynamic={c.dynamic}, backend={c.backend}{full}{options}"
+        if c.target and c.target not in compiled:
+            line += ": nothing compiled from it" + (" yet" if run.status == "pending" else "")
+        lines.append(line)
     return list(dict.fromkeys(lines))
 
 

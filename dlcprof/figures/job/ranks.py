@@ -194,7 +194,8 @@ def collectives_line(session: Session) -> str:
     if not counted:
         return (
             "collectives: no collectives in the compiled graphs, nothing to compare (DDP's "
-            "gradient allreduce runs in its hooks, outside the graphs)"
+            "all-reduce and FSDP's all-gather and reduce-scatter run in their hooks, "
+            "outside the graphs)"
         )
     return "collectives in the compiled graphs: " + ", ".join(
         f"{op} ×{n}" for op, n in counted.most_common()

@@ -64,10 +64,21 @@ def called(run_id: str, frame: Any, kwargs: dict[str, Any]) -> ev.CompileCalled:
     given = frame.f_locals if in_compile else kwargs
     backend = kwargs.get("backend", given.get("backend"))
     name = getattr(backend, "compiler_name", None) or getattr(backend, "__name__", None)
+    options = given.get("options") if in_compile else None
+    target = _target_file(given.get("model")) if in_compile else ""
     while frame is not None and text.in_torch(frame.f_code.co_filename):
         frame = frame.f_back
     where = f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else ""
-    package = text.in_package(where) or ""
+    package = (text.in_package(where) or "").split("/", 1)[0]
+    made_at = ""
+    if package:  # the call a package's wrapper made it for: the first frame out of it
+        outer = frame.f_back if frame is not None else None
+        while outer is not None and (
+            text.in_torch(outer.f_code.co_filename)
+            or (text.in_package(outer.f_code.co_filename) or "").split("/", 1)[0] == package
+        ):
+            outer = outer.f_back
+        made_at = f"{outer.f_code.co_filename}:{outer.f_lineno}" if outer is not None else ""
     return ev.CompileCalled(
         run_id=run_id,
         mode=given.get("mode") if in_compile else None,
@@ -75,5 +86,23 @@ def called(run_id: str, frame: Any, kwargs: dict[str, Any]) -> ev.CompileCalled:
         backend=str(name or backend),
         fullgraph=bool(given.get("fullgraph", kwargs.get("nopython", False))),
         caller=where,
-        package=package.split("/", 1)[0] if package else "",
+        package=package,
+        made_at=made_at,
+        options=", ".join(f"{k!r}: {v!r}" for k, v in options.items())
+        if isinstance(options, dict)
+        else "",
+        target=target,
     )
+
+
+def _target_file(model: Any) -> str:
+    """The file of the function torch.compile compiles (under its wrappers), whose
+    frames Dynamo compiles in that file; "" for a module (Dynamo compiles it in
+    a wrapper of its own) or when not found."""
+    if hasattr(model, "forward"):
+        return ""
+    fn = getattr(model, "__func__", model)
+    while hasattr(fn, "__wrapped__"):
+        fn = fn.__wrapped__
+    code = getattr(fn, "__code__", None)
+    return str(code.co_filename) if code is not None else ""

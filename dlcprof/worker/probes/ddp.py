@@ -21,6 +21,28 @@ from dlcprof.worker.probes.lazy import when_imported
 
 PROBE = "ddp"
 DISTRIBUTED = "torch._dynamo.backends.distributed"
+# The data-parallel wrappers a process may build, by the names users know them
+# by: (module, class, name). Each counted as its __init__ runs.
+WRAPPERS = (
+    ("torch.nn.parallel.distributed", "DistributedDataParallel", "DDP"),
+    ("torch.distributed.fsdp.fully_sharded_data_parallel", "FullyShardedDataParallel", "FSDP"),
+)
+# fully_shard makes a class FSDP<Module> of FSDPModule and the module's class.
+FSDP2 = "torch.distributed.fsdp._fully_shard._fully_shard"
+_built: set[str] = set()
+
+
+def wrappers() -> list[str]:
+    """The wrappers this process built so far: "DDP", "FSDP", "FSDP2"."""
+    found = set(_built)
+    fsdp2 = getattr(sys.modules.get(FSDP2), "FSDPModule", None)
+    try:
+        if fsdp2 is not None and type.__subclasses__(fsdp2):
+            found.add("FSDP2")
+    except TypeError:
+        pass
+    return sorted(found)
+
 
 # (bucket cap in bytes, each bucket's parameter bytes, each bucket's parameter names)
 Buckets = Callable[[int | None, list[int], list[list[str]]], None]
@@ -47,13 +69,34 @@ def settings(run_id: str) -> ev.CompileSettingsRead:
         missing.append("torch._dynamo.config.compiled_autograd")
     why = f"{' and '.join(missing)} not found on this torch" if missing else ""
     return ev.CompileSettingsRead(
-        run_id=run_id, optimize_ddp=mode, compiled_autograd=autograd, unavailable=why
+        run_id=run_id,
+        optimize_ddp=mode,
+        compiled_autograd=autograd,
+        unavailable=why,
+        wrappers=wrappers(),
     )
 
 
 def install(on_buckets: Buckets, notes: ProbeNotes) -> None:
-    """Hand DDPOptimizer's buckets to ``on_buckets`` each time it chooses them."""
+    """Hand DDPOptimizer's buckets to ``on_buckets`` each time it chooses them,
+    and count the data-parallel wrappers the program builds."""
     when_imported(DISTRIBUTED, lambda module: _wrap(module, on_buckets, notes))
+    for module, cls, name in WRAPPERS:
+        when_imported(module, lambda m, cls=cls, name=name: _count(m, cls, name))
+
+
+def _count(module: Any, cls: str, name: str) -> None:
+    wrapper = getattr(module, cls, None)
+    init = getattr(wrapper, "__init__", None)
+    if wrapper is None or init is None or getattr(init, "__wrapped__", None) is not None:
+        return
+
+    def __init__(self: Any, *args: Any, **kw: Any) -> None:
+        _built.add(name)
+        init(self, *args, **kw)
+
+    __init__.__wrapped__ = init
+    wrapper.__init__ = __init__
 
 
 def _wrap(module: Any, on_buckets: Buckets, notes: ProbeNotes) -> None:

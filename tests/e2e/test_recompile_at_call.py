@@ -1,0 +1,90 @@
+"""Issue 41, item 4: a recompile on an input's size is advised at the program's
+own call that reached the compiled code, never at a library's local variable.
+
+- a plain-torch loop that calls a compiled module through a "library" module
+  installed in a site-packages folder: the item names the loop's line;
+- tests/programs/hf_varlen.py, a real HF ``Trainer`` whose batches change
+  length: the item offers the collator's ``pad_to_multiple_of`` and names the
+  program's ``trainer.train()`` line.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from helpers.paths import PROGRAMS
+
+pytestmark = pytest.mark.slow
+
+LIBRARY = """
+def step(model, batch):
+    return model(batch)
+"""
+
+LOOP = """
+import sys
+
+import torch
+
+sys.path.insert(0, {site!r})
+import steplib
+
+
+class Head(torch.nn.Module):
+    def forward(self, x):
+        return (x * 2).sum(-1)
+
+
+model = torch.compile(Head(), backend="eager")
+for length in (4, 6, 8, 10):
+    steplib.step(model, torch.ones(2, length))  # the user's call
+print("done")
+"""
+
+
+def _advice(program, tmp_path) -> list[dict]:
+    out = tmp_path / "r.json"
+    argv = [sys.executable, "-m", "dlcprof.cli", "run", "--json", str(out), "--no-hotspots"]
+    p = subprocess.run(
+        [*argv, "--", sys.executable, str(program)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    return json.loads(out.read_text())["advice"]["items"]
+
+
+def _line(program, needle: str) -> int:
+    return next(i for i, ln in enumerate(program.read_text().splitlines(), 1) if needle in ln)
+
+
+def test_a_recompile_through_a_library_is_advised_at_the_users_call(tmp_path):
+    site = tmp_path / "venv" / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "steplib.py").write_text(textwrap.dedent(LIBRARY))
+    loop = tmp_path / "loop.py"
+    loop.write_text(LOOP.format(site=str(site)))
+    (item,) = [i for i in _advice(loop, tmp_path) if i["rule"] == "mark-dynamic"]
+    call = f"{loop}:{_line(loop, 'the user')}"
+    assert item["where"] == call and f"before your call at {call}" in item["change"]
+    assert "dim 1 dynamic" in item["change"] and "steplib" not in item["change"]
+    assert any("called by" in e and "steplib.py" in e for e in item["evidence"])
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("transformers") is None, reason="transformers not installed"
+)
+def test_an_hf_trainers_changing_lengths_get_the_collators_padding(tmp_path):
+    program = PROGRAMS / "hf_varlen.py"
+    (item,) = [i for i in _advice(program, tmp_path) if i["rule"] == "mark-dynamic"]
+    assert item["title"] == "fewer sizes of input_ids's dim 1"
+    assert item["change"].startswith("pad_to_multiple_of on the data collator")
+    call = f"{program}:{_line(program, 'trainer.train()')}"
+    assert item["where"] == call and call in item["change"]
