@@ -11,9 +11,10 @@ Writes under ``tests/fixtures/torch_trace/``:
   ``live.jsonl``, the events that attached run saw: one run, both recordings.
 - ``train/``: the log of the single-process script ``tests/programs/train.py``
   (a data-dependent graph break), run with ``TORCH_TRACE`` alone.
-- ``cache_key/``: ``tests/programs/cache_key.py`` three times on one new
-  Inductor cache folder: ``base/`` (cold), ``setting/`` (``fallback_random``
-  on: a miss), ``graph/`` (one op more: a miss), each with ``TORCH_TRACE``.
+- ``cache_key/``: ``tests/programs/cache_key.py`` (two 1-op graphs, f and g)
+  three times on one new Inductor cache folder: ``base/`` (cold: both miss),
+  ``setting/`` (``fallback_random`` on for g: g misses, f hits), ``graph/``
+  (one op more in f: f misses, g hits), each with ``TORCH_TRACE``.
 
 This checkout's path (and another checkout's, handed back by the shared
 Inductor cache) reads ``/home/user/dlcprof/`` in every file, like the other

@@ -1,7 +1,9 @@
-"""Real ``dlcprof check --max-cache-misses`` runs of one tiny program on its own
-Inductor cache folder: cold on a new folder (fails), warm on the same folder
-(passes), then one Inductor setting changed and one op added, each named
-against the warm run as the baseline."""
+"""Real ``dlcprof check --max-cache-misses`` runs of one tiny program (two 1-op
+graphs) on its own Inductor cache folder, one sequence reused by every test:
+cold on a new folder (fails), warm on the same folder (passes), then one op
+added to f and one Inductor setting changed for g, each named against the warm
+run as the baseline; the pytest marker on the same warm folder. The logic of
+each explanation is unit-tested on recorded logs (tests/unit/test_cache_misses.py)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.xdist_group("test_cache_misses")
 
 PROGRAM = PROGRAMS / "cache_key.py"
-FUNCTION_LINE = 12  # cache_key.py's `def f`
+F_LINE, G_LINE = 10, 17  # cache_key.py's `def f`, `def g`
 
 
 def check(tmp: Path, *options: str, **env: str) -> subprocess.CompletedProcess:
@@ -42,91 +44,101 @@ def check(tmp: Path, *options: str, **env: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess, subprocess.CompletedProcess]:
-    """The cold run on a folder that does not exist yet, then the warm run on it."""
+def runs(tmp_path_factory) -> dict[str, subprocess.CompletedProcess | Path]:
+    """The cold run on a folder that does not exist yet, the warm run on it, then
+    the changed program against the warm run."""
     tmp = tmp_path_factory.mktemp("cache")
     github = {
         "GITHUB_ACTIONS": "true",
         "GITHUB_WORKSPACE": str(PROGRAMS.parent.parent),
         "GITHUB_STEP_SUMMARY": str(tmp / "summary.md"),
     }
-    cold = check(tmp, "--max-cache-misses", "0", "--junit", str(tmp / "junit.xml"), **github)
-    warm = check(tmp, "--max-cache-misses", "0", "--json", str(tmp / "warm.json"))
-    return tmp, cold, warm
+    gate = ("--max-cache-misses", "0")
+    cold = check(tmp, *gate, "--junit", str(tmp / "junit.xml"), **github)
+    warm = check(tmp, *gate, "--json", str(tmp / "warm.json"))
+    changed = check(
+        tmp, *gate, "--baseline", str(tmp / "warm.json"), ONE_MORE_OP="1", FALLBACK_RANDOM="1"
+    )
+    return {"tmp": tmp, "cold": cold, "warm": warm, "changed": changed}
 
 
 def test_a_new_cache_folder_fails_the_gate_and_says_so(runs):
-    tmp, cold, _ = runs
+    tmp, cold = runs["tmp"], runs["cold"]
     assert cold.returncode == 1, cold.stderr[-3000:]
-    where = f"{PROGRAM}:{FUNCTION_LINE}: cache miss: f (AOTAutograd cache, FX graph cache): "
-    assert where + "a new cache folder (cold)" in cold.stderr
+    for name, line in (("f", F_LINE), ("g", G_LINE)):
+        where = f"{PROGRAM}:{line}: cache miss: {name} (AOTAutograd cache, FX graph cache): "
+        assert where + "a new cache folder (cold)" in cold.stderr
     assert "TORCHINDUCTOR_CACHE_DIR did not exist" in cold.stderr
-    assert "FAILED, 1 violation (cache misses: 1;" in cold.stderr
-    (line,) = [ln for ln in cold.stdout.splitlines() if ln.startswith("::error ")]
-    assert line.startswith(f"::error file=tests/programs/cache_key.py,line={FUNCTION_LINE},")
-    assert "TORCHINDUCTOR_CACHE_DIR did not exist" in line
-    assert "| `tests/programs/cache_key.py:12` | cache misses |" in (tmp / "summary.md").read_text()
+    assert "FAILED, 2 violations (cache misses: 2;" in cold.stderr
+    errors = [ln for ln in cold.stdout.splitlines() if ln.startswith("::error ")]
+    assert errors[0].startswith(f"::error file=tests/programs/cache_key.py,line={F_LINE},")
+    assert all("TORCHINDUCTOR_CACHE_DIR did not exist" in ln for ln in errors)
+    assert len(errors) == 2
+    summary = (tmp / "summary.md").read_text()
+    assert f"| `tests/programs/cache_key.py:{F_LINE}` | cache misses |" in summary
     suite = ET.parse(tmp / "junit.xml").getroot().find("testsuite")
-    (failure,) = suite.findall("testcase/failure")
-    assert "a new cache folder (cold)" in failure.get("message", "")
+    failures = suite.findall("testcase/failure")
+    assert failures and all("a new cache folder (cold)" in f.get("message", "") for f in failures)
 
 
 def test_the_second_run_on_the_same_folder_hits_every_graph(runs):
-    tmp, _, warm = runs
+    tmp, warm = runs["tmp"], runs["warm"]
     assert warm.returncode == 0, warm.stderr[-3000:]
     assert "cache misses 0 ≤ 0" in warm.stderr
     events = json.loads((tmp / "warm.json").read_text())["events"]
     lookups = [e for e in events if e["type"] == "CacheLookedUp"]
-    assert {(e["layer"], e["state"]) for e in lookups} == {
-        ("aotautograd", "hit"),
-        ("fx_graph", "hit"),
-    }
+    assert sorted((e["compile_id"], e["layer"], e["state"]) for e in lookups) == [
+        ("0/0", "aotautograd", "hit"),
+        ("0/0", "fx_graph", "hit"),
+        ("1/0", "aotautograd", "hit"),
+        ("1/0", "fx_graph", "hit"),
+    ]
     assert all(e["saved_s"] > 0 for e in lookups)
 
 
-def test_a_changed_inductor_setting_is_named(runs):
-    tmp, _, _ = runs
-    proc = check(
-        tmp, "--max-cache-misses", "0", "--baseline", str(tmp / "warm.json"), FALLBACK_RANDOM="1"
+def miss_line(proc: subprocess.CompletedProcess, name: str, line: int) -> str:
+    where = f"{PROGRAM}:{line}: cache miss: {name} (AOTAutograd cache, FX graph cache): "
+    (found,) = [ln for ln in proc.stderr.splitlines() if where in ln]
+    return found.partition(where)[2]
+
+
+def test_an_added_op_is_named_as_a_changed_graph_at_its_line(runs):
+    changed = runs["changed"]
+    assert changed.returncode == 1, changed.stderr[-3000:]
+    assert miss_line(changed, "f", F_LINE) == (
+        "the graph changed: 1 op more (1 → 2) (cache misses 2 > 0)"
     )
-    assert proc.returncode == 1, proc.stderr[-3000:]
-    assert "Inductor setting `fallback_random` False → True" in proc.stderr
-    assert "the graph changed" not in proc.stderr
 
 
-def test_an_added_op_is_named_as_a_changed_graph(runs):
-    tmp, _, _ = runs
-    proc = check(
-        tmp, "--max-cache-misses", "0", "--baseline", str(tmp / "warm.json"), ONE_MORE_OP="1"
+def test_a_changed_inductor_setting_is_named_alone(runs):
+    assert miss_line(runs["changed"], "g", G_LINE) == (
+        "Inductor setting `fallback_random` False → True (cache misses 2 > 0)"
     )
-    assert proc.returncode == 1, proc.stderr[-3000:]
-    where = f"{PROGRAM}:{FUNCTION_LINE}: cache miss: f (AOTAutograd cache, FX graph cache): "
-    assert where + "the graph changed: 1 op more (2 → 3)" in proc.stderr
-    assert "fallback_random" not in proc.stderr
 
 
-PLUGIN_TESTS = """
+PLUGIN_TESTS = f"""
+import sys
+
 import pytest
 import torch
 
-
-def f(x):
-    return torch.cos(x) * 3
-
-
-@pytest.mark.compile_budget(cache_misses=0)
-def test_cold():
-    torch.compile(f)(torch.ones(4))
+sys.path.insert(0, {str(PROGRAMS)!r})
+from cache_key import f
 
 
 @pytest.mark.compile_budget(cache_misses=0)
 def test_warm():
-    torch.compile(f)(torch.ones(4))
+    torch.compile(f)(torch.ones(2, 2))
+
+
+@pytest.mark.compile_budget(cache_misses=0)
+def test_cold():
+    torch.compile(f, dynamic=False)(torch.ones(5, 5))  # a shape the folder has not seen
 """
 
 
-def test_the_pytest_marker_fails_the_cold_test_and_passes_the_warm_one(pytester, monkeypatch):
-    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(pytester.path / "inductor-cache"))
+def test_the_pytest_marker_fails_a_miss_and_passes_a_hit(runs, pytester, monkeypatch):
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(runs["tmp"] / "inductor-cache"))
     pytester.makepyfile(test_warm_start=PLUGIN_TESTS)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=600)
     result.assert_outcomes(failed=1, passed=1)

@@ -1,19 +1,28 @@
-"""One tiny graph compiled once, for the cache-miss tests (tests/e2e/test_cache_misses.py):
-FALLBACK_RANDOM=1 changes one Inductor setting, ONE_MORE_OP=1 adds an op to the graph."""
+"""Two 1-op graphs (an extern matmul each: no kernel to build) compiled once,
+for the cache-miss tests (tests/e2e/test_cache_misses.py): ONE_MORE_OP=1 adds
+an op to f's graph, FALLBACK_RANDOM=1 changes one Inductor setting for g's."""
 
 import os
 
 import torch
-import torch._inductor.config as inductor_config
-
-inductor_config.fallback_random = os.environ.get("FALLBACK_RANDOM") == "1"
 
 
 def f(x):
-    y = torch.sin(x) + 1
+    y = x @ x
     if os.environ.get("ONE_MORE_OP") == "1":
-        y = y * 2
+        y = y @ x
     return y
 
 
-print(torch.compile(f)(torch.ones(4)).sum().item())
+def g(x):
+    return x @ x
+
+
+def main() -> None:
+    options = {"fallback_random": os.environ.get("FALLBACK_RANDOM") == "1"}
+    print(torch.compile(f)(torch.ones(2, 2)).sum().item())
+    print(torch.compile(g, options=options)(torch.ones(3, 3)).sum().item())
+
+
+if __name__ == "__main__":
+    main()

@@ -218,13 +218,24 @@ def test_two_imported_logs_explain_a_miss_by_the_setting_and_the_graph_that_chan
         return run
 
     base, setting, graph = run_of("base"), run_of("setting"), run_of("graph")
-    assert {(e.layer, e.state) for e in base.cache_lookups} == {
-        ("aotautograd", "miss"),
-        ("fx_graph", "miss"),
-    }
+    assert sorted((e.compile_id, e.layer, e.state) for e in base.cache_lookups) == [
+        ("0/0", "aotautograd", "miss"),
+        ("0/0", "fx_graph", "miss"),
+        ("1/0", "aotautograd", "miss"),
+        ("1/0", "fx_graph", "miss"),
+    ]
+    # g's setting changed: g missed, f hit.
     (miss,) = misses(setting, base)
-    assert miss.causes == ["Inductor setting `fallback_random` False → True"]
+    assert (miss.compile_id, miss.causes) == (
+        "1/0",
+        ["Inductor setting `fallback_random` False → True"],
+    )
+    # f's graph changed: f missed at its def, g hit.
     (miss,) = misses(graph, base)
-    assert miss.causes == ["the graph changed: 1 op more (2 → 3)"]
+    assert (miss.compile_id, miss.causes) == ("0/0", ["the graph changed: 1 op more (1 → 2)"])
     (found,) = cache_misses(graph, base)
-    assert found.where == f"{PROGRAMS / 'cache_key.py'}:12"
+    assert found.where == f"{PROGRAMS / 'cache_key.py'}:10"
+    assert found.reason.startswith("f (AOTAutograd cache, FX graph cache): the graph changed")
+    # Without a baseline a run knows only that the folder held no entry for the key.
+    (miss,) = misses(graph)
+    assert miss.causes[0].startswith("no entry for its key in the cache folder")
