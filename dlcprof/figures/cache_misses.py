@@ -63,9 +63,10 @@ def _indexed(run: Run) -> dict[tuple[str | None, str, int], ev.CacheLookedUp]:
     return out
 
 
-def misses(run: Run, base: Run | None = None) -> list[Miss]:
+def misses(run: Run, base: Run | None = None, ref: str = "the baseline") -> list[Miss]:
     """Each compile that missed a cache, explained against ``base`` (its run in a
-    baseline session) where given, else by what this run alone shows."""
+    baseline session, or another rank's run, as ``ref`` names it) where given,
+    else by what this run alone shows."""
     lookups = _indexed(run)
     base_lookups = _indexed(base) if base is not None else {}
     by_compile: dict[str, list[tuple[int, ev.CacheLookedUp]]] = {}
@@ -83,7 +84,7 @@ def misses(run: Run, base: Run | None = None) -> list[Miss]:
                 causes += [c for c in alone(run) if c not in causes]
             else:
                 then = base_lookups.get((e.compile_id, e.layer, n))
-                causes += [c for c in against(e, then, run, base) if c not in causes]
+                causes += [c for c in against(e, then, run, base, ref) if c not in causes]
         layers = list(dict.fromkeys(LAYERS[e.layer] for _, e in missed))
         out.append(Miss(cid, layers, causes or ["not known"]))
     return out
@@ -119,20 +120,26 @@ def alone(run: Run) -> list[str]:
     ]
 
 
-def against(e: ev.CacheLookedUp, then: ev.CacheLookedUp | None, run: Run, base: Run) -> list[str]:
-    """Why lookup ``e`` missed where the baseline's lookup ``then`` was made."""
+def against(
+    e: ev.CacheLookedUp,
+    then: ev.CacheLookedUp | None,
+    run: Run,
+    base: Run,
+    ref: str = "the baseline",
+) -> list[str]:
+    """Why lookup ``e`` missed where ``ref``'s lookup ``then`` was made."""
     if then is None:
-        return [f"compile {e.compile_id} made no such lookup in the baseline"]
+        return [f"compile {e.compile_id} made no such lookup in {ref}"]
     if e.key and e.key == then.key:
+        # The same key: the entry was not in this run's folder, a new one first.
+        if run.process is not None and run.process.cache_dir_state in FOLDER_STATES:
+            return alone(run)
         now_dir, then_dir = cache_folder(run), cache_folder(base)
         if now_dir and then_dir and now_dir != then_dir:
             return [f"the same key, in another cache folder: {then_dir} → {now_dir}"]
-        folder = alone(run)
-        if run.process is not None and run.process.cache_dir_state in FOLDER_STATES:
-            return folder
         return [
-            "the same key as the baseline's, yet not in the cache folder: "
-            "its entry was removed, or the baseline's run wrote it elsewhere"
+            f"the same key as {ref}'s, yet not in the cache folder: "
+            f"its entry was removed, or {ref}'s run wrote it elsewhere"
         ]
     if not e.parts or not then.parts:
         what = "Inductor" if e.layer == "fx_graph" else "torch"
@@ -243,9 +250,11 @@ def layers_words(run: Run, compile_id: str) -> str | None:
     return " · ".join(words) or None
 
 
-def miss_of(run: Run, compile_id: str, base: Run | None = None) -> Miss | None:
+def miss_of(
+    run: Run, compile_id: str, base: Run | None = None, ref: str = "the baseline"
+) -> Miss | None:
     """The compile's miss, explained (``misses``), or None when it did not miss."""
-    return next((m for m in misses(run, base) if m.compile_id == compile_id), None)
+    return next((m for m in misses(run, base, ref) if m.compile_id == compile_id), None)
 
 
 def cache_lines(run: Run, compile_id: str) -> list[str]:

@@ -47,6 +47,18 @@ def rank_logs(folder: Path) -> dict[int, Path]:
     return out
 
 
+def ranked(log: Path) -> Path:
+    """A single process's log as rank 0's of a job: each record's header names
+    the rank, as torch's does once the process group is up (``widen`` then
+    rewrites it per rank)."""
+    data = re.sub(
+        rb"^([VIWEC]\d{4} [^\n]*?\] \{.*)\}$", rb'\1, "rank": 0}', log.read_bytes(), flags=re.M
+    )
+    out = log.with_name(f"{log.stem}_rank0.log")
+    out.write_bytes(data)
+    return out
+
+
 def widen(
     logs: dict[int, Path], out: Path, ranks: int, odd: dict[int, int], torch_names: bool = True
 ) -> Path:

@@ -1,15 +1,22 @@
 """Why a compile missed, from two sessions' cache lookups: the component that
-differs, in words, never a hash; and torch's cache records read."""
+differs, in words, never a hash; torch's cache records read; and a rank of a
+job that missed where the others hit, named with why (recorded logs widened)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
+
+from helpers.torch_trace import ranked, trace_logs, widen
 
 from dlcprof import events as ev
 from dlcprof.figures.cache_misses import cache_lines, misses, saved_s
 from dlcprof.figures.check.budgets import Budgets, judge
+from dlcprof.figures.job.divergence import divergences
+from dlcprof.figures.job.rank_runs import by_rank
 from dlcprof.session import Session
+from dlcprof.trace_import.job import import_trace
 from dlcprof.trace_records.payloads import parse_cache_lookup
 
 # Inductor's key components as torch logs them ("[hash] name: value"), trimmed.
@@ -129,3 +136,50 @@ def test_a_gate_on_a_run_whose_lookups_were_not_seen_fails_as_unknown():
     assert [c.value for c in counts] == [0]
     (v,) = violations
     assert v.message.startswith("cache misses n/a: torch logged no cache lookup for its 1 graph")
+
+
+def wide_job(tmp_path: Path, odd: str, ranks: int = 4) -> Session:
+    """cache_key.py's recorded logs as one job: every rank the run whose g's
+    setting changed (f hit, g missed), rank 2 the run ``odd`` names."""
+    logs = {
+        n: ranked(next(trace_logs(f"cache_key/{n}", tmp_path / n).glob("*.log")))
+        for n in ("setting", odd)
+    }
+    wide = widen({0: logs["setting"], 1: logs[odd]}, tmp_path / "wide", ranks, {2: 1})
+    return import_trace([str(wide)], workers=1)
+
+
+def cache_divergence(session: Session):
+    (d,) = [d for d in divergences(session) if d.check == "cache"]
+    return d
+
+
+def test_a_rank_that_missed_where_the_others_hit_is_named_with_the_changed_graph(tmp_path):
+    d = cache_divergence(wide_job(tmp_path, "graph"))
+    assert d.rank == 2
+    assert d.headline.startswith(
+        "rank 2 missed the AOTAutograd cache and the FX graph cache on 0/0 where the others "
+        "hit: the graph changed: 1 op more (1 → 2) (cache folders not recorded"
+    )
+
+
+def test_a_rank_whose_cache_folder_was_new_is_named_cold_on_separate_caches(tmp_path):
+    session = wide_job(tmp_path, "base")
+    # What the probe of a live rank records of its folder (an import knows none).
+    for rank, run in by_rank(session).items():
+        run.process.cache_dir = f"/cache/rank{rank}"
+        run.process.cache_dir_state = "missing" if rank == 2 else "filled"
+    d = cache_divergence(session)
+    assert (d.rank, d.alarm) == (2, True)
+    assert d.headline.startswith(
+        "rank 2 missed the AOTAutograd cache and the FX graph cache on 0/0 where the others "
+        "hit: a new cache folder (cold): this run's TORCHINDUCTOR_CACHE_DIR did not exist "
+        "(/cache/rank2) (separate caches:"
+    )
+
+
+def test_the_same_key_on_a_rank_with_no_folder_recorded_is_said_so(tmp_path):
+    d = cache_divergence(wide_job(tmp_path, "base"))
+    assert "where the others hit: the same key as rank 0's, yet not in the cache folder" in (
+        d.headline
+    )

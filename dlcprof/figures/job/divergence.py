@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import outcome
+from dlcprof.figures.cache_misses import miss_of
 from dlcprof.figures.job.blocked import blocked
 from dlcprof.figures.job.groups import rank_groups, rank_span
 from dlcprof.figures.job.rank_runs import (
@@ -449,22 +450,32 @@ def _cache(job: Compared, session: Session, now: float | None) -> list[Divergenc
             "next collective",
             True,
         )
-    ref = max((r for r in ranks if r not in differ), key=lambda r: (job.weight([r]), -r))
+    alike = [r for r in ranks if r not in differ]
+    ref = max(alike, key=lambda r: (job.weight([r]), -r))
     out = []
     for rank in differ:
         cid = next(c for c in seq if states[rank][c] != states[ref][c])
         c = ranks[rank].compiles[cid]
+        # A lone miss where the others hit, by the key component that differs
+        # from the reference rank's lookup (or its folder's state).
+        miss = None
+        if states[ref][cid] == "hit":
+            miss = miss_of(ranks[rank], cid, ranks[ref], f"{job.name(ref)}")
+        if miss is not None:
+            missed = " and the ".join(miss.layers)
+            why = "; ".join(miss.causes)
+            headline = (
+                f"{job.name(rank)} missed the {missed} on {cid} where "
+                f"{job.rest(alike, differ)} hit: {why} ({tail})"
+            )
+        else:
+            headline = (
+                f"{job.name(rank)} had a cache {states[rank][cid]} on {cid} where "
+                f"{job.name(ref)} had a {states[ref][cid]}: {tail}"
+            )
         out.append(
             Divergence(
-                "cache",
-                rank,
-                alarm,
-                f"{job.name(rank)} had a cache {states[rank][cid]} on {cid} where "
-                f"{job.name(ref)} had a "
-                f"{states[ref][cid]}: {tail}",
-                evidence,
-                "",
-                c.record.t if c.record else 0.0,
+                "cache", rank, alarm, headline, evidence, "", c.record.t if c.record else 0.0
             )
         )
     return out
