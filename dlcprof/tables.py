@@ -203,6 +203,8 @@ def compare_table(cmp: fc.Comparison) -> RenderableType:
     if cmp.cache_note:
         parts.append(Text(cmp.cache_note, style="yellow"))
     parts += [Text(line, style="yellow") for line in cmp.cache_misses]
+    if cmp.cache_advice:
+        parts.append(Text(cmp.cache_advice, style="yellow"))
 
     t = _delta_table("compile time by phase", "phase")
     major, minor = cmp.split_phases()

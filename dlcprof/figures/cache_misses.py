@@ -108,10 +108,10 @@ def unseen(run: Run) -> str | None:
 
 def alone(run: Run) -> list[str]:
     """Why a run missed, from what it knows of itself."""
+    cold = cold_folder(run)
+    if cold is not None:
+        return [cold]
     folder = cache_folder(run)
-    state = run.process.cache_dir_state if run.process is not None else None
-    if state in FOLDER_STATES:
-        return [f"{FOLDER_STATES[state]} ({folder})"]
     if run.settings is not None and run.settings.cache in ("cold", "fresh"):
         return [f"a fresh cache folder (--cache {run.settings.cache})"]
     where = f" {folder}" if folder else ""
@@ -218,15 +218,30 @@ def _input_fields(value: str) -> dict[str, str]:
     return {k: v for k, _, v in pairs}
 
 
+def cold_folder(run: Run) -> str | None:
+    """The run's cache folder was new or empty, in words; None when not, or not known."""
+    state = run.process.cache_dir_state if run.process is not None else None
+    return f"{FOLDER_STATES[state]} ({cache_folder(run)})" if state in FOLDER_STATES else None
+
+
+def default_temp_folder(run: Run) -> str | None:
+    """The run's cache folder where it is torch's default under the temporary
+    folder (which a container loses); None otherwise."""
+    folder = cache_folder(run)
+    temp = (os.path.join(tempfile.gettempdir(), ""), "/tmp/")
+    if folder and os.path.basename(folder).startswith("torchinductor_") and folder.startswith(temp):
+        return folder
+    return None
+
+
 def folder_note(run: Run) -> str | None:
     """What one run knows of its cache folder that a warm start depends on: a new
     or empty one, torch's default under /tmp (which a container loses)."""
-    folder = cache_folder(run)
-    state = run.process.cache_dir_state if run.process is not None else None
-    if state in FOLDER_STATES:
-        return f"{FOLDER_STATES[state]} ({folder})"
-    temp = (os.path.join(tempfile.gettempdir(), ""), "/tmp/")
-    if folder and os.path.basename(folder).startswith("torchinductor_") and folder.startswith(temp):
+    cold = cold_folder(run)
+    if cold is not None:
+        return cold
+    folder = default_temp_folder(run)
+    if folder is not None:
         return (
             f"Inductor's cache is torch's default folder {folder}, under the temporary "
             "folder a container loses: set TORCHINDUCTOR_CACHE_DIR to a kept volume"

@@ -22,6 +22,8 @@ from dlcprof.figures import benchmark as fb
 from dlcprof.figures import cache_misses as fcm
 from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
+from dlcprof.figures.advice import cache_rules as cacher
+from dlcprof.figures.advice.model import predicted_text
 from dlcprof.figures.compare_kernels import KernelDiff, diff_kernels
 from dlcprof.figures.compare_metrics import MetricDelta, metrics
 from dlcprof.figures.job import divergence as fdiv
@@ -151,6 +153,18 @@ class Comparison:
             f"B's compile {m.compile_id} missed ({', '.join(m.layers)}): {'; '.join(m.causes)}"
             for m in fcm.misses(self.b_run, self.a_run)
         ]
+
+    @property
+    def cache_advice(self) -> str | None:
+        """What would have made B's misses hit where a setting that differs from
+        A's (the job that filled the cache) explains them."""
+        item = cacher.fill_setting(self.b_run, self.a_run)
+        if item is None:
+            return None
+        return (
+            f"advice: {item.title} ({'; '.join(item.evidence)}): "
+            f"predicted {predicted_text(item.predicted)}"
+        )
 
     def headline(self) -> list[HeadlineRow]:
         a, b = fb.compile_cache(self.a_run), fb.compile_cache(self.b_run)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from dlcprof import text
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import compile_cost as fc
+from dlcprof.figures.advice import cache_rules as cacher
 from dlcprof.figures.advice import compile_rules as cr
 from dlcprof.figures.advice import failure_rules as fr
 from dlcprof.figures.advice import job_rules as jr
@@ -58,6 +59,9 @@ RULES = (
     Rule("graph breaks", cr.graph_breaks, program=cr.graph_breaks),
     Rule("graph breaks not in your code", None, program=cr.breaks_not_yours),
     Rule("keep the cache", sr.keep_cache, benchmark=True),
+    # An attached program's warm start: the caches it missed, by its folder.
+    Rule("a cache folder a container loses", None, program=cacher.kept_folder),
+    Rule("Mega-Cache for fresh machines", None, program=cacher.mega_cache),
     Rule("a mode that pays back sooner", sr.mode, benchmark=True),
     Rule("freezing", sr.freezing, benchmark=True),
     Rule("reduce-overhead", sr.reduce_overhead, benchmark=True),
