@@ -301,3 +301,44 @@ def test_the_module_table_says_what_each_row_imports(room):
     assert ROWS[room][-1] == _imports_cell(room), (
         f"the imports of `{room}` are: {_imports_cell(room)}"
     )
+
+
+# --- no circles: between any two files, imports go one way -------------------------
+
+
+def _circles() -> list[list[str]]:
+    """Each set of our files that import each other, however indirectly (the
+    graph's strongly connected components of two or more), lazy and
+    ``TYPE_CHECKING`` imports included: a circle that runs only at call time
+    or for a type checker still ties two ideas into one."""
+    graph = {p: _imported_files(p) for p in sorted(PKG.rglob("*.py"))}
+    index: dict[Path, int] = {}
+    low: dict[Path, int] = {}
+    stack: list[Path] = []
+    circles: list[list[str]] = []
+
+    def visit(p: Path) -> None:  # Tarjan's algorithm
+        index[p] = low[p] = len(index)
+        stack.append(p)
+        for q in graph[p]:
+            if q not in index:
+                visit(q)
+                low[p] = min(low[p], low[q])
+            elif q in stack:
+                low[p] = min(low[p], index[q])
+        if low[p] == index[p]:
+            component = []
+            while (q := stack.pop()) != p:
+                component.append(q)
+            component.append(p)
+            if len(component) > 1 or p in graph[p]:
+                circles.append(sorted(_ids(f) for f in component))
+
+    for p in graph:
+        if p not in index:
+            visit(p)
+    return sorted(circles)
+
+
+def test_no_two_files_import_each_other():
+    assert _circles() == []
