@@ -342,3 +342,11 @@ def _circles() -> list[list[str]]:
 
 def test_no_two_files_import_each_other():
     assert _circles() == []
+
+
+def test_the_graph_reads_imports_in_functions_and_for_type_checkers_as_lazy():
+    code = (
+        "import a\nif TYPE_CHECKING:\n    import b\nelse:\n    import c\ndef f():\n    import d\n"
+    )
+    read = {n.names[0].name: lazy for n, lazy in _import_nodes([ast.parse(code)])}
+    assert read == {"a": False, "b": True, "c": False, "d": True}
