@@ -24,16 +24,12 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from dlcprof import events as ev
 from dlcprof.attach.launch import Launch
 from dlcprof.attach.tree import Tree
 from dlcprof.bounded_output import BoundedOutput
 from dlcprof.monitors.program import ProgramMonitors
-
-if TYPE_CHECKING:
-    from dlcprof.session import Session
 
 Emit = Callable[[ev.Event], None]
 # A process's run status when it ended without its exit hook (os._exit, a signal).
@@ -45,18 +41,6 @@ STOP_GRACE_S = 15.0
 LEFTOVER_GRACE_S = 3.0
 TREE_S = 0.5  # how often the program's process tree is read while it runs
 _READ = 1 << 16
-
-
-def exit_status(returncode: int) -> int:
-    """The status a shell reports: 128 + N for a program ended by signal N."""
-    return 128 - returncode if returncode < 0 else returncode
-
-
-def exit_code(session: Session) -> int:
-    """What dlcprof exits with after the program: its own status, as a shell
-    reports it (1: its end never came in)."""
-    end = session.program_exit
-    return exit_status(end.returncode or 0) if end is not None else 1
 
 
 def start_program(

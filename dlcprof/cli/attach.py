@@ -1,6 +1,8 @@
 """The user's own program: ``dlcprof [tui [--no-hotspots]] -- CMD`` (the TUI)
 and ``dlcprof run [options] -- CMD`` (headless, with the loop and the quiet
-rule of a workload's run)."""
+rule of a workload's run); ``follow_program`` follows it headless for
+``dlcprof check`` too. Nothing here imports ``events`` before the program
+starts (each import then is added to its wall time)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from dlcprof.cli.output import console, import_writers, note, say, write_outputs
-from dlcprof.cli.parser import UsageError, attach_parser, attach_tui_parser
+from dlcprof.exit_codes import exit_code
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -20,29 +22,14 @@ if TYPE_CHECKING:
 POLL_S = 0.2  # without an event: how often the ranks' divergences are looked at
 
 
-def run_attached(head: list[str], command: list[str]) -> int:
-    """``dlcprof [tui [--no-hotspots]] -- CMD`` (the TUI), ``dlcprof run
-    [options] -- CMD`` (headless) or ``dlcprof check [budgets] -- CMD`` (a gate)."""
-    if head[:1] in ([], ["tui"]):
-        args = attach_tui_parser().parse_args(head[1:])
-        return cmd_attach_tui(command, args.hotspots, args.theme)
-    if head[0] == "check":
-        from dlcprof.cli.check import cmd_check
-
-        return cmd_check(head[1:], command)
-    if head[0] != "run":
-        raise UsageError(
-            f"'{head[0]} ... -- CMD' is not a command: use 'dlcprof run -- CMD', "
-            "'dlcprof check -- CMD' or 'dlcprof -- CMD'"
-        )
-    args = attach_parser().parse_args(head[1:])
+def cmd_attach_run(args: argparse.Namespace, command: list[str]) -> int:
+    """``dlcprof run [options] -- CMD``: the program followed headless, then its
+    report files written; the program's own exit status."""
     return follow_program(args, command, lambda session, out: saved(session, args), summary=True)
 
 
 def saved(session: Session, args: argparse.Namespace) -> int:
     """--json / --report written; the program's own exit status."""
-    from dlcprof.attach.program import exit_code
-
     write_outputs(session, args)
     return exit_code(session)
 
@@ -99,9 +86,10 @@ def follow_program(
         return then(session, printer.out)
 
 
-def cmd_attach_tui(command: list[str], hotspots: bool = True, theme: str | None = None) -> int:
-    """The TUI on the user's program; its controller (tui/attached.py) passes
-    a stop signal on, saves after a detach, and gives the exit code."""
+def cmd_attach_tui(args: argparse.Namespace, command: list[str]) -> int:
+    """``dlcprof [tui [options]] -- CMD``: the TUI on the user's program; its
+    controller (tui/attached.py) passes a stop signal on, saves after a detach,
+    and gives the exit code."""
     from dlcprof.attach.launch import CommandError, check_command
     from dlcprof.cli.tui import run_app
     from dlcprof.tui.app import DlcprofApp
@@ -111,4 +99,4 @@ def cmd_attach_tui(command: list[str], hotspots: bool = True, theme: str | None 
     except CommandError as e:
         note(f"dlcprof: {e}")
         return e.exit_code
-    return run_app(DlcprofApp(command=command, hotspots=hotspots, theme=theme))
+    return run_app(DlcprofApp(command=command, hotspots=args.hotspots, theme=args.theme))

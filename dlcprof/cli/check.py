@@ -11,9 +11,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dlcprof.cli.attach import follow_program
 from dlcprof.cli.loading import load_report
-from dlcprof.cli.output import EXIT_FAILED, EXIT_OK, error, note, say, write_file, write_outputs
-from dlcprof.cli.parser import UsageError, check_parser
+from dlcprof.cli.output import error, note, say, write_file, write_outputs
+from dlcprof.cli.parser import UsageError
+from dlcprof.exit_codes import EXIT_FAILED, EXIT_OK, exit_code
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -96,11 +98,8 @@ def budgets_of(args: argparse.Namespace) -> Budgets:
     )
 
 
-def cmd_check(options: list[str], command: list[str]) -> int:
-    from dlcprof.attach.program import exit_code
-    from dlcprof.cli.attach import follow_program
-
-    args = configured(check_parser().parse_args(options), pyproject(Path.cwd()))
+def cmd_check(args: argparse.Namespace, command: list[str]) -> int:
+    args = configured(args, pyproject(Path.cwd()))
     budgets = budgets_of(args)
     baseline = load_report(args.baseline) if args.baseline is not None else None
     if not budgets.checks() and baseline is None and args.json is None and args.report is None:
@@ -144,7 +143,6 @@ def judged(
     """The verdict printed (and annotated, summarized, written as JUnit); the exit status."""
     from rich.text import Text
 
-    from dlcprof.attach.program import exit_code
     from dlcprof.figures.check import verdict as fv
     from dlcprof.figures.check.places import repository_root
 

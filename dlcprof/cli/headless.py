@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from dlcprof import events as ev
-from dlcprof.cli.output import EXIT_FAILED, EXIT_OK, say
+from dlcprof.cli.output import say
 from dlcprof.settings import RunSettings
 
 if TYPE_CHECKING:
@@ -91,12 +91,3 @@ def stopping(out: Console):
         say(out, f"[yellow]{stop.said}: stopping the worker and its compiler children…[/]")
 
     return said
-
-
-def run_exit_code(session: Session, run_id: str | None) -> int:
-    """A run's exit code: 1 unless it finished ok and its worker exited 0."""
-    run = session.runs.get(run_id or "")
-    exited = session.worker_exits[-1] if session.worker_exits else None
-    if run is None or run.status != "ok" or (exited is not None and exited.returncode != 0):
-        return EXIT_FAILED
-    return EXIT_OK

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from dlcprof.cli.output import EXIT_OK, console
+from dlcprof.cli.output import console
+from dlcprof.exit_codes import EXIT_OK
 
 
 def cmd_list(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""What the commands print and write: exit codes, lines on the terminal
+"""What the commands print and write: lines on the terminal
 (which may be gone), and the report files a run asks for."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dlcprof.exit_codes import EXIT_FAILED, EXIT_OK
+
 if TYPE_CHECKING:
     from rich.console import Console
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2  # a stop signal: 128 + its number (signals.py)
 
 
 def console(**kwargs: Any) -> Console:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from dlcprof.cli.headless import follow_run, run_exit_code, stopping
+from dlcprof.cli.headless import follow_run, stopping
 from dlcprof.cli.loading import LoadError
-from dlcprof.cli.output import EXIT_FAILED, EXIT_OK, console, error, say, write_outputs
+from dlcprof.cli.output import console, error, say, write_outputs
+from dlcprof.exit_codes import EXIT_FAILED, EXIT_OK, exit_code
 
 
 def cmd_paper(args: argparse.Namespace) -> int:
@@ -34,20 +35,20 @@ def cmd_paper(args: argparse.Namespace) -> int:
     session = Session()
     session.apply(plan.event)
     say(out, paper_line(plan.event, session))
-    exit_code = EXIT_OK
+    status = EXIT_OK
     with stop_on_signals(stopping(out)) as stops:
         for settings in plan.runs:
             run_id, bad = follow_run(settings, session, out, args, stops, paper_line, False)
             if bad is not None:
                 error(bad.message)
             if stops:
-                exit_code = stops[0].exit_code
+                status = stops[0].exit_code
                 break
             # A failed run does not stop the others: its row says n/a and why.
-            exit_code = exit_code or run_exit_code(session, run_id)
+            status = status or exit_code(session, run_id)
         f = findings(session)
         assert f is not None
         say(out, paper_tables(f))
         if not write_outputs(session, args):
-            exit_code = exit_code or EXIT_FAILED
-    return exit_code
+            status = status or EXIT_FAILED
+    return status

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 from dlcprof import text
 from dlcprof.cli.loading import LoadError, load_report
-from dlcprof.cli.output import EXIT_FAILED, EXIT_OK, console, error, write_file
+from dlcprof.cli.output import console, error, write_file
+from dlcprof.exit_codes import EXIT_FAILED, EXIT_OK
 
 if TYPE_CHECKING:
     from dlcprof.session import Session

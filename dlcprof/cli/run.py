@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import argparse
 
-from dlcprof.cli.headless import follow_run, run_exit_code, stopping
+from dlcprof.cli.headless import follow_run, stopping
 from dlcprof.cli.loading import LoadError, load_report, resolve_target
-from dlcprof.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, console, error, say, write_outputs
+from dlcprof.cli.output import console, error, say, write_outputs
 from dlcprof.cli.parser import UsageError, run_queue
+from dlcprof.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE, exit_code
 from dlcprof.settings import RunSettings
 
 
@@ -25,7 +26,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     resolve_target(runs[0].target, runs[0])
     out = console()
     session = Session()
-    exit_code = EXIT_OK
+    status = EXIT_OK
     with stop_on_signals(stopping(out)) as stops:
         # `--mode all`: one worker per mode, one after another, into one session.
         for settings in runs:
@@ -33,7 +34,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             run = session.runs.get(run_id or "")
             if bad is not None:
                 error(bad.message)
-                exit_code = EXIT_USAGE
+                status = EXIT_USAGE
                 break
             if run is not None:
                 say(out, run_summary(run, session))
@@ -41,15 +42,15 @@ def cmd_run(args: argparse.Namespace) -> int:
                 if run.status == "ok":
                     say(out, advice_view(session, run, args.calls or DEFAULT_CALLS))
             if stops:
-                exit_code = stops[0].exit_code
+                status = stops[0].exit_code
                 break
-            exit_code = exit_code or run_exit_code(session, run_id)
+            status = status or exit_code(session, run_id)
         if len(runs) > 1:
             for table in mode_tables(session):
                 say(out, modes_table(table))
         if not write_outputs(session, args):
-            exit_code = exit_code or EXIT_FAILED
-    return exit_code
+            status = status or EXIT_FAILED
+    return status
 
 
 def cmd_try(args: argparse.Namespace) -> int:
@@ -78,22 +79,22 @@ def cmd_try(args: argparse.Namespace) -> int:
         raise UsageError(f"advice {args.n} ({item.title}) cannot be tried for you: {item.try_why}")
     settings = RunSettings.from_dict(fa.trial_settings(run, item)).validate()
     out = console()
-    exit_code = EXIT_OK
+    status = EXIT_OK
     with stop_on_signals(stopping(out)) as stops:
         run_id, bad = follow_run(settings, session, out, args, stops, monitors=bool(run.monitors))
         trial = session.runs.get(run_id or "")
         if bad is not None:
             error(bad.message)
-            exit_code = EXIT_USAGE
+            status = EXIT_USAGE
         elif stops:
-            exit_code = stops[0].exit_code
+            status = stops[0].exit_code
         elif trial is None or trial.status != "ok":
-            exit_code = EXIT_FAILED
+            status = EXIT_FAILED
         else:
             tried = fa.tried(run, trial, item)
             session.apply(tried)
             say(out, f"{item.title}: {fa.tried_text(tried)}")
         args.json, args.report = args.json or args.session, None
         if not write_outputs(session, args):
-            exit_code = exit_code or EXIT_FAILED
-    return exit_code
+            status = status or EXIT_FAILED
+    return status

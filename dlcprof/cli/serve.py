@@ -9,8 +9,9 @@ import argparse
 import shlex
 import sys
 
-from dlcprof.cli.output import EXIT_OK, note
+from dlcprof.cli.output import note
 from dlcprof.cli.parser import UsageError
+from dlcprof.exit_codes import EXIT_OK
 
 NEEDS = "dlcprof serve needs textual-serve: pip install 'dlcprof[serve]'"
 

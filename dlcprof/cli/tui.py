@@ -8,8 +8,9 @@ import argparse
 from typing import TYPE_CHECKING
 
 from dlcprof.cli.loading import default_target, load_report_or_trace, resolve_target
-from dlcprof.cli.output import EXIT_OK, note
+from dlcprof.cli.output import note
 from dlcprof.cli.parser import UsageError, settings_from
+from dlcprof.exit_codes import EXIT_OK
 from dlcprof.settings import ALL_MODES
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""Issue 23's sections of a report: the advice for the latest advised run with
+"""The advice's sections of a report: the advice for the latest advised run with
 every `dlcprof try` of it, and each run's compile cost by the user's code.
 Figures and words come from figures/advice/ and figures/compile_cost.py."""
 

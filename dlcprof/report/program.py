@@ -1,4 +1,4 @@
-"""An attached program's section of a report (dlcprof -- CMD, issue 21): its
+"""An attached program's section of a report (dlcprof -- CMD): its
 command and end, per compiling process the compile share of wall time and each
 graph's life. Figures and words come from figures/job/program.py."""
 

@@ -1,7 +1,6 @@
-"""A multi-rank job's section of a report (dlcprof run -- torchrun …, issue 22;
-dlcprof import, issue 31): the ranks grouped by what they did, the Ranks table,
-every rank's graph breaks by kind, then each divergence among the ranks with
-its evidence.
+"""A multi-rank job's section of a report (dlcprof run -- torchrun …, dlcprof
+import): the ranks grouped by what they did, the Ranks table, every rank's
+graph breaks by kind, then each divergence among the ranks with its evidence.
 Figures and words come from figures/job/ranks.py and figures/job/divergence.py."""
 
 from __future__ import annotations

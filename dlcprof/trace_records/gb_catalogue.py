@@ -13,6 +13,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from dlcprof.trace_records.torch_dir import TORCH_DIR
+
 REGISTRY = os.path.join("_dynamo", "graph_break_registry.json")
 # Torch's own link for an id (torch/_dynamo/exc.py get_gbid_documentation_link).
 SITE = "https://meta-pytorch.github.io/compile-graph-break-site/gb/"
@@ -72,9 +74,6 @@ def identify(gb_id: str, title: str, catalogue: Catalogue | None = None) -> tupl
 
 
 def registry_path() -> str | None:
-    # payloads.py reads breaks with this module: import it here, not at the top.
-    from dlcprof.trace_records.payloads import TORCH_DIR
-
     return os.path.join(TORCH_DIR, REGISTRY) if TORCH_DIR else None
 
 

@@ -3,7 +3,6 @@ metadata and payload string, tested on payloads recorded from real runs."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -16,6 +15,7 @@ from typing import Any
 from dlcprof import own_code
 from dlcprof.text import in_torch
 from dlcprof.trace_records import gb_catalogue
+from dlcprof.trace_records.torch_dir import TORCH_DIR
 
 # compilation_metrics fields kept in CompileFinished.metrics (as torch names them).
 METRIC_FIELDS = (
@@ -118,23 +118,12 @@ _GB_CONTEXT_RE = re.compile(r"Developer debug context: (.*)")
 _GB_FILE_RE = re.compile(r'File "([^"]+)", line (\d+)')
 
 
-def _package_dir(name: str) -> str | None:
-    """Where a package is installed, found without importing it."""
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return None
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    return os.path.realpath(locations[0]) + os.sep if locations else None
-
-
 def _library_dirs() -> tuple[str, ...]:
     paths = sysconfig.get_paths()
     dirs = {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
     return tuple(d + os.sep for d in dirs)
 
 
-TORCH_DIR = _package_dir("torch")
 _LIBRARY_DIRS = _library_dirs()
 _LIBRARY_RE = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from dlcprof import events as ev
 from dlcprof import text
-from dlcprof.attach.program import exit_code
+from dlcprof.exit_codes import exit_code
 from dlcprof.figures.job.program import program_state
 from dlcprof.session import Session
 from dlcprof.tui.controller import default_engine, save_after_stop

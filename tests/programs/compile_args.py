@@ -1,4 +1,4 @@
-"""Two torch.compile calls with settings of their own (tests/test_compile_calls.py
+"""Two torch.compile calls with settings of their own (tests/e2e/test_compile_calls.py
 runs it under `dlcprof run --`): the first is also the call that imports Dynamo."""
 
 import torch

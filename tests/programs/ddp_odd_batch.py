@@ -1,7 +1,7 @@
 """A 2-rank DDP job on gloo whose ranks hold shards of different lengths: rank 1's
 shard has one sample fewer, so its last batch is partial and it alone recompiles
-on the batch size while rank 0 waits for it in DDP's all-reduce (issue 29 item 3;
-tests/test_job_advice.py runs it under `dlcprof run -- torchrun`)."""
+on the batch size while rank 0 waits for it in DDP's all-reduce
+(tests/e2e/test_job_advice.py runs it under `dlcprof run -- torchrun`)."""
 
 import sys
 

@@ -1,6 +1,6 @@
 """A logger's ``warning_once`` (Hugging Face's, an lru_cache'd method patched onto
 logging.Logger) hit inside three nested modules: Dynamo breaks the graph in each
-frame at the same line. Each graph is called three times (tests/test_counts_truth.py)."""
+frame at the same line. Each graph is called three times (tests/e2e/test_counts_truth.py)."""
 
 import functools
 import logging

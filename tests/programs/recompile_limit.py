@@ -1,5 +1,5 @@
 """A step compiled with dynamic=False, called on a new size each time
-(tests/test_recompile_limit.py): each size is a recompile until Dynamo's
+(tests/e2e/test_recompile_limit.py): each size is a recompile until Dynamo's
 recompile_limit, set low here, is hit; the calls after it run eager."""
 
 import torch

@@ -1,5 +1,5 @@
 """A training loop that runs its compiled model for a few seconds after the
-compile (tests/test_attached_hotspots.py records it under `dlcprof run --`):
+compile (tests/unit/test_attached_hotspots.py records it under `dlcprof run --`):
 the sampled stacks then hold the compiled code running, the eager optimizer
 and dlcprof's kernel sampler beside the compiler's own frames."""
 

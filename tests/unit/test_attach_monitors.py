@@ -164,11 +164,11 @@ def test_no_hotspots_on_the_command_line_reaches_the_programs_monitors() -> None
 def test_the_tui_form_takes_no_hotspots_too(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import dlcprof.cli.attach as attach
     from dlcprof.cli import main
-    from dlcprof.cli.output import EXIT_USAGE
+    from dlcprof.exit_codes import EXIT_USAGE
 
     seen: list[tuple[list[str], bool, str | None]] = []
     monkeypatch.setattr(
-        attach, "cmd_attach_tui", lambda cmd, hotspots, theme: seen.append((cmd, hotspots, theme))
+        attach, "cmd_attach_tui", lambda args, cmd: seen.append((cmd, args.hotspots, args.theme))
     )
     main(["tui", "--no-hotspots", "--", "true"])
     main(["--", "true"])

@@ -6,8 +6,10 @@ way (figures -> views)."""
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -188,22 +190,24 @@ def test_loading_the_worker_leaves_textual_unimported():
 ARCHITECTURE = PKG.parent / "docs" / "architecture.md"
 
 
-def _layer_table() -> dict[str, int]:
-    """``module`` -> layer, from the table under "## Modules" (a folder ends in /)."""
+def _table_rows() -> dict[str, list[str]]:
+    """``module`` -> its cells, from the table under "## Modules" (a folder ends in /;
+    a ``\\|`` inside a cell is not a cell's end)."""
     text = ARCHITECTURE.read_text().split("\n## Modules\n", 1)[1]
-    rows: dict[str, int] = {}
+    rows: dict[str, list[str]] = {}
     for line in text.splitlines()[1:]:
         if not line.startswith("|"):
             if rows:
                 break
             continue
-        cells = [c.strip() for c in line.strip("|").split("|")]
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
         if cells[0].startswith("`"):
-            rows[cells[0].strip("`")] = int(cells[1])
+            rows[cells[0].strip("`")] = cells
     return rows
 
 
-LAYERS = _layer_table()
+ROWS = _table_rows()
+LAYERS = {room: int(cells[1]) for room, cells in ROWS.items()}
 
 
 def _room(p: Path) -> str:
@@ -213,21 +217,48 @@ def _room(p: Path) -> str:
     return max(folders, key=len) if folders else rel
 
 
-def _imported_files(path: Path) -> set[Path]:
+def _import_nodes(
+    nodes: Iterable[ast.AST], lazy: bool = False
+) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
+    """Each import statement in ``nodes`` and whether it runs only later, if at
+    all: inside a function, or under ``if TYPE_CHECKING:``."""
+    for node in nodes:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node, lazy
+        elif isinstance(node, ast.If) and ast.unparse(node.test) in (
+            "TYPE_CHECKING",
+            "typing.TYPE_CHECKING",
+        ):
+            yield from _import_nodes(node.body, True)
+            yield from _import_nodes(node.orelse, lazy)
+        else:
+            later = lazy or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            yield from _import_nodes(ast.iter_child_nodes(node), later)
+
+
+def _imported(path: Path) -> dict[Path, bool]:
     """Our files ``path`` imports, at the top or inside a function (lazily) or for
-    type checking alike: ``from dlcprof.a import b`` is module b when b is one."""
-    files: set[Path] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    type checking alike, each True if some import of it runs when ``path`` is
+    imported: ``from dlcprof.a import b`` is module b when b is one."""
+    files: dict[Path, bool] = {}
+    for node, lazy in _import_nodes([ast.parse(path.read_text(), str(path))]):
         names: list[str] = []
+        found: list[Path] = []
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        elif node.module and node.level == 0:
             subs = [_module_file(f"{node.module}.{a.name}") for a in node.names]
-            files.update(f for f in subs if f is not None)
+            found = [f for f in subs if f is not None]
             if not all(subs):
                 names = [node.module]
-        files.update(f for n in names if (f := _module_file(n)) is not None)
+        found += [f for n in names if (f := _module_file(n)) is not None]
+        for f in found:
+            files[f] = files.get(f, False) or not lazy
     return files
+
+
+def _imported_files(path: Path) -> set[Path]:
+    return set(_imported(path))
 
 
 def test_the_module_table_names_every_module_once():
@@ -246,3 +277,76 @@ def test_no_import_runs_back_up_the_layers(path):
         if _room(f) != room and LAYERS[_room(f)] >= LAYERS[room]
     )
     assert not up, f"{_ids(path)} ({room}, layer {LAYERS[room]}) imports {up}"
+
+
+def _imports_cell(room: str) -> str:
+    """What ``room``'s modules import of the other rows, in the table's order, each
+    "(lazily)" when no import of it runs at import time."""
+    eager: dict[str, bool] = {}
+    for p in PKG.rglob("*.py"):
+        if _room(p) == room:
+            for f, now in _imported(p).items():
+                if (other := _room(f)) != room:
+                    eager[other] = eager.get(other, False) or now
+    names = [
+        r.removesuffix(".py").removesuffix("/") + ("" if eager[r] else " (lazily)")
+        for r in ROWS
+        if r in eager
+    ]
+    return ", ".join(names) or "nothing"
+
+
+@pytest.mark.parametrize("room", list(ROWS))
+def test_the_module_table_says_what_each_row_imports(room):
+    assert ROWS[room][-1] == _imports_cell(room), (
+        f"the imports of `{room}` are: {_imports_cell(room)}"
+    )
+
+
+# --- no circles: between any two files, imports go one way -------------------------
+
+
+def _circles() -> list[list[str]]:
+    """Each set of our files that import each other, however indirectly (the
+    graph's strongly connected components of two or more), lazy and
+    ``TYPE_CHECKING`` imports included: a circle that runs only at call time
+    or for a type checker still ties two ideas into one."""
+    graph = {p: _imported_files(p) for p in sorted(PKG.rglob("*.py"))}
+    index: dict[Path, int] = {}
+    low: dict[Path, int] = {}
+    stack: list[Path] = []
+    circles: list[list[str]] = []
+
+    def visit(p: Path) -> None:  # Tarjan's algorithm
+        index[p] = low[p] = len(index)
+        stack.append(p)
+        for q in graph[p]:
+            if q not in index:
+                visit(q)
+                low[p] = min(low[p], low[q])
+            elif q in stack:
+                low[p] = min(low[p], index[q])
+        if low[p] == index[p]:
+            component = []
+            while (q := stack.pop()) != p:
+                component.append(q)
+            component.append(p)
+            if len(component) > 1 or p in graph[p]:
+                circles.append(sorted(_ids(f) for f in component))
+
+    for p in graph:
+        if p not in index:
+            visit(p)
+    return sorted(circles)
+
+
+def test_no_two_files_import_each_other():
+    assert _circles() == []
+
+
+def test_the_graph_reads_imports_in_functions_and_for_type_checkers_as_lazy():
+    code = (
+        "import a\nif TYPE_CHECKING:\n    import b\nelse:\n    import c\ndef f():\n    import d\n"
+    )
+    read = {n.names[0].name: lazy for n, lazy in _import_nodes([ast.parse(code)])}
+    assert read == {"a": False, "b": True, "c": False, "d": True}

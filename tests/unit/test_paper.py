@@ -15,7 +15,7 @@ from helpers.recorded import load_fixture
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.cli import main
-from dlcprof.cli.output import EXIT_USAGE
+from dlcprof.exit_codes import EXIT_USAGE
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import graph_kind as fgk

@@ -1,4 +1,4 @@
-"""Ranks grouped by what they did (issue 31): ranks with the same compile ids,
+"""Ranks grouped by what they did: ranks with the same compile ids,
 guard failures, cache pattern, graph op counts, graph breaks and failures
 form one group, so a job of 1,024 ranks reads as "1,023 ranks alike; rank 1
 alone recompiled 4/1: …", outliers first, never as 1,024 rows.
