@@ -19,9 +19,10 @@ from dlcprof.exit_codes import EXIT_FAILED, EXIT_OK, exit_code
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.text import Text
 
     from dlcprof.figures.check.budgets import Budgets
-    from dlcprof.figures.check.verdict import Verdict
+    from dlcprof.figures.check.verdict import Said, Verdict
     from dlcprof.session import Session
 
 # [tool.dlcprof.check] key -> the flag's dest it sets, and its type.
@@ -141,8 +142,6 @@ def judged(
     repeats: int,
 ) -> int:
     """The verdict printed (and annotated, summarized, written as JUnit); the exit status."""
-    from rich.text import Text
-
     from dlcprof.figures.check import verdict as fv
     from dlcprof.figures.check.places import repository_root
 
@@ -150,12 +149,8 @@ def judged(
     verdict = fv.judge_session(
         session, budgets, baseline, repeats=repeats, attached=True, root=root
     )
-    for v in verdict.violations:
-        say(out, Text(f"✗ {v.line()}", style="red"))
-    for line in fv.run_lines(verdict):
-        say(out, Text(f"  {line}"))
-    say(out, Text(f"  {fv.measure_line(verdict)}", style="dim"))
-    say(out, Text(fv.summary(verdict), style="bold green" if verdict.passed else "bold red"))
+    for line in printed(fv.said(verdict)):
+        say(out, line)
     status = EXIT_OK if verdict.passed else EXIT_FAILED
     if os.environ.get("GITHUB_ACTIONS") == "true":
         github(verdict, root)
@@ -171,6 +166,18 @@ def judged(
         error(f"the program failed (exit status {program}): dlcprof check exits with its status")
         return program
     return status
+
+
+def printed(said: Said) -> list[Text]:
+    """The verdict's lines on the terminal, in its one order."""
+    from rich.text import Text
+
+    return [
+        Text(said.summary, style="bold green" if said.passed else "bold red"),
+        *(Text(f"✗ {v.line()}", style="red") for v in said.violations),
+        *(Text(f"  {line}") for line in said.runs),
+        Text(f"  {said.measure}", style="dim"),
+    ]
 
 
 def github(verdict: Verdict, root: Path) -> None:

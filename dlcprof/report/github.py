@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dlcprof.figures.check.budgets import TITLES, Violation
+from dlcprof.figures.check.budgets import TITLES, Violation, run_tag
 from dlcprof.figures.check.findings import split_where
 from dlcprof.figures.check.places import relative
-from dlcprof.figures.check.verdict import Verdict, measure_line, run_lines, summary
+from dlcprof.figures.check.verdict import Verdict, said
 
 
 def _data(s: str) -> str:
@@ -29,10 +29,9 @@ def annotation(v: Violation, root: Path) -> str:
         props.append(f"file={_property(relative(file, root))}")
         if line is not None:
             props.append(f"line={line}")
-    title = f"dlcprof check: {TITLES[v.check]}" + (f" [{v.run}]" if v.run else "")
+    title = f"dlcprof check: {TITLES[v.check]}{run_tag(v.run)}"
     props.append(f"title={_property(title)}")
-    message = v.message + (f" [{v.run}]" if v.run else "")
-    return f"::error {','.join(props)}::{_data(message)}"
+    return f"::error {','.join(props)}::{_data(v.what)}"
 
 
 def annotations(verdict: Verdict, root: Path) -> list[str]:
@@ -40,19 +39,21 @@ def annotations(verdict: Verdict, root: Path) -> list[str]:
 
 
 def step_summary(verdict: Verdict, root: Path) -> str:
-    """The verdict as Markdown: the summary, each process's figures, each violation."""
-    out = [f"### {summary(verdict)}", "", *[f"- {line}" for line in run_lines(verdict)], ""]
-    if verdict.violations:
+    """The verdict as Markdown, in its one order: the summary, each violation,
+    each process's figures, the measure."""
+    words = said(verdict)
+    out = [f"### {words.summary}", ""]
+    if words.violations:
         out += ["| where | check | what |", "|---|---|---|"]
-        for v in verdict.violations:
+        for v in words.violations:
             file, line = split_where(v.where)
             where = (
                 f"`{relative(file, root)}:{line}`"
                 if line is not None
                 else (f"`{file}`" if file else "")
             )
-            what = (v.message + (f" [{v.run}]" if v.run else "")).replace("|", "\\|")
+            what = v.what.replace("|", "\\|")
             out.append(f"| {where} | {TITLES[v.check]} | {what} |")
         out.append("")
-    out += [f"_{measure_line(verdict)}_", ""]
+    out += [*[f"- {line}" for line in words.runs], "", f"_{words.measure}_", ""]
     return "\n".join(out)

@@ -11,5 +11,6 @@
   a probe unavailable, a compile that raised), each a violation, never a pass;
 - ``places``: each violation at the user's line, relative to the repository;
   findings only inside packages said once;
-- ``verdict``: every run's violations, the summary line, the exit status.
+- ``verdict``: every run's violations, and the verdict in words (``said``),
+  the one shape the terminal, the pytest plugin, GitHub and JUnit place.
 """

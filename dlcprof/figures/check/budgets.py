@@ -56,10 +56,20 @@ class Violation:
     run: str  # the run it belongs to (a process, a rank, a test); "" when alone
     compile_id: str = ""
 
+    @property
+    def what(self) -> str:
+        """The message, naming its run: "graph break: ... [rank 1]"."""
+        return self.message + run_tag(self.run)
+
     def line(self) -> str:
         """ "train.py:23: graph break: Data-dependent branching (hint: ...) [rank 1]"."""
         head = f"{self.where}: " if self.where else ""
-        return f"{head}{self.message}" + (f" [{self.run}]" if self.run else "")
+        return head + self.what
+
+
+def run_tag(run: str) -> str:
+    """ " [rank 1]": the run a line belongs to; "" when it is alone."""
+    return f" [{run}]" if run else ""
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""A session judged: every run against the budgets (and its baseline run), the
-lines a gate prints, and its exit status."""
+"""A session judged: every run against the budgets (and its baseline run), and
+the verdict in words (``said``), the one shape every writer places."""
 
 from __future__ import annotations
 
@@ -131,3 +131,26 @@ def summary(v: Verdict, gate: str = "dlcprof check", unit: str = "process") -> s
 def measure_line(v: Verdict) -> str:
     least = f"; the least of {v.repeats} runs of the command" if v.repeats > 1 else ""
     return MEASURE_SAID[v.measure] + least
+
+
+@dataclass(frozen=True)
+class Said:
+    """A verdict in words. Every writer (``dlcprof check``'s lines, the pytest
+    plugin's failure, GitHub's step summary, JUnit XML) places these, styled
+    its own way, in this one order: the summary, each violation, each run's
+    figures, the measure note."""
+
+    summary: str
+    violations: list[Violation]
+    runs: list[str]  # one line per run (``run_lines``)
+    measure: str  # what the compile-time figures measure (``measure_line``)
+    passed: bool
+
+    def lines(self) -> list[str]:
+        """The verdict as plain lines, in the one order."""
+        return [self.summary, *(v.line() for v in self.violations), *self.runs, self.measure]
+
+
+def said(v: Verdict, gate: str = "dlcprof check", unit: str = "process") -> Said:
+    """``v`` in words; ``gate`` and ``unit`` as ``summary`` takes them."""
+    return Said(summary(v, gate, unit), v.violations, run_lines(v), measure_line(v), v.passed)

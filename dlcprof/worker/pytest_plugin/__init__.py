@@ -27,6 +27,7 @@ import pytest
 # uses the plugin needs is imported when one does.
 if TYPE_CHECKING:
     from dlcprof.figures.check.findings import Finding
+    from dlcprof.figures.check.verdict import Said
     from dlcprof.session import Session
     from dlcprof.worker.pytest_plugin.host import Host
 
@@ -123,12 +124,7 @@ class Watcher:
         if run is None:
             return ""
         v = fv.judge_session(session, budgets, self.baseline, runs=[run])
-        if v.passed:
-            return ""
-        lines = [fv.summary(v, "dlcprof compile budget", "test")]
-        lines += [f"  {x.line()}" for x in v.violations]
-        lines += [f"  {line}" for line in fv.run_lines(v)]
-        return "\n".join([*lines, f"  ({fv.measure_line(v)})"])
+        return "" if v.passed else failure_text(fv.said(v, "dlcprof compile budget", "test"))
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: Any) -> Iterator[Any]:
@@ -167,6 +163,12 @@ class Watcher:
         terminal = session.config.pluginmanager.get_plugin("terminalreporter")
         if terminal is not None:
             terminal.write_line(said)
+
+
+def failure_text(said: Said) -> str:
+    """A test's failure: the verdict's lines in its one order, the summary at the head."""
+    rest = [*(v.line() for v in said.violations), *said.runs, f"({said.measure})"]
+    return "\n".join([said.summary, *(f"  {line}" for line in rest)])
 
 
 def _budgets(marker: pytest.Mark) -> dict[str, Any]:
