@@ -23,6 +23,8 @@ from dlcprof.session import Session
 from dlcprof.tui import actions
 from dlcprof.tui.app import DlcprofApp
 from dlcprof.tui.ordering import plain, sort_value
+from dlcprof.tui.widgets.hotspots import HotspotsPane
+from dlcprof.tui.widgets.phases import PhasesPane
 from dlcprof.tui.widgets.sorted_table import SortedTable
 
 
@@ -368,3 +370,18 @@ async def test_a_program_that_ended_says_so_and_its_panes_stay() -> None:
         assert "● program exited" in text(app.query_one("#status"))
         await pilot.press("3", "o")  # still browsable
         assert app.orders["kernels-table"].column == 0
+
+
+async def test_v_and_t_unfold_the_phases_and_the_threads_and_say_so() -> None:
+    """The two view keys that are not a table's: each flips its pane, and again back."""
+    app = replay("graph_breaks")
+    async with app.run_test(size=SIZE) as pilot:
+        phases, hot = app.query_one(PhasesPane), app.query_one(HotspotsPane)
+        shown = phases.show_all, hot.all_threads
+        await pilot.press("v", "t")
+        assert (phases.show_all, hot.all_threads) == (not shown[0], not shown[1])
+        said = [n.message for n in app._notifications]
+        assert any(m.startswith("phases: ") for m in said), said
+        assert any(m.startswith("hot frames: ") for m in said), said
+        await pilot.press("v", "t")
+        assert (phases.show_all, hot.all_threads) == shown
