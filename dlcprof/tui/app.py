@@ -1,8 +1,9 @@
 """The dlcprof TUI: pick a workload, compile it in a worker, watch it live.
 One idea past 600 lines: the app lays out panes, folds events and paints
-them, and routes keys; the runs themselves (queue, standby
-worker, cancel, save) belong to ``RunController``, an attached program (its
-start, stop, detach, end) to ``ProgramController``: no Textual in either.
+them, and routes keys (those that change what the panes show to its
+``ViewKeys``, tui/view_keys.py); the runs themselves (queue, standby worker,
+cancel, save) belong to ``RunController``, an attached program (its start,
+stop, detach, end) to ``ProgramController``: no Textual in either.
 Which panes and keys a session offers is data (tui/panes.py, tui/actions.py).
 
 Threading: the engine calls ``emit`` from a background thread for every event.

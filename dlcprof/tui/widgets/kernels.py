@@ -69,8 +69,9 @@ class KernelsPane(Vertical):
                 continue
             self._kernels[key] = k
             words = (c.time, c.share, c.eager, c.gain, c.gbps, c.bw_share)
-            figures = (t.time_ms, t.share, t.eager_ms, t.gain, t.gbps, t.bw_share) if t else ()
-            timed = [Figured(w, figures[i] if figures else None) for i, w in enumerate(words)]
+            none = (None,) * len(words)
+            figures = (t.time_ms, t.share, t.eager_ms, t.gain, t.gbps, t.bw_share) if t else none
+            timed = [Figured(w, f) for w, f in zip(words, figures, strict=True)]
             ops = Figured(fk.ops_whole(k), ", ".join(fk.short_ops(k)) or None)
             cells = (fk.compile_label(k), k.name, k.kind, *timed, ops)
             place = editor.place(k.source_lines[0]) if k.source_lines else None
