@@ -25,6 +25,8 @@ class Action:
     replay: bool  # allowed in a replay of a saved session (no worker there)
     footer: bool = True
     workload: bool = False  # needs a workload: not on an attached program (it decides what runs)
+    ranks: bool = False  # needs a torchrun job's ranks: off, and out of the footer, without them
+    main_screen: bool = False  # acts on the main screen's panes: off while a screen is on top
 
     @property
     def name(self) -> str:
@@ -40,7 +42,7 @@ class Action:
         ``replay``), a workload (not ``attached`` to a program), a job's ``ranks``."""
         if (replay and not self.replay) or (attached and self.workload):
             return False
-        return ranks or self.name not in RANK_ACTIONS
+        return ranks or not self.ranks
 
 
 _DISPLAY = {
@@ -173,6 +175,7 @@ _MAIN: tuple[Action, ...] = (
         "Every rank of a torchrun job on one time axis",
         "the ranks: one lane per rank, its compiles as bars, the divergences, a table",
         replay=True,
+        ranks=True,
     ),
     Action(
         "left_square_bracket",
@@ -182,6 +185,7 @@ _MAIN: tuple[Action, ...] = (
         "Every pane shows the rank before",
         "previous / next rank: every pane shows the selected rank",
         replay=True,
+        ranks=True,
     ),
     Action(
         "right_square_bracket",
@@ -191,6 +195,7 @@ _MAIN: tuple[Action, ...] = (
         "Every pane shows the rank after",
         "",
         replay=True,
+        ranks=True,
     ),
     Action(
         "v",
@@ -289,6 +294,7 @@ _FOCUS: tuple[Action, ...] = tuple(
         replay=not p.live_only,
         footer=False,
         workload=p.workload,
+        main_screen=True,
     )
     for i, p in enumerate(_BY_KEY)
 )
@@ -302,6 +308,7 @@ _END: tuple[Action, ...] = (
         "The focused pane fills the screen",
         "maximize the focused pane (z or esc restores it)",
         replay=True,
+        main_screen=True,
     ),
     Action(
         "question_mark",
@@ -316,11 +323,6 @@ _END: tuple[Action, ...] = (
 )
 
 ACTIONS: tuple[Action, ...] = _MAIN + _FOCUS + _END
-
-# What needs the ranks of a torchrun job: off (and out of the footer) without them.
-RANK_ACTIONS = frozenset({"ranks", "step_rank"})
-# What acts on the main screen's panes: off while another screen is on top.
-MAIN_SCREEN_ONLY = frozenset({"focus", "maximize"})
 
 
 def bindings() -> list[Binding]:
@@ -346,7 +348,7 @@ def _grouped(field: str, workloads: bool = True, ranks: bool = True) -> list[tup
     groups: list[tuple[Action, list[str]]] = []
     dropped = False  # the row above was left out: so are its other keys
     for a in ACTIONS:
-        left_out = (a.workload and not workloads) or (not ranks and a.name in RANK_ACTIONS)
+        left_out = (a.workload and not workloads) or (not ranks and a.ranks)
         if getattr(a, field):
             dropped = left_out
             if not left_out:

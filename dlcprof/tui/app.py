@@ -1,8 +1,9 @@
 """The dlcprof TUI: pick a workload, compile it in a worker, watch it live.
-
-The app lays out panes and routes keys; the runs themselves (queue, standby
-worker, cancel, save) belong to ``RunController``, an attached program (its
-start, stop, detach, end) to ``ProgramController``: no Textual in either.
+One idea past 600 lines: the app lays out panes, folds events and paints
+them, and routes keys (those that change what the panes show to its
+``ViewKeys``, tui/view_keys.py); the runs themselves (queue, standby worker,
+cancel, save) belong to ``RunController``, an attached program (its start,
+stop, detach, end) to ``ProgramController``: no Textual in either.
 Which panes and keys a session offers is data (tui/panes.py, tui/actions.py).
 
 Threading: the engine calls ``emit`` from a background thread for every event.
@@ -23,7 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual.app import ComposeResult, SystemCommand
+from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import Screen
@@ -49,14 +50,16 @@ from dlcprof.tui.messages import (
     WorkloadChosen,
     WorkloadRejected,
 )
+from dlcprof.tui.ordering import Order
 from dlcprof.tui.panes import AFFECTS, BY_NAME, PANES, REPAINTED, Pane
 from dlcprof.tui.program_dialog import ask_stop_or_detach
 from dlcprof.tui.screens import HelpScreen, KernelSourceScreen, PaperScreen, RanksScreen, SaveScreen
 from dlcprof.tui.view import View, on_cpu
-from dlcprof.tui.view_keys import ViewKeys
+from dlcprof.tui.view_keys import ViewKeys, pane_of
 from dlcprof.tui.widgets.advice import AdviceScreen, Trials
 from dlcprof.tui.widgets.log import LogPane
 from dlcprof.tui.widgets.settings_panel import SettingsPanel
+from dlcprof.tui.widgets.sorted_table import OrderChanged
 from dlcprof.tui.widgets.status_bar import StatusBar, device_words
 from dlcprof.tui.widgets.workloads import WorkloadPicker
 
@@ -79,7 +82,7 @@ _REMEDY = {
 }
 
 
-class DlcprofApp(ViewKeys):
+class DlcprofApp(App[None]):
     AUTO_FOCUS = None  # on_mount picks the focus (the workload list only for a bundled target)
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "dlcprof"
@@ -131,6 +134,9 @@ class DlcprofApp(ViewKeys):
         # Stop signals noted by dlcprof.signals (SIGTERM, SIGHUP, SIGINT): the tick exits.
         self.stops: list[Stopped] = []
         self.trials = Trials()  # advice tried from the Advice screen, until they finish
+        self.orders: dict[str, Order] = {}  # each table's sort and filter, by its id
+        self.paused: int | None = None  # p: events folded since (the app's tick counts)
+        self.view_keys = ViewKeys(self, self.repaint_pane)  # o O / e v t
 
     # --- layout -----------------------------------------------------------------
 
@@ -323,6 +329,38 @@ class DlcprofApp(ViewKeys):
                         tab.label = words
         self._paint_status(view)
 
+    def repaint_pane(self, name: str) -> None:
+        """Repaint pane ``name`` now (a table sorted or filtered); while paused, on p."""
+        self._dirty.add(name)
+        if self.paused is None:
+            self._repaint()
+            self._flush_log()
+
+    def on_order_changed(self, message: OrderChanged) -> None:
+        """A table sorted or filtered: its pane repaints (its title counts what shows)."""
+        pane = pane_of(message.widget)
+        if pane is not None:
+            self.repaint_pane(pane)
+
+    @property
+    def paused_words(self) -> str | None:
+        """The status bar's mark while paused."""
+        if self.paused is None:
+            return None
+        return f"paused: {text.plural(self.paused, 'event')} waiting (p)"
+
+    def action_pause(self) -> None:
+        """Hold the panes still while events still fold in; again: catch up at once."""
+        if self.paused is None:
+            self.paused = 0
+            self._paint_status(self._view())
+            self.notify("paused: events still fold in; p catches up", timeout=2)
+            return
+        waited, self.paused = self.paused, None
+        self._repaint()
+        self._flush_log()
+        self.notify(f"caught up: {text.plural(waited, 'event')}", timeout=2)
+
     def mark_dirty(self, name: str) -> None:
         """Repaint pane ``name`` on the next tick (a screen that just opened)."""
         self._dirty.add(name)
@@ -411,7 +449,26 @@ class DlcprofApp(ViewKeys):
             return False
         if self.replay and action == "paper" and parameters:
             return False  # the paper screen's r runs the plan again: no worker in a replay
-        return action not in actions.MAIN_SCREEN_ONLY or len(self.screen_stack) == 1
+        return a is None or not a.main_screen or len(self.screen_stack) == 1
+
+    # The keys that change what the panes show (tui/view_keys.py).
+    def action_sort(self, step: int) -> None:
+        self.view_keys.sort(step)
+
+    def action_reverse(self) -> None:
+        self.view_keys.reverse()
+
+    async def action_filter(self) -> None:
+        await self.view_keys.filter()
+
+    def action_edit(self) -> None:
+        self.view_keys.edit()
+
+    def action_toggle_phases(self) -> None:
+        self.view_keys.toggle_phases()
+
+    def action_toggle_threads(self) -> None:
+        self.view_keys.toggle_threads()
 
     def action_compile(self) -> None:
         if self._busy():

@@ -630,7 +630,7 @@ async def test_every_action_is_bound_in_the_palette_in_help_and_in_the_replay_ch
     from textual.actions import parse
 
     from dlcprof.session import Session
-    from dlcprof.tui.actions import ACTIONS, RANK_ACTIONS
+    from dlcprof.tui.actions import ACTIONS
 
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -647,11 +647,11 @@ async def test_every_action_is_bound_in_the_palette_in_help_and_in_the_replay_ch
         assert (a.key, a.action) in bound, a
         keyed = (f"({a.display}", f" {a.display})", f"-{a.display}", f"{a.display}-")
         # (The rank keys come with ranks: tests/tui/test_tui_ranks.py.)
-        assert any(k in t for k in keyed for t in titles) is (a.name not in RANK_ACTIONS), a
+        assert any(k in t for k in keyed for t in titles) is (not a.ranks), a
         # Its key starts a line of the help (alone, beside another key, or in a
         # range); the rank keys only with ranks (tests/tui/test_tui_ranks.py).
         rows = [i for i, line in enumerate(help_lines) if _keys_of(line, a.display)]
-        assert bool(rows) is (a.name not in RANK_ACTIONS), a
+        assert bool(rows) is (not a.ranks), a
         if not rows:
             continue
         row = rows[0]
@@ -664,7 +664,7 @@ async def test_every_action_is_bound_in_the_palette_in_help_and_in_the_replay_ch
     async with replay.run_test(size=SIZE):
         allowed = {t for t in (c.title for c in replay.get_system_commands(replay.screen))}
         for a in ACTIONS:
-            shown = a.replay and a.name not in RANK_ACTIONS  # those need a torchrun job's ranks
+            shown = a.replay and not a.ranks  # those need a torchrun job's ranks
             assert replay.check_action(a.name, parse(a.action)[2]) is shown, a
             if a.title:
                 assert any(t.startswith(a.title + " (") for t in allowed) is shown, a

@@ -23,6 +23,8 @@ from dlcprof.session import Session
 from dlcprof.tui import actions
 from dlcprof.tui.app import DlcprofApp
 from dlcprof.tui.ordering import plain, sort_value
+from dlcprof.tui.widgets.hotspots import HotspotsPane
+from dlcprof.tui.widgets.phases import PhasesPane
 from dlcprof.tui.widgets.sorted_table import SortedTable
 
 
@@ -64,11 +66,11 @@ async def test_o_and_a_header_click_sort_the_kernels_and_mark_the_column() -> No
         x = table.ordered_columns[0].get_render_width(table) + 2
         await pilot.click("#kernels-table", offset=(x, 0))
         assert header(table)[1] == "kernel ▼" and header(table)[3] == "time"
-        words = [sort_value(r[1]) for r in table.shown]
+        words = [sort_value(r.figures[1]) for r in table.shown]
         assert words == sorted(words, reverse=True) and words[0][1].startswith("extern")
         await pilot.click("#kernels-table", offset=(x, 0))  # again: the other way
         assert header(table)[1] == "kernel ▲"
-        assert [sort_value(r[1]) for r in table.shown] == sorted(words) and ops
+        assert [sort_value(r.figures[1]) for r in table.shown] == sorted(words) and ops
         # Kept per pane for the session: another run shown in that order, and back.
         before = column(table, 1)
         app.select_run("31a56ade")
@@ -88,11 +90,11 @@ async def test_o_sorts_profiled_kernel_times_largest_first() -> None:
         table.focus()
         for _ in range(4):
             await pilot.press("o")
-        times = [sort_value(r[3]) for r in table.shown]
+        times = [sort_value(r.figures[3]) for r in table.shown]
         assert all(kind == 0 for kind, _ in times), column(table, 3)
         assert times == sorted(times, reverse=True)
         await pilot.press("O")
-        assert [sort_value(r[3]) for r in table.shown] == sorted(times)
+        assert [sort_value(r.figures[3]) for r in table.shown] == sorted(times)
 
 
 async def test_slash_filters_the_focused_table_and_esc_clears_it() -> None:
@@ -344,7 +346,7 @@ async def test_hot_frames_sort_by_own_time_and_e_opens_a_frame(
         table = app.query_one("#hotspots-table", SortedTable)
         assert app.focused is app.query_one("#hotspots") and len(table.shown) > 5
         await pilot.press("o")  # the pane's table, by own, largest first
-        own = [sort_value(r[0]) for r in table.shown]
+        own = [sort_value(r.figures[0]) for r in table.shown]
         assert own == sorted(own, reverse=True)
         await pilot.press("e")
         await wait_for(pilot, stub_editor.exists)
@@ -368,3 +370,18 @@ async def test_a_program_that_ended_says_so_and_its_panes_stay() -> None:
         assert "● program exited" in text(app.query_one("#status"))
         await pilot.press("3", "o")  # still browsable
         assert app.orders["kernels-table"].column == 0
+
+
+async def test_v_and_t_unfold_the_phases_and_the_threads_and_say_so() -> None:
+    """The two view keys that are not a table's: each flips its pane, and again back."""
+    app = replay("graph_breaks")
+    async with app.run_test(size=SIZE) as pilot:
+        phases, hot = app.query_one(PhasesPane), app.query_one(HotspotsPane)
+        shown = phases.show_all, hot.all_threads
+        await pilot.press("v", "t")
+        assert (phases.show_all, hot.all_threads) == (not shown[0], not shown[1])
+        said = [n.message for n in app._notifications]
+        assert any(m.startswith("phases: ") for m in said), said
+        assert any(m.startswith("hot frames: ") for m in said), said
+        await pilot.press("v", "t")
+        assert (phases.show_all, hot.all_threads) == shown

@@ -12,24 +12,31 @@ from rich.text import Text
 
 from dlcprof.cli import main
 from dlcprof.tui import editor
-from dlcprof.tui.ordering import Order, arrange, counted, marked, sort_value
+from dlcprof.tui.ordering import Figured, Order, arrange, counted, marked, sort_value
+from dlcprof.tui.widgets.sorted_table import Row
 
 
-def test_figures_sort_by_what_they_measure_and_n_a_last_both_ways() -> None:
-    cells = ["1.93 s", "840 µs", "n/a (no profile)", "12 ms", "2 min 05 s"]
-    rows = [(c,) for c in cells]
-    down, _ = arrange(rows, Order(0, True))
-    assert [r[0] for r in down] == [
-        "2 min 05 s",
-        "1.93 s",
-        "12 ms",
-        "840 µs",
-        "n/a (no profile)",
+def test_cells_sort_by_the_figures_handed_over_and_none_last_both_ways() -> None:
+    given = [
+        ("1.93 s", 1.93),
+        ("840 µs", 840e-6),
+        ("n/a (no profile)", None),
+        ("<1%", 0.009),
+        ("<1%", 0.004),
+        ("2 min 05 s", 125.0),
     ]
-    up, _ = arrange(rows, Order(0, False))
-    assert [r[0] for r in up][-1] == "n/a (no profile)" and up[0][0] == "840 µs"
-    assert sort_value("<1%") < sort_value("1%") and sort_value("3.1 GB/s") > sort_value("900 MB/s")
-    assert sort_value(Text("extern_kernels.mm")) == (1, "extern_kernels.mm")
+    rows = [
+        Row([Figured(words, figure), f"k{i}"], str(i)) for i, (words, figure) in enumerate(given)
+    ]
+    assert rows[0] == ("1.93 s", "k0") and rows[0].figures == (1.93, "k0")
+    down, _ = arrange(rows, Order(0, True), figures=lambda r: r.figures)
+    assert [r.key for r in down] == ["5", "0", "3", "4", "1", "2"]  # by value, not by words
+    up, _ = arrange(rows, Order(0, False), figures=lambda r: r.figures)
+    assert [r.key for r in up] == ["1", "4", "3", "0", "5", "2"]  # n/a still last
+    # A cell without a figure sorts by its words, after the numbers; an empty one last.
+    assert Row([Text("extern_kernels.mm"), ""], "x").figures == ("extern_kernels.mm", None)
+    assert sort_value(3.0) < sort_value("a") < sort_value(None)
+    assert sort_value(float("nan")) == sort_value(None)
 
 
 def test_a_filter_is_a_substring_or_a_regex_and_a_bad_regex_keeps_every_row() -> None:

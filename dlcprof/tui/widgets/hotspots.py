@@ -16,6 +16,7 @@ from dlcprof.figures import device as fd
 from dlcprof.figures import hotspots as fh
 from dlcprof.figures import observer as fo
 from dlcprof.session import Run
+from dlcprof.tui.ordering import Figured
 from dlcprof.tui.view import View
 from dlcprof.tui.widgets.sorted_table import Row, SortedTable
 
@@ -54,7 +55,8 @@ def frame_rows(rows: list[fh.HotRow]) -> list[Row]:
             r.function, style="yellow" if r.waiting else "dim" if r.program_work else ""
         )
         where = f"{_relative(r.file)}:{r.line}"
-        cells: list[object] = [text.pct(r.own), text.pct(r.total), function, where, r.thread]
+        own, total = Figured(text.pct(r.own), r.own), Figured(text.pct(r.total), r.total)
+        cells: list[object] = [own, total, function, where, r.thread]
         if has_phase:
             cells.append(r.phase or "")
         line = r.line if isinstance(r.line, int) else None

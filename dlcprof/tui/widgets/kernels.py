@@ -15,6 +15,7 @@ from dlcprof.figures import kernels as fk
 from dlcprof.session import Run
 from dlcprof.tui import editor
 from dlcprof.tui.messages import KernelChosen
+from dlcprof.tui.ordering import Figured
 from dlcprof.tui.view import View
 from dlcprof.tui.widgets.sorted_table import Row, SortedTable
 
@@ -62,12 +63,17 @@ class KernelsPane(Vertical):
         self._kernels.clear()
         for k in fk.by_time(kernels, timings) if run and run.kernel_profile else kernels:
             key = fk.kernel_key(k)
-            c = fk.timing_cells(timings.get(key), notes)
+            t = timings.get(key)
+            c = fk.timing_cells(t, notes)
             if key in self._kernels:
                 continue
             self._kernels[key] = k
-            cells = (fk.compile_label(k), k.name, k.kind, c.time, c.share, c.eager, c.gain)
-            cells += (c.gbps, c.bw_share, fk.ops_whole(k))
+            words = (c.time, c.share, c.eager, c.gain, c.gbps, c.bw_share)
+            none = (None,) * len(words)
+            figures = (t.time_ms, t.share, t.eager_ms, t.gain, t.gbps, t.bw_share) if t else none
+            timed = [Figured(w, f) for w, f in zip(words, figures, strict=True)]
+            ops = Figured(fk.ops_whole(k), ", ".join(fk.short_ops(k)) or None)
+            cells = (fk.compile_label(k), k.name, k.kind, *timed, ops)
             place = editor.place(k.source_lines[0]) if k.source_lines else None
             rows.append(Row(cells, key, place))
         table.fill(rows)

@@ -22,6 +22,7 @@ from dlcprof.figures.job import ranks as franks
 from dlcprof.figures.job.imported import damage_lines
 from dlcprof.figures.job.rank_runs import by_rank
 from dlcprof.tables import divergences_text, group_table
+from dlcprof.tui.ordering import Figure, Figured
 from dlcprof.tui.view import View
 from dlcprof.tui.widgets.sorted_table import Row, SortedTable
 
@@ -136,12 +137,23 @@ class RanksPane(VerticalScroll):
         table.fill(
             [
                 Row(
-                    [Text(c, style="bold" if r.run_id == selected else "") for c in cells], r.run_id
+                    [
+                        Figured(Text(c, style="bold" if r.run_id == selected else ""), f)
+                        for c, f in zip(franks.row_cells(r), _figures(r), strict=True)
+                    ],
+                    r.run_id,
                 )
                 for r in rows
-                for cells in [franks.row_cells(r)]
             ]
         )
         table.border_title = table.counted("Ranks")
         notes = damage_lines(view.session) + franks.notes(view.session, rows)
         self.query_one("#ranks-notes", Static).update("\n".join(notes))
+
+
+def _figures(r: franks.RankRow) -> tuple[Figure, ...]:
+    """What each of a rank's cells sorts by (franks.COLUMNS order)."""
+    return (
+        *(r.rank, r.host, r.pid, r.status, r.compiles, r.recompiles, r.graph_breaks),
+        *(r.compile_s, r.cache_hits, r.graphs, r.blocked_s),  # "hits/misses": by its hits
+    )

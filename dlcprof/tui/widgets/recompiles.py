@@ -17,6 +17,7 @@ from textual.widgets import Static
 from dlcprof import text
 from dlcprof.figures import recompiles as fr
 from dlcprof.session import Run
+from dlcprof.tui.ordering import Figured
 from dlcprof.tui.view import FitBar, View, hbar
 from dlcprof.tui.widgets.sorted_table import Row, SortedTable
 
@@ -47,7 +48,12 @@ def recompile_rows(run: Run | None) -> list[Row]:
     why = "compiling" if run.live else "no compile record"
     return [
         Row(
-            [str(i), rc.compile_id or "?", reason_text(rc.reason), text.secs(rc.cost_s, why)],
+            [
+                Figured(str(i), i),
+                Figured(rc.compile_id or "?", rc.compile_id or None),
+                reason_text(rc.reason),
+                Figured(text.secs(rc.cost_s, why), rc.cost_s),
+            ],
             str(i),
         )
         for i, rc in enumerate(fr.recompile_rows(run), 1)

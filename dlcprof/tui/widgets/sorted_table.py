@@ -22,16 +22,24 @@ from dlcprof.tui import ordering
 
 class Row(tuple[object, ...]):
     """A row's cells, its key (what the cursor follows) and, where it has one,
-    the user's file and line (``e`` opens it)."""
+    the user's file and line (``e`` opens it). A cell handed over as
+    ``ordering.Figured`` shows its words and sorts by its figure (``figures``)."""
 
     key: str
     place: tuple[str, int] | None
+    figures: tuple[ordering.Figure, ...]
 
     def __new__(
         cls, cells: Iterable[object], key: str, place: tuple[str, int] | None = None
     ) -> Row:
-        row = super().__new__(cls, tuple(cells))
+        given = list(cells)
+        row = super().__new__(
+            cls, (c.shown if isinstance(c, ordering.Figured) else c for c in given)
+        )
         row.key, row.place = key, place
+        row.figures = tuple(
+            c.figure if isinstance(c, ordering.Figured) else ordering.words_figure(c) for c in given
+        )
         return row
 
 
@@ -130,7 +138,7 @@ class SortedTable(Ordered, DataTable[object]):
         some; anything else redraws the table."""
         self.rows_given = list(rows)
         order, applied = self.order, self._applied
-        shown, self.error = ordering.arrange(self.rows_given, order)
+        shown, self.error = ordering.arrange(self.rows_given, order, figures=_figures)
         before = {r.key: r for r in self.shown}
         same_rows = all(before.get(r.key) == r for r in shown)
         same_sort = applied is not None and applied.sorted_by_same(order)
@@ -166,6 +174,10 @@ class SortedTable(Ordered, DataTable[object]):
         # A row's first cell is its own object (_cells): it names the row.
         named = {id(self.get_row(key)[0]): key for key in at}
         self.sort(key=lambda cells: at[named[id(cells[0])]])
+
+
+def _figures(row: Row) -> tuple[ordering.Figure, ...]:
+    return row.figures
 
 
 def _within(shown: list[Row], before: list[Row]) -> bool:
