@@ -14,6 +14,7 @@ from dlcprof.cli import main
 from dlcprof.figures import graph_breaks as fgb
 from dlcprof.figures.advice import rules as far
 from dlcprof.figures.advice import trial as fat
+from dlcprof.figures.check.places import relative_where, repository_root
 from dlcprof.report.load import load_session
 from dlcprof.trace_records import gb_catalogue
 
@@ -145,6 +146,8 @@ def test_check_accepts_known_kinds_of_break_by_id():
     one = _check("--allow-graph-break", "GB0059")
     assert one.returncode == 1, one.stderr[-3000:]
     (line,) = [ln for ln in one.stderr.splitlines() if "graph break:" in ln]
-    assert f"{_line('n = z.sum().item()')}: graph break" in line and "[GB0124]" in line
+    # Said relative to the repository, as GitHub places it on a diff.
+    at = relative_where(_line("n = z.sum().item()"), repository_root())
+    assert f"{at}: graph break" in line and "[GB0124]" in line
     bad = _check("--allow-graph-break", "item")
     assert bad.returncode == 2 and "give a graph-break id, e.g. GB0124" in bad.stderr
