@@ -127,8 +127,7 @@ def _try_program(
     from dlcprof.figures.advice import trial as fa
 
     program, ended = session.program, session.program_exit
-    if program is None:
-        raise LoadError(f"{args.session}: the program's command is not recorded")
+    assert program is not None  # advise offers a hatch to try only then (fa.rerunnable)
     spy = run.monitors.get("py-spy")
     follow = argparse.Namespace(
         quiet=args.quiet,

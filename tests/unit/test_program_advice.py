@@ -169,6 +169,9 @@ def test_an_attached_program_keeps_a_break_setting_to_try():
     tried = {i.options.get("hatch") for i in a.items if i.options}
     assert tried == {"capture_scalar_outputs"}
     assert all(i.try_why == fat.PROGRAM_TRY_WHY for i in a.items if not i.options)
+    # Logs `dlcprof import` read have no command dlcprof started: nothing to run again.
+    s.imported = ev.TraceImported(sources=["logs"], files=1, bytes=1, processes=1, kept=[])
+    assert not any(i.options for i in far.advise(s, s.runs["pid7"]).items)
 
 
 def _recompiled_at(

@@ -26,7 +26,7 @@ from dlcprof.figures.advice import failure_rules as fr
 from dlcprof.figures.advice import job_rules as jr
 from dlcprof.figures.advice import speed_rules as sr
 from dlcprof.figures.advice.model import DEFAULT_CALLS, Advice, AdviceList, compile_noise
-from dlcprof.figures.advice.trial import PROGRAM_TRY_WHY
+from dlcprof.figures.advice.trial import PROGRAM_TRY_WHY, rerunnable
 from dlcprof.session import Run, Session
 
 # What a rule finds: an item (a list of them), a line for ``AdviceList.hidden``, or None.
@@ -96,9 +96,10 @@ def advise(session: Session, run: Run, calls: int = DEFAULT_CALLS) -> AdviceList
         items += _above_noise(found, noise, hidden) if rule.noise else found
     nothing = None if items else _nothing(run, hidden)
     if program:
+        rerun = rerunnable(session)
         items = [
             i
-            if "hatch" in i.options
+            if rerun and "hatch" in i.options
             else dataclasses.replace(i, options={}, try_why=PROGRAM_TRY_WHY)
             for i in items
         ]

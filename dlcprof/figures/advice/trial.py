@@ -16,11 +16,13 @@ from dlcprof.figures.advice.model import CALLS_TOTAL, LATENCY, Advice, Predictio
 from dlcprof.figures.cache import HEADER_BUILT
 from dlcprof.session import Run, Session
 
-# Why an attached program's item that is no graph break's setting cannot be tried for you.
+# Why an attached program's item that is no graph break's setting (or whose
+# command cannot run again here: a merged job, imported logs) cannot be tried for you.
 PROGRAM_TRY_WHY = (
     "dlcprof re-runs your program only with a graph break's setting (a hatch of "
-    "torch._dynamo.config): edit your code as shown (at the file:line given), run it again "
-    "under dlcprof (dlcprof run -- CMD) and compare the two sessions with dlcprof compare"
+    "torch._dynamo.config), on a command it started: edit your code as shown (at the "
+    "file:line given), run it again under dlcprof (dlcprof run -- CMD) and compare the two "
+    "sessions with dlcprof compare"
 )
 
 # The TUI follows one program: a hatch is tried on a saved session from the shell.
@@ -28,6 +30,13 @@ PROGRAM_TRY_FROM_SHELL = (
     "save the session, then run dlcprof try SESSION N in a shell: it runs your command again "
     "with the hatch"
 )
+
+
+def rerunnable(session: Session) -> bool:
+    """An attached program whose recorded command ``try`` can run again: one
+    started here, not a job ``dlcprof merge`` joined nor logs ``dlcprof import``
+    read."""
+    return session.program is not None and not session.nodes and session.imported is None
 
 
 def advised_run(session: Session) -> Run | None:
