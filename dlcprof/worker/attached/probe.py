@@ -252,7 +252,7 @@ class AttachedProcess:
             line, level = set_hatch(self.torch, hatch, HATCH_UNSET), "info"
         except BadRemedy as e:
             line, level = f"{e}: the program ran without it", "warning"
-        except (ImportError, AttributeError) as e:  # a function the setting names
+        except Exception as e:  # noqa: BLE001 - the setting's own failure: never the program's
             line, level = f"{HATCH_UNSET} {hatch}: {e!r}: the program ran without it", "warning"
         self.channel.emit(
             ev.LogEmitted(run_id=self.run_id, level=level, source="dlcprof", message=line)
