@@ -25,6 +25,12 @@ EAGER_ENV = "DLCPROF_ATTACH_EAGER"
 # Set in both runs of --eager-baseline: each call of what torch.compile returned
 # is timed (worker/attached/steps.py), for the per-step comparison.
 STEPS_ENV = "DLCPROF_ATTACH_STEPS"
+# Set by `dlcprof try` on an attached program: a graph break's hatch that is a
+# setting (hatches.SETTINGS), set by the probes at Dynamo's import, before the
+# program's first compile (worker/remedies.py: set_hatch).
+HATCH_ENV = "DLCPROF_ATTACH_HATCH"
+# What a process's warning that the hatch could not be set starts with.
+HATCH_UNSET = "dlcprof try's hatch"
 
 # Kernel times (worker/attached/kernel_sample.py): each compiled graph's calls
 # after the first SAMPLE_AFTER_CALLS run with their launches timed, SAMPLED_CALLS of them.

@@ -604,6 +604,9 @@ class AdviceTried(Event):
     breaks_after: int | None = None
     graphs_before: int | None = None
     graphs_after: int | None = None
+    # An attached program's trial: the program's wall time, each side.
+    wall_before_s: float | None = None
+    wall_after_s: float | None = None
 
 
 # --- monitors (parent side) ---------------------------------------------------------

@@ -28,6 +28,7 @@ from dlcprof import scratch
 from dlcprof.attach_contract import (
     BOOTSTRAP_DIR,
     EAGER_ENV,
+    HATCH_ENV,
     PACKAGE_ROOT,
     RAW_TRACE_DIR_ENV,
     ROOT_ENV,
@@ -45,13 +46,20 @@ class CommandError(Exception):
         self.exit_code = exit_code
 
 
-def check_command(argv: Sequence[str], env: dict[str, str] | None = None) -> str:
-    """The executable ``argv[0]`` names, or CommandError as a shell words it
-    (127: not found, 126: found but cannot be executed)."""
+def check_command(
+    argv: Sequence[str], env: dict[str, str] | None = None, cwd: str | None = None
+) -> str:
+    """The executable ``argv[0]`` names (a relative path from ``cwd``), or
+    CommandError as a shell words it (127: not found, 126: found but cannot be
+    executed)."""
     if not argv:
         raise CommandError("no command after '--' (dlcprof run -- python train.py)", 2)
     name = argv[0]
-    path = name if os.sep in name else shutil.which(name, path=(env or os.environ).get("PATH"))
+    path = (
+        os.path.join(cwd or os.curdir, name)
+        if os.sep in name
+        else shutil.which(name, path=(env or os.environ).get("PATH"))
+    )
     if path is None or not os.path.exists(path):
         what = "command not found" if os.sep not in name else "No such file or directory"
         raise CommandError(f"{name}: {what}", 127)
@@ -90,7 +98,9 @@ class Launch:
     """The command, running. ``output``: "inherit" (headless: the terminal's
     stdin, stdout and stderr) or "capture" (the TUI: stdin from /dev/null;
     stdout and stderr go to files in ``output_dir``, read back as ``captured``).
-    ``raw_trace``: its processes write torch's raw trace (for --report, a save)."""
+    ``raw_trace``: its processes write torch's raw trace (for --report, a save).
+    ``cwd``: where it runs (dlcprof's own by default); ``hatch``: a graph break's
+    setting its probes make before it compiles (``dlcprof try``)."""
 
     def __init__(
         self,
@@ -99,11 +109,15 @@ class Launch:
         eager: bool = False,
         raw_trace: bool = True,
         steps: bool = False,
+        cwd: str | None = None,
+        hatch: str | None = None,
     ) -> None:
         self.argv = list(argv)
         self.eager = eager
+        self.cwd = os.path.abspath(cwd or os.curdir)
+        self.hatch = hatch
         env = dict(os.environ)
-        executable = check_command(self.argv, env)
+        executable = check_command(self.argv, env, self.cwd)
         self.socket_path = _socket_path()
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(self.socket_path)
@@ -118,9 +132,13 @@ class Launch:
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(BOOTSTRAP_DIR), env.get("PYTHONPATH", "")) if p
         )
-        for name, on in ((EAGER_ENV, eager), (STEPS_ENV, steps)):
-            if on:
-                env[name] = "1"
+        for name, value in (
+            (EAGER_ENV, eager and "1"),
+            (STEPS_ENV, steps and "1"),
+            (HATCH_ENV, hatch),
+        ):
+            if value:
+                env[name] = value
             else:
                 env.pop(name, None)
         self.started = time.monotonic()
@@ -144,6 +162,7 @@ class Launch:
                 self.argv,
                 executable=executable,
                 env=env,
+                cwd=self.cwd,
                 process_group=0,
                 stdin=subprocess.DEVNULL if capture else None,
                 stdout=files.get("stdout"),

@@ -39,8 +39,11 @@ def follow_program(
     command: list[str],
     then: Callable[[Session, Console], int],
     summary: bool,
+    cwd: str | None = None,
+    hatch: str | None = None,
 ) -> int:
-    """Run the user's command as it would run, its compiles followed live (on
+    """Run the user's command as it would run (in ``cwd``; with a graph break's
+    setting ``hatch`` for ``dlcprof try``), its compiles followed live (on
     stderr), then its summary (``summary``) and ``then``'s exit status (for
     ``dlcprof run``: the report files written, the program's own status)."""
     # Only what launching needs is imported before the program starts: every
@@ -50,7 +53,14 @@ def follow_program(
 
     def launch(eager: bool) -> Launch:
         raw_trace = args.report is not None
-        return Launch(command, eager=eager, steps=args.eager_baseline, raw_trace=raw_trace)
+        return Launch(
+            command,
+            eager=eager,
+            steps=args.eager_baseline,
+            raw_trace=raw_trace,
+            cwd=cwd,
+            hatch=hatch,
+        )
 
     launched: list[Launch] = []
     with forwarding_signals(launched, lambda signum: Stopped(signum).said) as stops:

@@ -4,6 +4,7 @@ try SESSION N`` (one advice item run and measured)."""
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from dlcprof.cli.headless import follow_run, stopping
 from dlcprof.cli.loading import LoadError, load_report, resolve_target
@@ -11,6 +12,13 @@ from dlcprof.cli.output import console, error, say, write_outputs
 from dlcprof.cli.parser import UsageError, run_queue
 from dlcprof.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE, exit_code
 from dlcprof.settings import RunSettings
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from dlcprof.events import AdviceTried
+    from dlcprof.figures.advice.model import Advice
+    from dlcprof.session import Run, Session
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -55,21 +63,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_try(args: argparse.Namespace) -> int:
     """The advised run again in a fresh worker with one item's change and the same
-    cache setting; the measured effect goes beside the prediction, in the JSON."""
+    cache setting (an attached program: its command again, the item's graph-break
+    setting made by dlcprof's probes); the measured effect goes beside the
+    prediction, in the JSON."""
     from dlcprof.figures.advice import trial as fa
     from dlcprof.figures.advice.model import DEFAULT_CALLS
     from dlcprof.figures.advice.rules import advise
-    from dlcprof.signals import stop_on_signals
 
     session = load_report(args.session)
     run = fa.advised_run(session)
     if run is None:
         raise LoadError(f"{args.session}: no run to take advice from")
-    if run.process is not None:
-        raise UsageError(
-            f"{args.session}: an attached program's advice cannot be tried for you: "
-            f"{fa.PROGRAM_TRY_WHY}"
-        )
     advice = advise(session, run, args.calls or DEFAULT_CALLS)
     if not 1 <= args.n <= len(advice.items):
         have = f"advice 1 to {len(advice.items)}" if advice.items else advice.nothing or "no advice"
@@ -77,24 +81,81 @@ def cmd_try(args: argparse.Namespace) -> int:
     item = advice.items[args.n - 1]
     if not item.options:
         raise UsageError(f"advice {args.n} ({item.title}) cannot be tried for you: {item.try_why}")
-    settings = RunSettings.from_dict(fa.trial_settings(run, item)).validate()
     out = console()
-    status = EXIT_OK
+    if run.process is not None:
+        status, tried = _try_program(args, session, run, item)
+    else:
+        status, tried = _try_workload(args, session, run, item, out)
+    if tried is not None:
+        session.apply(tried)
+        say(out, f"{item.title}: {fa.tried_text(tried)}")
+    args.json, args.report = args.json or args.session, None
+    if not write_outputs(session, args):
+        status = status or EXIT_FAILED
+    return status
+
+
+def _try_workload(
+    args: argparse.Namespace, session: Session, run: Run, item: Advice, out: Console
+) -> tuple[int, AdviceTried | None]:
+    """The workload's trial: (exit status, its AdviceTried or None)."""
+    from dlcprof.figures.advice import trial as fa
+    from dlcprof.signals import stop_on_signals
+
+    settings = RunSettings.from_dict(fa.trial_settings(run, item)).validate()
     with stop_on_signals(stopping(out)) as stops:
         run_id, bad = follow_run(settings, session, out, args, stops, monitors=bool(run.monitors))
-        trial = session.runs.get(run_id or "")
-        if bad is not None:
-            error(bad.message)
-            status = EXIT_USAGE
-        elif stops:
-            status = stops[0].exit_code
-        elif trial is None or trial.status != "ok":
-            status = EXIT_FAILED
-        else:
-            tried = fa.tried(run, trial, item)
-            session.apply(tried)
-            say(out, f"{item.title}: {fa.tried_text(tried)}")
-        args.json, args.report = args.json or args.session, None
-        if not write_outputs(session, args):
-            status = status or EXIT_FAILED
-    return status
+    trial = session.runs.get(run_id or "")
+    if bad is not None:
+        error(bad.message)
+        return EXIT_USAGE, None
+    if stops:
+        return stops[0].exit_code, None
+    if trial is None or trial.status != "ok":
+        return EXIT_FAILED, None
+    return EXIT_OK, fa.tried(run, trial, item)
+
+
+def _try_program(
+    args: argparse.Namespace, session: Session, run: Run, item: Advice
+) -> tuple[int, AdviceTried | None]:
+    """The attached program's trial: its recorded command run again where it ran,
+    attached, with the item's hatch; its own session is compared, not kept (the
+    session keeps the measured effect). (exit status, its AdviceTried or None)."""
+    from dlcprof.attach_contract import HATCH_UNSET
+    from dlcprof.cli.attach import follow_program
+    from dlcprof.figures.advice import trial as fa
+
+    program, ended = session.program, session.program_exit
+    assert program is not None  # advise offers a hatch to try only then (fa.rerunnable)
+    spy = run.monitors.get("py-spy")
+    follow = argparse.Namespace(
+        quiet=args.quiet,
+        json=None,
+        report=None,
+        eager_baseline=False,
+        hotspots=spy is not None and spy.available,
+    )
+    trials: list[Session] = []
+    status = follow_program(
+        follow,
+        program.argv,
+        lambda s, out: trials.append(s) or exit_code(s),
+        summary=False,
+        cwd=program.cwd,
+        hatch=item.options["hatch"],
+    )
+    trial_session = trials[0] if trials else None
+    trial = fa.advised_run(trial_session) if trial_session is not None else None
+    if status != EXIT_OK or trial is None or trial_session.program_exit is None:
+        error(
+            f"the trial of {item.title} did not finish: "
+            + (f"the program exited with {status}" if status else "the program compiled nothing")
+        )
+        return status or EXIT_FAILED, None
+    unset = [g.message for g in trial.logs if g.level == "warning" and HATCH_UNSET in g.message]
+    if unset:
+        error(unset[0])
+        return EXIT_FAILED, None
+    walls = (ended.wall_s if ended else None, trial_session.program_exit.wall_s)
+    return EXIT_OK, fa.tried(run, trial, item, walls)

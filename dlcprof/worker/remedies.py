@@ -69,24 +69,8 @@ class Remedies:
         return model
 
     def _hatch(self, torch: Any) -> None:
-        """Set the --hatch setting of torch._dynamo.config (a set of functions gets
-        the function its dotted name names, added)."""
-        if not self.s.hatch:
-            return
-        if self.s.hatch not in SETTINGS:
-            raise BadRemedy(
-                f"invalid --hatch {self.s.hatch!r}: choose one of {', '.join(SETTINGS)}"
-            )
-        name, value = SETTINGS[self.s.hatch].config
-        current = getattr(torch._dynamo.config, name, None)
-        if current is None:
-            raise BadRemedy(f"--hatch {self.s.hatch}: this torch has no dynamo config {name}")
-        if isinstance(current, set):
-            module, _, attr = str(value).rpartition(".")
-            current.add(getattr(importlib.import_module(module), attr))
-        else:
-            setattr(torch._dynamo.config, name, value)
-        self.log(f"graph-break hatch: torch._dynamo.config.{name} set ({value})")
+        if self.s.hatch:
+            self.log(set_hatch(torch, self.s.hatch, "--hatch"))
 
     def mark(self, torch: Any, fn: Any, args: tuple) -> tuple:
         """Mark the --mark-dynamic input's dim dynamic on these args (a no-op without it)."""
@@ -133,6 +117,26 @@ class Remedies:
             f.write(data)
         os.replace(tmp, path)
         self.log(f"cache artifacts saved to {path} ({len(data):,} bytes, {_count(info)} artifacts)")
+
+
+def set_hatch(torch: Any, hatch: str, said: str) -> str:
+    """Set the setting of torch._dynamo.config that graph-break hatch ``hatch``
+    names (a set of functions gets the function its dotted name names, added),
+    before the first compile; the line that says so, or BadRemedy (``said``:
+    how the user gave it). For a workload's run here, for an attached
+    program's process in its probes (worker/attached/probe.py)."""
+    if hatch not in SETTINGS:
+        raise BadRemedy(f"invalid {said} {hatch!r}: choose one of {', '.join(SETTINGS)}")
+    name, value = SETTINGS[hatch].config
+    current = getattr(torch._dynamo.config, name, None)
+    if current is None:
+        raise BadRemedy(f"{said} {hatch}: this torch has no dynamo config {name}")
+    if isinstance(current, set):
+        module, _, attr = str(value).rpartition(".")
+        current.add(getattr(importlib.import_module(module), attr))
+    else:
+        setattr(torch._dynamo.config, name, value)
+    return f"graph-break hatch: torch._dynamo.config.{name} set ({value})"
 
 
 def _input_index(fn: Any, name: str, n_args: int) -> int:

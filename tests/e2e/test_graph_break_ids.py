@@ -13,6 +13,8 @@ from helpers.worker import TEST_CACHE
 from dlcprof.cli import main
 from dlcprof.figures import graph_breaks as fgb
 from dlcprof.figures.advice import rules as far
+from dlcprof.figures.advice import trial as fat
+from dlcprof.figures.check.places import relative_where, repository_root
 from dlcprof.report.load import load_session
 from dlcprof.trace_records import gb_catalogue
 
@@ -86,6 +88,46 @@ def test_try_applies_the_item_hatch_and_measures_the_break_gone(tmp_path):
     assert "graph breaks 2 → 1" in tried.stdout + tried.stderr
 
 
+def test_try_on_an_attached_program_sets_the_hatch_before_it_compiles(tmp_path):
+    """The same script attached (dlcprof run -- CMD, from its own folder): `try`
+    runs the recorded command again where it ran, capture_scalar_outputs set by
+    dlcprof's probes at Dynamo's import, its code unchanged: the .item() break is
+    gone, one graph fewer, the program's wall beside it."""
+    path = tmp_path / "s.json"
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": TEST_CACHE}
+    cli = [sys.executable, "-m", "dlcprof.cli"]
+    run = subprocess.run(
+        [*cli, "run", "--quiet", "--json", str(path), "--", sys.executable, "breaks.py"],
+        cwd=PROGRAMS,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    session = load_session(path)
+    program = fat.advised_run(session)
+    items = far.advise(session, program).items
+    n, item = next((i, a) for i, a in enumerate(items, 1) if "GB0124" in a.title)
+    assert item.options == {"hatch": "capture_scalar_outputs"}
+    tried = subprocess.run(
+        [*cli, "try", str(path), str(n), "--quiet"],
+        cwd=tmp_path,  # not the program's folder: its recorded cwd is used
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert tried.returncode == 0, tried.stderr[-2000:]
+    (t,) = load_session(path).tried
+    assert t.options == {"hatch": "capture_scalar_outputs"}
+    assert (t.breaks_before, t.breaks_after) == (2, 1)
+    assert t.graphs_after == t.graphs_before - 1
+    assert t.measured_before_s and t.measured_after_s
+    assert t.wall_before_s and t.wall_after_s
+    assert "graph breaks 2 → 1" in tried.stdout and "program wall" in tried.stdout
+
+
 def _check(*options: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "dlcprof.cli", "check", "--quiet", "--max-graph-breaks", "0"]
@@ -104,6 +146,8 @@ def test_check_accepts_known_kinds_of_break_by_id():
     one = _check("--allow-graph-break", "GB0059")
     assert one.returncode == 1, one.stderr[-3000:]
     (line,) = [ln for ln in one.stderr.splitlines() if "graph break:" in ln]
-    assert f"{_line('n = z.sum().item()')}: graph break" in line and "[GB0124]" in line
+    # Said relative to the repository, as GitHub places it on a diff.
+    at = relative_where(_line("n = z.sum().item()"), repository_root())
+    assert f"{at}: graph break" in line and "[GB0124]" in line
     bad = _check("--allow-graph-break", "item")
     assert bad.returncode == 2 and "give a graph-break id, e.g. GB0124" in bad.stderr

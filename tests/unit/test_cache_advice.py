@@ -9,6 +9,7 @@ import pytest
 from helpers.torch_trace import trace_logs
 
 from dlcprof.cli import main
+from dlcprof.figures.advice import trial as fat
 from dlcprof.figures.advice.cache_rules import fill_setting
 from dlcprof.figures.advice.rules import advise
 from dlcprof.trace_import.job import import_trace
@@ -39,7 +40,7 @@ def test_a_new_folder_under_tmp_gets_both_remedies_with_the_misses_seconds(cold)
         assert item.predicted.saving_s == pytest.approx(backends)  # no hit: no load counted
         assert "the load not counted" in item.predicted.how
         assert 0 < item.predicted.saving_s < walls
-        assert not item.options and item.try_why.startswith("dlcprof does not re-run your program")
+        assert not item.options and item.try_why == fat.PROGRAM_TRY_WHY
     assert folder.evidence[0] == "Inductor's cache folder is torch's default /tmp/torchinductor_ci"
     assert mega.evidence[0].startswith("a new cache folder (cold)")
     assert "torch.compiler.load_cache_artifacts" in mega.snippet

@@ -56,3 +56,24 @@ def test_the_option_names_every_setting_and_the_worker_sets_it():
     assert len(logged) == 2
     with pytest.raises(BadRemedy, match="invalid --hatch 'torch.cond': choose one of"):
         Remedies(RunSettings(target="t", hatch="torch.cond"), print)._hatch(torch)
+
+
+def test_an_attached_process_warns_when_its_torch_lacks_the_setting():
+    """`dlcprof try` on a program: the probes set the hatch (HATCH_ENV); a torch
+    without that setting gets a warning that the trial reads (cli/run.py), not a crash."""
+    from types import SimpleNamespace
+
+    from dlcprof import events as ev
+    from dlcprof.attach_contract import HATCH_UNSET
+    from dlcprof.worker.attached.probe import AttachedProcess
+
+    sent: list[ev.Event] = []
+    old = SimpleNamespace(_dynamo=SimpleNamespace(config=SimpleNamespace()))
+    process = SimpleNamespace(torch=old, run_id="pid7", channel=SimpleNamespace(emit=sent.append))
+    AttachedProcess.hatch(process, "capture_scalar_outputs")
+    (log,) = sent
+    assert log.level == "warning" and log.message.startswith(HATCH_UNSET)
+    assert "no dynamo config capture_scalar_outputs: the program ran without it" in log.message
+    old._dynamo.config.capture_scalar_outputs = False
+    AttachedProcess.hatch(process, "capture_scalar_outputs")
+    assert old._dynamo.config.capture_scalar_outputs is True and sent[1].level == "info"

@@ -77,7 +77,7 @@ def test_attached_program_gets_mark_dynamic_and_the_graph_break_not_tried():
     assert "overhead saved, 2.00 s, is its compile up to 4.00 s" in brk.predicted.how
     for item in a.items:
         assert item.options == {} and item.try_why == fat.PROGRAM_TRY_WHY
-    assert "does not re-run your program" in fat.PROGRAM_TRY_WHY
+    assert "re-runs your program only with a graph break's setting" in fat.PROGRAM_TRY_WHY
     assert a.hidden == [far.PROGRAM_UNCHECKED]
     assert "no benchmark (no eager timing)" in far.PROGRAM_UNCHECKED
 
@@ -128,7 +128,7 @@ def test_program_advice_in_the_console_and_the_json():
     console.print(program_summary(s))
     out = console.export_text()
     assert "1. mark x's dim 1 dynamic" in out and "2. graph break at" in out
-    assert out.count("cannot be tried for you: dlcprof does not re-run your program") == 2
+    assert out.count("cannot be tried for you: dlcprof re-runs your program only with") == 2
     advice = json.loads(dumps_report(build_report(build_model(s))))["advice"]
     assert advice["run_id"] == "pid7"
     assert [i["rule"] for i in advice["items"]] == ["mark-dynamic", "graph-break"]
@@ -136,7 +136,7 @@ def test_program_advice_in_the_console_and_the_json():
     assert advice["hidden"] == [far.PROGRAM_UNCHECKED]
 
 
-def test_try_on_an_attached_session_refuses_in_one_line(tmp_path):
+def test_try_on_an_attached_session_refuses_a_code_change_in_one_line(tmp_path):
     path = tmp_path / "s.json"
     path.write_text(dumps_report(build_report(build_model(session()))))
     p = subprocess.run(
@@ -147,8 +147,31 @@ def test_try_on_an_attached_session_refuses_in_one_line(tmp_path):
     )
     assert p.returncode == 2
     assert p.stderr.strip().count("\n") == 0
-    assert "an attached program's advice cannot be tried for you" in p.stderr
-    assert "does not re-run your program" in p.stderr
+    assert "advice 1 (mark x's dim 1 dynamic) cannot be tried for you" in p.stderr
+    assert "re-runs your program only with a graph break's setting" in p.stderr
+
+
+def test_an_attached_program_keeps_a_break_setting_to_try():
+    """An .item() break's hatch is a setting: `dlcprof try` can make it for the
+    program (tests/e2e/test_graph_break_ids.py runs it); the other items cannot."""
+    s = session()
+    s.apply(
+        ev.GraphBroken(
+            run_id="pid7",
+            compile_id="0/0",
+            reason="Unsupported Tensor.item() call with capture_scalar_outputs=False",
+            location="/home/u/train.py:14",
+            gb_id="GB0124",
+            t=1003.0,
+        )
+    )
+    a = far.advise(s, s.runs["pid7"])
+    tried = {i.options.get("hatch") for i in a.items if i.options}
+    assert tried == {"capture_scalar_outputs"}
+    assert all(i.try_why == fat.PROGRAM_TRY_WHY for i in a.items if not i.options)
+    # Logs `dlcprof import` read have no command dlcprof started: nothing to run again.
+    s.imported = ev.TraceImported(sources=["logs"], files=1, bytes=1, processes=1, kept=[])
+    assert not any(i.options for i in far.advise(s, s.runs["pid7"]).items)
 
 
 def _recompiled_at(

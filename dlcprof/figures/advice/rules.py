@@ -6,7 +6,8 @@ that needs no change gets one "nothing to change" line saying why. An attached
 program's process (``dlcprof run -- CMD``) gets the rules whose row has a
 ``program`` reader (its own compiles: regional compilation, recompiles on an
 input's size, graph breaks in its own code; a rank's recompiles no other rank
-made); none can be tried for you, and the rules that read the benchmark are not
+made); only a graph break's setting can be tried for you (``dlcprof try``
+re-runs the command with it), and the rules that read the benchmark are not
 checked.
 """
 
@@ -25,7 +26,7 @@ from dlcprof.figures.advice import failure_rules as fr
 from dlcprof.figures.advice import job_rules as jr
 from dlcprof.figures.advice import speed_rules as sr
 from dlcprof.figures.advice.model import DEFAULT_CALLS, Advice, AdviceList, compile_noise
-from dlcprof.figures.advice.trial import PROGRAM_TRY_WHY
+from dlcprof.figures.advice.trial import PROGRAM_TRY_WHY, rerunnable
 from dlcprof.session import Run, Session
 
 # What a rule finds: an item (a list of them), a line for ``AdviceList.hidden``, or None.
@@ -95,7 +96,13 @@ def advise(session: Session, run: Run, calls: int = DEFAULT_CALLS) -> AdviceList
         items += _above_noise(found, noise, hidden) if rule.noise else found
     nothing = None if items else _nothing(run, hidden)
     if program:
-        items = [dataclasses.replace(i, options={}, try_why=PROGRAM_TRY_WHY) for i in items]
+        rerun = rerunnable(session)
+        items = [
+            i
+            if rerun and "hatch" in i.options
+            else dataclasses.replace(i, options={}, try_why=PROGRAM_TRY_WHY)
+            for i in items
+        ]
         hidden.append(PROGRAM_UNCHECKED)
     return AdviceList(run.run_id, items, nothing, hidden)
 

@@ -1,5 +1,7 @@
 """``dlcprof try``: an item of advice applied to the advised run's settings, run,
-and measured beside its prediction (``AdviceTried``)."""
+and measured beside its prediction (``AdviceTried``); for an attached program,
+its recorded command run again with the item's graph-break hatch set by
+dlcprof's probes (``options["hatch"]``), the only change made for it."""
 
 from __future__ import annotations
 
@@ -14,12 +16,27 @@ from dlcprof.figures.advice.model import CALLS_TOTAL, LATENCY, Advice, Predictio
 from dlcprof.figures.cache import HEADER_BUILT
 from dlcprof.session import Run, Session
 
-# Why no item of an attached program can be tried for you.
+# Why an attached program's item that is no graph break's setting (or whose
+# command cannot run again here: a merged job, imported logs) cannot be tried for you.
 PROGRAM_TRY_WHY = (
-    "dlcprof does not re-run your program with a changed configuration: edit your code as "
-    "shown (at the file:line given), run it again under dlcprof (dlcprof run -- CMD) and "
-    "compare the two sessions with dlcprof compare"
+    "dlcprof re-runs your program only with a graph break's setting (a hatch of "
+    "torch._dynamo.config), on a command it started: edit your code as shown (at the "
+    "file:line given), run it again under dlcprof (dlcprof run -- CMD) and compare the two "
+    "sessions with dlcprof compare"
 )
+
+# The TUI follows one program: a hatch is tried on a saved session from the shell.
+PROGRAM_TRY_FROM_SHELL = (
+    "save the session, then run dlcprof try SESSION N in a shell: it runs your command again "
+    "with the hatch"
+)
+
+
+def rerunnable(session: Session) -> bool:
+    """An attached program whose recorded command ``try`` can run again: one
+    started here, not a job ``dlcprof merge`` joined nor logs ``dlcprof import``
+    read."""
+    return session.program is not None and not session.nodes and session.imported is None
 
 
 def advised_run(session: Session) -> Run | None:
@@ -58,7 +75,13 @@ def _measured_s(run: Run, p: Prediction | None) -> float | None:
     return compile_s
 
 
-def tried(advised: Run, trial: Run, item: Advice) -> ev.AdviceTried:
+def tried(
+    advised: Run,
+    trial: Run,
+    item: Advice,
+    walls: tuple[float | None, float | None] = (None, None),
+) -> ev.AdviceTried:
+    """``walls``: an attached program's wall time, before and in the trial."""
     p = item.predicted
     what = p.what if p else "compile"
     before, after = advised.benchmark, trial.benchmark
@@ -83,6 +106,8 @@ def tried(advised: Run, trial: Run, item: Advice) -> ev.AdviceTried:
         breaks_after=len(fgb.breaks(trial)),
         graphs_before=_graphs(advised),
         graphs_after=_graphs(trial),
+        wall_before_s=walls[0],
+        wall_after_s=walls[1],
     )
 
 
@@ -144,6 +169,11 @@ def tried_text(t: ev.AdviceTried) -> str:
                 f"; steady latency {steady} ({text.ms(t.steady_before_ms)} → "
                 f"{text.ms(t.steady_after_ms)})"
             )
+    if t.wall_before_s is not None and t.wall_after_s is not None:
+        words += (
+            f"; program wall {text.signed_pct(_change(t.wall_before_s, t.wall_after_s))} "
+            f"({text.secs(t.wall_before_s)} → {text.secs(t.wall_after_s)})"
+        )
     if t.cache_before != t.cache_after:
         words += (
             f"; not comparable: {_cache_words(t.cache_before)} before, "

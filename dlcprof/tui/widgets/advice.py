@@ -68,6 +68,9 @@ class AdviceScreen(ModalScreen[None]):
         if not item.options:
             self.notify(f"cannot be tried for you: {item.try_why}", severity="warning")
             return
+        if self.run.process is not None:  # the program runs again: from the shell
+            self.notify(fat.PROGRAM_TRY_FROM_SHELL, severity="warning")
+            return
         settings = RunSettings.from_dict(fat.trial_settings(self.run, item)).validate()
         started = self.app.try_advice(settings, self.run.run_id, item)
         if started:

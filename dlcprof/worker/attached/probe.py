@@ -29,7 +29,7 @@ import traceback
 from typing import Any
 
 from dlcprof import events as ev
-from dlcprof.attach_contract import EAGER_ENV, SOCKET_ENV, STEPS_ENV
+from dlcprof.attach_contract import EAGER_ENV, HATCH_ENV, HATCH_UNSET, SOCKET_ENV, STEPS_ENV
 from dlcprof.worker.attached import graph_calls, kernel_sample, rendezvous
 from dlcprof.worker.attached.channel import Channel
 from dlcprof.worker.attached.steps import Steps
@@ -40,6 +40,7 @@ from dlcprof.worker.probes import cudagraphs as cudagraphs_probe
 from dlcprof.worker.probes import ddp as ddp_probe
 from dlcprof.worker.probes import guards as guards_probe
 from dlcprof.worker.probes import raised as raised_probe
+from dlcprof.worker.remedies import BadRemedy, set_hatch
 
 # Events that open the channel: the process compiles (or has compiled code run).
 # --eager-baseline's run compiles nothing: its timed steps open it.
@@ -64,6 +65,9 @@ def install(torch: Any) -> None:
     if os.environ.get(EAGER_ENV) == "1":
         _force_eager(torch)
     _process = AttachedProcess(torch, path)
+    hatch = os.environ.get(HATCH_ENV)
+    if hatch:
+        _process.hatch(hatch)
     os.register_at_fork(after_in_child=_process.forked)
     atexit.register(_process.finish)
     previous = sys.excepthook
@@ -240,6 +244,19 @@ class AttachedProcess:
             ),
             ddp_probe.settings(self.run_id),
         ]
+
+    def hatch(self, hatch: str) -> None:
+        """`dlcprof try`: the graph break's setting, made before the program
+        compiles; said in the process's log (a warning when this torch lacks it)."""
+        try:
+            line, level = set_hatch(self.torch, hatch, HATCH_UNSET), "info"
+        except BadRemedy as e:
+            line, level = f"{e}: the program ran without it", "warning"
+        except Exception as e:  # noqa: BLE001 - the setting's own failure: never the program's
+            line, level = f"{HATCH_UNSET} {hatch}: {e!r}: the program ran without it", "warning"
+        self.channel.emit(
+            ev.LogEmitted(run_id=self.run_id, level=level, source="dlcprof", message=line)
+        )
 
     def uncaught(self, kind: type, value: BaseException, tb: Any) -> None:
         """The program's main thread raised to the top: this process crashed
