@@ -165,6 +165,7 @@ def _folder_state(torch: Any, path: str | None) -> str | None:
 
 class AttachedProcess:
     def __init__(self, torch: Any, path: str) -> None:
+        self.loaded_t: float | None = time.time()  # torch has just finished importing
         self.torch = torch
         # Read before the first compile writes to it (a forked child keeps its parent's).
         self.cache_dir = _inductor_cache_dir()
@@ -237,6 +238,7 @@ class AttachedProcess:
                 cache_dir=self.cache_dir,
                 cache_dir_state=self.cache_dir_state,
                 cpu_count=_cpu_count(),
+                torch_loaded_t=self.loaded_t,
             ),
             ddp_probe.settings(self.run_id),
         ]
@@ -264,6 +266,7 @@ class AttachedProcess:
         parent's handlers go (silently: the connection is the parent's), then
         the child follows itself on a fresh channel."""
         self.channel.quiet = True
+        self.loaded_t = None  # the parent imported torch
         self.probes.close()
         self.channel.reset()
         self._restart()
