@@ -42,6 +42,11 @@ NO_IMPORT_TIME = (
     "not timed: a process forked from one that had torch, or recorded before dlcprof "
     "timed the import; in between"
 )
+# The kernel's boot time (whole seconds) plus the process's ticks: off by as
+# much as the wall clock was set since boot (seconds, on a VM).
+KERNEL_START = (
+    "when the kernel says the process started (seconds off where the clock was set since boot)"
+)
 NO_START = "when the process started is unknown (no /proc to read)"
 NO_PHASES = "no compile phase recorded"
 NO_LOOKUPS = (
@@ -100,13 +105,13 @@ class Boot:
 
 def _start(session: Session, run: Run) -> tuple[float | None, str]:
     """When the process started, and what that is: the program's own process
-    by dlcprof's launch, another by the kernel (whose boot time is whole seconds)."""
+    by dlcprof's launch, another by the kernel."""
     p = run.process
     assert p is not None
     if session.program is not None and p.pid == session.program.pid and not session.nodes:
         return session.program.t, "when the program started"
     if p.started_t is not None:
-        return p.started_t, "when the process started (by the kernel, to within a second)"
+        return p.started_t, KERNEL_START
     return None, NO_START
 
 

@@ -131,3 +131,16 @@ def test_without_phases_the_compiles_are_one_piece_and_the_stages_say_why(fixtur
     run = next(iter(s.runs.values()))
     assert pieces[fboot.UNPHASED] == pytest.approx(run.compiles["0/0"].wall_s, abs=1e-6)
     assert sum(v for v in pieces.values() if v is not None) == pytest.approx(b.first.seconds)
+
+
+def test_a_child_process_is_timed_from_the_kernels_start(fixture_events) -> None:
+    events = [
+        dataclasses.replace(e, pid=e.pid + 1) if isinstance(e, ev.ProcessAttached) else e
+        for e in fixture_events(FIXTURE)
+    ]
+    s = _session(events)
+    run = next(iter(s.runs.values()))
+    g = run.graph_calls.graphs["0/0"]
+    b = _boot(s)
+    assert b.start == fboot.KERNEL_START
+    assert b.first.seconds == pytest.approx(g["first_t"] + g["first_s"] - run.process.started_t)
