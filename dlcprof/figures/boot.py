@@ -3,9 +3,10 @@ first compiled step and to steady state, each instant given to one piece, so
 the pieces add up to the measured time. Inside a compile, an instant is the
 innermost phase's of the compiling thread, by ``phases.stage_of`` (pool threads
 run beside it and are left out); outside, importing torch (the process's start
-to the probes' install), the first run of a compiled graph (graph_calls.py's
-timing), or else the time between them: the program's own code, eager work,
-data loading. What a warm cache saved is torch's own account of its hits
+to ``import torch`` returning, by the bootstrap), the first run of a compiled
+graph (graph_calls.py's timing), or else the time between them: the program's
+own code, eager work, data loading, Dynamo's import and dlcprof's probes'
+install. What a warm cache saved is torch's own account of its hits
 (``cache_misses.saved_s``).
 """
 

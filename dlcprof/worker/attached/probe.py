@@ -145,6 +145,9 @@ def _inductor_cache_dir() -> str | None:
 # Set on torch by bootstrap/sitecustomize.py once torch imported: did
 # TORCHINDUCTOR_CACHE_DIR exist? (Dynamo's import creates it, before the probes.)
 CACHE_DIR_EXISTED = "__dlcprof_cache_dir_existed__"
+# When ``import torch`` returned, by the bootstrap (the probes install later, at
+# Dynamo's import).
+LOADED_T = "__dlcprof_loaded_t__"
 
 
 def _folder_state(torch: Any, path: str | None) -> str | None:
@@ -165,7 +168,7 @@ def _folder_state(torch: Any, path: str | None) -> str | None:
 
 class AttachedProcess:
     def __init__(self, torch: Any, path: str) -> None:
-        self.loaded_t: float | None = time.time()  # torch has just finished importing
+        self.loaded_t: float | None = getattr(torch, LOADED_T, None)
         self.torch = torch
         # Read before the first compile writes to it (a forked child keeps its parent's).
         self.cache_dir = _inductor_cache_dir()
