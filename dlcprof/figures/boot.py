@@ -54,6 +54,10 @@ NO_LOOKUPS = (
     "no cache lookup seen (torch logged none, or the session was recorded before dlcprof read them)"
 )
 NO_SAVED = "torch logged no time saved with its hits"
+SHARED = (
+    "boot: n/a (one process ran several runs, each test of dlcprof's pytest plugin: "
+    "no start of their own)"
+)
 
 
 @dataclass
@@ -207,9 +211,19 @@ def saved(run: Run) -> tuple[float | None, str]:
     return None, NO_SAVED
 
 
+def shares_process(session: Session, run: Run) -> bool:
+    """Another run came from the same process (the pytest plugin's tests)."""
+    pid = run.process.pid if run.process is not None else None
+    return any(
+        r is not run and r.process is not None and r.process.pid == pid
+        for r in session.runs.values()
+    )
+
+
 def boot(session: Session, run: Run) -> Boot | None:
-    """The boot of one attached process (None: not an attached process)."""
-    if run.process is None:
+    """The boot of one attached process (None: not an attached process, or
+    one of several runs of one process: SHARED)."""
+    if run.process is None or shares_process(session, run):
         return None
     start, start_words = _start(session, run)
     mark, first_end, why = first_step(run)
@@ -237,6 +251,8 @@ def boot(session: Session, run: Run) -> Boot | None:
 def boot_lines(session: Session) -> list[str]:
     """Each attached process's boot, in sentences (a process named where several)."""
     runs = fprog.attached_runs(session)
+    if any(shares_process(session, r) for r in runs):
+        return [SHARED]
     out = []
     for run in runs:
         b = boot(session, run)

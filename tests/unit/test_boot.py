@@ -144,3 +144,12 @@ def test_a_child_process_is_timed_from_the_kernels_start(fixture_events) -> None
     b = _boot(s)
     assert b.start == fboot.KERNEL_START
     assert b.first.seconds == pytest.approx(g["first_t"] + g["first_s"] - run.process.started_t)
+
+
+def test_runs_of_one_process_have_no_boot_of_their_own(fixture_events) -> None:
+    """The pytest plugin: each test a run of the one pytest process."""
+    events = fixture_events(FIXTURE)
+    (hello,) = (e for e in events if isinstance(e, ev.ProcessAttached))
+    s = _session([*events, dataclasses.replace(hello, run_id="test_b")])
+    assert all(fboot.boot(s, r) is None for r in s.runs.values())
+    assert fboot.boot_lines(s) == [fboot.SHARED]
