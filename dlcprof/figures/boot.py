@@ -48,6 +48,7 @@ NO_IMPORT_TIME = (
 KERNEL_START = (
     "when the kernel says the process started (seconds off where the clock was set since boot)"
 )
+IMPORT_BEFORE = "torch loaded before the start the kernel gives: its clock was set since boot"
 NO_START = "when the process started is unknown (no /proc to read)"
 NO_PHASES = "no compile phase recorded"
 NO_LOOKUPS = (
@@ -168,8 +169,10 @@ def _span(run: Run, start: float, mark: str, end: float | None, why: str) -> Spa
         for label, s in seconds.items()
         if label in ALWAYS or label in (FIRST_RUNS, BETWEEN) or s > 0
     ]
-    if loaded is None or loaded < start:
+    if loaded is None:
         pieces[0] = Piece(IMPORT, None, NO_IMPORT_TIME)
+    elif loaded < start:
+        pieces[0] = Piece(IMPORT, None, IMPORT_BEFORE)
     if not any(c.phases for c in run.compiles.values()):
         stages = STAGE_WORDS.values()
         pieces = [Piece(p.label, None, NO_PHASES) if p.label in stages else p for p in pieces]

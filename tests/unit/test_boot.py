@@ -144,6 +144,14 @@ def test_a_child_process_is_timed_from_the_kernels_start(fixture_events) -> None
     b = _boot(s)
     assert b.start == fboot.KERNEL_START
     assert b.first.seconds == pytest.approx(g["first_t"] + g["first_s"] - run.process.started_t)
+    # A kernel clock set since boot can put the start after torch's import: said.
+    early = run.process.started_t - 1.0
+    events = [
+        dataclasses.replace(e, torch_loaded_t=early) if isinstance(e, ev.ProcessAttached) else e
+        for e in events
+    ]
+    (import_piece, *_) = _boot(_session(events)).first.pieces
+    assert (import_piece.seconds, import_piece.why) == (None, fboot.IMPORT_BEFORE)
 
 
 def test_runs_of_one_process_have_no_boot_of_their_own(fixture_events) -> None:
