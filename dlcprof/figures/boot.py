@@ -49,6 +49,7 @@ KERNEL_START = (
     "when the kernel says the process started (seconds off where the clock was set since boot)"
 )
 IMPORT_BEFORE = "torch loaded before the start the kernel gives: its clock was set since boot"
+MARK_BEFORE = "it came before the start the kernel gives: its clock was set since boot"
 NO_START = "when the process started is unknown (no /proc to read)"
 NO_PHASES = "no compile phase recorded"
 NO_LOOKUPS = (
@@ -162,6 +163,8 @@ def split(run: Run, start: float, end: float) -> dict[str, float]:
 def _span(run: Run, start: float, mark: str, end: float | None, why: str) -> Span:
     if end is None:
         return Span(mark, None, [], why)
+    if end < start:
+        return Span(mark, None, [], MARK_BEFORE)
     seconds = split(run, start, end)
     loaded = run.process.torch_loaded_t if run.process is not None else None
     pieces = [
