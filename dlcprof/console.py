@@ -20,6 +20,7 @@ from dlcprof import text
 from dlcprof.advice_tables import advice_view, compile_cost_view
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import boot as fboot
 from dlcprof.figures import cache as fc
 from dlcprof.figures import cache_misses as fcm
 from dlcprof.figures import device as fd
@@ -583,7 +584,7 @@ def program_summary(session: Session) -> RenderableType:
     ranks = rank_table(session)
     if ranks is not None:
         parts += [group_table(session) or Text(""), ranks, divergences_text(session)]
-    parts += [Text(line) for line in fprog.program_lines(session)]
+    parts += [Text(line) for line in fprog.program_lines(session) + fboot.boot_lines(session)]
     advised = fat.advised_run(session)
     if advised is not None:
         parts += [v for v in (compile_cost_view(advised),) if v is not None]

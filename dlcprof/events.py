@@ -742,6 +742,9 @@ class ProcessAttached(Event):
     # The folder when the process started: "missing" | "empty" | "filled"; None unknown.
     cache_dir_state: str | None = None
     cpu_count: int | None = None  # the cores it may run on (os.sched_getaffinity)
+    # When ``import torch`` returned, by dlcprof's bootstrap (None: unknown, or
+    # a fork of a process that had torch already).
+    torch_loaded_t: float | None = None
 
 
 @event

@@ -142,6 +142,7 @@ class Launch:
             else:
                 env.pop(name, None)
         self.started = time.monotonic()
+        self.started_t = time.time()  # ProgramStarted's: dlcprof's imports come after
         self.stopped_by: str | None = None
         self.stopped_t: float | None = None
         self._foreground = False

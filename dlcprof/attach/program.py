@@ -74,7 +74,13 @@ class AttachedProgram:
         self._outputs = [(f, BoundedOutput(name)) for name, f in launched.captured]
         self._tree = Tree(self.proc.pid)
         self.emit(
-            ev.ProgramStarted(argv=self.argv, cwd=launched.cwd, pid=self.proc.pid, eager=self.eager)
+            ev.ProgramStarted(
+                argv=self.argv,
+                cwd=launched.cwd,
+                pid=self.proc.pid,
+                eager=self.eager,
+                t=launched.started_t,
+            )
         )
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._pump, name="dlcprof-attach", daemon=True)

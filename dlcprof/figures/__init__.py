@@ -12,6 +12,9 @@ monitors.
 - ``cache``: a compile's graph-cache state, and the precompiled header it built;
   ``cache_misses``: each cache layer's lookups, and why a compile missed (against a
   baseline run's key components, or from one run alone).
+- ``boot``: an attached process's start to its first compiled call and to steady
+  state, split into import, the compile stages, first runs and between; what the
+  cache hits saved.
 - ``outcome``: what a run's first call came to: compiled graphs, or nothing compiled.
 - ``recompiles``: guard-failure reasons, recompile costs, static-vs-dynamic sweeps.
 - ``graph_breaks``: each break once however many frames hit it, the graphs it added,

@@ -1,12 +1,14 @@
 """An attached program's section of a report (dlcprof -- CMD): its
-command and end, per compiling process the compile share of wall time and each
-graph's life. Figures and words come from figures/job/program.py."""
+command and end, per compiling process the compile share of wall time, each
+graph's life and its boot, split. Figures and words come from
+figures/job/program.py and figures/boot.py."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from dlcprof import events as ev
+from dlcprof.figures import boot as fboot
 from dlcprof.figures.job import nodes as fnodes
 from dlcprof.figures.job import program as fprog
 from dlcprof.session import Node, Session
@@ -17,6 +19,7 @@ class Process:
     timeline: fprog.Timeline
     lives: list[fprog.GraphLife]
     sampling: fprog.Sampling
+    boot: fboot.Boot | None
 
     @property
     def run_id(self) -> str:
@@ -51,10 +54,15 @@ def program_section(session: Session) -> ProgramSection | None:
         session.program_exit,
         fprog.program_wall_s(session),
         [
-            Process(fprog.timeline(session, r), fprog.graph_lives(r), fprog.sampling(r))
+            Process(
+                fprog.timeline(session, r),
+                fprog.graph_lives(r),
+                fprog.sampling(r),
+                fboot.boot(session, r),
+            )
             for r in fprog.attached_runs(session)
         ],
         fprog.eager_baseline(session),
-        fprog.program_lines(session),
+        fprog.program_lines(session) + fboot.boot_lines(session),
         [ProgramNode(n, fnodes.clock_line(n, i == 0)) for i, n in enumerate(session.nodes)],
     )

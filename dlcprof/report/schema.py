@@ -18,6 +18,7 @@ import dlcprof
 from dlcprof import events as ev
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import boot as fboot
 from dlcprof.figures import graph_breaks as fgb
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
@@ -352,6 +353,27 @@ def _program_dict(p: ProgramSection | None) -> dict[str, Any] | None:
         return None
     end, base = p.end, p.eager_baseline
 
+    def span(s: fboot.Span) -> dict[str, Any]:
+        return {
+            "mark": s.mark,
+            "seconds": s.seconds,
+            "why": s.why or None,
+            "pieces": [
+                {"label": p.label, "seconds": p.seconds, "why": p.why or None} for p in s.pieces
+            ],
+        }
+
+    def boot(b: fboot.Boot | None) -> dict[str, Any] | None:
+        if b is None:
+            return None
+        return {
+            "start": b.start,
+            "first": span(b.first),
+            "steady": span(b.steady),
+            "saved_s": b.saved_s,
+            "saved_why": b.saved_why or None,
+        }
+
     def process(proc: Process) -> dict[str, Any]:
         t = proc.timeline
         return {
@@ -373,6 +395,7 @@ def _program_dict(p: ProgramSection | None) -> dict[str, Any] | None:
                 }
                 for g in proc.lives
             ],
+            "boot": boot(proc.boot),
             "kernel_sampling": {
                 "calls": proc.sampling.calls,
                 "seconds": proc.sampling.seconds,

@@ -17,6 +17,10 @@ from pathlib import Path
 import pytest
 from helpers.paths import PROGRAMS
 
+from dlcprof import events as ev
+from dlcprof.figures import boot as fboot
+from dlcprof.session import Session
+
 pytest_plugins = ["pytester"]
 
 # The runs fill and read one cache folder in order: one process runs them all.
@@ -96,6 +100,21 @@ def test_the_second_run_on_the_same_folder_hits_every_graph(runs):
         ("1/0", "fx_graph", "hit"),
     ]
     assert all(e["saved_s"] > 0 for e in lookups)
+
+
+def test_the_warm_boot_is_split_and_says_what_the_hits_saved(runs):
+    """The boot of the warm run (figures/boot.py): the import timed by the
+    bootstrap, the pieces adding up, the hits' saving by torch's count."""
+    events = json.loads((runs["tmp"] / "warm.json").read_text())["events"]
+    session = Session.from_events([ev.decode(json.dumps(e)) for e in events])
+    (run,) = (r for r in session.runs.values() if r.process is not None)
+    boot = fboot.boot(session, run)
+    assert boot is not None and boot.start == "when the program started"
+    pieces = {p.label: p.seconds for p in boot.first.pieces}
+    assert pieces[fboot.IMPORT] > 0 and pieces["Dynamo"] > 0
+    assert sum(s for s in pieces.values() if s is not None) == pytest.approx(boot.first.seconds)
+    assert boot.first.seconds < session.program_exit.wall_s
+    assert boot.saved_s > 0
 
 
 def miss_line(proc: subprocess.CompletedProcess, name: str, line: int) -> str:

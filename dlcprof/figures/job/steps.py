@@ -49,7 +49,7 @@ class StepComparison:
         return f"{HEAD}: {each}: {faster} {times:.2f}x faster per step"
 
 
-def _last_compile_end(run: Run) -> float | None:
+def last_compile_end(run: Run) -> float | None:
     ends = [
         c.record.start_t + c.wall_s
         for c in run.compiles.values()
@@ -58,7 +58,7 @@ def _last_compile_end(run: Run) -> float | None:
     return max(ends) if ends else None
 
 
-def _most_called(steps: list[ev.StepsTimed]) -> ev.StepsTimed | None:
+def most_called(steps: list[ev.StepsTimed]) -> ev.StepsTimed | None:
     return max(steps, key=lambda s: len(s.wall_s), default=None)
 
 
@@ -70,12 +70,12 @@ def step_comparison(session: Session) -> StepComparison | str | None:
     if not runs:
         return "no call of a torch.compile'd callable was timed in the compiled run"
     run = max(runs, key=lambda r: r.compile_wall_s)
-    compiled = _most_called(run.steps)
+    compiled = most_called(run.steps)
     assert compiled is not None
-    eager = _most_called([s for s in session.eager_steps if s.caller == compiled.caller])
+    eager = most_called([s for s in session.eager_steps if s.caller == compiled.caller])
     if eager is None:
         return f"the eager run timed no call of {text.short_path(compiled.caller)}'s callable"
-    end = _last_compile_end(run)
+    end = last_compile_end(run)
     compiling = sum(1 for t in compiled.start_t if end is not None and t < end)
     warmup = max(compiling, SAMPLE_AFTER_CALLS + SAMPLED_CALLS)
     steady = compiled.wall_s[warmup:]

@@ -149,6 +149,9 @@ def _inductor_cache_dir() -> str | None:
 # Set on torch by bootstrap/sitecustomize.py once torch imported: did
 # TORCHINDUCTOR_CACHE_DIR exist? (Dynamo's import creates it, before the probes.)
 CACHE_DIR_EXISTED = "__dlcprof_cache_dir_existed__"
+# When ``import torch`` returned, by the bootstrap (the probes install later, at
+# Dynamo's import).
+LOADED_T = "__dlcprof_loaded_t__"
 
 
 def _folder_state(torch: Any, path: str | None) -> str | None:
@@ -169,6 +172,7 @@ def _folder_state(torch: Any, path: str | None) -> str | None:
 
 class AttachedProcess:
     def __init__(self, torch: Any, path: str) -> None:
+        self.loaded_t: float | None = getattr(torch, LOADED_T, None)
         self.torch = torch
         # Read before the first compile writes to it (a forked child keeps its parent's).
         self.cache_dir = _inductor_cache_dir()
@@ -241,6 +245,7 @@ class AttachedProcess:
                 cache_dir=self.cache_dir,
                 cache_dir_state=self.cache_dir_state,
                 cpu_count=_cpu_count(),
+                torch_loaded_t=self.loaded_t,
             ),
             ddp_probe.settings(self.run_id),
         ]
@@ -281,6 +286,7 @@ class AttachedProcess:
         parent's handlers go (silently: the connection is the parent's), then
         the child follows itself on a fresh channel."""
         self.channel.quiet = True
+        self.loaded_t = None  # the parent imported torch
         self.probes.close()
         self.channel.reset()
         self._restart()

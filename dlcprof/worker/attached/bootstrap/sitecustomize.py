@@ -161,6 +161,7 @@ def _when_compiling():
     """torch has finished importing: install now if Dynamo came with it, else
     once it is imported (the probes cost an import a process that never
     compiles need not pay)."""
+    sys.modules["torch"].__dlcprof_loaded_t__ = time.time()  # probe.py: LOADED_T
     # Whether TORCHINDUCTOR_CACHE_DIR existed before Dynamo's import creates it
     # (worker/attached/probe.py: CACHE_DIR_EXISTED).
     folder = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
