@@ -142,7 +142,7 @@ def _runs(ranked: list[Placed]) -> list[list[Placed]]:
             runs.append([])
             seen = set()
         runs[-1].append((host, p))
-        seen.add(p.rank)  # type: ignore[arg-type]
+        seen.add(p.rank)
     return runs
 
 
@@ -158,7 +158,7 @@ def _runs_said(runs: list[list[Placed]], run: int) -> list[str]:
         return []
     chosen = run % len(runs) if run < 0 else run - 1
     others = "; ".join(
-        f"run {k + 1} started {_started(r)} ({rank_span([p.rank for _, p in r])})"  # type: ignore[misc]
+        f"run {k + 1} started {_started(r)} ({rank_span([p.rank for _, p in r])})"
         for k, r in enumerate(runs)
         if k != chosen
     )
