@@ -57,10 +57,10 @@ check_version() {
     got=$("$venv/bin/python" -c 'import torch; print(torch.__version__)' 2>>"$log")
     [ -n "$got" ] || { echo "torch $v: import torch failed (see $log)"; return; }
 
-    # The slow end-to-end tests, on a cache of this version's own.
+    # The end-to-end tests, the long ones too, on a cache of this version's own.
     local cache="$dir/inductor-cache" tests
     tests=$(cd "$src" && DLCPROF_TEST_CACHE_DIR="$cache" timeout 3600 "$venv/bin/python" -m pytest \
-        -q -m slow -p no:cacheprovider 2>&1 | tee -a "$log" | tail -1)
+        -q -m "e2e or slow" -p no:cacheprovider 2>&1 | tee -a "$log" | tail -1)
 
     # Headless runs: exit code and the probes that said "unavailable".
     local ok=0 notes=()

@@ -114,7 +114,7 @@ _E2E = Path(__file__).parent / "e2e"
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test under tests/e2e runs real processes (real compiles, torchrun,
-    signals): ``slow``, and ``-m "not slow"`` runs tests/unit and tests/tui."""
+    signals): ``e2e``, and ``-m "not e2e and not slow"`` runs tests/unit and tests/tui."""
     for item in items:
         if _E2E in item.path.parents:
-            item.add_marker(pytest.mark.slow)
+            item.add_marker(pytest.mark.e2e)

@@ -61,6 +61,7 @@ def _run(target: str, iters: int = 20) -> Session:
     return Session.from_events(r.events)
 
 
+@pytest.mark.slow
 def test_large_intermediates_fault_in_eager_and_the_workload_is_allocator_sensitive(tmp_path):
     path = tmp_path / "large_intermediates.py"
     path.write_text(textwrap.dedent(LARGE_INTERMEDIATES).lstrip())

@@ -67,6 +67,7 @@ def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_lazy_exports_and_contract_errors_found_in_the_worker(tmp_path) -> None:  # type: ignore[no-untyped-def]
     pkg = tmp_path / "mylazy"
     pkg.mkdir()

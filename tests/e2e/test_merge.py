@@ -144,6 +144,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_two_nodes_on_one_machine_merge_into_one_session(tmp_path):
     """Two torchrun launchers (--nnodes 2, one rank each) on a loopback
     rendezvous, each under its own dlcprof run --report, then dlcprof merge."""

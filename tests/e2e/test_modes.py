@@ -34,6 +34,7 @@ def flat(s: str) -> str:
     return " ".join(s.split())
 
 
+@pytest.mark.slow
 def test_mode_all_headless_runs_four_workers_into_one_table(tmp_path):
     out = tmp_path / "modes.json"
     p = subprocess.run(
@@ -88,6 +89,7 @@ def test_mode_all_headless_runs_four_workers_into_one_table(tmp_path):
         assert row["words"]["steady"] in stdout
 
 
+@pytest.mark.slow
 async def test_tui_key_a_runs_every_mode_and_max_autotune_tunes_with_freezing():
     clear_autotune_cache()  # so max-autotune really benchmarks
     settings = RunSettings(target="gelu-mlp", size="small", reps=3, iters=3, hotspots=False)

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from helpers.paths import REPO
 
 from dlcprof.figures import benchmark as fb
@@ -14,6 +15,7 @@ from dlcprof.figures import paper_tables as fpt
 from dlcprof.report.load import load_session
 
 
+@pytest.mark.slow
 def test_dlcprof_paper_quick_end_to_end(tmp_path):
     """One tiny workload (its warm run and its fresh-cache compile) and a
     three-size sweep static and dynamic, run by the command itself."""

@@ -1,9 +1,9 @@
-"""Issue 41, item 4: a recompile on an input's size is advised at the program's
+"""A recompile on an input's size is advised at the program's
 own call that reached the compiled code, never at a library's local variable.
 
 - a plain-torch loop that calls a compiled module through a "library" module
   installed in a site-packages folder: the item names the loop's line;
-- tests/programs/hf_varlen.py, a real HF ``Trainer`` whose batches change
+- (``slow``) tests/programs/hf_varlen.py, a real HF ``Trainer`` whose batches change
   length: the item offers the collator's ``pad_to_multiple_of`` and names the
   program's ``trainer.train()`` line.
 """
@@ -18,8 +18,6 @@ import textwrap
 
 import pytest
 from helpers.paths import PROGRAMS
-
-pytestmark = pytest.mark.slow
 
 LIBRARY = """
 def step(model, batch):
@@ -81,6 +79,7 @@ def test_a_recompile_through_a_library_is_advised_at_the_users_call(tmp_path):
 @pytest.mark.skipif(
     importlib.util.find_spec("transformers") is None, reason="transformers not installed"
 )
+@pytest.mark.slow
 def test_an_hf_trainers_changing_lengths_get_the_collators_padding(tmp_path):
     program = PROGRAMS / "hf_varlen.py"
     (item,) = [i for i in _advice(program, tmp_path) if i["rule"] == "mark-dynamic"]
