@@ -89,7 +89,9 @@ def test_unchanged_against_its_baseline_within_budget_passes(baseline):
     assert "dlcprof check: passed (1 process judged on graph breaks, graph breaks new" in (
         proc.stderr
     )
-    assert "in the baseline (" in proc.stderr and "within the 25% allowed" in proc.stderr
+    # Within the tolerance either way: an increase is allowed, a decrease is no regression.
+    assert "in the baseline (" in proc.stderr
+    assert "within the 25% allowed" in proc.stderr or "a decrease, no regression" in proc.stderr
 
 
 def test_a_new_recompile_against_the_baseline_fails_naming_the_guard(baseline):
@@ -221,9 +223,9 @@ def test_findings_only_inside_a_package_are_one_violation_at_the_compile_call(ve
     assert proc.returncode == 1, proc.stderr[-3000:]
     (bad,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("✗")]
     assert bad.startswith(
-        f"✗ tests/programs/through_library.py:{marked('COMPILE_LINE')}: 2 compiles only inside "
-        "libraries, at no line of yours (the torch.compile call that reached them): "
-        "vendorlib.py:1 log_and_scale compiled; vendorlib.py:2 "
+        f"✗ tests/programs/through_library.py:{marked('COMPILE_LINE')}: 2 compiled frames only "
+        "inside libraries, at no line of yours (the torch.compile call that reached them): "
+        "vendorlib.py:1 log_and_scale; vendorlib.py:2 "
     ), bad
     (note,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("::error ")]
     assert "site-packages" not in note

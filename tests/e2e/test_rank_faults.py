@@ -149,6 +149,8 @@ def test_a_rank_that_never_compiles_is_shown_as_such(tmp_path, run_job):
     assert compiled.compiles and fout.status(compiled) == "ok"
     assert f"■ {eager.name}: never compiled" in stderr
     # Its settings are read when it reports, at its end: no split, nothing compiled.
+    # Both built their DDP before the probes came in: the bootstrap marked it.
     assert fddp.lines(eager) == [
         "DDP compile settings: optimize_ddp ddp_optimizer, compiled autograd off"
     ]
+    assert fddp.lines(compiled)[0].startswith("DDP compile settings: ")

@@ -1,5 +1,5 @@
 """Two 1-op graphs (an extern matmul each: no kernel to build) compiled once,
-for the cache-miss tests (tests/e2e/test_cache_misses.py): ONE_MORE_OP=1 adds
+for the cache-miss tests (tests/e2e/test_warm_start_gate.py): ONE_MORE_OP=1 adds
 an op to f's graph, FALLBACK_RANDOM=1 changes one Inductor setting for g's."""
 
 import os

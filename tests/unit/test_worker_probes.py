@@ -530,6 +530,7 @@ def test_the_raw_trace_starts_with_torch_version_and_imports_with_it(tmp_path):
     assert [r.metadata.get("artifact") for r in records] == version
     version = json.loads(records[0].payload)
     assert version["pytorch_version"] == torch.__version__ and saved.records == 1
-    (process,) = read_log(saved.path, "host", keep={records[0].pid: "r"}).processes
+    process = read_log(saved.path, "host", run_id="r").process
+    assert process is not None
     (attached, *_) = process.events
     assert isinstance(attached, ev.ProcessAttached) and attached.torch_version == torch.__version__

@@ -29,12 +29,18 @@ WRAPPERS = (
 )
 # fully_shard makes a class FSDP<Module> of FSDPModule and the module's class.
 FSDP2 = "torch.distributed.fsdp._fully_shard._fully_shard"
-_built: set[str] = set()
+# Set on a wrapper's class when one is built: by the attach bootstrap from
+# torch's import on (a program builds DDP before it compiles), by _count after.
+BUILT = "__dlcprof_built__"
 
 
 def wrappers() -> list[str]:
     """The wrappers this process built so far: "DDP", "FSDP", "FSDP2"."""
-    found = set(_built)
+    found = {
+        name
+        for module, cls, name in WRAPPERS
+        if getattr(getattr(sys.modules.get(module), cls, None), BUILT, False)
+    }
     fsdp2 = getattr(sys.modules.get(FSDP2), "FSDPModule", None)
     try:
         if fsdp2 is not None and type.__subclasses__(fsdp2):
@@ -81,18 +87,18 @@ def install(on_buckets: Buckets, notes: ProbeNotes) -> None:
     """Hand DDPOptimizer's buckets to ``on_buckets`` each time it chooses them,
     and count the data-parallel wrappers the program builds."""
     when_imported(DISTRIBUTED, lambda module: _wrap(module, on_buckets, notes))
-    for module, cls, name in WRAPPERS:
-        when_imported(module, lambda m, cls=cls, name=name: _count(m, cls, name))
+    for module, cls, _ in WRAPPERS:
+        when_imported(module, lambda m, cls=cls: _count(m, cls))
 
 
-def _count(module: Any, cls: str, name: str) -> None:
+def _count(module: Any, cls: str) -> None:
     wrapper = getattr(module, cls, None)
     init = getattr(wrapper, "__init__", None)
     if wrapper is None or init is None or getattr(init, "__wrapped__", None) is not None:
         return
 
     def __init__(self: Any, *args: Any, **kw: Any) -> None:
-        _built.add(name)
+        setattr(wrapper, BUILT, True)
         init(self, *args, **kw)
 
     __init__.__wrapped__ = init

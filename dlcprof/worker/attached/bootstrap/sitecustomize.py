@@ -157,6 +157,23 @@ def _mark_rendezvous():
         dist.init_process_group = init_process_group
 
 
+def _mark_wrappers():
+    """Mark DDP built (stdlib only): the program builds it before it compiles,
+    so before the probes install; they read the mark (worker/probes/ddp.py,
+    BUILT) to name the wrapper."""
+    ddp = getattr(sys.modules.get("torch.nn.parallel.distributed"), "DistributedDataParallel", None)
+    init = getattr(ddp, "__init__", None)
+    if init is None or getattr(init, "__wrapped__", None) is not None:
+        return
+
+    def __init__(self, *args, **kwargs):
+        ddp.__dlcprof_built__ = True  # ddp.BUILT
+        init(self, *args, **kwargs)
+
+    __init__.__wrapped__ = init
+    ddp.__init__ = __init__
+
+
 def _when_compiling():
     """torch has finished importing: install now if Dynamo came with it, else
     once it is imported (the probes cost an import a process that never
@@ -169,8 +186,9 @@ def _when_compiling():
         sys.modules["torch"].__dlcprof_cache_dir_existed__ = os.path.isdir(folder)
     try:
         _mark_rendezvous()
+        _mark_wrappers()
     except Exception as e:  # never break the user's program
-        print(f"dlcprof: rendezvous not marked in pid {os.getpid()}: {e!r}", file=sys.stderr)
+        print(f"dlcprof: rendezvous or DDP not marked in pid {os.getpid()}: {e!r}", file=sys.stderr)
     if "torch._dynamo" in sys.modules:
         _install(sys.modules["torch"])
     else:

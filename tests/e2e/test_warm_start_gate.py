@@ -24,7 +24,7 @@ from dlcprof.session import Session
 pytest_plugins = ["pytester"]
 
 # The runs fill and read one cache folder in order: one process runs them all.
-pytestmark = pytest.mark.xdist_group("test_cache_misses")
+pytestmark = pytest.mark.xdist_group("test_warm_start_gate")
 
 PROGRAM = PROGRAMS / "cache_key.py"
 F_LINE, G_LINE = 10, 17  # cache_key.py's `def f`, `def g`
