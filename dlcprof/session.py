@@ -369,8 +369,13 @@ class Session:
                 break
 
     def _on_CompileCostMeasured(self, e: ev.CompileCostMeasured) -> None:
-        r = self.run(e.run_id)  # not r.compile(): it arrives after the compile, not in it
-        r.compiles.setdefault(e.compile_id, Compile(e.compile_id)).cost = e
+        # It arrives after the compile (an attached process sends it at its end):
+        # an id torch recorded no compile for is no compile of its own (a backward
+        # lowered inside its forward's compile, as a recompile with dynamic shapes
+        # does: the trace gives it no id, the cost probe "0/1 (bwd)").
+        c = self.run(e.run_id).compiles.get(e.compile_id)
+        if c is not None:
+            c.cost = e
 
     def _on_CompileCpuMeasured(self, e: ev.CompileCpuMeasured) -> None:
         r = self.run(e.run_id)  # not r.compile(): it arrives after the compile, not in it

@@ -11,35 +11,16 @@
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 
 import pytest
+from helpers.attached_run import line_of, run_attached
 from helpers.paths import PROGRAMS
 
 LIGHTNING = PROGRAMS / "lightning_fit.py"
 HF = PROGRAMS / "hf_trainer.py"
 # Functions of these packages are never the user's to avoid or change.
 THEIRS = re.compile(r"site-packages|\b(torch|transformers|lightning|accelerate)/")
-
-
-def _line(program, needle: str) -> int:
-    return next(i for i, ln in enumerate(program.read_text().splitlines(), 1) if needle in ln)
-
-
-def _attached(program, tmp_path) -> tuple[subprocess.CompletedProcess, dict]:
-    out = tmp_path / "r.json"
-    argv = [sys.executable, "-m", "dlcprof.cli", "run", "--json", str(out), "--no-hotspots"]
-    p = subprocess.run(
-        [*argv, "--", sys.executable, str(program)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=tmp_path,  # the programs' own output folders land here
-    )
-    return p, json.loads(out.read_text())
 
 
 def _advice_is_the_users(report: dict) -> None:
@@ -54,10 +35,10 @@ def _advice_is_the_users(report: dict) -> None:
 pytestmark = pytest.mark.slow
 
 
-def test_lightnings_compiled_self_log_is_a_crash_at_the_users_line(tmp_path):
-    p, report = _attached(LIGHTNING, tmp_path)
+def test_lightnings_compiled_self_log_is_a_crash_at_the_usersline_of(tmp_path):
+    p, report = run_attached(LIGHTNING, tmp_path)
     assert p.returncode == 1, p.stderr[-2000:]  # the program's own status
-    where = f"{LIGHTNING}:{_line(LIGHTNING, 'self.log(')}"
+    where = f"{LIGHTNING}:{line_of(LIGHTNING, 'self.log(')}"
     crash = next(ln for ln in p.stderr.splitlines() if ln.startswith("✗ COMPILE CRASHED"))
     assert where in crash and "InternalTorchDynamoError" in crash
     for wrong in ("runs eagerly", "ran eagerly", "NOTHING COMPILED", "nothing to change"):
@@ -71,7 +52,7 @@ def test_lightnings_compiled_self_log_is_a_crash_at_the_users_line(tmp_path):
 
 
 def test_an_hf_trainers_breaks_recompiles_and_advice_are_the_users(tmp_path):
-    p, report = _attached(HF, tmp_path)
+    p, report = run_attached(HF, tmp_path)
     assert p.returncode == 0, p.stderr[-2000:]
     (run,) = report["runs"]
     assert run["compile_calls"][0]["package"] == "accelerate"  # Trainer compiles through it

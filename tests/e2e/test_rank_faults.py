@@ -76,14 +76,22 @@ def test_a_rank_that_crashes_is_shown_with_the_others_fate_and_torchruns_status(
     assert not wait_gone([program["pid"], *rank_pids(report).values()], 10)
 
 
+def _runs_the_job(p: psutil.Process) -> bool:
+    try:
+        return "py-spy" not in p.name() and any("ddp_train.py" in a for a in p.cmdline())
+    except psutil.Error:  # gone since it was listed
+        return False
+
+
 def _agent_and_ranks(proc, stdout: Path) -> tuple[int, list[int]]:  # type: ignore[no-untyped-def]
     """torchrun's agent and its two ranks, once both ranks have run steps."""
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         text = stdout.read_text()
         if "rank 0 step 3 " in text and "rank 1 step 3 " in text:
-            # dlcprof's children: torchrun's agent, and py-spy on each rank.
-            (agent,) = [c for c in psutil.Process(proc.pid).children() if "py-spy" not in c.name()]
+            # dlcprof's children: torchrun's agent, and py-spy on each rank (one
+            # just forked still runs as python: the agent is the one running the job).
+            (agent,) = [c for c in psutil.Process(proc.pid).children() if _runs_the_job(c)]
             ranks = tree(agent.pid)[1:]
             assert len(ranks) >= 2, ranks
             return agent.pid, ranks

@@ -11,12 +11,10 @@ own call that reached the compiled code, never at a library's local variable.
 from __future__ import annotations
 
 import importlib.util
-import json
-import subprocess
-import sys
 import textwrap
 
 import pytest
+from helpers.attached_run import line_of, run_attached
 from helpers.paths import PROGRAMS
 
 LIBRARY = """
@@ -46,21 +44,9 @@ print("done")
 
 
 def _advice(program, tmp_path) -> list[dict]:
-    out = tmp_path / "r.json"
-    argv = [sys.executable, "-m", "dlcprof.cli", "run", "--json", str(out), "--no-hotspots"]
-    p = subprocess.run(
-        [*argv, "--", sys.executable, str(program)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=tmp_path,
-    )
+    p, report = run_attached(program, tmp_path)
     assert p.returncode == 0, p.stderr[-2000:]
-    return json.loads(out.read_text())["advice"]["items"]
-
-
-def _line(program, needle: str) -> int:
-    return next(i for i, ln in enumerate(program.read_text().splitlines(), 1) if needle in ln)
+    return report["advice"]["items"]
 
 
 def test_a_recompile_through_a_library_is_advised_at_the_users_call(tmp_path):
@@ -70,7 +56,7 @@ def test_a_recompile_through_a_library_is_advised_at_the_users_call(tmp_path):
     loop = tmp_path / "loop.py"
     loop.write_text(LOOP.format(site=str(site)))
     (item,) = [i for i in _advice(loop, tmp_path) if i["rule"] == "mark-dynamic"]
-    call = f"{loop}:{_line(loop, 'the user')}"
+    call = f"{loop}:{line_of(loop, 'the user')}"
     assert item["where"] == call and f"before your call at {call}" in item["change"]
     assert "dim 1 dynamic" in item["change"] and "steplib" not in item["change"]
     assert any("called by" in e and "steplib.py" in e for e in item["evidence"])
@@ -85,5 +71,5 @@ def test_an_hf_trainers_changing_lengths_get_the_collators_padding(tmp_path):
     (item,) = [i for i in _advice(program, tmp_path) if i["rule"] == "mark-dynamic"]
     assert item["title"] == "fewer sizes of input_ids's dim 1"
     assert item["change"].startswith("pad_to_multiple_of on the data collator")
-    call = f"{program}:{_line(program, 'trainer.train()')}"
+    call = f"{program}:{line_of(program, 'trainer.train()')}"
     assert item["where"] == call and call in item["change"]
