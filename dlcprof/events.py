@@ -349,6 +349,7 @@ class CompileRaised(Event):
     error: str  # "InternalTorchDynamoError: AttributeError: ...", its first line
     location: str  # "file:line": the innermost frame of the traced code in the user's files
     inside: str = ""  # "file:line" inside torch or a library where it broke, "" when not
+    gb_id: str = ""  # a graph break raised (fullgraph=True): its id in torch's catalogue
 
 
 @event

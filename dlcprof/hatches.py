@@ -1,7 +1,7 @@
 """Torch's escape hatches for a graph break, by the break's id in torch's
 catalogue (trace_records/gb_catalogue.py) and the call that broke: what each
 changes, what it costs, and for a hatch that is a setting of
-``torch._dynamo.config``, the setting ``dlcprof try`` applies (``--hatch NAME``,
+``torch._dynamo.config``, the setting ``dlcprof try`` applies (``--hatch NAME[=FUNCTION]``,
 worker/remedies.py) to the same workload without a change to its code.
 docs/graph-breaks.md lists them."""
 
@@ -17,7 +17,8 @@ class Hatch:
     snippet: str  # the code; "{fn}" stands for the function the break is in
     cost: str
     # (torch._dynamo.config attribute, value): a set of functions gets the value,
-    # a dotted name, added; () for a change to the user's code.
+    # a dotted name, added ("": the function is named with the hatch, see spec);
+    # () for a change to the user's code.
     config: tuple[str, object] = ()
     removes: bool = True  # False: the break stays, moved out of the compiled code
 
@@ -56,6 +57,7 @@ IGNORE_LOGGING = Hatch(
     "first compiled call: Dynamo skips the call instead of breaking the graph",
     "torch._dynamo.config.ignore_logging_functions.add(logging.Logger.warning)",
     "the call no longer runs inside compiled code: its message is not logged there",
+    ("ignore_logging_functions", ""),
 )
 COND = Hatch(
     "torch.cond",
@@ -116,6 +118,24 @@ TABLE: tuple[tuple[str, str, tuple[Hatch, ...]], ...] = (
 )
 # The hatches `dlcprof try --hatch` applies: the settings among them.
 SETTINGS = {h.name: h for _, _, hs in TABLE for h in hs if h.config}
+
+
+def spec(hatch: Hatch, function: str = "") -> str:
+    """What ``--hatch`` takes for ``hatch`` (so what ``dlcprof try`` can apply):
+    its name, or "name=dotted.function" for a setting that is a set the
+    function is added to (the logging method a break names:
+    ``ignore_logging_functions=logging.Logger.warning_once``); "" for a hatch
+    that is a change to the code, or that needs a function none names."""
+    if not hatch.config or (hatch.config[1] == "" and not function):
+        return ""
+    return f"{hatch.name}={function}" if function else hatch.name
+
+
+def parse(given: str) -> tuple[Hatch | None, str]:
+    """(the setting hatch ``--hatch`` names, the function it names, "" when
+    none); (None, "") for a name that is no setting."""
+    name, _, function = given.partition("=")
+    return SETTINGS.get(name.strip()), function.strip()
 
 
 def hatches(gb_id: str, call: str) -> list[Hatch]:

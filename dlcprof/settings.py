@@ -127,8 +127,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "hatch",
         "a graph break's escape hatch that is a `torch._dynamo.config` setting, set before "
-        "the first compile: capture_scalar_outputs, capture_dynamic_output_shape_ops or "
-        "reorderable_logging_functions (docs/graph-breaks.md)",
+        "the first compile: capture_scalar_outputs, capture_dynamic_output_shape_ops, "
+        "reorderable_logging_functions, or ignore_logging_functions=MODULE.FUNCTION (the "
+        "logging method to skip, e.g. logging.Logger.warning_once; docs/graph-breaks.md)",
         kind="text",
         values="NAME",
     ),
@@ -168,7 +169,7 @@ class RunSettings:
     benchmark: bool = True
     regional: str = ""  # a module class name: its instances compiled on their own
     mark_dynamic: str = ""  # "ARG:DIM"
-    hatch: str = ""  # a graph-break hatch that is a setting (hatches.SETTINGS; the worker checks)
+    hatch: str = ""  # a graph-break hatch that is a setting (hatches.spec; the worker checks)
     cache_artifacts: str = ""  # a Mega-Cache artifacts file
     hotspots: bool = True  # py-spy samples the worker (parent side: monitors only)
 

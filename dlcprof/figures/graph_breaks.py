@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from dlcprof import text
+from dlcprof.figures.phases import restarts
 from dlcprof.session import Compile, Run
 from dlcprof.trace_records import gb_catalogue
 
@@ -173,12 +174,36 @@ def function_of(run: Run, b: Break) -> str:
     return _frame(frames[0])[1] if frames else ""
 
 
+def restart_s(c: Compile) -> float:
+    """The seconds of ``c``'s compile Dynamo threw away restarting (0.0 when none)."""
+    r = restarts(c)
+    return r.cost_s if r is not None else 0.0
+
+
+def kept_s(c: Compile) -> float:
+    """``c``'s compile less the attempts Dynamo threw away."""
+    return max(0.0, (c.wall_s or 0.0) - restart_s(c))
+
+
+def restarted_by(run: Run, b: Break) -> list[Compile]:
+    """The frames that hit ``b`` and restarted for it alone: each threw an
+    attempt away to compile up to the break, an attempt that goes with it."""
+    out = []
+    for cid in b.compile_ids:
+        c = run.compiles.get(cid)
+        r = restarts(c) if c is not None else None
+        if r is not None and r.reasons == [f"graph break: {b.reason}"]:
+            out.append(c)
+    return out
+
+
 def graph_overhead(run: Run, graph: Compile) -> tuple[float, str] | None:
     """What compiling ``graph`` on its own costs beyond its ops, at most, and
     how that was taken: the shortest compile of another graph of the run (a
     graph's compile is its overhead plus its ops'), the first compile left out
     (it pays the process's one-time costs); without one, the shortest compile of
-    a frame traced to no graph (Dynamo's part only); None without either."""
+    a frame traced to no graph (Dynamo's part only); None without either. Each
+    less the attempts Dynamo threw away restarting (``restarted_by``)."""
     done = [
         c
         for c in run.compiles.values()
@@ -186,7 +211,7 @@ def graph_overhead(run: Run, graph: Compile) -> tuple[float, str] | None:
     ]
     first = min(done, key=lambda c: c.start_t or 0.0) if done else None
     others = [
-        c.wall_s
+        kept_s(c)
         for c in done
         if c.record is not None
         and c.record.graph_op_count
@@ -195,7 +220,7 @@ def graph_overhead(run: Run, graph: Compile) -> tuple[float, str] | None:
     ]
     if others:
         return min(others), "the shortest other graph compile in this run, the first left out"
-    empty = [c.wall_s for c in done if c.record is not None and c.record.graph_op_count == 0]
+    empty = [kept_s(c) for c in done if c.record is not None and c.record.graph_op_count == 0]
     if empty:
         return min(empty), "the shortest frame compile with no ops in this run"
     return None
@@ -240,12 +265,17 @@ def added_words(a: Added) -> str:
     return out
 
 
-def ignore_logging(cls: str, method: str) -> tuple[str, str]:
-    """(the change, its snippet) for a logging call Dynamo breaks on."""
+def ignore_logging(cls: str, method: str) -> tuple[str, str, str]:
+    """(the change, its snippet, the method's dotted name for ``--hatch``: ""
+    where its class's module is not known) for a logging call Dynamo breaks on.
+    transformers' ``warning_once`` is an lru_cache'd function set on
+    ``logging.Logger``: Dynamo matches the object ``logging.Logger.warning_once``,
+    not the ``Logger.warning`` it calls."""
     owner = f"logging.{cls}" if cls == "Logger" else cls
     imports = "import logging\n\n" if cls == "Logger" else ""
     return (
         f"add {owner}.{method} to torch._dynamo.config.ignore_logging_functions before the "
         "first compiled call: Dynamo then skips the call instead of breaking the graph",
         f"{imports}torch._dynamo.config.ignore_logging_functions.add({owner}.{method})",
+        f"{owner}.{method}" if cls == "Logger" else "",
     )

@@ -48,11 +48,13 @@ def event_line(e: ev.Event) -> Line | None:
         case ev.CompileRaised():
             place = [(f"{e.location} ", PLACE)] if e.location else []
             inside = [(f" {text.broke_inside(e.inside)}", ASIDE)] if e.inside else []
+            kind = [(f" [{e.gb_id}]", ASIDE)] if e.gb_id else []
             return [
                 (f"{fout.COMPILE_CRASHED} ", HEAD),
                 *place,
                 (f"torch.compile raised {e.error}", PLAIN),
                 *inside,
+                *kind,
                 (f"  fix: {fout.RAISED_FIXES[0]}", ASIDE),
             ]
         case ev.EagerCallsCounted():

@@ -27,6 +27,7 @@ from __future__ import annotations
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.session import Run, Session
+from dlcprof.trace_records import gb_catalogue
 
 NOTHING_COMPILED = "nothing compiled"
 NEVER_COMPILED = "never compiled"
@@ -110,8 +111,9 @@ def raised_headline(e: ev.CompileRaised) -> str:
     """The one loud line every view shows first of a compile that raised."""
     at = f" at {e.location}" if e.location else ""
     inside = f" {text.broke_inside(e.inside)}" if e.inside else ""
+    kind = f" [{e.gb_id}: {gb_catalogue.link(e.gb_id)}]" if e.gb_id else ""
     return (
-        f"{COMPILE_CRASHED}{at}: torch.compile raised {e.error}{inside}; Dynamo did not "
+        f"{COMPILE_CRASHED}{at}: torch.compile raised {e.error}{inside}{kind}; Dynamo did not "
         "fall back to eager: the compiled call raised it into the program"
     )
 

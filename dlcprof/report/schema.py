@@ -35,6 +35,7 @@ from dlcprof.report.program import Process, ProgramNode, ProgramSection
 from dlcprof.report.ranks import RanksSection
 from dlcprof.report.run import DdpBlock, RunModel
 from dlcprof.report.run_tables import CompileRow, KernelTable
+from dlcprof.trace_records import gb_catalogue
 
 SCHEMA_PREFIX = "dlcprof.report/"
 REPORT_VERSION = 1
@@ -536,6 +537,8 @@ def _compile_raised(m: RunModel) -> dict[str, Any] | None:
         "error": e.error,
         "location": e.location,
         "inside": e.inside,
+        "gb_id": e.gb_id,
+        "link": gb_catalogue.link(e.gb_id),
         "fixes": fixes,
     }
 

@@ -1,5 +1,5 @@
 """The run options that change how a workload is compiled, applied by dlcprof
-for the user: ``--regional CLASS``, ``--mark-dynamic ARG:DIM``, ``--hatch NAME``
+for the user: ``--regional CLASS``, ``--mark-dynamic ARG:DIM``, ``--hatch NAME[=FUNCTION]``
 (a graph break's hatch that is a setting, docs/graph-breaks.md) and
 ``--cache-artifacts PATH`` (docs/advice.md). Each is a remedy the advice
 (dlcprof/figures/advice/) can predict and ``dlcprof try`` then measures.
@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dlcprof.hatches import SETTINGS
+from dlcprof.hatches import parse as parse_hatch
 from dlcprof.settings import RunSettings, parse_mark_dynamic
 
 
@@ -121,22 +122,76 @@ class Remedies:
 
 def set_hatch(torch: Any, hatch: str, said: str) -> str:
     """Set the setting of torch._dynamo.config that graph-break hatch ``hatch``
-    names (a set of functions gets the function its dotted name names, added),
-    before the first compile; the line that says so, or BadRemedy (``said``:
-    how the user gave it). For a workload's run here, for an attached
-    program's process in its probes (worker/attached/probe.py)."""
-    if hatch not in SETTINGS:
+    names ("name", or "name=dotted.function": hatches.spec), before the first
+    compile: a set of functions gets the function added; one not defined yet
+    (transformers' ``logging.Logger.warning_once``, patched on when transformers
+    is imported, after torch) is added at the start of each compile until it
+    is. The line that says so, or BadRemedy (``said``: how the user gave it).
+    For a workload's run here, for an attached program's process in its probes
+    (worker/attached/probe.py)."""
+    found, function = parse_hatch(hatch)
+    if found is None:
         raise BadRemedy(f"invalid {said} {hatch!r}: choose one of {', '.join(SETTINGS)}")
-    name, value = SETTINGS[hatch].config
+    name, value = found.config
     current = getattr(torch._dynamo.config, name, None)
     if current is None:
-        raise BadRemedy(f"{said} {hatch}: this torch has no dynamo config {name}")
-    if isinstance(current, set):
-        module, _, attr = str(value).rpartition(".")
-        current.add(getattr(importlib.import_module(module), attr))
-    else:
+        raise BadRemedy(f"{said} {found.name}: this torch has no dynamo config {name}")
+    if not isinstance(current, set):
+        if function:
+            raise BadRemedy(f"{said} {hatch}: {found.name} takes no function")
         setattr(torch._dynamo.config, name, value)
-    return f"graph-break hatch: torch._dynamo.config.{name} set ({value})"
+        return f"graph-break hatch: torch._dynamo.config.{name} set ({value})"
+    function = function or str(value)
+    if not function:
+        raise BadRemedy(
+            f"{said} {found.name}: name the function to add ({found.name}=module.function, "
+            "e.g. logging.Logger.warning_once)"
+        )
+    if _add_function(current, function):
+        return f"graph-break hatch: {function} added to torch._dynamo.config.{name}"
+    handler = getattr(torch._dynamo, "callback_handler", None)
+    if handler is None:
+        raise BadRemedy(
+            f"{said} {hatch}: {function} is not defined, and this torch has no compile "
+            "callback to add it at the first compile"
+        )
+    _add_when_defined(handler, current, function)
+    return (
+        f"graph-break hatch: {function} is not defined yet; added to "
+        f"torch._dynamo.config.{name} at the first compile that finds it"
+    )
+
+
+def _add_function(functions: set[Any], dotted: str) -> bool:
+    """Add the object ``dotted`` names (a module's attribute, or an attribute
+    of one: "logging.Logger.warning_once") to ``functions``; False where it is
+    not defined (yet)."""
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            obj = getattr(obj, attr, None)
+            if obj is None:
+                return False
+        functions.add(obj)
+        return True
+    return False
+
+
+def _add_when_defined(handler: Any, functions: set[Any], dotted: str) -> None:
+    """At the start of each compile (Dynamo's callback handler, before it
+    traces), add ``dotted``'s object once it is defined."""
+    added = False
+
+    def start(_args: Any) -> None:
+        nonlocal added
+        # Never removed from the handler: removing one while it runs the list skips the next.
+        added = added or _add_function(functions, dotted)
+
+    handler.register_start_callback(start)
 
 
 def _input_index(fn: Any, name: str, n_args: int) -> int:

@@ -12,6 +12,7 @@ callback; every view says the crash first, at the user's line, with the fixes.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import importlib.util
 import json
@@ -29,6 +30,7 @@ from dlcprof.console import attach_line, run_summary
 from dlcprof.figures import outcome as fout
 from dlcprof.figures.advice.rules import advise
 from dlcprof.report import build_model, render_html, render_markdown
+from dlcprof.report.schema import build_report, dumps_report
 from dlcprof.session import Session
 from dlcprof.worker.emit import ListEmitter
 from dlcprof.worker.probes import ProbeNotes
@@ -92,6 +94,38 @@ def test_lightnings_log_in_a_compiled_step_is_said_at_its_line(monkeypatch):
     assert raised.location == f"{LIGHTNING}:{_line(LIGHTNING, 'inspect.getfullargspec')}"
     assert raised.error.startswith("InternalTorchDynamoError: AttributeError")
     assert "inspect.py" in raised.inside
+
+
+FULLGRAPH = PROGRAMS / "fullgraph_break.py"
+
+
+def test_a_break_under_fullgraph_carries_its_id_and_link(monkeypatch):
+    """A fullgraph=True compile's print: Dynamo raises Unsupported; the probe
+    reads the break's id from it, and the crash and check's finding carry it."""
+    from dlcprof.figures.check.findings import graph_breaks
+
+    sink = _installed(monkeypatch)
+    torch._dynamo.reset()
+    program = _program(FULLGRAPH)
+    with pytest.raises(torch._dynamo.exc.Unsupported):
+        torch.compile(program.step, fullgraph=True, backend="eager")(torch.ones(2))
+    (raised,) = [e for e in sink.events if isinstance(e, ev.CompileRaised)]
+    assert raised.gb_id == "GB0059"
+    assert raised.location == f"{FULLGRAPH}:{_line(FULLGRAPH, 'print(')}"
+    site = "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html"
+    assert f"[GB0059: {site}]" in fout.raised_headline(raised)
+    s = Session()
+    for e in (
+        ev.ProgramStarted(argv=["python", "f.py"], cwd="/", pid=7),
+        process_attached(7),
+        dataclasses.replace(raised, run_id="pid7"),
+    ):
+        s.apply(e)
+    (finding,) = graph_breaks(s.run("pid7"))
+    assert finding.gb_id == "GB0059" and finding.words().endswith("[GB0059]")
+    report = json.loads(dumps_report(build_report(build_model(s))))
+    (run,) = report["runs"]
+    assert (run["compile_raised"]["gb_id"], run["compile_raised"]["link"]) == ("GB0059", site)
 
 
 def test_a_compile_that_falls_back_to_eager_raises_nothing(monkeypatch):

@@ -29,9 +29,17 @@ def test_only_settings_can_be_tried():
         "capture_scalar_outputs",
         "capture_dynamic_output_shape_ops",
         "reorderable_logging_functions",
+        "ignore_logging_functions",
     }
     assert all(x.config for x in h.SETTINGS.values())
     assert not h.COND.config and not h.NONSTRICT.config
+    # What --hatch takes: a set the break's function is added to names it.
+    assert h.spec(h.CAPTURE_SCALAR) == "capture_scalar_outputs"
+    assert h.spec(h.COND) == "" and h.spec(h.IGNORE_LOGGING) == ""
+    given = h.spec(h.IGNORE_LOGGING, "logging.Logger.warning_once")
+    assert given == "ignore_logging_functions=logging.Logger.warning_once"
+    assert h.parse(given) == (h.IGNORE_LOGGING, "logging.Logger.warning_once")
+    assert h.parse("torch.cond") == (None, "")
 
 
 def test_the_option_names_every_setting_and_the_worker_sets_it():
@@ -56,6 +64,65 @@ def test_the_option_names_every_setting_and_the_worker_sets_it():
     assert len(logged) == 2
     with pytest.raises(BadRemedy, match="invalid --hatch 'torch.cond': choose one of"):
         Remedies(RunSettings(target="t", hatch="torch.cond"), print)._hatch(torch)
+    with pytest.raises(BadRemedy, match="name the function to add"):
+        Remedies(RunSettings(target="t", hatch="ignore_logging_functions"), print)._hatch(torch)
+    with pytest.raises(BadRemedy, match="capture_scalar_outputs takes no function"):
+        Remedies(RunSettings(target="t", hatch="capture_scalar_outputs=x.y"), print)._hatch(torch)
+
+
+def test_a_logging_method_defined_after_the_setting_is_added_at_the_first_compile():
+    """transformers sets its lru_cache'd ``warning_once`` on logging.Logger when
+    it is imported, after torch, where dlcprof's probes make the setting: the
+    method is added when the first compile starts, and Dynamo then skips the
+    call instead of breaking. A method never added still breaks (the control)."""
+    import functools
+    import logging
+
+    import torch
+
+    from dlcprof.worker.remedies import set_hatch
+
+    def once(self, *args, **kwargs):
+        self.warning(*args, **kwargs)
+
+    logger = logging.getLogger("dlcprof-hatch-test")
+    graphs: list[int] = []
+
+    def counting(gm, example_inputs):
+        graphs.append(len(gm.graph.nodes))
+        return gm
+
+    def ignored(x):
+        y = x + 1
+        logger.dlcprof_test_once("deprecated")
+        return y * 2
+
+    def breaks(x):
+        y = x + 1
+        logger.dlcprof_test_twice("deprecated")
+        return y * 2
+
+    torch._dynamo.reset()
+    try:
+        with torch._dynamo.config.patch(ignore_logging_functions=set()):
+            line = set_hatch(
+                torch, "ignore_logging_functions=logging.Logger.dlcprof_test_once", "--hatch"
+            )
+            assert "logging.Logger.dlcprof_test_once is not defined yet" in line
+            logging.Logger.dlcprof_test_once = functools.lru_cache(None)(once)
+            logging.Logger.dlcprof_test_twice = functools.lru_cache(None)(once)
+            torch.compile(ignored, backend=counting)(torch.ones(2))
+            assert len(graphs) == 1  # no break: one graph
+            added = torch._dynamo.config.ignore_logging_functions
+            assert added == {logging.Logger.dlcprof_test_once}
+            graphs.clear()
+            torch.compile(breaks, backend=counting)(torch.ones(2))
+            assert len(graphs) == 2  # the graph before the break and the one after
+    finally:
+        torch._dynamo.reset()
+        for name in ("dlcprof_test_once", "dlcprof_test_twice"):
+            if hasattr(logging.Logger, name):
+                delattr(logging.Logger, name)
 
 
 def test_an_attached_process_warns_when_its_torch_lacks_the_setting():

@@ -385,24 +385,30 @@ def graph_breaks(session: Session, run: Run, calls: int) -> list[Advice]:
         options = hatches.hatches(b.gb_id, f"{b.context} {b.reason}")
         best = options[0]
         logging_call = fgb.logging_call(run, b)
+        function = ""
         if logging_call is not None:
-            change, snippet = fgb.ignore_logging(*logging_call)
+            change, snippet, function = fgb.ignore_logging(*logging_call)
             best = dataclasses.replace(hatches.IGNORE_LOGGING, change=change, snippet=snippet)
         elif best is hatches.DISABLE:
             # No hatch known for this kind: torch's own hint first, disable beside it.
             options = [hatches.hint(b.hints[0] if b.hints else ""), *options]
             best = options[0]
         code_change = not best.config and logging_call is None
+        hatch = hatches.spec(best, function)
         snippet = best.snippet.replace("{fn}", fgb.function_of(run, b) or "fn")
         frames = [f"hit by {len(b.compile_ids)} frames ({', '.join(b.compile_ids)})"]
         others = [h for h in options if h.name != best.name]
-        predicted, why = _merged(run, total, extra, best)
+        predicted, why = _merged(run, b, total, extra, best)
         kind = f"{b.gb_id} " if b.gb_id else ""
+        at = f"at {text.short_path(b.location) or 'unknown line'}"
+        if b.detail and not fgb.users(run, b):  # a logging call inside a package
+            at = f"inside {text.short_path(b.detail)}" + (
+                f", reached from {text.short_path(b.location)}" if b.location else ""
+            )
         items.append(
             Advice(
                 rule="graph-break",
-                title=f"graph break {kind}at {text.short_path(b.location) or 'unknown line'}: "
-                f"{text.short(b.reason, 80)}",
+                title=f"graph break {kind}{at}: {text.short(b.reason, 80)}",
                 change=best.change,
                 evidence=[
                     f"Dynamo: {text.short(b.reason, 200)}",
@@ -425,17 +431,24 @@ def graph_breaks(session: Session, run: Run, calls: int) -> list[Advice]:
                 predicted_why=why,
                 snippet=snippet if best.snippet else "",
                 where=b.location if code_change else "",  # a setting goes before the first call
-                options={"hatch": best.name} if best.config else {},
-                try_why=(
-                    f"{best.name} is a change to your code at "
-                    f"{text.short_path(b.location) or 'the line that broke'}: dlcprof cannot "
-                    "make it for you"
-                    if not best.config
-                    else ""
-                ),
+                options={"hatch": hatch} if hatch else {},
+                try_why="" if hatch else _untried(b, best),
             )
         )
     return items
+
+
+def _untried(b: fgb.Break, best: hatches.Hatch) -> str:
+    """Why ``try`` cannot apply ``best``."""
+    if best.config:  # a set of functions, and the call names none dlcprof can import
+        return (
+            f"{best.name}: the function to add is not one dlcprof can name by its module "
+            "(a logger of a class of your own): add it as shown"
+        )
+    return (
+        f"{best.name} is a change to your code at "
+        f"{text.short_path(b.location) or 'the line that broke'}: dlcprof cannot make it for you"
+    )
 
 
 def _catalogued(b: fgb.Break) -> str:
@@ -450,17 +463,21 @@ def _catalogued(b: fgb.Break) -> str:
 
 
 def _merged(
-    run: Run, total: float | None, extra: fgb.Added, hatch: hatches.Hatch
+    run: Run, b: fgb.Break, total: float | None, extra: fgb.Added, hatch: hatches.Hatch
 ) -> tuple[Prediction | None, str]:
     """The compile once the break is gone: the frames traced with no graph no longer
-    compile, and each graph after the break merges into the one before it, saving
-    its per-graph overhead only: its ops still compile, in the merged graph
-    (benchmarks/RESULTS.md, graph breaks)."""
+    compile, each frame that restarted to compile up to the break no longer
+    throws that attempt away, and each graph after the break merges into the
+    one before it, saving its per-graph overhead only: its ops still compile,
+    in the merged graph (benchmarks/RESULTS.md, graph breaks)."""
     if not hatch.removes:
         return None, "the break stays, moved to the call of the function: not predicted"
     if not total:
         return None, "no compile seconds measured in this run"
     empty_s = sum(c.wall_s or 0.0 for c in extra.empty)
+    # A frame saved whole (0 ops) has its restart in empty_s already.
+    restarted = [c for c in fgb.restarted_by(run, b) if c not in extra.empty]
+    restart_s = sum(fgb.restart_s(c) for c in restarted)
     overheads = [fgb.graph_overhead(run, c) for c in extra.graphs]
     known = [o for o in overheads if o is not None]
     if len(known) < len(overheads):
@@ -470,14 +487,16 @@ def _merged(
             "(no other graph, no frame compiled without ops)"
         )
     # A graph shorter than the overhead taken saves no more than its own compile.
-    merged_s = sum(min(o[0], c.wall_s or 0.0) for o, c in zip(known, extra.graphs, strict=True))
-    saved = empty_s + merged_s
+    merged_s = sum(
+        min(o[0], fgb.kept_s(c)) for o, c in zip(known, extra.graphs, strict=True)
+    )
+    saved = empty_s + restart_s + merged_s
     if not saved or saved >= total:
         return None, "the graphs it added are not found in this run"
-    how = ""
+    how = []
     if extra.graphs:
         many = len(extra.graphs) > 1
-        how = (
+        how.append(
             f"{text.plural(len(extra.graphs), 'graph')} after the break "
             f"{'merge' if many else 'merges'} into the one before it: "
             f"{'their' if many else 'its'} ops still compile there; the per-graph overhead "
@@ -485,11 +504,17 @@ def _merged(
             f"{text.secs(min(o[0] for o in known))} ({known[0][1]})"
         )
     if extra.empty:
-        how += ("; " if how else "") + (
+        how.append(
             f"{text.plural(len(extra.empty), 'frame')} traced with no graph, no longer "
             f"compiled ({text.secs(empty_s)})"
         )
-    return Prediction("compile", total, total - saved, how), ""
+    if restarted:
+        ids = ", ".join(c.compile_id for c in restarted)
+        how.append(
+            f"the attempts Dynamo threw away restarting {ids} up to the break, no longer "
+            f"made ({text.secs(restart_s)})"
+        )
+    return Prediction("compile", total, total - saved, "; ".join(how)), ""
 
 
 # --- compile workers waited on while cores sit idle -----------------------------------------

@@ -89,7 +89,11 @@ def graph_breaks(run: Run) -> list[Finding]:
         said = f"{reason} (the compile raised it: it allowed no break, as fullgraph=True does)"
         inside = "" if text.in_torch(raised.inside) else raised.inside  # not Dynamo's raise
         key = (raised.location, reason)
-        out.append(Finding("graph break", raised.location, said, "", "", key, detail=inside))
+        out.append(
+            Finding(
+                "graph break", raised.location, said, "", "", key, raised.gb_id, detail=inside
+            )
+        )
     return out
 
 

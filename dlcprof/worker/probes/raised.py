@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dlcprof import events as ev
+from dlcprof.trace_records import gb_catalogue
 from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes.dynamo import failure_frames
 
@@ -38,8 +39,23 @@ class RaisedCompiles:
             return
         self.said.add((error, location))
         self.sink.emit(
-            ev.CompileRaised(run_id=self.run_id(), error=error, location=location, inside=inside)
+            ev.CompileRaised(
+                run_id=self.run_id(),
+                error=error,
+                location=location,
+                inside=inside,
+                gb_id=_gb_id(e),
+            )
         )
+
+
+def _gb_id(e: BaseException) -> str:
+    """A graph break's id in torch's catalogue: from the link Dynamo ends its
+    message with, else by its type (``Unsupported.gb_type``, torch 2.8 and
+    later); "" for another error."""
+    gb_id = gb_catalogue.id_in(str(e))[0]
+    gb_type = str(getattr(e, "gb_type", "") or "")
+    return gb_id or (gb_catalogue.identify("", gb_type)[0] if gb_type else "")
 
 
 def _first_line(words: str) -> str:
