@@ -177,10 +177,13 @@ def test_the_advice_names_the_logging_method_and_not_a_0_op_frame_as_a_graph():
     assert "4 extra graphs compiled because of it (1/0, 3/0, 4/0, 5/0)" in evidence
     assert "no graph, 0 ops (2/0)" in evidence
     # Removed, the break's graphs merge: their ops still compile, only the 0-op frame
-    # (2/0) and each graph's overhead go, not every added compile's seconds.
+    # (2/0), each graph's overhead and the attempts thrown away restarting up to
+    # the break (0/0's, 1/0's) go, not every added compile's seconds.
     added = sum(run.compiles[c].wall_s for c in ("1/0", "2/0", "3/0", "4/0", "5/0"))
-    assert item.predicted is not None
-    assert run.compiles["2/0"].wall_s < item.predicted.saving_s < added
+    first_restart = fgb.restart_s(run.compiles["0/0"])
+    assert item.predicted is not None and first_restart > 0
+    assert run.compiles["2/0"].wall_s < item.predicted.saving_s < added + first_restart
+    assert "restarting 0/0, 1/0 up to the break" in item.predicted.how
     advice = flat(plain(program_summary(session)))
     assert "logging.Logger.warning_once" in advice
 

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from helpers.paths import PROGRAMS
 from helpers.worker import TEST_CACHE
 
@@ -126,6 +127,50 @@ def test_try_on_an_attached_program_sets_the_hatch_before_it_compiles(tmp_path):
     assert t.measured_before_s and t.measured_after_s
     assert t.wall_before_s and t.wall_after_s
     assert "graph breaks 2 → 1" in tried.stdout and "program wall" in tried.stdout
+
+
+@pytest.mark.slow
+def test_try_ignores_transformers_warning_once_and_the_break_is_gone(tmp_path):
+    """A real framework's logging call: Hugging Face's GPT-2 classifier calls
+    ``logger.warning_once`` inside its forward (tests/programs/hf_warning_once.py).
+    The break is said inside transformers, its item's hatch names the method
+    Dynamo matches (the lru_cache'd function on logging.Logger), and `try` sets
+    it through the probes (transformers defines it after torch's import: it is
+    added at the first compile): the break is gone, one graph fewer."""
+    path = tmp_path / "s.json"
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": TEST_CACHE, "HF_HUB_OFFLINE": "1"}
+    cli = [sys.executable, "-m", "dlcprof.cli"]
+    program = [sys.executable, str(PROGRAMS / "hf_warning_once.py")]
+    run = subprocess.run(
+        [*cli, "run", "--quiet", "--no-hotspots", "--json", str(path), "--", *program],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    session = load_session(path)
+    advised = fat.advised_run(session)
+    (b,) = fgb.breaks(advised)
+    assert b.gb_id == "GB0291" and "transformers/models/gpt2/modeling_gpt2.py" in b.detail
+    assert not fgb.users(advised, b)
+    items = far.advise(session, advised).items
+    n, item = next((i, a) for i, a in enumerate(items, 1) if "GB0291" in a.title)
+    assert "inside transformers/models/gpt2/modeling_gpt2.py:" in item.title
+    assert item.options == {"hatch": "ignore_logging_functions=logging.Logger.warning_once"}
+    tried = subprocess.run(
+        [*cli, "try", str(path), str(n), "--quiet"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert tried.returncode == 0, tried.stderr[-2000:]
+    (t,) = load_session(path).tried
+    assert (t.breaks_before, t.breaks_after) == (1, 0)
+    assert t.graphs_after == t.graphs_before - 1
+    assert t.measured_before_s and t.measured_after_s
+    assert "graph breaks 1 → 0" in tried.stdout
 
 
 def _check(*options: str, program: str = "breaks.py") -> subprocess.CompletedProcess[str]:

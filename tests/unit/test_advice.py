@@ -9,6 +9,7 @@ import pytest
 from helpers.report import recorded_run
 
 from dlcprof import events as ev
+from dlcprof.figures import graph_breaks as fgb
 from dlcprof.figures.advice import compile_rules as fcr
 from dlcprof.figures.advice import rules as far
 from dlcprof.figures.advice import trial as fat
@@ -55,13 +56,17 @@ def test_recorded_graph_breaks_get_one_item_each_with_its_cost():
     assert breaks[0].where.endswith("graph_breaks.py:11")
     assert "GB0170" in breaks[0].title and "Data-dependent branching" in breaks[0].title
     assert "GB0124" in breaks[1].title and "item()" in breaks[1].title
-    walls = {c.compile_id: c.wall_s for c in run.compiles.values()}
-    for a in breaks:
+    # Each compile less the attempt Dynamo threw away restarting (1/0 restarted
+    # to compile up to the second break).
+    kept = {c.compile_id: fgb.kept_s(c) for c in run.compiles.values()}
+    restarted = fgb.restart_s(run.compiles["1/0"])
+    assert restarted > 0 and kept["1/0"] < run.compiles["1/0"].wall_s
+    for a, restart in zip(breaks, (0.0, restarted), strict=True):
         # The graph after each break (1/0, 2/0) merges into the one before: it saves at
         # most the shortest other graph's compile (the first compile left out), and
-        # not more than its own.
+        # not more than its own; the attempt thrown away up to the break goes too.
         assert a.predicted is not None and "merges into the one before it" in a.predicted.how
-        assert a.predicted.saving_s == pytest.approx(min(walls["1/0"], walls["2/0"]))
+        assert a.predicted.saving_s == pytest.approx(min(kept["1/0"], kept["2/0"]) + restart)
     # torch.cond is a change to the user's code; capture_scalar_outputs a setting `try` applies.
     assert not breaks[0].options and "torch.cond" in breaks[0].try_why
     assert breaks[1].options == {"hatch": "capture_scalar_outputs"} and not breaks[1].where

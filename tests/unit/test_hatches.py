@@ -144,3 +144,47 @@ def test_an_attached_process_warns_when_its_torch_lacks_the_setting():
     old._dynamo.config.capture_scalar_outputs = False
     AttachedProcess.hatch(process, "capture_scalar_outputs")
     assert old._dynamo.config.capture_scalar_outputs is True and sent[1].level == "info"
+
+
+def test_transformers_warning_once_is_its_own_break_and_its_hatch_names_the_method():
+    """A real `dlcprof run -- python tests/programs/hf_warning_once.py`
+    (tests/fixtures/programs/hf_warning_once.jsonl, scripts/record_program_fixture.py):
+    GPT-2's forward calls ``logger.warning_once`` in transformers' file, hit by
+    three nested frames. The break is grouped by its id, said inside
+    transformers (reached from the program's call, not at it), and its hatch
+    is the method Dynamo matches, which `try` can set. Removing it is predicted
+    to leave the merged graph's compile, never less than the graph that holds
+    the model's ops (tests/e2e/test_graph_break_ids.py runs the program and `try`)."""
+    from helpers.recorded import load_fixture
+
+    from dlcprof.figures import graph_breaks as fgb
+    from dlcprof.figures.advice import rules as far
+    from dlcprof.figures.advice import trial as fat
+    from dlcprof.session import Session
+
+    s = Session.from_events(load_fixture("programs/hf_warning_once"))
+    run = fat.advised_run(s)
+    (b,) = fgb.breaks(run)
+    assert b.gb_id == "GB0291" and b.compile_ids == ["0/0", "1/0", "2/0"]
+    assert b.location.endswith("tests/programs/hf_warning_once.py:21")
+    assert "site-packages/transformers/models/gpt2/modeling_gpt2.py:" in b.detail
+    assert not fgb.users(run, b)
+    (kind,) = fgb.kinds([run])
+    assert (kind.gb_id, kind.frames, kind.lines) == ("GB0291", 3, [b.location])
+    (item,) = [i for i in far.advise(s, run).items if i.rule == "graph-break"]
+    assert item.title.startswith(
+        "graph break GB0291 inside transformers/models/gpt2/modeling_gpt2.py:"
+    )
+    assert ", reached from " in item.title
+    assert item.options == {"hatch": "ignore_logging_functions=logging.Logger.warning_once"}
+    assert item.try_why == "" and item.where == ""
+    assert "ignore_logging_functions.add(logging.Logger.warning_once)" in item.snippet
+    p = item.predicted
+    graphs = [c for c in run.compiles.values() if c.record.graph_op_count]
+    assert p is not None and p.before_s == sum(c.wall_s for c in run.compiles.values())
+    # The ops still compile in the merged graph: no less than the biggest graph.
+    assert max(fgb.kept_s(c) for c in graphs) <= p.after_s < p.before_s
+    # The frames that restarted to compile up to the break and keep a graph or
+    # become the merged one (0/0, 2/0): those attempts go; 1/0 (0 ops) goes whole.
+    assert [c.compile_id for c in fgb.restarted_by(run, b)] == ["0/0", "1/0", "2/0"]
+    assert "restarting 0/0, 2/0 up to the break" in p.how

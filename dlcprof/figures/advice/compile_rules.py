@@ -469,7 +469,10 @@ def _merged(
     compile, each frame that restarted to compile up to the break no longer
     throws that attempt away, and each graph after the break merges into the
     one before it, saving its per-graph overhead only: its ops still compile,
-    in the merged graph (benchmarks/RESULTS.md, graph breaks)."""
+    in the merged graph (benchmarks/RESULTS.md, graph breaks). Where the frame
+    that broke first made no graph (a print at the top of forward, a call
+    nested frames broke at), the biggest graph after it becomes the merged one
+    and keeps its overhead."""
     if not hatch.removes:
         return None, "the break stays, moved to the call of the function: not predicted"
     if not total:
@@ -478,7 +481,13 @@ def _merged(
     # A frame saved whole (0 ops) has its restart in empty_s already.
     restarted = [c for c in fgb.restarted_by(run, b) if c not in extra.empty]
     restart_s = sum(fgb.restart_s(c) for c in restarted)
-    overheads = [fgb.graph_overhead(run, c) for c in extra.graphs]
+    first = run.compiles.get(b.compile_ids[0]) if b.compile_ids else None
+    merging = list(extra.graphs)
+    merged_into = None
+    if merging and first is not None and first.record and first.record.graph_op_count == 0:
+        merged_into = max(merging, key=fgb.kept_s)
+        merging.remove(merged_into)
+    overheads = [fgb.graph_overhead(run, c) for c in merging]
     known = [o for o in overheads if o is not None]
     if len(known) < len(overheads):
         return None, (
@@ -487,19 +496,22 @@ def _merged(
             "(no other graph, no frame compiled without ops)"
         )
     # A graph shorter than the overhead taken saves no more than its own compile.
-    merged_s = sum(
-        min(o[0], fgb.kept_s(c)) for o, c in zip(known, extra.graphs, strict=True)
-    )
+    merged_s = sum(min(o[0], fgb.kept_s(c)) for o, c in zip(known, merging, strict=True))
     saved = empty_s + restart_s + merged_s
     if not saved or saved >= total:
         return None, "the graphs it added are not found in this run"
     how = []
-    if extra.graphs:
-        many = len(extra.graphs) > 1
+    if merged_into is not None:
         how.append(
-            f"{text.plural(len(extra.graphs), 'graph')} after the break "
-            f"{'merge' if many else 'merges'} into the one before it: "
-            f"{'their' if many else 'its'} ops still compile there; the per-graph overhead "
+            f"the frame that broke first made no graph: {merged_into.compile_id} becomes the "
+            "merged graph, its compile kept"
+        )
+    if merging:
+        many = len(merging) > 1
+        how.append(
+            f"{text.plural(len(merging), 'graph')} after the break "
+            f"{'merge' if many else 'merges'} into {'it' if merged_into else 'the one before it'}"
+            f": {'their' if many else 'its'} ops still compile there; the per-graph overhead "
             f"saved, {text.secs(merged_s)}, is {'each' if many else 'its'} compile up to "
             f"{text.secs(min(o[0] for o in known))} ({known[0][1]})"
         )

@@ -90,9 +90,7 @@ def graph_breaks(run: Run) -> list[Finding]:
         inside = "" if text.in_torch(raised.inside) else raised.inside  # not Dynamo's raise
         key = (raised.location, reason)
         out.append(
-            Finding(
-                "graph break", raised.location, said, "", "", key, raised.gb_id, detail=inside
-            )
+            Finding("graph break", raised.location, said, "", "", key, raised.gb_id, detail=inside)
         )
     return out
 
