@@ -21,6 +21,9 @@ class Hatch:
     # () for a change to the user's code.
     config: tuple[str, object] = ()
     removes: bool = True  # False: the break stays, moved out of the compiled code
+    # Why the compile after it is not predicted, "" where the merged graph
+    # compiles the same ops as the graphs it joins.
+    unpredicted: str = ""
 
 
 CAPTURE_SCALAR = Hatch(
@@ -41,6 +44,8 @@ CAPTURE_DYNAMIC = Hatch(
     "the ops after it compile with a symbolic size: their kernels cannot specialize on it, "
     "and a later use of the size as a Python int breaks there",
     ("capture_dynamic_output_shape_ops", True),
+    unpredicted="the merged graph compiles the ops after it with a symbolic size: new "
+    "kernels, not the ones the graphs of this run compiled",
 )
 REORDER_PRINT = Hatch(
     "reorderable_logging_functions",

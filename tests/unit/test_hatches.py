@@ -188,3 +188,11 @@ def test_transformers_warning_once_is_its_own_break_and_its_hatch_names_the_meth
     # become the merged one (0/0, 2/0): those attempts go; 1/0 (0 ops) goes whole.
     assert [c.compile_id for c in fgb.restarted_by(run, b)] == ["0/0", "1/0", "2/0"]
     assert "restarting 0/0, 2/0 up to the break" in p.how
+    # A hatch whose merged graph compiles other kernels is not predicted, with why.
+    from dlcprof.figures.advice import compile_rules as cr
+
+    extra = fgb.added(run, b, set())
+    assert cr._merged(run, b, p.before_s, extra, h.CAPTURE_DYNAMIC) == (
+        None,
+        h.CAPTURE_DYNAMIC.unpredicted,
+    )

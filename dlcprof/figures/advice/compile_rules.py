@@ -475,6 +475,8 @@ def _merged(
     and keeps its overhead."""
     if not hatch.removes:
         return None, "the break stays, moved to the call of the function: not predicted"
+    if hatch.unpredicted:
+        return None, hatch.unpredicted
     if not total:
         return None, "no compile seconds measured in this run"
     empty_s = sum(c.wall_s or 0.0 for c in extra.empty)
