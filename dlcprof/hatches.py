@@ -7,6 +7,7 @@ docs/graph-breaks.md lists them."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -143,9 +144,25 @@ def parse(given: str) -> tuple[Hatch | None, str]:
     return SETTINGS.get(name.strip()), function.strip()
 
 
+# Dynamo's debug context names each argument's kind ("builtin print [<class
+# '...ConstantVariable'>, <class '...TupleVariable'>] False"); it reorders a
+# call whose arguments are these only (DebuggingVariable.can_reorder_logs), and
+# breaks again on any other (GB0296).
+_ARG_KIND = re.compile(r"<class '(?:[\w.]+\.)?(\w+)'>")
+_REORDERABLE_ARGS = {"TensorVariable", "ConstantVariable", "StringFormatVariable"}
+
+
+def _applies(hatch: Hatch, call: str) -> bool:
+    if hatch is REORDER_PRINT:
+        return set(_ARG_KIND.findall(call)) <= _REORDERABLE_ARGS
+    return True
+
+
 def hatches(gb_id: str, call: str) -> list[Hatch]:
     """The hatches for a break of type ``gb_id`` at ``call`` (Dynamo's debug
     context: "builtin print [...]"), best first; ``disable``, which moves any
     break, last."""
-    found = [h for i, word, hs in TABLE if i == gb_id and word in call for h in hs]
+    found = [
+        h for i, word, hs in TABLE if i == gb_id and word in call for h in hs if _applies(h, call)
+    ]
     return [*found, DISABLE]

@@ -13,6 +13,12 @@ def test_each_break_gets_its_hatches_best_first_and_disable_last():
         h.DISABLE,
     ]
     assert h.hatches("GB0059", "builtin print [ConstantVariable] False")[0] is h.REORDER_PRINT
+    # Dynamo reorders a print of tensors, constants and strings only: litgpt's
+    # print of a shape (a tuple) breaks again with the setting (GB0296).
+    kinds = "<class 'torch._dynamo.variables.{}'>"
+    call = f"builtin print [{kinds.format('constant.ConstantVariable')}, {{}}] False"
+    assert h.hatches("GB0059", call.format(kinds.format("TensorVariable")))[0] is h.REORDER_PRINT
+    assert h.hatches("GB0059", call.format(kinds.format("lists.TupleVariable"))) == [h.DISABLE]
     # The same id for another builtin: the print hatch does not apply.
     assert h.hatches("GB0059", "builtin len [UserDefinedObjectVariable] False") == [h.DISABLE]
     assert h.hatches("GB0170", "")[0] is h.COND
