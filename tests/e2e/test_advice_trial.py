@@ -126,44 +126,20 @@ def test_variable_length_static_sweep_gets_mark_dynamic_on_x_dim_1(tmp_path):
     assert session.runs[tried.run_id].sweep_done.compiles == 1
 
 
-def test_pointwise_chain_gets_nothing_to_change(tmp_path):
-    path = tmp_path / "p.json"
-    # Not on the compile that builds the precompiled header (a new TMPDIR's
-    # first): seconds a machine pays once would read as a compile that never
-    # pays back.
-    warm = _dlcprof("run", "pointwise-chain", "--no-benchmark", "--no-hotspots", "--quiet")
-    assert warm.returncode == 0, warm.stderr
-    p = _dlcprof(
-        "run",
-        "pointwise-chain",
-        "--reps",
-        "3",
-        "--iters",
-        "5",
-        "--no-hotspots",
-        "--quiet",
-        "--json",
-        str(path),
-    )
-    assert p.returncode == 0, p.stderr
-    session = load_session(path)
-    advice = far.advise(session, session.latest_run)
-    assert advice.items == [] and advice.nothing and advice.nothing.startswith("nothing to change")
-    assert "nothing to change" in p.stdout
-    assert json.loads(path.read_text())["advice"]["nothing"] == advice.nothing
-
-
-def test_cache_artifacts_are_saved_then_loaded_by_the_next_run(tmp_path):
+def test_pointwise_chain_gets_nothing_to_change_and_its_cache_artifacts_load(tmp_path):
+    """Two runs of pointwise-chain on one --cache-artifacts file: the first saves
+    them, the second loads them and is advised that nothing is to change."""
     artifacts = tmp_path / "mega.bin"
     said = []
-    for i in range(2):
+    for i, timed in enumerate((("--no-benchmark",), ("--reps", "3", "--iters", "5"))):
         path = tmp_path / f"c{i}.json"
+        # The first is not the run advised: on a new TMPDIR it builds the
+        # precompiled header, seconds a machine pays once, which would read as
+        # a compile that never pays back.
         p = _dlcprof(
             "run",
             "pointwise-chain",
-            "--size",
-            "small",
-            "--no-benchmark",
+            *timed,
             "--no-hotspots",
             "--quiet",
             "--cache-artifacts",
@@ -178,3 +154,9 @@ def test_cache_artifacts_are_saved_then_loaded_by_the_next_run(tmp_path):
     assert "does not exist yet" in said[0][0] and "saved to" in said[0][1]
     assert "loaded from" in said[1][0]
     assert run.settings.cache_artifacts == str(artifacts)
+
+    session = load_session(path)
+    advice = far.advise(session, session.latest_run)
+    assert advice.items == [] and advice.nothing and advice.nothing.startswith("nothing to change")
+    assert "nothing to change" in p.stdout
+    assert json.loads(path.read_text())["advice"]["nothing"] == advice.nothing
