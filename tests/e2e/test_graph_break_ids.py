@@ -4,8 +4,10 @@ print break and .item() break under TORCH_TRACE, imported."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from helpers.paths import PROGRAMS
@@ -19,6 +21,7 @@ from dlcprof.figures.check.places import relative_where, repository_root
 from dlcprof.report.load import load_session
 from dlcprof.trace_records import gb_catalogue
 
+CLI = [sys.executable, "-m", "dlcprof.cli"]
 SITE = "https://meta-pytorch.github.io/compile-graph-break-site/gb/"
 
 
@@ -27,15 +30,30 @@ def _line(needle: str) -> str:
     return f"{PROGRAMS / 'breaks.py'}:{1 + next(i for i, s in enumerate(src) if needle in s)}"
 
 
-def test_a_print_and_an_item_break_carry_their_ids_and_links(tmp_path, capsys):
-    trace = tmp_path / "trace"
-    subprocess.run(
-        [sys.executable, str(PROGRAMS / "breaks.py")],
-        env={**os.environ, "TORCHINDUCTOR_CACHE_DIR": TEST_CACHE, "TORCH_TRACE": str(trace)},
-        check=True,
+@pytest.fixture(scope="module")
+def attached_breaks(tmp_path_factory) -> tuple[Path, Path]:
+    """breaks.py under ``dlcprof run --json`` from its own folder, TORCH_TRACE set
+    for it too: the session saved and (a copy of) the log torch wrote."""
+    tmp = tmp_path_factory.mktemp("breaks")
+    path, trace = tmp / "s.json", tmp / "trace"
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": TEST_CACHE, "TORCH_TRACE": str(trace)}
+    run = subprocess.run(
+        [*CLI, "run", "--quiet", "--json", str(path), "--", sys.executable, "breaks.py"],
+        cwd=PROGRAMS,
+        env=env,
         capture_output=True,
+        text=True,
         timeout=600,
     )
+    assert run.returncode == 0, run.stderr[-2000:]
+    # What torch wrote for this run alone, whatever a later trial adds.
+    shutil.copytree(trace, tmp / "torch_trace")
+    return path, tmp / "torch_trace"
+
+
+@pytest.mark.xdist_group("test_graph_break_ids")
+def test_a_print_and_an_item_break_carry_their_ids_and_links(attached_breaks, tmp_path, capsys):
+    _, trace = attached_breaks
     assert main(["import", str(trace), "-o", str(tmp_path / "out")]) == 0
     capsys.readouterr()
     (run,) = load_session(tmp_path / "out").runs.values()
@@ -89,30 +107,22 @@ def test_try_applies_the_item_hatch_and_measures_the_break_gone(tmp_path):
     assert "graph breaks 2 → 1" in tried.stdout + tried.stderr
 
 
-def test_try_on_an_attached_program_sets_the_hatch_before_it_compiles(tmp_path):
+@pytest.mark.xdist_group("test_graph_break_ids")
+def test_try_on_an_attached_program_sets_the_hatch_before_it_compiles(attached_breaks, tmp_path):
     """The same script attached (dlcprof run -- CMD, from its own folder): `try`
     runs the recorded command again where it ran, capture_scalar_outputs set by
     dlcprof's probes at Dynamo's import, its code unchanged: the .item() break is
     gone, one graph fewer, the program's wall beside it."""
     path = tmp_path / "s.json"
+    shutil.copy(attached_breaks[0], path)  # try adds its trial to the session
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": TEST_CACHE}
-    cli = [sys.executable, "-m", "dlcprof.cli"]
-    run = subprocess.run(
-        [*cli, "run", "--quiet", "--json", str(path), "--", sys.executable, "breaks.py"],
-        cwd=PROGRAMS,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
     session = load_session(path)
     program = fat.advised_run(session)
     items = far.advise(session, program).items
     n, item = next((i, a) for i, a in enumerate(items, 1) if "GB0124" in a.title)
     assert item.options == {"hatch": "capture_scalar_outputs"}
     tried = subprocess.run(
-        [*cli, "try", str(path), str(n), "--quiet"],
+        [*CLI, "try", str(path), str(n), "--quiet"],
         cwd=tmp_path,  # not the program's folder: its recorded cwd is used
         env=env,
         capture_output=True,
