@@ -26,11 +26,13 @@ from helpers.paths import PROGRAMS
 from helpers.proc import dlcprof_run, gone, pyspy_on
 
 from dlcprof import events as ev
+from dlcprof.cli import main
 from dlcprof.figures import observer as fo
 from dlcprof.report.load import load_session
 from dlcprof.worker.attached.channel import Channel
 
 TRAIN = PROGRAMS / "train.py"
+TLPARSE = Path(sys.executable).parent / "tlparse"
 FAULTS = PROGRAMS / "faults.py"
 
 
@@ -44,10 +46,12 @@ def trace_records(folder: Path) -> list[dict]:
     return out
 
 
-def test_training_script_json_matches_torch_trace(tmp_path):
-    out = tmp_path / "session.json"
-    trace = tmp_path / "trace"
-    folder = tmp_path / "report"
+@pytest.fixture(scope="module")
+def training_run(tmp_path_factory) -> tuple[subprocess.Popen, str, str, Path, Path, Path]:
+    """train.py under ``dlcprof run --json --report``, TORCH_TRACE set for it too:
+    the process, its stdout and stderr, the JSON, torch's log folder, the report."""
+    tmp = tmp_path_factory.mktemp("train")
+    out, trace, folder = tmp / "session.json", tmp / "trace", tmp / "report"
     proc = dlcprof_run(
         out,
         str(TRAIN),
@@ -59,6 +63,12 @@ def test_training_script_json_matches_torch_trace(tmp_path):
         env={**os.environ, "TORCH_TRACE": str(trace)},
     )
     stdout, stderr = proc.communicate(timeout=900)
+    return proc, stdout, stderr, out, trace, folder
+
+
+@pytest.mark.xdist_group("test_attach_training_run")
+def test_training_script_json_matches_torch_trace(training_run):
+    proc, stdout, stderr, out, trace, folder = training_run
     assert proc.returncode == 3, stderr
     expected = [f"seq {s} step {i} loss" for s in (4, 6) for i in range(5)] + ["done"]
     lines = stdout.splitlines()
@@ -125,6 +135,34 @@ def test_training_script_json_matches_torch_trace(tmp_path):
     assert run["device"]["samples"] > 0 and "compile" in run["device"]["by_span"]
     assert fo.ATTACHED_WATCH in run["observer"]["line"]
     assert not pyspy_on(run["process"]["pid"])
+
+
+@pytest.mark.xdist_group("test_attach_training_run")
+def test_a_scripts_torch_trace_imports_as_tlparse_and_its_source_say(
+    training_run, tmp_path, capsys
+):
+    """``dlcprof import`` of what this torch wrote under TORCH_TRACE for the same
+    run: its graph break and compile ids as tlparse reads the same log (the
+    recorded logs of tests/unit/test_trace_import.py come from one torch; this
+    one from the torch installed now)."""
+    trace = training_run[4]
+    assert main(["import", str(trace), "-o", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    assert "imported from 1 TORCH_TRACE log" in printed
+    # Every payload's md5 as this torch wrote it; a log closed whole is not called cut.
+    assert "skipped" not in printed and "'s log ends" not in printed
+    (run,) = load_session(tmp_path / "out").runs.values()
+    # The data-dependent branch of train.py's compiled helper, where its source has it.
+    line = 1 + next(i for i, s in enumerate(TRAIN.read_text().splitlines()) if "if y.sum()" in s)
+    assert {(b.reason, b.location) for b in run.graph_breaks} == {
+        ("Data-dependent branching", f"{TRAIN}:{line}")
+    }
+    (log,) = trace.iterdir()
+    tl = tmp_path / "tl"
+    subprocess.run([str(TLPARSE), str(log), "-o", str(tl), "--overwrite"], check=True)
+    listed = json.loads((tl / "compile_directory.json").read_text())
+    tl_ids = {k.strip("[]") for k in listed if "_" not in k and k != "[-/-]"}
+    assert {c for c in run.compiles if not c.endswith(ev.BACKWARD)} == tl_ids
 
 
 @pytest.mark.parametrize(
