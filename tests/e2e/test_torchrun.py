@@ -1,8 +1,9 @@
 """Real ``dlcprof run -- torchrun --standalone --nproc-per-node 2`` jobs of
-tests/programs, 2 ranks on gloo: one rank diverging; a clean job whose
-DDPOptimizer splits the model at its buckets (no alarm, each split shown per
-rank); a DDP model that captures nothing. (A job's faults:
-test_rank_faults.py; nodes merged into one job: test_merge.py.)"""
+tests/programs, 2 ranks on gloo: one rank diverging (under ``dlcprof check``,
+which follows a job as run does, then fails the rank over its recompile
+budget); a clean job whose DDPOptimizer splits the model at its buckets (no
+alarm, each split shown per rank); a DDP model that captures nothing. (A
+job's faults: test_rank_faults.py; nodes merged into one job: test_merge.py.)"""
 
 from __future__ import annotations
 
@@ -42,25 +43,49 @@ def trace_compile_ids(folder: Path, rank: int) -> set[str]:
 
 
 def dlcprof_torchrun(
-    out: Path, program: Path, *options: str, env: dict[str, str] | None = None
+    out: Path,
+    program: Path,
+    *options: str,
+    env: dict[str, str] | None = None,
+    verb: str = "run",
 ) -> subprocess.CompletedProcess[str]:
-    """``dlcprof run --json OUT -- torchrun --standalone --nproc-per-node 2
+    """``dlcprof VERB --json OUT -- torchrun --standalone --nproc-per-node 2
     PROGRAM OPTIONS`` (the options before a ``--`` go to dlcprof)."""
     ours = list(options[: options.index("--")]) if "--" in options else []
     theirs = list(options[options.index("--") + 1 :]) if "--" in options else list(options)
-    argv = [sys.executable, "-m", "dlcprof.cli", "run", "--json", str(out), *ours, "--"]
+    argv = [sys.executable, "-m", "dlcprof.cli", verb, "--json", str(out), *ours, "--"]
     argv += [str(Path(sys.executable).parent / "torchrun"), "--standalone"]
     argv += ["--nproc-per-node", "2", str(program), *theirs]
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900)
 
 
-def test_torchrun_two_ranks_one_diverges(tmp_path):
-    out, trace, folder = tmp_path / "s.json", tmp_path / "trace", tmp_path / "report"
-    env = {**os.environ, "TORCH_TRACE": str(trace)}
+@pytest.fixture(scope="module")
+def diverged_job(tmp_path_factory) -> tuple[subprocess.CompletedProcess[str], Path, Path, Path]:
+    """``dlcprof check --max-recompiles 0`` of a job whose rank 1 alone recompiles,
+    TORCH_TRACE set for it too: the process, the JSON, torch's logs, the report."""
+    tmp = tmp_path_factory.mktemp("diverged")
+    out, trace, folder = tmp / "s.json", tmp / "trace", tmp / "report"
+    env = {**os.environ, "TORCH_TRACE": str(trace), "GITHUB_ACTIONS": ""}
     proc = dlcprof_torchrun(
-        out, DDP_TRAIN, "--report", str(folder), "--", "--diverge-rank", "1", env=env
+        out,
+        DDP_TRAIN,
+        "--max-recompiles",
+        "0",
+        "--report",
+        str(folder),
+        "--",
+        "--diverge-rank",
+        "1",
+        env=env,
+        verb="check",
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc, out, trace, folder
+
+
+def test_torchrun_two_ranks_one_diverges(diverged_job):
+    """The job as ``dlcprof run`` shows it (check follows it alike, then judges)."""
+    proc, out, trace, folder = diverged_job
+    assert out.exists(), proc.stderr[-3000:]
     report = json.loads(out.read_text())
     rows = report["ranks"]["rows"]
     assert [r["rank"] for r in rows] == [0, 1]
@@ -82,6 +107,7 @@ def test_torchrun_two_ranks_one_diverges(tmp_path):
         assert ids == trace_compile_ids(trace, row["rank"])
         assert row["compiles"] == len(ids)
     assert rows[1]["recompiles"] > rows[0]["recompiles"] == 0
+    assert report["program"]["returncode"] == 0
     # Live, on stderr, the moment it appeared; then the table.
     live = proc.stderr.index("⚠ rank 1 recompiled")
     assert live < proc.stderr.index("■ the program exited") < proc.stderr.index("Ranks")
@@ -95,6 +121,15 @@ def test_torchrun_two_ranks_one_diverges(tmp_path):
     ]["notes"]
     items = [i for i in report["advice"]["items"] if i["rule"] == "compile-workers"]
     assert items and f"TORCHINDUCTOR_COMPILE_THREADS={max(1, cores // 2)}" in items[0]["change"]
+
+
+def test_the_rank_over_its_recompile_budget_fails_the_check_and_is_named(diverged_job):
+    proc = diverged_job[0]
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    bad = [ln for ln in proc.stderr.splitlines() if ln.startswith("✗")]
+    assert bad and all(ln.endswith(", rank 1)]") for ln in bad), bad
+    assert "recompile:" in bad[0] and "expected 4, actual 6" in bad[0]
+    assert "2 processes judged" in proc.stderr
 
 
 @pytest.fixture(scope="module")
