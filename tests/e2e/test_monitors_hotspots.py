@@ -187,6 +187,11 @@ def test_pyspy_status_here() -> None:
 # --- real -----------------------------------------------------------------------------------
 
 
+# Slow: py-spy on a real compile stays in the default run through
+# test_cli_run.py (rows in the compile phases, the profile saved, its cost), and
+# tests/unit/test_hotspots_presentation.py reads a recorded py-spy profile of a
+# cold compile (tests/fixtures/pyspy).
+@pytest.mark.slow
 def test_live_hot_frames_of_a_real_compile(tmp_path: Path) -> None:
     assert find_pyspy() is not None
     script = tmp_path / "compile_child.py"
