@@ -1,5 +1,6 @@
 """The report folder keeps torch's raw structured trace, exactly as TORCH_TRACE
-writes it, so tlparse opens the same session dlcprof shows."""
+writes it, so tlparse opens the same session dlcprof shows; the worker's run
+that wrote it names its graph break at the user's line."""
 
 from __future__ import annotations
 
@@ -8,11 +9,10 @@ import re
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
-from helpers.worker import run_worker
+from helpers.worker import WorkerResult, run_worker
 
 from dlcprof import events as ev
 from dlcprof.report.folder import TRACE_NAME, save_session
@@ -36,27 +36,53 @@ def records(path: Path) -> list[str]:
     return out
 
 
-def test_the_raw_trace_is_what_torch_trace_writes(tmp_path):
-    workload = tmp_path / "breaky.py"
-    workload.write_text(
-        textwrap.dedent("""
-        import torch
+BREAKY = """
+import torch
 
-        def f(x):
-            y = torch.sin(x) + 1
-            if y.sum() > 0:  # a graph break: two graphs, a resume frame
-                return y * 2
-            return y - 2
+def f(x):
+    y = torch.sin(x) + 1
+    if y.sum() > 0:  # a graph break: two graphs, a resume frame
+        return y * 2
+    return y - 2
 
-        def build(device, dtype):
-            return f, (torch.randn(64, device=device, dtype=dtype),)
-    """).lstrip()
-    )
-    torch_dir = tmp_path / "torch_trace"
+def build(device, dtype):
+    return f, (torch.randn(64, device=device, dtype=dtype),)
+"""
+
+
+@pytest.fixture(scope="module")
+def breaky(tmp_path_factory) -> tuple[Path, Path, WorkerResult]:
+    """A workload with a data-dependent branch, run by a real worker with
+    TORCH_TRACE set: its file, torch's log folder, what the worker said."""
+    tmp = tmp_path_factory.mktemp("breaky")
+    workload = tmp / "breaky.py"
+    workload.write_text(BREAKY.lstrip())
+    torch_dir = tmp / "torch_trace"
     r = run_worker(
         RunSettings(target=str(workload), size="small", iters=3, reps=3),
         env={"TORCH_TRACE": str(torch_dir)},
     )
+    return workload, torch_dir, r
+
+
+@pytest.mark.xdist_group("test_raw_trace")
+def test_the_graph_break_is_located_in_the_users_file(breaky):
+    path, _, r = breaky
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert isinstance(r.events[0], ev.WorkerReady)
+    assert isinstance(r.events[-1], ev.RunFinished) and r.events[-1].status == "ok"
+    (gb,) = r.of(ev.GraphBroken)
+    line = 1 + next(i for i, s in enumerate(BREAKY.lstrip().splitlines()) if "if y.sum()" in s)
+    assert gb.location == f"{path}:{line}"
+    assert gb.reason == "Data-dependent branching"
+    assert gb.hints and gb.compile_id == "0/0"
+    compiles = r.of(ev.CompileFinished)
+    assert len({c.compile_id for c in compiles}) == 2  # the frame and its resume function
+
+
+@pytest.mark.xdist_group("test_raw_trace")
+def test_the_raw_trace_is_what_torch_trace_writes(breaky, tmp_path):
+    _, torch_dir, r = breaky
     assert r.returncode == 0, r.stderr[-2000:]
     saved = r.one(ev.TraceSaved)
     ours = records(Path(saved.path))

@@ -213,34 +213,6 @@ def test_recompiles_static_vs_dynamic_and_the_recompile_limit(tmp_path):
     assert len(ids) == len(set(ids))
 
 
-def test_graph_break_is_located_in_the_users_file(tmp_path):
-    path = _workload(
-        tmp_path,
-        "branchy",
-        """
-        import torch
-
-        def f(x):
-            y = x.sin()
-            if y.sum() > 0:  # data-dependent: Dynamo breaks here
-                y = y * 2
-            return y.cos()
-
-        def build(device, dtype):
-            torch.manual_seed(0)
-            return f, (torch.randn(8, 8, device=device, dtype=dtype),)
-        """,
-    )
-    r = run_worker(RunSettings(target=str(path), benchmark=False, **FAST))
-    _assert_clean_finish(r)
-    (gb,) = r.of(ev.GraphBroken)
-    assert gb.location == f"{path}:{_line_of(path, 'if y.sum() > 0')}"
-    assert gb.reason == "Data-dependent branching"
-    assert gb.hints and gb.compile_id == "0/0"
-    compiles = r.of(ev.CompileFinished)
-    assert len({c.compile_id for c in compiles}) == 2  # the frame and its resume function
-
-
 def test_compile_failure_keeps_what_was_captured(tmp_path):
     path = _workload(
         tmp_path,
