@@ -48,15 +48,28 @@ def test_segfaulting_workload_is_reported_with_its_signal(tmp_path):
 
 def test_raising_workload_gives_one_line_and_the_users_traceback(tmp_path):
     model = tmp_path / "bad.py"
-    model.write_text("def build(device, dtype):\n    return 1 / 0\n")
+    model.write_text(
+        "def helper():\n"
+        "    raise ValueError(\"no such layer: 'attn'\\nsecond line\")\n\n"
+        "def build(device, dtype):\n"
+        "    return helper()\n"
+    )
     out = tmp_path / "out.json"
     p = _dlcprof("run", str(model), "--json", str(out), "--quiet")
     stdout, stderr = p.communicate(timeout=120)
     assert p.returncode == 1
-    assert "ZeroDivisionError" in stdout
-    errors = [e for e in _report(out)["events"] if e["type"] == "ErrorRaised"]
-    assert errors and "\n" not in errors[0]["message"]
-    assert str(model) in errors[0]["traceback"]
+    assert "ValueError" in stdout
+    events = _report(out)["events"]
+    # The worker's own account: ready, the load error, the run finished in error.
+    worker = [e["type"] for e in events if e["type"] in ("WorkerReady", "RunFinished")]
+    assert worker == ["WorkerReady", "RunFinished"]
+    assert [e["status"] for e in events if e["type"] == "RunFinished"] == ["error"]
+    assert [e["returncode"] for e in events if e["type"] == "WorkerExited"] == [1]
+    (error,) = [e for e in events if e["type"] == "ErrorRaised"]
+    assert error["stage"] == "load"
+    assert "\n" not in error["message"] and "ValueError" in error["message"]
+    assert str(model) in error["traceback"] and "helper" in error["traceback"]
+    assert not [e for e in events if e["type"] == "CompileFinished"]
 
 
 def test_hanging_worker_is_stopped_by_the_timeout(tmp_path):

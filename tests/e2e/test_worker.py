@@ -51,27 +51,6 @@ def test_eof_on_stdin_exits_zero_after_ready():
     assert ready.schema == ev.SCHEMA_VERSION and ready.torch_version and ready.cpu_count >= 1
 
 
-def test_workload_raising_in_build_is_a_load_error_with_the_users_traceback(tmp_path):
-    path = _workload(
-        tmp_path,
-        "broken",
-        """
-        def helper():
-            raise ValueError("no such layer: 'attn'\\nsecond line")
-
-        def build(device, dtype):
-            return helper()
-        """,
-    )
-    r = run_worker(RunSettings(target=str(path), **FAST))
-    _assert_clean_finish(r, "error")
-    err = r.one(ev.ErrorRaised)
-    assert err.stage == "load"
-    assert "\n" not in err.message and "ValueError" in err.message
-    assert str(path) in err.traceback and "helper" in err.traceback
-    assert not r.of(ev.CompileFinished)
-
-
 def test_sweep_without_inputs_for_says_so_before_compiling(tmp_path):
     path = _workload(
         tmp_path,
