@@ -151,7 +151,8 @@ def test_a_program_dlcprof_never_saw_fails_with_the_reason(tmp_path):
 
 def test_a_fullgraph_break_fails_at_its_line_with_an_annotation(tmp_path):
     """``fullgraph=True`` turns the break into an exception the program dies of:
-    the break is judged at its line, the budgets it left unjudged fail too."""
+    the break is judged at its line with its id, as an ordinary break's is; the
+    budgets it left unjudged fail too."""
     env = {"GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(PROGRAMS.parent.parent)}
     proc = check(
         "--max-graph-breaks", "0", "--max-compiles", "5", "--", sys.executable,
@@ -162,6 +163,7 @@ def test_a_fullgraph_break_fails_at_its_line_with_an_annotation(tmp_path):
     bad = [ln for ln in proc.stderr.splitlines() if ln.startswith(f"✗ {where}")]
     assert len(bad) == 2, proc.stderr[-3000:]
     assert bad[0].startswith(f"✗ {where}: graph break: Failed to trace builtin operator")
+    assert "the compile raised it" in bad[0] and "[GB0059]" in bad[0]
     assert "compiles not judged past the compile that raised (COMPILE CRASHED" in bad[1]
     notes = [ln for ln in proc.stdout.splitlines() if ln.startswith("::error ")]
     assert [n.split("::")[1] for n in notes] == [
