@@ -1,13 +1,16 @@
 """What kind of program wrote a log, when it is not a ``torch.compile`` one:
 ``torch.export`` (an ``exported_program`` record), whose issues tlparse's
 export mode (``tlparse -e``) lists by the same rules, or AOTInductor
-(``inductor_aot_*`` code dumps), whose one compile torch logs without a
-compile id. Each is said in one line, with what dlcprof does not read of it."""
+(``inductor_aot_*`` code dumps), whose compiles torch logs without a compile
+id (the dispatcher names them). Each is said in one line."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from dlcprof import events as ev
+from dlcprof.trace_records.dispatcher import AOTI_PHASE
 
 _SHOWN = 3  # export issues named before "and N more"
 
@@ -44,8 +47,9 @@ class LogKind:
             )
         if self.aot:
             out.append(
-                f"{name} is an AOTInductor log: its compile carries no compile id (shown as "
-                'compile "?"), its kernels are in AOTInductor\'s code, which dlcprof does not read'
+                f"{name} is an AOTInductor log: torch logs its compiles without a compile id, "
+                f"shown as {ev.AOTI}0, {ev.AOTI}1, …, each timed by its {AOTI_PHASE} span, its "
+                "kernels read from AOTInductor's generated C++"
             )
         return out
 
