@@ -107,9 +107,13 @@ class TraceDispatcher:
         tee: IO[str] | None = None,
         autotune: PhaseTimers | None = None,
         live: bool = False,
+        now: Callable[[], float] = ev.now,
     ) -> None:
         self.sink = sink
         self.live = live  # in the compiling process: its stack is the program's
+        # When the current record was written: a record without a start time
+        # was written as its compile ended.
+        self.now = now
         self.run_id = run_id
         self.kernels = kernels
         self.autotune = autotune  # gets torch's timers of each autotuned op
@@ -389,7 +393,7 @@ class TraceDispatcher:
             run_id=self.run_id,
             compile_id=cid,
             wall_s=wall,
-            start_t=float(start) if start is not None else ev.now() - wall,
+            start_t=float(start) if start is not None else self.now() - wall,
             is_backward=is_backward,
             recompile_reason=record.get("recompile_reason"),
             fail_type=fail_type,

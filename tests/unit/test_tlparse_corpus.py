@@ -235,6 +235,9 @@ def test_an_aotinductor_compile_is_read_as_tlparse_shows_it(tmp_path, log):
     assert {k.name for k in compile_.kernels if k.kind != "extern"} == {
         k for k in kernels if not k.startswith("aoti_torch_")
     }
+    # Each kernel's ops from its provenance map and post-grad graph, or the
+    # wrapper's "Original ATen" comment.
+    assert all(k.fused_ops for k in compile_.kernels)
     assert compile_.wall_s == pytest.approx((end - begin) / 1e6, abs=1e-6)
     assert {p.name for p in compile_.phases} >= {"compile_fx_aot", "inductor_compile"}
 
@@ -252,3 +255,16 @@ def test_an_older_torchs_graph_break_is_read_from_its_restart():
     assert {b.reason for b in run.graph_breaks} == {
         "skip function graph_break in file /data/users/jjwu/a/pytorch/torch/_dynamo/decorators.py"
     }
+
+
+def test_a_compile_whose_record_holds_no_start_started_its_wall_before_the_record():
+    """cache_hit_miss.log's records hold no start time: each compile started
+    its wall before its record was written, on the log's clock, not the
+    import's."""
+    session = import_trace([str(INPUTS / "cache_hit_miss.log")], workers=1)
+    (run,) = session.runs.values()
+    assert session.imported is not None and run.started_t is not None
+    for c in run.compiles.values():
+        assert c.record is not None and c.wall_s is not None
+        assert c.record.start_t == pytest.approx(c.record.t - c.wall_s)
+        assert run.started_t <= c.record.start_t < c.record.t
