@@ -11,6 +11,7 @@ from typing import Any
 
 from dlcprof import events as ev
 from dlcprof.trace_records.dispatcher import AOTI_PHASE
+from dlcprof.trace_records.kernels import AOT_WRAPPER
 
 _SHOWN = 3  # export issues named before "and N more"
 
@@ -18,15 +19,15 @@ _SHOWN = 3  # export issues named before "and N more"
 @dataclass
 class LogKind:
     export: bool = False
-    aot: bool = False
+    aot: int = 0  # AOTInductor compiles (one wrapper each)
     issues: list[str] = field(default_factory=list)  # "kind: expression (line N)"
 
     def feed(self, md: dict[str, Any], line: int) -> None:
         if "exported_program" in md:
             self.export = True
         dump = md.get("graph_dump")
-        if isinstance(dump, dict) and str(dump.get("name", "")).startswith("inductor_aot_"):
-            self.aot = True
+        if isinstance(dump, dict) and dump.get("name") == AOT_WRAPPER:
+            self.aot += 1
         issue = _export_issue(md)
         if issue is not None:
             self.issues.append(f"{issue} (line {line})")
@@ -46,10 +47,11 @@ class LogKind:
                 "(its compiles and advice are of torch.compile only)"
             )
         if self.aot:
+            shown = f"{ev.AOTI}0" + (f" to {ev.AOTI}{self.aot - 1}" if self.aot > 1 else "")
             out.append(
                 f"{name} is an AOTInductor log: torch logs its compiles without a compile id, "
-                f"shown as {ev.AOTI}0, {ev.AOTI}1, …, each timed by its {AOTI_PHASE} span, its "
-                "kernels read from AOTInductor's generated C++"
+                f"shown as {shown}, each timed by its {AOTI_PHASE} span, its kernels read from "
+                "AOTInductor's generated C++"
             )
         return out
 
