@@ -10,7 +10,7 @@ where the log ends, and its events only when the import keeps them
 (``read_log``'s ``run_id``), its kernels read from Inductor's output code as
 the live probe reads them (but for one thing: with no torch to ask which names
 are aten ops, a kernel whose fused ops torch gave only in its name, a lazily
-compiled backward's, has none).
+compiled backward's, has the ones its graph holds).
 
 What a log does not hold is not made up: a compile whose
 ``compilation_metrics`` record is missing (an older torch, a log cut after its

@@ -463,6 +463,12 @@ def build_kernels(
     by_name: dict[str, list[str]] = {}  # "NAME" -> nodes, when a call has no handle
     for key, ns in mappings.items():
         by_name.setdefault(key.rsplit(":", 1)[0], []).extend(ns)
+    # A name's pieces are aten ops torch knows, or (without torch to ask, as in
+    # an import) ones the graph itself holds.
+    graph_ops = {op.split(".", 1)[1] for op in nodes.values() if op.startswith("aten.")}
+
+    def named_op(piece: str) -> bool:
+        return piece in graph_ops or is_op(piece)
 
     calls = list(code.calls)
     called = {c.name for c in calls}
@@ -486,7 +492,7 @@ def build_kernels(
         if not ops and call.aten_comment:
             ops = list(dict.fromkeys(call.aten_comment))
         if not ops and not call.extern:
-            ops = ops_from_kernel_name(call.name, is_op)
+            ops = ops_from_kernel_name(call.name, named_op)
         if not ops and call.extern:
             ops = [_extern_op(call.name)]
         source = "" if call.extern else code.definitions.get(call.name, ("", ""))[1]

@@ -1,4 +1,4 @@
-"""One function compiled three times, a ``torch._dynamo.reset()`` between
+"""One function compiled three times, a ``torch._dynamo.reset()`` before
 each: torch restarts its compile ids at 0/0 after a reset, so its log holds
 compile 0/0 three times. On a new Inductor cache folder the three are a miss,
 a hit (the same graph again) and a miss (a new shape): each its own compile

@@ -242,6 +242,36 @@ def test_an_aotinductor_compile_is_read_as_tlparse_shows_it(tmp_path, log):
     assert {p.name for p in compile_.phases} >= {"compile_fx_aot", "inductor_compile"}
 
 
+def test_a_torch_2_13_aotinductor_log_is_read_from_the_code_tlparse_writes_out(tmp_path):
+    """tests/programs/aoti_linear.py's own log (torch 2.13, no provenance map):
+    each kernel the wrapper launches, a C++ one defined in the kernel code
+    tlparse writes out; the compile's time its compile_fx_aot span."""
+    (log,) = trace_logs("aoti_linear", tmp_path / "logs").glob("*.log")
+    subprocess.run(
+        [str(TLPARSE), str(log), "-o", str(tmp_path / "tl"), "--overwrite", "--no-browser"],
+        capture_output=True,
+        check=True,
+    )
+    (code,) = (tmp_path / "tl" / "-_-_-_-").glob("inductor_aot_kernel_code_*.txt")
+    defined = set(re.findall(r'^extern "C"\s+void\s+(\w+)\(', code.read_text(), re.M))
+    (run,) = import_trace([str(log)], workers=1).runs.values()
+    compile_ = run.compiles[f"{ev.AOTI}0"]
+    assert [(k.name, k.kind, k.fused_ops) for k in compile_.kernels] == [
+        ("cpp_fused_0", "pointwise", []),  # its name holds no op, and no map names any
+        ("aoti_torch_cpu_addmm_out", "extern", ["aten.t", "aten.addmm"]),
+        ("cpp_fused_mul_relu_1", "pointwise", ["aten.mul", "aten.relu"]),
+    ]
+    assert {k.name for k in compile_.kernels if k.kind != "extern"} == defined
+    spans = json.loads((tmp_path / "tl" / "chromium_events.json").read_text())
+    ((begin, end),) = [
+        (b["ts"], e["ts"])
+        for b in spans
+        for e in spans
+        if b.get("name") == e.get("name") == "compile_fx_aot" and (b["ph"], e["ph"]) == ("B", "E")
+    ]
+    assert compile_.wall_s == pytest.approx((end - begin) / 1e6, abs=1e-6)
+
+
 def test_an_older_torchs_graph_break_is_read_from_its_restart():
     """comp_metrics.log (torch of April 2024) logs its two graph_break() calls
     only as restarts; the frames resume at those calls (lines 9551, 9553),
