@@ -336,14 +336,12 @@ class TraceDispatcher:
             )
         )
         if name == AOTI_PHASE and self._aoti is not None:
-            self._aoti_ends(ts)
+            self._aoti_ends(self._aoti[1], ts)
 
-    def _aoti_ends(self, end: float) -> None:
+    def _aoti_ends(self, start: float, end: float) -> None:
         """The AOTInductor compile's span ended: its record (written just
         before) takes the span's time, torch's phases of the compile end to end."""
-        held, self._aoti_record = self._aoti_record, None
-        start = self._aoti[1] if self._aoti else end
-        self._aoti = None
+        held, self._aoti_record, self._aoti = self._aoti_record, None, None
         if held is not None:
             self.counts.wall_s += (end - start) - held.wall_s
             held.wall_s, held.start_t = end - start, start
@@ -544,9 +542,11 @@ class TraceDispatcher:
     def _post_grad(
         self, name: str, md: dict[str, Any], payload: str | None, cid: str | None
     ) -> None:
-        # AOTInductor logs its post-grad graph as an artifact only.
-        aot_only = name == AOT_POST_GRAD and not (cid or "").startswith(ev.AOTI)
-        if cid is not None and self.kernels is not None and not aot_only:
+        # Some torch logs an AOTInductor compile's post-grad graph only as this
+        # artifact; a JIT compile's comes as inductor_post_grad_graph.
+        if name == AOT_POST_GRAD and not (cid or "").startswith(ev.AOTI):
+            return
+        if cid is not None and self.kernels is not None:
             self.kernels.post_grad(cid, payload)
 
     def _dynamo_graph(
@@ -621,6 +621,8 @@ class TraceDispatcher:
             record = md.get(name) or {}
             md = dict(md)
             md[name] = {k: v for k, v in record.items() if k in METRIC_FIELDS or k in _KEEP}
+        elif name == "dynamo_start":
+            md = {**md, name: {}}  # the Python stack the compile began in: unused
         elif name == "create_symbol":
             md = dict(md)  # the Python stacks it was created in: kilobytes, unused
             md[name] = {k: v for k, v in (md.get(name) or {}).items() if "stack" not in k}
