@@ -194,6 +194,16 @@ def backward_id(compile_id: str) -> str:
 SWEEP = "sweep:"
 
 
+def after_reset(resets: int) -> str:
+    """The prefix of compile ids after the program's ``resets``-th
+    ``torch._dynamo.reset()`` ("reset1:0/0"): torch restarts its ids at 0/0."""
+    return f"reset{resets}:"
+
+
+# An AOTInductor compile's id ("aoti/0", "aoti/1"): torch logs it with none.
+AOTI = "aoti/"
+
+
 @event
 class PhaseStarted(Event):
     run_id: str

@@ -15,6 +15,13 @@ Writes under ``tests/fixtures/torch_trace/``:
   three times on one new Inductor cache folder: ``base/`` (cold: both miss),
   ``setting/`` (``fallback_random`` on for g: g misses, f hits), ``graph/``
   (one op more in f: f misses, g hits), each with ``TORCH_TRACE``.
+- ``dynamo_reset/``: ``tests/programs/dynamo_reset.py`` (one function compiled
+  three times, a ``torch._dynamo.reset()`` before each: compile 0/0 three
+  times, a miss, a hit and a miss) on a new Inductor cache folder, with
+  ``TORCH_TRACE``.
+- ``aoti_linear/``: ``tests/programs/aoti_linear.py`` (a module compiled ahead
+  of time by AOTInductor, on CPU) on a new Inductor cache folder, with
+  ``TORCH_TRACE``.
 
 This checkout's path (and another checkout's, handed back by the shared
 Inductor cache) reads ``/home/user/dlcprof/`` in every file, like the other
@@ -123,7 +130,43 @@ def cache_key(tmp: Path) -> None:
         _save_logs(trace, OUT / "cache_key" / name)
 
 
-FIXTURES = {"ddp_odd_batch": ddp_odd_batch, "train": train, "cache_key": cache_key}
+def dynamo_reset(tmp: Path) -> None:
+    trace = tmp / "dynamo_reset"
+    subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "programs" / "dynamo_reset.py")],
+        check=True,
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "TORCHINDUCTOR_CACHE_DIR": str(tmp / "reset-cache"),
+            "TORCH_TRACE": str(trace),
+        },
+    )
+    _save_logs(trace, OUT / "dynamo_reset")
+
+
+def aoti_linear(tmp: Path) -> None:
+    trace = tmp / "aoti_linear"
+    subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "programs" / "aoti_linear.py")],
+        check=True,
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "TORCHINDUCTOR_CACHE_DIR": str(tmp / "aoti-cache"),
+            "TORCH_TRACE": str(trace),
+        },
+    )
+    _save_logs(trace, OUT / "aoti_linear")
+
+
+FIXTURES = {
+    "ddp_odd_batch": ddp_odd_batch,
+    "train": train,
+    "cache_key": cache_key,
+    "dynamo_reset": dynamo_reset,
+    "aoti_linear": aoti_linear,
+}
 
 
 def main() -> None:

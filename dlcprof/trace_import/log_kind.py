@@ -1,13 +1,17 @@
 """What kind of program wrote a log, when it is not a ``torch.compile`` one:
 ``torch.export`` (an ``exported_program`` record), whose issues tlparse's
 export mode (``tlparse -e``) lists by the same rules, or AOTInductor
-(``inductor_aot_*`` code dumps), whose one compile torch logs without a
-compile id. Each is said in one line, with what dlcprof does not read of it."""
+(``inductor_aot_*`` code dumps), whose compiles torch logs without a compile
+id (the dispatcher names them). Each is said in one line."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from dlcprof import events as ev
+from dlcprof.trace_records.dispatcher import AOTI_PHASE
+from dlcprof.trace_records.kernels import AOT_WRAPPER
 
 _SHOWN = 3  # export issues named before "and N more"
 
@@ -15,15 +19,15 @@ _SHOWN = 3  # export issues named before "and N more"
 @dataclass
 class LogKind:
     export: bool = False
-    aot: bool = False
+    aot: int = 0  # AOTInductor compiles (one wrapper each)
     issues: list[str] = field(default_factory=list)  # "kind: expression (line N)"
 
     def feed(self, md: dict[str, Any], line: int) -> None:
         if "exported_program" in md:
             self.export = True
         dump = md.get("graph_dump")
-        if isinstance(dump, dict) and str(dump.get("name", "")).startswith("inductor_aot_"):
-            self.aot = True
+        if isinstance(dump, dict) and dump.get("name") == AOT_WRAPPER:
+            self.aot += 1
         issue = _export_issue(md)
         if issue is not None:
             self.issues.append(f"{issue} (line {line})")
@@ -43,9 +47,11 @@ class LogKind:
                 "(its compiles and advice are of torch.compile only)"
             )
         if self.aot:
+            shown = f"{ev.AOTI}0" + (f" to {ev.AOTI}{self.aot - 1}" if self.aot > 1 else "")
             out.append(
-                f"{name} is an AOTInductor log: its compile carries no compile id (shown as "
-                'compile "?"), its kernels are in AOTInductor\'s code, which dlcprof does not read'
+                f"{name} is an AOTInductor log: torch logs its compiles without a compile id, "
+                f"shown as {shown}, each timed by its {AOTI_PHASE} span, its kernels read from "
+                "AOTInductor's generated C++"
             )
         return out
 

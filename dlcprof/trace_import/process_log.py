@@ -10,7 +10,7 @@ where the log ends, and its events only when the import keeps them
 (``read_log``'s ``run_id``), its kernels read from Inductor's output code as
 the live probe reads them (but for one thing: with no torch to ask which names
 are aten ops, a kernel whose fused ops torch gave only in its name, a lazily
-compiled backward's, has none).
+compiled backward's, has the ones its graph holds).
 
 What a log does not hold is not made up: a compile whose
 ``compilation_metrics`` record is missing (an older torch, a log cut after its
@@ -92,8 +92,10 @@ def read_log(path: str, host: str, run_id: str | None = None) -> LogSummary:
     rid = run_id or "log"
     # Kernels only for a log kept: the summary compares none.
     kernels = KernelCollector(sink, rid) if run_id is not None else None
-    dispatcher = TraceDispatcher(sink, rid, kernels)
     pid = rank = offset = None
+    # A record is written at the time its glog prefix says, placed on the epoch
+    # once a record has dated the log (the import's own clock is no compile's).
+    dispatcher = TraceDispatcher(sink, rid, kernels, now=lambda: sink.clock + (offset or 0.0))
     clock = (0.0, 0.0)
     torch_version = ""
     kind = LogKind()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import sys
 import threading
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
 from dlcprof import events as ev
+from dlcprof.trace_records.kernels import AOT_KERNELS, AOT_WRAPPER
 from dlcprof.trace_records.payloads import (
     METRIC_FIELDS,
     call_site,
@@ -34,6 +36,7 @@ from dlcprof.trace_records.payloads import (
     parse_limit_warning,
     parse_recompile_reasons,
     record_name,
+    restart_is_graph_break,
 )
 
 # DDPOptimizer's split of one Dynamo graph at DDP's bucket boundaries.
@@ -46,6 +49,13 @@ _KEEP = ("compile_id", "start_time", "stack_trace")
 # any thread, kernels, the cache state) belongs to the backward compile, though
 # torch stamps it with the forward's compile id.
 BACKWARD_PHASE = "entire_backward_compile"
+# Dynamo's outermost phase of a frame compile, and AOTInductor's of its compile
+# (which torch logs with no compile id).
+FRAME_PHASE, AOTI_PHASE = "dynamo", "compile_fx_aot"
+AOT_POST_GRAD = "after_post_grad_graph"
+# The function Dynamo resumes a frame in after a graph break, named for the
+# line it resumes at (torch strips an earlier resume's prefix from the name).
+_RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(.+)_at_(\d+)$")
 
 
 class KernelRecords(Protocol):
@@ -53,6 +63,7 @@ class KernelRecords(Protocol):
     (``trace_records/kernels.py``'s ``KernelCollector``)."""
 
     def post_grad(self, cid: str, text: str | None) -> None: ...
+    def aot_code(self, cid: str, name: str, text: str | None) -> None: ...
     def output_code(self, cid: str, text: str | None, path: str | None = None) -> None: ...
     def dynamo_graph(self, cid: str, text: str | None) -> None: ...
     def mappings(self, cid: str, text: str | None) -> None: ...
@@ -96,14 +107,21 @@ class TraceDispatcher:
         tee: IO[str] | None = None,
         autotune: PhaseTimers | None = None,
         live: bool = False,
+        now: Callable[[], float] = ev.now,
     ) -> None:
         self.sink = sink
         self.live = live  # in the compiling process: its stack is the program's
+        # When the current record was written: a record without a start time
+        # was written as its compile ended.
+        self.now = now
         self.run_id = run_id
         self.kernels = kernels
         self.autotune = autotune  # gets torch's timers of each autotuned op
         self.tee = tee
         self.prefix = ""  # set after torch._dynamo.reset(): compile ids restart at 0/0
+        self._base = ""  # the prefix new_generation set (the sweep's)
+        self._resets = 0  # the program's own resets seen
+        self._finished: set[str] = set()  # forward compile ids of this generation, finished
         self.counts = CompileCounts()
         self._lock = threading.RLock()
         self._open: dict[tuple[int, str], list[tuple[float, str | None]]] = {}
@@ -118,6 +136,14 @@ class TraceDispatcher:
         # "file:line" of the latest failed compile in the user's code, as torch names it.
         self.failed_at = ""
         self._breaks: dict[str | None, ev.GraphBroken] = {}  # the first break per compile id
+        # Older torch's graph breaks, logged only as restarts, awaiting the line
+        # their frame resumes at: by (file, function).
+        self._restart_breaks: dict[tuple[str, str], list[ev.GraphBroken]] = {}
+        # The AOTInductor compile in progress (its id, its span's start) and
+        # its record, held until its span ends to take the span's time.
+        self._aoti: tuple[str, float] | None = None
+        self._aoti_count = 0
+        self._aoti_record: ev.CompileFinished | None = None
         # DDPOptimizer: the pieces of each split compile, the Inductor graphs of
         # each compile so far, and the buckets DDPOptimizer chose last (worker/probes/ddp.py).
         self._pieces: dict[str, list[str]] = {}
@@ -168,10 +194,24 @@ class TraceDispatcher:
         """After torch._dynamo.reset(): torch restarts compile ids at 0/0, so later
         ids get ``prefix`` to stay unique within the run."""
         with self._lock:
-            self.flush()
-            self.prefix = prefix
-            self._open.clear()
-            self._backward.clear()
+            self._base = prefix
+            self._generation(prefix)
+
+    def _generation(self, prefix: str) -> None:
+        self.flush()
+        self.prefix = prefix
+        self._open.clear()
+        self._backward.clear()
+        self._finished.clear()
+
+    def _frame_begins(self, raw: Any) -> None:
+        """A frame compile begins. One whose id already compiled follows the
+        program's own ``torch._dynamo.reset()`` (torch restarts its ids at 0/0
+        and says nothing else): it and the compiles after it are the next
+        generation's ("reset1:0/0"), each its own compile."""
+        if raw is not None and f"{self.prefix}{raw}" in self._finished:
+            self._resets += 1
+            self._generation(f"{self._base}{ev.after_reset(self._resets)}")
 
     @property
     def last_compile_id(self) -> str | None:
@@ -202,10 +242,19 @@ class TraceDispatcher:
             )
 
     def flush(self) -> None:
-        """Emit kernels still buffered (a compile that failed half way)."""
+        """Emit kernels still buffered (a compile that failed half way), an
+        AOTInductor record whose span never ended, and older torch's graph
+        breaks whose frame never resumed (their line unknown)."""
         with self._lock:
             if self.kernels is not None:
                 self.kernels.flush_all()
+            if self._aoti_record is not None:
+                self.sink.emit(self._aoti_record)
+                self._aoti_record = None
+            for waiting in self._restart_breaks.values():
+                for broken in waiting:
+                    self.sink.emit(broken)
+            self._restart_breaks.clear()
 
     # Dispatch -----------------------------------------------------------------
 
@@ -218,8 +267,9 @@ class TraceDispatcher:
         return ev.backward_id(cid) if cid in self._backward else cid
 
     def _record_cid(self, md: dict[str, Any]) -> str | None:
-        """The record's compile id, which names the compile in progress."""
-        cid = self._cid(compile_id_of(md))
+        """The record's compile id, which names the compile in progress (a
+        record without one inside an AOTInductor compile is that compile's)."""
+        cid = self._cid(compile_id_of(md)) or (self._aoti[0] if self._aoti else None)
         if cid is not None:
             self._last_cid = cid
         return cid
@@ -227,6 +277,9 @@ class TraceDispatcher:
     def _dispatch(self, name: str, md: dict[str, Any], payload: str | None, thread: int) -> None:
         if name == "chromium_event":
             self._phase(parse_chromium(payload), md, thread)
+        elif name == "dynamo_start":  # older torch's only sign that a frame compile begins
+            self._frame_begins(compile_id_of(md))
+            self._record_cid(md)
         else:
             READERS[name](self, name, md, payload, self._record_cid(md))
 
@@ -234,6 +287,12 @@ class TraceDispatcher:
 
     def _phase(self, d: dict[str, Any] | None, md: dict[str, Any], thread: int) -> None:
         """A phase began or ended (torch's chromium event); it may carry its own compile id."""
+        if d and d.get("ph") == "B" and d.get("name") == FRAME_PHASE:
+            # The record's metadata names the compile (some torch's args lag behind).
+            self._frame_begins(compile_id_of(md) or (d.get("args") or {}).get("compile_id"))
+        if d and d.get("ph") == "B" and d.get("name") == AOTI_PHASE and "ts" in d:
+            self._aoti = (f"{ev.AOTI}{self._aoti_count}", float(d["ts"]) / 1e6)
+            self._aoti_count += 1
         if d and d.get("name") == BACKWARD_PHASE and d.get("ph") == "B":
             raw = (d.get("args") or {}).get("compile_id") or compile_id_of(md)
             if self._cid(raw) is not None:
@@ -244,8 +303,10 @@ class TraceDispatcher:
         name = str(d["name"])
         ts = float(d["ts"]) / 1e6  # µs since the epoch -> s
         args = d.get("args") or {}
-        # Pool-thread events carry no compile id: they belong to the compile in flight.
-        cid = self._cid(args.get("compile_id")) or md_cid or self._last_cid
+        # The record's metadata names the compile, as tlparse files it (some
+        # torch's args lag behind it); pool-thread events carry no compile id:
+        # they belong to the compile in flight.
+        cid = md_cid or self._cid(args.get("compile_id")) or self._last_cid
         key = (thread, name)
         if d["ph"] == "B":
             if self.autotune is not None:
@@ -274,6 +335,17 @@ class TraceDispatcher:
                 t=ts,
             )
         )
+        if name == AOTI_PHASE and self._aoti is not None:
+            self._aoti_ends(self._aoti[1], ts)
+
+    def _aoti_ends(self, start: float, end: float) -> None:
+        """The AOTInductor compile's span ended: its record (written just
+        before) takes the span's time, torch's phases of the compile end to end."""
+        held, self._aoti_record, self._aoti = self._aoti_record, None, None
+        if held is not None:
+            self.counts.wall_s += (end - start) - held.wall_s
+            held.wall_s, held.start_t = end - start, start
+            self.sink.emit(held)
 
     def _compile_record(
         self, name: str, md: dict[str, Any], payload: str | None, cid: str | None
@@ -319,7 +391,7 @@ class TraceDispatcher:
             run_id=self.run_id,
             compile_id=cid,
             wall_s=wall,
-            start_t=float(start) if start is not None else ev.now() - wall,
+            start_t=float(start) if start is not None else self.now() - wall,
             is_backward=is_backward,
             recompile_reason=record.get("recompile_reason"),
             fail_type=fail_type,
@@ -333,13 +405,43 @@ class TraceDispatcher:
             self._refusal = finished
         graphs = self._inductor_graphs.pop(cid, 0)
         if not is_backward:
+            self._finished.add(cid)
             self._ddp_split(cid, graphs)
-        self.sink.emit(finished)
+            self._restarted_at_breaks(record, cid)
+        if self._aoti is not None and cid == self._aoti[0]:
+            self._aoti_record = finished  # emitted when its span ends
+        else:
+            self.sink.emit(finished)
         if is_limit_failure(record):
             function = self._frame_names.get(frame) or str(record.get("co_name") or "?")
             # The function's first line, as torch's warning names it.
             where = failed_at({k: v for k, v in record.items() if k.startswith("co_")})
             self._limit_hit(function, None, str(record.get("fail_reason") or ""), where)
+
+    def _restarted_at_breaks(self, record: dict[str, Any], cid: str) -> None:
+        """Older torch logs a graph break only as a restart of the frame's
+        analysis, the break's reason as the restart's (newer torch logs a
+        ``dynamo_graph_break_reason`` record too): each such restart of a compile
+        with no break record is a graph break. Its line is the one the frame
+        resumes at, which the resume function's name gives when it compiles
+        ("torch_dynamo_resume_in_fn_at_12")."""
+        file, name = str(record.get("co_filename") or ""), str(record.get("co_name") or "")
+        resumed = _RESUME_RE.match(name)
+        function = resumed.group(1) if resumed else name
+        if resumed and self._restart_breaks.get((file, function)):
+            broken = self._restart_breaks[(file, function)].pop(0)
+            broken.location = f"{file}:{resumed.group(2)}"
+            self.sink.emit(broken)
+        if cid in self._breaks:
+            return
+        for reason in record.get("restart_reasons") or []:
+            if not restart_is_graph_break(str(reason)):
+                continue
+            broken = ev.GraphBroken(
+                run_id=self.run_id, compile_id=cid, reason=str(reason).strip("'\""), location=""
+            )
+            self._breaks.setdefault(cid, broken)
+            self._restart_breaks.setdefault((file, function), []).append(broken)
 
     def _recompile(
         self, name: str, md: dict[str, Any], payload: str | None, cid: str | None
@@ -430,9 +532,20 @@ class TraceDispatcher:
         if self.kernels is not None:
             self.kernels.output_code(cid, payload, (md.get(name) or {}).get("filename"))
 
+    def _graph_dump(
+        self, name: str, md: dict[str, Any], payload: str | None, cid: str | None
+    ) -> None:
+        dump = str((md.get(name) or {}).get("name") or "")
+        if cid is not None and self.kernels is not None and dump in (AOT_WRAPPER, AOT_KERNELS):
+            self.kernels.aot_code(cid, dump, payload)
+
     def _post_grad(
         self, name: str, md: dict[str, Any], payload: str | None, cid: str | None
     ) -> None:
+        # Some torch logs an AOTInductor compile's post-grad graph only as this
+        # artifact; a JIT compile's comes as inductor_post_grad_graph.
+        if name == AOT_POST_GRAD and not (cid or "").startswith(ev.AOTI):
+            return
         if cid is not None and self.kernels is not None:
             self.kernels.post_grad(cid, payload)
 
@@ -508,6 +621,8 @@ class TraceDispatcher:
             record = md.get(name) or {}
             md = dict(md)
             md[name] = {k: v for k, v in record.items() if k in METRIC_FIELDS or k in _KEEP}
+        elif name == "dynamo_start":
+            md = {**md, name: {}}  # the Python stack the compile began in: unused
         elif name == "create_symbol":
             md = dict(md)  # the Python stacks it was created in: kilobytes, unused
             md[name] = {k: v for k, v in (md.get(name) or {}).items() if "stack" not in k}
@@ -538,10 +653,12 @@ READERS: dict[str, Reader] = {
     "aotautograd_cache_miss": TraceDispatcher._cache_state,
     "aotautograd_cache_bypass": TraceDispatcher._cache_state,
     "inductor_output_code": TraceDispatcher._output_code,
+    "graph_dump": TraceDispatcher._graph_dump,
     "inductor_post_grad_graph": TraceDispatcher._post_grad,
+    AOT_POST_GRAD: TraceDispatcher._post_grad,
     "dynamo_output_graph": TraceDispatcher._dynamo_graph,
     "inductor_provenance_tracking_node_mappings": TraceDispatcher._node_mappings,
     "inductor_provenance_tracking_kernel_stack_traces": TraceDispatcher._kernel_stack_traces,
 }
 # Record names the dispatcher reads (also what the tee keeps for fixtures).
-CONSUMED = frozenset({"chromium_event", *READERS})
+CONSUMED = frozenset({"chromium_event", "dynamo_start", *READERS})

@@ -15,6 +15,13 @@ Three structured-trace payloads per compiled graph are combined (docs/torch-note
   "NAME:N" -> post-grad nodes) and ``..._kernel_stack_traces`` ("NAME:N" ->
   user source lines), with ``provenance_tracking_level = 1``.
 
+AOTInductor logs its generated C++ instead (``graph_dump`` records): the
+wrapper (``inductor_aot_wrapper_code``: its ``run_impl`` launches each kernel,
+a Triton one through ``call_NAME`` with its source inline in a comment, and
+calls ``aoti_torch_<device>_<op>_out`` for extern ops) and, on CPU, the
+kernels' code (``inductor_aot_kernel_code``: ``extern "C" void NAME(...) {``);
+its provenance maps are the same (``parse_aot_code``).
+
 All three arrive on FX-cache hits too, so kernels show on a warm cache. The
 provenance level is kept out of the cache key (``provenance.py``): a
 program's own entries hit, and they carry no provenance, so there each
@@ -56,6 +63,13 @@ _CALL_TOKEN_RE = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\(")
 _EXTERN_RE = re.compile(
     r"^(?:extern_kernels\.\w+|torch\.ops\.\w+\.\w+(?:\.\w+)?|aten\.\w+(?:\.\w+)?)$"
 )
+# AOTInductor's C++: a Triton kernel's source in the wrapper, a C++ kernel's
+# definition (a declaration ends in ";"), an extern op's shim.
+_AOT_TRITON_RE = re.compile(r"async_compile\.(\w+)\(\s*'(\w+)',\s*r?'{3}(.*?)'{3}", re.S)
+_AOT_CPP_DEF_RE = re.compile(r'^extern "C"\s+void\s+(\w+)\([^;{]*\)\s*\{', re.M)
+_AOT_EXTERN_RE = re.compile(r"^aoti_torch_(?:cpu|cuda|xpu|mps)_(\w+?)(?:_out)?$")
+_AOT_RUN_RE = re.compile(r"AOTInductorModel::run_impl\(")
+AOT_WRAPPER, AOT_KERNELS = "inductor_aot_wrapper_code", "inductor_aot_kernel_code"
 _NODE_RE = re.compile(
     r"^\s+(\w+)(?:\s*:\s*\"[^\"]*\")?\s*=\s*torch\.ops\.(\w+)\.(\w+)(?:\.\w+)?\(", re.M
 )
@@ -147,7 +161,48 @@ def parse_output_code(code: str) -> OutputCode:
             definitions[name] = (kind, src.group(2).strip("\n"))
         else:
             definitions[name] = (kind, "")
-    return OutputCode(graph, definitions, _parse_calls(code, definitions))
+    return OutputCode(graph, definitions, _parse_calls(_call_body(code), definitions))
+
+
+def parse_aot_code(wrapper: str, kernel_code: str | None) -> OutputCode:
+    """Kernel definitions and the launch order of AOTInductor's generated C++:
+    the wrapper's ``run_impl``, and the CPU kernels' code beside it."""
+    definitions: dict[str, tuple[str, str]] = {
+        m.group(2): (m.group(1), m.group(3).strip("\n")) for m in _AOT_TRITON_RE.finditer(wrapper)
+    }
+    code = kernel_code or ""
+    starts = list(_AOT_CPP_DEF_RE.finditer(code))
+    for i, m in enumerate(starts):
+        end = starts[i + 1].start() if i + 1 < len(starts) else len(code)
+        definitions[m.group(1)] = ("cpp", code[m.start() : end].strip("\n"))
+
+    def target(token: str, defined: dict[str, Any]) -> tuple[str, bool] | None:
+        name = token.removeprefix("call_")
+        if name in defined:
+            return name, False
+        return (token, True) if _AOT_EXTERN_RE.match(token) else None
+
+    # AOTInductor compiles an inference graph (torch logs it as aot_inference_graph).
+    return OutputCode(
+        "inference", definitions, _parse_calls(_run_impl(wrapper), definitions, target)
+    )
+
+
+def _run_impl(wrapper: str) -> list[str]:
+    """Lines of the wrapper's ``AOTInductorModel::run_impl`` body."""
+    m = _AOT_RUN_RE.search(wrapper)
+    if m is None:
+        return []
+    body: list[str] = []
+    depth, opened = 0, False
+    for line in wrapper[m.end() :].splitlines():
+        depth += line.count("{") - line.count("}")
+        opened = opened or "{" in line
+        if opened and depth <= 0:
+            break
+        if opened:
+            body.append(line)
+    return body
 
 
 def _function_body(code: str, name: str) -> list[str]:
@@ -189,13 +244,17 @@ def launch_target(token: str, definitions: dict[str, Any]) -> tuple[str, bool] |
     return None
 
 
-def _parse_calls(code: str, definitions: dict[str, tuple[str, str]]) -> list[KernelCall]:
+def _parse_calls(
+    body: list[str],
+    definitions: dict[str, tuple[str, str]],
+    target: Callable[[str, dict[str, Any]], tuple[str, bool] | None] = launch_target,
+) -> list[KernelCall]:
     calls: list[KernelCall] = []
     handle: str | None = None
     aten: list[str] = []
-    for raw in _call_body(code):
+    for raw in body:
         line = raw.strip()
-        if line.startswith("#"):
+        if line.startswith(("#", "//")):
             h = _HANDLE_RE.search(line)
             if h:
                 handle = h.group(1)
@@ -207,9 +266,9 @@ def _parse_calls(code: str, definitions: dict[str, tuple[str, str]]) -> list[Ker
             continue
         found = None
         for token in _CALL_TOKEN_RE.findall(line.split("#", 1)[0]):
-            target = launch_target(token, definitions)
-            if target is not None:
-                found = KernelCall(target[0], target[1], handle, aten)
+            launched = target(token, definitions)
+            if launched is not None:
+                found = KernelCall(launched[0], launched[1], handle, aten)
                 break
         if found is not None:
             # The comments just above a launch describe it (other statements, e.g.
@@ -358,6 +417,8 @@ class GraphPayloads:
     mappings: str | None = None
     stack_traces: str | None = None
     path: str | None = None  # where the wrapper module was written (and loaded from)
+    kernel_code: str | None = None  # AOTInductor's C++ kernels (CPU), beside its wrapper
+    aot: bool = False  # output_code is AOTInductor's C++ wrapper
 
 
 @dataclass
@@ -402,6 +463,12 @@ def build_kernels(
     by_name: dict[str, list[str]] = {}  # "NAME" -> nodes, when a call has no handle
     for key, ns in mappings.items():
         by_name.setdefault(key.rsplit(":", 1)[0], []).extend(ns)
+    # A name's pieces are aten ops torch knows, or (without torch to ask, as in
+    # an import) ones the graph itself holds.
+    graph_ops = {op.split(".", 1)[1] for op in nodes.values() if op.startswith("aten.")}
+
+    def named_op(piece: str) -> bool:
+        return piece in graph_ops or is_op(piece)
 
     calls = list(code.calls)
     called = {c.name for c in calls}
@@ -425,7 +492,7 @@ def build_kernels(
         if not ops and call.aten_comment:
             ops = list(dict.fromkeys(call.aten_comment))
         if not ops and not call.extern:
-            ops = ops_from_kernel_name(call.name, is_op)
+            ops = ops_from_kernel_name(call.name, named_op)
         if not ops and call.extern:
             ops = [_extern_op(call.name)]
         source = "" if call.extern else code.definitions.get(call.name, ("", ""))[1]
@@ -453,7 +520,11 @@ def build_kernels(
 
 def _extern_op(target: str) -> str:
     """The op an extern call runs: extern_kernels.mm -> aten.mm,
-    torch.ops.mkl._mkl_linear.default -> mkl._mkl_linear."""
+    torch.ops.mkl._mkl_linear.default -> mkl._mkl_linear,
+    aoti_torch_cuda_mm_out -> aten.mm."""
+    aot = _AOT_EXTERN_RE.match(target)
+    if aot:
+        return f"aten.{aot.group(1)}"
     parts = target.split(".")
     if parts[0] == "extern_kernels":
         return f"aten.{parts[-1]}"
@@ -500,6 +571,15 @@ class KernelCollector:
             g = self._graph(cid)
             g.output_code, g.path = text, path
 
+    def aot_code(self, cid: str, name: str, text: str | None) -> None:
+        """AOTInductor's generated C++: its wrapper, or its kernels' code."""
+        with self._lock:
+            g = self._graph(cid)
+            if name == AOT_WRAPPER:
+                g.output_code, g.aot = text, True
+            else:
+                g.kernel_code = text
+
     def dynamo_graph(self, cid: str, text: str | None) -> None:
         """The printed Dynamo graph of a frame compile (its nodes are the user's ops)."""
         with self._lock:
@@ -521,14 +601,21 @@ class KernelCollector:
             payloads = self._pending.pop(cid, None)
             if payloads is None or not payloads.output_code:
                 return
-            code = parse_output_code(payloads.output_code)
+            code = (
+                parse_aot_code(payloads.output_code, payloads.kernel_code)
+                if payloads.aot
+                else parse_output_code(payloads.output_code)
+            )
             kernels = build_kernels(payloads, self.is_op, code)
             for k in kernels:
                 self.sink.emit(
                     ev.KernelGenerated(run_id=self.run_id, compile_id=cid, **dataclasses.asdict(k))
                 )
                 self.emitted += 1
-            self.graphs.append(CompiledGraph(cid, payloads.path, code, kernels, payloads.mappings))
+            if not payloads.aot:  # the profiling stage loads a Python wrapper module
+                self.graphs.append(
+                    CompiledGraph(cid, payloads.path, code, kernels, payloads.mappings)
+                )
 
     def flush_all(self) -> None:
         with self._lock:

@@ -293,6 +293,13 @@ def compile_wall_s(record: dict[str, Any]) -> float:
     return 0.0
 
 
+def restart_is_graph_break(reason: str) -> bool:
+    """Whether Dynamo restarted a frame's analysis at a graph break (the
+    restart then carries the break's reason), rather than for its own ends
+    (torch names those by their exception class, or not at all)."""
+    return not reason.startswith("<class ") and reason != "Unknown fail_and_restart_analysis"
+
+
 def combine_cache_states(states: list[str]) -> str | None:
     if not states:
         return None

@@ -76,11 +76,12 @@ def test_two_ranks_agree_with_tlparse_and_the_live_session(tmp_path, capsys):
         # reasons and places, failures: as the live probe saw them.
         assert signature(run) == signature(live[rank])
         # Each kernel from Inductor's output code in the log, as the live probe read
-        # it; a backward's fused ops read from its name need torch: none here.
+        # it; a backward's fused ops read from its name: without torch to say which
+        # pieces are aten ops, only the ones its graph holds.
         assert len(run.kernels) == len(live[rank].kernels)
         for mine, seen in zip(run.kernels, live[rank].kernels, strict=True):
             if mine.fused_ops != seen.fused_ops:
-                assert mine.graph == "backward" and mine.fused_ops == [] and seen.fused_ops
+                assert mine.graph == "backward" and set(mine.fused_ops) < set(seen.fused_ops)
             assert _kernel(mine) == _kernel(seen)
         assert [(b.reason, b.location) for b in run.graph_breaks] == [
             (b.reason, b.location) for b in live[rank].graph_breaks

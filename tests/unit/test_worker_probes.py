@@ -86,12 +86,67 @@ def test_training_step_replay_has_forward_and_lazy_backward_kernels():
 def test_recompile_limit_replay_reports_recompiles_and_the_limit_once():
     events = replay("recompile_limit")
     reasons = of(events, ev.RecompileTriggered)
-    assert [r.compile_id for r in reasons] == ["0/1", "0/2"]
+    # The worker reset Dynamo before its sweep: the raw trace holds compile 0/0
+    # twice, and the second, with the recompiles after it, is the next generation's.
+    assert [r.compile_id for r in of(events, ev.CompileFinished)][:2] == ["0/0", "reset1:0/0"]
+    assert [r.compile_id for r in reasons] == ["reset1:0/1", "reset1:0/2"]
     assert "size mismatch at index 0" in reasons[0].reason
     failed = [r for r in of(events, ev.CompileFinished) if r.fail_type]
     assert len(failed) == 1 and "recompile limit" in failed[0].fail_reason.lower()
     (hit,) = of(events, ev.RecompileLimitHit)
     assert hit.function == "scale"
+
+
+def _compiled(d: TraceDispatcher, frame: int, chromium: bool) -> None:
+    """Records of one frame compile of ``frame``/0: a newer torch's (the ``dynamo``
+    phase begins it) or an older torch's (``dynamo_start``, no phases)."""
+    md = {"frame_id": frame, "frame_compile_id": 0, "attempt": 0}
+    phase = {"name": "dynamo", "ts": 1e6, "args": {"compile_id": f"{frame}/0"}}
+    if chromium:
+        d.feed({"chromium_event": {}, **md}, json.dumps({**phase, "ph": "B"}), 1)
+    else:
+        d.feed({"dynamo_start": {"stack": []}, **md}, None, 1)
+    d.feed({"compilation_metrics": {"duration_us": 10}, **md}, None, 1)
+    if chromium:
+        d.feed({"chromium_event": {}, **md}, json.dumps({**phase, "ph": "E", "ts": 2e6}), 1)
+
+
+@pytest.mark.parametrize("chromium", [True, False], ids=["newer torch", "older torch"])
+def test_a_compile_id_used_again_after_a_reset_is_a_compile_of_its_own(chromium):
+    sink = ListEmitter()
+    d = TraceDispatcher(sink, "r")
+    for frame in (0, 1, 0, 0):  # 1/0 follows 0/0 in one generation; 0/0 again: a reset
+        _compiled(d, frame, chromium)
+    d.new_generation(ev.SWEEP)  # the sweep's own reset: its ids start afresh
+    for frame in (0, 0):
+        _compiled(d, frame, chromium)
+    assert [r.compile_id for r in of(sink.events, ev.CompileFinished)] == [
+        "0/0",
+        "1/0",
+        "reset1:0/0",
+        "reset2:0/0",
+        "sweep:0/0",
+        "sweep:reset3:0/0",
+    ]
+
+
+def test_an_older_torchs_break_whose_frame_never_resumed_has_no_line():
+    sink = ListEmitter()
+    d = TraceDispatcher(sink, "r")
+    record = {
+        "co_name": "fn",
+        "co_filename": "/w/train.py",
+        "restart_reasons": ["'call_method UserDefinedObjectVariable(X) f'", "<class 'E'>"],
+    }
+    d.feed({"compilation_metrics": record, "frame_id": 0, "frame_compile_id": 0}, None, 1)
+    assert not of(sink.events, ev.GraphBroken)  # its line comes with the resumed frame
+    d.flush()
+    (broken,) = of(sink.events, ev.GraphBroken)
+    assert (broken.compile_id, broken.reason, broken.location) == (
+        "0/0",
+        "call_method UserDefinedObjectVariable(X) f",
+        "",
+    )
 
 
 def test_limit_warning_and_metrics_record_say_it_once():
