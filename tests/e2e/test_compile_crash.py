@@ -112,6 +112,7 @@ def test_a_break_under_fullgraph_carries_its_id_and_link(monkeypatch):
     (raised,) = [e for e in sink.events if isinstance(e, ev.CompileRaised)]
     assert raised.gb_id == "GB0059"
     assert raised.location == f"{FULLGRAPH}:{_line(FULLGRAPH, 'print(')}"
+    assert raised.inside == ""  # Dynamo's own raise is not where the program broke
     site = "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html"
     assert f"[GB0059: {site}]" in fout.raised_headline(raised)
     s = Session()

@@ -71,7 +71,9 @@ def failure_frames(e: BaseException) -> tuple[str, str]:
         for f, o in zip(frames[user + 1 :], owners[user + 1 :], strict=True)
         if o in ("torch", "library")
     ]
-    if not inside and traced:  # Dynamo's own code, where the error was raised
+    # Dynamo's own code, where the error was raised; not for a graph break
+    # (``gb_type``), whose raise site is Dynamo's ``unimplemented``, not where it broke.
+    if not inside and traced and not any(getattr(x, "gb_type", None) for x in chain):
         inside = [f for f in raised if frame_owner(f[0]) in ("torch", "library")]
     return (_at(frames[user]) if users else "", _at(inside[-1]) if inside else "")
 
