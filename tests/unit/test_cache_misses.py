@@ -110,15 +110,23 @@ def test_a_bypass_keeps_its_reason_and_is_no_miss():
     assert misses(s.runs["p1"]) == []
 
 
-def test_each_layer_of_a_compile_is_worded_with_what_its_hit_saved():
+def test_each_layer_of_a_compile_is_worded_with_what_its_hit_saved_and_its_builds():
     s = session("2.13.0", "hit", COMPONENTS, time_saved_ms=20037.0)
     assert cache_lines(run_of(s), "0/0") == [
-        "caches: AOTAutograd cache hit (saved 20.04 s) · FX graph cache hit (saved 20.04 s)"
+        "caches: AOTAutograd cache hit (saved 20.04 s) · FX graph cache hit (saved 20.04 s) "
+        "· kernel builds: none"
     ]
     missed = session("2.13.0", "miss", COMPONENTS)
     missed.runs["p1"].process.cache_dir_state = "empty"
+    for start, seconds in ((1.0, 0.5), (2.0, 1.0)):  # two modules built, not found
+        missed.apply(
+            ev.PhaseEnded(
+                run_id="p1", compile_id="0/0", name="compile_file", thread=1,
+                start_t=start, duration_s=seconds,
+            )
+        )  # fmt: skip
     assert cache_lines(run_of(missed), "0/0") == [
-        "caches: AOTAutograd cache miss · FX graph cache miss",
+        "caches: AOTAutograd cache miss · FX graph cache miss · kernel builds: 2 (1.50 s)",
         "why it missed: an empty cache folder (cold) (/kept/cache)",
     ]
 
