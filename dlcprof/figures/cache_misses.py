@@ -274,9 +274,11 @@ def builds_words(run: Run, compile_id: str) -> str:
     again); torch logs no lookup for a module it found."""
     c = run.compiles.get(compile_id)
     builds = [p for p in c.phases if p.name == fp.COMPILE_FILE] if c is not None else []
+    done = c is not None and c.finished  # a compile in progress may build more
     if not builds:
-        return "kernel builds: none"
-    return f"kernel builds: {len(builds)} ({text.secs(sum(p.duration_s for p in builds))})"
+        return "kernel builds: none" if done else "kernel builds: none yet"
+    words = f"kernel builds: {len(builds)} ({text.secs(sum(p.duration_s for p in builds))})"
+    return words if done else f"{words} so far"
 
 
 def miss_of(
