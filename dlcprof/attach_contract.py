@@ -31,6 +31,10 @@ STEPS_ENV = "DLCPROF_ATTACH_STEPS"
 HATCH_ENV = "DLCPROF_ATTACH_HATCH"
 # What a process's warning that the hatch could not be set starts with.
 HATCH_UNSET = "dlcprof try's hatch"
+# Set by `dlcprof try` on a Mega-Cache advice: a file of compile artifacts the
+# probes load before the program compiles when it exists and save at its exit
+# (worker/remedies.py: load_artifacts, save_artifacts), as --cache-artifacts does.
+CACHE_ARTIFACTS_ENV = "DLCPROF_ATTACH_CACHE_ARTIFACTS"
 
 # Kernel times (worker/attached/kernel_sample.py): each compiled graph's calls
 # after the first SAMPLE_AFTER_CALLS run with their launches timed, SAMPLED_CALLS of them.

@@ -618,6 +618,10 @@ class AdviceTried(Event):
     # An attached program's trial: the program's wall time, each side.
     wall_before_s: float | None = None
     wall_after_s: float | None = None
+    # A cache item's trial (the cold fill before, the warm start after): each
+    # process's start to its first compiled call or step.
+    boot_before_s: float | None = None
+    boot_after_s: float | None = None
 
 
 # --- monitors (parent side) ---------------------------------------------------------

@@ -7,13 +7,19 @@ compiled whole, AdamW, and batches whose sequence length changes part-way
 
     dlcprof -- python examples/train_gpt2.py                 # the TUI, live
     dlcprof run -- python examples/train_gpt2.py --steps 20  # headless
+
+Its own clock starts at its first line: it prints when its imports returned
+and when each step ended, for dlcprof's boot to be read against.
 """
 
-import argparse
 import time
 
-import torch
-from transformers import GPT2Config, GPT2LMHeadModel
+T0 = time.perf_counter()
+
+import argparse  # noqa: E402
+
+import torch  # noqa: E402
+from transformers import GPT2Config, GPT2LMHeadModel  # noqa: E402
 
 
 def main() -> None:
@@ -23,6 +29,7 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--batch", type=int, default=4)
     args = parser.parse_args()
+    print(f"own clock: imports returned at {time.perf_counter() - T0:.2f} s", flush=True)
     torch.manual_seed(0)
     config = GPT2Config(
         n_layer=args.layers,
@@ -44,8 +51,12 @@ def main() -> None:
             loss.backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
-            ms = (time.perf_counter() - t0) * 1e3
-            print(f"seq {seq} step {step}: loss {loss.item():.3f} ({ms:.0f} ms)", flush=True)
+            end = time.perf_counter()
+            print(
+                f"seq {seq} step {step}: loss {loss.item():.3f} ({(end - t0) * 1e3:.0f} ms, "
+                f"ends at {end - T0:.2f} s)",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -4,9 +4,12 @@
     .venv/bin/python scripts/screenshots.py --imported # only the Ranks view of a real
                                                        # 2-rank job's TORCH_TRACE, widened to
                                                        # 1,024 ranks and imported
+    .venv/bin/python scripts/screenshots.py --cache    # only a real warm start that half
+                                                       # missed: its cache layers and why
     .venv/bin/python scripts/screenshots.py --live     # also a real compile, caught mid-way,
                                                        # a real program (examples/train_gpt2.py)
-                                                       # and a real 2-rank torchrun job
+                                                       # a real 2-rank torchrun job and a
+                                                       # real warm start that half missed
 
 The recorded sessions are tests/fixtures/*.jsonl (real runs, recorded by
 scripts/record_fixtures.py), replayed deterministically. SVGs come from
@@ -204,6 +207,35 @@ async def shoot_program(out: Path) -> list[Path]:
     return [svg]
 
 
+async def shoot_cache(out: Path) -> list[Path]:
+    """``dlcprof -- python tests/programs/cache_key.py`` on the cache folder a
+    first run of it filled, one Inductor setting changed for its graph g
+    (FALLBACK_RANDOM=1): f hits (each cache layer, what the hit saved), g
+    misses and the Phases pane, maximized, says why."""
+    import os
+    import subprocess
+    import tempfile
+
+    program = [sys.executable, str(ROOT / "tests" / "programs" / "cache_key.py")]
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(Path(tmp) / "inductor-cache")}
+        subprocess.run(program, env=env, check=True, capture_output=True)  # the fill
+        before = dict(os.environ)
+        os.environ.update(env, FALLBACK_RANDOM="1")  # the program's environment
+        try:
+            app = DlcprofApp(command=program)
+            async with app.run_test(size=SIZE) as pilot:
+                deadline = time.monotonic() + 300
+                while time.monotonic() < deadline and app.session.program_exit is None:
+                    await pilot.pause(0.5)
+                await pilot.press("1", "z", "home")  # the Phases pane, whole, from its top
+                await pilot.pause(1.0)
+                return [Path(app.save_screenshot(str(out / "cache.svg")))]
+        finally:
+            os.environ.clear()
+            os.environ.update(before)
+
+
 async def shoot_ranks(out: Path) -> list[Path]:
     """``dlcprof -- torchrun --nproc-per-node 2 tests/programs/ddp_train.py
     --diverge-rank 1``: a real 2-rank job (gloo) where rank 1 alone changes its
@@ -271,17 +303,23 @@ def main() -> int:
     parser.add_argument(
         "--imported", action="store_true", help="only the Ranks view of a 1,024-rank import"
     )
+    parser.add_argument(
+        "--cache", action="store_true", help="only a real warm start's cache layers and why"
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     chromium = find_chromium()
     if args.imported:
         svgs = asyncio.run(shoot_imported(args.out))
+    elif args.cache:
+        svgs = asyncio.run(shoot_cache(args.out))
     else:
         svgs = asyncio.run(shoot_replayed(args.out))
     if args.live:
         svgs += asyncio.run(shoot_live(args.out))
         svgs += asyncio.run(shoot_program(args.out))
         svgs += asyncio.run(shoot_ranks(args.out))
+        svgs += asyncio.run(shoot_cache(args.out))
     for svg in svgs:
         print(svg.relative_to(ROOT) if svg.is_relative_to(ROOT) else svg)
         if not args.no_png:

@@ -20,7 +20,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -100,7 +100,8 @@ class Launch:
     stdout and stderr go to files in ``output_dir``, read back as ``captured``).
     ``raw_trace``: its processes write torch's raw trace (for --report, a save).
     ``cwd``: where it runs (dlcprof's own by default); ``hatch``: a graph break's
-    setting its probes make before it compiles (``dlcprof try``)."""
+    setting its probes make before it compiles (``dlcprof try``); ``env``: more
+    of its environment (``dlcprof try``'s cache folder and artifacts file)."""
 
     def __init__(
         self,
@@ -111,12 +112,13 @@ class Launch:
         steps: bool = False,
         cwd: str | None = None,
         hatch: str | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.argv = list(argv)
         self.eager = eager
         self.cwd = os.path.abspath(cwd or os.curdir)
         self.hatch = hatch
-        env = dict(os.environ)
+        env = {**os.environ, **(env or {})}
         executable = check_command(self.argv, env, self.cwd)
         self.socket_path = _socket_path()
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

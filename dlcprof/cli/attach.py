@@ -41,9 +41,10 @@ def follow_program(
     summary: bool,
     cwd: str | None = None,
     hatch: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> int:
-    """Run the user's command as it would run (in ``cwd``; with a graph break's
-    setting ``hatch`` for ``dlcprof try``), its compiles followed live (on
+    """Run the user's command as it would run (in ``cwd``; for ``dlcprof try``
+    with a graph break's setting ``hatch`` or more ``env``), its compiles followed live (on
     stderr), then its summary (``summary``) and ``then``'s exit status (for
     ``dlcprof run``: the report files written, the program's own status)."""
     # Only what launching needs is imported before the program starts: every
@@ -60,6 +61,7 @@ def follow_program(
             raw_trace=raw_trace,
             cwd=cwd,
             hatch=hatch,
+            env=env,
         )
 
     launched: list[Launch] = []

@@ -82,7 +82,9 @@ def cmd_try(args: argparse.Namespace) -> int:
     if not item.options:
         raise UsageError(f"advice {args.n} ({item.title}) cannot be tried for you: {item.try_why}")
     out = console()
-    if run.process is not None:
+    if "cache" in item.options:
+        status, tried = _try_cache(args, session, run, item, out)
+    elif run.process is not None:
         status, tried = _try_program(args, session, run, item)
     else:
         status, tried = _try_workload(args, session, run, item, out)
@@ -116,18 +118,17 @@ def _try_workload(
     return EXIT_OK, fa.tried(run, trial, item)
 
 
-def _try_program(
-    args: argparse.Namespace, session: Session, run: Run, item: Advice
-) -> tuple[int, AdviceTried | None]:
-    """The attached program's trial: its recorded command run again where it ran,
-    attached, with the item's hatch; its own session is compared, not kept (the
-    session keeps the measured effect). (exit status, its AdviceTried or None)."""
-    from dlcprof.attach_contract import HATCH_UNSET
+def _follow_again(
+    args: argparse.Namespace, session: Session, run: Run, what: str, **how: object
+) -> tuple[int, Session | None, Run | None]:
+    """The attached program's recorded command run again where it ran, attached
+    (``how``: follow_program's hatch or env); (exit status, its session, its
+    process that compiled the most) or the exit status and why, said."""
     from dlcprof.cli.attach import follow_program
     from dlcprof.figures.advice import trial as fa
 
-    program, ended = session.program, session.program_exit
-    assert program is not None  # advise offers a hatch to try only then (fa.rerunnable)
+    program = session.program
+    assert program is not None  # advise offers a re-run only then (fa.rerunnable)
     spy = run.monitors.get("py-spy")
     follow = argparse.Namespace(
         quiet=args.quiet,
@@ -143,19 +144,66 @@ def _try_program(
         lambda s, out: trials.append(s) or exit_code(s),
         summary=False,
         cwd=program.cwd,
-        hatch=item.options["hatch"],
+        **how,
     )
-    trial_session = trials[0] if trials else None
-    trial = fa.advised_run(trial_session) if trial_session is not None else None
-    if status != EXIT_OK or trial is None or trial_session.program_exit is None:
+    again = trials[0] if trials else None
+    trial = fa.advised_run(again) if again is not None else None
+    if status != EXIT_OK or trial is None or again.program_exit is None:
         error(
-            f"the trial of {item.title} did not finish: "
+            f"{what} did not finish: "
             + (f"the program exited with {status}" if status else "the program compiled nothing")
         )
-        return status or EXIT_FAILED, None
+        return status or EXIT_FAILED, None, None
+    return EXIT_OK, again, trial
+
+
+def _try_program(
+    args: argparse.Namespace, session: Session, run: Run, item: Advice
+) -> tuple[int, AdviceTried | None]:
+    """The attached program's trial: its recorded command run again where it ran,
+    attached, with the item's hatch; its own session is compared, not kept (the
+    session keeps the measured effect). (exit status, its AdviceTried or None)."""
+    from dlcprof.attach_contract import HATCH_UNSET
+    from dlcprof.figures.advice import trial as fa
+
+    status, again, trial = _follow_again(
+        args, session, run, f"the trial of {item.title}", hatch=item.options["hatch"]
+    )
+    if again is None or trial is None:
+        return status, None
     unset = [g.message for g in trial.logs if g.level == "warning" and HATCH_UNSET in g.message]
     if unset:
         error(unset[0])
         return EXIT_FAILED, None
-    walls = (ended.wall_s if ended else None, trial_session.program_exit.wall_s)
+    ended = session.program_exit
+    walls = (ended.wall_s if ended else None, again.program_exit.wall_s)
     return EXIT_OK, fa.tried(run, trial, item, walls)
+
+
+def _try_cache(
+    args: argparse.Namespace, session: Session, run: Run, item: Advice, out: Console
+) -> tuple[int, AdviceTried | None]:
+    """A cache item's trial: the attached program's command run twice on a new
+    cache folder (TORCHINDUCTOR_CACHE_DIR), the cold fill then the warm start;
+    for Mega-Cache the fill saves its artifacts and the warm start loads them on
+    another new folder. The warm start is measured against the fill."""
+    from dlcprof import scratch
+    from dlcprof.attach_contract import CACHE_ARTIFACTS_ENV
+    from dlcprof.figures.advice import trial as fa
+
+    folder = scratch.new_folder("try-cache")
+    fill = {"TORCHINDUCTOR_CACHE_DIR": str(folder / "inductor-cache")}
+    start = dict(fill)
+    if item.options["cache"] == fa.MEGA_CACHE:
+        fill[CACHE_ARTIFACTS_ENV] = start[CACHE_ARTIFACTS_ENV] = str(folder / "artifacts.bin")
+        start["TORCHINDUCTOR_CACHE_DIR"] = str(folder / "fresh-inductor-cache")
+    runs = []
+    for what, env in (("the cold fill", fill), ("the warm start", start)):
+        say(out, f"{item.title}: {what}, TORCHINDUCTOR_CACHE_DIR={env['TORCHINDUCTOR_CACHE_DIR']}")
+        status, again, trial = _follow_again(args, session, run, f"{what} of {item.title}", env=env)
+        if again is None or trial is None:
+            return status, None
+        runs.append((again, trial))
+    (cold, cold_run), (warm, warm_run) = runs
+    walls = (cold.program_exit.wall_s, warm.program_exit.wall_s)
+    return EXIT_OK, fa.tried(run, warm_run, item, walls, cold=(cold, cold_run), warm=warm)

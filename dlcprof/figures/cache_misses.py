@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.figures import phases as fp
 from dlcprof.session import Run
 
 LAYERS = {"aotautograd": "AOTAutograd cache", "fx_graph": "FX graph cache"}
@@ -251,7 +252,8 @@ def folder_note(run: Run) -> str | None:
 
 def layers_words(run: Run, compile_id: str) -> str | None:
     """A compile's lookups, each layer's state: "AOTAutograd cache hit (saved 20.0 s)
-    · FX graph cache hit", a bypass with its reason; None when torch logged none."""
+    · FX graph cache hit · kernel builds: none", a bypass with its reason; None
+    when torch logged none."""
     words = []
     for e in run.cache_lookups:
         if e.compile_id != compile_id:
@@ -262,7 +264,21 @@ def layers_words(run: Run, compile_id: str) -> str | None:
         if e.reason:
             word += f" ({e.reason})"
         words.append(word)
-    return " · ".join(words) or None
+    return " · ".join([*words, builds_words(run, compile_id)]) if words else None
+
+
+def builds_words(run: Run, compile_id: str) -> str:
+    """The kernel code cache, as torch times it: each ``compile_file`` is a C++ or
+    Triton module built, not found in the cache folder (an FX graph hit on a
+    folder that lacks the built modules, Mega-Cache's on a new one, builds them
+    again); torch logs no lookup for a module it found."""
+    c = run.compiles.get(compile_id)
+    builds = [p for p in c.phases if p.name == fp.COMPILE_FILE] if c is not None else []
+    done = c is not None and c.finished  # a compile in progress may build more
+    if not builds:
+        return "kernel builds: none" if done else "kernel builds: none yet"
+    words = f"kernel builds: {len(builds)} ({text.secs(sum(p.duration_s for p in builds))})"
+    return words if done else f"{words} so far"
 
 
 def miss_of(

@@ -32,6 +32,10 @@ OTHER = Stage("other", "bright_black", "#8b93a5")
 STAGES = (DYNAMO, AOT, INDUCTOR, BUILD, AUTOTUNE, OTHER)
 
 
+# A C++ or Triton module built (not found in the code cache), by its compile's id.
+COMPILE_FILE = "compile_file"
+
+
 @dataclass(frozen=True)
 class PhaseKind:
     stage: Stage
@@ -52,7 +56,7 @@ _EXACT: dict[str, PhaseKind] = {
     "Scheduler.__init__": PhaseKind(INDUCTOR, "Inductor: fusion"),
     "Scheduler.codegen": PhaseKind(INDUCTOR, "Inductor: codegen"),
     "PythonWrapperCodegen.generate": PhaseKind(INDUCTOR, "Inductor: wrapper"),
-    "compile_file": PhaseKind(BUILD, "C++/Triton compile"),
+    COMPILE_FILE: PhaseKind(BUILD, "C++/Triton compile"),
     "async_compile.wait": PhaseKind(BUILD, "Wait for kernel compiles"),
     "PyCodeCache.load_by_key_path": PhaseKind(BUILD, "Load compiled module"),
 }

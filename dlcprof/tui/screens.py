@@ -137,7 +137,8 @@ class RanksScreen(Screen[None]):
 HELP_HEAD = "[b]dlcprof[/b] — watch torch.compile work, one keystroke per question."
 
 PANES_HELP = """\
-[b]Phases[/b]: where compile time went, per compile id (bars to scale).
+[b]Phases[/b]: where compile time went, per compile id (bars to scale); its cache
+layers (hit, miss, kernel builds) and why it missed.
 [b]Kernels[/b]: the fused kernels, slowest first once profiled after the benchmark:
 time per compiled call and share of it, the eager cost of the ops each fused and
 the gain, GB/s and its share of a large copy's (over 100%: in cache); Enter: source.

@@ -91,33 +91,42 @@ class Remedies:
 
     def load_artifacts(self, torch: Any) -> None:
         """Load the --cache-artifacts file into torch's caches before the compile."""
-        path = self.s.cache_artifacts
-        if not path or not os.path.exists(path):
-            if path:
-                self.log(f"cache artifacts: {path} does not exist yet; saved after the compile")
-            return
-        with open(path, "rb") as f:
-            data = f.read()
-        info = torch.compiler.load_cache_artifacts(data)
-        self.log(
-            f"cache artifacts loaded from {path} ({len(data):,} bytes, "
-            f"{_count(info)} artifacts) before the compile"
-        )
+        load_artifacts(torch, self.s.cache_artifacts, self.log)
 
     def save_artifacts(self, torch: Any) -> None:
-        path = self.s.cache_artifacts
-        if not path:
-            return
-        saved = torch.compiler.save_cache_artifacts()
-        if saved is None:
-            self.log(f"cache artifacts: torch had none to save; {path} not written", "warning")
-            return
-        data, info = saved
-        tmp = f"{path}.tmp{os.getpid()}"
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-        self.log(f"cache artifacts saved to {path} ({len(data):,} bytes, {_count(info)} artifacts)")
+        save_artifacts(torch, self.s.cache_artifacts, self.log)
+
+
+def load_artifacts(torch: Any, path: str, log: Callable[..., None]) -> None:
+    """Mega-Cache: the artifacts file at ``path`` loaded into torch's caches
+    before the first compile (a file not there yet is saved after it)."""
+    if not path or not os.path.exists(path):
+        if path:
+            log(f"cache artifacts: {path} does not exist yet; saved after the compile")
+        return
+    with open(path, "rb") as f:
+        data = f.read()
+    info = torch.compiler.load_cache_artifacts(data)
+    log(
+        f"cache artifacts loaded from {path} ({len(data):,} bytes, "
+        f"{_count(info)} artifacts) before the compile"
+    )
+
+
+def save_artifacts(torch: Any, path: str, log: Callable[..., None]) -> None:
+    """Mega-Cache: what this process compiled saved to ``path`` (atomically)."""
+    if not path:
+        return
+    saved = torch.compiler.save_cache_artifacts()
+    if saved is None:
+        log(f"cache artifacts: torch had none to save; {path} not written", "warning")
+        return
+    data, info = saved
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+    log(f"cache artifacts saved to {path} ({len(data):,} bytes, {_count(info)} artifacts)")
 
 
 def set_hatch(torch: Any, hatch: str, said: str) -> str:

@@ -81,7 +81,7 @@ def test_the_phases_pane_shows_each_compiles_cache_layers_and_why_it_missed(tmp_
     console = Console(width=220, record=True, file=io.StringIO())
     console.print(PhaseTimeline(View(session, run, None, replay=True)))
     out = console.export_text()
-    assert "caches: AOTAutograd cache miss · FX graph cache miss" in out
+    assert "caches: AOTAutograd cache miss · FX graph cache miss · kernel builds: none" in out
     assert "why it missed: no entry for its key in the cache folder" in out
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 from helpers.torch_trace import trace_logs
 
+from dlcprof import events as ev
+from dlcprof import text
 from dlcprof.cli import main
 from dlcprof.figures.advice import trial as fat
 from dlcprof.figures.advice.cache_rules import fill_setting
@@ -85,3 +87,40 @@ def test_compare_of_two_imports_advises_the_filling_jobs_setting(tmp_path, capsy
     out = " ".join(capsys.readouterr().out.split())
     assert "advice: compile with the settings of the job that filled the cache" in out
     assert "Inductor setting `fallback_random` False → True" in out
+
+
+def started(session):
+    """The session as if dlcprof had started its command (so `try` can run it again)."""
+    session.imported = None
+    session.program = ev.ProgramStarted(argv=["python", "cache_key.py"], cwd="/", pid=1)
+    return session
+
+
+def test_a_started_programs_cache_items_can_be_tried(cold):
+    session, run = cold
+    run.process.cache_dir, run.process.cache_dir_state = "/tmp/torchinductor_ci", "missing"
+    found = items(started(session), run)
+    assert found["cache-folder"].options == {"cache": fat.KEPT_FOLDER}
+    assert found["mega-cache"].options == {"cache": fat.MEGA_CACHE}
+
+
+def test_a_cache_trial_measures_the_warm_start_against_the_cold_fill(cold, tmp_path):
+    """The fill (both graphs missed) before, a start where f hit after: each
+    side's compile seconds, its cache state, no 'not comparable'."""
+    session, run = cold
+    run.process.cache_dir, run.process.cache_dir_state = "/tmp/new", "missing"
+    item = items(started(session), run)["mega-cache"]
+    warm = import_trace([str(trace_logs("cache_key/setting", tmp_path / "w"))], workers=1)
+    (warm_run,) = warm.runs.values()
+    t = fat.tried(run, warm_run, item, (3.0, 2.0), cold=(session, run), warm=warm)
+    assert (t.run_id, t.advised_run) == (warm_run.run_id, run.run_id)
+    assert t.measured_before_s == pytest.approx(sum(c.wall_s for c in run.compiles.values()))
+    assert t.measured_after_s == pytest.approx(sum(c.wall_s for c in warm_run.compiles.values()))
+    assert (t.cache_before, t.cache_after) == ("miss", "partial")
+    words = fat.tried_text(t)
+    assert f"predicted {text.signed_pct(item.predicted.change)} compile" in words
+    before, after = text.secs(t.measured_before_s), text.secs(t.measured_after_s)
+    assert f"({before} → {after})" in words
+    assert "; cache miss (fill) → a cache hit for some graphs" in words
+    assert "not comparable" not in words
+    assert "program wall -33% (3.00 s → 2.00 s)" in words

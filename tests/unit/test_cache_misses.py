@@ -110,15 +110,34 @@ def test_a_bypass_keeps_its_reason_and_is_no_miss():
     assert misses(s.runs["p1"]) == []
 
 
-def test_each_layer_of_a_compile_is_worded_with_what_its_hit_saved():
+def finished(s):
+    s.apply(
+        ev.CompileFinished(
+            run_id="p1", compile_id="0/0", wall_s=1.0, start_t=0.0, is_backward=False,
+            recompile_reason=None, fail_type=None, fail_reason=None, graph_op_count=2,
+            guard_count=3, cache=None, metrics={},
+        )
+    )  # fmt: skip
+    return s
+
+
+def test_each_layer_of_a_compile_is_worded_with_what_its_hit_saved_and_its_builds():
     s = session("2.13.0", "hit", COMPONENTS, time_saved_ms=20037.0)
-    assert cache_lines(run_of(s), "0/0") == [
-        "caches: AOTAutograd cache hit (saved 20.04 s) · FX graph cache hit (saved 20.04 s)"
-    ]
+    hit = "caches: AOTAutograd cache hit (saved 20.04 s) · FX graph cache hit (saved 20.04 s) · "
+    # In progress, a compile may build more; once finished, none is none.
+    assert cache_lines(run_of(s), "0/0") == [hit + "kernel builds: none yet"]
+    assert cache_lines(run_of(finished(s)), "0/0") == [hit + "kernel builds: none"]
     missed = session("2.13.0", "miss", COMPONENTS)
     missed.runs["p1"].process.cache_dir_state = "empty"
-    assert cache_lines(run_of(missed), "0/0") == [
-        "caches: AOTAutograd cache miss · FX graph cache miss",
+    for start, seconds in ((1.0, 0.5), (2.0, 1.0)):  # two modules built, not found
+        missed.apply(
+            ev.PhaseEnded(
+                run_id="p1", compile_id="0/0", name="compile_file", thread=1,
+                start_t=start, duration_s=seconds,
+            )
+        )  # fmt: skip
+    assert cache_lines(run_of(finished(missed)), "0/0") == [
+        "caches: AOTAutograd cache miss · FX graph cache miss · kernel builds: 2 (1.50 s)",
         "why it missed: an empty cache folder (cold) (/kept/cache)",
     ]
 

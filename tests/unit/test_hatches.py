@@ -143,6 +143,7 @@ def test_an_attached_process_warns_when_its_torch_lacks_the_setting():
     sent: list[ev.Event] = []
     old = SimpleNamespace(_dynamo=SimpleNamespace(config=SimpleNamespace()))
     process = SimpleNamespace(torch=old, run_id="pid7", channel=SimpleNamespace(emit=sent.append))
+    process._log = lambda message, level="info": AttachedProcess._log(process, message, level)
     AttachedProcess.hatch(process, "capture_scalar_outputs")
     (log,) = sent
     assert log.level == "warning" and log.message.startswith(HATCH_UNSET)

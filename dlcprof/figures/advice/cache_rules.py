@@ -7,12 +7,14 @@ between the two (``dlcprof compare``). The
 predicted saving is the missed compiles' measured backend seconds (AOTAutograd
 and Inductor: what a hit loads instead of compiling); Dynamo traces again in
 every process either way, and a hit's load is not free (its seconds are only
-known once it hits)."""
+known once it hits). ``dlcprof try`` measures the first two: the program run
+twice, a cold fill then the warm start (figures/advice/trial.py)."""
 
 from __future__ import annotations
 
 from dlcprof import text
 from dlcprof.figures.advice.model import Advice, Prediction
+from dlcprof.figures.advice.trial import KEPT_FOLDER, MEGA_CACHE
 from dlcprof.figures.cache_misses import Miss, cold_folder, default_temp_folder, misses
 from dlcprof.session import Run, Session
 
@@ -93,6 +95,7 @@ def kept_folder(session: Session, run: Run, calls: int) -> Advice | None:
         cost="the volume's space; entries are tied to the torch build, device and settings",
         predicted=predicted,
         snippet="export TORCHINDUCTOR_CACHE_DIR=/mnt/kept/inductor-cache",
+        options={"cache": KEPT_FOLDER},
     )
 
 
@@ -114,6 +117,7 @@ def mega_cache(session: Session, run: Run, calls: int) -> Advice | None:
         cost="the artifacts are tied to this torch version, device and model code",
         predicted=predicted,
         snippet=MEGA_CACHE_SNIPPET,
+        options={"cache": MEGA_CACHE},
     )
 
 

@@ -13,6 +13,7 @@ from dlcprof import events as ev
 from dlcprof import hatches, text
 from dlcprof.figures import compile_cost as fc
 from dlcprof.figures import graph_breaks as fgb
+from dlcprof.figures import phases as fp
 from dlcprof.figures.advice.model import Advice, Prediction, compile_seconds
 from dlcprof.session import Recompile, Run, Session
 from dlcprof.trace_records import gb_catalogue
@@ -21,7 +22,7 @@ from dlcprof.trace_records import gb_catalogue
 FIXED_PHASES = ("inductor_codecache_torch_key",)
 # Where the compiling thread builds or waits for kernels: identical blocks share their
 # kernels' source, so their builds do not shrink with the number of blocks compiled.
-BUILD_PHASES = ("compile_file", "async_compile.wait", "PyCodeCache.load_by_key_path")
+BUILD_PHASES = (fp.COMPILE_FILE, "async_compile.wait", "PyCodeCache.load_by_key_path")
 # "tensor 'x' size mismatch at index 1. expected 4, actual 6"; a keyword argument
 # reads "tensor 'kwargs['input_ids']'".
 _SIZE_MISMATCH = re.compile(
@@ -33,7 +34,6 @@ _EXPECTED = re.compile(r"size mismatch at index \d+\. expected (\d+)")
 DYNAMIC_PREMIUM = 2.0
 # Waiting on compile workers for this share of the compile, with cores idle.
 WAIT_SHARE = 0.2
-COMPILE_FILE_PHASE = "compile_file"
 WAIT_PHASE = "async_compile.wait"
 
 
@@ -549,7 +549,7 @@ def compile_threads(session: Session, run: Run, calls: int) -> Advice | None:
     if not cores or not before:
         return None
     phases = [p for c in run.compiles.values() for p in c.phases]
-    builds = [(p.start_t, p.end_t) for p in phases if p.name == COMPILE_FILE_PHASE]
+    builds = [(p.start_t, p.end_t) for p in phases if p.name == fp.COMPILE_FILE]
     wait = sum(p.duration_s for p in phases if p.name == WAIT_PHASE)
     at_once = _most_at_once(builds)
     if not builds or wait < WAIT_SHARE * before or at_once >= cores - 1:

@@ -6,9 +6,9 @@ that needs no change gets one "nothing to change" line saying why. An attached
 program's process (``dlcprof run -- CMD``) gets the rules whose row has a
 ``program`` reader (its own compiles: regional compilation, recompiles on an
 input's size, graph breaks in its own code; a rank's recompiles no other rank
-made); only a graph break's setting can be tried for you (``dlcprof try``
-re-runs the command with it), and the rules that read the benchmark are not
-checked.
+made); only a graph break's setting and a cache item can be tried for you
+(``dlcprof try`` re-runs the command with the setting, or twice on a new cache
+folder), and the rules that read the benchmark are not checked.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def advise(session: Session, run: Run, calls: int = DEFAULT_CALLS) -> AdviceList
         rerun = rerunnable(session)
         items = [
             i
-            if rerun and "hatch" in i.options
+            if rerun and ("hatch" in i.options or "cache" in i.options)
             else dataclasses.replace(i, options={}, try_why=PROGRAM_TRY_WHY)
             for i in items
         ]

@@ -1,7 +1,10 @@
 """``dlcprof try``: an item of advice applied to the advised run's settings, run,
 and measured beside its prediction (``AdviceTried``); for an attached program,
 its recorded command run again with the item's graph-break hatch set by
-dlcprof's probes (``options["hatch"]``), the only change made for it."""
+dlcprof's probes (``options["hatch"]``), the only change made for it, or for
+a cache item (``options["cache"]``) run twice on a new cache folder: the cold
+fill, then the warm start measured against it (for Mega-Cache, the warm start
+on another new folder with the fill's artifacts loaded)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from typing import Any
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import benchmark as fb
+from dlcprof.figures import boot as fboot
 from dlcprof.figures import graph_breaks as fgb
 from dlcprof.figures.advice.model import CALLS_TOTAL, LATENCY, Advice, Prediction, compile_seconds
 from dlcprof.figures.cache import HEADER_BUILT
@@ -20,15 +24,16 @@ from dlcprof.session import Run, Session
 # command cannot run again here: a merged job, imported logs) cannot be tried for you.
 PROGRAM_TRY_WHY = (
     "dlcprof re-runs your program only with a graph break's setting (a hatch of "
-    "torch._dynamo.config), on a command it started: edit your code as shown (at the "
+    "torch._dynamo.config) or twice on a new cache folder (a cache item), on a command "
+    "it started: edit your code as shown (at the "
     "file:line given), run it again under dlcprof (dlcprof run -- CMD) and compare the two "
     "sessions with dlcprof compare"
 )
 
-# The TUI follows one program: a hatch is tried on a saved session from the shell.
+# The TUI follows one program: a hatch or cache item is tried on a saved session from the shell.
 PROGRAM_TRY_FROM_SHELL = (
     "save the session, then run dlcprof try SESSION N in a shell: it runs your command again "
-    "with the hatch"
+    "with the hatch (a cache item: twice, on a new cache folder)"
 )
 
 
@@ -75,16 +80,26 @@ def _measured_s(run: Run, p: Prediction | None) -> float | None:
     return compile_s
 
 
+# options["cache"] of a cache item: how `dlcprof try` runs the command twice.
+KEPT_FOLDER = "kept-folder"  # both runs on one new folder
+MEGA_CACHE = "mega-cache"  # the warm start on another new folder, the fill's artifacts loaded
+
+
 def tried(
     advised: Run,
     trial: Run,
     item: Advice,
     walls: tuple[float | None, float | None] = (None, None),
+    cold: tuple[Session, Run] | None = None,
+    warm: Session | None = None,
 ) -> ev.AdviceTried:
-    """``walls``: an attached program's wall time, before and in the trial."""
+    """``walls``: an attached program's wall time, before and in the trial. A
+    cache item's trial: ``cold``, the fill's session and process, is measured
+    before ``trial``, the warm start (of session ``warm``), and their boots too."""
     p = item.predicted
     what = p.what if p else "compile"
-    before, after = advised.benchmark, trial.benchmark
+    first = cold[1] if cold else advised  # the run measured before
+    before, after = first.benchmark, trial.benchmark
     spreads = [b.compiled_spread_ms for b in (before, after) if b is not None]
     return ev.AdviceTried(
         run_id=trial.run_id,
@@ -95,20 +110,28 @@ def tried(
         what=what,
         predicted_before_s=p.before_s if p else None,
         predicted_after_s=p.after_s if p else None,
-        measured_before_s=_measured_s(advised, p),
+        measured_before_s=_measured_s(first, p),
         measured_after_s=_measured_s(trial, p),
         steady_before_ms=before.compiled_ms if before else None,
         steady_after_ms=after.compiled_ms if after else None,
         steady_spread_ms=max(spreads) if len(spreads) == 2 else None,
-        cache_before=_cache_state(advised),
+        cache_before=_cache_state(first),
         cache_after=_cache_state(trial),
-        breaks_before=len(fgb.breaks(advised)),
+        breaks_before=len(fgb.breaks(first)),
         breaks_after=len(fgb.breaks(trial)),
-        graphs_before=_graphs(advised),
+        graphs_before=_graphs(first),
         graphs_after=_graphs(trial),
         wall_before_s=walls[0],
         wall_after_s=walls[1],
+        boot_before_s=_boot_s(*cold) if cold else None,
+        boot_after_s=_boot_s(warm, trial) if warm else None,
     )
+
+
+def _boot_s(session: Session, run: Run) -> float | None:
+    """The process's start to its first compiled call or step."""
+    b = fboot.boot(session, run)
+    return b.first.seconds if b is not None else None
 
 
 def _graphs(run: Run) -> int:
@@ -174,7 +197,15 @@ def tried_text(t: ev.AdviceTried) -> str:
             f"; program wall {text.signed_pct(_change(t.wall_before_s, t.wall_after_s))} "
             f"({text.secs(t.wall_before_s)} → {text.secs(t.wall_after_s)})"
         )
-    if t.cache_before != t.cache_after:
+    if t.boot_before_s is not None and t.boot_after_s is not None:
+        boot = text.signed_pct(_change(t.boot_before_s, t.boot_after_s))
+        words += (
+            f"; boot to the first compiled call {boot} "
+            f"({text.secs(t.boot_before_s)} → {text.secs(t.boot_after_s)})"
+        )
+    if "cache" in t.options:  # the two caches' states are what was tried
+        words += f"; {_cache_words(t.cache_before)} (fill) → {_cache_words(t.cache_after)}"
+    elif t.cache_before != t.cache_after:
         words += (
             f"; not comparable: {_cache_words(t.cache_before)} before, "
             f"{_cache_words(t.cache_after)} in the trial"
@@ -188,6 +219,8 @@ _HEADER = "+header"
 
 
 def _cache_words(state: str | None) -> str:
-    if state and state.endswith(_HEADER):
-        return f"{fb.cache_state(state.removesuffix(_HEADER))} {HEADER_BUILT}"
-    return fb.cache_state(state)
+    header = state is not None and state.endswith(_HEADER)
+    state = state.removesuffix(_HEADER) if state else state
+    # The state alone: how many graphs hit is not kept.
+    words = "a cache hit for some graphs" if state == "partial" else fb.cache_state(state)
+    return f"{words} {HEADER_BUILT}" if header else words

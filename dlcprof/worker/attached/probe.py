@@ -29,7 +29,14 @@ import traceback
 from typing import Any
 
 from dlcprof import events as ev
-from dlcprof.attach_contract import EAGER_ENV, HATCH_ENV, HATCH_UNSET, SOCKET_ENV, STEPS_ENV
+from dlcprof.attach_contract import (
+    CACHE_ARTIFACTS_ENV,
+    EAGER_ENV,
+    HATCH_ENV,
+    HATCH_UNSET,
+    SOCKET_ENV,
+    STEPS_ENV,
+)
 from dlcprof.worker.attached import graph_calls, kernel_sample, rendezvous
 from dlcprof.worker.attached.channel import Channel
 from dlcprof.worker.attached.steps import Steps
@@ -40,7 +47,7 @@ from dlcprof.worker.probes import cudagraphs as cudagraphs_probe
 from dlcprof.worker.probes import ddp as ddp_probe
 from dlcprof.worker.probes import guards as guards_probe
 from dlcprof.worker.probes import raised as raised_probe
-from dlcprof.worker.remedies import BadRemedy, set_hatch
+from dlcprof.worker.remedies import BadRemedy, load_artifacts, save_artifacts, set_hatch
 
 # Events that open the channel: the process compiles (or has compiled code run).
 # --eager-baseline's run compiles nothing: its timed steps open it.
@@ -70,6 +77,9 @@ def install(torch: Any) -> None:
         _process.hatch(hatch)
     os.register_at_fork(after_in_child=_process.forked)
     atexit.register(_process.finish)
+    artifacts = os.environ.get(CACHE_ARTIFACTS_ENV)
+    if artifacts:  # registered after finish: saved before it sends the totals
+        _process.cache_artifacts(artifacts)
     previous = sys.excepthook
 
     def excepthook(kind, value, tb):
@@ -259,8 +269,29 @@ class AttachedProcess:
             line, level = f"{e}: the program ran without it", "warning"
         except Exception as e:  # noqa: BLE001 - the setting's own failure: never the program's
             line, level = f"{HATCH_UNSET} {hatch}: {e!r}: the program ran without it", "warning"
+        self._log(line, level)
+
+    def cache_artifacts(self, path: str) -> None:
+        """`dlcprof try` of Mega-Cache: the artifacts file loaded now, before the
+        program compiles, when it exists, and saved at exit; each said in the
+        process's log (a warning when torch refused: the program ran on)."""
+        load = os.path.exists(path)
+        try:
+            load_artifacts(self.torch, path, self._log)
+        except Exception as e:  # noqa: BLE001 - torch's failure: never the program's
+            self._log(f"cache artifacts: {path} not loaded: {e!r}", "warning")
+        if not load:
+            atexit.register(self._save_artifacts, path)
+
+    def _save_artifacts(self, path: str) -> None:
+        try:
+            save_artifacts(self.torch, path, self._log)
+        except Exception as e:  # noqa: BLE001
+            self._log(f"cache artifacts: {path} not saved: {e!r}", "warning")
+
+    def _log(self, message: str, level: str = "info") -> None:
         self.channel.emit(
-            ev.LogEmitted(run_id=self.run_id, level=level, source="dlcprof", message=line)
+            ev.LogEmitted(run_id=self.run_id, level=level, source="dlcprof", message=message)
         )
 
     def uncaught(self, kind: type, value: BaseException, tb: Any) -> None:
