@@ -215,7 +215,8 @@ def kernels_table(run: Run, fit: bool = True) -> Table:
     profiled = run.kernel_profile is not None
     notes = text.Footnotes()
     title = "Kernels" + (", slowest first" if profiled else "")
-    t = (SqueezedTable if fit else Table)(title=title, title_justify="left")
+    t = SqueezedTable(title=title, title_justify="left") if fit else Table(title=title)
+    t.title_justify = "left"
     t.add_column("compile", no_wrap=True)
     t.add_column("kernel", no_wrap=True)
     t.add_column("kind", no_wrap=True)
@@ -237,6 +238,11 @@ def kernels_table(run: Run, fit: bool = True) -> Table:
     t.caption = "\n".join([*head, *fk.summary_lines(run), *notes.lines()])
     t.caption_justify = "left"
     return t
+
+
+# The figures a narrow terminal leaves out first, when cutting the names to their
+# least still leaves the table too wide (the time and the fusion gain stay).
+KERNEL_FIGURES_LEFT_OUT = ("of copy BW", "bytes", "GB/s", "eager ops", "share")
 
 
 class Fitted:
@@ -276,7 +282,9 @@ class SqueezedTable(Table):
     """A table whose ``Fitted`` columns give the room when it is too wide, the
     widest first, down to ``Fitted.LEAST``: the names are cut, the figures keep
     their width (rich alone would shrink every column alike, or a wrapping one
-    to nothing)."""
+    to nothing). Where that is not enough, the figure columns named in
+    ``KERNEL_FIGURES_LEFT_OUT`` are left out, in its order, and the caption says
+    which: a figure is shown whole or not at all, never cut."""
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         self._squeeze(console, options)
@@ -287,17 +295,44 @@ class SqueezedTable(Table):
         return super().__rich_measure__(console, options)
 
     def _squeeze(self, console: Console, options: ConsoleOptions) -> None:
+        # Measured and rendered alike: start from the whole table each time.
+        self._whole = getattr(self, "_whole", None) or (list(self.columns), self.caption)
+        self.columns, self.caption = list(self._whole[0]), self._whole[1]
         cuttable = [c for c in self.columns if all(isinstance(x, Fitted) for x in c.cells)]
-        for c in cuttable:
-            c.width = max((len(x.whole) for x in c.cells), default=0) or None
         wide = options.update_width(100_000)
-        excess = super().__rich_measure__(console, wide).maximum - options.max_width
-        while excess > 0:
+
+        def excess() -> int:
+            return super(SqueezedTable, self).__rich_measure__(console, wide).maximum - (
+                options.max_width
+            )
+
+        # First the figures that must go even with every name at its least...
+        needed = {
+            id(c): max(len(str(c.header)), *(len(x.whole) for x in c.cells)) for c in cuttable
+        }
+        for c in cuttable:
+            c.width = min(needed[id(c)], Fitted.LEAST)
+        left_out = []
+        for name in KERNEL_FIGURES_LEFT_OUT:
+            column = next((c for c in self.columns if c.header == name), None)
+            if column is None or excess() <= 0:
+                continue
+            self.columns.remove(column)
+            left_out.append(name)
+        # ...then the names give back what they need of the room left, widest first.
+        for c in cuttable:
+            c.width = needed[id(c)]
+        over = excess()
+        while over > 0:
             widest = max(cuttable, key=lambda c: c.width or 0, default=None)
             if widest is None or (widest.width or 0) <= Fitted.LEAST:
                 break
             widest.width = (widest.width or 0) - 1
-            excess -= 1
+            over -= 1
+        if left_out:
+            said = f"left out at {options.max_width} columns: {', '.join(left_out)} (a wider "
+            said += "terminal, the report or --json has them)"
+            self.caption = "\n".join(filter(None, [str(self.caption or ""), said]))
 
 
 def benchmark_table(run: Run, session: Session) -> RenderableType:
