@@ -243,6 +243,17 @@ def test_a_program_of_which_no_process_was_seen_fails_with_why():
     assert fv.judge_session(s, Budgets(graph_breaks=0)).passed
 
 
+def test_a_budgeted_test_that_compiled_nothing_fails_with_why():
+    """The pytest plugin's run of a test (not attached: seen from its start)."""
+    s = Session.from_events([process_attached(7)])
+    (x,) = fv.judge_session(s, Budgets(graph_breaks=0, compiles=2)).violations
+    assert (x.check, x.where) == ("unseen", "")
+    assert x.message.startswith("dlcprof saw no compile: the test compiled nothing it could see")
+    # compiles=0 asks for that very nothing; no budget, nothing to judge.
+    assert fv.judge_session(s, Budgets(graph_breaks=0, compiles=0)).passed
+    assert fv.judge_session(s, Budgets()).passed
+
+
 def test_a_process_that_sent_no_compile_record_is_not_judged():
     s = Session.from_events(
         [
