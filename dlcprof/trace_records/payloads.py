@@ -120,8 +120,11 @@ _GB_FILE_RE = re.compile(r'File "([^"]+)", line (\d+)')
 
 
 def _library_dirs() -> tuple[str, ...]:
+    # "scripts": the console scripts packages install (`litgpt`, `accelerate`):
+    # a stub that calls into its package, no line the user wrote.
     paths = sysconfig.get_paths()
-    dirs = {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    keys = ("stdlib", "platstdlib", "purelib", "platlib", "scripts")
+    dirs = {os.path.realpath(paths[k]) for k in keys}
     return tuple(d + os.sep for d in dirs)
 
 
