@@ -101,7 +101,12 @@ class Boot:
 
     @property
     def lines(self) -> list[str]:
-        saved = text.secs(self.saved_s, self.saved_why)
+        # No hit saved nothing: said so, not as "0 µs".
+        saved = (
+            "nothing (no lookup hit)"
+            if self.saved_s == 0
+            else text.secs(self.saved_s, self.saved_why)
+        )
         return [
             f"boot, timed from {self.start}:",
             f"  {self.first.line}",

@@ -662,6 +662,7 @@ def _run_dict(m: RunModel) -> dict[str, Any]:
         "cudagraphs": _cudagraphs_dict(m.cudagraphs),
         "observer": _observer_dict(m.observer),
         "compile_cost": _compile_cost_dict(m.compile_cost),
+        "compile_cost_why": m.compile_cost_why,
     }
 
 

@@ -113,14 +113,18 @@ class GraphBreakInfo:
     context: str = ""  # Dynamo's debug context: the call that broke ("builtin print [...]")
 
 
+HOP_LINE = "Higher Order Operator:"
 _GB_AT_RE = re.compile(r"Graph break in user code at (.+):(\d+)\s*$", re.M)
 _GB_CONTEXT_RE = re.compile(r"Developer debug context: (.*)")
 _GB_FILE_RE = re.compile(r'File "([^"]+)", line (\d+)')
 
 
 def _library_dirs() -> tuple[str, ...]:
+    # "scripts": the console scripts packages install (`litgpt`, `accelerate`):
+    # a stub that calls into its package, no line the user wrote.
     paths = sysconfig.get_paths()
-    dirs = {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    keys = ("stdlib", "platstdlib", "purelib", "platlib", "scripts")
+    dirs = {os.path.realpath(paths[k]) for k in keys}
     return tuple(d + os.sep for d in dirs)
 
 
@@ -192,7 +196,14 @@ def parse_graph_break(
     if "Graph Break Reason:" in text:
         after = text.split("Graph Break Reason:", 1)[1]
         head = after.split("Explanation:", 1)[0] if "Explanation:" in after else after
-        lines = [ln.strip() for ln in head.splitlines() if ln.strip()]
+        # A break inside a higher-order op (an autograd.Function's forward) has
+        # Dynamo's "Higher Order Operator: NAME" line after its type: context,
+        # not the type (torch._dynamo.exc.augment_exc_message_with_hop_name).
+        lines = [
+            ln.strip()
+            for ln in head.splitlines()
+            if ln.strip() and not ln.strip().startswith(HOP_LINE)
+        ]
         # The last line before "Explanation:" is the break type ("Data-dependent
         # branching", "Unsupported Tensor.backward() call"); the first line may
         # be a generic "Encountered graph break when ...".

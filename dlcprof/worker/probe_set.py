@@ -12,8 +12,9 @@ A host is a process whose compiles dlcprof watches; each builds one
   (``probes/raised.py``), the eager calls past the recompile limit, the
   settings of each torch.compile call (``probes/compile_calls.py``), compile
   cost by the user's code;
-- the pytest plugin's test process (``pytest_plugin/host.py``): no extras; a
-  run per watched test (``follow`` again, after ``close``).
+- the pytest plugin's test process (``pytest_plugin/host.py``): a compile
+  that raised into the test; a run per watched test (``follow`` again, after
+  ``close``).
 
 The shared set: Inductor's kernel provenance, the kernel collector (its
 source lines re-anchored on the files as they are now), the structured-trace

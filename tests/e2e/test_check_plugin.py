@@ -16,6 +16,7 @@ from dlcprof.report.load import load_session
 pytest_plugins = ["pytester"]
 
 PROJECT = PROGRAMS / "budget_project"
+BREAK_LINE = 21  # model.py's data-dependent `if`
 
 
 @pytest.fixture
@@ -67,3 +68,23 @@ def test_budgets_report_and_baseline(project):
     assert (
         "new recompile: forward: tensor 'x' size mismatch at index 0. expected 4, actual 6" in out
     )
+
+
+def test_a_budget_the_plugin_could_not_judge_fails_the_test(pytester):
+    """A budgeted test that compiled nothing fails with why (one that budgets
+    ``compiles=0`` asks for that nothing); one whose compile raised under
+    ``fullgraph=True`` fails of its error, the break at its line beside it."""
+    for name in ("model.py", "check_unjudged.py"):
+        shutil.copy(PROJECT / name, pytester.path / name)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "check_unjudged.py", timeout=600
+    )
+    result.assert_outcomes(failed=2, passed=1)
+    out = result.stdout.str()
+    assert "FAILED check_unjudged.py::test_compiles_nothing" in out
+    assert "dlcprof compile budget: FAILED, 1 violation (no compile seen: 1; 1 test judged)" in out
+    assert "  dlcprof saw no compile: the test compiled nothing it could see" in out
+    assert "FAILED check_unjudged.py::test_fullgraph_break" in out
+    section = out[out.index("Captured dlcprof call") :]
+    assert "dlcprof compile budget: FAILED" in section
+    assert f"  model.py:{BREAK_LINE}: graph break: Data-dependent branching" in section

@@ -9,6 +9,7 @@ import re
 from dlcprof.report import model as rm
 from dlcprof.report.environment import environment
 from dlcprof.report.html import render_html
+from dlcprof.report.schema import build_report
 from dlcprof.session import Session
 
 
@@ -43,3 +44,7 @@ def test_an_attached_process_without_compile_cost_says_why(fixture_events) -> No
     html = render_html(rm.build(_session(fixture_events)))
     assert "Compile cost by your code" in html
     assert "an attached process sends it at its end: this one ended without its exit hook" in html
+    # The JSON carries the same reason beside its null.
+    (run,) = build_report(rm.build(_session(fixture_events)))["runs"]
+    assert run["compile_cost"] is None
+    assert run["compile_cost_why"].startswith("an attached process sends it at its end: ")

@@ -102,7 +102,12 @@ def test_what_the_hits_saved_is_torchs_account_or_why_not(fixture_events) -> Non
     # The AOTAutograd entry holds its FX graphs: each compile's hit counts once.
     assert _boot(_session(events + hits)).saved_s == pytest.approx(6.0)
     miss = dataclasses.replace(hits[0], state="miss", saved_s=None)
-    assert _boot(_session(events + [miss])).saved_s == 0.0
+    missed = _boot(_session(events + [miss]))
+    assert missed.saved_s == 0.0
+    assert (
+        missed.lines[-1]
+        == "  what a warm cache saved, as torch counts its hits: nothing (no lookup hit)"
+    )
 
 
 def test_the_boot_is_in_the_reports(fixture_events) -> None:

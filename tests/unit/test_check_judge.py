@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from helpers.program import process_attached
+from helpers.program import compile_finished, process_attached, program_started
 from helpers.recorded import load_fixture
 
 from dlcprof import events as ev
@@ -243,6 +243,17 @@ def test_a_program_of_which_no_process_was_seen_fails_with_why():
     assert fv.judge_session(s, Budgets(graph_breaks=0)).passed
 
 
+def test_a_budgeted_test_that_compiled_nothing_fails_with_why():
+    """The pytest plugin's run of a test (not attached: seen from its start)."""
+    s = Session.from_events([process_attached(7)])
+    (x,) = fv.judge_session(s, Budgets(graph_breaks=0, compiles=2)).violations
+    assert (x.check, x.where) == ("unseen", "")
+    assert x.message.startswith("dlcprof saw no compile: the test compiled nothing it could see")
+    # compiles=0 asks for that very nothing; no budget, nothing to judge.
+    assert fv.judge_session(s, Budgets(graph_breaks=0, compiles=0)).passed
+    assert fv.judge_session(s, Budgets()).passed
+
+
 def test_a_process_that_sent_no_compile_record_is_not_judged():
     s = Session.from_events(
         [
@@ -348,3 +359,27 @@ def test_a_recompile_every_entry_failed_alike_names_its_guard_once():
     v = fv.judge_session(s, Budgets(recompiles=2))
     (line,) = [x.line() for x in v.violations if "GLOBAL_STATE" in x.line()]
     assert line.startswith(f"{TRAIN}:16: recompile: forward: GLOBAL_STATE changed: grad_mode (")
+
+
+def test_a_recompile_inside_a_trainer_is_placed_at_the_programs_call():
+    """TRL's SFTTrainer (issue 41): the recompiled frame is accelerate's, reached
+    from the program's ``trainer.train()``: the violation is at that line, the
+    library's place beside it, as a break's is."""
+    ops = "/v/lib/python3.11/site-packages/accelerate/utils/operations.py"
+    reason = "0/0: tensor 'x' size mismatch at index 1. expected 11, actual 7"
+    s = Session.from_events(
+        [
+            *program_started(),
+            compile_finished("0/0", 1001.0, 3.0, frame=("forward", ops, 925)),
+            ev.RecompileTriggered(
+                run_id="pid7", compile_id="0/1", reason=reason, t=1010.0,
+                called_at="/home/u/train_sft.py:63", through=f"{ops}:913",
+            ),
+            compile_finished("0/1", 1010.0, 4.0, reason=reason, frame=("forward", ops, 925)),
+        ]
+    )  # fmt: skip
+    v = fv.judge_session(s, Budgets(recompiles=0), attached=True, root=Path("/home/u"))
+    (x,) = v.violations
+    assert x.where == "train_sft.py:63", x
+    assert x.message.startswith("recompile: forward: tensor 'x' size mismatch at index 1")
+    assert "(recompiled inside accelerate/utils/operations.py:925)" in x.message

@@ -4,6 +4,8 @@ and ``setup.sh`` puts the venv, torch included, inside it."""
 
 from __future__ import annotations
 
+import os
+import sysconfig
 import traceback
 
 from helpers.paths import PKG
@@ -23,6 +25,8 @@ def test_a_clone_named_dlcprof_holds_torch_and_user_code_that_are_not_dlcprofs()
     assert frame_owner(f"{TORCH}/_dynamo/eval_frame.py") == "torch"
     assert frame_owner(f"{CLONE}/.venv/lib/python3.11/site-packages/numpy/core/x.py") == "library"
     assert frame_owner(PROGRAM) == "user"
+    # A package's console script (`litgpt pretrain`): its stub is no line of the user's.
+    assert frame_owner(os.path.join(sysconfig.get_paths()["scripts"], "litgpt")) == "library"
     assert frame_owner(f"{CLONE}/workloads/pointwise_chain.py") == "user"
     # Another machine's dlcprof, by its own module paths (an imported log).
     assert frame_owner(f"{CLONE}/dlcprof/worker/run.py") == "harness"

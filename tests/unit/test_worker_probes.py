@@ -256,6 +256,24 @@ def test_graph_break_parser_falls_back_to_the_last_user_frame():
     assert info.reason == "Graph break: call_method UserDefinedObjectVariable"
 
 
+def test_a_break_inside_an_autograd_function_is_named_by_its_type_not_the_hop():
+    """TRL's chunked log-prob kernel (torch 2.13): Dynamo adds the higher-order
+    op's name after the break's type, which stays the catalogue's title."""
+    payload = (
+        "Graph break in user code at /site-packages/trl/kernels/chunked_logprob.py:356\n"
+        "Graph Break Reason: Encountered graph break when attempting to trace "
+        "CALL_FUNCTION_EX: a variadic function call, e.g. f(*args):\n\n"
+        "Attempted to call op with non-contiguous `out=` tensor\n"
+        "  Higher Order Operator: autograd.Function\n"
+        "  Explanation: Dynamo does not support this.\n\n"
+        " For more details about this graph break, please visit: "
+        "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0242.html\n"
+    )
+    info = payloads.parse_graph_break(payload)
+    assert info.reason == "Attempted to call op with non-contiguous `out=` tensor"
+    assert info.gb_id == "GB0242"
+
+
 def test_compile_wall_time_and_cache_state():
     assert payloads.compile_wall_s({"duration_us": 1_500_000}) == 1.5
     assert payloads.compile_wall_s({"entire_frame_compile_time_s": 0.25}) == 0.25

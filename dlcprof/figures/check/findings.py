@@ -36,7 +36,13 @@ class Finding:
     def words(self) -> str:
         """ "graph break: Data-dependent branching (broke inside trl/x.py:9) (hint: Use
         `torch.cond` ...) [GB0170]"."""
-        inside = f" {text.broke_inside(self.detail)}" if self.detail else ""
+        inside = ""
+        if self.detail:
+            inside = (
+                f" {text.broke_inside(self.detail)}"
+                if self.kind == "graph break"
+                else f" (recompiled inside {text.short_path(self.detail)})"
+            )
         hint = f" (hint: {self.hint})" if self.hint else ""
         return f"{self.kind}: {self.reason}{inside}{hint}" + (
             f" [{self.gb_id}]" if self.gb_id else ""
@@ -102,8 +108,11 @@ UNSUPPORTED = "Unsupported:"
 
 def recompiles(run: Run) -> list[Finding]:
     """Each recompile: the guard that failed (newest cache entry), at the user's
-    line that installed it, else at the recompiled function's first line."""
+    line that installed it, else at the recompiled function's first line; one
+    inside a library (a trainer's) at the program's line whose call reached
+    it, the library's place beside it."""
     frames = _frames(run)
+    called = {rc.compile_id: rc.called_at for rc in run.recompiles if rc.called_at}
     out = []
     for row in recompile_rows(run):
         cid = row.compile_id or ""
@@ -113,14 +122,18 @@ def recompiles(run: Run) -> list[Finding]:
         frame_at, function = frames.get(cid.rsplit("/", 1)[0], ("", ""))
         guard = normalize_reason(reason.guard) if reason else row.reason
         what = f"{function}: {guard}" if function else guard
+        where, detail = (reason.at if reason else "") or frame_at, ""
+        if not text.users_code(split_where(where)[0]) and cid in called:
+            where, detail = called[cid], where
         out.append(
             Finding(
                 "recompile",
-                (reason.at if reason else "") or frame_at,
+                where,
                 what,
                 "",  # torch gives no hint with a recompile
                 cid,
                 (frame_at or function, guard),
+                detail=detail,
             )
         )
     return out

@@ -103,9 +103,18 @@ class Watcher:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Iterator[None]:
-        result = yield  # the test's own failure propagates first
         marker = item.get_closest_marker(MARKER)
-        if self._host is not None and (marker is not None or self.baseline is not None):
+        judged = self._host is not None and (marker is not None or self.baseline is not None)
+        try:
+            result = yield
+        except BaseException:
+            # The test's own failure first (a compile that raised under
+            # fullgraph=True): the verdict beside it, in a section of its own.
+            failure = self.judge(item.nodeid, marker) if judged else ""
+            if failure:
+                item.add_report_section("call", "dlcprof", failure)
+            raise
+        if judged:
             failure = self.judge(item.nodeid, marker)
             if failure:
                 pytest.fail(failure, pytrace=False)

@@ -20,6 +20,7 @@ from dlcprof.session import Run, Session
 from dlcprof.worker.fresh_lines import FreshLines
 from dlcprof.worker.probe_set import ProbeSet
 from dlcprof.worker.probes import ProbeNotes
+from dlcprof.worker.probes import raised as raised_probe
 
 
 class _Fold:
@@ -47,6 +48,10 @@ class Host:
         self.sink = _Fold(session)
         self.probes: ProbeSet | None = None
         self.started: dict[str, float] = {}
+        self.run_id = ""
+        # A compile that raised into the test (fullgraph=True): the break it
+        # stopped at, judged; the hook on Dynamo's class goes in once.
+        self.raised = raised_probe.RaisedCompiles(self.sink, lambda: self.run_id)
 
     def start(self, run_id: str, reset: bool) -> Run:
         """A new run for test ``run_id``: Dynamo's caches reset (``reset``), the
@@ -54,8 +59,11 @@ class Host:
         if reset:
             torch._dynamo.reset()
         notes = ProbeNotes(self.sink, run_id)
+        self.run_id = run_id
+        self.raised.said.clear()  # each test says its own
         if self.probes is None:
             self.probes = ProbeSet(self.sink, run_id, notes, _fresh())
+            raised_probe.install(self.raised, notes)
         else:
             self.probes.close()
             self.probes.follow(run_id, notes, _fresh())
