@@ -138,17 +138,22 @@ def _follow_again(
         hotspots=spy is not None and spy.available,
     )
     trials: list[Session] = []
+
+    def keep(s: Session, out: Console) -> int:
+        trials.append(s)
+        return exit_code(s)
+
     status = follow_program(
         follow,
         program.argv,
-        lambda s, out: trials.append(s) or exit_code(s),
+        keep,
         summary=False,
         cwd=program.cwd,
         **how,
     )
     again = trials[0] if trials else None
     trial = fa.advised_run(again) if again is not None else None
-    if status != EXIT_OK or trial is None or again.program_exit is None:
+    if status != EXIT_OK or trial is None or again is None or again.program_exit is None:
         error(
             f"{what} did not finish: "
             + (f"the program exited with {status}" if status else "the program compiled nothing")
