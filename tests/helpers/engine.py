@@ -195,7 +195,7 @@ class ScriptedLiveRun:
     exit_event: ev.WorkerExited | None = None  # how the worker ends (default: clean)
     pause_s = 0.002  # between events; 0 floods
 
-    def __init__(self, settings: RunSettings, emit, worker=None, **_: object) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, settings: RunSettings, emit, worker=None, **_: object) -> None:
         self.settings, self.emit, self.worker = settings, emit, worker
         self.run_id: str | None = None
         self.reason = ""

@@ -24,7 +24,7 @@ from dlcprof.tui.widgets.recompiles import RecompileReport, recompile_rows
 WIDTH = 400  # wide enough that no view wraps a sentence
 
 
-def plain(renderable) -> str:  # type: ignore[no-untyped-def]
+def plain(renderable) -> str:
     """A Rich renderable as plain text, unwrapped."""
     console = Console(width=WIDTH, record=True, color_system=None, file=open("/dev/null", "w"))  # noqa: SIM115
     console.print(renderable)

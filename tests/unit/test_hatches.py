@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from dlcprof import hatches as h
@@ -136,13 +138,14 @@ def test_an_attached_process_warns_when_its_torch_lacks_the_setting():
     without that setting gets a warning that the trial reads (cli/run.py), not a crash."""
     from types import SimpleNamespace
 
-    from dlcprof import events as ev
     from dlcprof.attach_contract import HATCH_UNSET
     from dlcprof.worker.attached.probe import AttachedProcess
 
-    sent: list[ev.Event] = []
+    sent: list[Any] = []  # the events, read by their fields
     old = SimpleNamespace(_dynamo=SimpleNamespace(config=SimpleNamespace()))
-    process = SimpleNamespace(torch=old, run_id="pid7", channel=SimpleNamespace(emit=sent.append))
+    process: Any = SimpleNamespace(
+        torch=old, run_id="pid7", channel=SimpleNamespace(emit=sent.append)
+    )
     process._log = lambda message, level="info": AttachedProcess._log(process, message, level)
     AttachedProcess.hatch(process, "capture_scalar_outputs")
     (log,) = sent
