@@ -15,11 +15,11 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import psutil
 import pytest
-from helpers.engine import scripted_run
+from helpers.engine import ScriptedLiveRun, live_runs, scripted_run
 from helpers.events import of_run
 from helpers.paths import REPO
 from helpers.tui import SIZE, make_app, text, wait_for
@@ -97,7 +97,9 @@ async def test_mouse_picks_workload_and_setting() -> None:
         assert app.query_one("#set-cache", Select).value == "cold"
 
 
-async def test_a_file_target_given_at_start_is_kept(engine, tmp_path: Path) -> None:
+async def test_a_file_target_given_at_start_is_kept(
+    engine: type[ScriptedLiveRun], tmp_path: Path
+) -> None:
     mine = tmp_path / "mine.py"
     mine.write_text("def build(device, dtype):\n    return (lambda x: x), (1,)\n")
     app = make_app(engine=engine, target=str(mine))
@@ -122,7 +124,9 @@ async def test_cli_settings_are_the_initial_choices() -> None:
         assert lst.get_option_at_index(lst.highlighted or 0).id == "gelu-mlp"
 
 
-async def test_bad_file_shows_one_line_error_and_runs_nothing(engine, tmp_path: Path) -> None:
+async def test_bad_file_shows_one_line_error_and_runs_nothing(
+    engine: type[ScriptedLiveRun], tmp_path: Path
+) -> None:
     app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
         inp = app.query_one("#workload-path", Input)
@@ -162,7 +166,9 @@ async def test_bad_file_shows_one_line_error_and_runs_nothing(engine, tmp_path: 
         assert app.is_running
 
 
-async def test_escape_drops_a_refused_path_and_its_error(engine, tmp_path: Path) -> None:
+async def test_escape_drops_a_refused_path_and_its_error(
+    engine: type[ScriptedLiveRun], tmp_path: Path
+) -> None:
     app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
         inp = app.query_one("#workload-path", Input)
@@ -190,7 +196,9 @@ async def test_escape_drops_a_refused_path_and_its_error(engine, tmp_path: Path)
 # --- a run, live ---------------------------------------------------------------------------
 
 
-async def test_compile_fills_panes_live_and_kernel_source_opens(engine) -> None:
+async def test_compile_fills_panes_live_and_kernel_source_opens(
+    engine: type[ScriptedLiveRun],
+) -> None:
     app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")
@@ -216,7 +224,7 @@ async def test_compile_fills_panes_live_and_kernel_source_opens(engine) -> None:
         assert not isinstance(app.screen, KernelSourceScreen)
 
 
-async def test_runs_are_kept_selectable_and_compared(engine) -> None:
+async def test_runs_are_kept_selectable_and_compared(engine: type[ScriptedLiveRun]) -> None:
     app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")
@@ -237,7 +245,9 @@ async def test_runs_are_kept_selectable_and_compared(engine) -> None:
         assert app.selected_run_id == first and not app._follow
 
 
-async def test_cancel_kills_the_run_and_keeps_what_was_captured(engine) -> None:
+async def test_cancel_kills_the_run_and_keeps_what_was_captured(
+    engine: type[ScriptedLiveRun],
+) -> None:
     engine.hold = True
     app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
@@ -256,7 +266,7 @@ async def test_cancel_kills_the_run_and_keeps_what_was_captured(engine) -> None:
         await wait_for(pilot, lambda: any("nothing to cancel" in n for n in notes(app)))
 
 
-async def test_q_after_a_cancel_leaves_no_worker(engine) -> None:
+async def test_q_after_a_cancel_leaves_no_worker(engine: Any) -> None:  # subclassed below
     """The standby worker spawned as a run is cancelled is still importing
     torch when q comes: quitting kills it, it is not left to PID 1."""
 
@@ -291,7 +301,7 @@ async def test_q_after_a_cancel_leaves_no_worker(engine) -> None:
     assert workers() == []
 
 
-async def test_escape_cancels_too(engine) -> None:
+async def test_escape_cancels_too(engine: type[ScriptedLiveRun]) -> None:
     engine.hold = True
     app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
@@ -304,7 +314,7 @@ async def test_escape_cancels_too(engine) -> None:
         assert app.session.latest_run.status == "cancelled"
 
 
-async def test_worker_crash_is_one_line_error_and_data_stays(engine) -> None:
+async def test_worker_crash_is_one_line_error_and_data_stays(engine: type[ScriptedLiveRun]) -> None:
     engine.exit_event = ev.WorkerExited(
         returncode=-11, signal="SIGSEGV", message="worker died with SIGSEGV: the compile crashed"
     )
@@ -325,7 +335,7 @@ async def test_worker_crash_is_one_line_error_and_data_stays(engine) -> None:
         assert app.is_running
 
 
-async def test_compile_error_is_reported_with_what_to_do(engine) -> None:
+async def test_compile_error_is_reported_with_what_to_do(engine: type[ScriptedLiveRun]) -> None:
     def failing(rid: str, s: RunSettings) -> list[ev.Event]:
         events = scripted_run(rid, s)[:4]
         return events + [
@@ -349,7 +359,7 @@ async def test_compile_error_is_reported_with_what_to_do(engine) -> None:
         assert "Log ⚠ 1" in str(app.query_one("#tabs", TabbedContent).get_tab("tab-log").label)
 
 
-async def test_recompile_limit_is_a_red_banner(engine) -> None:
+async def test_recompile_limit_is_a_red_banner(engine: type[ScriptedLiveRun]) -> None:
     def limited(rid: str, s: RunSettings) -> list[ev.Event]:
         events = scripted_run(rid, s)
         hit = ev.RecompileLimitHit(
@@ -369,7 +379,9 @@ async def test_recompile_limit_is_a_red_banner(engine) -> None:
         assert "EAGER" in text(banner)
 
 
-async def test_nothing_compiled_is_the_red_banner_and_no_speedup(engine) -> None:
+async def test_nothing_compiled_is_the_red_banner_and_no_speedup(
+    engine: type[ScriptedLiveRun],
+) -> None:
     def refused(rid: str, s: RunSettings) -> list[ev.Event]:
         events = [e for e in scripted_run(rid, s) if not isinstance(e, ev.BenchmarkMeasured)]
         nothing = ev.NothingCompiled(
@@ -393,7 +405,9 @@ async def test_nothing_compiled_is_the_red_banner_and_no_speedup(engine) -> None
         assert "nothing compiled" in text(app.query_one("#benchmark-body"))
 
 
-async def test_shape_sweep_runs_static_then_dynamic_and_compares(engine) -> None:
+async def test_shape_sweep_runs_static_then_dynamic_and_compares(
+    engine: type[ScriptedLiveRun],
+) -> None:
     app = make_app(engine=engine, target="variable-length")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("s")
@@ -409,7 +423,9 @@ async def test_shape_sweep_runs_static_then_dynamic_and_compares(engine) -> None
         assert "a shape sweep skips the benchmark" in hint and "--no-benchmark" not in hint
 
 
-async def test_a_sweep_of_a_workload_without_inputs_for_is_refused_at_once(engine) -> None:
+async def test_a_sweep_of_a_workload_without_inputs_for_is_refused_at_once(
+    engine: type[ScriptedLiveRun],
+) -> None:
     app = make_app(engine=engine, target="tiny-ops")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("s")
@@ -418,7 +434,7 @@ async def test_a_sweep_of_a_workload_without_inputs_for_is_refused_at_once(engin
         assert any("has no inputs_for(size, device, dtype)" in n for n in notes(app))
 
 
-async def test_a_second_run_waits_for_the_first(engine) -> None:
+async def test_a_second_run_waits_for_the_first(engine: type[ScriptedLiveRun]) -> None:
     engine.hold = True
     app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
@@ -435,7 +451,7 @@ async def test_a_second_run_waits_for_the_first(engine) -> None:
 
 
 async def test_save_writes_the_report_folder_and_shows_the_path(
-    engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    engine: type[ScriptedLiveRun], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)  # reports go to ./dlcprof-reports/<workload>-<stamp>
     app = make_app(engine=engine)
@@ -455,13 +471,13 @@ async def test_save_writes_the_report_folder_and_shows_the_path(
         assert len(load_session(folder / "session.json").runs) == 1
 
 
-async def test_save_failure_is_one_line_and_session_kept(engine) -> None:
+async def test_save_failure_is_one_line_and_session_kept(engine: type[ScriptedLiveRun]) -> None:
     from dlcprof.report import ReportError
 
     def refuse(session, directory):
         raise ReportError(f"cannot create {directory}: No space left on device")
 
-    app = make_app(engine=Engine(live_run=engine, save=refuse))
+    app = make_app(engine=Engine(live_run=live_runs(engine), save=refuse))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")
         await wait_for(pilot, lambda: not app.runs.busy and app.session.runs)
@@ -473,7 +489,7 @@ async def test_save_failure_is_one_line_and_session_kept(engine) -> None:
 
 
 async def test_unwritable_save_asks_where_and_saves_there(
-    engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    engine: type[ScriptedLiveRun], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The usual place cannot be created: dlcprof-reports is a file (root or not).
     monkeypatch.chdir(tmp_path)
@@ -564,7 +580,7 @@ async def test_help_lines_wrap_inside_their_column() -> None:
             assert line[:column].strip() == "", line
 
 
-async def test_the_paper_screen_repaints_as_the_plan_runs(engine) -> None:
+async def test_the_paper_screen_repaints_as_the_plan_runs(engine: type[ScriptedLiveRun]) -> None:
     """No polling: the paper pane is repainted from the events folded, like the others."""
     from helpers.paper import paper_events
 
@@ -629,7 +645,7 @@ def _keys_of(line: str, key: str) -> bool:
 
 
 async def test_every_action_is_bound_in_the_palette_in_help_and_in_the_replay_check(
-    engine,
+    engine: type[ScriptedLiveRun],
 ) -> None:
     """One table (tui/actions.py) feeds the keys, the palette, the help screen
     and what a replay allows: every action must appear in each."""
@@ -676,7 +692,9 @@ async def test_every_action_is_bound_in_the_palette_in_help_and_in_the_replay_ch
                 assert any(t.startswith(a.title + " (") for t in allowed) is shown, a
 
 
-async def test_replay_shows_a_saved_session_without_compile_keys(engine) -> None:
+async def test_replay_shows_a_saved_session_without_compile_keys(
+    engine: type[ScriptedLiveRun],
+) -> None:
     from dlcprof.session import Session
 
     events = scripted_run("r1", RunSettings(target="pointwise-chain"))
@@ -692,7 +710,7 @@ async def test_replay_shows_a_saved_session_without_compile_keys(engine) -> None
         assert "r" not in shown and "ctrl+s" in shown
 
 
-async def test_deterministic_mode_prints_no_elapsed_time(engine) -> None:
+async def test_deterministic_mode_prints_no_elapsed_time(engine: type[ScriptedLiveRun]) -> None:
     engine.hold = True
     engine.script = staticmethod(lambda rid, s: scripted_run(rid, s)[:4])  # dynamo left open
     app = make_app(engine=engine)
@@ -726,7 +744,7 @@ async def test_standby_worker_is_prepared_on_open() -> None:
 
 
 async def test_events_are_batched_and_keys_answered_during_a_flood(
-    engine, monkeypatch: pytest.MonkeyPatch
+    engine: type[ScriptedLiveRun], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def flood(rid: str, s: RunSettings) -> list[ev.Event]:
         events = scripted_run(rid, s)
@@ -856,7 +874,9 @@ def test_a_phase_line_says_pool_thread_and_cuts_a_long_name_in_its_middle() -> N
     assert name.startswith(head) and name.endswith(tail) and len(cell) == 24 - 4
 
 
-async def test_log_draws_when_shown_after_scrolling_another_pane(engine) -> None:
+async def test_log_draws_when_shown_after_scrolling_another_pane(
+    engine: type[ScriptedLiveRun],
+) -> None:
     # Textual 8.2 skipped the Log's first resize in this order, leaving it blank.
     from helpers.recorded import load_fixture
 

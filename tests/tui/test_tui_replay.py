@@ -12,6 +12,7 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
+from helpers.engine import ScriptedLiveRun
 from helpers.events import of_run
 from helpers.recorded import load_fixture
 from helpers.tui import SIZE, make_app, wait_for
@@ -134,7 +135,9 @@ def joined(shots: Shots, rid: str, pane: str) -> str:
     return as_text(shots[rid, pane])
 
 
-async def test_replay_renders_the_same_panes_as_live(engine, tmp_path: Path) -> None:
+async def test_replay_renders_the_same_panes_as_live(
+    engine: type[ScriptedLiveRun], tmp_path: Path
+) -> None:
     recorded = recorded_runs()
 
     def script(run_id: str, s: RunSettings) -> list[ev.Event]:
