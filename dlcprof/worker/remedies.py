@@ -180,7 +180,7 @@ def _add_function(functions: set[Any], dotted: str) -> bool:
     parts = dotted.split(".")
     for cut in range(len(parts) - 1, 0, -1):
         try:
-            obj = importlib.import_module(".".join(parts[:cut]))
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
         except ImportError:
             continue
         for attr in parts[cut:]:

@@ -93,7 +93,8 @@ def test_a_logging_method_defined_after_the_setting_is_added_at_the_first_compil
     def once(self, *args, **kwargs):
         self.warning(*args, **kwargs)
 
-    logger = logging.getLogger("dlcprof-hatch-test")
+    logger: Any = logging.getLogger("dlcprof-hatch-test")  # and the methods set below
+    logger_class: Any = logging.Logger
     graphs: list[int] = []
 
     def counting(gm, example_inputs):
@@ -117,12 +118,12 @@ def test_a_logging_method_defined_after_the_setting_is_added_at_the_first_compil
                 torch, "ignore_logging_functions=logging.Logger.dlcprof_test_once", "--hatch"
             )
             assert "logging.Logger.dlcprof_test_once is not defined yet" in line
-            logging.Logger.dlcprof_test_once = functools.lru_cache(None)(once)
-            logging.Logger.dlcprof_test_twice = functools.lru_cache(None)(once)
+            logger_class.dlcprof_test_once = functools.lru_cache(None)(once)
+            logger_class.dlcprof_test_twice = functools.lru_cache(None)(once)
             torch.compile(ignored, backend=counting)(torch.ones(2))
             assert len(graphs) == 1  # no break: one graph
             added = torch._dynamo.config.ignore_logging_functions
-            assert added == {logging.Logger.dlcprof_test_once}
+            assert added == {logger_class.dlcprof_test_once}
             graphs.clear()
             torch.compile(breaks, backend=counting)(torch.ones(2))
             assert len(graphs) == 2  # the graph before the break and the one after
