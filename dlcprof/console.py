@@ -309,7 +309,10 @@ class SqueezedTable(Table):
 
         # First the figures that must go even with every name at its least...
         needed = {
-            id(c): max(len(str(c.header)), *(len(x.whole) for x in c.cells)) for c in cuttable
+            id(c): max(
+                len(str(c.header)), *(len(x.whole) for x in c.cells if isinstance(x, Fitted))
+            )
+            for c in cuttable
         }
         for c in cuttable:
             c.width = min(needed[id(c)], Fitted.LEAST)

@@ -4,7 +4,7 @@ try SESSION N`` (one advice item run and measured)."""
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dlcprof.cli.headless import follow_run, stopping
 from dlcprof.cli.loading import LoadError, load_report, resolve_target
@@ -119,7 +119,7 @@ def _try_workload(
 
 
 def _follow_again(
-    args: argparse.Namespace, session: Session, run: Run, what: str, **how: object
+    args: argparse.Namespace, session: Session, run: Run, what: str, **how: Any
 ) -> tuple[int, Session | None, Run | None]:
     """The attached program's recorded command run again where it ran, attached
     (``how``: follow_program's hatch or env); (exit status, its session, its
@@ -180,8 +180,9 @@ def _try_program(
     if unset:
         error(unset[0])
         return EXIT_FAILED, None
-    ended = session.program_exit
-    walls = (ended.wall_s if ended else None, again.program_exit.wall_s)
+    ended, exited = session.program_exit, again.program_exit
+    assert exited is not None  # _follow_again's session is of a program that exited
+    walls = (ended.wall_s if ended else None, exited.wall_s)
     return EXIT_OK, fa.tried(run, trial, item, walls)
 
 
@@ -210,5 +211,6 @@ def _try_cache(
             return status, None
         runs.append((again, trial))
     (cold, cold_run), (warm, warm_run) = runs
+    assert cold.program_exit is not None and warm.program_exit is not None  # as _follow_again's
     walls = (cold.program_exit.wall_s, warm.program_exit.wall_s)
     return EXIT_OK, fa.tried(run, warm_run, item, walls, cold=(cold, cold_run), warm=warm)
