@@ -27,7 +27,9 @@ def compile_cost_view(run: Run, limit: int = 8, tree: bool = False) -> Renderabl
         why = fc.why_none(run)
         return Text(f"compile cost by your code: {text.na(why)}", style="yellow") if why else None
     parts: list[RenderableType] = [Text("Compile cost by your code", style="bold")]
-    tables = [(fc.dynamo_line(cost), fc.FUNCTION_COLUMNS, fc.function_rows(cost, limit))]
+    tables: list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]] = [
+        (fc.dynamo_line(cost), fc.FUNCTION_COLUMNS, fc.function_rows(cost, limit))
+    ]
     if not tree:
         tables.append((fc.lowering_line(cost), fc.MODULE_COLUMNS, fc.module_rows(cost, limit)))
     for title, columns, rows in tables:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
@@ -230,8 +231,8 @@ def kernels_table(run: Run, fit: bool = True) -> Table:
         name: RenderableType = k.name
         ops: RenderableType = fk.ops_whole(k)
         if fit:
-            name = Fitted(k.name, lambda w, n=k.name: text.middle(n, w))
-            ops = Fitted(fk.ops_whole(k), lambda w, k=k: fk.ops_cell(k, w))
+            name = Fitted(k.name, partial(text.middle, k.name))
+            ops = Fitted(fk.ops_whole(k), partial(fk.ops_cell, k))
         t.add_row(g.label, name, k.kind, *c, ops)
     count = fk.kernel_count(run)
     head = [count.words, *filter(None, [count.rows_words])]
@@ -308,7 +309,10 @@ class SqueezedTable(Table):
 
         # First the figures that must go even with every name at its least...
         needed = {
-            id(c): max(len(str(c.header)), *(len(x.whole) for x in c.cells)) for c in cuttable
+            id(c): max(
+                len(str(c.header)), *(len(x.whole) for x in c.cells if isinstance(x, Fitted))
+            )
+            for c in cuttable
         }
         for c in cuttable:
             c.width = min(needed[id(c)], Fitted.LEAST)
@@ -350,7 +354,10 @@ def benchmark_table(run: Run, session: Session) -> RenderableType:
         t.add_column(name, justify="right")
     for label, cells in fa.rows(a):
         t.add_row(label, *cells)
-    lines = [t, Text(f"compile {a.default.compile_text}, first call minus a steady call")]
+    lines: list[RenderableType] = [
+        t,
+        Text(f"compile {a.default.compile_text}, first call minus a steady call"),
+    ]
     lines += [Text(line) for line in fa.notes(a, run)]
     lines.append(Text(f"measured: {fb.measured_with(run.benchmark)}", style="dim"))
     return Group(*lines)
@@ -568,9 +575,11 @@ def attach_line(event: ev.Event, session: Session) -> Text | None:
             # inside it; the run's end line ("crashed: uncaught ...") says it after.
             return None
         case ev.RunFinished():
-            run = session.run(event.run_id)
-            end = fout.end_line(run, session) or fout.status(run)
-            return Text(f"■ {run.name}: {end}", style="bold" if run.status == "ok" else "bold red")
+            ended = session.run(event.run_id)
+            end = fout.end_line(ended, session) or fout.status(ended)
+            return Text(
+                f"■ {ended.name}: {end}", style="bold" if ended.status == "ok" else "bold red"
+            )
         case (
             ev.PhaseEnded()
             | ev.CompileFinished()

@@ -32,7 +32,7 @@ def now() -> float:
 _E = TypeVar("_E")
 
 if typing.TYPE_CHECKING:  # a dataclass to checkers (typing.dataclass_transform is 3.11+)
-    event = dataclass
+    from dataclasses import dataclass as event
 else:
 
     def event(cls: type[_E]) -> type[_E]:
@@ -58,12 +58,10 @@ class Event:
         shown = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
         return f"{type(self).__qualname__}({shown})"
 
-    def __eq__(self, other: object) -> bool:
+    def __eq__(self, other: object) -> bool:  # and so, mutable, unhashable (as a dataclass with eq)
         if other.__class__ is not self.__class__:
             return NotImplemented
         return vars(self) == vars(other)
-
-    __hash__ = None  # mutable: unhashable, as a dataclass with eq
 
 
 class Sink(Protocol):

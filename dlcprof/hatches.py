@@ -20,7 +20,7 @@ class Hatch:
     # (torch._dynamo.config attribute, value): a set of functions gets the value,
     # a dotted name, added ("": the function is named with the hatch, see spec);
     # () for a change to the user's code.
-    config: tuple[str, object] = ()
+    config: tuple[str, object] | tuple[()] = ()
     removes: bool = True  # False: the break stays, moved out of the compiled code
     # Why the compile after it is not predicted, "" where the merged graph
     # compiles the same ops as the graphs it joins.

@@ -11,6 +11,7 @@ the findings back from it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from dlcprof import events as ev
 from dlcprof import workloads as wl
@@ -88,7 +89,7 @@ def make_plan(
         sizes = quick_sizes(sizes)
     fresh = names[:1] if quick else names
 
-    def settings(target: str, **kw: object) -> RunSettings:
+    def settings(target: str, **kw: Any) -> RunSettings:
         return RunSettings(target=target, device=device, size=size, **kw).validate()
 
     runs = [settings(t) for t in names]

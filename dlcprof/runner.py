@@ -116,7 +116,7 @@ class WorkerProcess:
         """Send the one run request; returns its run id. ``quiet``: the worker
         asks before it times (TimingStarted) and waits for ``answer_quiet``."""
         self.run_id = run_id or new_run_id()
-        request = {"run_id": self.run_id, "settings": settings.to_dict()}
+        request: dict[str, object] = {"run_id": self.run_id, "settings": settings.to_dict()}
         if quiet:
             request["quiet"] = True
         assert self.proc.stdin is not None

@@ -243,9 +243,11 @@ class _Settled(Protocol):
     """RunSettings, or a run's RunStarted event (the settings as the worker resolved them)."""
 
     target: str
-    shapes: list[int] | None
     sweep: bool
     benchmark: bool
+
+    @property  # read only: RunStarted's is a list, never None
+    def shapes(self) -> list[int] | None: ...
 
 
 def repro_command(s: _Settled, target: str | None = None) -> str:

@@ -192,8 +192,8 @@ def compare_table(cmp: fc.Comparison) -> RenderableType:
         t = Table(title="settings that differ", title_justify="left", expand=False)
         for col in ("setting", "A", "B"):
             t.add_column(col)
-        for k, va, vb in cmp.settings:
-            t.add_row(k, text.value(va), text.value(vb))
+        for setting, va, vb in cmp.settings:
+            t.add_row(setting, text.value(va), text.value(vb))
         parts.append(t)
 
     t = _delta_table("headline (delta = B - A)", "metric")
@@ -265,8 +265,8 @@ def paper_tables(f: fpa.Findings, fill: bool = False) -> RenderableType:
     t = Table(title=fpt.PAPER_TITLE, title_justify="left", expand=fill)
     for i, (col, ratio) in enumerate(zip(fpt.PAPER_COLUMNS, (2, 2, 5), strict=True)):
         t.add_column(col, style="bold" if i == 0 else "", ratio=ratio if fill else None)
-    for row in fpt.summary_rows(f):
-        t.add_row(*row)
+    for summary in fpt.summary_rows(f):
+        t.add_row(*summary)
     w = Table(title=fpt.PAPER_WORKLOADS, title_justify="left", expand=fill)
     for i, col in enumerate(fpt.WORKLOAD_COLUMNS):
         # The workload and its kind whole; the figures wrap at their spaces.

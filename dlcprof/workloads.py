@@ -133,10 +133,8 @@ def _bundled_dir() -> Path | None:
     except (ModuleNotFoundError, ImportError):
         root = None
     if root is not None:
-        try:
-            path = Path(os.fspath(root))
-        except TypeError:
-            path = None  # not on a file system (zip): not supported
+        # Not on a file system (zip): not supported.
+        path = Path(root) if isinstance(root, os.PathLike) else None
         if path is not None and path.is_dir():
             return path
     # A source checkout run without installing: the top-level workloads/ folder.

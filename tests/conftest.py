@@ -65,7 +65,7 @@ for _sig, _default in (
 # load). App.__init__ reads this, so every app the tests make, in every process,
 # shows the end state at once.
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
-textual_constants.TEXTUAL_ANIMATIONS = "none"
+vars(textual_constants)["TEXTUAL_ANIMATIONS"] = "none"  # a Final to mypy
 
 
 @pytest.fixture

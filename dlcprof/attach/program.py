@@ -24,6 +24,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import cast
 
 from dlcprof import events as ev
 from dlcprof.attach.launch import Launch
@@ -159,7 +160,7 @@ class AttachedProgram:
                     elif key.data == "ended":
                         sel.unregister(key.fileobj)
                     else:
-                        streams.read(sel, key.fileobj)
+                        streams.read(sel, cast(socket.socket, key.fileobj))  # a stream's
                 self._read_output()
         finally:
             self._read_output(last=True)

@@ -64,9 +64,9 @@ def main(argv: list[str] | None = None) -> int:
         ):
             argv = ["tui", *argv]
         if argv[0] in PROGRAM_COMMANDS.keys() - COMMANDS:  # `check` without "-- CMD": its help
-            parser = PROGRAM_COMMANDS[argv[0]].parser()
-            parser.parse_args(argv[1:])
-            raise UsageError(f"dlcprof {argv[0]} runs your command: {parser.usage}")
+            alone = PROGRAM_COMMANDS[argv[0]].parser()
+            alone.parse_args(argv[1:])
+            raise UsageError(f"dlcprof {argv[0]} runs your command: {alone.usage}")
         # Known args first: the top parser would name itself for a subcommand's stray argument.
         args, extra = build_parser().parse_known_args(argv)
         if extra:

@@ -110,11 +110,16 @@ def cmd_check(args: argparse.Namespace, command: list[str]) -> int:
             "--json F or --report DIR"
         )
     followed: list[tuple[Session, Console]] = []
+
+    def keep(session: Session, out: Console) -> int:
+        followed.append((session, out))
+        return exit_code(session)
+
     for i in range(args.repeat):
         status = follow_program(
             args,
             command,
-            lambda session, out: followed.append((session, out)) or exit_code(session),
+            keep,
             summary=not args.quiet and i == args.repeat - 1,
         )
         if status != EXIT_OK or not followed:

@@ -4,7 +4,7 @@ try SESSION N`` (one advice item run and measured)."""
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dlcprof.cli.headless import follow_run, stopping
 from dlcprof.cli.loading import LoadError, load_report, resolve_target
@@ -119,7 +119,7 @@ def _try_workload(
 
 
 def _follow_again(
-    args: argparse.Namespace, session: Session, run: Run, what: str, **how: object
+    args: argparse.Namespace, session: Session, run: Run, what: str, **how: Any
 ) -> tuple[int, Session | None, Run | None]:
     """The attached program's recorded command run again where it ran, attached
     (``how``: follow_program's hatch or env); (exit status, its session, its
@@ -138,17 +138,22 @@ def _follow_again(
         hotspots=spy is not None and spy.available,
     )
     trials: list[Session] = []
+
+    def keep(s: Session, out: Console) -> int:
+        trials.append(s)
+        return exit_code(s)
+
     status = follow_program(
         follow,
         program.argv,
-        lambda s, out: trials.append(s) or exit_code(s),
+        keep,
         summary=False,
         cwd=program.cwd,
         **how,
     )
     again = trials[0] if trials else None
     trial = fa.advised_run(again) if again is not None else None
-    if status != EXIT_OK or trial is None or again.program_exit is None:
+    if status != EXIT_OK or trial is None or again is None or again.program_exit is None:
         error(
             f"{what} did not finish: "
             + (f"the program exited with {status}" if status else "the program compiled nothing")
@@ -175,8 +180,9 @@ def _try_program(
     if unset:
         error(unset[0])
         return EXIT_FAILED, None
-    ended = session.program_exit
-    walls = (ended.wall_s if ended else None, again.program_exit.wall_s)
+    ended, exited = session.program_exit, again.program_exit
+    assert exited is not None  # _follow_again's session is of a program that exited
+    walls = (ended.wall_s if ended else None, exited.wall_s)
     return EXIT_OK, fa.tried(run, trial, item, walls)
 
 
@@ -205,5 +211,6 @@ def _try_cache(
             return status, None
         runs.append((again, trial))
     (cold, cold_run), (warm, warm_run) = runs
+    assert cold.program_exit is not None and warm.program_exit is not None  # as _follow_again's
     walls = (cold.program_exit.wall_s, warm.program_exit.wall_s)
     return EXIT_OK, fa.tried(run, warm_run, item, walls, cold=(cold, cold_run), warm=warm)

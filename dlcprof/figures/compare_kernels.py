@@ -236,9 +236,11 @@ def diff_kernels(a_run: Run, b_run: Run) -> KernelDiff:
     ta, tb = kernel_times(a_run), kernel_times(b_run)
     pairs += [(k, None) for k in unmatched_a] + [(None, k) for k in unmatched_b]
     rows = []
-    for ka, kb in pairs:
-        name = KernelChange(ka, kb, "").name if ka and kb else (ka or kb).name
-        a = ta.get(_key(ka)) if ka else None
-        rows.append(KernelTimeDelta(name, a, tb.get(_key(kb)) if kb else None))
+    for pa, pb in pairs:
+        one = pa or pb
+        assert one is not None  # a pair has a kernel on one side at least
+        name = KernelChange(pa, pb, "").name if pa and pb else one.name
+        time_a = ta.get(_key(pa)) if pa else None
+        rows.append(KernelTimeDelta(name, time_a, tb.get(_key(pb)) if pb else None))
     diff.times = sorted(rows, key=lambda r: -r.largest_ms)
     return diff

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeGuard
 
 from dlcprof import events as ev
 from dlcprof import text
@@ -20,7 +20,7 @@ HEADLINE_KEYS = {
 TOTALS = {"mem_used_mb": "mem_total_mb"}
 
 
-def finite(x: Any) -> bool:
+def finite(x: object) -> TypeGuard[float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 

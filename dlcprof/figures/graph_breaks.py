@@ -192,7 +192,7 @@ def restarted_by(run: Run, b: Break) -> list[Compile]:
     for cid in b.compile_ids:
         c = run.compiles.get(cid)
         r = restarts(c) if c is not None else None
-        if r is not None and r.reasons == [f"graph break: {b.reason}"]:
+        if c is not None and r is not None and r.reasons == [f"graph break: {b.reason}"]:
             out.append(c)
     return out
 

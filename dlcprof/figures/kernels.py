@@ -4,6 +4,7 @@ costs inside the compiled call (the profiling stage, ``KernelsProfiled``)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from dlcprof import events as ev
@@ -301,8 +302,8 @@ def kernel_timings(run: Run) -> dict[str, KernelTiming]:
             later = (
                 NOT_SAMPLED_YET if run.process is not None else "compiled after the profiling stage"
             )
-            why = later if p else why_no_profile(run)
-            d = {"why": dict.fromkeys(("time_ms", "eager_ms", "bytes"), why)}
+            absent = later if p else why_no_profile(run)
+            d = {"why": dict.fromkeys(("time_ms", "eager_ms", "bytes"), absent)}
         why = dict(d.get("why") or {})
         t, eager, nbytes = d.get("time_ms"), d.get("eager_ms"), d.get("bytes")
         gbps = nbytes / (t * 1e6) if nbytes is not None and t else None
@@ -340,7 +341,7 @@ def group_timing(group: KernelGroup, timings: dict[str, KernelTiming]) -> Kernel
 
 
 def by_time(
-    kernels: list[ev.KernelGenerated], timings: dict[str, KernelTiming | None]
+    kernels: list[ev.KernelGenerated], timings: Mapping[str, KernelTiming | None]
 ) -> list[ev.KernelGenerated]:
     """Slowest first; kernels without a time after, in launch order."""
 

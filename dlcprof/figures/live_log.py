@@ -63,8 +63,8 @@ def event_line(e: ev.Event) -> Line | None:
                 (f"{text.eager_calls(e.calls)}; {fr.eager_each(e.call_s, e.untimed)}", PLAIN),
             ]
         case ev.GraphBroken():
-            kind = f"{e.gb_id} " if e.gb_id else ""
-            line = [(f"graph break {kind}", HEAD), (f"{e.location} ", PLACE), (e.reason, PLAIN)]
+            gb = f"{e.gb_id} " if e.gb_id else ""
+            line = [(f"graph break {gb}", HEAD), (f"{e.location} ", PLACE), (e.reason, PLAIN)]
             line += [(f" {text.broke_inside(e.detail)}", ASIDE)] if e.detail else []
             return line + ([(f"  hint: {e.hints[0]}", ASIDE)] if e.hints else [])
         case ev.LogEmitted():

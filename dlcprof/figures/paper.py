@@ -153,7 +153,7 @@ def _workload(target: str, runs: list[Run], planned_fresh: bool) -> WorkloadFigu
     fresh_b = fresh_run.benchmark if fresh_run is not None else None
     if not planned_fresh:
         fresh_why = "--quick"
-    elif fresh_b is None:
+    elif fresh_b is None or fresh_run is None:
         fresh_why = fb.why_none(fresh_run, short=True) if fresh_run else _not_run(runs)
     elif run is None or run.benchmark is None:
         fresh_why = why
@@ -188,7 +188,7 @@ class Findings:
     def best(self) -> WorkloadFigures | None:
         """The largest speedup that is measurably one."""
         faster = [w for w in self.measured if w.speed and w.speed.verdict == fb.FASTER]
-        return max(faster, key=lambda w: w.speed.speedup or 0.0, default=None)
+        return max(faster, key=lambda w: (w.speed.speedup or 0.0) if w.speed else 0.0, default=None)
 
     @property
     def little(self) -> list[WorkloadFigures]:

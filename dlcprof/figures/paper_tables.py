@@ -71,6 +71,7 @@ def _little(f: Findings) -> str:
     return "; ".join(
         gained_little(w.name, fb.speedup_text(w.speed), w.character.kind if w.character else None)
         for w in little
+        if w.speed is not None  # as every one is (measured)
     )
 
 

@@ -336,7 +336,7 @@ class PySpySampler:
             cur = nxt
             # Spawn the successor early enough that it is attached when this window is due.
             live = self.live_interval_s > 0
-            due = cur.t_attached + max(0.2, self.live_interval_s - attach_s)
+            due = nxt.t_attached + max(0.2, self.live_interval_s - attach_s)
             while not self._interrupt.is_set() and not cur.exited():
                 if live and time.time() >= due:
                     break
@@ -425,7 +425,7 @@ class PySpySampler:
         for name, t, w, frames in self._timeline:
             per_thread[name].append((t, w, frames))
         t0 = min(t for _, t, _, _ in self._timeline)
-        profiles = []
+        profiles: list[dict[str, Any]] = []
         for name, entries in per_thread.items():
             entries.sort(key=lambda e: e[0])
             samples: list[list[int]] = []

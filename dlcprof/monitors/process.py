@@ -11,6 +11,7 @@ passes to ``see``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 from dlcprof import events as ev
 from dlcprof import scratch
@@ -62,7 +63,9 @@ class ProcessMonitors:
         self.pid = pid
         self.emit = emit
         self.run_id: str | None = None
-        self.monitors = monitors_on(pid, self._stamp, cuda_index, device, hotspots)
+        # The monitors emit Monitored events only.
+        stamp = cast(Emit, self._stamp)
+        self.monitors = monitors_on(pid, stamp, cuda_index, device, hotspots)
         self._profiler = next((m for m in self.monitors if isinstance(m, PySpySampler)), None)
         self._phases: list[tuple[str, float, float]] = []
         self._stopped = False

@@ -45,7 +45,9 @@ def environment(session: Session) -> Environment:
         "cuda_available": w.cuda_available if w else None,
         "threads": s.threads if s else None,
         # Measured next to the benchmark: the load that could disturb it.
-        "load_avg": list(bench_run.benchmark.load_avg) if bench_run else None,
+        "load_avg": list(bench_run.benchmark.load_avg)
+        if bench_run and bench_run.benchmark
+        else None,
         "cpu_count": (w.cpu_count if w else None) or (proc.cpu_count if proc else None),
         # An import's logs do not say where they ran; this machine is not it.
         "platform": origin.get("platform") or (None if imported else platform.platform()),
@@ -102,7 +104,7 @@ def environment(session: Session) -> Environment:
             recorded is None,
         ),
     ]
-    if attached:
+    if attached and proc is not None:
         prog = session.program
         command = text.command_words(prog.argv, prog.cwd) if prog else " ".join(proc.argv)
         rows += [Row("host", proc.host), Row("command", command)]

@@ -116,7 +116,9 @@ def _raw_traces(session: Session) -> tuple[dict[str, bytes], list[str]]:
     files: dict[str, bytes] = {}
     notes = []
     for run_id, name in trace_names(session).items():
-        path = session.runs[run_id].raw_trace.path
+        trace = session.runs[run_id].raw_trace
+        assert trace is not None  # trace_names names the runs that have one
+        path = trace.path
         try:
             files[name] = Path(path).read_bytes()
         except OSError as e:

@@ -4,8 +4,6 @@ the path relative to the repository, ``%``, CR and LF escaped everywhere and
 ``:`` and ``,`` in properties), and a Markdown summary for
 ``$GITHUB_STEP_SUMMARY``."""
 
-from __future__ import annotations
-
 from pathlib import Path
 
 from dlcprof.figures.check.budgets import TITLES, Violation, run_tag

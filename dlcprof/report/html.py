@@ -180,7 +180,7 @@ class Charts:
                 continue
             lines = []
             for m in have:
-                pts = [(t - origin, v) for t, v in series[m]]
+                pts: list[tuple[float, float | None]] = [(t - origin, v) for t, v in series[m]]
                 lines.append(svg.Series(m, svg.PALETTE[color % len(svg.PALETTE)], pts))
                 color += 1
             top = max(v for m in have for _, v in series[m])

@@ -139,7 +139,8 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     except ValueError as e:
         raise ReportError(f"{p} is corrupted: {_why(e)}") from None
     if not isinstance(data, dict):
-        kind = {list: "an array", str: "a string"}.get(type(data), type(data).__name__)
+        kinds: dict[type, str] = {list: "an array", str: "a string"}
+        kind = kinds.get(type(data), type(data).__name__)
         raise ReportError(f"{p} is not a dlcprof report (JSON {kind}, not an object)")
     if "schema" not in data:
         raise ReportError(f"{p} is not a dlcprof report (no 'schema' key)")

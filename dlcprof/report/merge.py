@@ -25,7 +25,7 @@ from dlcprof.figures.job import nodes as fnodes
 from dlcprof.report.errors import ReportError
 from dlcprof.report.folder import trace_names
 from dlcprof.report.load import load_session
-from dlcprof.session import Run, Session
+from dlcprof.session import Session
 
 USAGE = "dlcprof merge A/ B/ ... -o DIR"
 # Fields that name a run (renamed with it).
@@ -42,12 +42,14 @@ class _Node:
         return self.source if self.source.is_dir() else self.source.parent
 
     @property
-    def ranked(self) -> list[Run]:
-        return [r for r in self.session.runs.values() if r.process and r.process.rank is not None]
+    def ranked(self) -> list[ev.ProcessAttached]:
+        """The processes of its runs that have a rank."""
+        runs = self.session.runs.values()
+        return [r.process for r in runs if r.process and r.process.rank is not None]
 
     @property
     def ranks(self) -> list[int]:
-        return sorted({r.process.rank for r in self.ranked})
+        return sorted({p.rank for p in self.ranked if p.rank is not None})
 
     @property
     def joins(self) -> list[ev.ProcessGroupJoined]:
@@ -77,7 +79,7 @@ def _check(nodes: list[_Node]) -> None:
         if key in seen:
             raise ReportError(f"{seen[key]} and {n.source} are the same node: give each node once")
         seen[key] = n.source
-    worlds = {n.source: {r.process.world_size for r in n.ranked} - {None} for n in nodes}
+    worlds = {n.source: {p.world_size for p in n.ranked if p.world_size is not None} for n in nodes}
     sizes = {w for ws in worlds.values() for w in ws}
     if len(sizes) > 1:
         said = ", ".join(f"{src}: {'/'.join(map(str, sorted(ws)))}" for src, ws in worlds.items())
@@ -144,7 +146,7 @@ def merge_sessions(paths: Sequence[str | os.PathLike[str]]) -> Session:
             ev.NodeMerged(
                 node=name,
                 source=str(node.source),
-                hosts=sorted({r.process.host for r in node.ranked}),
+                hosts=sorted({p.host for p in node.ranked}),
                 ranks=node.ranks,
                 run_ids=[rename.get(r, r) for r in node.session.runs],
                 offset_s=offset.seconds,

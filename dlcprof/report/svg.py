@@ -220,7 +220,7 @@ def phase_timeline(run: Run, width: int = 1100, max_compiles: int = 30) -> Marku
                 body.append(_text(x + 4, ly + 11, p.name, 10, "start", "#fff"))
             body.append("</g>")
     # Legend: the compiler stages, as every view colours them.
-    lx = left + plot_w
+    lx: float = left + plot_w
     for st in reversed(fp.STAGES):
         lx -= 9 * len(st.name) * 0.75 + 26
         body.append(el("rect", x=lx, y=5, width=10, height=10, rx=2, fill=st.color))
@@ -294,11 +294,11 @@ def line_chart(
             body.append(f"<g>{svg_title(blabel)}{rect}</g>")
             body.append(_text(bx0 + 3, top + 11, blabel, 10, "start", "#6b7895"))
     for t in yt:
-        y = sy(t)
+        ty = sy(t)
         body.append(
-            f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="{GRID}"/>'
+            f'<line x1="{left}" y1="{ty:.1f}" x2="{left + pw}" y2="{ty:.1f}" stroke="{GRID}"/>'
         )
-        body.append(_text(left - 6, y + 4, tick_label(t, y_unit), 10, "end", AXIS))
+        body.append(_text(left - 6, ty + 4, tick_label(t, y_unit), 10, "end", AXIS))
     if x_ticks is None:
         x_ticks = [(t, tick_label(t)) for t in nice_ticks(x0, x1, 8) if x0 <= t <= x1]
     for xv, xl in x_ticks:

@@ -70,7 +70,7 @@ def import_trace(paths: Iterable[str], workers: int | None = None, run: int = -1
     runs = _runs(_ranked(procs, unread))
     notes = _runs_said(runs, run)
     chosen = runs[run if run < 0 else run - 1] if runs else []
-    summaries = [_summarized(host, p) for host, p in sorted(chosen, key=lambda hp: hp[1].rank)]
+    summaries = [_summarized(host, p) for host, p in sorted(chosen, key=lambda hp: _rank(hp[1]))]
     notes += _missing(sorted(s.rank for s in summaries))
     kept_ranks = _kept(summaries)
     kept: dict[str, str] = {}
@@ -142,8 +142,14 @@ def _runs(ranked: list[Placed]) -> list[list[Placed]]:
             runs.append([])
             seen = set()
         runs[-1].append((host, p))
-        seen.add(p.rank)
+        seen.add(_rank(p))
     return runs
+
+
+def _rank(p: ProcessSummary) -> int:
+    """A placed log's rank (``_ranked`` keeps the logs that have one)."""
+    assert p.rank is not None
+    return p.rank
 
 
 def _runs_said(runs: list[list[Placed]], run: int) -> list[str]:
@@ -158,7 +164,7 @@ def _runs_said(runs: list[list[Placed]], run: int) -> list[str]:
         return []
     chosen = run % len(runs) if run < 0 else run - 1
     others = "; ".join(
-        f"run {k + 1} started {_started(r)} ({rank_span([p.rank for _, p in r])})"
+        f"run {k + 1} started {_started(r)} ({rank_span([_rank(p) for _, p in r])})"
         for k, r in enumerate(runs)
         if k != chosen
     )

@@ -160,7 +160,7 @@ class TraceDispatcher:
             return
         with self._lock:
             if self.tee is not None:
-                self._tee(metadata, payload, thread)
+                self._tee(self.tee, metadata, payload, thread)
             try:
                 self._dispatch(name, metadata, payload, thread)
             except Exception as e:  # noqa: BLE001 - a parse bug must never break a compile
@@ -604,7 +604,7 @@ class TraceDispatcher:
             )
         )
 
-    def _tee(self, md: dict[str, Any], payload: str | None, thread: int) -> None:
+    def _tee(self, tee: IO[str], md: dict[str, Any], payload: str | None, thread: int) -> None:
         """Record what the dispatcher reads, minus bulk it never looks at."""
         name = record_name(md)
         if name == "chromium_event" and payload:
@@ -627,7 +627,7 @@ class TraceDispatcher:
             md = dict(md)  # the Python stacks it was created in: kilobytes, unused
             md[name] = {k: v for k, v in (md.get(name) or {}).items() if "stack" not in k}
         try:
-            self.tee.write(
+            tee.write(
                 json.dumps({"metadata": md, "payload": payload, "thread": thread}, default=str)
                 + "\n"
             )

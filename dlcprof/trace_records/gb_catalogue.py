@@ -89,7 +89,8 @@ def load(path: str | None) -> Catalogue:
         return Catalogue(missing=f"this torch ships no graph-break catalogue ({path})")
     except (OSError, ValueError) as e:
         return Catalogue(missing=f"torch's graph-break catalogue is unreadable: {e}")
-    entries, titles = {}, {}
+    entries: dict[str, Entry] = {}
+    titles: dict[str, str] = {}
     for gb_id, versions in data.items() if isinstance(data, dict) else ():
         # Each id lists its type's wordings, the current first.
         kept = [v for v in versions if isinstance(v, dict)] if isinstance(versions, list) else []

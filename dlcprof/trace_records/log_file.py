@@ -127,11 +127,12 @@ def _whole(record: Record, payload: list[str]) -> bool:
     whose metadata names none has no payload, or one from before torch wrote
     md5s: read as it is."""
     expected = record.metadata.get("has_payload")
+    joined = "\n".join(payload)
     if payload or expected is not None:
-        record.payload = "\n".join(payload)
+        record.payload = joined
     if not isinstance(expected, str) or len(expected) != 32:
         return True
-    return hashlib.md5(record.payload.encode(errors="replace")).hexdigest() == expected.lower()
+    return hashlib.md5(joined.encode(errors="replace")).hexdigest() == expected.lower()
 
 
 def _clock(m: re.Match[str]) -> float:

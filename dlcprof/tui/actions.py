@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from rich.table import Table
 from rich.text import Text
 from textual.actions import parse
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 from dlcprof.tui.panes import FOCUSABLE
 
@@ -325,7 +325,7 @@ _END: tuple[Action, ...] = (
 ACTIONS: tuple[Action, ...] = _MAIN + _FOCUS + _END
 
 
-def bindings() -> list[Binding]:
+def bindings() -> list[BindingType]:
     return [
         Binding(a.key, a.action, a.label, show=a.footer, key_display=_DISPLAY.get(a.key))
         for a in ACTIONS
@@ -337,7 +337,7 @@ def find(name: str, parameters: tuple[object, ...]) -> Action | None:
     arguments, else the first of that name (the paper screen's r: paper(True))."""
     named = [a for a in ACTIONS if a.name == name]
     exact = [a for a in named if parse(a.action)[2] == parameters]
-    return (exact or named or [None])[0]
+    return (exact or named)[0] if named else None
 
 
 def _grouped(field: str, workloads: bool = True, ranks: bool = True) -> list[tuple[Action, str]]:

@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
@@ -42,7 +42,7 @@ from dlcprof.session import Session
 from dlcprof.settings import RunSettings, SettingsError
 from dlcprof.signals import HANGUP, Stopped, input_hung_up
 from dlcprof.tui import actions, focus
-from dlcprof.tui.controller import NotRunnable, RunController, initial_settings
+from dlcprof.tui.controller import NotRunnable, RunController, Severity, initial_settings
 from dlcprof.tui.messages import (
     KernelChosen,
     RunChosen,
@@ -54,7 +54,7 @@ from dlcprof.tui.ordering import Order
 from dlcprof.tui.panes import AFFECTS, BY_NAME, PANES, REPAINTED, Pane
 from dlcprof.tui.program_dialog import ask_stop_or_detach
 from dlcprof.tui.screens import HelpScreen, KernelSourceScreen, PaperScreen, RanksScreen, SaveScreen
-from dlcprof.tui.view import View, on_cpu
+from dlcprof.tui.view import Shows, View, on_cpu
 from dlcprof.tui.view_keys import ViewKeys, pane_of
 from dlcprof.tui.widgets.advice import AdviceScreen, Trials
 from dlcprof.tui.widgets.log import LogPane
@@ -65,6 +65,7 @@ from dlcprof.tui.widgets.workloads import WorkloadPicker
 
 if TYPE_CHECKING:
     from dlcprof.engine import Engine
+    from dlcprof.figures.advice.model import Advice
     from dlcprof.tui.attached import ProgramController
 
 TICK_S = 1 / 20  # panes repaint at most this often
@@ -285,7 +286,7 @@ class DlcprofApp(App[None]):
                 self.exit()
         elif isinstance(e, ev.ErrorRaised):
             remedy = _REMEDY.get(e.stage, "details in Log")
-            severity = "warning" if e.stage == "monitor" else "error"
+            severity: Severity = "warning" if e.stage == "monitor" else "error"
             self._report(f"{e.stage} failed: {e.message} — {remedy}", severity, note=False)
         elif isinstance(e, ev.RecompileLimitHit):
             self._report(f"RECOMPILE LIMIT HIT {fr.limit_line(e)}", "error", note=False)
@@ -318,7 +319,7 @@ class DlcprofApp(App[None]):
         for name in (p.name for p in PANES if p.repaints and p.name in dirty):
             for screen in self.screen_stack:  # the paper pane lives on its own screen
                 try:  # by id: a CSS query over every widget was most of a streaming tick
-                    pane = screen.get_widget_by_id(name)
+                    pane = cast(Shows, screen.get_widget_by_id(name))  # p.repaints
                 except NoMatches:
                     continue
                 pane.show(view)
@@ -409,7 +410,7 @@ class DlcprofApp(App[None]):
         """Bring a bottom tab forward: recompiles, log, device, hotspots or modes."""
         self._home.query_one(TabbedContent).active = f"tab-{name}"
 
-    def action_focus(self, name: str) -> None:
+    async def action_focus(self, name: str) -> None:  # App's, which is async
         """Go to a pane (its key in the registry): a tab is brought forward first."""
         if BY_NAME[name].place == "tab":
             self.show_tab(name)
@@ -576,7 +577,7 @@ class DlcprofApp(App[None]):
         elif not isinstance(self.screen, AdviceScreen):
             self.push_screen(AdviceScreen(self.session, run))
 
-    def try_advice(self, settings: RunSettings, advised_run: str, item: object) -> bool:
+    def try_advice(self, settings: RunSettings, advised_run: str, item: Advice) -> bool:
         """Run one advice item's change (the Advice screen's digit keys)."""
         if self.replay or self._busy():
             return False
@@ -636,7 +637,7 @@ class DlcprofApp(App[None]):
             self._select(run_id)
         self._dirty.add("status")
 
-    def _report(self, message: str, severity: str = "error", note: bool = True) -> None:
+    def _report(self, message: str, severity: Severity = "error", note: bool = True) -> None:
         """A one-line problem: a notification, the status bar, and the Log pane.
 
         ``note`` False when the message came from the session (it is logged there)."""

@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 from dlcprof import events as ev
 from dlcprof import text, workloads
@@ -26,11 +26,12 @@ if TYPE_CHECKING:
     from dlcprof.engine import Engine, LiveRun, Standby
 
 Emit = Callable[[ev.Event], None]
+Severity = Literal["information", "warning", "error"]  # Textual's notify's
 
 
 @dataclass(frozen=True)
 class Notice:
-    severity: str  # "information" | "warning" | "error"
+    severity: Severity
     message: str
     logged: bool = False  # the session holds it already (an event said it)
     topic: str = ""  # a later notice of the same topic replaces this one's error
@@ -168,9 +169,7 @@ class RunController:
 
     # --- runs ---------------------------------------------------------------------
 
-    def settings_for(
-        self, target: str, values: dict[str, object], **overrides: object
-    ) -> RunSettings:
+    def settings_for(self, target: str, values: dict[str, Any], **overrides: Any) -> RunSettings:
         """The next run's settings: ``target`` and the sidebar's ``values`` over
         the command line's, then ``overrides``; checked before any worker starts
         (raises NotRunnable with the one line to show)."""
@@ -314,5 +313,7 @@ class RunController:
         if self._standby is not None:
             self._standby.close()
 
-    def _notice(self, severity: str, message: str, logged: bool = False, topic: str = "") -> None:
+    def _notice(
+        self, severity: Severity, message: str, logged: bool = False, topic: str = ""
+    ) -> None:
         self.notices.append(Notice(severity, message, logged, topic))

@@ -26,6 +26,8 @@ def toggle_maximized(home: Screen) -> None:
     if focused is None:
         return
     for w in (focused, *focused.ancestors):
+        if not isinstance(w, Widget):  # the screen, the app
+            continue
         if w.id == "tabs" or (w.id in BY_NAME and BY_NAME[w.id].place != "tab"):
             home.maximized = w
             return

@@ -111,10 +111,10 @@ def arrange(
         for r in shown:
             row = given(r)
             values[id(r)] = sort_value(row[c] if c < len(row) else None)
-        figures = [r for r in shown if values[id(r)][0] < 2]
+        valued = [r for r in shown if values[id(r)][0] < 2]
         blanks = [r for r in shown if values[id(r)][0] == 2]
-        figures.sort(key=lambda r: values[id(r)], reverse=order.descending)
-        shown = figures + blanks
+        valued.sort(key=lambda r: values[id(r)], reverse=order.descending)
+        shown = valued + blanks
     return shown, error
 
 

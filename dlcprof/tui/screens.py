@@ -3,6 +3,8 @@ where to save."""
 
 from __future__ import annotations
 
+from typing import Protocol, cast
+
 from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
@@ -39,6 +41,12 @@ def source_lines(k: ev.KernelGenerated) -> Text:
         out.append(where, style="bold")
         out.append(f"  {code}" if where else code)
     return out
+
+
+class _Repaints(Protocol):
+    """The app (tui/app.py, which imports this module)."""
+
+    def mark_dirty(self, name: str) -> None: ...
 
 
 class KernelSourceScreen(Screen[None]):
@@ -113,7 +121,7 @@ class PaperScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.app.mark_dirty("paper")
+        cast(_Repaints, self.app).mark_dirty("paper")
 
 
 class RanksScreen(Screen[None]):
@@ -131,7 +139,7 @@ class RanksScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.app.mark_dirty("ranks")
+        cast(_Repaints, self.app).mark_dirty("ranks")
 
 
 HELP_HEAD = "[b]dlcprof[/b] — watch torch.compile work, one keystroke per question."

@@ -7,6 +7,7 @@ mode (tests, snapshots) and in replays, so no wall-clock figure can leak in.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
@@ -33,6 +34,12 @@ class View:
     def no_run(self, hint: str) -> str:
         """A pane's line before its first run (``hint``: the key that starts one)."""
         return no_run_yet(self.session, hint)
+
+
+class Shows(Protocol):
+    """A pane that repaints: it draws itself from the view."""
+
+    def show(self, view: View) -> None: ...
 
 
 def on_cpu(session: Session, run: Run | None) -> bool | None:

@@ -15,10 +15,12 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from dlcprof.stats import median_iqr
 
+resource: ModuleType | None
 try:
     import resource
 except ImportError:  # not on Windows: no page-fault counts there

@@ -277,8 +277,8 @@ def attribute_launches(
     medians, scale = summing_medians(
         [[ms for rec in recs for ms in rec.rep_ms[j]] for j in range(reps)]
     )
-    for rec in recs:
-        rec.launch_ms, medians = medians[: len(rec.seconds)], medians[len(rec.seconds) :]
+    for each in recs:
+        each.launch_ms, medians = medians[: len(each.seconds)], medians[len(each.seconds) :]
     for p, res in zip(plans, results, strict=True):
         rec = p.recorder
         if rec is None:

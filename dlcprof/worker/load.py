@@ -70,11 +70,12 @@ class LoadedWorkload:
     @property
     def inputs_for(self) -> Callable[[int, Any, Any], tuple] | None:
         """``inputs_for(n, device, dtype) -> args``, or None when the workload has none."""
-        if self.inputs_for_fn is None:
+        fn = self.inputs_for_fn
+        if fn is None:
             return None
 
         def inputs_for(n: int, device: Any, dtype: Any) -> tuple:
-            args = self._call(self.inputs_for_fn, "inputs_for()", n, device, dtype)
+            args = self._call(fn, "inputs_for()", n, device, dtype)
             return self._as_args(args, "inputs_for()")
 
         return inputs_for

@@ -381,14 +381,14 @@ class KernelProfile:
         replays: list[Replay] = []
         reasons: list[str] = []
         for plan, res in zip(plans, results, strict=True):
-            r = self._replay(plan, res, timer)
-            if isinstance(r, str):
+            replay = self._replay(plan, res, timer)
+            if isinstance(replay, str):
                 for k in res:
-                    k.why.setdefault("eager_ms", r)
-                if r not in reasons:
-                    reasons.append(r)
+                    k.why.setdefault("eager_ms", replay)
+                if replay not in reasons:
+                    reasons.append(replay)
             else:
-                replays.append(r)
+                replays.append(replay)
         if not replays:
             return None, None, "; ".join(reasons) or "no graph could be replayed"
         if reasons:
@@ -457,7 +457,9 @@ class KernelProfile:
         post_to_kernels: dict[str, list[int]] = {}
         for handle, posts in cpp_to_post.items():
             owner = handles.get(handle)
-            for post in posts if owner is not None else []:
+            if owner is None:
+                continue
+            for post in posts:
                 owners = post_to_kernels.setdefault(post, [])
                 if owner not in owners:
                     owners.append(owner)

@@ -33,7 +33,7 @@ class BadRemedy(Exception):
 
 
 class Remedies:
-    def __init__(self, settings: RunSettings, log: Callable[[str], None]) -> None:
+    def __init__(self, settings: RunSettings, log: Callable[..., None]) -> None:  # (message, level)
         self.s = settings
         self.log = log
 
@@ -141,7 +141,9 @@ def set_hatch(torch: Any, hatch: str, said: str) -> str:
     found, function = parse_hatch(hatch)
     if found is None:
         raise BadRemedy(f"invalid {said} {hatch!r}: choose one of {', '.join(SETTINGS)}")
-    name, value = found.config
+    config = found.config
+    assert config, hatch  # SETTINGS holds the hatches that have one
+    name, value = config
     current = getattr(torch._dynamo.config, name, None)
     if current is None:
         raise BadRemedy(f"{said} {found.name}: this torch has no dynamo config {name}")
@@ -178,7 +180,7 @@ def _add_function(functions: set[Any], dotted: str) -> bool:
     parts = dotted.split(".")
     for cut in range(len(parts) - 1, 0, -1):
         try:
-            obj = importlib.import_module(".".join(parts[:cut]))
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
         except ImportError:
             continue
         for attr in parts[cut:]:

@@ -120,6 +120,7 @@ def test_a_real_run_pauses_every_monitor_while_it_times(graph_breaks_run) -> Non
     assert "py-spy 25 Hz, non-blocking (" in line and "of a core" in line
     assert "paused while the benchmark" in line and "timed" in line
     assert line in render_markdown(build_model(session))
-    out = Console(width=400, file=io.StringIO())
+    printed = io.StringIO()
+    out = Console(width=400, file=printed)
     out.print(run_summary(run, session))
-    assert line in out.file.getvalue()
+    assert line in printed.getvalue()

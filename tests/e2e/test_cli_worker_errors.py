@@ -68,7 +68,7 @@ def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow
-def test_lazy_exports_and_contract_errors_found_in_the_worker(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_lazy_exports_and_contract_errors_found_in_the_worker(tmp_path) -> None:
     pkg = tmp_path / "mylazy"
     pkg.mkdir()
     (pkg / "__init__.py").write_text(textwrap.dedent(LAZY_INIT))
@@ -85,7 +85,7 @@ def test_lazy_exports_and_contract_errors_found_in_the_worker(tmp_path) -> None:
         assert line.startswith("dlcprof: error: ") and needle in line, p.stderr
 
 
-def test_cuda_without_a_gpu_is_bad_input(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_cuda_without_a_gpu_is_bad_input(tmp_path) -> None:
     if pytest.importorskip("torch").cuda.is_available():
         pytest.skip("a CUDA device is available here")
     p = _run(tmp_path, "pointwise-chain", "--device", "cuda")

@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -39,7 +40,8 @@ def probed():
     sink = _Sink()
     compile_calls.install(lambda: "r1", sink, ProbeNotes(sink, "r1"))
     yield sink.events
-    torch._dynamo.optimize = torch._dynamo.optimize.__wrapped__
+    wrapped: Any = torch._dynamo.optimize
+    torch._dynamo.optimize = wrapped.__wrapped__
 
 
 def test_without_torch_compiles_frame_or_optimize_the_program_runs_on(probed) -> None:

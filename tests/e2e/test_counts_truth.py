@@ -37,7 +37,7 @@ from dlcprof.tui.widgets.kernels import _hint
 NESTED = PROGRAMS / "nested_log.py"
 
 
-def plain(renderable, console: Console | None = None) -> str:  # type: ignore[no-untyped-def]
+def plain(renderable, console: Console | None = None) -> str:
     console = console or Console(width=400, color_system=None, file=io.StringIO())
     console.begin_capture()
     console.print(renderable)

@@ -28,7 +28,7 @@ def test_launches_in_partitions_are_timed_in_place(monkeypatch):
 
     original = scheduler.Scheduler.should_partition
 
-    def should_partition(self, node, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def should_partition(self, node, *args, **kwargs):
         if isinstance(node.node, ir.ExternKernel):
             return original(self, node, *args, **kwargs)
         return None
@@ -41,13 +41,15 @@ def test_launches_in_partitions_are_timed_in_place(monkeypatch):
     uninstall = T.install(TraceDispatcher(sink, "r", collector), notes)
     torch._dynamo.reset()
 
-    def f(x, w):  # type: ignore[no-untyped-def]
+    def f(x, w):
         return (torch.sin(x) @ w).relu() + 1
 
     args = (torch.randn(32, 32), torch.randn(32, 32))
     try:
         with (
-            config.patch(graph_partition=True, fx_graph_cache=False, **{"triton.cudagraphs": True}),
+            config.patch(
+                {"graph_partition": True, "fx_graph_cache": False, "triton.cudagraphs": True}
+            ),
             torch.no_grad(),
         ):
             compiled = torch.compile(f)

@@ -42,7 +42,7 @@ def _words(item: dict) -> str:
     return " ".join([item["title"], item["change"], item["snippet"], *item["evidence"]])
 
 
-def _item_dict(item) -> dict:  # type: ignore[no-untyped-def]
+def _item_dict(item) -> dict:
     return {k: getattr(item, k) for k in ("rule", "title", "change", "snippet", "evidence")} | {
         "where": item.where
     }

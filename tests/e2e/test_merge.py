@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.paths import PROGRAMS
@@ -26,7 +27,7 @@ from dlcprof.session import Session
 PROGRAM = PROGRAMS / "ddp_train.py"
 
 
-def _node(tmp_path: Path, name: str, rank: int, **kw) -> Path:  # type: ignore[no-untyped-def]
+def _node(tmp_path: Path, name: str, rank: int, **kw) -> Path:
     traces = tmp_path / f"scratch-{name}"
     traces.mkdir()
     folder = save_session(
@@ -104,7 +105,7 @@ def test_a_rendezvous_that_did_not_wait_is_approximate(tmp_path):
     assert "approximate: init_process_group did not wait for every rank (nccl)" in line
 
 
-def _bad(argv: list[str], capsys) -> str:  # type: ignore[no-untyped-def]
+def _bad(argv: list[str], capsys) -> str:
     assert main(argv) == 2
     captured = capsys.readouterr()
     lines = captured.err.strip().splitlines()
@@ -271,12 +272,12 @@ def test_the_probe_never_breaks_init_process_group():
     from dlcprof.worker.attached import rendezvous
     from dlcprof.worker.probes import ProbeNotes
 
-    def broken():  # type: ignore[no-untyped-def]
+    def broken():
         raise RuntimeError("not initialized")
 
-    c10d = types.ModuleType("fake_c10d")
-    c10d.init_process_group = lambda *a, **k: ("pg", a, k)  # type: ignore[attr-defined]
-    c10d.get_rank = c10d.get_world_size = c10d.get_backend = broken  # type: ignore[attr-defined]
+    c10d: Any = types.ModuleType("fake_c10d")
+    c10d.init_process_group = lambda *a, **k: ("pg", a, k)
+    c10d.get_rank = c10d.get_world_size = c10d.get_backend = broken
     sink = _Sink()
     rendezvous._wrap(c10d, sink, lambda: "pid1", ProbeNotes(sink, "pid1"))
     rendezvous._wrap(c10d, sink, lambda: "pid1", ProbeNotes(sink, "pid1"))  # once only
@@ -284,10 +285,10 @@ def test_the_probe_never_breaks_init_process_group():
     (note,) = sink.events
     assert isinstance(note, ev.ProbeUnavailable) and note.probe == "rendezvous"
 
-    def refused(*a, **k):  # type: ignore[no-untyped-def]
+    def refused(*a, **k):
         raise ValueError("bad init_method")
 
-    c10d.init_process_group = refused  # type: ignore[attr-defined]
+    c10d.init_process_group = refused
     rendezvous._wrap(c10d, sink, lambda: "pid1", ProbeNotes(sink, "pid1"))
     with pytest.raises(ValueError, match="bad init_method"):
         c10d.init_process_group()

@@ -19,7 +19,7 @@ import pytest
 from helpers.tui import wait_for
 from helpers.worker import clear_autotune_cache
 from rich.console import Console
-from textual.widgets import Static
+from textual.widgets import Static, TabbedContent
 
 from dlcprof.figures import modes as fm
 from dlcprof.report import load_session
@@ -105,7 +105,7 @@ async def test_tui_key_a_runs_every_mode_and_max_autotune_tunes_with_freezing():
         assert all(r.status == "ok" and r.settings.freezing for r in runs), [
             (r.status, r.errors) for r in runs
         ]
-        assert app.query_one("#tabs").active == "tab-modes"
+        assert app.query_one("#tabs", TabbedContent).active == "tab-modes"
         app.select_run(runs[2].run_id)
         await pilot.pause(0.3)
         body = app.query_one("#modes-body", Static)

@@ -217,7 +217,8 @@ def test_live_hot_frames_of_a_real_compile(tmp_path: Path) -> None:
     assert len(phases) == 3 and compile_s > 2.0  # real compiles, not cache hits
 
     kinds = [type(e) for _, e in events]
-    assert kinds[0] is MonitorStatus and events[0][1].available
+    first = events[0][1]
+    assert isinstance(first, MonitorStatus) and first.available
     live = [(t, e) for t, e in events if isinstance(e, HotFramesSampled)]
     # Live: rows arrived about once a second while the worker was still running.
     during = [e for t, e in live if t < child_exit]

@@ -26,12 +26,12 @@ TORCHRUN = ("-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "
 
 
 @pytest.fixture
-def run_job(tmp_path: Path):  # type: ignore[no-untyped-def]
+def run_job(tmp_path: Path):
     """Starts ``dlcprof run -- torchrun … ddp_train.py ARGS``; a job a failed
     test left running is stopped at teardown (dlcprof ends the job's tree)."""
     procs: list[subprocess.Popen] = []
 
-    def start(*args: str, **kwargs) -> subprocess.Popen:  # type: ignore[no-untyped-def]
+    def start(*args: str, **kwargs) -> subprocess.Popen:
         with (tmp_path / "stdout").open("w") as out:  # the job holds its own copy
             proc = dlcprof_run(
                 tmp_path / "s.json", *TORCHRUN, str(DDP), *args, stdout=out, **kwargs
@@ -83,7 +83,7 @@ def _runs_the_job(p: psutil.Process) -> bool:
         return False
 
 
-def _agent_and_ranks(proc, stdout: Path) -> tuple[int, list[int]]:  # type: ignore[no-untyped-def]
+def _agent_and_ranks(proc, stdout: Path) -> tuple[int, list[int]]:
     """torchrun's agent and its two ranks, once both ranks have run steps."""
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:

@@ -62,7 +62,7 @@ def test_checker_catches_console_errors_and_network_loads(tmp_path: Path) -> Non
     )
     p = tmp_path / "bad.html"
     p.write_text(bad)
-    problems = check_page(find_chromium(), p, tmp_path / "bad.png", 800, 600)  # type: ignore[arg-type]
+    problems = check_page(find_chromium(), p, tmp_path / "bad.png", 800, 600)
     text = "\n".join(problems)
     assert "Refused" in text or "Content Security Policy" in text, text
 

@@ -79,7 +79,7 @@ async def _press_r_until_complete(url: str, timeout: float = 150.0) -> str:
     raise AssertionError(f"no completed run in the page (r pressed: {pressed}): {seen[-3000:]!r}")
 
 
-def test_serve_runs_the_tui_in_a_page_and_stops_on_ctrl_c(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_serve_runs_the_tui_in_a_page_and_stops_on_ctrl_c(tmp_path) -> None:
     port = _free_port()
     env = {**os.environ, "DLCPROF_DETERMINISTIC": "1"}
     argv = dlcprof_argv("serve", "--port", str(port), "pointwise-chain", "--size", "small")
@@ -123,7 +123,7 @@ def test_serve_runs_the_tui_in_a_page_and_stops_on_ctrl_c(tmp_path) -> None:  # 
     assert f"http://127.0.0.1:{port}" in out
 
 
-def urllib_open(url: str):  # type: ignore[no-untyped-def]
+def urllib_open(url: str):
     """Without a browser: the page as any HTTP client gets it."""
     import urllib.request
 
@@ -143,7 +143,7 @@ async def _open_then_close(url: str, after_s: float) -> None:
                     pass
 
 
-def test_a_page_closed_after_a_second_leaves_no_process(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_page_closed_after_a_second_leaves_no_process(tmp_path) -> None:
     """Issue 40, 7: a page closed within about a second left its dlcprof
     redrawing. Polled for the event (every process of the page gone), bounded."""
     port = _free_port()
@@ -175,7 +175,7 @@ def test_a_page_closed_after_a_second_leaves_no_process(tmp_path) -> None:  # ty
     assert not [p for p in seen if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
 
 
-def test_a_page_whose_server_was_killed_leaves_no_process(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_page_whose_server_was_killed_leaves_no_process(tmp_path) -> None:
     """A server gone without stopping its pages (SIGKILL, a crash): each page's
     dlcprof sees its input hang up and stops, its standby worker with it."""
     import threading

@@ -41,7 +41,7 @@ def slow(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
-def test_run_stops_the_worker_and_writes_the_json_on(sig, slow, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_run_stops_the_worker_and_writes_the_json_on(sig, slow, tmp_path) -> None:
     path, mark, env = slow
     out = tmp_path / "out.json"
     scratch = tmp_path / "tmp"  # a TMPDIR of its own: what the run leaves there
@@ -68,7 +68,7 @@ def test_run_stops_the_worker_and_writes_the_json_on(sig, slow, tmp_path) -> Non
     assert list(scratch.iterdir()) == [], "files left in TMPDIR"
 
 
-def test_the_worker_dies_with_a_killed_dlcprof(slow, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_worker_dies_with_a_killed_dlcprof(slow, tmp_path) -> None:
     path, mark, env = slow
     p = spawn(dlcprof_argv("run", str(path), "--quiet"), env=env)
     worker, child = map(int, wait_for_file(mark, p).split())
@@ -80,7 +80,7 @@ def test_the_worker_dies_with_a_killed_dlcprof(slow, tmp_path) -> None:  # type:
 
 
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGHUP", "nohup", "q"])
-def test_tui_mid_compile(how, slow, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_tui_mid_compile(how, slow, tmp_path) -> None:
     path, mark, env = slow
     # nohup: SIGHUP ignored from the start, which the TUI must not keep (it spun).
     inherited = signal.signal(signal.SIGHUP, signal.SIG_IGN if how == "nohup" else signal.SIG_DFL)

@@ -133,7 +133,7 @@ def test_the_rank_over_its_recompile_budget_fails_the_check_and_is_named(diverge
 
 
 @pytest.fixture(scope="module")
-def split_job(tmp_path_factory) -> tuple[dict, str]:  # type: ignore[no-untyped-def]
+def split_job(tmp_path_factory) -> tuple[dict, str]:
     """A clean job (no rank diverging, both ranks on the tests' one cache folder)
     whose model DDPOptimizer splits in 4 at its buckets: its report and stderr."""
     out = tmp_path_factory.mktemp("split") / "s.json"

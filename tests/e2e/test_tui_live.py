@@ -29,7 +29,7 @@ async def test_real_compile_end_to_end(tmp_path: Path, monkeypatch: pytest.Monke
         handled.append(app.worker_state()[0] == "compiling")
         cycle(name)
 
-    app.action_cycle = timed_cycle  # type: ignore[method-assign]
+    monkeypatch.setattr(app, "action_cycle", timed_cycle)
     async with app.run_test(size=SIZE) as pilot:
         # The standby worker is spawned on open, so r starts compiling at once.
         await wait_for(pilot, lambda: app.runs.standby_ready, timeout=30)

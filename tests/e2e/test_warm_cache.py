@@ -14,6 +14,7 @@ import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.paths import PROGRAMS
@@ -56,7 +57,7 @@ def test_a_warm_program_stays_warm_on_its_first_run_under_dlcprof(tmp_path):
 
 
 def check_stays_warm(tmp_path: Path, env: dict[str, str]) -> None:
-    run = dict(env=env, capture_output=True, text=True, timeout=900)
+    run: dict[str, Any] = dict(env=env, capture_output=True, text=True, timeout=900)
     warmup = subprocess.run([sys.executable, *ARGS], **run)
     assert warmup.returncode == 0, warmup.stderr
     trace = tmp_path / "trace"

@@ -9,9 +9,13 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
 
 from dlcprof import events as ev
 from dlcprof.settings import RunSettings
+
+if TYPE_CHECKING:
+    from dlcprof.engine import LiveRun
 
 KERNEL_SRC = (
     '#include "prefix.h"\nextern "C" void kernel(const float* in_ptr0, float* out_ptr0)\n{\n}\n'
@@ -195,7 +199,13 @@ class ScriptedLiveRun:
     exit_event: ev.WorkerExited | None = None  # how the worker ends (default: clean)
     pause_s = 0.002  # between events; 0 floods
 
-    def __init__(self, settings: RunSettings, emit, worker=None, **_: object) -> None:  # type: ignore[no-untyped-def]
+    def __init__(
+        self,
+        settings: RunSettings,
+        emit: Callable[[ev.Event], None],
+        worker: object = None,
+        **_: object,
+    ) -> None:
         self.settings, self.emit, self.worker = settings, emit, worker
         self.run_id: str | None = None
         self.reason = ""
@@ -249,3 +259,8 @@ def fold_until(c, inbox: queue.Queue, done, timeout_s: float = 10.0) -> None:
             c.apply(inbox.get(timeout=0.05))
         except queue.Empty:
             pass
+
+
+def live_runs(cls: type[ScriptedLiveRun]) -> Callable[..., LiveRun]:
+    """The class as ``Engine.live_run`` takes it: a stand-in with LiveRun's interface."""
+    return cast("Callable[..., LiveRun]", cls)

@@ -3,6 +3,7 @@ no test is about filled in."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from dlcprof import events as ev
@@ -43,3 +44,9 @@ def kineto_op(cat: str, name: str, ts: float, dur: float, tid: int, **args: Any)
         "dur": dur,
         "args": args,
     }
+
+
+def of_run(e: ev.Event, run_id: str) -> ev.Event:
+    """``e`` as run ``run_id``'s, if it names a run (a recorded run played again)."""
+    named: dict[str, Any] = {"run_id": run_id}
+    return dataclasses.replace(e, **named) if getattr(e, "run_id", None) else e

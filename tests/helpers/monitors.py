@@ -4,6 +4,7 @@ answering, some raising NVMLError, one absent (the device sampler's tests)."""
 from __future__ import annotations
 
 import types
+from typing import Any
 
 MIB = 1024 * 1024
 
@@ -13,9 +14,10 @@ def of_type(events: list, kind: type) -> list:
     return [e for e in events if isinstance(e, kind)]
 
 
-def fake_pynvml(worker_pid: int, *, init_error: type[Exception] | None = None) -> types.ModuleType:
-    """A pynvml look-alike: some calls answer, some raise NVMLError, one is absent."""
-    m = types.ModuleType("pynvml")
+def fake_pynvml(worker_pid: int, *, init_error: type[Exception] | None = None) -> Any:
+    """A pynvml look-alike: some calls answer, some raise NVMLError, one is absent
+    (a module, Any to a checker: its attributes are set here)."""
+    m: Any = types.ModuleType("pynvml")
 
     class NVMLError(Exception):
         pass

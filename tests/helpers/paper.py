@@ -7,6 +7,8 @@ them, as the CLI and the TUI emit it.
 
 from __future__ import annotations
 
+from typing import Any
+
 from dlcprof import events as ev
 from helpers.recorded import load_fixture
 
@@ -17,8 +19,8 @@ SWEEPS = ("variable_length_static", "variable_length_dynamic")
 WORKLOADS = ["pointwise-chain", "gelu-mlp", "tiny-ops"]
 
 
-def plan_event(events: list[ev.Event], **overrides: object) -> ev.PaperPlanned:
-    fields: dict[str, object] = {
+def plan_event(events: list[ev.Event], **overrides: Any) -> ev.PaperPlanned:
+    fields: dict[str, Any] = {
         "workloads": list(WORKLOADS),
         "fresh": ["pointwise-chain"],
         "sweep": "variable-length",
@@ -29,7 +31,7 @@ def plan_event(events: list[ev.Event], **overrides: object) -> ev.PaperPlanned:
     }
     fields.update(overrides)
     first = min((e.t for e in events), default=0.0)
-    return ev.PaperPlanned(**fields, t=first - 1.0)  # type: ignore[arg-type]
+    return ev.PaperPlanned(**fields, t=first - 1.0)
 
 
 def paper_events(

@@ -13,6 +13,7 @@ import termios
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -60,7 +61,7 @@ def dlcprof_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "dlcprof.cli", *args]
 
 
-def spawn(argv: list[str], **kw) -> subprocess.Popen:  # type: ignore[no-untyped-def]
+def spawn(argv: list[str], **kw: Any) -> subprocess.Popen:
     """A process with stdout/stderr on pipes (text)."""
     return subprocess.Popen(
         argv,

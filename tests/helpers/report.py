@@ -9,6 +9,7 @@ edge cases the recordings lack.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import pytest
 
@@ -36,7 +37,7 @@ def recorded_sessions() -> dict[str, Callable[[], Session]]:
     """Every recorded stream on its own, the paper session they make together,
     and the hand-made stream, by a file-safe name."""
     out: dict[str, Callable[[], Session]] = {
-        n.replace("/", "-"): (lambda n=n: recorded(n)) for n in fixture_names()
+        n.replace("/", "-"): partial(recorded, n) for n in fixture_names()
     }
     out["paper-session"] = lambda: Session.from_events(paper_events())
     out["synthetic"] = lambda: Session.from_events(synthetic_events())

@@ -6,9 +6,13 @@ from __future__ import annotations
 import signal
 import threading
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, cast
 
 from dlcprof import events as ev
 from helpers.program import compile_finished, program_started
+
+if TYPE_CHECKING:
+    from dlcprof.attach.program import AttachedProgram
 
 
 class ScriptedProgram:
@@ -72,3 +76,8 @@ class ScriptedProgram:
     @property
     def running(self) -> bool:
         return self._thread.is_alive()
+
+
+def launcher(program: type[ScriptedProgram]) -> Callable[..., AttachedProgram]:
+    """The class as ``Engine.program`` takes it: a stand-in with AttachedProgram's interface."""
+    return cast("Callable[..., AttachedProgram]", program)

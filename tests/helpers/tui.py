@@ -6,14 +6,17 @@ from __future__ import annotations
 import io
 import time
 from collections.abc import Callable
+from typing import Any
 
 from rich.console import Console
 from textual.geometry import Region
+from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Static
 
 from dlcprof.engine import Engine
 from dlcprof.tui.app import DlcprofApp
+from helpers.engine import ScriptedLiveRun, live_runs
 
 SIZE = (160, 48)
 
@@ -23,7 +26,7 @@ SIZE = (160, 48)
 HANG_S = 120.0
 
 
-async def wait_for(pilot, cond: Callable[[], object], timeout: float = HANG_S) -> None:  # type: ignore[no-untyped-def]
+async def wait_for(pilot: Pilot, cond: Callable[[], object], timeout: float = HANG_S) -> None:
     """Let the app run until ``cond()`` holds; fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while not cond():
@@ -32,12 +35,12 @@ async def wait_for(pilot, cond: Callable[[], object], timeout: float = HANG_S) -
         await pilot.pause(0.05)
 
 
-def make_app(engine=None, **kwargs) -> DlcprofApp:  # type: ignore[no-untyped-def]
+def make_app(engine: type[ScriptedLiveRun] | Engine | None = None, **kwargs: Any) -> DlcprofApp:
     """An app on a scripted engine: ``engine`` is a ScriptedLiveRun class or an Engine."""
     kwargs.setdefault("start_standby", False)
     kwargs.setdefault("deterministic", True)
     if isinstance(engine, type):
-        engine = Engine(live_run=engine)
+        engine = Engine(live_run=live_runs(engine))
     return DlcprofApp(engine=engine, **kwargs)
 
 
@@ -49,6 +52,7 @@ def text(widget: Widget) -> str:
 
 def shown(widget: Static, width: int = 150) -> str:
     """What a Static holds, printed as plain text ``width`` columns wide."""
-    console = Console(width=width, file=io.StringIO(), color_system=None)
+    printed = io.StringIO()
+    console = Console(width=width, file=printed, color_system=None)
     console.print(widget.content)
-    return console.file.getvalue()  # type: ignore[attr-defined]
+    return printed.getvalue()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import re
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 
 from dlcprof.console import run_summary
 from dlcprof.figures import modes as fm
@@ -24,7 +24,7 @@ from dlcprof.tui.widgets.recompiles import RecompileReport, recompile_rows
 WIDTH = 400  # wide enough that no view wraps a sentence
 
 
-def plain(renderable) -> str:  # type: ignore[no-untyped-def]
+def plain(renderable: RenderableType) -> str:
     """A Rich renderable as plain text, unwrapped."""
     console = Console(width=WIDTH, record=True, color_system=None, file=open("/dev/null", "w"))  # noqa: SIM115
     console.print(renderable)

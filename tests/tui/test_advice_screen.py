@@ -32,7 +32,7 @@ async def test_tui_advice_screen_shows_a_recorded_runs_advice():
 def _with_lowering_cost(session: Session, run_id: str) -> None:
     """Two blocks' lowering as the probe reports it (stacks outermost first)."""
 
-    def mod(path: str, cls: str, stack: list[tuple[str, str]], nodes: int, s: float):  # type: ignore[no-untyped-def]
+    def mod(path: str, cls: str, stack: list[tuple[str, str]], nodes: int, s: float):
         return {
             "module": path,
             "cls": cls,
@@ -62,11 +62,13 @@ def _with_lowering_cost(session: Session, run_id: str) -> None:
 async def test_tui_compile_cost_shows_lowering_as_a_tree_by_module():
     session, run = recorded_run("variable_length_static")
     _with_lowering_cost(session, run.run_id)
-    root = fc.module_tree(fc.compile_cost(run))
+    cost = fc.compile_cost(run)
+    assert cost is not None
+    root = fc.module_tree(cost)
     blocks = root.sorted_children()
     assert [b.path for b in blocks] == ["blocks.1", "blocks.0"]  # largest first, children summed
     assert blocks[0].total_s == 2.125 and blocks[1].total_s == 1.25 and blocks[1].self_s == 0
-    assert root.total_s == 3.875 == fc.compile_cost(run).lowered_s
+    assert root.total_s == 3.875 == cost.lowered_s
     app = DlcprofApp(session=session, replay=True, start_standby=False, deterministic=True)
     async with app.run_test(size=(160, 80)) as pilot:
         await pilot.press("A")

@@ -31,7 +31,9 @@ async def test_live_program_then_detach(tmp_path: Path, request: pytest.FixtureR
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: any(r.compiles for r in app.session.runs.values()), 120)
         run = app.session.runs[app.selected_run_id or ""]
-        assert run.process is not None and run.process.pid == app.session.program.pid
+        started = app.session.program
+        assert run.process is not None and started is not None
+        assert run.process.pid == started.pid
         assert app.worker_state()[0] in ("running", "compiling")
         note = app.query_one("#program", Static)
         await wait_for(pilot, lambda: "compiles took" in str(note.render()), 10)
@@ -39,7 +41,7 @@ async def test_live_program_then_detach(tmp_path: Path, request: pytest.FixtureR
         body = shown(app.query_one("#recompiles-body", Static))
         assert "no recompile so far" in body and "sweep" not in body
         spy = run.monitors.get
-        await wait_for(pilot, lambda: spy("py-spy") and spy("py-spy").available, 60)
+        await wait_for(pilot, lambda: (s := spy("py-spy")) is not None and s.available, 60)
         await pilot.press("q")
         assert isinstance(app.screen, StopOrDetachScreen)
         await pilot.press("d")

@@ -176,6 +176,7 @@ def test_the_device_table_reads_the_same_in_every_view():
     with its unit."""
     session = Session.from_events(_sampled(load_fixture("pointwise_chain")))
     run = session.latest_run
+    assert run is not None
     spans = fd.span_table(run)
     assert spans is not None and len(spans.spans) == 2, "compile and after compile"
     cells = [c for _, row in spans.rows() for c in row]
@@ -193,6 +194,7 @@ def test_the_device_table_reads_the_same_in_every_view():
 def test_the_allocator_sessions_show_what_they_are_for():
     for name, wanted in (("allocator_sensitive", fa.SENSITIVE), ("two_clusters", None)):
         run = Session.from_events(SESSIONS[name]()).latest_run
+        assert run is not None
         a = fa.contrast(run)
         assert a is not None and a.steady is not None
         if wanted:
@@ -244,6 +246,7 @@ async def test_every_view_states_the_same_kernel_times(name):
 def test_no_view_derives_a_break_even_from_noise():
     session = Session.from_events(_noisy(load_fixture("pointwise_chain")))
     run = session.latest_run
+    assert run is not None
     s = fb.run_speed(run)
     assert s is not None and not s.measurable and s.break_even is None
     for view, rendered in views(session, run).items():
@@ -289,8 +292,11 @@ def test_the_live_log_and_the_log_pane_word_each_event_alike():
 
     events = load_fixture("variable_length_static")
     session = Session.from_events(events)
+    assert session.latest_run is not None
     rid = session.latest_run.run_id
-    worded = [e for e in events if isinstance(e, (ev.RunStarted, ev.RecompileTriggered))]
+    worded: list[ev.Event] = [
+        e for e in events if isinstance(e, (ev.RunStarted, ev.RecompileTriggered))
+    ]
     worded += [
         ev.RecompileLimitHit(
             t=0.0,

@@ -7,27 +7,31 @@ live; test_tui_live.py drives a real compile end to end.
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 import tempfile
 import textwrap
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, cast
 
 import psutil
 import pytest
-from helpers.engine import scripted_run
+from helpers.engine import ScriptedLiveRun, live_runs, scripted_run
+from helpers.events import of_run
 from helpers.paths import REPO
 from helpers.tui import SIZE, make_app, text, wait_for
+from textual.binding import Binding
 from textual.widgets import DataTable, Input, OptionList, Select, TabbedContent
 
 from dlcprof import events as ev
-from dlcprof.engine import Engine
+from dlcprof.engine import Engine, Standby
 from dlcprof.settings import RunSettings
 from dlcprof.tui.app import DlcprofApp
 from dlcprof.tui.screens import HelpScreen, KernelSourceScreen
+from dlcprof.tui.view import View
 from dlcprof.tui.widgets.alarm import AlarmBanner
 from dlcprof.tui.widgets.log import LogPane
 from dlcprof.tui.widgets.status_bar import StatusBar
@@ -93,7 +97,9 @@ async def test_mouse_picks_workload_and_setting() -> None:
         assert app.query_one("#set-cache", Select).value == "cold"
 
 
-async def test_a_file_target_given_at_start_is_kept(engine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+async def test_a_file_target_given_at_start_is_kept(
+    engine: type[ScriptedLiveRun], tmp_path: Path
+) -> None:
     mine = tmp_path / "mine.py"
     mine.write_text("def build(device, dtype):\n    return (lambda x: x), (1,)\n")
     app = make_app(engine=engine, target=str(mine))
@@ -118,7 +124,9 @@ async def test_cli_settings_are_the_initial_choices() -> None:
         assert lst.get_option_at_index(lst.highlighted or 0).id == "gelu-mlp"
 
 
-async def test_bad_file_shows_one_line_error_and_runs_nothing(engine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+async def test_bad_file_shows_one_line_error_and_runs_nothing(
+    engine: type[ScriptedLiveRun], tmp_path: Path
+) -> None:
     app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
         inp = app.query_one("#workload-path", Input)
@@ -158,7 +166,9 @@ async def test_bad_file_shows_one_line_error_and_runs_nothing(engine, tmp_path: 
         assert app.is_running
 
 
-async def test_escape_drops_a_refused_path_and_its_error(engine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+async def test_escape_drops_a_refused_path_and_its_error(
+    engine: type[ScriptedLiveRun], tmp_path: Path
+) -> None:
     app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
         inp = app.query_one("#workload-path", Input)
@@ -186,7 +196,9 @@ async def test_escape_drops_a_refused_path_and_its_error(engine, tmp_path: Path)
 # --- a run, live ---------------------------------------------------------------------------
 
 
-async def test_compile_fills_panes_live_and_kernel_source_opens(engine) -> None:  # type: ignore[no-untyped-def]
+async def test_compile_fills_panes_live_and_kernel_source_opens(
+    engine: type[ScriptedLiveRun],
+) -> None:
     app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")
@@ -212,7 +224,7 @@ async def test_compile_fills_panes_live_and_kernel_source_opens(engine) -> None:
         assert not isinstance(app.screen, KernelSourceScreen)
 
 
-async def test_runs_are_kept_selectable_and_compared(engine) -> None:  # type: ignore[no-untyped-def]
+async def test_runs_are_kept_selectable_and_compared(engine: type[ScriptedLiveRun]) -> None:
     app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")
@@ -221,7 +233,8 @@ async def test_runs_are_kept_selectable_and_compared(engine) -> None:  # type: i
         await wait_for(pilot, lambda: not app.runs.busy and len(app.session.runs) == 2)
         first, second = app.session.runs
         assert app.selected_run_id == second
-        assert app.session.runs[second].settings.mode == "reduce-overhead"
+        settings = app.session.runs[second].settings
+        assert settings is not None and settings.mode == "reduce-overhead"
         bench = text(app.query_one("#benchmark-body"))
         assert "#1" in bench and "#2" in bench and "red-ovh" in bench
         runs = app.query_one("#runs", OptionList)
@@ -232,7 +245,9 @@ async def test_runs_are_kept_selectable_and_compared(engine) -> None:  # type: i
         assert app.selected_run_id == first and not app._follow
 
 
-async def test_cancel_kills_the_run_and_keeps_what_was_captured(engine) -> None:  # type: ignore[no-untyped-def]
+async def test_cancel_kills_the_run_and_keeps_what_was_captured(
+    engine: type[ScriptedLiveRun],
+) -> None:
     engine.hold = True
     app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
@@ -251,11 +266,11 @@ async def test_cancel_kills_the_run_and_keeps_what_was_captured(engine) -> None:
         await wait_for(pilot, lambda: any("nothing to cancel" in n for n in notes(app)))
 
 
-async def test_q_after_a_cancel_leaves_no_worker(engine) -> None:  # type: ignore[no-untyped-def]
+async def test_q_after_a_cancel_leaves_no_worker(engine: Any) -> None:  # subclassed below
     """The standby worker spawned as a run is cancelled is still importing
     torch when q comes: quitting kills it, it is not left to PID 1."""
 
-    class KillsItsWorker(engine):  # type: ignore[misc, valid-type]
+    class KillsItsWorker(engine):
         def cancel(self, reason: str = "cancelled by user") -> None:
             self.worker.cancel(reason)  # as LiveRun does with the worker it was handed
             super().cancel(reason)
@@ -286,7 +301,7 @@ async def test_q_after_a_cancel_leaves_no_worker(engine) -> None:  # type: ignor
     assert workers() == []
 
 
-async def test_escape_cancels_too(engine) -> None:  # type: ignore[no-untyped-def]
+async def test_escape_cancels_too(engine: type[ScriptedLiveRun]) -> None:
     engine.hold = True
     app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
@@ -295,10 +310,11 @@ async def test_escape_cancels_too(engine) -> None:  # type: ignore[no-untyped-de
         app.query_one("#kernels-table").focus()
         await pilot.press("escape")
         await wait_for(pilot, lambda: not app.runs.busy)
-        assert app.session.latest_run.status == "cancelled"  # type: ignore[union-attr]
+        assert app.session.latest_run is not None
+        assert app.session.latest_run.status == "cancelled"
 
 
-async def test_worker_crash_is_one_line_error_and_data_stays(engine) -> None:  # type: ignore[no-untyped-def]
+async def test_worker_crash_is_one_line_error_and_data_stays(engine: type[ScriptedLiveRun]) -> None:
     engine.exit_event = ev.WorkerExited(
         returncode=-11, signal="SIGSEGV", message="worker died with SIGSEGV: the compile crashed"
     )
@@ -319,7 +335,7 @@ async def test_worker_crash_is_one_line_error_and_data_stays(engine) -> None:  #
         assert app.is_running
 
 
-async def test_compile_error_is_reported_with_what_to_do(engine) -> None:  # type: ignore[no-untyped-def]
+async def test_compile_error_is_reported_with_what_to_do(engine: type[ScriptedLiveRun]) -> None:
     def failing(rid: str, s: RunSettings) -> list[ev.Event]:
         events = scripted_run(rid, s)[:4]
         return events + [
@@ -340,10 +356,10 @@ async def test_compile_error_is_reported_with_what_to_do(engine) -> None:  # typ
         assert any("compile failed: InductorError: boom" in n for n in notes(app))
         assert any("aot_eager" in n for n in notes(app))
         assert "failed" in status_text(app)
-        assert "Log ⚠ 1" in str(app.query_one("#tabs").get_tab("tab-log").label)
+        assert "Log ⚠ 1" in str(app.query_one("#tabs", TabbedContent).get_tab("tab-log").label)
 
 
-async def test_recompile_limit_is_a_red_banner(engine) -> None:  # type: ignore[no-untyped-def]
+async def test_recompile_limit_is_a_red_banner(engine: type[ScriptedLiveRun]) -> None:
     def limited(rid: str, s: RunSettings) -> list[ev.Event]:
         events = scripted_run(rid, s)
         hit = ev.RecompileLimitHit(
@@ -363,7 +379,9 @@ async def test_recompile_limit_is_a_red_banner(engine) -> None:  # type: ignore[
         assert "EAGER" in text(banner)
 
 
-async def test_nothing_compiled_is_the_red_banner_and_no_speedup(engine) -> None:  # type: ignore[no-untyped-def]
+async def test_nothing_compiled_is_the_red_banner_and_no_speedup(
+    engine: type[ScriptedLiveRun],
+) -> None:
     def refused(rid: str, s: RunSettings) -> list[ev.Event]:
         events = [e for e in scripted_run(rid, s) if not isinstance(e, ev.BenchmarkMeasured)]
         nothing = ev.NothingCompiled(
@@ -387,7 +405,9 @@ async def test_nothing_compiled_is_the_red_banner_and_no_speedup(engine) -> None
         assert "nothing compiled" in text(app.query_one("#benchmark-body"))
 
 
-async def test_shape_sweep_runs_static_then_dynamic_and_compares(engine) -> None:  # type: ignore[no-untyped-def]
+async def test_shape_sweep_runs_static_then_dynamic_and_compares(
+    engine: type[ScriptedLiveRun],
+) -> None:
     app = make_app(engine=engine, target="variable-length")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("s")
@@ -403,7 +423,9 @@ async def test_shape_sweep_runs_static_then_dynamic_and_compares(engine) -> None
         assert "a shape sweep skips the benchmark" in hint and "--no-benchmark" not in hint
 
 
-async def test_a_sweep_of_a_workload_without_inputs_for_is_refused_at_once(engine) -> None:  # type: ignore[no-untyped-def]
+async def test_a_sweep_of_a_workload_without_inputs_for_is_refused_at_once(
+    engine: type[ScriptedLiveRun],
+) -> None:
     app = make_app(engine=engine, target="tiny-ops")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("s")
@@ -412,7 +434,7 @@ async def test_a_sweep_of_a_workload_without_inputs_for_is_refused_at_once(engin
         assert any("has no inputs_for(size, device, dtype)" in n for n in notes(app))
 
 
-async def test_a_second_run_waits_for_the_first(engine) -> None:  # type: ignore[no-untyped-def]
+async def test_a_second_run_waits_for_the_first(engine: type[ScriptedLiveRun]) -> None:
     engine.hold = True
     app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
@@ -429,8 +451,8 @@ async def test_a_second_run_waits_for_the_first(engine) -> None:  # type: ignore
 
 
 async def test_save_writes_the_report_folder_and_shows_the_path(
-    engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:  # type: ignore[no-untyped-def]
+    engine: type[ScriptedLiveRun], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)  # reports go to ./dlcprof-reports/<workload>-<stamp>
     app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
@@ -441,7 +463,7 @@ async def test_save_writes_the_report_folder_and_shows_the_path(
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: app.runs.last_saved)
         folder = app.runs.last_saved
-        assert folder.is_relative_to(tmp_path / "dlcprof-reports")
+        assert folder is not None and folder.is_relative_to(tmp_path / "dlcprof-reports")
         assert (folder / "session.json").exists() and (folder / "report.html").exists()
         await wait_for(pilot, lambda: any(str(folder) in n for n in notes(app)))
         from dlcprof.report import load_session
@@ -449,13 +471,13 @@ async def test_save_writes_the_report_folder_and_shows_the_path(
         assert len(load_session(folder / "session.json").runs) == 1
 
 
-async def test_save_failure_is_one_line_and_session_kept(engine) -> None:  # type: ignore[no-untyped-def]
+async def test_save_failure_is_one_line_and_session_kept(engine: type[ScriptedLiveRun]) -> None:
     from dlcprof.report import ReportError
 
-    def refuse(session, directory):  # type: ignore[no-untyped-def]
+    def refuse(session, directory):
         raise ReportError(f"cannot create {directory}: No space left on device")
 
-    app = make_app(engine=Engine(live_run=engine, save=refuse))
+    app = make_app(engine=Engine(live_run=live_runs(engine), save=refuse))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")
         await wait_for(pilot, lambda: not app.runs.busy and app.session.runs)
@@ -467,8 +489,8 @@ async def test_save_failure_is_one_line_and_session_kept(engine) -> None:  # typ
 
 
 async def test_unwritable_save_asks_where_and_saves_there(
-    engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:  # type: ignore[no-untyped-def]
+    engine: type[ScriptedLiveRun], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The usual place cannot be created: dlcprof-reports is a file (root or not).
     monkeypatch.chdir(tmp_path)
     (tmp_path / "dlcprof-reports").write_text("not a folder")
@@ -488,7 +510,7 @@ async def test_unwritable_save_asks_where_and_saves_there(
         failed_why = app.runs.save_failed
         await pilot.press("ctrl+s")  # now it asks where, with a place that works
         await wait_for(pilot, lambda: isinstance(app.screen, SaveScreen))
-        field = app.screen.query_one("#save-path")
+        field = app.screen.query_one("#save-path", Input)
         assert field.value.startswith(tempfile.gettempdir())
         field.value = str(tmp_path / "elsewhere")
         await pilot.press("enter")
@@ -558,7 +580,7 @@ async def test_help_lines_wrap_inside_their_column() -> None:
             assert line[:column].strip() == "", line
 
 
-async def test_the_paper_screen_repaints_as_the_plan_runs(engine) -> None:  # type: ignore[no-untyped-def]
+async def test_the_paper_screen_repaints_as_the_plan_runs(engine: type[ScriptedLiveRun]) -> None:
     """No polling: the paper pane is repainted from the events folded, like the others."""
     from helpers.paper import paper_events
 
@@ -623,7 +645,7 @@ def _keys_of(line: str, key: str) -> bool:
 
 
 async def test_every_action_is_bound_in_the_palette_in_help_and_in_the_replay_check(
-    engine,  # type: ignore[no-untyped-def]
+    engine: type[ScriptedLiveRun],
 ) -> None:
     """One table (tui/actions.py) feeds the keys, the palette, the help screen
     and what a replay allows: every action must appear in each."""
@@ -634,7 +656,7 @@ async def test_every_action_is_bound_in_the_palette_in_help_and_in_the_replay_ch
 
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        bound = {(b.key, b.action) for b in app.BINDINGS}  # type: ignore[union-attr]
+        bound = {(b.key, b.action) for b in app.BINDINGS if isinstance(b, Binding)}
         titles = [c.title for c in app.get_system_commands(app.screen)]
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
@@ -670,7 +692,9 @@ async def test_every_action_is_bound_in_the_palette_in_help_and_in_the_replay_ch
                 assert any(t.startswith(a.title + " (") for t in allowed) is shown, a
 
 
-async def test_replay_shows_a_saved_session_without_compile_keys(engine) -> None:  # type: ignore[no-untyped-def]
+async def test_replay_shows_a_saved_session_without_compile_keys(
+    engine: type[ScriptedLiveRun],
+) -> None:
     from dlcprof.session import Session
 
     events = scripted_run("r1", RunSettings(target="pointwise-chain"))
@@ -686,7 +710,7 @@ async def test_replay_shows_a_saved_session_without_compile_keys(engine) -> None
         assert "r" not in shown and "ctrl+s" in shown
 
 
-async def test_deterministic_mode_prints_no_elapsed_time(engine) -> None:  # type: ignore[no-untyped-def]
+async def test_deterministic_mode_prints_no_elapsed_time(engine: type[ScriptedLiveRun]) -> None:
     engine.hold = True
     engine.script = staticmethod(lambda rid, s: scripted_run(rid, s)[:4])  # dynamo left open
     app = make_app(engine=engine)
@@ -712,13 +736,16 @@ async def test_standby_worker_is_prepared_on_open() -> None:
         def close(self) -> None:
             pass
 
-    app = make_app(engine=Engine(standby=FakeStandby), start_standby=True)
+    standby = cast(Callable[[], Standby], FakeStandby)  # a stand-in
+    app = make_app(engine=Engine(standby=standby), start_standby=True)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, prepared.is_set)
         await wait_for(pilot, lambda: "standby ready" in status_text(app))
 
 
-async def test_events_are_batched_and_keys_answered_during_a_flood(engine) -> None:  # type: ignore[no-untyped-def]
+async def test_events_are_batched_and_keys_answered_during_a_flood(
+    engine: type[ScriptedLiveRun], monkeypatch: pytest.MonkeyPatch
+) -> None:
     def flood(rid: str, s: RunSettings) -> list[ev.Event]:
         events = scripted_run(rid, s)
         logs = [
@@ -744,8 +771,8 @@ async def test_events_are_batched_and_keys_answered_during_a_flood(engine) -> No
         handled.append(app.runs.busy)
         original_cycle(name)
 
-    app._repaint = counting  # type: ignore[method-assign]
-    app.action_cycle = cycle  # type: ignore[method-assign]
+    monkeypatch.setattr(app, "_repaint", counting)
+    monkeypatch.setattr(app, "action_cycle", cycle)
     async with app.run_test(size=SIZE) as pilot:
         app.query_one("#tabs", TabbedContent).active = "tab-log"  # the costly pane, shown
         await pilot.press("r")
@@ -835,7 +862,7 @@ def test_a_phase_line_says_pool_thread_and_cuts_a_long_name_in_its_middle() -> N
 
     from dlcprof.tui.widgets.phases import PhaseTimeline, _Row
 
-    timeline = PhaseTimeline(SimpleNamespace(now=None))  # type: ignore[arg-type]
+    timeline = PhaseTimeline(cast(View, SimpleNamespace(now=None)))  # all it reads
     timeline.name_w = 40
     pool = timeline._line(_Row("compile_file", 0, 0.0, 1.0, 2, pool=True), 0.0, 1.0, 1.0, 8)
     assert "compile_file (pool thread)" in pool.plain
@@ -847,17 +874,14 @@ def test_a_phase_line_says_pool_thread_and_cuts_a_long_name_in_its_middle() -> N
     assert name.startswith(head) and name.endswith(tail) and len(cell) == 24 - 4
 
 
-async def test_log_draws_when_shown_after_scrolling_another_pane(engine) -> None:  # type: ignore[no-untyped-def]
+async def test_log_draws_when_shown_after_scrolling_another_pane(
+    engine: type[ScriptedLiveRun],
+) -> None:
     # Textual 8.2 skipped the Log's first resize in this order, leaving it blank.
     from helpers.recorded import load_fixture
 
     recorded = [e for e in load_fixture("pointwise_chain") if not isinstance(e, ev.WorkerExited)]
-    engine.script = staticmethod(
-        lambda rid, s: [
-            dataclasses.replace(e, run_id=rid) if getattr(e, "run_id", None) else e
-            for e in recorded
-        ]
-    )
+    engine.script = staticmethod(lambda rid, s: [of_run(e, rid) for e in recorded])
     app = make_app(engine=engine)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")

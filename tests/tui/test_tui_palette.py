@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.engine import ScriptedLiveRun, scripted_run
-from helpers.scripted_program import ScriptedProgram
+from helpers.scripted_program import ScriptedProgram, launcher
 from helpers.tui import SIZE, text, wait_for
 from textual.pilot import Pilot
 
@@ -43,7 +44,7 @@ def engine(tmp_path: Path) -> Engine:
     """Scripted runs and program; a save that writes nothing."""
     live = type("Run", (ScriptedLiveRun,), {"instances": [], "hold": True})
     program = type("Program", (ScriptedProgram,), {"instances": []})
-    return Engine(live_run=live, program=program, save=lambda s, d: tmp_path)
+    return Engine(live_run=live, program=launcher(program), save=lambda s, d: tmp_path)
 
 
 def state(app: DlcprofApp, said: list[str]) -> tuple[object, ...]:
@@ -69,7 +70,7 @@ async def walk(app: DlcprofApp, pilot: Pilot) -> tuple[list[str], list[str]]:
     said: list[str] = []
     notify = app.notify
 
-    def counted(message: str, *args: object, **kw: object) -> None:
+    def counted(message: str, *args: Any, **kw: Any) -> None:
         said.append(message)
         notify(message, *args, **kw)
 
@@ -124,8 +125,10 @@ async def test_every_entry_of_an_attached_program_does_something(tmp_path: Path)
         assert not NEED_A_WORKLOAD & set(titles), titles
         assert idle == []
         assert titles[-1] == "Quit" and type(app.screen).__name__ == "StopOrDetachScreen"
-        scripted.program.instances[0].finish(0)
-    assert scripted.live_run.instances == []  # nothing ran a workload
+        program: Any = scripted.program  # the scripted classes of engine() above
+        program.instances[0].finish(0)
+    live: Any = scripted.live_run
+    assert live.instances == []  # nothing ran a workload
 
 
 async def test_every_entry_of_a_workload_session_does_something(tmp_path: Path) -> None:

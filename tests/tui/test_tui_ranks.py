@@ -8,6 +8,7 @@ from pathlib import Path
 
 from helpers.program import rank_compile_phases, rank_run_id, ranked_program
 from helpers.tui import SIZE, shown
+from rich.text import Text
 from textual.widgets import Static
 
 from dlcprof import events as ev
@@ -31,7 +32,7 @@ def live_app(events: list[ev.Event]) -> DlcprofApp:
     return app
 
 
-async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
+async def settle(pilot) -> None:
     await pilot.pause(0.15)  # a few ticks: the events folded, the panes repainted
 
 
@@ -86,15 +87,15 @@ async def test_the_ranks_view_shows_a_lane_per_rank_and_the_table() -> None:
         await pilot.press("R")
         await settle(pilot)
         assert isinstance(app.screen, RanksScreen)
-        lanes = shown(app.screen.query_one("#ranks-lanes", Static)).splitlines()
-        assert [line.split("▕")[0].strip(" ⚠") for line in lanes if "▕" in line] == [
+        lines = shown(app.screen.query_one("#ranks-lanes", Static)).splitlines()
+        assert [line.split("▕")[0].strip(" ⚠") for line in lines if "▕" in line] == [
             "rank 0",
             "▶ rank 1",  # the rank the panes show
         ]
-        rank1 = next(line for line in lanes if "rank 1" in line)
+        rank1 = next(line for line in lines if "rank 1" in line)
         assert "⚠" in rank1  # the diverging rank
-        assert "0/1" in lanes[lanes.index(rank1) + 1]  # its recompile, labelled
-        assert any(line.strip().startswith("0 s") and "40.00 s" in line for line in lanes)
+        assert "0/1" in lines[lines.index(rank1) + 1]  # its recompile, labelled
+        assert any(line.strip().startswith("0 s") and "40.00 s" in line for line in lines)
         table = app.screen.query_one("#ranks-table", SortedTable)
         rows = [[plain(c) for c in r] for r in table.shown]
         assert [(r[0], r[2]) for r in rows] == [("0", "100"), ("1", "101")]  # rank, pid
@@ -133,7 +134,7 @@ async def test_the_banner_comes_with_an_alarm_live() -> None:
         assert "see Ranks view (R)" in line and line.count("\n") == 1
 
 
-async def test_a_note_is_muted_in_the_ranks_view_never_the_banner(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+async def test_a_note_is_muted_in_the_ranks_view_never_the_banner(monkeypatch) -> None:
     note = fdiv.Divergence(
         check="cache",
         rank=1,
@@ -150,7 +151,8 @@ async def test_a_note_is_muted_in_the_ranks_view_never_the_banner(monkeypatch) -
         await settle(pilot)
         body = app.screen.query_one("#ranks-divergences", Static)
         assert "· shared cache: hit pattern may differ harmlessly" in shown(body)
-        styles = {str(s.style) for s in body.content.spans}  # type: ignore[union-attr]
+        assert isinstance(body.content, Text)
+        styles = {str(s.style) for s in body.content.spans}
         assert styles and not any("red" in style for style in styles)  # not an alarm's
         assert "divergence checks: 1 note among 2 ranks" in shown(body)
 

@@ -9,9 +9,11 @@ back, a replay app opens on it, and the panes are compared as drawn on screen.
 
 from __future__ import annotations
 
-import dataclasses
+from functools import partial
 from pathlib import Path
 
+from helpers.engine import ScriptedLiveRun
+from helpers.events import of_run
 from helpers.recorded import load_fixture
 from helpers.tui import SIZE, make_app, wait_for
 
@@ -47,7 +49,7 @@ def pane_rows(app: DlcprofApp, selector: str) -> list[str]:
     return [strip.crop(region.x, region.right).text for strip in strips]
 
 
-async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
+async def settle(pilot) -> None:
     """Wait until the screen stops changing: layout, scrolls and repaints all done."""
     await pilot.pause()
     shown = screen_rows(pilot.app)
@@ -60,7 +62,7 @@ async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
     raise AssertionError("the screen does not settle")
 
 
-async def pages(pilot, pane: str, scroller: str) -> list[list[str]]:  # type: ignore[no-untyped-def]
+async def pages(pilot, pane: str, scroller: str) -> list[list[str]]:
     """The pane as shown, a screenful per page, from the top to the end of its content.
 
     From the top: a live app leaves the Phases pane where it followed the run
@@ -78,7 +80,7 @@ async def pages(pilot, pane: str, scroller: str) -> list[list[str]]:  # type: ig
         y = min(y + max(1, widget.scrollable_content_region.height), widget.max_scroll_y)
 
 
-async def capture(pilot) -> Shots:  # type: ignore[no-untyped-def]
+async def capture(pilot) -> Shots:
     """Every run of the session: each bottom tab, then the panes above, paged through.
 
     The Log tab comes first, before this scrolls any pane. With Textual 8.2.8,
@@ -96,7 +98,7 @@ async def capture(pilot) -> Shots:  # type: ignore[no-untyped-def]
             await settle(pilot)
             if tab == "log":  # lines are drawn a few per tick while the tab shows
                 log = app.query_one(LogPane)
-                await wait_for(pilot, lambda log=log: not log.has_pending)
+                await wait_for(pilot, partial(lambda log: not log.has_pending, log))
                 await settle(pilot)
             shots[rid, tab] = await pages(pilot, "#tabs", scroller)
         for pane, scroller in TOP.items():
@@ -133,24 +135,27 @@ def joined(shots: Shots, rid: str, pane: str) -> str:
     return as_text(shots[rid, pane])
 
 
-async def test_replay_renders_the_same_panes_as_live(engine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+async def test_replay_renders_the_same_panes_as_live(
+    engine: type[ScriptedLiveRun], tmp_path: Path
+) -> None:
     recorded = recorded_runs()
 
     def script(run_id: str, s: RunSettings) -> list[ev.Event]:
         events, exited = recorded[len(engine.instances) - 1]
         engine.exit_event = exited  # the stand-in ends the run as the real worker did
-        return [
-            dataclasses.replace(e, run_id=run_id) if getattr(e, "run_id", None) else e
-            for e in events
-        ]
+        return [of_run(e, run_id) for e in events]
 
     engine.script = staticmethod(script)
     engine.pause_s = 0.0005  # ~470 events: many per UI tick, so batching is exercised
     live = make_app(engine=engine)
     async with live.run_test(size=SIZE) as pilot:
+
+        def ran(n: int) -> bool:
+            return not live.runs.busy and len(live.session.runs) == n
+
         for n in range(1, len(recorded) + 1):
             await pilot.press("r")
-            await wait_for(pilot, lambda n=n: not live.runs.busy and len(live.session.runs) == n)
+            await wait_for(pilot, partial(ran, n))
         assert [r.status for r in live.session.runs.values()] == ["ok"] * len(recorded)
         live_shots = await capture(pilot)
     folder = save_session(live.session, tmp_path / "rep")

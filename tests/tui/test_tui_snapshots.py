@@ -36,8 +36,8 @@ def run_of(app: DlcprofApp, workload: str, dynamic: str | None = None) -> str:
     raise AssertionError(f"no {workload} run in the recorded session")
 
 
-def showing(workload: str, tab: str = "recompiles", dynamic: str | None = None, keys=()):  # type: ignore[no-untyped-def]
-    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+def showing(workload: str, tab: str = "recompiles", dynamic: str | None = None, keys=()):
+    async def run_before(pilot) -> None:
         app = pilot.app
         app.select_run(run_of(app, workload, dynamic))
         app.show_tab(tab)
@@ -49,35 +49,35 @@ def showing(workload: str, tab: str = "recompiles", dynamic: str | None = None, 
     return run_before
 
 
-def test_main_screen_fusion_run(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_main_screen_fusion_run(snap_compare) -> None:
     assert snap_compare(replay_app(), terminal_size=SIZE, run_before=showing("pointwise-chain"))
 
 
-def test_kernel_source_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_kernel_source_screen(snap_compare) -> None:
     before = showing("pointwise-chain", keys=["enter"])
     assert snap_compare(replay_app(), terminal_size=SIZE, run_before=before)
 
 
-def test_recompiles_static_vs_dynamic(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_recompiles_static_vs_dynamic(snap_compare) -> None:
     before = showing("variable-length", dynamic="false")
     assert snap_compare(replay_app(), terminal_size=SIZE, run_before=before)
 
 
-def test_log_with_graph_breaks(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_log_with_graph_breaks(snap_compare) -> None:
     before = showing("graph-breaks", tab="log")
     assert snap_compare(replay_app(), terminal_size=SIZE, run_before=before)
 
 
-def test_device_and_hotspots_without_samples(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_device_and_hotspots_without_samples(snap_compare) -> None:
     assert snap_compare(
         replay_app(), terminal_size=SIZE, run_before=showing("graph-breaks", "device")
     )
 
 
-def test_modes_side_by_side_with_autotuning(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_modes_side_by_side_with_autotuning(snap_compare) -> None:
     """Every mode of gelu-mlp with freezing (key a), max-autotune selected."""
 
-    async def before(pilot) -> None:  # type: ignore[no-untyped-def]
+    async def before(pilot) -> None:
         app = pilot.app
         modes = [r.run_id for r in app.session.runs.values()]
         app.select_run(modes[2])
@@ -88,24 +88,24 @@ def test_modes_side_by_side_with_autotuning(snap_compare) -> None:  # type: igno
     assert snap_compare(app, terminal_size=(160, 64), run_before=before)
 
 
-def test_help_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_help_screen(snap_compare) -> None:
     before = showing("pointwise-chain", keys=["question_mark"])
     assert snap_compare(replay_app(), terminal_size=SIZE, run_before=before)
 
 
-def test_live_screen_before_any_run(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_live_screen_before_any_run(snap_compare) -> None:
     app = DlcprofApp(start_standby=False, deterministic=True)
     assert snap_compare(app, terminal_size=SIZE)
 
 
-def test_benchmark_with_the_allocator_held_steady(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_benchmark_with_the_allocator_held_steady(snap_compare) -> None:
     # A default-size pointwise-chain run: both speedups, the page faults, the verdict.
     events = load_fixture("pointwise_chain_allocator")
     app = DlcprofApp(session=Session.from_events(events), replay=True, deterministic=True)
     assert snap_compare(app, terminal_size=SIZE, run_before=showing("pointwise-chain"))
 
 
-def test_hotspots_of_the_compiling_thread(snap_compare, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_hotspots_of_the_compiling_thread(snap_compare, tmp_path) -> None:
     """A run as LiveRun records it: monitors with their cost, the timed window
     quiet, and a real py-spy profile of a cold compile as its hot frames."""
     session = recorded_session()
@@ -133,7 +133,7 @@ def test_hotspots_of_the_compiling_thread(snap_compare, tmp_path) -> None:  # ty
     assert snap_compare(app, terminal_size=SIZE, run_before=showing("pointwise-chain", "hotspots"))
 
 
-def test_paper_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_paper_screen(snap_compare) -> None:
     # A session as `dlcprof paper` makes one, from recorded runs: the findings
     # beside the paper's, then each workload.
     from helpers.paper import paper_events
@@ -142,7 +142,7 @@ def test_paper_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(app, terminal_size=SIZE, press=["P"])
 
 
-def test_ranks_view_with_a_divergence(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_ranks_view_with_a_divergence(snap_compare) -> None:
     # A torchrun job of two ranks (hand-built events) where rank 1 alone
     # recompiled: the banner's divergence in full, a lane per rank, the table.
     from helpers.program import ranked_program
@@ -153,20 +153,20 @@ def test_ranks_view_with_a_divergence(snap_compare) -> None:  # type: ignore[no-
     assert snap_compare(app, terminal_size=SIZE, press=keys)
 
 
-def test_kernels_sorted_by_kernel_name(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_kernels_sorted_by_kernel_name(snap_compare) -> None:
     """o twice on the Kernels table: sorted by the kernel column, marked ▼."""
     before = showing("variable-length", dynamic="false", keys=["3", "o", "o"])
     assert snap_compare(replay_app(), terminal_size=SIZE, run_before=before)
 
 
-def test_kernels_filtered(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_kernels_filtered(snap_compare) -> None:
     """/ addmm on the Kernels table: "6 of 12" in its title, the filter kept."""
     keys = ["3", "slash", *"addmm", "enter"]
     before = showing("variable-length", dynamic="false", keys=keys)
     assert snap_compare(replay_app(), terminal_size=SIZE, run_before=before)
 
 
-def test_light_theme(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_light_theme(snap_compare) -> None:
     """--theme textual-light: the stage colours, the log's alarms, the accent frame."""
     app = DlcprofApp(
         session=recorded_session(), replay=True, deterministic=True, theme="textual-light"

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from helpers.engine import ScriptedLiveRun
 from helpers.recorded import load_fixture, pyspy_hot_frames
-from helpers.scripted_program import ScriptedProgram
+from helpers.scripted_program import ScriptedProgram, launcher
 from helpers.tui import SIZE, make_app, text, wait_for
-from textual.widgets import Input
+from textual.widgets import Input, TabbedContent
 
 from dlcprof import events as ev
 from dlcprof.engine import Engine
@@ -24,7 +24,9 @@ from dlcprof.tui import actions
 from dlcprof.tui.app import DlcprofApp
 from dlcprof.tui.ordering import plain, sort_value
 from dlcprof.tui.widgets.hotspots import HotspotsPane
+from dlcprof.tui.widgets.log import LogPane
 from dlcprof.tui.widgets.phases import PhasesPane
+from dlcprof.tui.widgets.runs import RunSelector
 from dlcprof.tui.widgets.sorted_table import SortedTable
 
 
@@ -67,7 +69,7 @@ async def test_o_and_a_header_click_sort_the_kernels_and_mark_the_column() -> No
         await pilot.click("#kernels-table", offset=(x, 0))
         assert header(table)[1] == "kernel ▼" and header(table)[3] == "time"
         words = [sort_value(r.figures[1]) for r in table.shown]
-        assert words == sorted(words, reverse=True) and words[0][1].startswith("extern")
+        assert words == sorted(words, reverse=True) and str(words[0][1]).startswith("extern")
         await pilot.click("#kernels-table", offset=(x, 0))  # again: the other way
         assert header(table)[1] == "kernel ▲"
         assert [sort_value(r.figures[1]) for r in table.shown] == sorted(words) and ops
@@ -155,7 +157,7 @@ async def test_a_long_name_loses_its_middle_where_its_column_is_full() -> None:
         await pilot.pause()
         table = app.query_one("#kernels-table", SortedTable)
         width = table.ordered_columns[1].width
-        drawn = {plain(r[1]): table.get_row(r.key)[1].plain for r in table.shown}
+        drawn = {plain(r[1]): plain(table.get_row(r.key)[1]) for r in table.shown}
         long = [n for n in drawn if len(n) > width]
         assert long and any(len(n) <= width for n in drawn)
         for name, cell in drawn.items():
@@ -184,7 +186,7 @@ async def test_the_recompiles_sort_and_filter_the_same_way() -> None:
         app.screen.query_one("#filter-input", Input).value = "re:^[12] "
         await pilot.press("enter")
         assert column(table, 0) == ["2", "1"]
-        tabs = app.query_one("#tabs")
+        tabs = app.query_one("#tabs", TabbedContent)
         assert "Recompiles (2 of 4)" in str(tabs.get_tab("tab-recompiles").label)
 
 
@@ -193,20 +195,20 @@ async def test_the_log_filters_its_lines() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("5")
         await pilot.pause()
-        log = app.query_one("#log")
+        log = app.query_one("#log", LogPane)
         assert app.focused is log
         await wait_for(pilot, lambda: not log.has_pending)
         total = len(log._drawn)
         await pilot.press("slash", *"Graph break", "enter")
         await pilot.pause()
-        label = str(app.query_one("#tabs").get_tab("tab-log").label)
+        label = str(app.query_one("#tabs", TabbedContent).get_tab("tab-log").label)
         assert log._matching and log._matching < total
         assert label == f"Log ({log._matching} of {total})"
         lines = text(log)
         assert "Graph break" in lines and "run 31a56ade finished" not in lines
         await pilot.press("escape")
         await pilot.pause()
-        assert str(app.query_one("#tabs").get_tab("tab-log").label) == "Log"
+        assert str(app.query_one("#tabs", TabbedContent).get_tab("tab-log").label) == "Log"
 
 
 class Held(ScriptedLiveRun):
@@ -225,6 +227,7 @@ async def test_p_pauses_the_panes_while_events_fold_and_catches_up() -> None:
             pilot, lambda: app.selected_run_id and app.session.runs[app.selected_run_id].kernels
         )
         run_id = app.selected_run_id
+        assert run_id is not None
         await pilot.press("p")
         table = app.query_one("#kernels-table", SortedTable)
         shown = len(table.shown)
@@ -295,7 +298,7 @@ async def test_e_without_an_editor_says_how_to_set_one(monkeypatch: pytest.Monke
     said: list[str] = []
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        app.notify = lambda message, **kw: said.append(message)  # type: ignore[method-assign]
+        monkeypatch.setattr(app, "notify", lambda message, **kw: said.append(message))
         app.query_one("#kernels-table").focus()
         await pilot.press("e")
     assert said == [
@@ -323,7 +326,7 @@ async def test_the_runs_list_sorts_and_filters_the_same_way() -> None:
     app = replay("pointwise_chain", "graph_breaks", "variable_length_static")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("9", "o")  # by run, z to a
-        runs = app.query_one("#runs")
+        runs = app.query_one("#runs", RunSelector)
         names = [app.session.runs[str(o.id)].name for o in runs.options]
         assert names == ["variable-length", "pointwise-chain", "graph-breaks"]
         assert runs.border_title == "Runs (3) · by run ▼"
@@ -338,6 +341,7 @@ async def test_hot_frames_sort_by_own_time_and_e_opens_a_frame(
 ) -> None:
     session = Session.from_events(load_fixture("pointwise_chain"))
     run = session.latest_run
+    assert run is not None
     session.apply(pyspy_hot_frames(run.run_id, tmp_path))  # a real py-spy profile
     app = DlcprofApp(session=session, replay=True, deterministic=True)
     async with app.run_test(size=SIZE) as pilot:
@@ -351,16 +355,18 @@ async def test_hot_frames_sort_by_own_time_and_e_opens_a_frame(
         await pilot.press("e")
         await wait_for(pilot, stub_editor.exists)
         line, path = stub_editor.read_text().split("\n")[:2]
-        short, at = table.shown[0].place
+        place = table.shown[0].place
+        assert place is not None
+        short, at = place
         # "subprocess.py", "torch/_inductor/codecache.py": the real file, from any folder.
         assert os.path.isabs(path) and os.path.isfile(path) and path.endswith(short)
         assert int(line.removeprefix("+")) == at
 
 
 async def test_a_program_that_ended_says_so_and_its_panes_stay() -> None:
-    program = type("Program", (ScriptedProgram,), {"instances": []})
+    program: type[ScriptedProgram] = type("Program", (ScriptedProgram,), {"instances": []})
     app = DlcprofApp(
-        command=["python", "train.py"], engine=Engine(program=program), deterministic=True
+        command=["python", "train.py"], engine=Engine(program=launcher(program)), deterministic=True
     )
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: program.instances and app.session.runs)

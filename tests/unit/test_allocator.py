@@ -181,7 +181,7 @@ def test_doctor_says_what_holds_the_allocator_steady():
 
 
 def test_the_steady_measurement_is_skipped_where_it_cannot_mean_anything(monkeypatch):
-    def never(*args):  # type: ignore[no-untyped-def]
+    def never(*args):
         raise AssertionError("called")
 
     def why(settings: RunSettings, device: str = "cpu") -> str:

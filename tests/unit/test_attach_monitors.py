@@ -9,6 +9,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
+from typing import Any, cast
 
 from helpers.program import process_attached, program_started
 
@@ -24,7 +26,7 @@ class FakeWatch:
 
     made: list[FakeWatch] = []
 
-    def __init__(self, pid, emit, cuda_index, device=True, hotspots=True) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, pid, emit, cuda_index, device=True, hotspots=True) -> None:
         self.pid, self.cuda_index = pid, cuda_index
         self.device, self.hotspots = device, hotspots
         self.run_id: str | None = None
@@ -52,10 +54,12 @@ def ended(
     return ev.PhaseEnded(run_id, "0/0", name, thread=1, start_t=start, duration_s=s)
 
 
-def monitors(**kwargs) -> tuple[ProgramMonitors, list[ev.Event]]:  # type: ignore[no-untyped-def]
+def monitors(**kwargs: Any) -> tuple[ProgramMonitors, list[Any]]:
+    """The monitors over FakeWatch, and the events they said (read by their fields)."""
     FakeWatch.made = []
-    out: list[ev.Event] = []
-    return ProgramMonitors(out.append, watch=FakeWatch, **kwargs), out
+    out: list[Any] = []
+    watch = cast(Callable[..., ProcessMonitors], FakeWatch)  # a stand-in
+    return ProgramMonitors(out.append, watch=watch, **kwargs), out
 
 
 def test_each_process_is_watched_until_its_end_and_at_most_cap_at_once() -> None:
@@ -118,7 +122,7 @@ def test_process_monitors_stamp_their_run_and_place_samples_in_phases() -> None:
     (monitors/process.py), on a real Python with a real py-spy: every event
     carries the run, and the final hot frames fall in the phase seen."""
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    out: list[ev.Event] = []
+    out: list[Any] = []
     watch = ProcessMonitors(child.pid, out.append, None, device=True, hotspots=True)
     try:
         t0 = time.time()
@@ -134,7 +138,7 @@ def test_process_monitors_stamp_their_run_and_place_samples_in_phases() -> None:
     finally:
         child.kill()
         child.wait()
-    assert {e.run_id for e in out} == {"pid9"}  # type: ignore[attr-defined]
+    assert {e.run_id for e in out} == {"pid9"}
     assert {e.monitor for e in out if isinstance(e, ev.MonitorStatus)} == {"cpu", "py-spy"}
     final = [e for e in out if isinstance(e, ev.HotFramesSampled)][-1]
     assert final.rows and {r["phase"] for r in final.rows} == {"inductor_compile"}
@@ -161,7 +165,7 @@ def test_no_hotspots_on_the_command_line_reaches_the_programs_monitors() -> None
     assert not program.monitors.hotspots and program.monitors.device
 
 
-def test_the_tui_form_takes_no_hotspots_too(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_tui_form_takes_no_hotspots_too(monkeypatch) -> None:
     import dlcprof.cli.attach as attach
     from dlcprof.cli import main
     from dlcprof.exit_codes import EXIT_USAGE

@@ -53,7 +53,7 @@ def test_a_compiled_module_loading_is_compiling() -> None:
     # Inductor runs the module's body once as it loads it: its kernels build then.
     from dlcprof.monitors.samples import program_work
 
-    load = (("compile_fx", "torch/_inductor/compile_fx.py", 1),)
+    load: tuple[tuple[str, str, int], ...] = (("compile_fx", "torch/_inductor/compile_fx.py", 1),)
     load += (("<module>", "/tmp/torchinductor_u/ab/cabcdefghijklmnopqrstuvwxyz012.py", 3),)
     assert program_work(load) == load
     run = (("main", "train.py", 9), ("call", load[1][1], 40))
@@ -63,7 +63,7 @@ def test_a_compiled_module_loading_is_compiling() -> None:
     assert program_work(eager) == eager
     # Nor is what runs under the step timer wrapped around the program's compiled
     # callable (--eager-baseline's per-step walls): Dynamo's guards, the module call.
-    step = (("timed", "/x/dlcprof/worker/attached/steps.py", 51),)
+    step: tuple[tuple[str, str, int], ...] = (("timed", "/x/dlcprof/worker/attached/steps.py", 51),)
     step += (("_fn", "/v/torch/_dynamo/eval_frame.py", 9),)
     assert program_work(step) == step
 

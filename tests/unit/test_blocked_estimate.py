@@ -98,7 +98,7 @@ def test_table_report_and_advice_say_the_same_estimate():
     assert sum(f"rank 0 blocked: {said}" in d.evidence for d in found) == 1
 
 
-def _without(drop) -> Session:  # type: ignore[no-untyped-def]
+def _without(drop) -> Session:
     return Session.from_events([e for e in _events() if not drop(e)])
 
 

@@ -24,7 +24,8 @@ from dlcprof.figures.check.budgets import Budgets
 from dlcprof.figures.check.findings import CompileTime
 from dlcprof.figures.check.places import relative_where, repository_root
 from dlcprof.figures.job.program import skips_site
-from dlcprof.report.github import annotations, step_summary
+from dlcprof.report import github
+from dlcprof.report.github import step_summary
 from dlcprof.report.junit import junit_xml
 from dlcprof.session import Session
 
@@ -121,7 +122,7 @@ def test_compile_time_regression_beyond_the_tolerance_and_the_floor():
 
 def test_github_annotations_in_githubs_syntax(tmp_path):
     v = fv.judge_session(session(), Budgets(graph_breaks=0))
-    (line,) = annotations(v, Path("/home/user/dlcprof"))
+    (line,) = github.annotations(v, Path("/home/user/dlcprof"))
     head = (
         "::error file=tests/programs/train.py,line=23,title=dlcprof check%3A graph breaks::"
         "graph break: Data-dependent branching (hint: For the common pattern "

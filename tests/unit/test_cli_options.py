@@ -84,7 +84,7 @@ def test_list_shows_every_bundled_workload(capsys):
         assert info.description[:30] in out
 
 
-def _one_error_line(capsys) -> str:  # type: ignore[no-untyped-def]
+def _one_error_line(capsys) -> str:
     captured = capsys.readouterr()
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("dlcprof: error: "), captured.err
@@ -102,7 +102,7 @@ FILES = {
 }
 
 
-def test_a_script_is_not_a_workload_and_the_error_says_what_to_do(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_script_is_not_a_workload_and_the_error_says_what_to_do(tmp_path, capsys) -> None:
     train = tmp_path / "train.py"
     train.write_text("import torch\n\nfor epoch in range(3):\n    print(epoch)\n")
     assert main(["run", str(train)]) == 2
@@ -116,7 +116,7 @@ def test_a_script_is_not_a_workload_and_the_error_says_what_to_do(tmp_path, caps
 
 
 @pytest.mark.parametrize("name", sorted(FILES))
-def test_bad_workload_file_is_one_line_before_any_worker(name, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_bad_workload_file_is_one_line_before_any_worker(name, tmp_path, capsys) -> None:
     source, needle = FILES[name]
     (tmp_path / name).write_text(source)
     assert main(["run", str(tmp_path / name)]) == 2
@@ -124,7 +124,7 @@ def test_bad_workload_file_is_one_line_before_any_worker(name, tmp_path, capsys)
     assert needle in line and name in line
 
 
-def test_sweep_needs_what_the_file_lacks(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_sweep_needs_what_the_file_lacks(tmp_path, capsys) -> None:
     f = tmp_path / "m.py"
     f.write_text(
         "def build(device, dtype):\n    pass\n\ndef inputs_for(n, device, dtype):\n    pass\n"
@@ -147,7 +147,7 @@ def test_sweep_needs_what_the_file_lacks(tmp_path, capsys) -> None:  # type: ign
     assert "inputs_for(n, device, dtype) in " in _one_error_line(capsys)
 
 
-def test_a_folder_and_a_missing_file(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_folder_and_a_missing_file(tmp_path, capsys) -> None:
     assert main(["run", str(tmp_path)]) == 2
     assert "workload path is a folder" in _one_error_line(capsys)
     assert main(["run", str(tmp_path / "nope.py")]) == 2
@@ -155,7 +155,7 @@ def test_a_folder_and_a_missing_file(tmp_path, capsys) -> None:  # type: ignore[
 
 
 @pytest.mark.parametrize("command", ["report", "replay", "compare"])
-def test_a_file_that_is_no_report(command, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_that_is_no_report(command, tmp_path, capsys) -> None:
     notes = tmp_path / "notes.json"
     notes.write_text('{"title": "my notes"}')
     deep = tmp_path / "deep.json"
@@ -169,7 +169,7 @@ def test_a_file_that_is_no_report(command, tmp_path, capsys) -> None:  # type: i
 # --- said by the worker, which alone can import the workload ------------------------------
 
 
-def test_rendering_to_an_unwritable_place_is_one_line(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_rendering_to_an_unwritable_place_is_one_line(tmp_path, capsys) -> None:
     from helpers.report import benchmark_session
 
     from dlcprof.report.folder import save_session

@@ -65,7 +65,7 @@ def test_same_session_has_no_changes() -> None:
     assert not (cmp.kernels.added or cmp.kernels.removed or cmp.kernels.changed)
     assert cmp.kernels.same == len(
         {(k.name, tuple(sorted(k.fused_ops))) for k in s.latest_run.kernels}
-    )  # type: ignore[union-attr]
+    )
     assert not (cmp.recompiles_added or cmp.recompiles_gone or cmp.graph_breaks_added)
     assert all(p.delta == 0 for p in cmp.phases)
     assert cmp.settings == []
@@ -144,7 +144,7 @@ def test_break_even_never_when_slower() -> None:
     a, b = benchmark_session(), graph_break_session()
     cmp = compare(a, b)
     be = cmp.metric("break-even")
-    speed = fb.run_speed(b.latest_run)  # type: ignore[arg-type]
+    speed = fb.run_speed(b.latest_run)
     assert speed is not None and speed.verdict == fb.SLOWER  # as recorded
     assert be.b is None and be.b_text == text.NEVER
     assert be.a_text.endswith(" runs") and be.verdict == "worse"

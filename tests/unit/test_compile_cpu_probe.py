@@ -4,6 +4,7 @@ seconds from Dynamo's start and end callbacks, and what it says without them."""
 from __future__ import annotations
 
 import types
+from typing import Any
 
 from dlcprof import events as ev
 from dlcprof.session import Session
@@ -25,7 +26,8 @@ def test_a_compile_is_timed_in_cpu_seconds_a_lazy_backward_under_its_own_id():
         sum(i * i for i in range(200_000))  # CPU spent inside the compile
         probe.end(Args(cid, trigger))
     probe.end(Args("1/0", "DYNAMO"))  # an end without its start says nothing
-    got = [(e.compile_id, e.cpu_s > 0) for e in sink.events]
+    measured: list[Any] = sink.events  # CompileCpuMeasured, read by their fields
+    got = [(e.compile_id, e.cpu_s > 0) for e in measured]
     assert got == [("0/0", True), ("0/0 (bwd)", True)]
     s = Session.from_events(sink.events)
     assert [c.cpu_s is not None for c in s.runs["r"].compiles.values()] == [True, True]
@@ -81,6 +83,7 @@ def test_a_compiler_subprocess_and_inductors_compile_workers_are_said_apart():
     finally:
         pool.shutdown()
     (cpu,) = sink.events
+    assert isinstance(cpu, ev.CompileCpuMeasured)
     assert cpu.compilers_s is not None and cpu.compilers_s >= 0.25
     assert cpu.cpu_s >= cpu.compilers_s  # the children it waited for are inside
     assert cpu.workers_s is not None and cpu.workers_s > 0  # the pool's are apart
@@ -124,7 +127,7 @@ def test_it_survives_torch_dynamo_reset_in_a_real_process():
 def test_an_id_measured_again_after_a_reset_adds_up_as_its_records_do():
     """A program's reset restarts torch's compile ids: its second 0/0 is another
     compile under the same id, whose records the session adds; its CPU too."""
-    events = [
+    events: list[ev.Event] = [
         ev.CompileCpuMeasured(run_id="r", compile_id="0/0", cpu_s=s, compilers_s=c, workers_s=w)
         for s, c, w in ((1.0, 0.5, None), (2.0, 0.25, 1.0))
     ]

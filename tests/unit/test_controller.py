@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import pytest
 from helpers.engine import ScriptedLiveRun, fold_until, scripted_run
 
 from dlcprof import events as ev
-from dlcprof.engine import Engine
+from dlcprof.engine import Engine, Standby
 from dlcprof.report import ReportError, load_session
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings
@@ -31,11 +33,11 @@ def controller(engine: Engine, standby: bool = False) -> tuple[RunController, qu
     return RunController(Session(), inbox.put, engine, standby=standby), inbox
 
 
-def settings(**kw) -> RunSettings:  # type: ignore[no-untyped-def]
+def settings(**kw) -> RunSettings:
     return RunSettings(target="pointwise-chain", **kw)
 
 
-def test_a_run_fills_the_session_and_ends_complete(scripted) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_fills_the_session_and_ends_complete(scripted) -> None:
     c, inbox = controller(Engine(live_run=scripted))
     run_id = c.start([settings()])
     assert run_id is not None and c.busy
@@ -45,7 +47,7 @@ def test_a_run_fills_the_session_and_ends_complete(scripted) -> None:  # type: i
     assert c.state(None) == ("run complete", f"run {run_id} ok: every pane keeps it")
 
 
-def test_the_status_says_when_kernels_are_being_profiled(scripted) -> None:  # type: ignore[no-untyped-def]
+def test_the_status_says_when_kernels_are_being_profiled(scripted) -> None:
     scripted.hold = True
     scripted.script = staticmethod(
         lambda rid, s: [e for e in scripted_run(rid, s) if not isinstance(e, ev.KernelsProfiled)]
@@ -59,7 +61,7 @@ def test_the_status_says_when_kernels_are_being_profiled(scripted) -> None:  # t
     fold_until(c, inbox, lambda: not c.busy)
 
 
-def test_a_second_start_while_busy_starts_nothing(scripted) -> None:  # type: ignore[no-untyped-def]
+def test_a_second_start_while_busy_starts_nothing(scripted) -> None:
     scripted.hold = True
     c, inbox = controller(Engine(live_run=scripted))
     assert c.start([settings()]) is not None
@@ -69,7 +71,7 @@ def test_a_second_start_while_busy_starts_nothing(scripted) -> None:  # type: ig
     fold_until(c, inbox, lambda: not c.busy)
 
 
-def test_a_queue_runs_one_after_another(scripted) -> None:  # type: ignore[no-untyped-def]
+def test_a_queue_runs_one_after_another(scripted) -> None:
     c, inbox = controller(Engine(live_run=scripted))
     c.start([settings(sweep=True, dynamic="false"), settings(sweep=True, dynamic="true")])
     assert c.state(None)[1].endswith("(1 queued)")  # the status bar says what is left
@@ -78,7 +80,7 @@ def test_a_queue_runs_one_after_another(scripted) -> None:  # type: ignore[no-un
     assert all(r.status == "ok" for r in c.session.runs.values())
 
 
-def test_cancel_drops_the_queue_and_keeps_what_was_captured(scripted) -> None:  # type: ignore[no-untyped-def]
+def test_cancel_drops_the_queue_and_keeps_what_was_captured(scripted) -> None:
     scripted.hold = True
     c, inbox = controller(Engine(live_run=scripted))
     c.start([settings(), settings(mode="max-autotune")])
@@ -93,7 +95,7 @@ def test_cancel_drops_the_queue_and_keeps_what_was_captured(scripted) -> None:  
     assert not c.cancel()  # nothing left to cancel
 
 
-def test_a_crash_is_one_notice_and_stops_the_queue(scripted) -> None:  # type: ignore[no-untyped-def]
+def test_a_crash_is_one_notice_and_stops_the_queue(scripted) -> None:
     scripted.script = staticmethod(lambda rid, s: scripted_run(rid, s)[:8])  # dies mid-compile
     scripted.exit_event = ev.WorkerExited(
         returncode=-11, signal="SIGSEGV", message="worker died with SIGSEGV"
@@ -108,7 +110,7 @@ def test_a_crash_is_one_notice_and_stops_the_queue(scripted) -> None:  # type: i
     assert c.state(None)[0] == "crashed"
 
 
-def test_save_writes_a_report_folder_and_says_where(scripted, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_save_writes_a_report_folder_and_says_where(scripted, tmp_path: Path) -> None:
     c, inbox = controller(Engine(live_run=scripted))
     assert not c.save(tmp_path / "r")  # nothing yet
     assert "nothing to save" in c.notices.popleft().message
@@ -121,8 +123,8 @@ def test_save_writes_a_report_folder_and_says_where(scripted, tmp_path: Path) ->
     assert len(load_session(c.last_saved / "session.json").runs) == 1
 
 
-def test_a_failed_save_is_one_line_and_keeps_the_session(scripted) -> None:  # type: ignore[no-untyped-def]
-    def refuse(session, directory):  # type: ignore[no-untyped-def]
+def test_a_failed_save_is_one_line_and_keeps_the_session(scripted) -> None:
+    def refuse(session, directory):
         raise ReportError("cannot create r: No space left on device")
 
     c, inbox = controller(Engine(live_run=scripted, save=refuse))
@@ -136,7 +138,7 @@ def test_a_failed_save_is_one_line_and_keeps_the_session(scripted) -> None:  # t
     assert len(c.session.events) == before and c.last_saved is None
 
 
-def test_the_standby_worker_is_handed_to_the_next_run(scripted) -> None:  # type: ignore[no-untyped-def]
+def test_the_standby_worker_is_handed_to_the_next_run(scripted) -> None:
     ready = ev.WorkerReady(
         pid=7,
         schema=1,
@@ -160,7 +162,8 @@ def test_the_standby_worker_is_handed_to_the_next_run(scripted) -> None:  # type
         def close(self) -> None:
             pass
 
-    c, inbox = controller(Engine(live_run=scripted, standby=FakeStandby), standby=True)
+    standby = cast(Callable[[], Standby], FakeStandby)  # a stand-in
+    c, inbox = controller(Engine(live_run=scripted, standby=standby), standby=True)
     c.prepare_standby()
     fold_until(c, inbox, lambda: c.standby_ready and c.session.worker is not None)
     assert c.session.worker is ready  # device and torch version known before any run
@@ -173,7 +176,7 @@ def test_the_standby_worker_is_handed_to_the_next_run(scripted) -> None:  # type
 # --- the next run's settings ------------------------------------------------------------------
 
 
-def test_the_sidebar_goes_over_the_command_lines_settings(scripted) -> None:  # type: ignore[no-untyped-def]
+def test_the_sidebar_goes_over_the_command_lines_settings(scripted) -> None:
     from dlcprof.tui.controller import initial_settings
 
     given = RunSettings(target="gelu-mlp", iters=3, reps=2, threads=1)
@@ -187,7 +190,7 @@ def test_the_sidebar_goes_over_the_command_lines_settings(scripted) -> None:  # 
     assert (s.iters, s.reps, s.threads) == (3, 2, 1)  # what the command line gave stays
 
 
-def test_settings_that_cannot_run_are_one_line_before_any_worker(scripted, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_settings_that_cannot_run_are_one_line_before_any_worker(scripted, tmp_path: Path) -> None:
     from dlcprof.tui.controller import NotRunnable
 
     c = RunController(Session(), lambda e: None, Engine(live_run=scripted), standby=False)

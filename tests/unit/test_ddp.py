@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 from helpers.paths import FIXTURES
 from helpers.program import compile_finished, process_attached, program_started
@@ -153,7 +154,7 @@ def test_the_ends_of_ranks_crashed_ended_never_compiled():
     def rank(pid: int, r: int) -> ev.ProcessAttached:
         return process_attached(pid, argv=["ddp_train.py"], rank=r, world_size=3)
 
-    events = [
+    events: list[Any] = [  # one changed below, by its field
         ev.ProgramStarted(argv=["torchrun", "ddp_train.py"], cwd="/", pid=1),
         rank(10, 0),
         rank(11, 1),
@@ -195,7 +196,7 @@ def test_the_adapter_reads_torchs_settings_and_degrades_without_the_bucket_hook(
     bucket = types.SimpleNamespace(size=BUCKET, params=["w0", "b0"])
     module.pretty_print_buckets([bucket, bucket], MIB)
     assert got == [(MIB, [BUCKET, BUCKET], [["w0", "b0"], ["w0", "b0"]])] and printed == [MIB]
-    ddp_probe._wrap(types.SimpleNamespace(), got.append, ProbeNotes(sink, "pid7"))
+    ddp_probe._wrap(types.SimpleNamespace(), lambda *a: got.append(a), ProbeNotes(sink, "pid7"))
     (note,) = [e for e in sink.events if isinstance(e, ev.ProbeUnavailable)]
     assert note.probe == "ddp" and "pretty_print_buckets not found" in note.reason
 

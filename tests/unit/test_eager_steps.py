@@ -6,6 +6,8 @@ probe sends them; the real runs: tests/e2e/test_attach.py's eager baseline."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from helpers.program import compile_finished, process_attached, program_started
 
 from dlcprof import events as ev
@@ -24,7 +26,7 @@ def _steps(run_id: str, walls: list[float], start: float, eager: bool) -> ev.Ste
 
 
 def _session(compiled: list[float], eager: list[float], compile_s: float = 0.25) -> Session:
-    exited = {"signal": None, "message": "the program exited"}
+    exited: dict[str, Any] = {"signal": None, "message": "the program exited"}
     return Session.from_events(
         [
             *program_started(),

@@ -134,10 +134,10 @@ def test_replays_are_counted_per_call_not_per_partition():
     class CUDAGraphTreeManager:
         compile_id = "0/0"
 
-        def record_function(self, new_inputs, function_id):  # type: ignore[no-untyped-def]
+        def record_function(self, new_inputs, function_id):
             pass
 
-        def execute_node(self, node, new_inputs):  # type: ignore[no-untyped-def]
+        def execute_node(self, node, new_inputs):
             pass
 
     sink = ListEmitter()
@@ -207,11 +207,11 @@ class _CountingTimer(bench.Timer):
         super().__init__(device)
         self.windows: list[int] = []
 
-    def per_call_ms(self, fn, args, iters, sink):  # type: ignore[no-untyped-def]
+    def per_call_ms(self, fn, args, iters, sink):
         self.windows.append(iters)
         return 0.125
 
-    def one_call_s(self, fn, args, sink):  # type: ignore[no-untyped-def]
+    def one_call_s(self, fn, args, sink):
         self.windows.append(1)
         return 0.0002
 

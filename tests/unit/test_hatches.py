@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from dlcprof import hatches as h
@@ -91,7 +93,8 @@ def test_a_logging_method_defined_after_the_setting_is_added_at_the_first_compil
     def once(self, *args, **kwargs):
         self.warning(*args, **kwargs)
 
-    logger = logging.getLogger("dlcprof-hatch-test")
+    logger: Any = logging.getLogger("dlcprof-hatch-test")  # and the methods set below
+    logger_class: Any = logging.Logger
     graphs: list[int] = []
 
     def counting(gm, example_inputs):
@@ -115,12 +118,12 @@ def test_a_logging_method_defined_after_the_setting_is_added_at_the_first_compil
                 torch, "ignore_logging_functions=logging.Logger.dlcprof_test_once", "--hatch"
             )
             assert "logging.Logger.dlcprof_test_once is not defined yet" in line
-            logging.Logger.dlcprof_test_once = functools.lru_cache(None)(once)
-            logging.Logger.dlcprof_test_twice = functools.lru_cache(None)(once)
+            logger_class.dlcprof_test_once = functools.lru_cache(None)(once)
+            logger_class.dlcprof_test_twice = functools.lru_cache(None)(once)
             torch.compile(ignored, backend=counting)(torch.ones(2))
             assert len(graphs) == 1  # no break: one graph
             added = torch._dynamo.config.ignore_logging_functions
-            assert added == {logging.Logger.dlcprof_test_once}
+            assert added == {logger_class.dlcprof_test_once}
             graphs.clear()
             torch.compile(breaks, backend=counting)(torch.ones(2))
             assert len(graphs) == 2  # the graph before the break and the one after
@@ -136,13 +139,14 @@ def test_an_attached_process_warns_when_its_torch_lacks_the_setting():
     without that setting gets a warning that the trial reads (cli/run.py), not a crash."""
     from types import SimpleNamespace
 
-    from dlcprof import events as ev
     from dlcprof.attach_contract import HATCH_UNSET
     from dlcprof.worker.attached.probe import AttachedProcess
 
-    sent: list[ev.Event] = []
+    sent: list[Any] = []  # the events, read by their fields
     old = SimpleNamespace(_dynamo=SimpleNamespace(config=SimpleNamespace()))
-    process = SimpleNamespace(torch=old, run_id="pid7", channel=SimpleNamespace(emit=sent.append))
+    process: Any = SimpleNamespace(
+        torch=old, run_id="pid7", channel=SimpleNamespace(emit=sent.append)
+    )
     process._log = lambda message, level="info": AttachedProcess._log(process, message, level)
     AttachedProcess.hatch(process, "capture_scalar_outputs")
     (log,) = sent

@@ -38,13 +38,13 @@ def compiled_session(hot: ev.HotFramesSampled) -> Session:
     return Session.from_events([*events, dataclasses.replace(hot, run_id=run_id)])
 
 
-def _plain(renderable) -> str:  # type: ignore[no-untyped-def]
+def _plain(renderable) -> str:
     console = Console(width=300, record=True, color_system=None, file=open("/dev/null", "w"))  # noqa: SIM115
     console.print(renderable)
     return console.export_text()
 
 
-def _pane(session: Session, run, all_threads: bool = False) -> str:  # type: ignore[no-untyped-def]
+def _pane(session: Session, run, all_threads: bool = False) -> str:
     """What the Hotspots pane shows: its head, the table's rows, its tail."""
     head, rows, tail = body(View(session, run, None, replay=True), all_threads)
     cells = "\n".join(" ".join(_plain(c).strip() for c in r) for r in frame_rows(rows))

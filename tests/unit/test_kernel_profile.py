@@ -175,7 +175,7 @@ def _kernel(name: str, order: int, kind: str = "pointwise") -> ev.KernelGenerate
     )
 
 
-def _profiled_session(**profile) -> Session:  # type: ignore[no-untyped-def]
+def _profiled_session(**profile) -> Session:
     events: list[ev.Event] = [
         run_started(size="small", torch_version="2.13"),
         _kernel("cpp_fused_a_0", 0),
@@ -418,7 +418,7 @@ def test_compare_matches_kernels_and_states_time_deltas_beyond_their_spread():
     assert "Kernel time per compiled call" in render_compare_html(cmp)
 
 
-def _console_text(renderable) -> str:  # type: ignore[no-untyped-def]
+def _console_text(renderable) -> str:
     from rich.console import Console
 
     c = Console(width=200, record=True, color_system=None, file=open("/dev/null", "w"))  # noqa: SIM115

@@ -109,7 +109,7 @@ def kernel(run_id: str, name: str) -> ev.KernelGenerated:
     )
 
 
-def run_of(*events: ev.Event):  # type: ignore[no-untyped-def]
+def run_of(*events: ev.Event):
     return Session.from_events(list(events)).latest_run
 
 
@@ -370,7 +370,7 @@ def test_a_split_benchmark_reads_as_one_statement_in_the_modes_table():
     )
     s = fb.run_speed(run)
     assert s is not None and len(s.modes) == 2 and s.verdict == fb.MIXED
-    row = fm.mode_table(session, run).rows[1].words()  # type: ignore[union-attr]
+    row = fm.mode_table(session, run).rows[1].words()
     cols = fm.COLUMNS
     assert row[cols.index("speedup")] == fb.speedup_text(s)
     assert row[cols.index("break-even")] == fb.break_even_text(s)

@@ -277,10 +277,12 @@ def test_skip_count_reads_torchs_counter():
 def test_tally_is_thread_safe():
     tally = C.CudagraphTally()
     tally.recorded("raw", "0/0", 0)
-    threads = [
-        threading.Thread(target=lambda: [tally.replayed("raw") for _ in range(1000)])
-        for _ in range(4)
-    ]
+
+    def replay() -> None:
+        for _ in range(1000):
+            tally.replayed("raw")
+
+    threads = [threading.Thread(target=replay) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:

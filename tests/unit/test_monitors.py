@@ -7,6 +7,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.monitors import fake_pynvml, of_type
@@ -226,7 +227,7 @@ def test_nvml_without_the_cuda_device_falls_back_to_cpu(monkeypatch, sleeper) ->
     assert of_type(events, DeviceSampled)[0].source == "cpu"
 
 
-def _sample_until(sampler: DeviceSampler, events: list, done, timeout_s: float = 10) -> None:  # type: ignore[no-untyped-def]
+def _sample_until(sampler: DeviceSampler, events: list, done, timeout_s: float = 10) -> None:
     sampler.start()
     deadline = time.monotonic() + timeout_s
     while not done() and time.monotonic() < deadline:
@@ -236,7 +237,7 @@ def _sample_until(sampler: DeviceSampler, events: list, done, timeout_s: float =
 
 @pytest.mark.parametrize("how", ["query-raises", "gpu-lost"])
 def test_nvml_failing_mid_run_leaves_the_cpu_view(how, monkeypatch, sleeper) -> None:
-    fake = fake_pynvml(sleeper.pid)
+    fake: Any = fake_pynvml(sleeper.pid)
 
     class NVMLError_GpuIsLost(fake.NVMLError):  # noqa: N801 (pynvml's name)
         pass
@@ -245,7 +246,7 @@ def test_nvml_failing_mid_run_leaves_the_cpu_view(how, monkeypatch, sleeper) -> 
     answered = [0]
     rates = fake.nvmlDeviceGetUtilizationRates
 
-    def failing_after_two(h):  # type: ignore[no-untyped-def]
+    def failing_after_two(h):
         answered[0] += 1
         if answered[0] > 2:
             raise NVMLError_GpuIsLost()
@@ -256,7 +257,7 @@ def test_nvml_failing_mid_run_leaves_the_cpu_view(how, monkeypatch, sleeper) -> 
     else:  # the query helper itself raises (a binding bug, ctypes, anything)
         real_query = nvml.query
 
-        def query(fn, *args):  # type: ignore[no-untyped-def]
+        def query(fn, *args):
             if fn == "nvmlDeviceGetUtilizationRates":
                 answered[0] += 1
                 if answered[0] > 2:

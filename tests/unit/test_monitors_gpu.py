@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 import time
-import types
+from typing import Any
 
 from helpers.events import run_started
 from helpers.monitors import fake_pynvml, of_type
@@ -23,7 +23,7 @@ UUIDS = {
 MIG = "MIG-2d4e6f80-aaaa-5bbb-8ccc-0123456789ab"
 
 
-def _with_uuids(fake: types.ModuleType) -> types.ModuleType:
+def _with_uuids(fake: Any) -> Any:
     """nvidia-ml-py's UUID calls: GetHandleByUUID takes a whole UUID only (else
     NVMLError_NotFound); GPU 1 holds one MIG instance in slot 1 of 7."""
 
@@ -77,12 +77,12 @@ def test_cuda_visible_devices_by_uuid_prefix_and_mig(monkeypatch) -> None:
 def test_unknown_error_from_an_optional_query_keeps_nvml(monkeypatch, sleeper) -> None:
     """Issue 24 #8: NVMLError_Unknown from one optional query is that value's n/a;
     only a lost GPU, an unloaded driver or a missing library turn NVML off."""
-    fake = fake_pynvml(sleeper.pid)
+    fake: Any = fake_pynvml(sleeper.pid)
 
     class NVMLError_Unknown(fake.NVMLError):  # noqa: N801 (pynvml's name)
         pass
 
-    def unknown(*args):  # type: ignore[no-untyped-def]
+    def unknown(*args):
         raise NVMLError_Unknown()
 
     fake.nvmlDeviceGetProcessUtilization = unknown
@@ -129,7 +129,7 @@ def test_the_observer_line_says_nvml_sampled_the_timed_windows() -> None:
     from dlcprof.figures import observer as fo
     from dlcprof.session import Session
 
-    def run(nvml_ok: bool):  # type: ignore[no-untyped-def]
+    def run(nvml_ok: bool):
         return Session.from_events(
             [
                 run_started(

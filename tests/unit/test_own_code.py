@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sysconfig
 import traceback
+from typing import Any
 
 from helpers.paths import PKG
 
@@ -58,8 +59,8 @@ def test_a_break_and_a_crash_in_such_a_clone_name_the_users_line():
     )
     info = parse_graph_break(payload)
     assert info.location == f"{PROGRAM}:7" and info.detail.startswith(TORCH)
-    err = RuntimeError("a backend raised")
-    err.real_stack = traceback.StackSummary.from_list(  # type: ignore[attr-defined]
+    err: Any = RuntimeError("a backend raised")  # given Dynamo's real_stack below
+    err.real_stack = traceback.StackSummary.from_list(
         [(PROGRAM, 7, "f", None), (f"{TORCH}/_library/custom_ops.py", 863, "__call__", None)]
     )
     assert failure_frames(err) == (f"{PROGRAM}:7", f"{TORCH}/_library/custom_ops.py:863")

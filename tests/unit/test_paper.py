@@ -74,7 +74,7 @@ def test_plan_rejects_bad_input_in_one_line():
         ({"sweep": "tiny-ops"}, "tiny-ops has no inputs_for"),
     ):
         with pytest.raises(PlanError) as e:
-            make_plan(quick=True, **kwargs)  # type: ignore[arg-type]
+            make_plan(quick=True, **kwargs)
         assert words in str(e.value) and "\n" not in str(e.value)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from helpers.engine import fold_until
-from helpers.scripted_program import ScriptedProgram
+from helpers.scripted_program import ScriptedProgram, launcher
 
 from dlcprof import events as ev
 from dlcprof.engine import Engine
@@ -48,7 +48,7 @@ def saving_to(folder: Path, saved: list[Path | None]) -> Callable[[Session, Path
 def test_the_program_is_started_captured_and_shown_as_running(
     program: type[ScriptedProgram],
 ) -> None:
-    c, runs, inbox = started(Engine(program=program))
+    c, runs, inbox = started(Engine(program=launcher(program)))
     (spawned,) = program.instances
     assert (spawned.argv, spawned.output, spawned.hotspots) == (
         ["python", "train.py"],
@@ -64,7 +64,7 @@ def test_the_program_is_started_captured_and_shown_as_running(
 
 
 def test_stop_ends_the_program_and_then_the_tui(program: type[ScriptedProgram]) -> None:
-    c, runs, inbox = started(Engine(program=program))
+    c, runs, inbox = started(Engine(program=launcher(program)))
     c.stop()
     assert c.stopping
     fold_until(runs, inbox, lambda: not c.running)
@@ -77,7 +77,7 @@ def test_detach_lets_go_and_saves_what_was_seen(
     program: type[ScriptedProgram], tmp_path: Path
 ) -> None:
     saved: list[Path | None] = []
-    c, runs, inbox = started(Engine(program=program, save=saving_to(tmp_path, saved)))
+    c, runs, inbox = started(Engine(program=launcher(program), save=saving_to(tmp_path, saved)))
     c.detach()
     assert c.detached and program.instances[0].asked == ["detach"]
     c.close(None)
@@ -91,7 +91,7 @@ def test_the_signal_that_closed_the_tui_reaches_the_program_first(
     program: type[ScriptedProgram], tmp_path: Path
 ) -> None:
     saved: list[Path | None] = []
-    c, runs, inbox = started(Engine(program=program, save=saving_to(tmp_path, saved)))
+    c, runs, inbox = started(Engine(program=launcher(program), save=saving_to(tmp_path, saved)))
     stop = Stopped(signal.SIGTERM)
     c.close(stop)
     fold_until(runs, inbox, lambda: c.session.program_exit is not None)
@@ -108,7 +108,7 @@ def test_a_save_that_fails_goes_elsewhere_then_says_both(
     def refuse(session: Session, directory: Path | None) -> Path:
         raise OSError(f"cannot write {directory}")
 
-    engine = Engine(program=program, save=refuse, elsewhere=lambda s: tmp_path / "else")
+    engine = Engine(program=launcher(program), save=refuse, elsewhere=lambda s: tmp_path / "else")
     c, runs, inbox = started(engine)
     stop = Stopped(signal.SIGHUP)
     c.close(stop)

@@ -92,7 +92,7 @@ def test_a_compile_in_progress_grows_to_now() -> None:
     cells = lanes.lanes[1].cells(15)
     assert cells[-1] == rl.RUNNING and cells[5] == "Dynamo"
     # Without a clock (a replay, a test) the axis ends at the newest event.
-    assert rl.rank_lanes(s).end_t == 1012.0  # type: ignore[union-attr]
+    assert rl.rank_lanes(s).end_t == 1012.0
 
 
 def test_no_ranks_no_lanes_and_the_shown_rank_in_words() -> None:

@@ -70,7 +70,7 @@ def test_no_ranks_or_one_rank_no_divergence():
 
 def test_a_rank_that_sent_nothing_is_said_once_the_program_ended():
     s = session(*ddp_job(ranks=1))
-    s.runs["pid100"].process.world_size = 3  # type: ignore[union-attr]
+    s.runs["pid100"].process.world_size = 3
     assert fr.silent_ranks(s) == []  # live: it may compile yet
     s.apply(ev.ProgramExited(returncode=0, signal=None, wall_s=30.0, message="exit 0"))
     assert fr.silent_ranks(s) == [1, 2]

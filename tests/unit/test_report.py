@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.paths import REPO
@@ -204,8 +205,17 @@ def test_a_save_builds_the_model_once(tmp_path: Path, monkeypatch) -> None:
     builds: list[Session] = []
     runs: list[object] = []
     build, run_model = rm.build, rm.run_model
-    monkeypatch.setattr(rm, "build", lambda s: builds.append(s) or build(s))
-    monkeypatch.setattr(rm, "run_model", lambda *a: runs.append(a) or run_model(*a))
+
+    def counted_build(s: Session) -> Any:
+        builds.append(s)
+        return build(s)
+
+    def counted_run_model(*a: Any) -> Any:
+        runs.append(a)
+        return run_model(*a)
+
+    monkeypatch.setattr(rm, "build", counted_build)
+    monkeypatch.setattr(rm, "run_model", counted_run_model)
     save_session(session, tmp_path / "rep")
     assert builds == [session]
     assert len(runs) == len(session.runs)
@@ -339,7 +349,7 @@ def test_empty_file(tmp_path: Path) -> None:
     assert "is empty" in _one_line(e)
 
 
-def _hostile(tmp_path: Path, change) -> Path:  # type: ignore[no-untyped-def]
+def _hostile(tmp_path: Path, change) -> Path:
     """A real report with one thing changed by ``change(events)``."""
     events = [ev.to_dict(e) for e in with_monitors(full_session()).events]
     change(events)
@@ -526,7 +536,7 @@ def test_default_report_dir() -> None:
     s = benchmark_session()
     d = default_report_dir(s)
     assert d.parent == Path("dlcprof-reports")
-    name = s.latest_run.workload  # type: ignore[union-attr]
+    name = s.latest_run.workload
     assert d.name.startswith(f"{name}-") and len(d.name) == len(name) + 16
 
 

@@ -4,6 +4,7 @@ options table in docs/cli.md are all made from dlcprof.settings.OPTIONS."""
 from __future__ import annotations
 
 import shlex
+from typing import Any
 
 import pytest
 from helpers.paths import REPO
@@ -22,7 +23,8 @@ def test_the_options_table_is_made_from_the_options():
 
 
 def test_every_option_is_a_cli_flag_with_its_help():
-    help_text = build_parser()._subparsers._group_actions[0].choices["run"].format_help()  # type: ignore[union-attr]
+    commands: Any = build_parser()._subparsers._group_actions[0]  # argparse's subparsers
+    help_text = commands.choices["run"].format_help()
     for o in OPTIONS:
         assert o.flag in help_text
 

@@ -1,14 +1,15 @@
 """Rules of the source itself: a file holds one idea (over 600 lines only when
-its first lines say it is one idea), and no `# type: ignore` silences a type
-checker that does not run."""
+its first lines say it is one idea), and no type-ignore comment silences mypy
+(.ci/run runs it over dlcprof/ and tests/): a type is fixed, not silenced."""
 
 from __future__ import annotations
 
 import ast
 
-from helpers.paths import PKG
+from helpers.paths import PKG, REPO
 
 MAX_LINES = 600
+IGNORE = "# type" + ": ignore"  # spelled apart: this file holds no such comment either
 
 
 def _modules() -> list:
@@ -29,9 +30,9 @@ def test_a_long_file_says_it_holds_one_idea():
 
 def test_no_type_ignore_comments():
     found = [
-        f"{path.relative_to(PKG)}:{n}"
-        for path in _modules()
+        f"{path.relative_to(REPO)}:{n}"
+        for path in [*_modules(), *sorted((REPO / "tests").rglob("*.py"))]
         for n, line in enumerate(path.read_text().splitlines(), 1)
-        if "# type: ignore" in line
+        if IGNORE in line
     ]
-    assert not found, f"no type checker runs: these silence nothing: {found}"
+    assert not found, f"fix the type mypy finds, do not silence it: {found}"

@@ -34,6 +34,7 @@ def _public_names(tree: ast.Module) -> dict[str, ast.stmt]:
         elif isinstance(node, ast.Assign):
             for target in node.targets:
                 for e in target.elts if isinstance(target, ast.Tuple) else [target]:
+                    assert isinstance(e, ast.Name), ast.unparse(e)  # text.py binds names only
                     out[e.id] = node
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             out[node.target.id] = node

@@ -40,9 +40,9 @@ def check_trace(trace: dict) -> list[dict]:
         if x["ph"] != "M":
             kind = "C" if x["ph"] == "C" else "X" if x["ph"] == "X" else "i"
             tracks[(x["pid"], x["tid"], kind + (x["name"] if kind == "C" else ""))].append(x)
-    for key, xs in tracks.items():
+    for track, xs in tracks.items():
         ts = [x["ts"] for x in xs]
-        assert ts == sorted(ts), f"track {key} not monotonic"
+        assert ts == sorted(ts), f"track {track} not monotonic"
     # X events of a thread are nested or disjoint, never partly overlapping.
     for (pid, tid, kind), xs in tracks.items():
         if kind != "X":

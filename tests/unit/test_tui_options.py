@@ -28,7 +28,7 @@ def test_cells_sort_by_the_figures_handed_over_and_none_last_both_ways() -> None
     rows = [
         Row([Figured(words, figure), f"k{i}"], str(i)) for i, (words, figure) in enumerate(given)
     ]
-    assert rows[0] == ("1.93 s", "k0") and rows[0].figures == (1.93, "k0")
+    assert rows[0].figures == (1.93, "k0") and rows[0] == ("1.93 s", "k0")
     down, _ = arrange(rows, Order(0, True), figures=lambda r: r.figures)
     assert [r.key for r in down] == ["5", "0", "3", "4", "1", "2"]  # by value, not by words
     up, _ = arrange(rows, Order(0, False), figures=lambda r: r.figures)

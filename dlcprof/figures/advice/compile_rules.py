@@ -457,8 +457,10 @@ def _catalogued(b: fgb.Break) -> str:
         return f"torch's catalogue: {b.kind}"
     entry = gb_catalogue.installed().entry(b.gb_id)
     # Some explanations are torch's source, not prose ('"Detected ..." + trace_info').
-    prose = entry and entry.explanation and not re.search(r'^["f]|[{}+]', entry.explanation)
-    said = f": {text.short(entry.explanation, 200)}" if prose else ""
+    if entry is None or not entry.explanation or re.search(r'^["f]|[{}+]', entry.explanation):
+        said = ""
+    else:
+        said = f": {text.short(entry.explanation, 200)}"
     return f"torch's catalogue: {b.gb_id} ({b.link}){said}"
 
 

@@ -154,10 +154,16 @@ def _cache_state(run: Run) -> str | None:
 
 def prediction_error(t: ev.AdviceTried) -> float | None:
     """|predicted saving − measured saving| / measured saving."""
-    if None in (t.predicted_before_s, t.predicted_after_s, t.measured_before_s, t.measured_after_s):
+    p0, p1, m0, m1 = (
+        t.predicted_before_s,
+        t.predicted_after_s,
+        t.measured_before_s,
+        t.measured_after_s,
+    )
+    if p0 is None or p1 is None or m0 is None or m1 is None:
         return None
-    predicted = t.predicted_before_s - t.predicted_after_s
-    measured = t.measured_before_s - t.measured_after_s
+    predicted = p0 - p1
+    measured = m0 - m1
     return abs(predicted - measured) / abs(measured) if measured else None
 
 

@@ -286,7 +286,7 @@ def _compile_ids(job: Compared, session: Session, now: float | None) -> list[Div
             held.setdefault(c.compile_id, {})[rank] = c
     out = []
     for cid, holders in held.items():
-        first_rank = min(holders, key=lambda r: holders[r].record.t if holders[r].record else 0.0)
+        first_rank = min(holders, key=lambda r: rec.t if (rec := holders[r].record) else 0.0)
         first = holders[first_rank]
         since = _end_t(first) or 0.0
         lacking = [r for r in ranks if r not in holders and _past(ranks[r], since, now)]
@@ -436,7 +436,8 @@ def _cache(job: Compared, session: Session, now: float | None) -> list[Divergenc
         {rank: ", ".join(f"{cid} {states[rank][cid]}" for cid in seq) for rank in ranks}
     )
     if together:
-        folder = ranks[differ[0]].process.cache_dir if ranks[differ[0]].process else None
+        process = ranks[differ[0]].process
+        folder = process.cache_dir if process else None
         tail, alarm = f"{SHARED_CACHE} (one folder: {folder})", False
     elif together is None:
         tail, alarm = (

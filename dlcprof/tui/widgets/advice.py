@@ -5,6 +5,8 @@ beside the prediction (``Trials``)."""
 
 from __future__ import annotations
 
+from typing import Protocol, cast
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -18,6 +20,12 @@ from dlcprof.figures.advice import rules as far
 from dlcprof.figures.advice import trial as fat
 from dlcprof.session import Run, Session
 from dlcprof.settings import RunSettings
+
+
+class _Tries(Protocol):
+    """The app (tui/app.py, which imports this module)."""
+
+    def try_advice(self, settings: RunSettings, advised_run: str, item: fam.Advice) -> bool: ...
 
 
 class Trials:
@@ -72,6 +80,6 @@ class AdviceScreen(ModalScreen[None]):
             self.notify(fat.PROGRAM_TRY_FROM_SHELL, severity="warning")
             return
         settings = RunSettings.from_dict(fat.trial_settings(self.run, item)).validate()
-        started = self.app.try_advice(settings, self.run.run_id, item)
+        started = cast(_Tries, self.app).try_advice(settings, self.run.run_id, item)
         if started:
             self.app.pop_screen()

@@ -173,8 +173,8 @@ def _groups(run: Run) -> list[tuple[str, Compile | None, list[_Row]]]:
     for cid, c in run.compiles.items():
         rows = _rows(c.phases, open_by_cid.pop(cid, []), fp.main_thread(c.phases))
         out.append((f"compile {cid}", c, rows))
-    for cid, opened in open_by_cid.items():
-        title = f"compile {cid}" if cid else "compile ?"
+    for open_cid, opened in open_by_cid.items():
+        title = f"compile {open_cid}" if open_cid else "compile ?"
         out.append((title, None, _rows([], opened)))
     return out
 

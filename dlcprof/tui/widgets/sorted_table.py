@@ -9,11 +9,12 @@ table keeps the cursor on the same row when rows arrive or reorder.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import DataTable
 
 from dlcprof import text
@@ -51,7 +52,19 @@ class OrderChanged(Message):
         self.widget = widget
 
 
-class Ordered:
+class _Orders(Protocol):
+    """The app (tui/app.py, which imports this module): each table's Order by its id."""
+
+    orders: dict[str, ordering.Order]
+
+
+if TYPE_CHECKING:  # mixed into widgets only
+    _Mixed = Widget
+else:
+    _Mixed = object
+
+
+class Ordered(_Mixed):
     """A widget whose rows the user orders and filters: its ``Order`` is kept
     in the app by the widget's id, so a screen opened again keeps it too."""
 
@@ -64,12 +77,12 @@ class Ordered:
 
     @property
     def order(self) -> ordering.Order:
-        return self.app.orders.get(self.id or "", ordering.Order())
+        return cast(_Orders, self.app).orders.get(self.id or "", ordering.Order())
 
     def set_order(self, order: ordering.Order) -> None:
         """Keep ``order`` for this widget (the session long), show it, and
         let its pane repaint (its title counts)."""
-        self.app.orders[self.id or ""] = order
+        cast(_Orders, self.app).orders[self.id or ""] = order
         self.rearrange()
         self.post_message(OrderChanged(self))
 

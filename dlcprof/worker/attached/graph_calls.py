@@ -124,7 +124,7 @@ def _wrap(module: Any, calls: GraphCalls, notes: ProbeNotes) -> None:
             ok = True
             return out
         finally:
-            if window is not None:
+            if window is not None and sampler is not None:  # the window's
                 sampler.end(window, ok)
             calls.called(cid, start, time.perf_counter() - start, window is not None)
 

@@ -148,6 +148,7 @@ class KernelSampler:
                 self._fail(g, launches.NOT_TIMED)
                 return
             if window.prof is not None:
+                assert isinstance(rec, launches.GpuRecorder)  # a profiled window's
                 if ok:
                     times = gpu_trace.device_times(launches.chrome_trace(window.prof), rec.label)
                     rec.window(times, 1, window.before)

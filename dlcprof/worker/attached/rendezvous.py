@@ -19,7 +19,6 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 from dlcprof import events as ev
@@ -44,7 +43,7 @@ def install(sink: ev.Sink, run_id: Callable[[], str], notes: ProbeNotes) -> None
     when_imported(C10D, lambda c10d: _wrap(c10d, sink, run_id, notes))
 
 
-def _wrap(c10d: ModuleType, sink: ev.Sink, run_id: Callable[[], str], notes: ProbeNotes) -> None:
+def _wrap(c10d: Any, sink: ev.Sink, run_id: Callable[[], str], notes: ProbeNotes) -> None:
     def joined(t: float) -> None:
         try:
             backend = str(c10d.get_backend())
@@ -78,7 +77,7 @@ def _wrap(c10d: ModuleType, sink: ev.Sink, run_id: Callable[[], str], notes: Pro
         setattr(init_process_group, _WRAPPED, True)
         c10d.init_process_group = init_process_group
         # torch.distributed re-exports it (when it imports later, it copies ours).
-        dist = sys.modules.get("torch.distributed")
+        dist: Any = sys.modules.get("torch.distributed")
         if getattr(dist, "init_process_group", None) is original:
             dist.init_process_group = init_process_group
     except Exception as e:  # noqa: BLE001

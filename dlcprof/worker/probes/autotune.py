@@ -54,8 +54,8 @@ def choice_rows(timings: list[tuple[str, float | None, str]]) -> list[dict[str, 
     that failed (inf, nan, None) keeps ms None and goes last."""
     rows = []
     for name, ms, description in timings:
-        ok = ms is not None and math.isfinite(ms)
-        rows.append({"name": name, "ms": float(ms) if ok else None, "description": description})
+        kept = float(ms) if ms is not None and math.isfinite(ms) else None
+        rows.append({"name": name, "ms": kept, "description": description})
     return sorted(rows, key=lambda r: (r["ms"] is None, r["ms"] or 0.0))
 
 

@@ -7,6 +7,7 @@ install as the import ends). A frame not found or not readable degrades to what
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -28,12 +29,13 @@ def install(
     """Wrap ``torch._dynamo.optimize`` (once per process: it outlives a fork);
     ``returned(compiled, caller)`` gets what each torch.compile call returns
     and returns what the program gets instead."""
-    dynamo = sys.modules.get("torch._dynamo")
+    dynamo: Any = sys.modules.get("torch._dynamo")
     original = getattr(dynamo, "optimize", None)
     if not callable(original):
         notes.unavailable(PROBE, "torch._dynamo.optimize not found: mode, dynamic, backend n/a")
         return
 
+    @functools.wraps(original)
     def optimize(*args: Any, **kwargs: Any) -> Any:
         call: ev.CompileCalled | None = None
         try:
@@ -48,7 +50,6 @@ def install(
         # torch.compile calls what optimize returns on the model at once.
         return lambda model: returned(context(model), call.caller)
 
-    optimize.__wrapped__ = original
     dynamo.optimize = optimize
 
 

@@ -18,6 +18,7 @@ and the run goes on without the view.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import time
@@ -103,7 +104,10 @@ class CompileCostProbe:
         }
         for module, cls_name, method in _TARGETS:
             lazy.when_imported(
-                module, lambda m, c=cls_name, n=method: self._patch(m, c, n, wraps[n])
+                module,
+                functools.partial(
+                    self._patch, cls_name=cls_name, method=method, wrap=wraps[method]
+                ),
             )
 
     def _patch(self, module: Any, cls_name: str, method: str, wrap: Callable) -> None:

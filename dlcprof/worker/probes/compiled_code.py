@@ -143,7 +143,7 @@ def instrument_source(source: str, definitions: dict[str, Any]) -> tuple[ast.Mod
         for node in tree.body
         if isinstance(node, ast.FunctionDef) and re.fullmatch(r"partition_\d+", node.name)
     }
-    functions = [fdef, *partitions.values()]
+    functions: list[ast.stmt] = [fdef, *partitions.values()]
     order = _first_launches(fdef, definitions, dict(partitions))
     launches: list[Launch] = []
     for i, (_, node, (name, extern)) in enumerate(order):
@@ -200,13 +200,14 @@ def timed_forward_source(text: str) -> tuple[ast.Module, list[str], list[Placeho
     body: list[ast.stmt] = []
     node: int | None = None  # the node being timed
     for stmt in fdef.body:
-        starts = isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+        target = stmt.target if isinstance(stmt, ast.AnnAssign) else None
+        starts = target.id if isinstance(target, ast.Name) else None  # the node it starts
         if node is not None and (starts or isinstance(stmt, ast.Return)):
             body += ast.parse(f"{HOOK}.end({node}, {_T})").body
             node = None
         if starts:
             node = len(nodes)
-            nodes.append(stmt.target.id)
+            nodes.append(starts)
             body += ast.parse(f"{_T} = {HOOK}.begin()").body
         body.append(stmt)
     if node is not None:

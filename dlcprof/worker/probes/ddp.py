@@ -11,6 +11,7 @@ progress. Either part missing degrades to "unavailable", never an error.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -56,7 +57,7 @@ Buckets = Callable[[int | None, list[int], list[list[str]]], None]
 
 def settings(run_id: str) -> ev.CompileSettingsRead:
     """Dynamo's DDP mode and whether compiled autograd is on, as torch has them now."""
-    dynamo = sys.modules.get("torch._dynamo")
+    dynamo: Any = sys.modules.get("torch._dynamo")  # None: each read below fails as missing
     mode: str | None = None
     autograd: bool | None = None
     missing = []
@@ -88,7 +89,7 @@ def install(on_buckets: Buckets, notes: ProbeNotes) -> None:
     and count the data-parallel wrappers the program builds."""
     when_imported(DISTRIBUTED, lambda module: _wrap(module, on_buckets, notes))
     for module, cls, _ in WRAPPERS:
-        when_imported(module, lambda m, cls=cls: _count(m, cls))
+        when_imported(module, functools.partial(_count, cls=cls))
 
 
 def _count(module: Any, cls: str) -> None:
@@ -97,11 +98,11 @@ def _count(module: Any, cls: str) -> None:
     if wrapper is None or init is None or getattr(init, "__wrapped__", None) is not None:
         return
 
+    @functools.wraps(init)
     def __init__(self: Any, *args: Any, **kw: Any) -> None:
         setattr(wrapper, BUILT, True)
         init(self, *args, **kw)
 
-    __init__.__wrapped__ = init
     wrapper.__init__ = __init__
 
 

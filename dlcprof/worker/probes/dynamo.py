@@ -56,7 +56,7 @@ def failure_frames(e: BaseException) -> tuple[str, str]:
     chain = [e]
     while (nxt := chain[-1].__cause__ or chain[-1].__context__) and nxt not in chain:
         chain.append(nxt)
-    real = next((x.real_stack for x in chain if getattr(x, "real_stack", None)), None)
+    real = next((s for x in chain if (s := getattr(x, "real_stack", None))), None)
     try:
         traced = [(f.filename, f.lineno) for f in real or []]
     except (TypeError, AttributeError):  # not a StackSummary: a later torch changed it

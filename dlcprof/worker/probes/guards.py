@@ -127,13 +127,13 @@ class EagerCalls:
         self._previous = set_guard_complete_hook(self._hook)
         self._at_start = (len(counts.reasons), counts.limit_hits)
 
-    def _hook(self, hit: bool) -> bool:
-        if not hit:
+    def _hook(self, cache_hit: bool) -> bool:  # the name torch's type gives it
+        if not cache_hit:
             self.misses += 1
             if self.timed:
                 self.timer.arm()
         previous = self._previous
-        return previous(hit) if previous is not None else hit
+        return previous(cache_hit) if previous is not None else cache_hit
 
     def count(self, counts: CompileCounts) -> int | None:
         """Calls that ran eager since the limit was first hit; None when not counting."""

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-Callback = Callable[[ModuleType], None]
+Callback = Callable[[ModuleType], object]  # what it returns is dropped
 
 _lock = threading.Lock()
 _waiting: dict[str, list[Callback]] = {}

@@ -70,9 +70,10 @@ def _first_line(words: str) -> str:
 def install(raised: RaisedCompiles, notes: ProbeNotes) -> None:
     """Wrap Dynamo's frame callback (once per process: it outlives a fork)."""
     try:
-        from torch._dynamo.convert_frame import CatchErrorsWrapper
+        from torch._dynamo import convert_frame
 
-        original = CatchErrorsWrapper.__call__
+        wrapper: Any = convert_frame.CatchErrorsWrapper  # patched below
+        original = wrapper.__call__
     except Exception as e:  # noqa: BLE001
         notes.unavailable(
             PROBE,
@@ -91,4 +92,4 @@ def install(raised: RaisedCompiles, notes: ProbeNotes) -> None:
                 pass
             raise
 
-    CatchErrorsWrapper.__call__ = call
+    wrapper.__call__ = call

@@ -17,7 +17,7 @@ as ``dlcprof check`` judges a program."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -96,7 +96,7 @@ class Watcher:
     def pytest_runtest_setup(self, item: pytest.Item) -> Iterator[None]:
         if self.watched(item):
             marker = item.get_closest_marker(MARKER)
-            asked = marker is not None or "compile_watch" in item.fixturenames
+            asked = marker is not None or "compile_watch" in getattr(item, "fixturenames", ())
             reset = marker.kwargs.get("reset", True) if marker is not None else asked
             self.host().start(item.nodeid, reset=bool(reset))
         return (yield)
@@ -136,7 +136,9 @@ class Watcher:
         return "" if v.passed else failure_text(fv.said(v, "dlcprof compile budget", "test"))
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: Any) -> Iterator[Any]:
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: Any
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
         if self._host is not None and item.nodeid in self._host.session.runs and report.failed:
             self.failed.add(item.nodeid)
@@ -243,4 +245,5 @@ def compile_watch(request: pytest.FixtureRequest) -> CompileWatch:
     """What the test compiled so far (dlcprof): ``.compiles``, ``.graph_breaks``,
     ``.recompiles``, each a list of findings with ``where``, ``reason``, ``compile_id``."""
     watcher = request.config.pluginmanager.get_plugin("dlcprof-watcher")
+    assert watcher is not None  # registered at pytest_configure
     return CompileWatch(watcher, request.node.nodeid)

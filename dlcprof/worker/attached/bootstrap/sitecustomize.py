@@ -11,6 +11,7 @@ compile workers (``TORCH_WARM_POOL=0``) are skipped. Any failure of ours is
 swallowed with one line on stderr: the program runs on.
 """
 
+import functools
 import importlib.machinery
 import importlib.util
 import os
@@ -18,6 +19,10 @@ import sys
 import time
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
+# The marks left on torch's modules for the probes, named there too.
+_JOINED_T = "__dlcprof_joined_t__"  # rendezvous.JOINED_T
+_LOADED_T = "__dlcprof_loaded_t__"  # probe.LOADED_T
+_CACHE_DIR_EXISTED = "__dlcprof_cache_dir_existed__"  # probe.CACHE_DIR_EXISTED
 
 
 def _chain():
@@ -40,6 +45,7 @@ def _install(torch):
             spec = importlib.util.spec_from_file_location(
                 "dlcprof", os.path.join(root, "__init__.py"), submodule_search_locations=[root]
             )
+            assert spec is not None and spec.loader is not None  # a file location always has both
             package = importlib.util.module_from_spec(spec)
             sys.modules["dlcprof"] = package
             spec.loader.exec_module(package)
@@ -142,19 +148,20 @@ def _mark_rendezvous():
     send this time as the rendezvous (worker/attached/rendezvous.py reads it)."""
     c10d = sys.modules.get("torch.distributed.distributed_c10d")
     original = getattr(c10d, "init_process_group", None)
-    if original is None:
+    if c10d is None or original is None:
         return
 
+    @functools.wraps(original)
     def init_process_group(*args, **kwargs):
         result = original(*args, **kwargs)
-        c10d.__dlcprof_joined_t__ = time.time()  # rendezvous.JOINED_T
+        setattr(c10d, _JOINED_T, time.time())
         return result
 
-    init_process_group.__wrapped__ = original
-    c10d.init_process_group = init_process_group
+    # vars(): a module's own attributes, which a checker cannot see on ModuleType.
+    vars(c10d)["init_process_group"] = init_process_group
     dist = sys.modules.get("torch.distributed")
     if getattr(dist, "init_process_group", None) is original:
-        dist.init_process_group = init_process_group
+        vars(dist)["init_process_group"] = init_process_group
 
 
 def _mark_wrappers():
@@ -163,14 +170,14 @@ def _mark_wrappers():
     BUILT) to name the wrapper."""
     ddp = getattr(sys.modules.get("torch.nn.parallel.distributed"), "DistributedDataParallel", None)
     init = getattr(ddp, "__init__", None)
-    if init is None or getattr(init, "__wrapped__", None) is not None:
+    if ddp is None or init is None or getattr(init, "__wrapped__", None) is not None:
         return
 
+    @functools.wraps(init)
     def __init__(self, *args, **kwargs):
         ddp.__dlcprof_built__ = True  # ddp.BUILT
         init(self, *args, **kwargs)
 
-    __init__.__wrapped__ = init
     ddp.__init__ = __init__
 
 
@@ -178,12 +185,12 @@ def _when_compiling():
     """torch has finished importing: install now if Dynamo came with it, else
     once it is imported (the probes cost an import a process that never
     compiles need not pay)."""
-    sys.modules["torch"].__dlcprof_loaded_t__ = time.time()  # probe.py: LOADED_T
+    setattr(sys.modules["torch"], _LOADED_T, time.time())
     # Whether TORCHINDUCTOR_CACHE_DIR existed before Dynamo's import creates it
     # (worker/attached/probe.py: CACHE_DIR_EXISTED).
     folder = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     if folder:
-        sys.modules["torch"].__dlcprof_cache_dir_existed__ = os.path.isdir(folder)
+        setattr(sys.modules["torch"], _CACHE_DIR_EXISTED, os.path.isdir(folder))
     try:
         _mark_rendezvous()
         _mark_wrappers()
