@@ -24,10 +24,10 @@ FIXED_PHASES = ("inductor_codecache_torch_key",)
 # kernels' source, so their builds do not shrink with the number of blocks compiled.
 BUILD_PHASES = (fp.COMPILE_FILE, "async_compile.wait", "PyCodeCache.load_by_key_path")
 # "tensor 'x' size mismatch at index 1. expected 4, actual 6"; a keyword argument
-# reads "tensor 'kwargs['input_ids']'".
-_SIZE_MISMATCH = re.compile(
-    r"tensor '(?:[A-Za-z_]*\[')?([^'\]]+)(?:'\])?' size mismatch at index (\d+)"
-)
+# reads "tensor 'kwargs['input_ids']'", an element "tensor 'batch[0]'" (a Lightning
+# batch, a positional argument "args[0]"): kept whole, it is the program's own name.
+_SIZE_MISMATCH = re.compile(r"tensor '(\S+?)' size mismatch at index (\d+)")
+_KEYED = re.compile(r"[A-Za-z_]*\['([^']+)'\]")
 _EXPECTED = re.compile(r"size mismatch at index \d+\. expected (\d+)")
 # A dynamic compile against a static one of the same code, where the session has no
 # dynamic sweep to measure it (benchmarks/RESULTS.md §7).
@@ -122,9 +122,14 @@ def _phase_s(run: Run, names: tuple[str, ...]) -> float:
 
 
 def size_mismatch(reason: str) -> tuple[str, int] | None:
-    """("x", 1) from "tensor 'x' size mismatch at index 1 ..."."""
+    """("x", 1) from "tensor 'x' size mismatch at index 1 ...", ("batch[0]", 0) from
+    "tensor 'batch[0]' size mismatch at index 0 ...", ("input_ids", 0) from
+    "tensor 'kwargs['input_ids']' ..."."""
     m = _SIZE_MISMATCH.search(reason)
-    return (m.group(1), int(m.group(2))) if m else None
+    if m is None:
+        return None
+    keyed = _KEYED.fullmatch(m.group(1))
+    return (keyed.group(1) if keyed else m.group(1)), int(m.group(2))
 
 
 def _from_size_0_or_1(reason: str) -> bool:
