@@ -211,21 +211,26 @@ def mark_dynamic_recompiles(session: Session, run: Run, calls: int) -> Advice | 
     priced = [rc for rc in paid if rc.cost_s is not None]
     # A training step compiles each graph's backward too: a recompile's goes with it.
     backward = sum(_backward_s(run, rc.compile_id) for rc in priced if rc.compile_id)
-    by_frame: dict[str, list[float]] = {}  # each recompile's seconds, backward included
+    premium, source = _dynamic_premium(session, run)
+    # A recompile that made the dim dynamic (automatic dynamic shapes) compiled the
+    # dynamic graph already: its graph's work as a static compile is its cost ÷ premium.
+    made_dynamic = {d.compile_id for d in run.dynamic_dims}
+    by_frame: dict[str, list[float]] = {}  # each recompile's static seconds, backward included
     for rc in priced:
         if rc.compile_id:
             cost = (rc.cost_s or 0.0) + _backward_s(run, rc.compile_id)
+            cost /= premium if rc.compile_id in made_dynamic else 1.0
             by_frame.setdefault(rc.compile_id.split("/")[0], []).append(cost)
     paid_s = sum(rc.cost_s or 0.0 for rc in priced) + backward
     frames = {rc.compile_id.split("/")[0] for rc in paid if rc.compile_id}
     firsts = [run.compiles[f"{f}/0"].wall_s for f in frames if f"{f}/0" in run.compiles]
     first = sum(w for w in firsts if w is not None)
     first += sum(_backward_s(run, f"{f}/0") for f in frames)
-    premium, source = _dynamic_premium(session, run)
     # What the dynamic compile adds is its graph's work × (premium - 1), not the whole
     # first compile's: that one also did the process's one-time work (imports, cold
     # caches), which stays. A recompile of the frame is its graph's work without it.
     graph = min(first, sum(statistics.median(costs) for costs in by_frame.values()))
+    dynamic = any(rc.compile_id in made_dynamic for rc in priced)
     extra = graph * (premium - 1)
     unpriced = len(paid) - len(priced)
     how = (
@@ -233,8 +238,9 @@ def mark_dynamic_recompiles(session: Session, run: Run, calls: int) -> Advice | 
         f"({text.secs(paid_s)}, torch's wall time of each"
         + (f", {text.secs(backward)} of it their backward" if backward else "")
         + f") no longer happen; the first compile, now dynamic, costs more: its graph's "
-        f"work, {text.secs(graph)} as a recompile of it took (the first "
-        f"compile's {text.secs(first)} also did the process's one-time work), "
+        f"work, {text.secs(graph)} as a recompile of it took"
+        + (" (÷ the premium where that recompile made the dim dynamic)" if dynamic else "")
+        + f" (the first compile's {text.secs(first)} also did the process's one-time work), "
         f"× ({premium:.1f} - 1), the dynamic premium {source}"
         + (f"; {unpriced} not finished yet, not counted" if unpriced else "")
     )
