@@ -132,6 +132,16 @@ def size_mismatch(reason: str) -> tuple[str, int] | None:
     return (keyed.group(1) if keyed else m.group(1)), int(m.group(2))
 
 
+def _most_paid(paid_by: list[tuple[tuple[str, int], float]]) -> tuple[str, int]:
+    """The input's dim that recompiled most, of several the one whose recompiles cost
+    the most seconds, then the first seen: the same item however the names hash."""
+    count: dict[tuple[str, int], tuple[int, float]] = {}
+    for d, seconds in paid_by:
+        n, s = count.get(d, (0, 0.0))
+        count[d] = (n + 1, s + seconds)
+    return max(count, key=lambda d: count[d])
+
+
 def _from_size_0_or_1(reason: str) -> bool:
     """ "... size mismatch at index 0. expected 1, actual 2": the guard of a size torch
     specializes even on a dim marked dynamic."""
@@ -165,10 +175,10 @@ def mark_dynamic_sweep(session: Session, run: Run, calls: int) -> Advice | None:
     steps = run.sweep
     recompiled = [st for st in steps[1:] if st.recompiled and st.reason]
     found = [size_mismatch(st.reason or "") for st in recompiled]
-    dims = [d for d in found if d is not None]
-    if not dims:
+    paid_by = [(d, st.transition_s) for st, d in zip(recompiled, found, strict=True) if d]
+    if not paid_by:
         return None
-    name, dim = max(set(dims), key=dims.count)
+    name, dim = _most_paid(paid_by)
     paid = [st for st, d in zip(recompiled, found, strict=True) if d == (name, dim)]
     before = sum(st.transition_s for st in steps)
     # One compile, dynamic from the first size: what the other sizes paid to recompile
@@ -203,10 +213,10 @@ def mark_dynamic_recompiles(session: Session, run: Run, calls: int) -> Advice | 
     """An attached process's recompiles on an input's size: what they cost, from torch's
     wall time of each compile they triggered, against what one dynamic compile adds."""
     found = [(rc, size_mismatch(rc.reason)) for rc in run.recompiles]
-    dims = [d for _, d in found if d is not None]
-    if not dims:
+    paid_by = [(d, rc.cost_s or 0.0) for rc, d in found if d is not None]
+    if not paid_by:
         return None
-    name, dim = max(set(dims), key=dims.count)
+    name, dim = _most_paid(paid_by)
     paid = [rc for rc, d in found if d == (name, dim)]
     priced = [rc for rc in paid if rc.cost_s is not None]
     # A training step compiles each graph's backward too: a recompile's goes with it.
