@@ -10,10 +10,14 @@ order rotated by round:
   the session saved: the plugin's heaviest use;
 - ``budgets``: every test under ``@pytest.mark.compile_budget``, judged.
 
+With ``--before CHECKOUT`` (a folder holding another version's ``dlcprof``
+package, e.g. ``git archive`` of a commit, unpacked), a fourth side,
+``report-before``: the same as ``report`` with that version's plugin.
+
 Wall seconds of the whole pytest command and CPU seconds of its process tree,
 as ratios to the bare run of the same round.
 
-    .venv/bin/python benchmarks/plugin_overhead.py [--rounds 3] [--tests 8]
+    .venv/bin/python benchmarks/plugin_overhead.py [--rounds 3] [--tests 8] [--before DIR]
 """
 
 from __future__ import annotations
@@ -52,7 +56,9 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--tests", type=int, default=8)
+    p.add_argument("--before", type=Path, default=None, metavar="CHECKOUT")
     args = p.parse_args()
+    variants = (*VARIANTS, "report-before") if args.before else VARIANTS
     print(machine())
     tmp = Path(tempfile.mkdtemp(prefix="dlcprof-plugin-overhead-"))
     shutil.copy(PROJECT / "model.py", tmp / "model.py")
@@ -65,18 +71,22 @@ def main() -> None:
         "bare": [*pytest, "-p", "no:dlcprof", "check_plain.py"],
         "report": [*pytest, "--dlcprof-report", "REPORT", "check_plain.py"],
         "budgets": [*pytest, "check_budgets.py"],
+        "report-before": [*pytest, "--dlcprof-report", "REPORT", "check_plain.py"],
     }
+    envs = {v: env for v in variants}
+    if args.before:
+        envs["report-before"] = {**env, "PYTHONPATH": str(args.before.resolve())}
     os.chdir(tmp)
     timed(argv["bare"], env)  # untimed: the Inductor cache filled for every round
-    walls: dict[str, list[float]] = {v: [] for v in VARIANTS}
-    cpus: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    walls: dict[str, list[float]] = {v: [] for v in variants}
+    cpus: dict[str, list[float]] = {v: [] for v in variants}
     for rep in range(args.rounds):
-        for v in rotated(VARIANTS, rep):
+        for v in rotated(variants, rep):
             shutil.rmtree(tmp / "REPORT", ignore_errors=True)
-            wall, cpu = timed(argv[v], env)
+            wall, cpu = timed(argv[v], envs[v])
             walls[v].append(wall)
             cpus[v].append(cpu)
-    for v in VARIANTS[1:]:
+    for v in variants[1:]:
         print(ratio_line(f"{v} / bare, wall", ratios(walls[v], walls["bare"]), goal=1.05))
         print(ratio_line(f"{v} / bare, CPU", ratios(cpus[v], cpus["bare"])))
     print("bare wall s:", " ".join(f"{w:.1f}" for w in walls["bare"]))

@@ -14,7 +14,7 @@ import re
 from importlib import resources
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 import dlcprof
@@ -54,8 +54,19 @@ def _unbroken_units(value: Any) -> Any:
     return value
 
 
+def _bytecode_cache() -> FileSystemBytecodeCache | None:
+    """The templates compiled once per user, in Jinja's own per-user temp folder
+    (keyed by each template's source): compiling them is most of a small session's
+    render (benchmarks/RESULTS.md §15). None where that folder cannot be made."""
+    try:
+        return FileSystemBytecodeCache()
+    except (OSError, RuntimeError):
+        return None
+
+
 ENV = Environment(
     loader=PackageLoader("dlcprof.report", "templates"),
+    bytecode_cache=_bytecode_cache(),
     autoescape=True,
     undefined=StrictUndefined,
     trim_blocks=True,

@@ -175,36 +175,93 @@ def test_a_page_closed_after_a_second_leaves_no_process(tmp_path) -> None:
     assert not [p for p in seen if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
 
 
+def _held_page_up(server: subprocess.Popen, port: int) -> tuple[object, list[psutil.Process]]:
+    """A page held open (10 s) until its dlcprof is up and drawing: its standby
+    worker (a second python) has started. The page's thread and processes."""
+    import threading
+
+    url = f"ws://127.0.0.1:{port}/ws?width=160&height=48"
+    held = threading.Thread(target=asyncio.run, args=(_open_then_close(url, 10.0),))
+    held.start()
+    page: list[psutil.Process] = []
+    deadline = time.monotonic() + 60
+    while len([p for p in page if p.name().startswith("python")]) < 2:
+        assert time.monotonic() < deadline, "the page's dlcprof never started"
+        time.sleep(0.2)
+        page = psutil.Process(server.pid).children(recursive=True)
+    return held, page
+
+
+def _gone(processes: list[psutil.Process], timeout: float = 60.0) -> list[psutil.Process]:
+    """Those of ``processes`` still running once all have ended or ``timeout`` passed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = [p for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.2)
+
+
 def test_a_page_whose_server_was_killed_leaves_no_process(tmp_path) -> None:
     """A server gone without stopping its pages (SIGKILL, a crash): each page's
     dlcprof sees its input hang up and stops, its standby worker with it."""
-    import threading
-
     port = _free_port()
     argv = dlcprof_argv("serve", "--port", str(port), "pointwise-chain", "--size", "small")
     server = subprocess.Popen(
         argv, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    page: list[psutil.Process] = []
     try:
         _wait_listening(port)
-        url = f"ws://127.0.0.1:{port}/ws?width=160&height=48"
-        held = threading.Thread(target=asyncio.run, args=(_open_then_close(url, 10.0),))
-        held.start()
-        deadline = time.monotonic() + 60
-        # Up and drawing: its standby worker (a second python) has started.
-        while len([p for p in page if p.name().startswith("python")]) < 2:
-            assert time.monotonic() < deadline, "the page's dlcprof never started"
-            time.sleep(0.2)
-            page = psutil.Process(server.pid).children(recursive=True)
+        held, page = _held_page_up(server, port)
     finally:
         server.kill()
         server.wait()
     held.join(timeout=30)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        alive = [p for p in page if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
-        if not alive:
-            break
-        time.sleep(0.2)
-    assert alive == [], alive
+    assert _gone(page) == []
+
+
+def test_ctrl_c_with_a_page_drawing_leaves_no_process(tmp_path) -> None:
+    """Issue 40, 7: Ctrl-C (SIGINT to the server's process group, as a terminal
+    sends it) while a page's dlcprof is up, its standby worker started: the
+    server exits 0 and no process of the page is left (docs/cli.md)."""
+    port = _free_port()
+    argv = dlcprof_argv("serve", "--port", str(port), "pointwise-chain", "--size", "small")
+    server = subprocess.Popen(
+        argv,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        _wait_listening(port)
+        held, page = _held_page_up(server, port)
+    finally:
+        os.killpg(server.pid, signal.SIGINT)
+        out, _ = server.communicate(timeout=60)
+    held.join(timeout=30)
+    assert server.returncode == 0, out
+    assert _gone(page) == []
+
+
+def test_sigterm_stops_a_drawing_page(tmp_path) -> None:
+    """Issue 40, 7 ("ignores SIGTERM"): SIGTERM to a page's dlcprof while it
+    draws ends it, its standby worker with it; the server keeps serving."""
+    port = _free_port()
+    argv = dlcprof_argv("serve", "--port", str(port), "pointwise-chain", "--size", "small")
+    server = subprocess.Popen(
+        argv, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        _wait_listening(port)
+        held, page = _held_page_up(server, port)
+        pythons = [p for p in page if p.name().startswith("python")]
+        tui = next(p for p in pythons if p.ppid() not in {q.pid for q in pythons})
+        tui.terminate()
+        assert _gone(page) == []
+        assert server.poll() is None
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=60)
+    held.join(timeout=30)

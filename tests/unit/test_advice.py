@@ -49,6 +49,17 @@ def test_size_mismatch_names_the_input_and_dim():
     assert fcr.size_mismatch("L['x'] is not a tensor") is None
 
 
+def test_size_mismatch_names_a_batch_element_and_a_keyword_argument():
+    """Lightning hands the compiled forward its batch: Dynamo names the tensor
+    'batch[0]', which the rule once missed, so no mark_dynamic item was made."""
+    lightning = "0/0: tensor 'batch[0]' size mismatch at index 0. expected 16, actual 6"
+    assert fcr.size_mismatch(lightning) == ("batch[0]", 0)
+    keyword = "tensor 'kwargs['input_ids']' size mismatch at index 1. expected 9, actual 7"
+    assert fcr.size_mismatch(keyword) == ("input_ids", 1)
+    two = "tensor 'x' stride mismatch at index 0; tensor 'y' size mismatch at index 1"
+    assert fcr.size_mismatch(two) == ("y", 1)
+
+
 def test_recorded_graph_breaks_get_one_item_each_with_its_cost():
     session, run = recorded_run("graph_breaks")
     breaks = [a for a in far.advise(session, run).items if a.rule == "graph-break"]

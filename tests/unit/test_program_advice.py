@@ -122,6 +122,32 @@ def test_the_recompiles_of_every_epoch_outweigh_what_one_dynamic_compile_adds():
     assert "3 recompiles on x's dim 0 (90.00 s" in p.how and "30.00 s as a recompile" in p.how
 
 
+def test_a_recompile_that_made_the_dim_dynamic_counts_as_its_static_graph():
+    """A Lightning fit with automatic dynamic shapes (the default): the partial last
+    batch recompiles once, and that recompile compiles the dynamic graph, its
+    backward inside it (tests/programs/lightning_partial_batch.py, as recorded).
+    Its 51.06 s are already a dynamic compile's: the first compile, made dynamic,
+    adds that graph's static work × (premium - 1), 51.06 / 2 × 1, not 51.06 s."""
+    reason = "0/0: tensor 'batch[0]' size mismatch at index 0. expected 16, actual 6"
+    events: list[ev.Event] = [
+        *program_started(),
+        compile_finished("0/0", 1000.0, 36.11),
+        _backward("0/0", 1040.0, 26.44),
+        ev.RecompileTriggered(run_id="pid7", compile_id="0/1", reason=reason, t=1100.0),
+        ev.DimMadeDynamic(
+            run_id="pid7", compile_id="0/1", symbol="s71", source="L['batch'][0].size()[0]"
+        ),
+        compile_finished("0/1", 1100.0, 51.06, reason=reason),
+    ]
+    s = Session.from_events(events)
+    (item,) = [i for i in far.advise(s, s.runs["pid7"]).items if i.rule == "mark-dynamic"]
+    assert item.title == "mark batch[0]'s dim 0 dynamic"
+    p = item.predicted
+    assert p is not None and p.before_s == pytest.approx(36.11 + 26.44 + 51.06)
+    assert p.saving_s == pytest.approx(51.06 - 51.06 / 2)
+    assert "÷ the premium where that recompile made the dim dynamic" in p.how
+
+
 def test_program_advice_in_the_console_and_the_json():
     s = session()
     console = make_console(width=200, record=True)

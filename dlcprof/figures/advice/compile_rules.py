@@ -24,10 +24,10 @@ FIXED_PHASES = ("inductor_codecache_torch_key",)
 # kernels' source, so their builds do not shrink with the number of blocks compiled.
 BUILD_PHASES = (fp.COMPILE_FILE, "async_compile.wait", "PyCodeCache.load_by_key_path")
 # "tensor 'x' size mismatch at index 1. expected 4, actual 6"; a keyword argument
-# reads "tensor 'kwargs['input_ids']'".
-_SIZE_MISMATCH = re.compile(
-    r"tensor '(?:[A-Za-z_]*\[')?([^'\]]+)(?:'\])?' size mismatch at index (\d+)"
-)
+# reads "tensor 'kwargs['input_ids']'", an element "tensor 'batch[0]'" (a Lightning
+# batch, a positional argument "args[0]"): kept whole, it is the program's own name.
+_SIZE_MISMATCH = re.compile(r"tensor '(\S+?)' size mismatch at index (\d+)")
+_KEYED = re.compile(r"[A-Za-z_]*\['([^']+)'\]")
 _EXPECTED = re.compile(r"size mismatch at index \d+\. expected (\d+)")
 # A dynamic compile against a static one of the same code, where the session has no
 # dynamic sweep to measure it (benchmarks/RESULTS.md §7).
@@ -122,9 +122,24 @@ def _phase_s(run: Run, names: tuple[str, ...]) -> float:
 
 
 def size_mismatch(reason: str) -> tuple[str, int] | None:
-    """("x", 1) from "tensor 'x' size mismatch at index 1 ..."."""
+    """("x", 1) from "tensor 'x' size mismatch at index 1 ...", ("batch[0]", 0) from
+    "tensor 'batch[0]' size mismatch at index 0 ...", ("input_ids", 0) from
+    "tensor 'kwargs['input_ids']' ..."."""
     m = _SIZE_MISMATCH.search(reason)
-    return (m.group(1), int(m.group(2))) if m else None
+    if m is None:
+        return None
+    keyed = _KEYED.fullmatch(m.group(1))
+    return (keyed.group(1) if keyed else m.group(1)), int(m.group(2))
+
+
+def _most_paid(paid_by: list[tuple[tuple[str, int], float]]) -> tuple[str, int]:
+    """The input's dim that recompiled most, of several the one whose recompiles cost
+    the most seconds, then the first seen: the same item however the names hash."""
+    count: dict[tuple[str, int], tuple[int, float]] = {}
+    for d, seconds in paid_by:
+        n, s = count.get(d, (0, 0.0))
+        count[d] = (n + 1, s + seconds)
+    return max(count, key=lambda d: count[d])
 
 
 def _from_size_0_or_1(reason: str) -> bool:
@@ -160,10 +175,10 @@ def mark_dynamic_sweep(session: Session, run: Run, calls: int) -> Advice | None:
     steps = run.sweep
     recompiled = [st for st in steps[1:] if st.recompiled and st.reason]
     found = [size_mismatch(st.reason or "") for st in recompiled]
-    dims = [d for d in found if d is not None]
-    if not dims:
+    paid_by = [(d, st.transition_s) for st, d in zip(recompiled, found, strict=True) if d]
+    if not paid_by:
         return None
-    name, dim = max(set(dims), key=dims.count)
+    name, dim = _most_paid(paid_by)
     paid = [st for st, d in zip(recompiled, found, strict=True) if d == (name, dim)]
     before = sum(st.transition_s for st in steps)
     # One compile, dynamic from the first size: what the other sizes paid to recompile
@@ -198,29 +213,34 @@ def mark_dynamic_recompiles(session: Session, run: Run, calls: int) -> Advice | 
     """An attached process's recompiles on an input's size: what they cost, from torch's
     wall time of each compile they triggered, against what one dynamic compile adds."""
     found = [(rc, size_mismatch(rc.reason)) for rc in run.recompiles]
-    dims = [d for _, d in found if d is not None]
-    if not dims:
+    paid_by = [(d, rc.cost_s or 0.0) for rc, d in found if d is not None]
+    if not paid_by:
         return None
-    name, dim = max(set(dims), key=dims.count)
+    name, dim = _most_paid(paid_by)
     paid = [rc for rc, d in found if d == (name, dim)]
     priced = [rc for rc in paid if rc.cost_s is not None]
     # A training step compiles each graph's backward too: a recompile's goes with it.
     backward = sum(_backward_s(run, rc.compile_id) for rc in priced if rc.compile_id)
-    by_frame: dict[str, list[float]] = {}  # each recompile's seconds, backward included
+    premium, source = _dynamic_premium(session, run)
+    # A recompile that made the dim dynamic (automatic dynamic shapes) compiled the
+    # dynamic graph already: its graph's work as a static compile is its cost ÷ premium.
+    made_dynamic = {d.compile_id for d in run.dynamic_dims}
+    by_frame: dict[str, list[float]] = {}  # each recompile's static seconds, backward included
     for rc in priced:
         if rc.compile_id:
             cost = (rc.cost_s or 0.0) + _backward_s(run, rc.compile_id)
+            cost /= premium if rc.compile_id in made_dynamic else 1.0
             by_frame.setdefault(rc.compile_id.split("/")[0], []).append(cost)
     paid_s = sum(rc.cost_s or 0.0 for rc in priced) + backward
     frames = {rc.compile_id.split("/")[0] for rc in paid if rc.compile_id}
     firsts = [run.compiles[f"{f}/0"].wall_s for f in frames if f"{f}/0" in run.compiles]
     first = sum(w for w in firsts if w is not None)
     first += sum(_backward_s(run, f"{f}/0") for f in frames)
-    premium, source = _dynamic_premium(session, run)
     # What the dynamic compile adds is its graph's work × (premium - 1), not the whole
     # first compile's: that one also did the process's one-time work (imports, cold
     # caches), which stays. A recompile of the frame is its graph's work without it.
     graph = min(first, sum(statistics.median(costs) for costs in by_frame.values()))
+    dynamic = any(rc.compile_id in made_dynamic for rc in priced)
     extra = graph * (premium - 1)
     unpriced = len(paid) - len(priced)
     how = (
@@ -228,8 +248,9 @@ def mark_dynamic_recompiles(session: Session, run: Run, calls: int) -> Advice | 
         f"({text.secs(paid_s)}, torch's wall time of each"
         + (f", {text.secs(backward)} of it their backward" if backward else "")
         + f") no longer happen; the first compile, now dynamic, costs more: its graph's "
-        f"work, {text.secs(graph)} as a recompile of it took (the first "
-        f"compile's {text.secs(first)} also did the process's one-time work), "
+        f"work, {text.secs(graph)} as a recompile of it took"
+        + (" (÷ the premium where that recompile made the dim dynamic)" if dynamic else "")
+        + f" (the first compile's {text.secs(first)} also did the process's one-time work), "
         f"× ({premium:.1f} - 1), the dynamic premium {source}"
         + (f"; {unpriced} not finished yet, not counted" if unpriced else "")
     )
