@@ -15,6 +15,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 
 import psutil
@@ -175,10 +176,11 @@ def test_a_page_closed_after_a_second_leaves_no_process(tmp_path) -> None:
     assert not [p for p in seen if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
 
 
-def _held_page_up(server: subprocess.Popen, port: int) -> tuple[object, list[psutil.Process]]:
+def _held_page_up(
+    server: subprocess.Popen, port: int
+) -> tuple[threading.Thread, list[psutil.Process]]:
     """A page held open (10 s) until its dlcprof is up and drawing: its standby
     worker (a second python) has started. The page's thread and processes."""
-    import threading
 
     url = f"ws://127.0.0.1:{port}/ws?width=160&height=48"
     held = threading.Thread(target=asyncio.run, args=(_open_then_close(url, 10.0),))
