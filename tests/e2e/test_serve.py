@@ -181,7 +181,6 @@ def _held_page_up(
 ) -> tuple[threading.Thread, list[psutil.Process]]:
     """A page held open (10 s) until its dlcprof is up and drawing: its standby
     worker (a second python) has started. The page's thread and processes."""
-
     url = f"ws://127.0.0.1:{port}/ws?width=160&height=48"
     held = threading.Thread(target=asyncio.run, args=(_open_then_close(url, 10.0),))
     held.start()
