@@ -1,4 +1,5 @@
 """Rich renderings of a Session for the headless CLI: live lines and tables.
+One idea past 600 lines: how the console lays a run out, every table of it.
 
 Every figure and its words come from ``dlcprof.figures`` (units from
 ``dlcprof.text``): this module only lays them out.

@@ -1,4 +1,5 @@
 """Structured-trace records in, dlcprof events out: the ``TraceDispatcher``.
+One idea past 600 lines: the one reader of every record name, live and imported.
 
 It is fed ``(metadata, payload, thread)`` triples, exactly what a
 ``torch.__trace`` log record carries and what a line of a ``TORCH_TRACE`` log

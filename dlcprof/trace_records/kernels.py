@@ -1,7 +1,8 @@
 """Fused kernels: which kernels Inductor generated and which aten ops each one fuses,
 read from torch's structured-trace payloads without torch (the live probe feeds it
 through ``worker/probes/kernels.py``, which asks torch which names are aten ops;
-``dlcprof import`` feeds it a log's records).
+``dlcprof import`` feeds it a log's records). One idea past 600 lines: Inductor's
+and AOTInductor's generated code, read as kernels.
 
 Three structured-trace payloads per compiled graph are combined (docs/torch-notes.md §2):
 

@@ -1,7 +1,7 @@
 """The rules read from a run's compiles: regional compilation, recompiles on an
 input's size, graph breaks, compile workers waited on while cores sit idle.
 Each reads one run (``calls``: the horizon, unused by these) and returns an item,
-or None where it does not apply."""
+or None where it does not apply. One idea past 600 lines: what a run's compiles advise."""
 
 from __future__ import annotations
 
