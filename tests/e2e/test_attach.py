@@ -169,8 +169,12 @@ def test_a_scripts_torch_trace_imports_as_tlparse_and_its_source_say(
     assert {c for c in run.compiles if not c.endswith(ev.BACKWARD)} == tl_ids
 
 
+# SIGHUP is passed on by the handler SIGTERM is (tests/unit/test_stop_signals.py):
+# its own run of a program is slow.
 @pytest.mark.parametrize(
-    "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: signal.Signals(s).name
+    "signum",
+    [signal.SIGINT, signal.SIGTERM, pytest.param(signal.SIGHUP, marks=pytest.mark.slow)],
+    ids=lambda s: signal.Signals(s).name,
 )
 def test_stop_signal_reaches_the_program(tmp_path, signum):
     proc = dlcprof_run(tmp_path / "s.json", str(FAULTS), "signals")
