@@ -1,8 +1,9 @@
 """Faults of a torchrun job under ``dlcprof run --``, each caused for real
 (tests/programs/ddp_train.py, 2 ranks on gloo): a rank that crashes, a stop
 sent to dlcprof (also when torchrun cannot pass it on), a rank that never
-compiles. Each run asserts everything it shows: the ranks' fate, dlcprof's
-exit status, the session kept, no process of the job left running."""
+compiles (``slow``: tests/unit/test_ddp.py reads its recorded job). Each run
+asserts everything it shows: the ranks' fate, dlcprof's exit status, the
+session kept, no process of the job left running."""
 
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def rank_pids(report: dict) -> dict[int, int]:
 
 
 def test_a_rank_that_crashes_is_shown_with_the_others_fate_and_torchruns_status(tmp_path, run_job):
-    proc = run_job("--crash-rank", "1", "--steps", "3")
+    proc = run_job("--crash-rank", "1", "--steps", "3", options=("--no-hotspots",))
     _, stderr = proc.communicate(timeout=600)
     report = json.loads((tmp_path / "s.json").read_text())  # the session is kept
     program = report["program"]
@@ -144,6 +145,7 @@ def test_a_stop_sent_to_dlcprof_ends_every_rank(tmp_path, run_job, orphaned):
         assert all(str(p) in swept[0] for p in pids.values())
 
 
+@pytest.mark.slow  # its recorded job: tests/unit/test_ddp.py's rank that never compiled
 def test_a_rank_that_never_compiles_is_shown_as_such(tmp_path, run_job):
     proc = run_job("--eager-rank", "1", "--steps", "2")
     _, stderr = proc.communicate(timeout=600)

@@ -3,8 +3,11 @@ ends of an attached program's processes (figures/job/ddp.py, figures/outcome.py)
 
 tests/fixtures/trace/ddp_split.jsonl: rank 0 of `torchrun --nproc-per-node 2
 tests/programs/ddp_train.py --width 512 --depth 4 --bucket-cap-mb 1 --steps 2`
-on torch 2.13 (TORCH_TRACE, the records the dispatcher reads). The real jobs:
-tests/e2e/test_torchrun.py.
+on torch 2.13 (TORCH_TRACE, the records the dispatcher reads).
+tests/fixtures/programs/ddp_eager_rank.jsonl: what dlcprof saw of `dlcprof run --
+torchrun --nproc-per-node 2 tests/programs/ddp_train.py --eager-rank 1 --steps 2`
+(scripts/record_program_fixture.py). The real jobs: tests/e2e/test_torchrun.py,
+tests/e2e/test_rank_faults.py.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 
 from helpers.paths import FIXTURES
 from helpers.program import compile_finished, process_attached, program_started
+from helpers.recorded import load_fixture
 from rich.console import Console
 
 from dlcprof import events as ev
@@ -176,6 +180,27 @@ def test_the_ends_of_ranks_crashed_ended_never_compiled():
     assert fout.end_line(r2, session) is None
     assert fout.status(r2) == fout.NEVER_COMPILED and fout.status(r0) == "ended"
     assert "never compiled" in attach_line(events[-1], session).plain
+
+
+def test_a_recorded_rank_that_never_compiled_is_shown_as_such():
+    """The job tests/e2e/test_rank_faults.py runs (slow): rank 1 steps eagerly."""
+    events = load_fixture("programs/ddp_eager_rank")
+    session = Session.from_events(events)
+    runs = {r.process.rank: r for r in session.runs.values() if r.process}
+    assert set(runs) == {0, 1}
+    eager, compiled = runs[1], runs[0]
+    assert not eager.compiles and eager.status == "ok" and eager.process.world_size == 2
+    assert fout.status(eager) == fout.NEVER_COMPILED
+    assert compiled.compiles and fout.status(compiled) == "ok"
+    (end,) = [e for e in events if isinstance(e, ev.RunFinished) and e.run_id == eager.run_id]
+    assert attach_line(end, session).plain == f"■ {eager.name}: never compiled"
+    assert session.program_exit is not None and session.program_exit.returncode == 0
+    # Its settings are read when it reports, at its end: no split, nothing compiled.
+    # Both built their DDP before the probes came in: the bootstrap marked it.
+    assert fddp.lines(eager) == [
+        "DDP compile settings: optimize_ddp ddp_optimizer, compiled autograd off"
+    ]
+    assert fddp.lines(compiled)[0].startswith("DDP compile settings: ")
 
 
 def test_the_adapter_reads_torchs_settings_and_degrades_without_the_bucket_hook():
