@@ -17,6 +17,10 @@ from pathlib import Path
 import psutil
 import pytest
 
+# Runs that end before anything compiles have nothing for py-spy to see: a
+# process the less for each (py-spy on a run that fails: test_signals.py).
+NO_PYSPY = ("--no-hotspots",)
+
 
 def _dlcprof(*args: str, **kw) -> subprocess.Popen:
     return subprocess.Popen(
@@ -55,7 +59,7 @@ def test_raising_workload_gives_one_line_and_the_users_traceback(tmp_path):
         "    return helper()\n"
     )
     out = tmp_path / "out.json"
-    p = _dlcprof("run", str(model), "--json", str(out), "--quiet")
+    p = _dlcprof("run", str(model), "--json", str(out), "--quiet", *NO_PYSPY)
     stdout, stderr = p.communicate(timeout=120)
     assert p.returncode == 1
     assert "ValueError" in stdout
@@ -77,7 +81,7 @@ def test_hanging_worker_is_stopped_by_the_timeout(tmp_path):
     model.write_text("import time\n\ndef build(device, dtype):\n    time.sleep(600)\n")
     out = tmp_path / "out.json"
     start = time.monotonic()
-    p = _dlcprof("run", str(model), "--json", str(out), "--quiet", "--timeout", "3")
+    p = _dlcprof("run", str(model), "--json", str(out), "--quiet", "--timeout", "3", *NO_PYSPY)
     stdout, stderr = p.communicate(timeout=120)
     assert time.monotonic() - start < 60
     assert p.returncode == 1
@@ -151,7 +155,7 @@ def test_host_out_of_memory_is_one_line_and_says_so(tmp_path):
         "    return bytearray(1 << 30)\n"
     )
     out = tmp_path / "out.json"
-    p = _dlcprof("run", str(model), "--json", str(out), "--quiet")
+    p = _dlcprof("run", str(model), "--json", str(out), "--quiet", *NO_PYSPY)
     stdout, stderr = p.communicate(timeout=120)
     assert p.returncode == 1, stderr
     (error,) = [e for e in _report(out)["events"] if e["type"] == "ErrorRaised"]
