@@ -93,8 +93,10 @@ def test_tui_mid_compile(how, slow, tmp_path) -> None:
         term = Terminal(dlcprof_argv("tui", str(path)), tmp_path, {**env, "TERM": "xterm-256color"})
     finally:
         signal.signal(signal.SIGHUP, inherited)
-    deadline = time.monotonic() + 60
-    while b"Compile/run" not in term.output and time.monotonic() < deadline:
+    # r once the standby worker has imported torch, as its status bar invites:
+    # pressed before, the run would spawn a second worker to import torch again.
+    deadline = time.monotonic() + 120
+    while b"standby ready" not in term.output and time.monotonic() < deadline:
         time.sleep(0.1)
     term.type(b"r")
     worker, child = map(int, wait_for_file(mark, term.proc).split())
