@@ -10,6 +10,7 @@ by the engine (kernel sources are full of ``<``). The SVG charts are built by
 
 from __future__ import annotations
 
+import os
 import re
 from importlib import resources
 from typing import Any
@@ -55,18 +56,22 @@ def _unbroken_units(value: Any) -> Any:
 
 
 def _bytecode_cache() -> FileSystemBytecodeCache | None:
-    """The templates compiled once per user, in Jinja's own per-user temp folder
-    (keyed by each template's source): compiling them is most of a small session's
-    render (benchmarks/RESULTS.md §15). None where that folder cannot be made."""
+    """The templates compiled once per user, in the user's cache folder
+    (``$XDG_CACHE_HOME`` or ``~/.cache``, then ``dlcprof/jinja``; keyed by each
+    template's source): compiling them is most of a small session's render
+    (benchmarks/RESULTS.md §15). Not the temporary folder, which a run leaves as
+    it found it. None where that folder cannot be made."""
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(home, "dlcprof", "jinja")
     try:
-        return FileSystemBytecodeCache()
-    except (OSError, RuntimeError):
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
         return None
+    return FileSystemBytecodeCache(folder)
 
 
 ENV = Environment(
     loader=PackageLoader("dlcprof.report", "templates"),
-    bytecode_cache=_bytecode_cache(),
     autoescape=True,
     undefined=StrictUndefined,
     trim_blocks=True,
@@ -90,6 +95,7 @@ ENV.globals.update(
 
 def render(template: str, **context: Any) -> str:
     """Render one of the report templates (auto-escaped)."""
+    ENV.bytecode_cache = ENV.bytecode_cache or _bytecode_cache()  # made at the first page
     return ENV.get_template(template).render(**context)
 
 
