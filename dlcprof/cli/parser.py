@@ -211,7 +211,7 @@ def build_parser() -> Parser:
         help="join the report folders, or the import summaries, of one job's nodes into one "
         "session of every rank",
         epilog="Each node: dlcprof run --report DIR -- torchrun --nnodes N --node-rank K ... "
-        "(docs/ranks.md), or dlcprof import LOGS --node DIR (docs/import.md)",
+        "(docs/ranks.md), or dlcprof import LOGS --node-summary DIR (docs/import.md)",
     )
     mrg.add_argument(
         "sessions",
@@ -243,7 +243,7 @@ def build_parser() -> Parser:
     out = imp.add_mutually_exclusive_group(required=True)
     out.add_argument("-o", "--output", type=Path, help="write the report folder here")
     out.add_argument(
-        "--node",
+        "--node-summary",
         type=Path,
         metavar="DIR",
         help="these are one node's logs of a job: write the node's summary into DIR, as "

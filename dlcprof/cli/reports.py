@@ -89,16 +89,18 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     paths = [str(p) for p in args.paths]
     try:
-        if args.node is not None:
+        if args.node_summary is not None:
             if args.run != -1:
                 raise LoadError(
                     "a node keeps every run of its logs: choose one at the merge "
                     "(dlcprof merge --run N)"
                 )
-            summary = write_node_summary(paths, args.node, args.workers or os.cpu_count() or 1)
+            summary = write_node_summary(
+                paths, args.node_summary, args.workers or os.cpu_count() or 1
+            )
             print(
                 f"this node's summary: {summary} "
-                f"(dlcprof merge {args.node} -o DIR joins the nodes')"
+                f"(dlcprof merge {args.node_summary} -o DIR joins the nodes')"
             )
             return EXIT_OK
         session = import_trace(paths, args.workers, args.run)

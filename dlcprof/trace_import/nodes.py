@@ -162,7 +162,9 @@ def _load(path: Path) -> dict[str, Any]:
     except (OSError, ValueError, UnicodeDecodeError) as e:
         raise ReportError(f"{path} is not a node summary: {e}") from e
     if not isinstance(body, dict) or body.get("format") != FORMAT:
-        raise ReportError(f"{path} is not a node summary (dlcprof import --node DIR writes them)")
+        raise ReportError(
+            f"{path} is not a node summary (dlcprof import --node-summary DIR writes them)"
+        )
     if body.get("version") != VERSION:
         raise ReportError(
             f"{path} is a node summary of version {body.get('version')}, this dlcprof reads "

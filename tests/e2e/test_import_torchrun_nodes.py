@@ -1,6 +1,6 @@
 """docs/import.md's torchrun example, run: two ``torchrun --nnodes 2
 --nproc-per-node 1`` launchers on a loopback rendezvous, each node's one
-process ``dlcprof import --node`` of that node's logs (its summary named by
+process ``dlcprof import --node-summary`` of that node's logs (its summary named by
 torchrun's ``GROUP_RANK``), then ``dlcprof merge`` of the shared folder: the
 session ``dlcprof import`` of both nodes' logs gives."""
 
@@ -53,7 +53,7 @@ def test_torchrun_one_process_per_node_then_merge(tmp_path):
         argv += ["--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}"]
         # Both launchers are on the rendezvous host: say which one serves the store.
         argv += ["--rdzv-conf", f"is_host={int(k == 0)}"]
-        argv += ["-m", "dlcprof.cli", "import", str(node), "--node", str(shared)]
+        argv += ["-m", "dlcprof.cli", "import", str(node), "--node-summary", str(shared)]
         procs.append(
             subprocess.Popen(
                 argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
