@@ -121,7 +121,7 @@ def read_log(path: str, host: str, run_id: str | None = None) -> LogSummary:
         sink.clock = rec.clock
         if not torch_version and (md.get("artifact") or {}).get("name") == "torch_version":
             torch_version = _torch_version(rec.payload)
-        stated = run_id is None and record_name(md) in _STATE_IN_NAME
+        stated = run_id is None and "artifact" in md and record_name(md) in _STATE_IN_NAME
         dispatcher.feed(md, None if stated else rec.payload, rec.pid)
     size = os.path.getsize(path)
     words = damage.words(os.path.basename(path))

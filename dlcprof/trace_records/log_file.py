@@ -156,8 +156,9 @@ def _whole(record: Record, payload: str | None) -> bool:
 
 
 def _clock(m: re.Match[str]) -> float:
-    month, day, hour, minute = (int(m.group(k)) for k in range(1, 5))
-    return (_DAYS[month - 1] + day - 1) * 86400.0 + hour * 3600 + minute * 60 + float(m.group(5))
+    month, day, hour, minute, second = m.group(1, 2, 3, 4, 5)
+    days = _DAYS[int(month) - 1] + int(day) - 1
+    return days * 86400.0 + int(hour) * 3600 + int(minute) * 60 + float(second)
 
 
 def clock_words(clock: float) -> str:
