@@ -1,6 +1,6 @@
 """``dlcprof import`` at scale, beside ``tlparse --all-ranks-html`` and the
 floor on the same folder (issues 31 and 42), as benchmarks/RESULTS.md
-sections 12 and 21 report.
+sections 12 and 22 report.
 
     nice -n 5 python benchmarks/import_scale.py [--ranks 256 1024 4096] [--no-tui]
 
