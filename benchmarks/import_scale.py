@@ -1,15 +1,21 @@
-"""``dlcprof import`` at scale, beside ``tlparse --all-ranks-html`` on the same
-folder (issue 31), as benchmarks/RESULTS.md section 12 reports.
+"""``dlcprof import`` at scale, beside ``tlparse --all-ranks-html`` and the
+floor on the same folder (issues 31 and 42), as benchmarks/RESULTS.md
+sections 12 and 22 report.
 
-    python benchmarks/import_scale.py [--ranks 64 256 1024] [--no-tlparse-above N]
+    nice -n 5 python benchmarks/import_scale.py [--ranks 256 1024 4096] [--no-tui]
 
 A real 2-rank gloo job's TORCH_TRACE logs (tests/fixtures/torch_trace/
-ddp_odd_batch: rank 1 recompiles alone) widened to N ranks by rewriting each
-copy's rank and pid (rank 1's log for one rank, rank 0's for the rest), named
-as torch names them so tlparse finds every rank. For each N, one run each,
-side by side: wall, CPU of the whole process tree, peak RSS of the tree
-(summed over its processes, sampled every 20 ms) and MB of log per CPU
-second. Then the TUI on the largest imported session beside the 2-rank
+ddp_odd_batch) widened to N ranks as ``tests/helpers/torch_trace.py``'s
+``one_rank_apart`` widens them: every rank recompiles frames 0 and 4 on a
+failed id guard but one, and each copy has its own rank, pid and object
+addresses, as real processes do (not copies of one log); named as torch
+names them so tlparse finds every rank. For each N, one run each, side by
+side: ``dlcprof import``, ``tlparse --all-ranks-html``, and the floor (a
+plain parse of every record's JSON header and every JSON payload of the same
+files, in one process per core: ``--floor DIR``); wall, CPU of the whole
+process tree, peak RSS of the tree (summed over its processes, sampled every
+20 ms) and MB of log per CPU second, then the ratios. Then (unless
+``--no-tui``) the TUI on the largest imported session beside the 2-rank
 job's, alternating: process start to its first frame (the saved folder
 replayed, headless, as benchmarks/tui_latency.py times it), and keys on the
 Ranks view (press to screen idle, through Textual's pilot).
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import resource
 import shutil
@@ -32,10 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, load_line, machine, median  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tests"))
-from helpers.torch_trace import rank_logs, trace_logs, widen  # noqa: E402
+from helpers.torch_trace import apart_rank, one_rank_apart  # noqa: E402
 
 TLPARSE = Path(sys.executable).parent / "tlparse"
-ODD_RANK = 1
 
 FIRST_FRAME = """
 import sys
@@ -106,6 +112,48 @@ def measured(argv: list[str], timeout: float) -> dict[str, float] | None:
     return {"wall": wall, "cpu": cpu, "rss": peak}
 
 
+def _parsed(path: str) -> int:
+    """Every record of one log parsed as plainly as it can be: its header's JSON
+    (after the glog prefix's "] ") and its payload's, where the payload is JSON.
+    The records read."""
+    records = 0
+    payload: list[str] = []
+
+    def payload_done() -> None:
+        if payload and payload[0][:1] in "{[":
+            try:
+                json.loads("".join(payload))
+            except ValueError:
+                pass
+        payload.clear()
+
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.startswith("\t"):
+                payload.append(line[1:])
+                continue
+            payload_done()
+            head = line.find("] ")
+            if head >= 0:
+                try:
+                    json.loads(line[head + 2 :])
+                    records += 1
+                except ValueError:
+                    pass
+    payload_done()
+    return records
+
+
+def floor(folder: Path) -> int:
+    """The floor: every log of ``folder`` parsed by ``_parsed``, one process per core."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    logs = sorted(str(p) for p in folder.iterdir() if p.is_file())
+    workers = os.cpu_count() or 1
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return sum(pool.map(_parsed, logs, chunksize=max(1, len(logs) // (workers * 4))))
+
+
 def folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
@@ -159,21 +207,29 @@ def first_frame(folder: Path) -> float:
     return wall
 
 
+def ratio(a: dict[str, float] | None, b: dict[str, float] | None, key: str) -> str:
+    return f"{a[key] / b[key]:.2f}" if a and b else "n/a (not measured)"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ranks", type=int, nargs="+", default=[64, 256, 1024])
-    parser.add_argument("--tlparse-timeout", type=float, default=600.0)
+    parser.add_argument("--ranks", type=int, nargs="+", default=[256, 1024, 4096])
+    parser.add_argument("--tlparse-timeout", type=float, default=1200.0)
+    parser.add_argument("--no-tui", action="store_true", help="leave out the TUI's timings")
     parser.add_argument("--keep", type=Path, default=None, help="keep the largest import here")
+    parser.add_argument("--floor", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.floor is not None:  # the floor's own process, measured by the parent
+        print(floor(args.floor))
+        return 0
     print(machine())
     work = Path(tempfile.mkdtemp(prefix="dlcprof-import-scale-"))
     try:
-        logs = rank_logs(trace_logs("ddp_odd_batch", work / "recorded"))
         print("| ranks | tool | MB of logs | wall s | CPU s | peak RSS MB | MB/CPU s | output |")
         print("|---:|---|---:|---:|---:|---:|---:|---:|")
-        last = None
+        last, said = None, []
         for n in args.ranks:
-            wide = widen(logs, work / f"wide-{n}", n, {ODD_RANK: 1})
+            wide = one_rank_apart(work / f"job-{n}", n, apart_rank(n))
             mb = folder_bytes(wide) / 1e6
             out = work / f"import-{n}"
             dl = measured(
@@ -187,49 +243,54 @@ def main() -> int:
             )
             print(row("tlparse --all-ranks-html", n, mb, tl, tl_out), flush=True)
             if tl is None:
-                print(f"  tlparse at {n} ranks: stopped after {args.tlparse_timeout:.0f} s")
+                said.append(f"tlparse at {n} ranks: stopped after {args.tlparse_timeout:.0f} s")
             shutil.rmtree(tl_out, ignore_errors=True)
-            shutil.rmtree(wide, ignore_errors=True)
-            last = out
-        assert last is not None
-        # The TUI on the largest session beside the recorded 2-rank job's,
-        # alternating, so the machine's load weighs on both alike.
-        small = work / "import-2"
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "dlcprof.cli",
-                "import",
-                str(work / "recorded"),
-                "-o",
-                str(small),
-            ],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        big = str(args.ranks[-1])
-        frames: dict[str, list[float]] = {"2": [], big: []}
-        for _ in range(3):
-            frames["2"].append(first_frame(small))
-            frames[big].append(first_frame(last))
-        for n, folder in (("2", small), (big, last)):
-            fs = sorted(frames[n])
-            ranks_s, steps = asyncio.run(keys(folder))
-            print(
-                f"TUI, {n}-rank session: first frame {median(fs):.2f} s "
-                f"({', '.join(f'{f:.2f}' for f in fs)}); Ranks view (R) {ranks_s * 1000:.0f} ms; "
-                f"] x5 {', '.join(f'{s * 1000:.0f}' for s in steps)} ms"
+            fl = measured([sys.executable, __file__, "--floor", str(wide)], 1800)
+            print(row("floor (JSON of every record)", n, mb, fl, None), flush=True)
+            said.append(
+                f"{n} ranks: dlcprof CPU / floor CPU {ratio(dl, fl, 'cpu')}, wall / floor wall "
+                f"{ratio(dl, fl, 'wall')}; dlcprof wall / tlparse wall {ratio(dl, tl, 'wall')}, "
+                f"CPU / tlparse CPU {ratio(dl, tl, 'cpu')}"
             )
-        print(
-            f"first frame, {big} ranks ÷ 2 ranks: {median(frames[big]) / median(frames['2']):.2f}"
-        )
+            shutil.rmtree(work / f"job-{n}", ignore_errors=True)
+            last = out
+        print("\n".join(said))
+        assert last is not None
+        if not args.no_tui:
+            tui(work, last, str(args.ranks[-1]))
         if args.keep is not None:
             shutil.copytree(last, args.keep, dirs_exist_ok=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(load_line())
     return 0
+
+
+def tui(work: Path, last: Path, big: str) -> None:
+    """The TUI on the largest session beside the recorded 2-rank job's,
+    alternating, so the machine's load weighs on both alike."""
+    from helpers.torch_trace import trace_logs
+
+    small = work / "import-2"
+    recorded = trace_logs("ddp_odd_batch", work / "recorded")
+    subprocess.run(
+        [sys.executable, "-m", "dlcprof.cli", "import", str(recorded), "-o", str(small)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    frames: dict[str, list[float]] = {"2": [], big: []}
+    for _ in range(3):
+        frames["2"].append(first_frame(small))
+        frames[big].append(first_frame(last))
+    for n, folder in (("2", small), (big, last)):
+        fs = sorted(frames[n])
+        ranks_s, steps = asyncio.run(keys(folder))
+        print(
+            f"TUI, {n}-rank session: first frame {median(fs):.2f} s "
+            f"({', '.join(f'{f:.2f}' for f in fs)}); Ranks view (R) {ranks_s * 1000:.0f} ms; "
+            f"] x5 {', '.join(f'{s * 1000:.0f}' for s in steps)} ms"
+        )
+    print(f"first frame, {big} ranks ÷ 2 ranks: {median(frames[big]) / median(frames['2']):.2f}")
 
 
 if __name__ == "__main__":

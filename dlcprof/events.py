@@ -905,6 +905,10 @@ class TraceImported(Event):
     # False: no record of the logs holds an epoch time (no chromium event, no
     # compile's times); the session's times are then the logs' glog clock.
     dated: bool = True
+    # Nodes that each read their own logs (``dlcprof import --node-summary``) before
+    # ``dlcprof merge`` joined them; ``wall_s`` is then the slowest node's read
+    # and the merge. 0: read in one place.
+    nodes: int = 0
 
 
 @event

@@ -208,19 +208,29 @@ def build_parser() -> Parser:
 
     mrg = sub.add_parser(
         "merge",
-        help="join the report folders of one job's nodes into one session of every rank",
+        help="join the report folders, or the import summaries, of one job's nodes into one "
+        "session of every rank",
         epilog="Each node: dlcprof run --report DIR -- torchrun --nnodes N --node-rank K ... "
-        "(docs/ranks.md)",
+        "(docs/ranks.md), or dlcprof import LOGS --node-summary DIR (docs/import.md)",
     )
     mrg.add_argument(
         "sessions",
         type=Path,
         nargs="+",
         metavar="FOLDER",
-        help="a node's report folder (or its session.json)",
+        help="a node's report folder (or its session.json), or its import summary "
+        "(node-K.dlcnode.json, or the folder holding every node's)",
     )
     mrg.add_argument(
         "-o", "--output", type=Path, required=True, help="write the merged report folder here"
+    )
+    mrg.add_argument(
+        "--run",
+        type=_whole,
+        default=None,
+        metavar="N",
+        help="nodes' import summaries only: which run of the job, when the logs hold several: "
+        "1 the oldest, -1 the newest (default)",
     )
 
     imp = sub.add_parser(
@@ -230,8 +240,15 @@ def build_parser() -> Parser:
         "job's nodes) (docs/import.md)",
     )
     imp.add_argument("paths", type=Path, nargs="+", metavar="PATH")
-    imp.add_argument(
-        "-o", "--output", type=Path, required=True, help="write the report folder here"
+    out = imp.add_mutually_exclusive_group(required=True)
+    out.add_argument("-o", "--output", type=Path, help="write the report folder here")
+    out.add_argument(
+        "--node-summary",
+        type=Path,
+        metavar="DIR",
+        help="these are one node's logs of a job: write the node's summary into DIR, as "
+        "node-K.dlcnode.json (K: $SLURM_NODEID, $GROUP_RANK or $NODE_RANK, else the host "
+        "name), for dlcprof merge DIR -o OUT",
     )
     imp.add_argument(
         "--workers",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -52,14 +53,29 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from dlcprof.figures.job.nodes import node_lines
     from dlcprof.report.errors import ReportError
     from dlcprof.report.merge import merge_sessions
+    from dlcprof.trace_import.nodes import is_node_summary, merge_node_summaries
 
+    summaries = [is_node_summary(p) for p in args.sessions]
+    if any(summaries) and not all(summaries):
+        raise LoadError(
+            "give every node's import summary or every node's report folder, not both: "
+            f"{args.sessions[summaries.index(True)]} is a summary, "
+            f"{args.sessions[summaries.index(False)]} is not"
+        )
+    if args.run is not None and not all(summaries):
+        raise LoadError("--run chooses a run of imported logs: give the nodes' import summaries")
     try:
-        session = merge_sessions(args.sessions)
+        if all(summaries):
+            session = merge_node_summaries(args.sessions, -1 if args.run is None else args.run)
+        else:
+            session = merge_sessions(args.sessions)
     except ReportError as e:
         raise LoadError(str(e)) from None
     folder = _saved(session, args.output)
     if folder is None:
         return EXIT_FAILED
+    if all(summaries):
+        return _imported(session, folder)
     for line in node_lines(session):
         print(line)
     print(f"merged {text.plural(len(session.nodes), 'node')} into {folder}")
@@ -67,18 +83,40 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from dlcprof.figures.job.imported import import_lines
     from dlcprof.report.errors import ReportError
-    from dlcprof.tables import group_table
     from dlcprof.trace_import.job import import_trace
+    from dlcprof.trace_import.nodes import write_node_summary
 
+    paths = [str(p) for p in args.paths]
     try:
-        session = import_trace([str(p) for p in args.paths], args.workers, args.run)
+        if args.node_summary is not None:
+            if args.run != -1:
+                raise LoadError(
+                    "a node keeps every run of its logs: choose one at the merge "
+                    "(dlcprof merge --run N)"
+                )
+            summary = write_node_summary(
+                paths, args.node_summary, args.workers or os.cpu_count() or 1
+            )
+            print(
+                f"this node's summary: {summary} "
+                f"(dlcprof merge {args.node_summary} -o DIR joins the nodes')"
+            )
+            return EXIT_OK
+        session = import_trace(paths, args.workers, args.run)
     except ReportError as e:
         raise LoadError(str(e)) from None
     folder = _saved(session, args.output)
     if folder is None:
         return EXIT_FAILED
+    return _imported(session, folder)
+
+
+def _imported(session: Session, folder: Path) -> int:
+    """What an imported session says of itself, its groups, and where it is."""
+    from dlcprof.figures.job.imported import import_lines
+    from dlcprof.tables import group_table
+
     for line in import_lines(session):
         print(line)
     table = group_table(session)

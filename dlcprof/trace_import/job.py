@@ -6,8 +6,8 @@ each log streamed, each process reduced to its ``ProcessSummary`` before the
 next stage, so memory grows with the summaries, not the logs):
 
 1. every log: each process's rank and signature;
-2. the logs of the ranks kept (every rank up to ``FULL_RANKS``; past that the
-   first rank of each group, every group's): their events.
+2. the logs of the ranks kept (every rank of a job of up to ``FULL_RANKS``;
+   past that the first rank of each group, every group's): their events.
 
 A log is one run of a process (a pid is no name: two hosts, or a container
 run twice, give two logs one pid). Its rank is the ``rank`` torch writes in
@@ -24,6 +24,7 @@ import os
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from typing import TypeVar
 
 from dlcprof import events as ev
@@ -35,7 +36,9 @@ from dlcprof.trace_import.process_log import LogSummary, ProcessSummary, read_lo
 from dlcprof.trace_import.sources import find_logs
 from dlcprof.trace_records.log_file import clock_words
 
-FULL_RANKS = 16  # up to this many ranks, the session keeps every rank's events
+# A job of up to this many ranks (its highest rank below it, the job's size as
+# ``_missing`` reads it) keeps every rank's events.
+FULL_RANKS = 16
 _DAMAGE_SHOWN = 3  # logs named in the skipped line before "and N more"
 
 T = TypeVar("T")
@@ -60,48 +63,128 @@ def import_trace(paths: Iterable[str], workers: int | None = None, run: int = -1
     that hold no log. ``run``: which run of the job, when the logs hold several
     (1 the oldest, -1 the newest)."""
     started = time.monotonic()
+    workers = workers or os.cpu_count() or 1
+    node = read_node(paths, workers)
+
+    def events_of(kept: dict[str, str]) -> list[list[ev.Event]]:
+        return [s.process.events for s in read_kept(node, kept, workers) if s.process]
+
+    return job_session([node], events_of, run, started)
+
+
+@dataclass
+class NodeRead:
+    """The logs at some paths (a job's, or one node's of it), each read once
+    for its summary: what the job's session is reduced from."""
+
+    sources: list[str]  # the paths given
+    files: int
+    bytes: int
+    host_of: dict[str, str]  # each log's host, by its path
+    ranked: list[Placed]  # the logs whose records name their rank
+    rankless: list[ProcessSummary]  # the logs of processes without a rank anywhere
+    damage: list[str]  # what damaged logs lost (Damage.words)
+    unread: list[str]  # logs not read: a ranked process's records split over two logs
+
+
+def read_node(paths: Iterable[str], workers: int) -> NodeRead:
+    """The logs at ``paths`` read once each, in parallel on ``workers`` processes."""
     given = [str(p) for p in paths]
     logs = find_logs(given)
-    workers = workers or os.cpu_count() or 1
     first = _parallel(_read, [(path, host, None) for host, path in logs], workers)
     host_of = {path: host for host, path in logs}
     procs = [(host_of[s.source], s.process) for s in first if s.process is not None]
     unread: list[str] = []
-    runs = _runs(_ranked(procs, unread))
+    ranked = _ranked(procs, unread)
+    return NodeRead(
+        sources=given,
+        files=len(logs),
+        bytes=sum(s.bytes for s in first),
+        host_of=host_of,
+        ranked=ranked,
+        rankless=[p for _, p in procs if p.rank is None],
+        damage=[w for s in first for w in s.damage],
+        unread=unread,
+    )
+
+
+def read_kept(node: NodeRead, kept: dict[str, str], workers: int) -> list[LogSummary]:
+    """The logs ``kept`` names read again for their events, each under its run id."""
+    jobs = [(path, node.host_of[path], rid) for path, rid in kept.items()]
+    return _parallel(_read, jobs, workers)
+
+
+def job_session(
+    nodes: list[NodeRead],
+    events_of: Callable[[dict[str, str]], list[list[ev.Event]]],
+    run: int,
+    started: float,
+    merged: bool = False,
+) -> Session:
+    """The job's session from its logs read (one ``NodeRead``, or each node's in
+    order, ``merged`` from their summaries); ``events_of`` reads the events of
+    the logs the session keeps ({path: run id}), each log's, in that order; ``started``: when
+    the reading began, on the monotonic clock."""
+    ranked = [hp for n in nodes for hp in n.ranked]
+    rankless = [p for n in nodes for p in n.rankless]
+    runs = _runs(ranked)
     notes = _runs_said(runs, run)
     chosen = runs[run if run < 0 else run - 1] if runs else []
     summaries = [_summarized(host, p) for host, p in sorted(chosen, key=lambda hp: _rank(hp[1]))]
     notes += _missing(sorted(s.rank for s in summaries))
-    kept_ranks = _kept(summaries)
-    kept: dict[str, str] = {}
-    for s in summaries:
-        if s.rank in kept_ranks:
-            s.run_id = kept[s.source] = f"rank{s.rank}"
-    rankless = [p for _, p in procs if p.rank is None]
-    if not runs:  # no rank in any log: every process (a single-process script's)
-        for p in rankless[:FULL_RANKS]:
-            kept[p.source] = _unique(f"pid{p.pid}", kept.values())
+    kept = _keep(summaries, rankless)
     read = [p for _, p in chosen] + ([] if runs else rankless[:FULL_RANKS])
     notes += _ends(read) + list(dict.fromkeys(w for p in read for w in p.kind))[:_DAMAGE_SHOWN]
-    second = _parallel(_read, [(path, host_of[path], rid) for path, rid in kept.items()], workers)
+    second = events_of(kept)
     events: list[ev.Event] = [
         ev.TraceImported(
-            sources=given,
-            files=len(logs),
-            bytes=sum(s.bytes for s in first),
-            processes=len(chosen) + len(rankless) if runs else len(procs),
-            kept=sorted(kept_ranks),
-            skipped=_skipped([w for s in first for w in s.damage] + unread),
+            sources=[s for n in nodes for s in n.sources],
+            files=sum(n.files for n in nodes),
+            bytes=sum(n.bytes for n in nodes),
+            processes=len(chosen) + len(rankless),
+            kept=sorted(s.rank for s in summaries if s.run_id is not None),
+            # Every node's damage, then every node's logs not read: as one read of all.
+            skipped=_skipped(
+                [w for n in nodes for w in n.damage] + [w for n in nodes for w in n.unread]
+            ),
             wall_s=time.monotonic() - started,
             rankless=len(rankless) if runs else 0,
             notes=notes,
             dated=all(p.dated for p in read),
             t=min((p.first_t for p in read), default=ev.now()),
+            nodes=len(nodes) if merged else 0,
         )
     ]
-    events += [e for s in second if s.process is not None for e in s.process.events]
+    events += [e for log in second for e in log]
     events += summaries
     return Session.from_events(events)
+
+
+def node_kept(node: NodeRead) -> dict[str, str]:
+    """The logs of a node whose events the job's session may keep, by path,
+    with their run ids: those ``job_session`` keeps of each of the node's runs
+    on its own (a rank's group on the node holds its group in the job, so the
+    first rank of each group in the job is the first of its group on its node)."""
+    out: dict[str, str] = {}
+    for run in _runs(node.ranked) or [[]]:
+        ranks = sorted(run, key=lambda hp: hp[1].rank)
+        out.update(_keep([_summarized(host, p) for host, p in ranks], node.rankless))
+    return out
+
+
+def _keep(summaries: list[ev.RankSummarized], rankless: list[ProcessSummary]) -> dict[str, str]:
+    """The logs whose events the session keeps, by path, with their run ids
+    (each kept rank's summary names its run): the ranks ``_kept`` keeps; with no
+    rank in any log, every process up to FULL_RANKS (a single-process script's)."""
+    kept: dict[str, str] = {}
+    kept_ranks = _kept(summaries)
+    for s in summaries:
+        if s.rank in kept_ranks:
+            s.run_id = kept[s.source] = f"rank{s.rank}"
+    if not summaries:
+        for p in rankless[:FULL_RANKS]:
+            kept[p.source] = _unique(f"pid{p.pid}", kept.values())
+    return kept
 
 
 def _unique(name: str, taken: Iterable[str]) -> str:
@@ -230,9 +313,12 @@ def _summarized(host: str, p: ProcessSummary) -> ev.RankSummarized:
 
 
 def _kept(summaries: list[ev.RankSummarized]) -> set[int]:
-    """The ranks whose events the session keeps: all up to FULL_RANKS, else the
-    first of each group (every group's: a divergence check compares them all)."""
-    if len(summaries) <= FULL_RANKS:
+    """The ranks whose events the session keeps: all in a job of up to
+    FULL_RANKS, else the first of each group (every group's: a divergence check
+    compares them all). The job's size is read from its highest rank, so a node
+    that holds a rank above FULL_RANKS knows the job keeps groups' first ranks
+    (``node_kept``)."""
+    if not summaries or max(s.rank for s in summaries) < FULL_RANKS:
         return {s.rank for s in summaries}
     return {g.ranks[0] for g in rank_groups(Session.from_events(list(summaries)))}
 

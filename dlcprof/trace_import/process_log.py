@@ -32,7 +32,14 @@ from dlcprof.trace_import.log_kind import LogKind
 from dlcprof.trace_records.dispatcher import TraceDispatcher
 from dlcprof.trace_records.kernels import KernelCollector
 from dlcprof.trace_records.log_file import CUT, Damage, read_records
-from dlcprof.trace_records.payloads import compile_wall_s
+from dlcprof.trace_records.payloads import CACHE_LAYERS, compile_wall_s, record_name
+
+# Cache lookups, whose state (all a summary compares of them) is in the record's
+# name: a log not kept is read without their payloads, the key's hundreds of
+# components, which were a quarter of the import's CPU.
+_STATE_IN_NAME = frozenset(
+    f"{layer}{state}" for layer in CACHE_LAYERS for state in ("hit", "miss", "bypass")
+)
 
 
 class _Stamped:
@@ -114,7 +121,8 @@ def read_log(path: str, host: str, run_id: str | None = None) -> LogSummary:
         sink.clock = rec.clock
         if not torch_version and (md.get("artifact") or {}).get("name") == "torch_version":
             torch_version = _torch_version(rec.payload)
-        dispatcher.feed(md, rec.payload, rec.pid)
+        stated = run_id is None and "artifact" in md and record_name(md) in _STATE_IN_NAME
+        dispatcher.feed(md, None if stated else rec.payload, rec.pid)
     size = os.path.getsize(path)
     words = damage.words(os.path.basename(path))
     if pid is None:

@@ -28,6 +28,9 @@ from typing import IO, Any
 _HEADER_RE = re.compile(
     r"^(?:\[rank\d+\]:)?[VIWEC](\d\d)(\d\d) (\d\d):(\d\d):(\d\d\.\d+) (\d+) [^\]]*\][^{]* (\{.*)$"
 )
+# A record's lines end where a line that does not begin with a tab begins.
+_BLOCK_END = re.compile(r"\n(?=[^\t])")
+_CHUNK = 1 << 22  # characters read at a time
 # Where each kind of damage is named (Damage.words).
 NOT_JSON = "not a trace record"
 BAD_MD5 = "whose payload does not match its md5"
@@ -83,52 +86,69 @@ def open_log(path: str) -> IO[str]:
 def read_records(path: str, damage: Damage) -> Iterator[Record]:
     """Every readable record of the log at ``path``, in order; what is not
     readable goes to ``damage``."""
-    current: Record | None = None
-    payload: list[str] = []
-    broken = False  # the lines after an unreadable header are its payload: skipped with it
-    last = ""
-    n = 0
     with open_log(path) as f:
-        for n, last in enumerate(f, 1):
-            if last.startswith("\t"):
-                if current is not None:
-                    payload.append(last[1:].rstrip("\n"))
-                elif not broken:
-                    damage.add(NOT_JSON, n)
+        for n, text, last in _blocks(f):
+            nl = text.find("\n")
+            head, tail = (text, "") if nl < 0 else (text[:nl], text[nl + 1 :])
+            if last and tail.endswith("\n"):
+                tail = tail[:-1]
+            if head.startswith("\t"):  # the file's first lines: payload of no record
+                for k in range(text.count("\n") + 1 - text.endswith("\n")):
+                    damage.add(NOT_JSON, n + k)
                 continue
-            if current is not None:
-                if _whole(current, payload):
-                    yield current
-                else:
-                    damage.add(BAD_MD5, current.line)
-                current, payload = None, []
-            m = _HEADER_RE.match(last.rstrip("\n"))
+            m = _HEADER_RE.match(head)
             metadata = _json_object(m.group(7)) if m else None
-            if metadata is None:
-                broken = True
-                if last.strip():
-                    # A last line with no newline that is no record: one cut mid-write.
-                    damage.add(CUT if not last.endswith("\n") else NOT_JSON, n)
+            if m is None or metadata is None:
+                # Its payload lines are skipped with it. A last line with no
+                # newline that is no record: one cut mid-write.
+                if head.strip():
+                    damage.add(CUT if last and nl < 0 else NOT_JSON, n)
                 continue
-            broken = False
-            current = Record(metadata, None, int(m.group(6)), n, _clock(m)) if m else None
-    if current is not None:
-        if _whole(current, payload):
-            yield current
-        else:
-            # A whole JSON payload was edited, not cut (a cut one does not parse).
-            whole = _json_object(current.payload or "") is not None
-            damage.add(BAD_MD5 if whole else CUT, current.line)
+            record = Record(metadata, None, int(m.group(6)), n, _clock(m))
+            # Each payload line's tab, removed: the payload as torch wrote it.
+            if _whole(record, tail[1:].replace("\n\t", "\n") if tail else None):
+                yield record
+            elif not last:
+                damage.add(BAD_MD5, n)
+            else:
+                # A whole JSON payload was edited, not cut (a cut one does not parse).
+                whole = _json_object(record.payload or "") is not None
+                damage.add(BAD_MD5 if whole else CUT, n)
 
 
-def _whole(record: Record, payload: list[str]) -> bool:
-    """Whether the record is whole: its payload (joined as torch wrote it, with
-    no newline after the last line) has the md5 its metadata names. A record
-    whose metadata names none has no payload, or one from before torch wrote
-    md5s: read as it is."""
+def _blocks(f: IO[str]) -> Iterator[tuple[int, str, bool]]:
+    """The log's lines a record at a time, read in chunks: each line that does
+    not begin with a tab with the tab-indented lines after it (the file's first
+    block may be tab lines only), as (its first line's number, its text without
+    the newline that ends it, whether it is the file's last). Splitting in
+    chunks, not lines, keeps the per-line work in C."""
+    n = 1
+    pending: list[str] = []  # the block read so far
+    while chunk := f.read(_CHUNK):
+        if pending and pending[-1].endswith("\n") and not chunk.startswith("\t"):
+            text = "".join(pending)[:-1]  # it ended where the chunk before did
+            yield n, text, False
+            n += text.count("\n") + 1
+            pending = []
+        start = 0
+        for m in _BLOCK_END.finditer(chunk):
+            pending.append(chunk[start : m.start()])
+            text = "".join(pending)
+            yield n, text, False
+            n += text.count("\n") + 1
+            pending, start = [], m.end()
+        pending.append(chunk[start:])
+    if pending:
+        yield n, "".join(pending), True
+
+
+def _whole(record: Record, payload: str | None) -> bool:
+    """Whether the record is whole: its payload (None: no payload line) has the
+    md5 its metadata names. A record whose metadata names none has no payload,
+    or one from before torch wrote md5s: read as it is."""
     expected = record.metadata.get("has_payload")
-    joined = "\n".join(payload)
-    if payload or expected is not None:
+    joined = payload or ""
+    if payload is not None or expected is not None:
         record.payload = joined
     if not isinstance(expected, str) or len(expected) != 32:
         return True
@@ -136,8 +156,9 @@ def _whole(record: Record, payload: list[str]) -> bool:
 
 
 def _clock(m: re.Match[str]) -> float:
-    month, day, hour, minute = (int(m.group(k)) for k in range(1, 5))
-    return (_DAYS[month - 1] + day - 1) * 86400.0 + hour * 3600 + minute * 60 + float(m.group(5))
+    month, day, hour, minute, second = m.group(1, 2, 3, 4, 5)
+    days = _DAYS[int(month) - 1] + int(day) - 1
+    return days * 86400.0 + int(hour) * 3600 + int(minute) * 60 + float(second)
 
 
 def clock_words(clock: float) -> str:

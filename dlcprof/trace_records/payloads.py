@@ -3,6 +3,7 @@ metadata and payload string, tested on payloads recorded from real runs."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -132,6 +133,7 @@ _LIBRARY_DIRS = _library_dirs()
 _LIBRARY_RE = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
 
 
+@functools.lru_cache(maxsize=4096)  # a log names the same few files in frame after frame
 def frame_owner(path: str) -> str:
     """Whose code a traceback frame is in: "harness" (dlcprof's worker, the
     interpreter), "torch", "library" (the standard library, installed

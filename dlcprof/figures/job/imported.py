@@ -27,9 +27,14 @@ def import_lines(session: Session) -> list[str]:
         if ranks
         else text.plural(e.processes, "process", "processes")
     )
+    where = (
+        f" on {text.plural(e.nodes, 'node')} (the slowest node's read, then the merge)"
+        if e.nodes
+        else ""
+    )
     lines = [
         f"imported from {text.plural(e.files, 'TORCH_TRACE log')} ({text.nbytes(e.bytes)}) "
-        f"of {who}, in {text.secs(e.wall_s)}"
+        f"of {who}, in {text.secs(e.wall_s)}{where}"
     ]
     if ranks and len(e.kept) < ranks:
         lines.append(
