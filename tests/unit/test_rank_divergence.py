@@ -114,3 +114,17 @@ def test_a_table_of_groups_lists_32_of_more_the_largest_among_them():
     assert fgroups.groups_note(groups) == (
         "groups: 32 of 40 listed, the smallest and the largest; the JSON report holds every one"
     )
+
+
+def test_compile_ids_sort_in_numbers_and_a_reset_s_ids_after_all_before_it():
+    ids = ["reset1:0/0", "1/0", "reset2:0/0", "4/10", "reset1:1/0", "0/0 (bwd)", "4/2", "0/0"]
+    assert sorted(ids, key=fgroups.id_order) == [
+        "0/0",
+        "0/0 (bwd)",
+        "1/0",
+        "4/2",
+        "4/10",
+        "reset1:0/0",
+        "reset1:1/0",
+        "reset2:0/0",
+    ]

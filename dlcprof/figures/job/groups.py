@@ -33,6 +33,7 @@ _SHOWN = 2
 # many, the outliers (the smallest groups' ranks) first: never 1,024 rows.
 RUNS_SHOWN = 32
 _ID_RE = re.compile(r"\d+")
+_RESETS_RE = re.compile(r"reset(\d+):")  # events.after_reset's prefix
 # What differs between processes that did the same work, and what stands for
 # it: the object ids Dynamo's guards compare (``___check_obj_id(x, 1404…)``,
 # ``id(x) == 1404…``, "with LHS value: {'id': 1404…}", "Object 1404… of type …
@@ -62,8 +63,13 @@ class RankSignature:
 
 
 def id_order(compile_id: str) -> tuple[int, ...]:
-    """Compile ids in numeric order ("4/10" after "4/2"), a backward after its forward."""
-    return tuple(int(n) for n in _ID_RE.findall(compile_id)) + (compile_id.endswith(ev.BACKWARD),)
+    """Compile ids in numeric order ("4/10" after "4/2"), a backward after its
+    forward, the ids after a ``torch._dynamo.reset()`` ("reset1:0/0") after all
+    before it."""
+    resets = _RESETS_RE.match(compile_id)
+    rest = compile_id[resets.end() :] if resets else compile_id
+    numbers = tuple(int(n) for n in _ID_RE.findall(rest))
+    return (int(resets[1]) if resets else 0, *numbers, rest.endswith(ev.BACKWARD))
 
 
 def process_free(words: str) -> str:
