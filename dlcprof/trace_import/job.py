@@ -167,7 +167,7 @@ def node_kept(node: NodeRead) -> dict[str, str]:
     first rank of each group in the job is the first of its group on its node)."""
     out: dict[str, str] = {}
     for run in _runs(node.ranked) or [[]]:
-        ranks = sorted(run, key=lambda hp: hp[1].rank)
+        ranks = sorted(run, key=lambda hp: hp[1].rank or 0)  # ranked: each has one
         out.update(_keep([_summarized(host, p) for host, p in ranks], node.rankless))
     return out
 

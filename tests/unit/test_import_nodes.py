@@ -50,7 +50,7 @@ def _events(folder: Path) -> list[dict]:
     return out
 
 
-def _merged_equals_whole(tmp_path: Path, monkeypatch, ranks: int, nodes: int) -> None:  # type: ignore[no-untyped-def]
+def _merged_equals_whole(tmp_path: Path, monkeypatch, ranks: int, nodes: int) -> None:
     odd = apart_rank(ranks)
     folders = _split(one_rank_apart(tmp_path / "job", ranks, odd), tmp_path / "nodes", nodes)
     for var in NODE_VARS:
