@@ -415,7 +415,9 @@ class DlcprofApp(App[None]):
         if BY_NAME[name].place == "tab":
             self.show_tab(name)
         widget = next(iter(self._home.query(f"#{name}")), None)
-        if widget is not None:  # None: not on this screen
+        # At once, so the next key already reaches the pane (a tab brought forward
+        # is displayed at once); what cannot take it yet takes it after the refresh.
+        if widget is not None and not focus.focus_inside(self._home, widget):
             self.call_after_refresh(focus.focus_inside, self._home, widget)
 
     def action_maximize(self) -> None:

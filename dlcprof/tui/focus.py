@@ -9,12 +9,14 @@ from textual.widget import Widget
 from dlcprof.tui.panes import BY_NAME
 
 
-def focus_inside(home: Screen, widget: Widget) -> None:
-    """Focus the first focusable widget in ``widget`` (a pane), or it."""
+def focus_inside(home: Screen, widget: Widget) -> bool:
+    """Focus the first focusable widget in ``widget`` (a pane), or it; False
+    when none can take the focus (yet)."""
     inside = (w for w in home.focus_chain if w is widget or widget in w.ancestors)
     target = next(inside, None)
     if target is not None:
         home.set_focus(target)
+    return target is not None
 
 
 def toggle_maximized(home: Screen) -> None:
