@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers.tui import wait_for
+from helpers.tui import painted, wait_for
 from helpers.worker import clear_autotune_cache
 from rich.console import Console
 from textual.widgets import Static, TabbedContent
@@ -107,7 +107,7 @@ async def test_tui_key_a_runs_every_mode_and_max_autotune_tunes_with_freezing():
         ]
         assert app.query_one("#tabs", TabbedContent).active == "tab-modes"
         app.select_run(runs[2].run_id)
-        await pilot.pause(0.3)
+        await painted(pilot)
         body = app.query_one("#modes-body", Static)
         console = Console(width=150, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
         console.print(body.content)

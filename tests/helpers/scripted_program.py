@@ -43,7 +43,7 @@ class ScriptedProgram:
         self._thread.start()
 
     def _pump(self) -> None:
-        self._end.wait(30)
+        self._end.wait()  # until told: a loaded machine may take minutes to reach q
         if self._returncode is None:  # detached
             self.emit(ev.ProgramExited(None, None, 1.0, "dlcprof detached", detached=True))
             return

@@ -7,6 +7,7 @@ import io
 import time
 from collections.abc import Callable
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from rich.console import Console
 from textual.geometry import Region
@@ -35,13 +36,49 @@ async def wait_for(pilot: Pilot, cond: Callable[[], object], timeout: float = HA
         await pilot.pause(0.05)
 
 
+async def painted(pilot: Pilot) -> None:
+    """Let the app fold what is queued and repaint what changed: a whole UI
+    tick after now and nothing left for the next (panes repaint on the tick,
+    not on a message), however long a loaded machine takes to get there."""
+    app = pilot.app
+    assert isinstance(app, DlcprofApp)
+    await pilot.pause()  # the messages already sent handled (a key, a pushed screen)
+    start = app._ticks
+    await wait_for(pilot, lambda: app._ticks > start and not app.pending_events and not app._dirty)
+    await pilot.pause()
+
+
 def make_app(engine: type[ScriptedLiveRun] | Engine | None = None, **kwargs: Any) -> DlcprofApp:
-    """An app on a scripted engine: ``engine`` is a ScriptedLiveRun class or an Engine."""
+    """An app on a scripted engine: ``engine`` is a ScriptedLiveRun class or an
+    Engine; what it notifies is recorded (``said``)."""
     kwargs.setdefault("start_standby", False)
     kwargs.setdefault("deterministic", True)
     if isinstance(engine, type):
         engine = Engine(live_run=live_runs(engine))
-    return DlcprofApp(engine=engine, **kwargs)
+    return record_notes(DlcprofApp(engine=engine, **kwargs))
+
+
+_SAID: WeakKeyDictionary[DlcprofApp, list[str]] = WeakKeyDictionary()
+
+
+def record_notes(app: DlcprofApp) -> DlcprofApp:
+    """Keep every notification ``app`` shows from now on for ``said``."""
+    kept = _SAID.setdefault(app, [])
+    notify = app.notify
+
+    def recorded(message: str, *args: object, **kw: object) -> None:
+        kept.append(message)
+        notify(message, *args, **kw)  # type: ignore[arg-type]
+
+    setattr(app, "notify", recorded)  # noqa: B010 - an instance's own, for this app only
+    return app
+
+
+def said(app: DlcprofApp) -> list[str]:
+    """Every notification a recorded app showed, expired or not: a notification
+    leaves the screen after its timeout in wall seconds, which a loaded machine
+    can spend before a test looks."""
+    return _SAID[app]
 
 
 def text(widget: Widget) -> str:

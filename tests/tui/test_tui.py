@@ -22,7 +22,7 @@ import pytest
 from helpers.engine import ScriptedLiveRun, live_runs, scripted_run
 from helpers.events import of_run
 from helpers.paths import REPO
-from helpers.tui import SIZE, make_app, text, wait_for
+from helpers.tui import SIZE, make_app, painted, said, text, wait_for
 from textual.binding import Binding
 from textual.widgets import DataTable, Input, OptionList, Select, TabbedContent
 
@@ -43,7 +43,7 @@ def status_text(app: DlcprofApp) -> str:
 
 
 def notes(app: DlcprofApp) -> list[str]:
-    return [n.message for n in app._notifications]
+    return said(app)
 
 
 # --- opening, picking, settings ------------------------------------------------------------
@@ -104,7 +104,7 @@ async def test_a_file_target_given_at_start_is_kept(
     mine.write_text("def build(device, dtype):\n    return (lambda x: x), (1,)\n")
     app = make_app(engine=engine, target=str(mine))
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause(0.2)
+        await painted(pilot)
         assert app.query_one(WorkloadPicker).target == str(mine)
         assert app.query_one("#workload-path", Input).value == str(mine)
         await pilot.press("r")
@@ -292,7 +292,7 @@ async def test_q_after_a_cancel_leaves_no_worker(engine: Any) -> None:  # subcla
         handed = KillsItsWorker.instances[0].worker.pid
         await pilot.press("c")
         # The next standby worker, spawned once the cancelled run exited: q at once.
-        await wait_for(pilot, lambda: [p for p in workers() if p.pid != handed], timeout=30)
+        await wait_for(pilot, lambda: [p for p in workers() if p.pid != handed])
         await pilot.press("q")
     # The quit itself killed it: polled for the event, 2 s at most.
     deadline = time.monotonic() + 2.0
@@ -374,7 +374,9 @@ async def test_recompile_limit_is_a_red_banner(engine: type[ScriptedLiveRun]) ->
         assert not banner.display
         await pilot.press("r")
         await wait_for(pilot, lambda: not app.runs.busy and app.session.runs)
+        await painted(pilot)
         assert banner.display
+        await wait_for(pilot, lambda: banner.size.area > 0)  # laid out: drawn at its size
         assert "RECOMPILE LIMIT HIT" in text(banner)
         assert "EAGER" in text(banner)
 
@@ -429,9 +431,10 @@ async def test_a_sweep_of_a_workload_without_inputs_for_is_refused_at_once(
     app = make_app(engine=engine, target="tiny-ops")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("s")
-        await pilot.pause(0.2)
+        await wait_for(
+            pilot, lambda: any("has no inputs_for(size, device, dtype)" in n for n in notes(app))
+        )
         assert not engine.instances  # no worker started
-        assert any("has no inputs_for(size, device, dtype)" in n for n in notes(app))
 
 
 async def test_a_second_run_waits_for_the_first(engine: type[ScriptedLiveRun]) -> None:

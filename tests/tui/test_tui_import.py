@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers.paths import FIXTURES
 from helpers.torch_trace import apart_rank, rank_logs, trace_logs, widen
-from helpers.tui import SIZE, shown
+from helpers.tui import SIZE, painted, shown
 from textual.widgets import Static
 
 from dlcprof.cli.loading import load_report_or_trace
@@ -29,7 +29,7 @@ async def test_the_ranks_view_of_an_imported_job_shows_its_groups(tmp_path: Path
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await pilot.press("R")
-        await pilot.pause(0.3)
+        await painted(pilot)
         assert isinstance(app.screen, RanksScreen)
         title = shown(app.screen.query_one("#ranks-title", Static))
         assert f"{ranks} ranks" in title and "the first rank of each group, 2" in title
@@ -53,7 +53,7 @@ async def test_the_ranks_view_of_1024_ranks_names_the_one_apart(rank_apart_impor
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await pilot.press("R")
-        await pilot.pause(0.3)
+        await painted(pilot)
         assert isinstance(app.screen, RanksScreen)
         title = shown(app.screen.query_one("#ranks-title", Static))
         assert "1,024 ranks" in title and "the first rank of each group, 2 of 1,024" in title
@@ -97,7 +97,7 @@ async def test_a_job_whose_rank_log_was_cut_short_opens_and_says_where_it_ends(
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await pilot.press("R")
-        await pilot.pause(0.3)
+        await painted(pilot)
         assert isinstance(app.screen, RanksScreen)
         notes = shown(app.screen.query_one("#ranks-notes", Static), 200)
         assert "rank 2's log ends" in notes and "(killed, or still running)" in notes
@@ -120,5 +120,5 @@ async def test_replay_of_tlparse_inputs_opens_every_screen(tmp_path: Path, name:
         await pilot.pause()
         for key in ("R", "escape"):
             await pilot.press(key)
-            await pilot.pause(0.2)
+            await painted(pilot)
     assert app.return_code in (0, None)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from helpers.program import rank_compile_phases, rank_run_id, ranked_program
-from helpers.tui import SIZE, shown
+from helpers.tui import SIZE, painted, shown
 from rich.text import Text
 from textual.widgets import Static
 
@@ -33,7 +33,7 @@ def live_app(events: list[ev.Event]) -> DlcprofApp:
 
 
 async def settle(pilot) -> None:
-    await pilot.pause(0.15)  # a few ticks: the events folded, the panes repainted
+    await painted(pilot)  # the events folded, the panes repainted
 
 
 async def test_the_rank_selector_moves_every_pane() -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from helpers.engine import ScriptedLiveRun
 from helpers.events import of_run
 from helpers.recorded import load_fixture
-from helpers.tui import SIZE, make_app, wait_for
+from helpers.tui import SIZE, make_app, painted, wait_for
 
 from dlcprof import events as ev
 from dlcprof.report import load_session, save_session
@@ -50,11 +50,14 @@ def pane_rows(app: DlcprofApp, selector: str) -> list[str]:
 
 
 async def settle(pilot) -> None:
-    """Wait until the screen stops changing: layout, scrolls and repaints all done."""
-    await pilot.pause()
+    """Wait until the screen stops changing: layout, scrolls, repaints and
+    animations (a tab's underline slides to it) all done. Not a bound on time:
+    two alike frames in a row count only once nothing is left to animate."""
+    await painted(pilot)
     shown = screen_rows(pilot.app)
     for _ in range(50):
-        await pilot.pause(0.01)
+        await pilot.wait_for_scheduled_animations()
+        await painted(pilot)
         now = screen_rows(pilot.app)
         if now == shown:
             return

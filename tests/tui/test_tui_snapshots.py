@@ -8,6 +8,7 @@ after checking the new SVGs by eye.
 from __future__ import annotations
 
 from helpers.recorded import load_fixture, pyspy_hot_frames
+from helpers.tui import painted
 
 from dlcprof import events as ev
 from dlcprof.session import Session
@@ -41,10 +42,10 @@ def showing(workload: str, tab: str = "recompiles", dynamic: str | None = None, 
         app = pilot.app
         app.select_run(run_of(app, workload, dynamic))
         app.show_tab(tab)
-        await pilot.pause()
+        await painted(pilot)  # the panes repaint on the app's tick
         for key in keys:
             await pilot.press(key)
-        await pilot.pause()
+        await painted(pilot)
 
     return run_before
 

@@ -14,7 +14,7 @@ import pytest
 from helpers.engine import ScriptedLiveRun
 from helpers.recorded import load_fixture, pyspy_hot_frames
 from helpers.scripted_program import ScriptedProgram, launcher
-from helpers.tui import SIZE, make_app, text, wait_for
+from helpers.tui import SIZE, make_app, painted, record_notes, said, text, wait_for
 from textual.widgets import Input, TabbedContent
 
 from dlcprof import events as ev
@@ -34,7 +34,8 @@ def replay(*names: str) -> DlcprofApp:
     events: list[ev.Event] = []
     for name in names:
         events += load_fixture(name)
-    return DlcprofApp(session=Session.from_events(events), replay=True, deterministic=True)
+    app = DlcprofApp(session=Session.from_events(events), replay=True, deterministic=True)
+    return record_notes(app)
 
 
 def column(table: SortedTable, i: int) -> list[str]:
@@ -143,7 +144,7 @@ async def test_slash_on_a_pane_without_a_table_takes_the_typing_not_the_keys() -
         assert app.focused is field and field.value == "compile"
         assert "has none" in text(app.screen.query_one("#filter-label"))
         assert app.paused is None
-        assert not [n for n in app._notifications if n.message.startswith("mode =")]
+        assert not [m for m in said(app) if m.startswith("mode =")]
         await pilot.press("escape")
         assert app.focused is device
 
@@ -259,7 +260,7 @@ async def test_the_status_bar_says_a_run_is_complete_and_the_panes_stay() -> Non
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")
         await wait_for(pilot, lambda: app.session.latest_run and not app.runs.busy)
-        await pilot.pause(0.1)
+        await painted(pilot)
         assert "● run complete" in text(app.query_one("#status"))
         await pilot.press("3", "o")
         assert app.focused is app.query_one("#kernels-table")
@@ -372,7 +373,7 @@ async def test_a_program_that_ended_says_so_and_its_panes_stay() -> None:
         await wait_for(pilot, lambda: program.instances and app.session.runs)
         program.instances[0].finish(0)
         await wait_for(pilot, lambda: app.session.program_exit is not None)
-        await pilot.pause(0.2)
+        await painted(pilot)
         assert "● program exited" in text(app.query_one("#status"))
         await pilot.press("3", "o")  # still browsable
         assert app.orders["kernels-table"].column == 0
@@ -386,8 +387,7 @@ async def test_v_and_t_unfold_the_phases_and_the_threads_and_say_so() -> None:
         shown = phases.show_all, hot.all_threads
         await pilot.press("v", "t")
         assert (phases.show_all, hot.all_threads) == (not shown[0], not shown[1])
-        said = [n.message for n in app._notifications]
-        assert any(m.startswith("phases: ") for m in said), said
-        assert any(m.startswith("hot frames: ") for m in said), said
+        assert any(m.startswith("phases: ") for m in said(app)), said(app)
+        assert any(m.startswith("hot frames: ") for m in said(app)), said(app)
         await pilot.press("v", "t")
         assert (phases.show_all, hot.all_threads) == shown
