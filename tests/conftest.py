@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 import textual.constants as textual_constants
+from textual.pilot import Pilot
 
 if os.environ.get("CI") == "true" or os.environ.get("DLCPROF_TEST_FRESH") == "1":
     if "DLCPROF_TEST_RUN_DIR" not in os.environ:  # the run's first process
@@ -46,6 +47,7 @@ os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(_CACHE)
 
 from helpers.engine import ScriptedLiveRun  # noqa: E402 (after the environment is set)
 from helpers.recorded import load_fixture  # noqa: E402
+from helpers.tui import HANG_S  # noqa: E402
 
 # The signal tests send SIGINT and SIGHUP as a terminal would. A test runner
 # started in the background (`nohup`, `cmd &` without job control) inherits
@@ -66,6 +68,11 @@ for _sig, _default in (
 # shows the end state at once.
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
 vars(textual_constants)["TEXTUAL_ANIMATIONS"] = "none"  # a Final to mypy
+
+# Pilot gives the screen 30 s to handle what a key or a pause sent, then raises
+# WaitForScreenTimeout: a bound on speed that a 2-core machine at load 20 breaks
+# (a filter typed into the Kernels table). A hang still fails, after HANG_S.
+Pilot._wait_for_screen.__defaults__ = (HANG_S,)
 
 
 @pytest.fixture
