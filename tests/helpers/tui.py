@@ -74,6 +74,19 @@ def record_notes(app: DlcprofApp) -> DlcprofApp:
     return app
 
 
+def held_notes(app: DlcprofApp) -> DlcprofApp:
+    """Toasts stay up until the test ends: a snapshot shows the ones the keys
+    raised, not those a loaded machine left time to expire (their timeout is
+    in wall seconds)."""
+    notify = app.notify
+
+    def held(message: str, *args: object, **kw: object) -> None:
+        notify(message, *args, **{**kw, "timeout": HANG_S})  # type: ignore[arg-type]
+
+    setattr(app, "notify", held)  # noqa: B010 - an instance's own, for this app only
+    return app
+
+
 def said(app: DlcprofApp) -> list[str]:
     """Every notification a recorded app showed, expired or not: a notification
     leaves the screen after its timeout in wall seconds, which a loaded machine
@@ -85,6 +98,13 @@ def text(widget: Widget) -> str:
     """What a widget shows, as plain lines (all of it, scrolled out of view or not)."""
     region = Region(0, 0, widget.size.width, widget.size.height)
     return "\n".join(strip.text for strip in widget.render_lines(region))
+
+
+async def drawn(pilot, widget: Widget) -> str:  # type: ignore[no-untyped-def]
+    """What a widget shows once laid out: one just mounted or just displayed
+    has no size until the screen's next layout, and draws nothing before it."""
+    await wait_for(pilot, lambda: widget.size.area > 0)
+    return text(widget)
 
 
 def shown(widget: Static, width: int = 150) -> str:

@@ -22,7 +22,7 @@ import pytest
 from helpers.engine import ScriptedLiveRun, live_runs, scripted_run
 from helpers.events import of_run
 from helpers.paths import REPO
-from helpers.tui import SIZE, make_app, painted, said, text, wait_for
+from helpers.tui import SIZE, drawn, make_app, painted, said, text, wait_for
 from textual.binding import Binding
 from textual.widgets import DataTable, Input, OptionList, Select, TabbedContent
 
@@ -376,8 +376,7 @@ async def test_recompile_limit_is_a_red_banner(engine: type[ScriptedLiveRun]) ->
         await wait_for(pilot, lambda: not app.runs.busy and app.session.runs)
         await painted(pilot)
         assert banner.display
-        await wait_for(pilot, lambda: banner.size.area > 0)  # laid out: drawn at its size
-        assert "RECOMPILE LIMIT HIT" in text(banner)
+        assert "RECOMPILE LIMIT HIT" in await drawn(pilot, banner)
         assert "EAGER" in text(banner)
 
 

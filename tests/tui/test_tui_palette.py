@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from helpers.engine import ScriptedLiveRun, scripted_run
 from helpers.scripted_program import ScriptedProgram, launcher
-from helpers.tui import SIZE, text, wait_for
+from helpers.tui import SIZE, drawn, wait_for
 from textual.pilot import Pilot
 
 from dlcprof.engine import Engine
@@ -117,7 +117,7 @@ async def test_every_entry_of_an_attached_program_does_something(tmp_path: Path)
             app.active_bindings
         )
         await pilot.press("question_mark")
-        help_text = text(app.screen.query_one("#help-text"))
+        help_text = await drawn(pilot, app.screen.query_one("#help-text"))
         assert "save the session" in help_text and "9 Runs" in help_text
         assert "compile and benchmark" not in help_text and "Workload" not in help_text
         await pilot.press("escape")

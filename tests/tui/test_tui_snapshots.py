@@ -8,7 +8,7 @@ after checking the new SVGs by eye.
 from __future__ import annotations
 
 from helpers.recorded import load_fixture, pyspy_hot_frames
-from helpers.tui import painted
+from helpers.tui import held_notes, painted
 
 from dlcprof import events as ev
 from dlcprof.session import Session
@@ -27,7 +27,8 @@ def recorded_session(names: list[str] = RECORDED) -> Session:
 
 
 def replay_app(names: list[str] = RECORDED) -> DlcprofApp:
-    return DlcprofApp(session=recorded_session(names), replay=True, deterministic=True)
+    app = DlcprofApp(session=recorded_session(names), replay=True, deterministic=True)
+    return held_notes(app)
 
 
 def run_of(app: DlcprofApp, workload: str, dynamic: str | None = None) -> str:
