@@ -46,7 +46,9 @@ class FilterBar(Horizontal):
         field.value = target.order.query if target is not None else ""
         self._said()
         self.display = True
-        field.focus()
+        # At once, not as focus() does after the keys already queued: typed
+        # right after /, they are the filter's, not keys of the pane before.
+        self.screen.set_focus(field)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
