@@ -100,7 +100,7 @@ def text(widget: Widget) -> str:
     return "\n".join(strip.text for strip in widget.render_lines(region))
 
 
-async def drawn(pilot, widget: Widget) -> str:  # type: ignore[no-untyped-def]
+async def drawn(pilot: Pilot, widget: Widget) -> str:
     """What a widget shows once laid out: one just mounted or just displayed
     has no size until the screen's next layout, and draws nothing before it."""
     await wait_for(pilot, lambda: widget.size.area > 0)
