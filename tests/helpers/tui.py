@@ -66,9 +66,9 @@ def record_notes(app: DlcprofApp) -> DlcprofApp:
     kept = _SAID.setdefault(app, [])
     notify = app.notify
 
-    def recorded(message: str, *args: object, **kw: object) -> None:
+    def recorded(message: str, *args: Any, **kw: Any) -> None:
         kept.append(message)
-        notify(message, *args, **kw)  # type: ignore[arg-type]
+        notify(message, *args, **kw)
 
     setattr(app, "notify", recorded)  # noqa: B010 - an instance's own, for this app only
     return app
@@ -80,8 +80,8 @@ def held_notes(app: DlcprofApp) -> DlcprofApp:
     in wall seconds)."""
     notify = app.notify
 
-    def held(message: str, *args: object, **kw: object) -> None:
-        notify(message, *args, **{**kw, "timeout": HANG_S})  # type: ignore[arg-type]
+    def held(message: str, *args: Any, **kw: Any) -> None:
+        notify(message, *args, **{**kw, "timeout": HANG_S})
 
     setattr(app, "notify", held)  # noqa: B010 - an instance's own, for this app only
     return app
