@@ -14,7 +14,7 @@ from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.measure import Measurement
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from dlcprof import events as ev
@@ -288,6 +288,9 @@ class SqueezedTable(Table):
     ``KERNEL_FIGURES_LEFT_OUT`` are left out, in its order, and the caption says
     which: a figure is shown whole or not at all, never cut."""
 
+    # The columns and caption as built, before any squeeze left some out.
+    _whole: tuple[list[Column], Any] | None = None
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         self._squeeze(console, options)
         yield from super().__rich_console__(console, options)
@@ -298,7 +301,7 @@ class SqueezedTable(Table):
 
     def _squeeze(self, console: Console, options: ConsoleOptions) -> None:
         # Measured and rendered alike: start from the whole table each time.
-        self._whole = getattr(self, "_whole", None) or (list(self.columns), self.caption)
+        self._whole = self._whole or (list(self.columns), self.caption)
         self.columns, self.caption = list(self._whole[0]), self._whole[1]
         cuttable = [c for c in self.columns if all(isinstance(x, Fitted) for x in c.cells)]
         wide = options.update_width(100_000)

@@ -38,6 +38,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -130,42 +131,33 @@ def cache_key(tmp: Path) -> None:
         _save_logs(trace, OUT / "cache_key" / name)
 
 
-def dynamo_reset(tmp: Path) -> None:
-    trace = tmp / "dynamo_reset"
-    subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "programs" / "dynamo_reset.py")],
-        check=True,
-        cwd=ROOT,
-        env={
-            **os.environ,
-            "TORCHINDUCTOR_CACHE_DIR": str(tmp / "reset-cache"),
-            "TORCH_TRACE": str(trace),
-        },
-    )
-    _save_logs(trace, OUT / "dynamo_reset")
+def _on_a_new_cache(name: str) -> Callable[[Path], None]:
+    """Record tests/programs/NAME.py run once on an Inductor cache of its own, its
+    log saved as NAME."""
 
+    def record(tmp: Path) -> None:
+        trace = tmp / name
+        subprocess.run(
+            [sys.executable, str(ROOT / "tests" / "programs" / f"{name}.py")],
+            check=True,
+            cwd=ROOT,
+            env={
+                **os.environ,
+                "TORCHINDUCTOR_CACHE_DIR": str(tmp / f"{name}-cache"),
+                "TORCH_TRACE": str(trace),
+            },
+        )
+        _save_logs(trace, OUT / name)
 
-def aoti_linear(tmp: Path) -> None:
-    trace = tmp / "aoti_linear"
-    subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "programs" / "aoti_linear.py")],
-        check=True,
-        cwd=ROOT,
-        env={
-            **os.environ,
-            "TORCHINDUCTOR_CACHE_DIR": str(tmp / "aoti-cache"),
-            "TORCH_TRACE": str(trace),
-        },
-    )
-    _save_logs(trace, OUT / "aoti_linear")
+    return record
 
 
 FIXTURES = {
     "ddp_odd_batch": ddp_odd_batch,
     "train": train,
     "cache_key": cache_key,
-    "dynamo_reset": dynamo_reset,
-    "aoti_linear": aoti_linear,
+    "dynamo_reset": _on_a_new_cache("dynamo_reset"),
+    "aoti_linear": _on_a_new_cache("aoti_linear"),
 }
 
 
