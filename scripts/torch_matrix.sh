@@ -10,7 +10,8 @@
 # Prints one line per version at the end; logs stay in $TORCH_MATRIX_DIR
 # (default: a temp folder, named at the start). A CUDA build of torch pulls
 # several GB of CUDA libraries even on a CPU machine: give it disk and time.
-# TORCH_MATRIX_KEEP=1 keeps the venvs (a rerun then reuses them).
+# TORCH_MATRIX_KEEP=1 keeps the venvs (a rerun then reuses them); TORCH_MATRIX_TIMEOUT
+# bounds each version's test run (default 3600 s: a loaded 2-core machine needs more).
 set -uo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 py="${PYTHON:-python3}"
@@ -59,7 +60,7 @@ check_version() {
 
     # The end-to-end tests, the long ones too, on a cache of this version's own.
     local cache="$dir/inductor-cache" tests
-    tests=$(cd "$src" && DLCPROF_TEST_CACHE_DIR="$cache" timeout 3600 "$venv/bin/python" -m pytest \
+    tests=$(cd "$src" && DLCPROF_TEST_CACHE_DIR="$cache" timeout "${TORCH_MATRIX_TIMEOUT:-3600}" "$venv/bin/python" -m pytest \
         -q -m "e2e or slow" -p no:cacheprovider 2>&1 | tee -a "$log" | tail -1)
 
     # Headless runs: exit code and the probes that said "unavailable".
