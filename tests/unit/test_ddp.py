@@ -23,6 +23,7 @@ from helpers.recorded import load_fixture
 from rich.console import Console
 
 from dlcprof import events as ev
+from dlcprof.attach_contract import BOOTSTRAP_DIR
 from dlcprof.console import attach_line, run_summary
 from dlcprof.figures import outcome as fout
 from dlcprof.figures.job import ddp as fddp
@@ -227,29 +228,44 @@ def test_the_adapter_reads_torchs_settings_and_degrades_without_the_bucket_hook(
 
 
 WRAPPERS_SCRIPT = """
-import sys, torch, torch.distributed as dist
-from dlcprof.worker.probes import ProbeNotes, ddp
-ddp.install(lambda *b: None, ProbeNotes(lambda e: None, "r"))
+import importlib.util, sys
+import torch, torch.distributed as dist
+# The attach bootstrap as a module (no DLCPROF_ATTACH_SOCKET: it installs nothing).
+spec = importlib.util.spec_from_file_location("boot", sys.argv[2])
+boot = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(boot)
+from dlcprof.worker.probes import ddp
+boot._mark_wrappers()  # at torch's import: DDP's module is loaded, FSDP's is not
 dist.init_process_group("gloo", init_method=sys.argv[1], rank=0, world_size=1)
 print(ddp.wrappers())
-from torch.distributed.fsdp import fully_shard
+from torch.distributed.fsdp import FullyShardedDataParallel, fully_shard
 fully_shard(torch.nn.Linear(2, 2))
 print(ddp.wrappers())
 torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(2, 2))
 print(ddp.wrappers())
+FullyShardedDataParallel(torch.nn.Linear(2, 2), device_id=torch.device("cpu"))
+print(ddp.wrappers())
+print(sum(type(f).__name__ == "_WaitFor" for f in sys.meta_path))
 dist.destroy_process_group()
 """
 
 
 def test_the_wrappers_a_process_built_are_read_from_torch(tmp_path):
-    """Issue 41, 6: FSDP2 (fully_shard) and DDP told apart on this torch, one
-    process of a gloo group of 1."""
+    """Issue 41, 6: FSDP2 (fully_shard), DDP and FSDP told apart on this torch,
+    one process of a gloo group of 1; the constructors are marked in one place,
+    the attach bootstrap, FSDP's as its module loads after torch's."""
     init = f"file://{tmp_path / 'store'}"
     p = subprocess.run(
-        [sys.executable, "-c", WRAPPERS_SCRIPT, init],
+        [sys.executable, "-c", WRAPPERS_SCRIPT, init, str(BOOTSTRAP_DIR / "sitecustomize.py")],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert p.returncode == 0, p.stderr[-2000:]
-    assert p.stdout.splitlines() == ["[]", "['FSDP2']", "['DDP', 'FSDP2']"]
+    assert p.stdout.splitlines() == [
+        "[]",
+        "['FSDP2']",
+        "['DDP', 'FSDP2']",
+        "['DDP', 'FSDP', 'FSDP2']",
+        "0",  # the waiter for FSDP's module left once it marked it
+    ]

@@ -7,11 +7,12 @@ The split itself is in the structured trace (``optimize_ddp_split_graph`` and
 ``_child`` records: trace_records/dispatcher.py); the buckets are not, so the hook hands
 them to the trace dispatcher, which joins them to the split of the compile in
 progress. Either part missing degrades to "unavailable", never an error.
+It also names the data-parallel wrappers the process built (``wrappers``),
+from the marks the attach bootstrap leaves on their classes.
 """
 
 from __future__ import annotations
 
-import functools
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -23,15 +24,16 @@ from dlcprof.worker.probes.lazy import when_imported
 PROBE = "ddp"
 DISTRIBUTED = "torch._dynamo.backends.distributed"
 # The data-parallel wrappers a process may build, by the names users know them
-# by: (module, class, name). Each counted as its __init__ runs.
+# by: (module, class, name). The attach bootstrap marks each one built
+# (worker/attached/bootstrap/sitecustomize.py, _WRAPPERS: the program builds
+# them before it compiles, so before the probes install).
 WRAPPERS = (
     ("torch.nn.parallel.distributed", "DistributedDataParallel", "DDP"),
     ("torch.distributed.fsdp.fully_sharded_data_parallel", "FullyShardedDataParallel", "FSDP"),
 )
 # fully_shard makes a class FSDP<Module> of FSDPModule and the module's class.
 FSDP2 = "torch.distributed.fsdp._fully_shard._fully_shard"
-# Set on a wrapper's class when one is built: by the attach bootstrap from
-# torch's import on (a program builds DDP before it compiles), by _count after.
+# Set on a wrapper's class when one is built, by the attach bootstrap.
 BUILT = "__dlcprof_built__"
 
 
@@ -85,25 +87,8 @@ def settings(run_id: str) -> ev.CompileSettingsRead:
 
 
 def install(on_buckets: Buckets, notes: ProbeNotes) -> None:
-    """Hand DDPOptimizer's buckets to ``on_buckets`` each time it chooses them,
-    and count the data-parallel wrappers the program builds."""
+    """Hand DDPOptimizer's buckets to ``on_buckets`` each time it chooses them."""
     when_imported(DISTRIBUTED, lambda module: _wrap(module, on_buckets, notes))
-    for module, cls, _ in WRAPPERS:
-        when_imported(module, functools.partial(_count, cls=cls))
-
-
-def _count(module: Any, cls: str) -> None:
-    wrapper = getattr(module, cls, None)
-    init = getattr(wrapper, "__init__", None)
-    if wrapper is None or init is None or getattr(init, "__wrapped__", None) is not None:
-        return
-
-    @functools.wraps(init)
-    def __init__(self: Any, *args: Any, **kw: Any) -> None:
-        setattr(wrapper, BUILT, True)
-        init(self, *args, **kw)
-
-    wrapper.__init__ = __init__
 
 
 def _wrap(module: Any, on_buckets: Buckets, notes: ProbeNotes) -> None:

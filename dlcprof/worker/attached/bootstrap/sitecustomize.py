@@ -164,21 +164,47 @@ def _mark_rendezvous():
         vars(dist)["init_process_group"] = init_process_group
 
 
+# The data-parallel wrappers whose construction is marked, as (module, class):
+# worker/probes/ddp.py (WRAPPERS) reads the marks and names them.
+_WRAPPERS = (
+    ("torch.nn.parallel.distributed", "DistributedDataParallel"),
+    ("torch.distributed.fsdp.fully_sharded_data_parallel", "FullyShardedDataParallel"),
+)
+_BUILT = "__dlcprof_built__"  # ddp.BUILT
+
+
 def _mark_wrappers():
-    """Mark DDP built (stdlib only): the program builds it before it compiles,
-    so before the probes install; they read the mark (worker/probes/ddp.py,
-    BUILT) to name the wrapper."""
-    ddp = getattr(sys.modules.get("torch.nn.parallel.distributed"), "DistributedDataParallel", None)
-    init = getattr(ddp, "__init__", None)
-    if ddp is None or init is None or getattr(init, "__wrapped__", None) is not None:
+    """Mark each data-parallel wrapper built (stdlib only): the program builds it
+    before it compiles, so before the probes install; the one place that wraps
+    the constructors. DDP's module comes with torch; FSDP's with its package or
+    Dynamo, whichever the program imports first: marked as it loads."""
+    for name, cls in _WRAPPERS:
+        if _loaded(name):
+            _mark_built(sys.modules[name], cls)
+        else:
+            sys.meta_path.insert(0, _WaitFor(name, functools.partial(_mark_loaded, name, cls)))
+
+
+def _mark_loaded(name, cls):
+    try:
+        _mark_built(sys.modules[name], cls)
+    except Exception as e:  # never break the user's program
+        print(f"dlcprof: {cls} not marked in pid {os.getpid()}: {e!r}", file=sys.stderr)
+
+
+def _mark_built(module, cls):
+    wrapper = getattr(module, cls, None)
+    init = getattr(wrapper, "__init__", None)
+    if wrapper is None or init is None or getattr(init, "__dlcprof_marks__", False):
         return
 
     @functools.wraps(init)
     def __init__(self, *args, **kwargs):
-        ddp.__dlcprof_built__ = True  # ddp.BUILT
+        setattr(wrapper, _BUILT, True)
         init(self, *args, **kwargs)
 
-    ddp.__init__ = __init__
+    __init__.__dlcprof_marks__ = True
+    wrapper.__init__ = __init__
 
 
 def _when_compiling():
@@ -195,7 +221,10 @@ def _when_compiling():
         _mark_rendezvous()
         _mark_wrappers()
     except Exception as e:  # never break the user's program
-        print(f"dlcprof: rendezvous or DDP not marked in pid {os.getpid()}: {e!r}", file=sys.stderr)
+        print(
+            f"dlcprof: rendezvous or wrappers not marked in pid {os.getpid()}: {e!r}",
+            file=sys.stderr,
+        )
     if "torch._dynamo" in sys.modules:
         _install(sys.modules["torch"])
     else:
