@@ -870,7 +870,10 @@ class CompileCalled(Event):
     ``made_at``: where a package's call was made from, the first frame further
     out that is not in it ("litgpt/pretrain.py:213" through Lightning's wrapper;
     "" for the program's own call or none found); ``options``: its ``options=``
-    as given ("" none); ``target``: the file of the code compiled ("" unknown)."""
+    as given ("" none); ``target``: the file of the code compiled ("" unknown);
+    ``module_call``: a module's call, numbered in its process from 1, whose
+    first run ``ModuleCompileRan`` tells (0: a function's call, or a recording
+    from before)."""
 
     run_id: str
     mode: str | None
@@ -882,6 +885,17 @@ class CompileCalled(Event):
     made_at: str = ""
     options: str = ""
     target: str = ""
+    module_call: int = 0
+
+
+@event
+class ModuleCompileRan(Event):
+    """The module that the process's torch.compile call ``number``
+    (``CompileCalled.module_call``) returned ran for the first time: a module's
+    call that never ran compiled nothing."""
+
+    run_id: str
+    number: int
 
 
 @event

@@ -126,6 +126,7 @@ class Run:
     # DDP (figures/job/ddp.py): the settings read at the first compile, each split.
     compile_settings: ev.CompileSettingsRead | None = None
     compile_calls: list[ev.CompileCalled] = field(default_factory=list)  # its torch.compile calls
+    modules_ran: set[int] = field(default_factory=set)  # CompileCalled.module_call that ran
     compile_threads: ev.CompileThreadsRead | None = None  # Inductor's build workers, at its end
     steps: list[ev.StepsTimed] = field(default_factory=list)  # its compiled callables' calls
     ddp_splits: list[ev.GraphSplitForDDP] = field(default_factory=list)
@@ -531,6 +532,9 @@ class Session:
 
     def _on_CompileCalled(self, e: ev.CompileCalled) -> None:
         self.run(e.run_id).compile_calls.append(e)
+
+    def _on_ModuleCompileRan(self, e: ev.ModuleCompileRan) -> None:
+        self.run(e.run_id).modules_ran.add(e.number)
 
     def _on_ProcessAttached(self, e: ev.ProcessAttached) -> None:
         r = self.run(e.run_id)

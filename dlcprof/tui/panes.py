@@ -138,6 +138,7 @@ AFFECTS: dict[type[ev.Event], frozenset[str]] = {
         ev.ProcessAttached: REPAINTED,
         ev.GraphCallsTimed: {"benchmark"},
         ev.CompileCalled: {"benchmark"},
+        ev.ModuleCompileRan: {"benchmark"},
         ev.RankSummarized: _RANKS,
         ev.CompileThreadsRead: _RANKS,
         ev.StepsTimed: {"benchmark"},

@@ -136,3 +136,47 @@ def test_a_wrappers_call_is_credited_to_the_line_that_made_it(probed, tmp_path, 
     assert fn.target == torch.nn.functional.silu.__code__.co_filename
     # A module compiles in Dynamo's own wrapper frame: no file to match it by.
     assert module.target == ""
+
+
+def test_a_module_call_says_whether_what_it_returned_ever_ran(probed):
+    """Issue 41: Lightning's Fabric compiles litgpt's module again and drops the
+    first; only the module that ran is told, once, and its forward is its own
+    again after the first call."""
+    dropped = torch.compile(torch.nn.Linear(2, 2), backend="eager")
+    kept = torch.compile(torch.nn.Linear(2, 2), backend="eager")
+    forward = kept.forward
+    kept(torch.ones(2))
+    kept(torch.ones(2))
+    first, second = [e for e in probed if isinstance(e, ev.CompileCalled)]
+    assert (first.module_call, second.module_call) == (1, 2)
+    (ran,) = [e for e in probed if isinstance(e, ev.ModuleCompileRan)]
+    assert ran.number == 2
+    assert kept.forward is forward.__wrapped__ and "forward" in vars(dropped)
+
+
+def test_module_compile_is_matched_by_its_forwards_file(probed):
+    """``module.compile()`` (torchtitan's per-block compile) compiles the
+    module's ``_call_impl``; Dynamo skips that frame and compiles its forward."""
+    block = torch.nn.Linear(2, 2)
+    block.compile(backend="eager")
+    (call,) = [e for e in probed if isinstance(e, ev.CompileCalled)]
+    assert call.target == torch.nn.Linear.forward.__code__.co_filename
+    assert call.module_call == 0
+
+
+def test_a_call_made_at_a_packages_import_is_credited_to_the_line_that_imported_it(
+    probed, tmp_path, monkeypatch
+):
+    """torchtitan compiles flex_attention as its module is imported: the line
+    out of the package is the program's import, not importlib's frames."""
+    lib = tmp_path / "site-packages" / "importlib_lib"
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text(
+        "import torch\n\nsilu = torch.compile(torch.nn.functional.silu, backend='eager')\n"
+    )
+    monkeypatch.syspath_prepend(str(lib.parent))
+    import importlib_lib  # noqa: F401
+
+    line = sys._getframe().f_lineno - 2
+    (call,) = [e for e in probed if isinstance(e, ev.CompileCalled)]
+    assert call.package == "importlib_lib" and call.made_at == f"{__file__}:{line}"

@@ -44,6 +44,7 @@ def test_every_view_states_the_compile_calls_of_an_attached_program():
             caller="/v/lib/python3.11/site-packages/lightning/fabric/wrappers.py:400",
             package="lightning",
             made_at="/v/lib/python3.11/site-packages/litgpt/pretrain.py:213",
+            module_call=1,
             t=1001.7,
         ),
         ev.CompileCalled(
@@ -57,6 +58,21 @@ def test_every_view_states_the_compile_calls_of_an_attached_program():
             target="/v/lib/python3.11/site-packages/torch/nn/attention/flex_attention.py",
             t=1001.8,
         ),
+        # Lightning's Fabric compiles litgpt's module again (line 214) and drops
+        # the first (213): only the second call's module ever ran.
+        ev.CompileCalled(
+            run_id="pid7",
+            mode="default",
+            dynamic="auto",
+            backend="inductor",
+            fullgraph=False,
+            caller="/v/lib/python3.11/site-packages/lightning/fabric/wrappers.py:400",
+            package="lightning",
+            made_at="/v/lib/python3.11/site-packages/litgpt/pretrain.py:214",
+            module_call=2,
+            t=1002.0,
+        ),
+        ev.ModuleCompileRan(run_id="pid7", number=2, t=1003.0),
     ):
         s.apply(e)
     (run,) = fprog.attached_runs(s)
@@ -66,9 +82,11 @@ def test_every_view_states_the_compile_calls_of_an_attached_program():
         "train.py:40 compiled with mode=max-autotune, dynamic=auto, backend=inductor, "
         "fullgraph=True",
         "litgpt/pretrain.py:213 through lightning compiled with mode=default, dynamic=auto, "
-        "backend=inductor",
+        "backend=inductor: nothing compiled from it",
         "attention.py:9 compiled with mode=default, dynamic=auto, backend=inductor, "
         "options={'max_autotune': True}: nothing compiled from it",
+        "litgpt/pretrain.py:214 through lightning compiled with mode=default, dynamic=auto, "
+        "backend=inductor",
     ]
     for name, words in views(s, run).items():
         for line in lines:

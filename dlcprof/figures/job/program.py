@@ -376,7 +376,9 @@ def compiled_with(run: Run) -> list[str]:
     it passed: "accelerate compiled with mode=default, dynamic=false, backend=inductor"
     (a package by its name, the program's own line by file:line; a package's
     call made from another's line by that line: "litgpt/pretrain.py:213 through
-    lightning"); a call of which no frame compiled says so."""
+    lightning"); a call of which no frame compiled says so: a function's by its
+    file, a module's by whether what it returned ever ran (a wrapper that compiles
+    the module again drops the first, as Lightning's Fabric does)."""
     lines = []
     compiled = {
         str(c.record.metrics.get("co_filename") or "")
@@ -392,7 +394,8 @@ def compiled_with(run: Run) -> list[str]:
         options = f", options={{{c.options}}}" if c.options else ""
         # In the words of every other view (auto | true | false), not torch's argument.
         line = f"{who} compiled with {mode}dynamic={c.dynamic}, backend={c.backend}{full}{options}"
-        if c.target and c.target not in compiled:
+        idle = c.target not in compiled if c.target else c.module_call not in run.modules_ran
+        if idle and (c.target or c.module_call):
             line += ": nothing compiled from it" + (" yet" if run.status == "pending" else "")
         lines.append(line)
     return list(dict.fromkeys(lines))

@@ -3,13 +3,19 @@ dynamic and backend, read from torch.compile's own frame as it calls Dynamo's
 ``optimize`` (looked up on ``torch._dynamo`` at each call, so wrapping it there
 catches the program's first call too: that call imports Dynamo, and the probes
 install as the import ends). A frame not found or not readable degrades to what
-``optimize`` itself was given, then to nothing said."""
+``optimize`` itself was given, then to nothing said.
+
+A module's compile happens in Dynamo's own wrapper, so no file tells which
+call compiled it: the module a call returns says when it first runs
+(``ModuleCompileRan``), then unwraps itself; one that never ran compiled
+nothing (Lightning's Fabric compiles the module again and drops the first)."""
 
 from __future__ import annotations
 
 import functools
+import itertools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from dlcprof import events as ev
@@ -35,20 +41,32 @@ def install(
         notes.unavailable(PROBE, "torch._dynamo.optimize not found: mode, dynamic, backend n/a")
         return
 
+    modules = itertools.count(1)
+
     @functools.wraps(original)
     def optimize(*args: Any, **kwargs: Any) -> Any:
         call: ev.CompileCalled | None = None
         try:
             frame = sys._getframe(1)
-            call = called(run_id(), frame, kwargs)
+            call = called(run_id(), frame, kwargs, modules)
             sink.emit(call)
         except Exception:  # noqa: BLE001 - never break the program's compile
             notes.unavailable(PROBE, "torch.compile's arguments could not be read on this torch")
         context = original(*args, **kwargs)
-        if returned is None or call is None or not _in_compile(frame.f_code):
+        if call is None or not _in_compile(frame.f_code):
             return context
+        number = call.module_call
+
         # torch.compile calls what optimize returns on the model at once.
-        return lambda model: returned(context(model), call.caller)
+        def apply(model: Any) -> Any:
+            compiled = context(model)
+            if number:
+                _on_first_run(
+                    compiled, lambda: sink.emit(ev.ModuleCompileRan(run_id=run_id(), number=number))
+                )
+            return returned(compiled, call.caller) if returned is not None else compiled
+
+        return apply
 
     dynamo.optimize = optimize
 
@@ -57,10 +75,34 @@ def _in_compile(code: Any) -> bool:
     return code.co_name == "compile" and code.co_filename.endswith("torch/__init__.py")
 
 
-def called(run_id: str, frame: Any, kwargs: dict[str, Any]) -> ev.CompileCalled:
+def _on_first_run(compiled: Any, ran: Callable[[], None]) -> None:
+    """``ran()`` at the first call of an ``OptimizedModule``'s forward outside a
+    compile (inside one Dynamo traces this wrapper and folds the test away),
+    then its own forward back: no cost after the first call."""
+    forward = getattr(compiled, "forward", None)
+    if not hasattr(compiled, "_orig_mod") or not callable(forward):
+        return
+    is_compiling = sys.modules["torch"].compiler.is_compiling
+    fired = [False]
+
+    @functools.wraps(forward)
+    def first(*args: Any, **kwargs: Any) -> Any:
+        if not fired[0] and not is_compiling():
+            fired[0] = True
+            if compiled.__dict__.get("forward") is first:  # else another wrapper holds it
+                compiled.forward = forward
+            ran()
+        return forward(*args, **kwargs)
+
+    compiled.forward = first
+
+
+def called(
+    run_id: str, frame: Any, kwargs: dict[str, Any], modules: Iterator[int] | None = None
+) -> ev.CompileCalled:
     """The settings of the call whose frame called ``optimize``: torch.compile's
     locals (its ``backend`` is by then the wrapper it built), else ``optimize``'s
-    own arguments."""
+    own arguments; a module's call numbered from ``modules``."""
     in_compile = _in_compile(frame.f_code)
     given = frame.f_locals if in_compile else kwargs
     backend = kwargs.get("backend", given.get("backend"))
@@ -77,6 +119,7 @@ def called(run_id: str, frame: Any, kwargs: dict[str, Any]) -> ev.CompileCalled:
         while outer is not None and (
             text.in_torch(outer.f_code.co_filename)
             or (text.in_package(outer.f_code.co_filename) or "").split("/", 1)[0] == package
+            or outer.f_code.co_filename.startswith("<frozen ")  # importing the package
         ):
             outer = outer.f_back
         made_at = f"{outer.f_code.co_filename}:{outer.f_lineno}" if outer is not None else ""
@@ -93,15 +136,24 @@ def called(run_id: str, frame: Any, kwargs: dict[str, Any]) -> ev.CompileCalled:
         if isinstance(options, dict)
         else "",
         target=target,
+        module_call=next(modules) if in_compile and modules and _is_module(given) else 0,
     )
+
+
+def _is_module(given: dict[str, Any]) -> bool:
+    return hasattr(given.get("model"), "forward")
 
 
 def _target_file(model: Any) -> str:
     """The file of the function torch.compile compiles (under its wrappers), whose
     frames Dynamo compiles in that file; "" for a module (Dynamo compiles it in
-    a wrapper of its own) or when not found."""
+    a wrapper of its own) or when not found. ``module.compile()`` compiles the
+    module's ``_call_impl``, whose frame Dynamo skips: its forward's file."""
     if hasattr(model, "forward"):
         return ""
+    owner = getattr(model, "__self__", None)
+    if getattr(model, "__name__", "") == "_call_impl" and callable(getattr(owner, "forward", None)):
+        model = owner.forward
     fn = getattr(model, "__func__", model)
     while hasattr(fn, "__wrapped__"):
         fn = fn.__wrapped__
