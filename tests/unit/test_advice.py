@@ -34,6 +34,10 @@ def test_new_options_validate_in_one_line_and_repeat_in_the_repro_command():
 def test_module_paths_and_locations_read_as_the_user_writes_them():
     assert _module_path("L['self'].blocks[0].attn") == "blocks.0.attn"
     assert _module_path("L['self']._modules['blocks']._modules['0']") == "blocks.0"
+    # A wrapper's child (torchtitan's blocks under checkpoint_wrapper).
+    wrapped = "L['self'].__dict__['_modules']['_checkpoint_wrapped_module']._modules['attention']"
+    assert _module_path(wrapped) == "_checkpoint_wrapped_module.attention"
+    assert _module_path("__dict__['_modules']['inner'].rope") == "inner.rope"
     trace = (
         'File "/a/torch/nn/x.py", line 9, in f\n'
         '  File "/home/u/model.py", line 27, in forward\n    y = self.qkv(x)'

@@ -66,11 +66,12 @@ def node_modules(meta: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 
 def _module_path(path: str) -> str:
     """Dynamo's source expression as the user would write it: "L['self'].blocks[0]"
-    or "L['self']._modules['blocks']._modules['0']" -> "blocks.0"."""
-    path = re.sub(r"\._modules\['([^']+)'\]", r".\1", path)
+    or "L['self']._modules['blocks']._modules['0']" -> "blocks.0"; a wrapper's
+    child (checkpoint_wrapper's) "L['self'].__dict__['_modules']['inner']" -> "inner"."""
+    path = re.sub(r"\.?(?:__dict__\['_modules'\]|\._modules)\['([^']+)'\]", r".\1", path)
     path = re.sub(r"\[(\d+)\]", r".\1", path)
     path = re.sub(r"^L\['self'\]\.?|^L\['[^']+'\]\.?", "", path)
-    return path.replace("getattr(", "").replace(")", "")
+    return path.replace("getattr(", "").replace(")", "").lstrip(".")
 
 
 def node_location(meta: dict[str, Any]) -> str:
