@@ -33,6 +33,9 @@ def compile_cost_view(run: Run, limit: int = 8, tree: bool = False) -> Renderabl
     if not tree:
         tables.append((fc.lowering_line(cost), fc.MODULE_COLUMNS, fc.module_rows(cost, limit)))
     for title, columns, rows in tables:
+        if not rows:  # a line says why there is none
+            parts.append(Text(title))
+            continue
         table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
         for i, c in enumerate(columns):
             table.add_column(c, justify="right" if i >= 2 else "left", overflow="fold")

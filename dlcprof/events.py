@@ -402,13 +402,16 @@ class CompileCostMeasured(Event):
     FX nodes came from, ``{"module" (path, "" for the top level), "cls", "stack"
     ([path, class] outermost first), "location" ("file:line"), "nodes",
     "self_s" (Inductor's lowering of its nodes)}``; ``own_s``: the probe's own
-    bookkeeping, the time it added."""
+    bookkeeping, the time it added; ``called_at``: the program's own file:line
+    whose call reached the compile ("" none on the stack, or a recording from
+    before), under which the library functions it traced are counted."""
 
     run_id: str
     compile_id: str
     functions: list[dict[str, Any]]
     modules: list[dict[str, Any]]
     own_s: float = 0.0
+    called_at: str = ""
 
 
 # --- what a mode does: autotuning, CUDA graphs ---------------------------------------

@@ -8,6 +8,11 @@
   from (``nn_module_stack``); checked against the ``GraphLowering.run`` phase.
 - ``repeated(cost)``: module classes with several instances in one graph, and
   what lowering them cost: where regional compilation applies.
+
+The rows name the user's code: the functions in the program's own files, and
+the functions of libraries (torch, transformers, ...) together, one row per
+line of the program whose call reached them (``LibraryCost``): a program that
+only drives a trainer still sees which of its calls paid for the compile.
 """
 
 from __future__ import annotations
@@ -32,6 +37,18 @@ class FunctionCost:
 
 
 @dataclass(frozen=True)
+class LibraryCost:
+    """The library functions Dynamo traced in the compiles one line of the
+    program reached: their own tracing seconds together."""
+
+    called_at: str  # the program's "file:line"; "" where no line of its was on the stack
+    packages: tuple[str, ...]  # costliest first: "transformers", "torch", "python" (stdlib)
+    functions: int
+    traced: int
+    self_s: float
+
+
+@dataclass(frozen=True)
 class ModuleCost:
     module: str  # "blocks.0.ln1"; "" for the top-level function
     cls: str
@@ -53,6 +70,8 @@ class CompileCost:
     lowering_s: float | None  # the GraphLowering.run phases
     own_s: float  # the probe's bookkeeping
     guards_s: float = 0.0  # Dynamo building guards (the build_guards phases)
+    # The libraries' functions by the user's call that reached them, costliest first.
+    libraries: list[LibraryCost] = field(default_factory=list)
 
     @property
     def traced_s(self) -> float:
@@ -137,6 +156,7 @@ def compile_cost(run: Run) -> CompileCost | None:
         return None
     fns: dict[tuple[str, str], list[float]] = {}
     mods: dict[str, list] = {}
+    libs: dict[str, _Library] = {}
     for c in compiles:
         assert c.cost is not None
         for f in c.cost.functions:
@@ -145,6 +165,9 @@ def compile_cost(run: Run) -> CompileCost | None:
             acc[0] += int(f["traced"])
             acc[1] += float(f["self_s"])
             acc[2] += float(f.get("total_s", f["self_s"]))
+            package = library(str(f["file"]))
+            if package is not None:
+                libs.setdefault(c.cost.called_at, _Library()).add(key, package, f)
         for m in c.cost.modules:
             acc2 = mods.setdefault(str(m["module"]), [m, 0, 0.0])
             acc2[1] += int(m["nodes"])
@@ -175,7 +198,39 @@ def compile_cost(run: Run) -> CompileCost | None:
         _lowering_s(compiles),
         sum(c.cost.own_s for c in compiles if c.cost),
         guards,
+        sorted(
+            (lib.cost(called_at) for called_at, lib in libs.items()), key=lambda lib: -lib.self_s
+        ),
     )
+
+
+def library(file: str) -> str | None:
+    """The library a traced function's file is in: its installed package's name,
+    "python" for the standard library or code Python made (``<string>``); None
+    for the program's own file."""
+    if text.users_code(file) and not file.startswith("<"):
+        return None
+    return (text.in_package(file) or "python").split("/", 1)[0]
+
+
+@dataclass
+class _Library:
+    functions: set[tuple[str, str]] = field(default_factory=set)
+    by_package: dict[str, float] = field(default_factory=dict)
+    traced: int = 0
+    self_s: float = 0.0
+
+    def add(self, key: tuple[str, str], package: str, f: dict) -> None:
+        self.functions.add(key)
+        self.by_package[package] = self.by_package.get(package, 0.0) + float(f["self_s"])
+        self.traced += int(f["traced"])
+        self.self_s += float(f["self_s"])
+
+    def cost(self, called_at: str) -> LibraryCost:
+        packages = sorted(self.by_package, key=lambda p: -self.by_package[p])
+        return LibraryCost(
+            called_at, tuple(packages), len(self.functions), self.traced, self.self_s
+        )
 
 
 def _dynamo_s(compiles: list[Compile]) -> float | None:
@@ -247,6 +302,11 @@ def dynamo_line(cost: CompileCost) -> str:
 
 
 def lowering_line(cost: CompileCost) -> str:
+    if not cost.modules:
+        return (
+            "Inductor lowered no FX node: no Inductor lowering ran (another backend, "
+            "or every graph loaded from the cache)"
+        )
     share = adds_up(cost.lowered_s, cost.lowering_s)
     of = f" of {text.secs(cost.lowering_s)} ({text.pct(share)})" if share is not None else ""
     nodes = sum(m.nodes for m in cost.modules)
@@ -284,16 +344,42 @@ MODULE_COLUMNS = ("module", "where", "nodes", "lowering")
 
 
 def function_rows(cost: CompileCost, limit: int = 12) -> list[tuple[str, ...]]:
-    return [
+    """The program's own functions, and the libraries' together under the line
+    of the program whose call reached them, costliest first."""
+    rows = [
         (
-            f.function,
-            text.short_path(f.location),
-            f"{f.traced}x",
-            text.secs(f.self_s),
-            text.secs(f.total_s),
+            f.self_s,
+            (
+                f.function,
+                text.short_path(f.location),
+                f"{f.traced}x",
+                text.secs(f.self_s),
+                text.secs(f.total_s),
+            ),
         )
-        for f in cost.functions[:limit]
+        for f in cost.functions
+        if library(f.location.rpartition(":")[0]) is None
     ]
+    rows += [(lib.self_s, library_row(lib)) for lib in cost.libraries]
+    return [row for _, row in sorted(rows, key=lambda r: -r[0])[:limit]]
+
+
+def library_row(lib: LibraryCost) -> tuple[str, ...]:
+    """ "library code: transformers, trl, torch (41 functions)", "reached from
+    trl_sft.py:63"; their own seconds ("with callees" is a function's: "—")."""
+    shown = ", ".join(lib.packages[:3]) + (", …" if len(lib.packages) > 3 else "")
+    where = (
+        f"reached from {text.short_path(lib.called_at)}"
+        if lib.called_at
+        else "n/a (no line of the program seen)"
+    )
+    return (
+        f"library code: {shown} ({text.plural(lib.functions, 'function')})",
+        where,
+        f"{lib.traced}x",
+        text.secs(lib.self_s),
+        "—",
+    )
 
 
 def module_rows(cost: CompileCost, limit: int = 12) -> list[tuple[str, ...]]:

@@ -363,8 +363,9 @@ def _compile_cost(r: RunModel) -> list[str]:
         (c.dynamo_line, c.function_columns, c.functions),
         (c.lowering_line, c.module_columns, c.modules),
     ):
-        out += [plain(line), ""] + table(list(columns), [list(row) for row in rows], "llrrr")
-        out += [""]
+        out += [plain(line), ""]
+        if rows:
+            out += table(list(columns), [list(row) for row in rows], "llrrr") + [""]
     return out + [plain(c.probe_line), ""]
 
 

@@ -679,6 +679,7 @@ def _compile_cost_dict(section: CompileCostSection | None) -> dict[str, Any] | N
         "lowered_s": cost.lowered_s,
         "probe_s": cost.own_s,
         "functions": [dataclasses.asdict(f) for f in cost.functions],
+        "libraries": [dataclasses.asdict(lib) for lib in cost.libraries],
         "modules": [dataclasses.asdict(m) for m in cost.modules],
     }
 

@@ -11,6 +11,10 @@ caller's time excludes its callees (the times add up to the phase they sit in):
   tracing; its time is the backend's, taken off the function that called it;
 - ``GraphLowering.run_node``: one FX node lowered to Inductor's IR.
 
+Each compile also names the program's own line whose call reached it
+(``call_site``, read once per compile): the functions of libraries it traced
+are the cost of that call.
+
 The wrappers time their own bookkeeping (``own_s``), so the probe's cost is
 measured, not guessed. A missing method: ``ProbeUnavailable("compile_cost")``
 and the run goes on without the view.
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -27,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dlcprof import events as ev
+from dlcprof.trace_records.payloads import call_site
 from dlcprof.worker.probes import ProbeNotes, lazy
 
 PROBE = "compile_cost"
@@ -49,6 +55,7 @@ class _Open:
 
 @dataclass
 class _Totals:
+    called_at: str  # the program's line whose call reached the compile
     functions: dict[tuple[str, str, int], list[float]] = field(default_factory=dict)
     modules: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -245,7 +252,10 @@ class CompileCostProbe:
         cid = f"{self.prefix()}{raw}" if raw else "?"
         if raw and raw.endswith(ev.BACKWARD):
             cid = ev.backward_id(f"{self.prefix()}{raw[: -len(ev.BACKWARD)]}")
-        return self._totals.setdefault(cid, _Totals())
+        totals = self._totals.get(cid)
+        if totals is None:  # once per compile: the stack is the one that compiles
+            totals = self._totals[cid] = _Totals(call_site(sys._getframe())[0])
+        return totals
 
     # Emit -----------------------------------------------------------------------
 
@@ -276,6 +286,7 @@ class CompileCostProbe:
                     functions=functions,
                     modules=modules,
                     own_s=own,
+                    called_at=t.called_at,
                 )
             )
             own = 0.0
