@@ -179,14 +179,18 @@ class RunModel:
 
     def summary_row(self) -> list[str]:
         """The run's line in the runs table (SUMMARY_COLUMNS)."""
-        s = self.settings
         b = self.benchmark
         why = text.na(self.benchmark_why_short)
+
+        def setting(name: str) -> str:  # a run's own, or its torch.compile calls'
+            value = fprog.compile_setting(self.run, name)
+            return value or (fprog.NO_SETTING if self.run.process else text.NA)
+
         return [
             str(self.number),
             self.name,
-            s.mode if s else text.NA,
-            s.dynamic if s else text.NA,
+            setting("mode"),
+            setting("dynamic"),
             self.status,
             self.compile_wall.text,
             fk.kernel_count(self.run).cell

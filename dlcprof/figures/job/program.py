@@ -371,6 +371,11 @@ def compile_setting(run: Run, name: str) -> str | None:
     return ", ".join(values) or None
 
 
+# An attached process whose torch.compile calls were not seen (an older report,
+# or Dynamo entered another way): its settings are nobody's to say.
+NO_SETTING = text.na("no torch.compile call seen")
+
+
 def compiled_with(run: Run) -> list[str]:
     """Each place that called torch.compile in an attached process, once, with what
     it passed: "accelerate compiled with mode=default, dynamic=false, backend=inductor"

@@ -76,10 +76,6 @@ def allocator_notes(run: Run) -> list[Text]:
     ]
 
 
-# An attached process whose torch.compile calls were not seen (an older report,
-# or Dynamo entered another way): its settings are nobody's to say.
-_NO_SETTING = text.na("no torch.compile call seen")
-
 _LABEL_W = 10
 _RUN_W = 10
 
@@ -125,7 +121,7 @@ def runs_table(view: View, width: int = 200) -> Table:
             value = fprog.compile_setting(r, name)
             if value:
                 return OPTION[name].label(value)
-            return Text(_NO_SETTING, style="dim") if r.process else text.NA
+            return Text(fprog.NO_SETTING, style="dim") if r.process else text.NA
 
         return cell
 

@@ -1,7 +1,7 @@
-"""Compile cost by your code names the user's code (issue 41): a program that
-only drives a library's trainer sees the libraries' functions together, under
-its own line whose call reached the compiles, not forty functions it cannot
-change.
+"""A program that only drives a library's trainer (issue 41): compile cost by
+your code names the user's code, the libraries' functions together under its
+own line whose call reached the compiles, not forty functions it cannot
+change; the trainer's torch.compile call and what it passed, in every table.
 
 tests/fixtures/programs/hf_trainer.jsonl: a real `dlcprof run -- python
 tests/programs/hf_trainer.py` (a Hugging Face ``Trainer(torch_compile=True)``,
@@ -13,6 +13,7 @@ from __future__ import annotations
 from helpers.recorded import load_fixture
 
 from dlcprof.figures import compile_cost as fc
+from dlcprof.figures.job import program as fprog
 from dlcprof.report.markdown import render_markdown
 from dlcprof.report.model import build as build_model
 from dlcprof.report.schema import build_report
@@ -81,3 +82,14 @@ def test_no_lowering_is_said_in_a_line_not_an_empty_table():
     assert fc.lowering_line(cost).startswith("Inductor lowered no FX node")
     md = render_markdown(build_model(s))
     assert "Inductor lowered no FX node" in md and "| module |" not in md
+
+
+def test_the_trainers_compile_call_is_in_the_runs_table_and_compiled():
+    """Accelerate's torch.compile call for transformers' Trainer: its mode and
+    dynamic in the report's runs table (not a bare n/a), and its module ran."""
+    s, run = _run()
+    (row,) = [r.summary_row() for r in build_model(s).runs]
+    assert row[2:4] == ["default", "auto"]
+    (line,) = fprog.compiled_with(run)
+    assert line.startswith("transformers/trainer.py:1788 through accelerate compiled with")
+    assert "nothing compiled" not in line
