@@ -346,7 +346,7 @@ MODULE_COLUMNS = ("module", "where", "nodes", "lowering")
 def function_rows(cost: CompileCost, limit: int = 12) -> list[tuple[str, ...]]:
     """The program's own functions, and the libraries' together under the line
     of the program whose call reached them, costliest first."""
-    rows = [
+    rows: list[tuple[float, tuple[str, ...]]] = [
         (
             f.self_s,
             (

@@ -142,8 +142,8 @@ def test_a_module_call_says_whether_what_it_returned_ever_ran(probed):
     """Issue 41: Lightning's Fabric compiles litgpt's module again and drops the
     first; only the module that ran is told, once, and its forward is its own
     again after the first call."""
-    dropped = torch.compile(torch.nn.Linear(2, 2), backend="eager")
-    kept = torch.compile(torch.nn.Linear(2, 2), backend="eager")
+    dropped: Any = torch.compile(torch.nn.Linear(2, 2), backend="eager")
+    kept: Any = torch.compile(torch.nn.Linear(2, 2), backend="eager")
     forward = kept.forward
     kept(torch.ones(2))
     kept(torch.ones(2))

@@ -126,8 +126,11 @@ def recompiles(run: Run) -> list[Finding]:
     inside a library (a trainer's) at the program's line whose call reached
     it, the library's place beside it."""
     frames = _frames(run)
-    called = {rc.compile_id: rc.called_at for rc in run.recompiles if rc.called_at}
-    called = {**_reached(run), **called}  # the recompile's own stack first
+    called = _reached(run)
+    # The recompile's own stack first.
+    called.update(
+        {rc.compile_id: rc.called_at for rc in run.recompiles if rc.compile_id and rc.called_at}
+    )
     out = []
     for row in recompile_rows(run):
         cid = row.compile_id or ""

@@ -151,9 +151,9 @@ def _target_file(model: Any) -> str:
     module's ``_call_impl``, whose frame Dynamo skips: its forward's file."""
     if hasattr(model, "forward"):
         return ""
-    owner = getattr(model, "__self__", None)
-    if getattr(model, "__name__", "") == "_call_impl" and callable(getattr(owner, "forward", None)):
-        model = owner.forward
+    forward = getattr(getattr(model, "__self__", None), "forward", None)
+    if getattr(model, "__name__", "") == "_call_impl" and callable(forward):
+        model = forward
     fn = getattr(model, "__func__", model)
     while hasattr(fn, "__wrapped__"):
         fn = fn.__wrapped__
