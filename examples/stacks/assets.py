@@ -51,7 +51,8 @@ def main(root: Path) -> None:
             (folder / f"{i}.txt").write_text("\n".join(lines(200)))
     c4 = root / "c4_test"
     c4.mkdir(parents=True, exist_ok=True)
-    (c4 / "c4_test.json").write_text("\n".join(json.dumps({"text": t}) for t in lines(400)))
+    # Not "c4_test.json": datasets reads a "test" in a file's name as the split.
+    (c4 / "data.json").write_text("\n".join(json.dumps({"text": t}) for t in lines(400)))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures.cache_misses import misses
 from dlcprof.figures.graph_breaks import breaks, function_name
@@ -185,7 +186,8 @@ def cache_misses(run: Run, base: Run | None = None) -> list[Finding]:
     out = []
     for m in misses(run, base):
         frame_at, function = frames.get(m.compile_id.rsplit("/", 1)[0], ("", ""))
-        what = f"{function or '?'} ({', '.join(m.layers)})"
+        of = "the backward of " if m.compile_id.endswith(ev.BACKWARD) else ""
+        what = f"{of}{function or '?'} ({', '.join(m.layers)})"
         where, detail = _at_users_call(frame_at, m.compile_id, reached)
         out.append(
             Finding(
