@@ -16,6 +16,7 @@ from __future__ import annotations
 from helpers.recorded import load_fixture
 
 from dlcprof.figures import compile_cost as fc
+from dlcprof.figures.check.budgets import Budgets, judge
 from dlcprof.figures.check.findings import findings_of
 from dlcprof.figures.job import ddp as fddp
 from dlcprof.figures.job import groups as fgroups
@@ -76,13 +77,19 @@ def test_compile_cost_names_the_launchers_call_and_the_blocks_paths():
         assert not any("__dict__" in p for p in paths)
 
 
-def test_a_cold_caches_misses_are_at_the_launchers_call():
-    """The gate's cache misses are torchtitan's frames: each at the program's
-    line whose call reached it, the frame beside it."""
+def test_a_cold_caches_misses_are_said_once_at_the_launchers_call():
+    """The gate's cache misses are torchtitan's frames: one violation listing
+    them, at the program's line whose call reached them (they had no place);
+    a backward's miss says it is one."""
     for run in fprog.attached_runs(_session()):
         misses = findings_of(run)["cache_misses"]
         assert len(misses) == 4
-        assert {f.where for f in misses} == {f"{LAUNCHER}:91"}
-        assert all(f.detail and "(compiled inside " in f.words() for f in misses)
         backward = [f for f in misses if f.compile_id.endswith(" (bwd)")]
         assert len(backward) == 2 and all(f.reason.startswith("the backward of ") for f in backward)
+        _, violations = judge(run, Budgets(cache_misses=0), "")
+        (v,) = violations
+        assert v.where == f"{LAUNCHER}:91"  # main(), as recorded
+        assert v.message.startswith(
+            "4 cache misses only inside libraries, at no line of yours "
+            "(your call that reached them)"
+        )

@@ -13,7 +13,7 @@ from __future__ import annotations
 from helpers.recorded import load_fixture
 
 from dlcprof.figures import compile_cost as fc
-from dlcprof.figures.check.findings import findings_of
+from dlcprof.figures.check.budgets import Budgets, judge
 from dlcprof.figures.job import program as fprog
 from dlcprof.report.markdown import render_markdown
 from dlcprof.report.model import build as build_model
@@ -96,13 +96,12 @@ def test_the_trainers_compile_call_is_in_the_runs_table_and_compiled():
     assert "nothing compiled" not in line
 
 
-def test_the_gates_findings_are_at_the_users_call_the_librarys_frame_beside():
-    """Every compiled frame is the trainer's: each finding a gate counts is at
-    the program's line whose call reached its compile (as a recompile's is),
-    the library's frame beside it; a baseline still matches it by the frame."""
+def test_the_trainers_compiles_are_one_violation_at_the_users_call():
+    """Every compiled frame is the trainer's, and no torch.compile call is the
+    program's: the gate says them once, at the program's line whose call
+    reached them (on the diff), not at no place."""
     _, run = _run()
-    found = findings_of(run)
-    assert found["compiles"] and {f.where for f in found["compiles"]} == {CALL}
-    for f in found["compiles"]:
-        assert "/site-packages/transformers/" in f.detail and f.key[0] == f.detail
-        assert "(compiled inside transformers/" in f.words()
+    _, violations = judge(run, Budgets(compiles=0), "")
+    (v,) = violations
+    assert v.where == CALL
+    assert "only inside libraries, at no line of yours (your call that reached them)" in v.message

@@ -24,8 +24,7 @@ class Finding:
     compile_id: str
     key: tuple[str, ...]  # what a baseline matches it by
     gb_id: str = ""  # a graph break's id in torch's catalogue ("GB0124"), "" when none
-    # "file:line" inside a library where it broke (recompiled, compiled), beside the user's line.
-    detail: str = ""
+    detail: str = ""  # "file:line" inside a library where it broke, beside the user's line
 
     @property
     def file(self) -> str:
@@ -39,11 +38,12 @@ class Finding:
         """ "graph break: Data-dependent branching (broke inside trl/x.py:9) (hint: Use
         `torch.cond` ...) [GB0170]"."""
         inside = ""
-        if self.kind == "graph break" and self.detail:
-            inside = f" {text.broke_inside(self.detail)}"
-        elif self.detail:
-            verb = "recompiled" if self.kind == "recompile" else "compiled"
-            inside = f" ({verb} inside {text.short_path(self.detail)})"
+        if self.detail:
+            inside = (
+                f" {text.broke_inside(self.detail)}"
+                if self.kind == "graph break"
+                else f" (recompiled inside {text.short_path(self.detail)})"
+            )
         hint = f" (hint: {self.hint})" if self.hint else ""
         return f"{self.kind}: {self.reason}{inside}{hint}" + (
             f" [{self.gb_id}]" if self.gb_id else ""
@@ -107,18 +107,10 @@ def graph_breaks(run: Run) -> list[Finding]:
 UNSUPPORTED = "Unsupported:"
 
 
-def _reached(run: Run) -> dict[str, str]:
+def reached(run: Run) -> dict[str, str]:
     """Compile id -> the program's own line whose call reached that compile (the
     compile-cost probe reads it once per compile; absent where none was seen)."""
     return {cid: c.cost.called_at for cid, c in run.compiles.items() if c.cost and c.cost.called_at}
-
-
-def _at_users_call(where: str, cid: str, reached: dict[str, str]) -> tuple[str, str]:
-    """(where, detail): a place inside a library moved to the program's line
-    whose call reached the compile, the library's place beside it."""
-    if text.users_code(split_where(where)[0]) or not reached.get(cid):
-        return where, ""
-    return reached[cid], where
 
 
 def recompiles(run: Run) -> list[Finding]:
@@ -127,7 +119,7 @@ def recompiles(run: Run) -> list[Finding]:
     inside a library (a trainer's) at the program's line whose call reached
     it, the library's place beside it."""
     frames = _frames(run)
-    called = _reached(run)
+    called = reached(run)
     # The recompile's own stack first.
     called.update(
         {rc.compile_id: rc.called_at for rc in run.recompiles if rc.compile_id and rc.called_at}
@@ -141,7 +133,9 @@ def recompiles(run: Run) -> list[Finding]:
         frame_at, function = frames.get(cid.rsplit("/", 1)[0], ("", ""))
         guard = normalize_reason(reason.guard) if reason else row.reason
         what = f"{function}: {guard}" if function else guard
-        where, detail = _at_users_call((reason.at if reason else "") or frame_at, cid, called)
+        where, detail = (reason.at if reason else "") or frame_at, ""
+        if not text.users_code(split_where(where)[0]) and cid in called:
+            where, detail = called[cid], where
         out.append(
             Finding(
                 "recompile",
@@ -158,37 +152,24 @@ def recompiles(run: Run) -> list[Finding]:
 
 def compiles(run: Run) -> list[Finding]:
     """Each frame compile (forward; its backward is part of it), in order."""
-    reached = _reached(run)
     out = []
     for c in run.compiles.values():
         if c.record is None or c.is_backward:
             continue
-        frame_at, name = _frame(c)
-        where, detail = _at_users_call(frame_at, c.compile_id, reached)
-        out.append(
-            Finding(
-                "compiled frame",
-                where,
-                name or "?",
-                "",
-                c.compile_id,
-                (frame_at, name),
-                detail=detail,
-            )
-        )
+        where, name = _frame(c)
+        out.append(Finding("compiled frame", where, name or "?", "", c.compile_id, (where, name)))
     return out
 
 
 def cache_misses(run: Run, base: Run | None = None) -> list[Finding]:
     """Each compile that missed torch's caches, at its frame, with why (against
     ``base``, its run in a baseline session, where given)."""
-    frames, reached = _frames(run), _reached(run)
+    frames = _frames(run)
     out = []
     for m in misses(run, base):
-        frame_at, function = frames.get(m.compile_id.rsplit("/", 1)[0], ("", ""))
+        where, function = frames.get(m.compile_id.rsplit("/", 1)[0], ("", ""))
         of = "the backward of " if m.compile_id.endswith(ev.BACKWARD) else ""
         what = f"{of}{function or '?'} ({', '.join(m.layers)})"
-        where, detail = _at_users_call(frame_at, m.compile_id, reached)
         out.append(
             Finding(
                 "cache miss",
@@ -196,8 +177,7 @@ def cache_misses(run: Run, base: Run | None = None) -> list[Finding]:
                 f"{what}: {'; '.join(m.causes)}",
                 "",
                 m.compile_id,
-                (frame_at, function),
-                detail=detail,
+                (where, function),
             )
         )
     return out

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from dlcprof import text
-from dlcprof.figures.check.findings import Finding, split_where
+from dlcprof.figures.check.findings import Finding, reached, split_where
 from dlcprof.session import Run
 
 
@@ -53,7 +53,9 @@ def compile_call(run: Run) -> str:
 def inside_libraries(found: list[Finding], run: Run) -> tuple[str, str]:
     """(where, words) of the findings at no line of the user's, said once:
     "3 graph breaks only inside libraries, at no line of yours: accelerate/…:925
-    Data-dependent branching; …", placed at the user's torch.compile call."""
+    Data-dependent branching; …", placed at the user's torch.compile call, else
+    (a library compiled: a trainer's, torchtitan's) at the user's one line whose
+    call reached their compiles."""
     kind = found[0].kind
     shown = "; ".join(
         f"{text.short_path(f.where)} {text.short(f.reason, 80)}".strip() for f in found[:3]
@@ -61,6 +63,10 @@ def inside_libraries(found: list[Finding], run: Run) -> tuple[str, str]:
     more = f"; {len(found) - 3} more" if len(found) > 3 else ""
     at = compile_call(run)
     call = " (the torch.compile call that reached them)" if at else ""
+    calls = reached(run)
+    lines = {calls.get(f.compile_id, "") for f in found}
+    if not at and len(lines) == 1 and "" not in lines:
+        at, call = lines.pop(), " (your call that reached them)"
     many = kind + ("es" if kind.endswith("s") else "s")  # "cache misses"
     words = (
         f"{text.plural(len(found), kind, many)} only inside libraries, at no line of yours{call}"
