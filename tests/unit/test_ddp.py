@@ -117,7 +117,11 @@ def test_settings_line_and_unavailable():
             run_id="pid7", optimize_ddp="ddp_optimizer", compiled_autograd=False, wrappers=["FSDP2"]
         )
     )
-    assert fddp.lines(run)[0].startswith("FSDP2 compile settings: ")
+    # DDPOptimizer splits only DDP's graphs: not said to act on FSDP2's.
+    assert fddp.lines(run)[0] == (
+        "FSDP2 compile settings: optimize_ddp ddp_optimizer (it splits DDP's graphs only: "
+        "not this process's), compiled autograd off"
+    )
     session.apply(
         ev.CompileSettingsRead(
             run_id="pid7", optimize_ddp=None, compiled_autograd=None, unavailable="gone"

@@ -94,11 +94,15 @@ def graphs(run: Run) -> int:
 
 def settings_line(run: Run) -> str | None:
     """Dynamo's DDP mode and compiled autograd, as the process compiled with them
-    (None: not read, the process never compiled)."""
+    (None: not read, the process never compiled); a process that built only
+    FSDP or FSDP2 is told the mode is not its own."""
     s = run.compile_settings
     if s is None:
         return None
     mode = s.optimize_ddp if s.optimize_ddp is not None else text.na(s.unavailable)
+    only_fsdp = s.wrappers and "DDP" not in s.wrappers and not run.ddp_splits
+    if s.optimize_ddp not in (None, "False") and only_fsdp:
+        mode += " (it splits DDP's graphs only: not this process's)"  # FSDP's are never split
     autograd = {True: "on", False: "off", None: text.na(s.unavailable)}[s.compiled_autograd]
     return f"optimize_ddp {mode}, compiled autograd {autograd}"
 
