@@ -303,7 +303,7 @@ class NothingCompiled(Event):
     run_id: str
     frames: int  # frame compiles Dynamo attempted
     fail_type: str | None  # e.g. "Unsupported"; None when no frame failed
-    fail_reason: str | None
+    fail_reason: str | None  # else the graph break that ended every frame, where one did
     location: str = ""  # "file:line" of the refusal, "" when torch named none
     hints: list[str] = field(default_factory=list)
 

@@ -9,3 +9,6 @@ cd "$(dirname "$0")/.."
 # one). Install the torch you want into .venv first to choose (README.md).
 .venv/bin/python -c 'import torch' 2>/dev/null || .venv/bin/python -m pip install -q torch==2.13.0
 .venv/bin/python -m pip install -q -e '.[test]'
+# dlcprof's bytecode, written once: with PYTHONDONTWRITEBYTECODE set (as in some
+# containers) every process would compile the editable sources again.
+.venv/bin/python -m compileall -q dlcprof >/dev/null

@@ -49,6 +49,8 @@ check_version() {
     rm -rf "$src" && mkdir -p "$src"
     # The working tree as it is now: tracked and untracked files, minus ignored ones.
     (cd "$repo" && git ls-files -co --exclude-standard -z | xargs -0 tar -cf -) | tar -xf - -C "$src"
+    # A checkout, as the README's clone is: `check` places annotations relative to the git root.
+    git -C "$src" init -q
     if ! PIP_CONSTRAINT=/dev/null "$venv/bin/python" -m pip install -q -e "$src[test]" >>"$log" 2>&1; then
         echo "torch $v: dlcprof install failed ($(grep -m1 -i error "$log" | cut -c1-160))"
         return

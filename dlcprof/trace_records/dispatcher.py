@@ -237,7 +237,9 @@ class TraceDispatcher:
                 run_id=self.run_id,
                 frames=c.compiles + c.failures,
                 fail_type=refused.fail_type if refused else None,
-                fail_reason=refused.fail_reason if refused else None,
+                # No frame failed: Dynamo broke every frame before a tensor op (an
+                # LSTM on torch 2.15): the break is the refusal.
+                fail_reason=refused.fail_reason if refused else _break_words(brk),
                 location=brk.location if brk else self.failed_at,
                 hints=list(brk.hints) if brk else [],
             )
@@ -663,3 +665,10 @@ READERS: dict[str, Reader] = {
 }
 # Record names the dispatcher reads (also what the tee keeps for fixtures).
 CONSUMED = frozenset({"chromium_event", "dynamo_start", *READERS})
+
+
+def _break_words(brk: ev.GraphBroken | None) -> str | None:
+    """ "graph break GB0148: Unsupported function call (delayed): Dynamo does not support RNN"."""
+    if brk is None:
+        return None
+    return f"graph break {brk.gb_id + ': ' if brk.gb_id else ''}{brk.reason}"

@@ -117,6 +117,7 @@ class GraphBreakInfo:
 HOP_LINE = "Higher Order Operator:"
 _GB_AT_RE = re.compile(r"Graph break in user code at (.+):(\d+)\s*$", re.M)
 _GB_CONTEXT_RE = re.compile(r"Developer debug context: (.*)")
+_DELAYED_RE = re.compile(r"Explanation:[^\n]*?Reason: ([^\n]+)")
 _GB_FILE_RE = re.compile(r'File "([^"]+)", line (\d+)')
 
 
@@ -219,6 +220,13 @@ def parse_graph_break(
         if s.startswith("Hint:"):
             hints.append(s[len("Hint:") :].strip())
     gb_id, link = gb_catalogue.identify(gb_catalogue.id_in(text)[0], reason, catalogue)
+    delayed = _DELAYED_RE.search(text) if reason.endswith("(delayed)") else None
+    if delayed:
+        # A delayed break (torch 2.15's for an LSTM) names its cause only in the
+        # explanation: "... Reason: Dynamo does not support RNN. Set ... to ...".
+        cause, _, advice = delayed.group(1).strip().partition(". ")
+        reason = f"{reason}: {cause.rstrip('.')}"
+        hints = hints or ([advice.rstrip(".")] if advice else [])
     context = _GB_CONTEXT_RE.search(text)
     return GraphBreakInfo(
         reason, location, hints, detail, gb_id, link, context.group(1).strip() if context else ""

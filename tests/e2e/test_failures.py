@@ -435,8 +435,9 @@ def test_without_pyspy_everything_else_works(tmp_path):
 
 
 def test_a_module_dynamo_refuses_says_nothing_compiled_and_states_no_speedup(tmp_path):
-    """An LSTM: Dynamo refuses the frame ("Attempted to wrap RNN, GRU, or LSTM"),
-    no graph is made and every call runs eagerly."""
+    """An LSTM: Dynamo refuses the frame ("Attempted to wrap RNN, GRU, or LSTM";
+    torch 2.15 breaks the graph there instead, "Dynamo does not support RNN, GRU,
+    or LSTM"), no graph is made and every call runs eagerly."""
     model = tmp_path / "lstm.py"
     model.write_text(
         "import torch\n\n"
@@ -457,14 +458,14 @@ def test_a_module_dynamo_refuses_says_nothing_compiled_and_states_no_speedup(tmp
     loud = [i for i, ln in enumerate(lines) if ln.startswith("NOTHING COMPILED: ")]
     # Live, then first under the summary's header, which names the outcome.
     assert len(loud) == 2 and lines[loud[1] - 1].endswith("— nothing compiled"), p.stdout
-    assert "Unsupported: Attempted to wrap RNN, GRU, or LSTM" in lines[loud[0]]
+    assert "RNN, GRU, or LSTM" in lines[loud[0]]
     assert "allow_rnn=True" in lines[loud[0] + 1]
     assert "compile done" not in p.stdout and "compile failed after" in p.stdout
     assert not re.search(r"\d\.\d+x\b", p.stdout), "a speedup stated for eager vs eager"
     data = _report(out / "session.json")
     (run,) = data["runs"]
     refused = run["nothing_compiled"]
-    assert refused["fail_type"] == "Unsupported" and "RNN" in refused["fail_reason"]
+    assert refused["fail_type"] in ("Unsupported", None) and "RNN" in refused["fail_reason"]
     assert any("allow_rnn=True" in h for h in refused["hints"])
     assert run["benchmark"] is None
     assert not any(e["type"] == "BenchmarkMeasured" for e in data["events"])

@@ -70,3 +70,22 @@ def outside_their_compile(run: Run) -> list[str]:
                     f"outside [{c.start_t:.3f}, {end:.3f}]"
                 )
     return out
+
+
+# torch 2.15's break for a compiled LSTM, shortened: a delayed break whose cause
+# and remedy are only in its explanation.
+DELAYED_BREAK = (
+    "Graph break in user code at /t/torch/_dynamo/external_utils.py:69\n"
+    "Graph Break Reason: Encountered graph break when attempting to trace "
+    "CALL_FUNCTION_EX: a variadic function call, e.g. f(*args):\n\n"
+    "Unsupported function call (delayed)\n"
+    "  Explanation: Dynamo determined that a graph break should occur when calling "
+    "`L['fn']`. Reason: Dynamo does not support RNN, GRU, or LSTM. Set "
+    "torch._dynamo.config.allow_rnn=True to enable experimental support for RNN, GRU, "
+    "and LSTM in Dynamo\n\n\n"
+    "  Developer debug context: source: LocalSource(local_name='fn', is_input=False)\n\n"
+    " For more details about this graph break, please visit: "
+    "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0148.html\n\n"
+    "User code traceback:\n"
+    '  File "/t/torch/_dynamo/external_utils.py", line 69, in inner\n'
+)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import re
 
+from helpers.trace import DELAYED_BREAK
+
 from dlcprof.figures.graph_breaks import Break
 from dlcprof.trace_records import gb_catalogue
 from dlcprof.trace_records.payloads import parse_graph_break
@@ -49,6 +51,18 @@ def test_a_break_carries_the_id_dynamo_links_and_the_call_that_broke():
     assert info.context == "call_method TensorVariable() item () {}"
     # Without the link, the catalogue finds the id by the break's title.
     assert parse_graph_break(NO_LINK, _user).gb_id == "GB0124"
+
+
+def test_a_delayed_break_gives_the_cause_and_remedy_its_explanation_holds():
+    info = parse_graph_break(DELAYED_BREAK, _user)
+    assert info.gb_id == "GB0148"
+    assert info.reason == (
+        "Unsupported function call (delayed): Dynamo does not support RNN, GRU, or LSTM"
+    )
+    assert info.hints == [
+        "Set torch._dynamo.config.allow_rnn=True to enable experimental support for RNN, "
+        "GRU, and LSTM in Dynamo"
+    ]
 
 
 def test_an_older_torch_without_the_catalogue_reads_na(tmp_path):

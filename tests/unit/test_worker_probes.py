@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from helpers.paths import REPO
-from helpers.trace import KNOWN_OPS, TRACES, replay
+from helpers.trace import DELAYED_BREAK, KNOWN_OPS, TRACES, replay
 from helpers.worker import nesting_problems, outermost
 
 from dlcprof import events as ev
@@ -550,6 +550,18 @@ def test_nothing_compiled_only_when_no_frame_made_a_graph():
     )
     e = refused.nothing_compiled()
     assert e is not None and (e.frames, e.fail_type) == (1, "Unsupported")
+    # torch 2.15 breaks an LSTM's frame instead of failing it: the break is the refusal.
+    broke = TraceDispatcher(sink, "r")
+    artifact = {"name": "dynamo_graph_break_reason", "encoding": "string"}
+    broke.feed({"artifact": artifact, "frame_id": 0, "frame_compile_id": 0}, DELAYED_BREAK, 1)
+    broke._metrics({"compile_id": "0/0", "graph_op_count": 0}, False, {}, "0/0")
+    e = broke.nothing_compiled()
+    assert e is not None and (e.fail_type, e.fail_reason) == (
+        None,
+        "graph break GB0148: Unsupported function call (delayed): Dynamo does not support "
+        "RNN, GRU, or LSTM",
+    )
+    assert e.hints and "allow_rnn=True" in e.hints[0]
 
 
 def test_fresh_lines_follow_code_that_moved_and_prefer_the_workloads_file(tmp_path):
