@@ -452,7 +452,13 @@ class DlcprofApp(App[None]):
             return False
         if self.replay and action == "paper" and parameters:
             return False  # the paper screen's r runs the plan again: no worker in a replay
+        if a is not None and a.at_once and (self.screen.is_modal or self._types(a)):
+            return False  # a dialog keeps its keys (Textual stops there but for priority ones)
         return a is None or not a.main_screen or len(self.screen_stack) == 1
+
+    def _types(self, a: actions.Action) -> bool:
+        """Whether the focused widget takes ``a``'s key as text (a regex, a path)."""
+        return self.focused is not None and self.focused.check_consume_key(a.key, a.display)
 
     # The keys that change what the panes show (tui/view_keys.py).
     def action_sort(self, step: int) -> None:
