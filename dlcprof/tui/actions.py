@@ -301,6 +301,7 @@ _FOCUS: tuple[Action, ...] = tuple(
         footer=False,
         workload=p.workload,
         main_screen=True,
+        at_once=True,  # the key typed right behind it reaches the new pane
     )
     for i, p in enumerate(_BY_KEY)
 )

@@ -151,9 +151,17 @@ async def test_slash_on_a_pane_without_a_table_takes_the_typing_not_the_keys() -
         assert not [m for m in said(app) if m.startswith(("mode =", "nothing to cancel"))]
         await pilot.press("escape")
         assert app.focused is device
-        # / typed into a text field is the field's: a regex with a slash in it.
-        await paste(pilot, "slash", *"re:a", "slash", "b")
-        await wait_for(pilot, lambda: field.value == "re:a/b")
+        # / typed into a text field is the field's: a regex with a slash in it;
+        # a focus key too (not a pane's).
+        await paste(pilot, "slash", *"re:a", "slash", *"b3")
+        await wait_for(pilot, lambda: field.value == "re:a/b3")
+        assert app.focused is field
+        await pilot.press("escape")
+        # A focus key pasted right before /: the filter is the new pane's.
+        await paste(pilot, "3", "slash", *"compile")
+        await wait_for(pilot, lambda: field.value == "compile")
+        assert text(app.screen.query_one("#filter-label")).startswith("filter Kernels")
+        assert app.paused is None
 
 
 async def test_a_long_name_loses_its_middle_where_its_column_is_full() -> None:
