@@ -60,9 +60,17 @@ def ratios(num: Sequence[float], den: Sequence[float]) -> list[float]:
 
 
 def ratio_line(name: str, ratios: Sequence[float], goal: float | None = None) -> str:
-    """'name  1.012 (0.98–1.04, 5 pairs)  goal ≤1.03: met' for per-pair ratios."""
+    """'name  1.012 (0.98–1.04, 5 pairs; median 0.99–1.03)  no measurable
+    difference  goal ≤1.03: met' for per-pair ratios: the spread of the pairs,
+    the median's bootstrap interval, and "no measurable difference" where
+    that interval holds 1."""
     med = median(ratios)
-    line = f"{name:<34} {med:6.3f}  ({spread(ratios)}, {len(ratios)} pairs)"
+    lo, hi = median_ci(ratios)
+    line = (
+        f"{name:<34} {med:6.3f}  ({spread(ratios)}, {len(ratios)} pairs; median {lo:.3f}–{hi:.3f})"
+    )
+    if lo <= 1.0 <= hi:
+        line += "  no measurable difference"
     if goal is not None:
         if max(ratios) <= goal:
             verdict = "met"

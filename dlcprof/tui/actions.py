@@ -27,6 +27,11 @@ class Action:
     workload: bool = False  # needs a workload: not on an attached program (it decides what runs)
     ranks: bool = False  # needs a torchrun job's ranks: off, and out of the footer, without them
     main_screen: bool = False  # acts on the main screen's panes: off while a screen is on top
+    # Run as the app dequeues the key (Textual's priority binding), not after it
+    # went to the focused widget and back: the keys queued behind it (a paste)
+    # are routed after it acted. Never while a text field has the focus (Textual
+    # leaves out a binding of a key the field takes).
+    at_once: bool = False
 
     @property
     def name(self) -> str:
@@ -246,6 +251,7 @@ _MAIN: tuple[Action, ...] = (
         "filter the focused table or the Log: a substring, or re: then a regex; "
         "the title counts what shows (12 of 82); esc clears it",
         replay=True,
+        at_once=True,  # the letters typed right behind / are the filter's
     ),
     Action(
         "p",
@@ -295,6 +301,7 @@ _FOCUS: tuple[Action, ...] = tuple(
         footer=False,
         workload=p.workload,
         main_screen=True,
+        at_once=True,  # the key typed right behind it reaches the new pane
     )
     for i, p in enumerate(_BY_KEY)
 )
@@ -327,7 +334,14 @@ ACTIONS: tuple[Action, ...] = _MAIN + _FOCUS + _END
 
 def bindings() -> list[BindingType]:
     return [
-        Binding(a.key, a.action, a.label, show=a.footer, key_display=_DISPLAY.get(a.key))
+        Binding(
+            a.key,
+            a.action,
+            a.label,
+            show=a.footer,
+            key_display=_DISPLAY.get(a.key),
+            priority=a.at_once,
+        )
         for a in ACTIONS
     ]
 

@@ -24,6 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from textual.actions import SkipAction
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
@@ -452,7 +453,13 @@ class DlcprofApp(App[None]):
             return False
         if self.replay and action == "paper" and parameters:
             return False  # the paper screen's r runs the plan again: no worker in a replay
+        if a is not None and a.at_once and self._types(a):
+            return False  # the field's: a regex, a path
         return a is None or not a.main_screen or len(self.screen_stack) == 1
+
+    def _types(self, a: actions.Action) -> bool:
+        """Whether the focused widget takes ``a``'s key as text (a regex, a path)."""
+        return self.focused is not None and self.focused.check_consume_key(a.key, a.display)
 
     # The keys that change what the panes show (tui/view_keys.py).
     def action_sort(self, step: int) -> None:
@@ -462,6 +469,8 @@ class DlcprofApp(App[None]):
         self.view_keys.reverse()
 
     async def action_filter(self) -> None:
+        if self.screen.is_modal:
+            raise SkipAction()  # a dialog keeps its keys (a priority binding reaches past it)
         await self.view_keys.filter()
 
     def action_edit(self) -> None:

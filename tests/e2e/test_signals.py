@@ -51,10 +51,8 @@ def test_run_stops_the_worker_and_writes_the_json_on(sig, slow, tmp_path) -> Non
     worker, child = map(int, wait_for_file(mark, p).split())
     everyone = [*tree(p.pid)[1:], child]  # the worker, its child, py-spy
     assert worker in everyone
-    sent = time.monotonic()
     p.send_signal(sig)
     stdout, stderr = p.communicate(timeout=60)
-    assert time.monotonic() - sent < 15, "took too long to stop"
     assert p.returncode == 128 + sig, stderr
     assert not wait_gone(everyone, 5), "left running"
     if sig == signal.SIGTERM:  # after SIGHUP there is no terminal to tell
@@ -64,6 +62,9 @@ def test_run_stops_the_worker_and_writes_the_json_on(sig, slow, tmp_path) -> Non
     assert data["runs"][0]["status"] == "cancelled"
     (exit_,) = [e for e in data["events"] if e["type"] == "WorkerExited"]
     assert exit_["cancelled"] and signal.Signals(sig).name in exit_["message"]
+    # Killed mid-compile (SIGTERM, SIGKILL after a grace), not left to end it.
+    assert exit_["signal"] in ("SIGTERM", "SIGKILL")
+    assert not [e for e in data["events"] if e["type"] == "CompileFinished"]
     assert any(e["type"] == "PhaseStarted" for e in data["events"])  # it was compiling
     assert list(scratch.iterdir()) == [], "files left in TMPDIR"
 

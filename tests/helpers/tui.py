@@ -10,6 +10,7 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from rich.console import Console
+from textual import events
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widget import Widget
@@ -46,6 +47,22 @@ async def painted(pilot: Pilot) -> None:
     start = app._ticks
     await wait_for(pilot, lambda: app._ticks > start and not app.pending_events and not app._dirty)
     await pilot.pause()
+
+
+async def paste(pilot: Pilot, *keys: str) -> None:
+    """Every key queued before the app reads the first, as a terminal hands over
+    a paste (``pilot.press`` lets the app go idle between keys), then handled."""
+    app = pilot.app
+    assert app._driver is not None
+    for key in keys:
+        char = key if len(key) == 1 else KEY_CHARS.get(key)
+        event = events.Key(key, char)
+        event.set_sender(app)
+        app._driver.send_message(event)
+    await pilot.pause()
+
+
+KEY_CHARS = {"slash": "/", "space": " "}
 
 
 def make_app(engine: type[ScriptedLiveRun] | Engine | None = None, **kwargs: Any) -> DlcprofApp:

@@ -14,7 +14,7 @@ import pytest
 from helpers.engine import ScriptedLiveRun
 from helpers.recorded import load_fixture, pyspy_hot_frames
 from helpers.scripted_program import ScriptedProgram, launcher
-from helpers.tui import SIZE, make_app, painted, record_notes, said, text, wait_for
+from helpers.tui import SIZE, make_app, painted, paste, record_notes, said, text, wait_for
 from textual.widgets import Input, TabbedContent
 
 from dlcprof import events as ev
@@ -133,24 +133,35 @@ async def test_slash_filters_the_focused_table_and_esc_clears_it() -> None:
 
 
 async def test_slash_on_a_pane_without_a_table_takes_the_typing_not_the_keys() -> None:
-    """Typing "compile" after / on the Device pane: no m (mode), no p (pause)."""
+    """ "/compile" pasted on the Device pane: the filter holds "compile", and no
+    letter reached the pane (no m: mode, no p: pause, no c: cancel)."""
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("6")
         device = app.focused
         assert device is not None and device.id == "device"
-        await pilot.press("slash")
-        # Textual routes a key when it is dequeued: letters queued before / was
-        # handled (a paste, or Pilot on a loaded machine) reach the pane before.
-        await wait_for(pilot, lambda: isinstance(app.focused, Input))
-        await pilot.press(*"compile")
+        # Queued behind / before it is handled: Textual routes a key when the
+        # app dequeues it, so / must act before the next is routed.
+        await paste(pilot, "slash", *"compile")
         field = app.screen.query_one("#filter-input", Input)
-        assert app.focused is field and field.value == "compile"
+        await wait_for(pilot, lambda: field.value == "compile")
+        assert app.focused is field
         assert "has none" in text(app.screen.query_one("#filter-label"))
         assert app.paused is None
-        assert not [m for m in said(app) if m.startswith("mode =")]
+        assert not [m for m in said(app) if m.startswith(("mode =", "nothing to cancel"))]
         await pilot.press("escape")
         assert app.focused is device
+        # / typed into a text field is the field's: a regex with a slash in it;
+        # a focus key too (not a pane's).
+        await paste(pilot, "slash", *"re:a", "slash", *"b3")
+        await wait_for(pilot, lambda: field.value == "re:a/b3")
+        assert app.focused is field
+        await pilot.press("escape")
+        # A focus key pasted right before /: the filter is the new pane's.
+        await paste(pilot, "3", "slash", *"compile")
+        await wait_for(pilot, lambda: field.value == "compile")
+        assert text(app.screen.query_one("#filter-label")).startswith("filter Kernels")
+        assert app.paused is None
 
 
 async def test_a_long_name_loses_its_middle_where_its_column_is_full() -> None:
