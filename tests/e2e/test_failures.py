@@ -468,12 +468,16 @@ def test_a_module_dynamo_refuses_says_nothing_compiled_and_states_no_speedup(tmp
     assert len(loud) == 2 and lines[loud[1] - 1].endswith("— nothing compiled"), p.stdout
     assert "RNN, GRU, or LSTM" in lines[loud[0]]
     assert "allow_rnn=True" in lines[loud[0] + 1]
-    assert "compile done" not in p.stdout and "compile failed after" in p.stdout
     assert not re.search(r"\d\.\d+x\b", p.stdout), "a speedup stated for eager vs eager"
     data = _report(out / "session.json")
     (run,) = data["runs"]
     refused = run["nothing_compiled"]
-    assert refused["fail_type"] in ("Unsupported", None) and "RNN" in refused["fail_reason"]
+    assert "RNN" in refused["fail_reason"]
+    if refused["fail_type"]:  # torch failed the frame
+        assert refused["fail_type"] == "Unsupported"
+        assert "compile done" not in p.stdout and "compile failed after" in p.stdout
+    else:  # torch 2.15 compiles the frame empty, broken before its only call
+        assert "graph break GB0148" in lines[loud[0]]
     assert any("allow_rnn=True" in h for h in refused["hints"])
     assert run["benchmark"] is None
     assert not any(e["type"] == "BenchmarkMeasured" for e in data["events"])
