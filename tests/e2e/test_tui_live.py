@@ -20,6 +20,9 @@ from dlcprof.tui.screens import KernelSourceScreen
 
 async def test_real_compile_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # the saved report lands here
+    # A cold compile (seconds, not the shared cache's ~0.1 s hit): the keys below
+    # are pressed while it lasts on any machine and any torch.
+    monkeypatch.setenv("TORCHINDUCTOR_FORCE_DISABLE_CACHES", "1")
     settings = RunSettings(target="pointwise-chain", size="small", reps=3, iters=5)
     app = DlcprofApp(target="pointwise-chain", settings=settings, deterministic=True)
     handled: list[bool] = []  # per key: was the worker still compiling when it was handled?
