@@ -98,8 +98,11 @@ class Standby:
     """Keeps one warm worker with torch already imported, so pressing compile
     starts compiling at once instead of paying the ~1.5 s import.
 
-    ``prepare`` (a thread) and ``take`` (the UI) may race: a worker is handed
-    out only once it is ready, so its event stream has a single reader."""
+    ``prepare`` (a thread) and ``take`` (the UI) may race: a worker still
+    importing torch is handed out too (a second worker would import torch
+    again, seconds of CPU on a machine the first is already loading); its run
+    reads its events once ``prepare`` has read its WorkerReady
+    (WorkerProcess.events), so the stream has one reader at a time."""
 
     def __init__(self) -> None:
         self._worker: WorkerProcess | None = None
@@ -109,8 +112,9 @@ class Standby:
 
     def prepare(self) -> ev.WorkerReady | None:
         """Spawn a worker and block until torch is imported there: its
-        WorkerReady (device, torch version) is the caller's to show. None when
-        one is ready or being prepared already, or the worker died."""
+        WorkerReady (device, torch version) is the caller's to show, also when
+        take() handed the worker to a run meanwhile. None when one is ready or
+        being prepared already, or the worker died."""
         with self._lock:
             alive = self._worker is not None and self._worker.proc.poll() is None
             if self._closed or self._preparing or alive:
@@ -124,7 +128,10 @@ class Standby:
             self._importing = None if closed else worker
         ready = None if closed else worker.wait_ready()
         with self._lock:
+            taken = not closed and self._importing is not worker
             self._preparing, self._importing = False, None
+            if taken:
+                return ready  # take() handed it to a run, which owns it now
             if ready is not None and not self._closed:
                 self._worker = worker
                 return ready
@@ -132,9 +139,10 @@ class Standby:
         return None
 
     def take(self) -> WorkerProcess | None:
-        """The ready worker (if alive), handing ownership to the caller."""
+        """The ready or importing worker (if alive), handing ownership to the caller."""
         with self._lock:
-            worker, self._worker = self._worker, None
+            worker = self._worker or self._importing
+            self._worker = self._importing = None
         if worker is not None and worker.proc.poll() is not None:
             return None
         return worker

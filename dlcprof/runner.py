@@ -19,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -106,6 +107,9 @@ class WorkerProcess:
         self._partial = b""  # an event line not yet complete
         self._stream = self._read_events()
         self._early: list[ev.Event] = []  # read by wait_ready, still to be yielded
+        # One reader at a time: a standby worker handed to a run while torch still
+        # imports is read by the standby's wait_ready first, then by the run.
+        self._reader = threading.Lock()
         self._oom_kills = _oom_kills()
 
     @property
@@ -150,23 +154,31 @@ class WorkerProcess:
         _kill_group(self.proc)
 
     def wait_ready(self) -> ev.WorkerReady | None:
-        """Block until torch is imported in the worker; None if it died first.
+        """Block until torch is imported in the worker; None if it died first,
+        or if events() is read already (a run took the worker: it yields all).
 
         The WorkerReady returned here is the caller's: events() will not
         yield it again (anything read before it, it still yields)."""
-        for event in self._stream:
-            if isinstance(event, ev.WorkerReady):
-                return event
-            self._early.append(event)
-            if isinstance(event, ev.WorkerExited):
-                return None
-        return None
+        if not self._reader.acquire(blocking=False):
+            return None
+        try:
+            for event in self._stream:
+                if isinstance(event, ev.WorkerReady):
+                    return event
+                self._early.append(event)
+                if isinstance(event, ev.WorkerExited):
+                    return None
+            return None
+        finally:
+            self._reader.release()
 
     def events(self) -> Iterator[ev.Event]:
-        """Every event until the worker exits, ending with WorkerExited."""
-        while self._early:
-            yield self._early.pop(0)
-        yield from self._stream
+        """Every event until the worker exits, ending with WorkerExited; starts
+        once a wait_ready in progress has returned."""
+        with self._reader:
+            while self._early:
+                yield self._early.pop(0)
+            yield from self._stream
 
     def _read_events(self) -> Iterator[ev.Event]:
         sel = selectors.DefaultSelector()

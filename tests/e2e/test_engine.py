@@ -1,26 +1,54 @@
-"""The standby worker: handed out only once ready, never to two readers."""
+"""The standby worker: handed out ready or still importing, never to two readers."""
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 
 import psutil
+from helpers.engine import fold_until
 
 from dlcprof import events as ev
-from dlcprof.engine import Standby
+from dlcprof.engine import Engine, Standby
+from dlcprof.session import Session
 from dlcprof.settings import RunSettings
+from dlcprof.tui.controller import RunController
 
 
-def test_standby_is_handed_out_only_once_ready():
+def test_r_while_the_standby_imports_torch_runs_in_that_worker():
+    """r pressed before the standby worker is ready: the run waits for that
+    worker rather than start a second one to import torch again (seconds of
+    CPU on a machine the first import already loads)."""
+    standby = Standby()
+    inbox: queue.Queue[ev.Event] = queue.Queue()
+    c = RunController(Session(), inbox.put, Engine(standby=lambda: standby), standby=True)
+    c.prepare_standby()
+    deadline = time.monotonic() + 60
+    while not _workers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (importing,) = _workers()
+    try:
+        run_id = c.start([RunSettings(target="/nonexistent/model.py")])
+        standby.close()  # no next standby after this run: one torch import in all
+        assert run_id is not None and c.live is not None
+        assert c.live.worker.pid == importing.pid
+        assert [p.pid for p in _workers()] == [importing.pid]  # no second worker
+        fold_until(c, inbox, lambda: not c.busy, timeout_s=120)
+        readies = [e for e in c.session.events if isinstance(e, ev.WorkerReady)]
+        assert [r.pid for r in readies] == [importing.pid]  # shown once, from that worker
+        run = c.session.runs[run_id]
+        assert run.status == "error" and any(e.stage == "load" for e in run.errors)
+    finally:
+        c.close()
+
+
+def test_standby_is_handed_out_once_ready():
     standby = Standby()
     result: list[ev.WorkerReady | None] = []
     preparing = threading.Thread(target=lambda: result.append(standby.prepare()))
     preparing.start()
     try:
-        # While torch is still importing in the worker, take() must not hand it
-        # out: its event stream is being read by prepare().
-        assert standby.take() is None
         preparing.join(timeout=120)
         (ready,) = result
         assert isinstance(ready, ev.WorkerReady) and ready.torch_version
