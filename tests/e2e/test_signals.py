@@ -94,15 +94,16 @@ def test_tui_mid_compile(how, slow, tmp_path) -> None:
         term = Terminal(dlcprof_argv("tui", str(path)), tmp_path, {**env, "TERM": "xterm-256color"})
     finally:
         signal.signal(signal.SIGHUP, inherited)
-    # r once the standby worker has imported torch, as its status bar invites:
-    # pressed before, the run would spawn a second worker to import torch again.
+    # r as soon as the standby worker is spawned: the run takes it while torch
+    # still imports there (no second worker importing torch again).
     deadline = time.monotonic() + 120
-    while b"standby ready" not in term.output and time.monotonic() < deadline:
-        time.sleep(0.1)
+    while len(tree(term.proc.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    standby = tree(term.proc.pid)[1:]
     term.type(b"r")
     worker, child = map(int, wait_for_file(mark, term.proc).split())
+    assert [worker] == standby  # the run's worker is the standby worker
     everyone = [*tree(term.proc.pid)[1:], child]
-    assert worker in everyone
     if how == "SIGTERM":
         term.proc.send_signal(signal.SIGTERM)
     elif how in ("SIGHUP", "nohup"):
