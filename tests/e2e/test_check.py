@@ -99,6 +99,10 @@ def test_unchanged_against_its_baseline_within_budget_passes(baseline):
     assert "within the 25% allowed" in proc.stderr or "a decrease, no regression" in proc.stderr
 
 
+# Its logic, in the default run: tests/unit/test_check_judge.py's
+# test_a_recompile_the_baseline_had_not_is_named_by_its_guard (a recorded real run);
+# --baseline read by check: test_unchanged_against_its_baseline_within_budget_passes.
+@pytest.mark.slow
 def test_a_new_recompile_against_the_baseline_fails_naming_the_guard(baseline):
     tmp, _ = baseline
     proc = check(

@@ -1,7 +1,8 @@
 """Faults of a torchrun job under ``dlcprof run --``, each caused for real
-(tests/programs/ddp_train.py, 2 ranks on gloo): a rank that crashes, a stop
-sent to dlcprof (also when torchrun cannot pass it on), a rank that never
-compiles (``slow``: tests/unit/test_ddp.py reads its recorded job). Each run
+(tests/programs/ddp_train.py, 2 ranks on gloo): a stop sent to dlcprof when
+torchrun cannot pass it on; ``slow``: a rank that crashes, Ctrl-C that torchrun
+passes on, a rank that never compiles (tests/unit/test_ddp.py reads their
+ends and the recorded job). Each run
 asserts everything it shows: the ranks' fate, dlcprof's exit status, the
 session kept, no process of the job left running."""
 
@@ -54,6 +55,9 @@ def rank_pids(report: dict) -> dict[int, int]:
     return {r["process"]["rank"]: r["process"]["pid"] for r in report["runs"]}
 
 
+# Its logic, in the default run: tests/unit/test_ddp.py's
+# test_the_ends_of_ranks_crashed_ended_never_compiled (each rank's end, the crash named).
+@pytest.mark.slow
 def test_a_rank_that_crashes_is_shown_with_the_others_fate_and_torchruns_status(tmp_path, run_job):
     proc = run_job("--crash-rank", "1", "--steps", "3", options=("--no-hotspots",))
     _, stderr = proc.communicate(timeout=600)
@@ -101,7 +105,14 @@ def _agent_and_ranks(proc, stdout: Path) -> tuple[int, list[int]]:
     raise AssertionError("the ranks never ran 3 steps")
 
 
-@pytest.mark.parametrize("orphaned", [False, True], ids=["sigint", "sigterm_agent_killed"])
+# Ctrl-C that torchrun passes on is slow: the default run keeps the stop torchrun
+# cannot pass on (dlcprof ends every rank itself); Ctrl-C passed on to an attached
+# program is tests/e2e/test_attach.py's test_stop_signal_reaches_the_program[SIGINT].
+@pytest.mark.parametrize(
+    "orphaned",
+    [pytest.param(False, marks=pytest.mark.slow), True],
+    ids=["sigint", "sigterm_agent_killed"],
+)
 def test_a_stop_sent_to_dlcprof_ends_every_rank(tmp_path, run_job, orphaned):
     """SIGINT to dlcprof: passed to torchrun, which stops its ranks. SIGTERM while
     torchrun cannot pass it on (stopped, then killed): its ranks, in sessions of

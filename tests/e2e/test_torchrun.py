@@ -2,8 +2,9 @@
 tests/programs, 2 ranks on gloo: one rank diverging (under ``dlcprof check``,
 which follows a job as run does, then fails the rank over its recompile
 budget); a clean job whose DDPOptimizer splits the model at its buckets (no
-alarm, each split shown per rank); a DDP model that captures nothing. (A
-job's faults: test_rank_faults.py; nodes merged into one job: test_merge.py.)"""
+alarm, each split shown per rank); a DDP model that captures nothing (``slow``:
+tests/unit/test_ddp.py reads its frames and words its hint). (A job's faults:
+test_rank_faults.py; nodes merged into one job: test_merge.py.)"""
 
 from __future__ import annotations
 
@@ -169,6 +170,10 @@ def test_a_real_split_is_shown_per_rank_with_its_pieces_and_buckets(split_job):
     assert stderr.count("was split into 4 pieces at DDP bucket boundaries") >= 4  # live + tables
 
 
+# Its logic, in the default run: tests/unit/test_ddp.py's frames without a graph
+# (test_a_frame_dynamo_skipped_without_a_graph_is_no_graph) and its DDP hint
+# (test_a_ddp_wrapped_model_that_compiled_nothing_gets_the_ddp_hint).
+@pytest.mark.slow
 def test_a_ddp_model_that_captured_nothing_says_so_loudly_per_rank(tmp_path):
     out = tmp_path / "s.json"
     proc = dlcprof_torchrun(out, PROGRAMS / "ddp_nothing.py")
