@@ -1,8 +1,9 @@
 """Real ``dlcprof run -- torchrun --standalone --nproc-per-node 2`` jobs of
-tests/programs, 2 ranks on gloo: one rank diverging (under ``dlcprof check``,
-which follows a job as run does, then fails the rank over its recompile
-budget); a clean job whose DDPOptimizer splits the model at its buckets (no
-alarm, each split shown per rank); a DDP model that captures nothing (``slow``:
+tests/programs, 2 ranks on gloo: one job whose DDPOptimizer splits the model
+at its buckets (each split shown per rank, alike on both: no alarm) and whose
+rank 1 alone recompiles (under ``dlcprof check``, which follows a job as run
+does, then fails the rank over its recompile budget); a DDP model that
+captures nothing (``slow``:
 tests/unit/test_ddp.py reads its frames and words its hint). (A job's faults:
 test_rank_faults.py; nodes merged into one job: test_merge.py.)"""
 
@@ -28,6 +29,8 @@ DDP_TRAIN = PROGRAMS / "ddp_train.py"
 MIB = 1024 * 1024
 # Linear(512, 512): weight and bias, 4-byte floats, as DDPOptimizer counts them.
 BUCKET = (512 * 512 + 512) * 4
+# Several DDP buckets: DDPOptimizer splits the model in 4 (rank 1 diverges at step 2).
+SPLIT = ("--width", "512", "--depth", "4", "--bucket-cap-mb", "1", "--steps", "3")
 
 
 def trace_compile_ids(folder: Path, rank: int) -> set[str]:
@@ -62,8 +65,10 @@ def dlcprof_torchrun(
 
 @pytest.fixture(scope="module")
 def diverged_job(tmp_path_factory) -> tuple[subprocess.CompletedProcess[str], Path, Path, Path]:
-    """``dlcprof check --max-recompiles 0`` of a job whose rank 1 alone recompiles,
-    TORCH_TRACE set for it too: the process, the JSON, torch's logs, the report."""
+    """``dlcprof check --max-recompiles 0`` of a job whose model DDPOptimizer
+    splits in 4 at its buckets and whose rank 1 alone recompiles, TORCH_TRACE
+    set for it too: the process, the JSON, torch's logs, the report (one job
+    for both: each torchrun job imports torch three times)."""
     tmp = tmp_path_factory.mktemp("diverged")
     out, trace, folder = tmp / "s.json", tmp / "trace", tmp / "report"
     env = {**os.environ, "TORCH_TRACE": str(trace), "GITHUB_ACTIONS": ""}
@@ -77,6 +82,7 @@ def diverged_job(tmp_path_factory) -> tuple[subprocess.CompletedProcess[str], Pa
         "--",
         "--diverge-rank",
         "1",
+        *SPLIT,
         env=env,
         verb="check",
     )
@@ -100,6 +106,9 @@ def test_torchrun_two_ranks_one_diverges(diverged_job):
     assert f"forward at {DDP_TRAIN}:" in first["headline"], alarms
     assert "tensor 'x' size mismatch at index 0. expected 4, actual 6" in first["headline"]
     assert all(d["rank"] == 1 for d in alarms)
+    # What both ranks did alike (the split, the compiles before step 2) raises none.
+    warned = [ln for ln in proc.stderr.splitlines() if ln.startswith("⚠")]
+    assert warned and all("rank 1" in ln for ln in warned), warned
     # Each rank's compiles are those of its own TORCH_TRACE.
     session = load_session(out)
     for row in rows:
@@ -133,41 +142,26 @@ def test_the_rank_over_its_recompile_budget_fails_the_check_and_is_named(diverge
     assert "2 processes judged" in proc.stderr
 
 
-@pytest.fixture(scope="module")
-def split_job(tmp_path_factory) -> tuple[dict, str]:
-    """A clean job (no rank diverging, both ranks on the tests' one cache folder)
-    whose model DDPOptimizer splits in 4 at its buckets: its report and stderr."""
-    out = tmp_path_factory.mktemp("split") / "s.json"
-    options = ("--width", "512", "--depth", "4", "--bucket-cap-mb", "1", "--steps", "2")
-    proc = dlcprof_torchrun(out, DDP_TRAIN, *options)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(out.read_text()), proc.stderr
-
-
-def test_a_clean_job_raises_no_alarm(split_job):
-    report, stderr = split_job
-    ranks = report["ranks"]
-    assert len(ranks["rows"]) == 2
-    assert [d["headline"] for d in ranks["divergences"] if d["alarm"]] == []
-    assert "⚠" not in stderr
-
-
-def test_a_real_split_is_shown_per_rank_with_its_pieces_and_buckets(split_job):
-    report, stderr = split_job
-    assert sorted(r["process"]["rank"] for r in report["runs"]) == [0, 1]
-    for r in report["runs"]:
+def test_a_real_split_is_shown_per_rank_with_its_pieces_and_buckets(diverged_job):
+    proc, out, _, _ = diverged_job
+    report = json.loads(out.read_text())
+    runs = {r["process"]["rank"]: r for r in report["runs"]}
+    assert sorted(runs) == [0, 1]
+    for rank, r in runs.items():
         ddp = r["ddp"]
         assert (ddp["optimize_ddp"], ddp["compiled_autograd"]) == ("ddp_optimizer", False)
-        (split,) = ddp["splits"]
+        # Rank 1's recompile (step 2) is split in 4 again.
+        split, *again = splits = ddp["splits"]
+        assert [s["pieces"] for s in again] == ([] if rank == 0 else [4]), splits
         assert split["pieces"] == 4 and split["piece_names"][-1] == "submod_3"
         assert (split["forward_graphs"], split["backward_graphs"]) == (4, 4)
         assert split["bucket_cap_bytes"] == MIB and split["bucket_bytes"] == [BUCKET] * 4
-        assert ddp["inductor_graphs"] == 8
-        # Dynamo's one graph of the model: one forward compile with ops, split in 4.
-        graphs = [c for c in r["compiles"] if c["graph_op_count"] and not c["is_backward"]]
-        assert [c["compile_id"] for c in graphs] == [split["compile_id"]]
         assert "4 forward + 4 backward Inductor graphs, while Dynamo counts 1" in split["line"]
-    assert stderr.count("was split into 4 pieces at DDP bucket boundaries") >= 4  # live + tables
+        assert ddp["inductor_graphs"] == 8 * len(splits)
+        # Dynamo's graph of the model: a forward compile with ops each time, split in 4.
+        graphs = [c for c in r["compiles"] if c["graph_op_count"] and not c["is_backward"]]
+        assert [c["compile_id"] for c in graphs] == [s["compile_id"] for s in splits]
+    assert proc.stderr.count("was split into 4 pieces at DDP bucket boundaries") >= 4
 
 
 # Its logic, in the default run: tests/unit/test_ddp.py's frames without a graph
