@@ -169,11 +169,17 @@ def test_a_scripts_torch_trace_imports_as_tlparse_and_its_source_say(
     assert {c for c in run.compiles if not c.endswith(ev.BACKWARD)} == tl_ids
 
 
-# SIGHUP is passed on by the handler SIGTERM is (tests/unit/test_stop_signals.py):
-# its own run of a program is slow.
+# SIGTERM and SIGHUP are passed on by one handler, which
+# tests/unit/test_stop_signals.py sends both to for real (SIGTERM to `dlcprof run --`
+# end to end: test_rank_faults.py's job whose agent cannot pass it on). Their own
+# runs of a program are slow.
 @pytest.mark.parametrize(
     "signum",
-    [signal.SIGINT, signal.SIGTERM, pytest.param(signal.SIGHUP, marks=pytest.mark.slow)],
+    [
+        signal.SIGINT,
+        pytest.param(signal.SIGTERM, marks=pytest.mark.slow),
+        pytest.param(signal.SIGHUP, marks=pytest.mark.slow),
+    ],
     ids=lambda s: signal.Signals(s).name,
 )
 def test_stop_signal_reaches_the_program(tmp_path, signum):

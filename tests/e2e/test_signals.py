@@ -40,7 +40,13 @@ def slow(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     return path, mark, {**os.environ, "DLCPROF_TEST_MARK": str(mark)}
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+# SIGHUP stops a run by the handler SIGTERM does (tests/unit/test_stop_signals.py
+# sends both for real): its own run is slow.
+@pytest.mark.parametrize(
+    "sig",
+    [signal.SIGTERM, pytest.param(signal.SIGHUP, marks=pytest.mark.slow)],
+    ids=["SIGTERM", "SIGHUP"],
+)
 def test_run_stops_the_worker_and_writes_the_json_on(sig, slow, tmp_path) -> None:
     path, mark, env = slow
     out = tmp_path / "out.json"
