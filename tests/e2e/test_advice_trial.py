@@ -1,7 +1,7 @@
 """`dlcprof run` and `dlcprof try` for real on this CPU (issue 23): one session per
 bundled workload, the advice read from it, and where the change can be
-applied, the trial measured beside its prediction; cache artifacts saved by
-one run and loaded by the next."""
+applied, the trial measured beside its prediction (mark_dynamic's ``slow``);
+cache artifacts saved by one run and loaded by the next."""
 
 from __future__ import annotations
 
@@ -90,6 +90,11 @@ def test_stacked_blocks_regional_advice_is_tried_and_measured(tmp_path):
     assert error == pytest.approx(abs(predicted - measured) / abs(measured))
 
 
+# Its parts, in the default run: the item (tests/unit/test_advice.py's
+# test_recorded_static_sweep_gets_mark_dynamic_naming_input_and_dim), the option
+# as the worker applies it (tests/unit/test_remedies.py: one graph for every size),
+# `try` on a workload's run (test_graph_break_ids.py's hatch, the regional trial here).
+@pytest.mark.slow
 def test_variable_length_static_sweep_gets_mark_dynamic_on_x_dim_1(tmp_path):
     path = tmp_path / "v.json"
     p = _dlcprof(
