@@ -45,7 +45,7 @@ def test_segfaulting_workload_is_reported_with_its_signal(tmp_path):
     model = tmp_path / "crash.py"
     model.write_text("import ctypes\n\ndef build(device, dtype):\n    ctypes.string_at(0)\n")
     out = tmp_path / "out.json"
-    p = _dlcprof("run", str(model), "--json", str(out), "--quiet")
+    p = _dlcprof("run", str(model), "--json", str(out), "--quiet", *NO_PYSPY)
     stdout, stderr = p.communicate(timeout=120)
     assert p.returncode == 1
     assert "worker died with SIGSEGV" in stdout + stderr
@@ -239,6 +239,7 @@ def test_the_kernels_oom_killer_is_named(tmp_path):
                 "--json",
                 str(out),
                 "--quiet",
+                *NO_PYSPY,
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
