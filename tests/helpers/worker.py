@@ -35,18 +35,15 @@ class WorkerResult:
 
 
 def run_worker(
-    settings: RunSettings | None,
+    settings: RunSettings,
     run_id: str = "test",
     timeout_s: float = 300.0,
     env: dict[str, str] | None = None,
 ) -> WorkerResult:
-    """Spawn a worker, send one request (None: close stdin), collect everything."""
+    """Spawn a worker, send one request, collect everything."""
     child_env = {"TORCHINDUCTOR_CACHE_DIR": TEST_CACHE, **os.environ, **(env or {})}
     worker = WorkerProcess(idle_timeout_s=timeout_s, env=child_env)
-    if settings is None:
-        worker.dismiss()
-    else:
-        worker.start(settings, run_id)
+    worker.start(settings, run_id)
     events: list[ev.Event] = []
     out: dict[str, list[str]] = {"stdout": [], "stderr": []}
     malformed: list[str] = []
