@@ -65,8 +65,9 @@ def test_standby_is_handed_out_once_ready_and_exits_zero_unneeded():
             for e in worker.events()
             if not (isinstance(e, ev.LogEmitted) and e.source in ("stdout", "stderr"))
         ]
-        assert [type(e) for e in events] == [ev.WorkerExited], events
-        assert events[0].returncode == 0 and not events[0].cancelled
+        (exited,) = events
+        assert isinstance(exited, ev.WorkerExited), events
+        assert exited.returncode == 0 and not exited.cancelled
     finally:
         standby.close()
 

@@ -23,7 +23,7 @@ def counting(graphs: list[int]):
     return backend
 
 
-def remedies(logged: list[str], **options: str) -> Remedies:
+def remedies(logged: list[str], **options: Any) -> Remedies:
     return Remedies(RunSettings(target="t", **options), lambda m, *a: logged.append(m))
 
 
@@ -68,7 +68,7 @@ def test_regional_compiles_each_block_alone_in_a_copy_of_the_model():
             return self.blocks(x).sum(dim=-1)
 
     torch._dynamo.reset()
-    model, graphs, logged = Model(), [], []
+    model, graphs, logged = Model(), list[int](), list[str]()
     regional = remedies(logged, regional="Block").compile(
         torch, model, {"backend": counting(graphs)}
     )
