@@ -17,13 +17,22 @@ def compile_once(name="f", calls=1):
 
 
 def signals():
+    pending = []  # a signal during the compile: torch code may swallow a SystemExit
+
     def said(signum, frame):
         print(f"{signal.Signals(signum).name} in the program", flush=True)
-        sys.exit(128 + signum)
+        if compiling:
+            pending.append(signum)
+        else:
+            sys.exit(128 + signum)
 
+    compiling = True
     signal.signal(signal.SIGTERM, said)
     signal.signal(signal.SIGHUP, said)
     compile_once()
+    compiling = False
+    if pending:
+        sys.exit(128 + pending[0])
     try:  # before "ready": the signal may come while print returns
         print(f"ready {os.getpid()}", flush=True)
         time.sleep(120)
