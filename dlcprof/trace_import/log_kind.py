@@ -14,6 +14,17 @@ from dlcprof.trace_records.dispatcher import AOTI_PHASE
 from dlcprof.trace_records.kernels import AOT_WRAPPER
 
 _SHOWN = 3  # export issues named before "and N more"
+# The metadata keys that tell the kind of a log (``feed`` reads no other record).
+_KINDS = frozenset(
+    {
+        "exported_program",
+        "graph_dump",
+        "guard_added",
+        "propagate_real_tensors_provenance",
+        "missing_fake_kernel",
+        "mismatched_fake_kernel",
+    }
+)
 
 
 @dataclass
@@ -23,6 +34,8 @@ class LogKind:
     issues: list[str] = field(default_factory=list)  # "kind: expression (line N)"
 
     def feed(self, md: dict[str, Any], line: int) -> None:
+        if _KINDS.isdisjoint(md):  # most records: said in C
+            return
         if "exported_program" in md:
             self.export = True
         dump = md.get("graph_dump")
