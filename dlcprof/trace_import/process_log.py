@@ -105,7 +105,7 @@ def read_log(path: str, host: str, run_id: str | None = None) -> LogSummary:
     # every payload checked (its damage supersedes the summary's: job.py).
     for rec in read_records(path, damage, None if run_id is not None else SUMMARY_PAYLOADS):
         md = rec.metadata
-        kind.feed(md, rec.line)
+        kind.feed(rec)
         if pid is None:
             pid, first_clock = rec.pid, rec.clock
         if rank is None and isinstance(md.get("rank"), int):

@@ -34,11 +34,27 @@ _HEADER_RE = re.compile(
 )
 # A record's lines end where a line that does not begin with a tab begins.
 _BLOCK_END = re.compile(rb"\n(?=[^\t])")
-_CHUNK = 1 << 22  # bytes read at a time
+_CHUNK = 1 << 24  # bytes read at a time (a rank's log is most often one)
 # Where each kind of damage is named (Damage.words).
 NOT_JSON = "not a trace record"
 BAD_MD5 = "whose payload does not match its md5"
 CUT = "cut short at the end"
+
+
+class _Lines:
+    """Line numbers of places in a buffer of the log, counted when asked: a
+    damaged record's and an export issue's are, most records' never."""
+
+    def __init__(self, buf: bytes, first: int) -> None:
+        self.buf, self.first = buf, first
+        self._pos, self._line = 0, first  # counted so far (asked in order: once)
+
+    def at(self, pos: int) -> int:
+        if pos < self._pos:
+            self._pos, self._line = 0, self.first
+        self._line += self.buf.count(b"\n", self._pos, pos)
+        self._pos = pos
+        return self._line
 
 
 @dataclass
@@ -47,10 +63,16 @@ class Record:
     name: str  # payloads.record_name's
     payload: str | None
     pid: int
-    line: int  # of its metadata, from 1
     # When it was written, as the glog prefix says: seconds since the start of
     # the year in the writer's local time (its year and timezone are not written).
     clock: float
+    _at: tuple[_Lines, int]  # where its metadata is
+
+    @property
+    def line(self) -> int:
+        """Its metadata's line, from 1."""
+        lines, pos = self._at
+        return lines.at(pos)
 
 
 @dataclass
@@ -101,12 +123,14 @@ def read_records(
     neither checked against its md5 nor decoded (its ``payload`` None), but the
     last record's, which tells a log cut short."""
     with open_log(path, binary=True) as f:
-        for n, buf, start, end, last in _blocks(f):
+        for lines, buf, start, end, last in _blocks(f):
             nl = buf.find(b"\n", start, end)
             head_end = end if nl < 0 else nl
             if buf.startswith(b"\t", start):  # the file's first lines: payload of no record
-                lines = buf.count(b"\n", start, end) + (not buf.endswith(b"\n", start, end))
-                for k in range(lines):
+                n = lines.at(start)
+                for k in range(
+                    buf.count(b"\n", start, end) + (not buf.endswith(b"\n", start, end))
+                ):
                     damage.add(NOT_JSON, n + k)
                 continue
             m = _HEADER_RE.match(buf, start, head_end)
@@ -115,10 +139,10 @@ def read_records(
                 # Its payload lines are skipped with it. A last line with no
                 # newline that is no record: one cut mid-write.
                 if buf[start:head_end].strip():
-                    damage.add(CUT if last and nl < 0 else NOT_JSON, n)
+                    damage.add(CUT if last and nl < 0 else NOT_JSON, lines.at(start))
                 continue
             name = record_name(metadata)
-            record = Record(metadata, name, None, int(m.group(6)), n, _clock(m))
+            record = Record(metadata, name, None, int(m.group(6)), _clock(m), (lines, start))
             if not last and wanted is not None and name not in wanted:
                 yield record
                 continue
@@ -129,43 +153,55 @@ def read_records(
             if _whole(record, payload):
                 yield record
             elif not last:
-                damage.add(BAD_MD5, n)
+                damage.add(BAD_MD5, record.line)
             else:
                 # A whole JSON payload was edited, not cut (a cut one does not parse).
                 whole = json_object(record.payload or "") is not None
-                damage.add(BAD_MD5 if whole else CUT, n)
+                damage.add(BAD_MD5 if whole else CUT, record.line)
 
 
-def _blocks(f: IO[bytes]) -> Iterator[tuple[int, bytes, int, int, bool]]:
+def _blocks(f: IO[bytes]) -> Iterator[tuple[_Lines, bytes, int, int, bool]]:
     """The log's lines a record at a time, read in chunks: each line that does
     not begin with a tab with the tab-indented lines after it (the file's first
-    block may be tab lines only), as (its first line's number, a buffer, where
-    in the buffer the block begins and ends, whether it is the file's last);
-    a block holds the newline that ends it. Splitting in chunks, not lines,
-    and handing out places in a chunk, not copies, keeps the per-line work in C."""
-    n = 1
-    pending: list[bytes] = []  # the block read so far, from earlier chunks
+    block may be tab lines only), as (the line numbers of a buffer, the buffer,
+    where in it the block begins and ends, whether it is the file's last); a
+    block holds the newline that ends it. Splitting in chunks, not lines, and
+    handing out places in a chunk, not copies, keeps the per-line work in C."""
+    lines = _Lines(b"", 1)
+    # The block read so far, from earlier chunks, and where it begins.
+    pending: list[bytes] = []
+    began = (lines, 0)
+
+    def joined(tail: bytes) -> tuple[_Lines, bytes]:
+        text = b"".join([*pending, tail])
+        return _Lines(text, began[0].at(began[1])), text
+
     for chunk in _chunks(f):
-        start = 0
+        # A chunk's lines are counted from the last one's end (when there is
+        # one: a log of one chunk counts only the lines asked for).
+        lines = _Lines(chunk, lines.at(len(lines.buf)))
         if pending and pending[-1].endswith(b"\n") and not chunk.startswith(b"\t"):
-            text = b"".join(pending)  # it ended where the chunk before did
-            yield n, text, 0, len(text), False
-            n += text.count(b"\n")
+            at, text = joined(b"")  # it ended where the chunk before did
+            yield at, text, 0, len(text), False
             pending = []
+        start = 0
         for m in _BLOCK_END.finditer(chunk):
             if pending:
-                text = b"".join([*pending, chunk[: m.end()]])
-                yield n, text, 0, len(text), False
-                n += text.count(b"\n")
+                at, text = joined(chunk[: m.end()])
+                yield at, text, 0, len(text), False
                 pending = []
             else:
-                yield n, chunk, start, m.end(), False
-                n += chunk.count(b"\n", start, m.end())
+                yield lines, chunk, start, m.end(), False
             start = m.end()
+        if not pending:
+            began = (lines, start)
         pending.append(chunk[start:])
-    text = b"".join(pending)
-    if text:
-        yield n, text, 0, len(text), True
+    if len(pending) == 1 and pending[0]:
+        yield began[0], began[0].buf, began[1], len(began[0].buf), True
+    elif pending:
+        at, text = joined(b"")
+        if text:
+            yield at, text, 0, len(text), True
 
 
 def _chunks(f: IO[bytes]) -> Iterator[bytes]:
