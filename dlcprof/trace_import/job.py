@@ -50,8 +50,10 @@ def _read(args: tuple[str, str, str | None]) -> LogSummary:
 
 
 def _parallel(fn: Callable[[T], LogSummary], jobs: list[T], workers: int) -> list[LogSummary]:
-    """``fn`` over ``jobs`` on ``workers`` processes (inline for one)."""
-    if workers <= 1 or len(jobs) <= 1:
+    """``fn`` over ``jobs`` on ``workers`` processes; inline where no worker would
+    get more than one (a pool's start and the events' trip back cost more CPU
+    than a log or two: a large job's kept ranks are its groups' first few)."""
+    if workers <= 1 or len(jobs) <= workers:
         return [fn(j) for j in jobs]
     with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
         chunk = max(1, len(jobs) // (workers * 4))
