@@ -34,6 +34,9 @@ from dlcprof.trace_records.kernels import KernelCollector
 from dlcprof.trace_records.log_file import CUT, Damage, read_records
 from dlcprof.trace_records.payloads import compile_wall_s
 
+# Events stamped with torch's own clock (a tuple, not a union: one per event).
+_PHASES = (ev.PhaseStarted, ev.PhaseEnded)
+
 
 class _Stamped:
     """Collects a log's events, each stamped with the time its record was
@@ -47,7 +50,7 @@ class _Stamped:
         self.compiling = False
 
     def emit(self, event: ev.Event) -> None:
-        if isinstance(event, ev.PhaseStarted | ev.PhaseEnded):
+        if isinstance(event, _PHASES):
             if event.compile_id is None and not self.compiling:
                 return
             self.compiling = self.compiling or event.compile_id is not None
@@ -128,7 +131,7 @@ def read_log(path: str, host: str, run_id: str | None = None) -> LogSummary:
     # does: the glog clock, undated.
     shift = offset or 0.0
     for e in sink.events:
-        if not isinstance(e, ev.PhaseStarted | ev.PhaseEnded):
+        if not isinstance(e, _PHASES):
             e.t += shift
     first, last = clock[0] + shift, clock[1] + shift
     open_ids = _spans_as_records(sink.events, rid)

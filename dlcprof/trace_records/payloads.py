@@ -257,10 +257,12 @@ def json_object(text: str | bytes) -> dict[str, Any] | None:
     if isinstance(text, bytes):
         text = text.decode(errors="replace")
     try:
-        value, end = _SCAN(text, _SPACE(text, 0).end())
+        value, end = _SCAN(text, 0 if text[:1] == "{" else _SPACE(text, 0).end())
     except (StopIteration, ValueError):
         return None
-    return value if isinstance(value, dict) and _SPACE(text, end).end() == len(text) else None
+    if end != len(text) and _SPACE(text, end).end() != len(text):
+        return None  # more after the object
+    return value if isinstance(value, dict) else None
 
 
 _SCAN = json.JSONDecoder().scan_once  # the C scanner
