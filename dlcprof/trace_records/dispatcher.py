@@ -295,7 +295,7 @@ class TraceDispatcher:
         """A phase began or ended (torch's chromium event); it may carry its own compile id."""
         d = d or {}
         ph = d.get("ph")
-        if ph == "B":  # (one event per record of every log an import reads: few lookups)
+        if ph == "B":  # the commonest record of a log: each key looked up once
             began = d.get("name")
             if began == FRAME_PHASE:
                 # The record's metadata names the compile (some torch's args lag behind).
