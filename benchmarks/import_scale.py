@@ -4,7 +4,9 @@ sections 12 and 22 report.
 
     nice -n 5 python benchmarks/import_scale.py [--ranks 256 1024 4096] [--no-tui]
 
-A real 2-rank gloo job's TORCH_TRACE logs (tests/fixtures/torch_trace/
+First tlparse's own multi-rank inputs (its ``tests/inputs/multi_rank_*``,
+kept in tests/fixtures/tlparse: real jobs' logs, 0.5 to 11 MB), each folder
+as it is. Then a real 2-rank gloo job's TORCH_TRACE logs (tests/fixtures/torch_trace/
 ddp_odd_batch) widened to N ranks as ``tests/helpers/torch_trace.py``'s
 ``one_rank_apart`` widens them: every rank recompiles frames 0 and 4 on a
 failed id guard but one, and each copy has its own rank, pid and object
@@ -18,7 +20,9 @@ process tree, peak RSS of the tree (summed over its processes, sampled every
 ``--no-tui``) the TUI on the largest imported session beside the 2-rank
 job's, alternating: process start to its first frame (the saved folder
 replayed, headless, as benchmarks/tui_latency.py times it), and keys on the
-Ranks view (press to screen idle, through Textual's pilot).
+Ranks view (press to screen idle, through Textual's pilot). Every process
+runs as an installed one does, its bytecode cached (this sandbox's
+``PYTHONDONTWRITEBYTECODE`` would have each compile its sources again).
 """
 
 from __future__ import annotations
@@ -42,6 +46,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 from helpers.torch_trace import apart_rank, one_rank_apart  # noqa: E402
 
 TLPARSE = Path(sys.executable).parent / "tlparse"
+CORPUS = ROOT / "tests" / "fixtures" / "tlparse"
+# As an installed copy runs: its bytecode cached, not compiled again each process.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 FIRST_FRAME = """
 import sys
@@ -91,7 +98,7 @@ def measured(argv: list[str], timeout: float) -> dict[str, float] | None:
     """Wall, tree CPU and peak tree RSS of one command; None past ``timeout``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
     peak = 0
     while proc.poll() is None:
         if time.perf_counter() - start > timeout:
@@ -158,14 +165,42 @@ def folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
-def row(tool: str, ranks: int, mb: float, m: dict[str, float] | None, out: Path | None) -> str:
+def row(tool: str, logs: str, mb: float, m: dict[str, float] | None, out: Path | None) -> str:
     if m is None:
-        return f"| {ranks} | {tool} | {mb:.0f} | not run (see below) | | | | |"
+        return f"| {logs} | {tool} | {mb:.1f} | not run (see below) | | | | |"
     size = f"{folder_bytes(out) / 1e6:.1f} MB" if out is not None and out.exists() else "—"
     return (
-        f"| {ranks} | {tool} | {mb:.0f} | {m['wall']:.2f} | {m['cpu']:.2f} | "
+        f"| {logs} | {tool} | {mb:.1f} | {m['wall']:.2f} | {m['cpu']:.2f} | "
         f"{m['rss'] / 1e6:.0f} | {mb / m['cpu']:.1f} | {size} |"
     )
+
+
+def side_by_side(logs: str, folder: Path, work: Path, tl_timeout: float, said: list[str]) -> Path:
+    """One run each of ``dlcprof import``, tlparse and the floor on ``folder``:
+    their rows printed, their ratios added to ``said``; the import's folder."""
+    mb = folder_bytes(folder) / 1e6
+    out = work / f"import-{logs}"
+    dl = measured(
+        [sys.executable, "-m", "dlcprof.cli", "import", str(folder), "-o", str(out)], 1800
+    )
+    print(row("dlcprof import", logs, mb, dl, out), flush=True)
+    tl_out = work / f"tlparse-{logs}"
+    tl = measured(
+        [str(TLPARSE), "--all-ranks-html", str(folder), "-o", str(tl_out), "--overwrite"],
+        tl_timeout,
+    )
+    print(row("tlparse --all-ranks-html", logs, mb, tl, tl_out), flush=True)
+    if tl is None:
+        said.append(f"tlparse on {logs}: stopped after {tl_timeout:.0f} s")
+    shutil.rmtree(tl_out, ignore_errors=True)
+    fl = measured([sys.executable, __file__, "--floor", str(folder)], 1800)
+    print(row("floor (JSON of every record)", logs, mb, fl, None), flush=True)
+    said.append(
+        f"{logs}: dlcprof CPU / floor CPU {ratio(dl, fl, 'cpu')}, wall / floor wall "
+        f"{ratio(dl, fl, 'wall')}; dlcprof wall / tlparse wall {ratio(dl, tl, 'wall')}, "
+        f"CPU / tlparse CPU {ratio(dl, tl, 'cpu')}"
+    )
+    return out
 
 
 async def keys(folder: Path) -> tuple[float, list[float]]:
@@ -218,6 +253,7 @@ def main() -> int:
     parser.add_argument("--no-tui", action="store_true", help="leave out the TUI's timings")
     parser.add_argument("--keep", type=Path, default=None, help="keep the largest import here")
     parser.add_argument("--floor", type=Path, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--no-corpus", action="store_true", help="leave out tlparse's inputs")
     args = parser.parse_args()
     if args.floor is not None:  # the floor's own process, measured by the parent
         print(floor(args.floor))
@@ -225,35 +261,23 @@ def main() -> int:
     print(machine())
     work = Path(tempfile.mkdtemp(prefix="dlcprof-import-scale-"))
     try:
-        print("| ranks | tool | MB of logs | wall s | CPU s | peak RSS MB | MB/CPU s | output |")
-        print("|---:|---|---:|---:|---:|---:|---:|---:|")
+        # Untimed: each tool's first process caches its bytecode.
+        warm = one_rank_apart(work / "warm", 2, 1)
+        for argv in (
+            [sys.executable, "-m", "dlcprof.cli", "import", str(warm), "-o", str(work / "w")],
+            [sys.executable, __file__, "--floor", str(warm)],
+        ):
+            subprocess.run(argv, env=ENV, check=True, stdout=subprocess.DEVNULL)
+        print("| logs | tool | MB of logs | wall s | CPU s | peak RSS MB | MB/CPU s | output |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|")
         last, said = None, []
+        corpus = [] if args.no_corpus else sorted(CORPUS.glob("multi_rank_*"))
+        for folder in corpus:
+            side_by_side(folder.name, folder, work, args.tlparse_timeout, said)
         for n in args.ranks:
             wide = one_rank_apart(work / f"job-{n}", n, apart_rank(n))
-            mb = folder_bytes(wide) / 1e6
-            out = work / f"import-{n}"
-            dl = measured(
-                [sys.executable, "-m", "dlcprof.cli", "import", str(wide), "-o", str(out)], 1800
-            )
-            print(row("dlcprof import", n, mb, dl, out), flush=True)
-            tl_out = work / f"tlparse-{n}"
-            tl = measured(
-                [str(TLPARSE), "--all-ranks-html", str(wide), "-o", str(tl_out), "--overwrite"],
-                args.tlparse_timeout,
-            )
-            print(row("tlparse --all-ranks-html", n, mb, tl, tl_out), flush=True)
-            if tl is None:
-                said.append(f"tlparse at {n} ranks: stopped after {args.tlparse_timeout:.0f} s")
-            shutil.rmtree(tl_out, ignore_errors=True)
-            fl = measured([sys.executable, __file__, "--floor", str(wide)], 1800)
-            print(row("floor (JSON of every record)", n, mb, fl, None), flush=True)
-            said.append(
-                f"{n} ranks: dlcprof CPU / floor CPU {ratio(dl, fl, 'cpu')}, wall / floor wall "
-                f"{ratio(dl, fl, 'wall')}; dlcprof wall / tlparse wall {ratio(dl, tl, 'wall')}, "
-                f"CPU / tlparse CPU {ratio(dl, tl, 'cpu')}"
-            )
+            last = side_by_side(f"{n} ranks", wide, work, args.tlparse_timeout, said)
             shutil.rmtree(work / f"job-{n}", ignore_errors=True)
-            last = out
         print("\n".join(said))
         assert last is not None
         if not args.no_tui:
@@ -271,7 +295,7 @@ def tui(work: Path, last: Path, big: str) -> None:
     alternating, so the machine's load weighs on both alike."""
     from helpers.torch_trace import trace_logs
 
-    small = work / "import-2"
+    small = work / "import-2 ranks"
     recorded = trace_logs("ddp_odd_batch", work / "recorded")
     subprocess.run(
         [sys.executable, "-m", "dlcprof.cli", "import", str(recorded), "-o", str(small)],

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from rich import box
 from rich.console import Group, RenderableType
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
@@ -69,6 +68,8 @@ def advice_view(session: Session, run: Run, calls: int = fam.DEFAULT_CALLS) -> R
         if item.snippet:
             where = f"   at {text.short_path(item.where)}:" if item.where else "   code:"
             parts.append(Text(where, style="dim"))
+            from rich.syntax import Syntax  # Pygments: only once a snippet is shown
+
             parts.append(Syntax(item.snippet, "python", theme="ansi_dark", padding=(0, 0, 0, 6)))
         for e in item.evidence:
             parts.append(Text(f"   evidence: {e}", style="dim"))

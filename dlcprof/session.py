@@ -10,6 +10,8 @@ from them lives in ``dlcprof.figures``. Pure Python: no torch, no Textual, no I/
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -259,9 +261,9 @@ class Session:
         self.events.append(e)
         if self._of_eager_baseline(e):
             return
-        handler = getattr(self, f"_on_{type(e).__name__}", None)
+        handler = _handler(type(e))
         if handler is not None:
-            handler(e)
+            handler(self, e)
 
     def _of_eager_baseline(self, e: ev.Event) -> bool:
         """An event of a process of --eager-baseline's run (it runs after the
@@ -568,3 +570,9 @@ class Session:
 def _add(a: float | None, b: float | None) -> float | None:
     """Two measures' sum; None where either was not measured."""
     return None if a is None or b is None else a + b
+
+
+@functools.cache
+def _handler(kind: type[ev.Event]) -> Callable[[Session, Any], None] | None:
+    """``Session``'s ``_on_<event>`` of an event's class (looked up once a class)."""
+    return getattr(Session, f"_on_{kind.__name__}", None)

@@ -50,8 +50,10 @@ def _read(args: tuple[str, str, str | None]) -> LogSummary:
 
 
 def _parallel(fn: Callable[[T], LogSummary], jobs: list[T], workers: int) -> list[LogSummary]:
-    """``fn`` over ``jobs`` on ``workers`` processes (inline for one)."""
-    if workers <= 1 or len(jobs) <= 1:
+    """``fn`` over ``jobs`` on ``workers`` processes; inline where no worker would
+    get more than one (a pool's start and the events' trip back cost more CPU
+    than a log or two: a large job's kept ranks are its groups' first few)."""
+    if workers <= 1 or len(jobs) <= workers:
         return [fn(j) for j in jobs]
     with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
         chunk = max(1, len(jobs) // (workers * 4))
@@ -83,7 +85,9 @@ class NodeRead:
     host_of: dict[str, str]  # each log's host, by its path
     ranked: list[Placed]  # the logs whose records name their rank
     rankless: list[ProcessSummary]  # the logs of processes without a rank anywhere
-    damage: list[str]  # what damaged logs lost (Damage.words)
+    # What each damaged log lost (Damage.words), by path: a kept log's from its
+    # second read, which checks every payload (the first, only those a summary reads).
+    damage: dict[str, list[str]]
     unread: list[str]  # logs not read: a ranked process's records split over two logs
 
 
@@ -103,15 +107,19 @@ def read_node(paths: Iterable[str], workers: int) -> NodeRead:
         host_of=host_of,
         ranked=ranked,
         rankless=[p for _, p in procs if p.rank is None],
-        damage=[w for s in first for w in s.damage],
+        damage={s.source: s.damage for s in first if s.damage},
         unread=unread,
     )
 
 
 def read_kept(node: NodeRead, kept: dict[str, str], workers: int) -> list[LogSummary]:
-    """The logs ``kept`` names read again for their events, each under its run id."""
+    """The logs ``kept`` names read again for their events, each under its run
+    id; each one's damage in ``node`` becomes this read's."""
     jobs = [(path, node.host_of[path], rid) for path, rid in kept.items()]
-    return _parallel(_read, jobs, workers)
+    read = _parallel(_read, jobs, workers)
+    damage = {**node.damage, **{s.source: s.damage for s in read}}
+    node.damage = {path: damage[path] for path in node.host_of if damage.get(path)}
+    return read
 
 
 def job_session(
@@ -135,7 +143,7 @@ def job_session(
     kept = _keep(summaries, rankless)
     read = [p for _, p in chosen] + ([] if runs else rankless[:FULL_RANKS])
     notes += _ends(read) + list(dict.fromkeys(w for p in read for w in p.kind))[:_DAMAGE_SHOWN]
-    second = events_of(kept)
+    second = events_of(kept)  # before the damage is said: it rereads the kept logs'
     events: list[ev.Event] = [
         ev.TraceImported(
             sources=[s for n in nodes for s in n.sources],
@@ -145,7 +153,8 @@ def job_session(
             kept=sorted(s.rank for s in summaries if s.run_id is not None),
             # Every node's damage, then every node's logs not read: as one read of all.
             skipped=_skipped(
-                [w for n in nodes for w in n.damage] + [w for n in nodes for w in n.unread]
+                [w for n in nodes for ws in n.damage.values() for w in ws]
+                + [w for n in nodes for w in n.unread]
             ),
             wall_s=time.monotonic() - started,
             rankless=len(rankless) if runs else 0,

@@ -12,8 +12,20 @@ from typing import Any
 from dlcprof import events as ev
 from dlcprof.trace_records.dispatcher import AOTI_PHASE
 from dlcprof.trace_records.kernels import AOT_WRAPPER
+from dlcprof.trace_records.log_file import Record
 
 _SHOWN = 3  # export issues named before "and N more"
+# The metadata keys that tell the kind of a log (``feed`` reads no other record).
+_KINDS = frozenset(
+    {
+        "exported_program",
+        "graph_dump",
+        "guard_added",
+        "propagate_real_tensors_provenance",
+        "missing_fake_kernel",
+        "mismatched_fake_kernel",
+    }
+)
 
 
 @dataclass
@@ -22,7 +34,10 @@ class LogKind:
     aot: int = 0  # AOTInductor compiles (one wrapper each)
     issues: list[str] = field(default_factory=list)  # "kind: expression (line N)"
 
-    def feed(self, md: dict[str, Any], line: int) -> None:
+    def feed(self, record: Record) -> None:
+        md = record.metadata
+        if _KINDS.isdisjoint(md):  # most records: said in C
+            return
         if "exported_program" in md:
             self.export = True
         dump = md.get("graph_dump")
@@ -30,7 +45,7 @@ class LogKind:
             self.aot += 1
         issue = _export_issue(md)
         if issue is not None:
-            self.issues.append(f"{issue} (line {line})")
+            self.issues.append(f"{issue} (line {record.line})")
 
     def words(self, name: str) -> list[str]:
         out = []

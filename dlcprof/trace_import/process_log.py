@@ -29,17 +29,13 @@ from dlcprof import events as ev
 from dlcprof.figures.job.groups import RankSignature, signature
 from dlcprof.session import Session
 from dlcprof.trace_import.log_kind import LogKind
-from dlcprof.trace_records.dispatcher import TraceDispatcher
+from dlcprof.trace_records.dispatcher import SUMMARY_PAYLOADS, TraceDispatcher
 from dlcprof.trace_records.kernels import KernelCollector
 from dlcprof.trace_records.log_file import CUT, Damage, read_records
-from dlcprof.trace_records.payloads import CACHE_LAYERS, compile_wall_s, record_name
+from dlcprof.trace_records.payloads import compile_wall_s
 
-# Cache lookups, whose state (all a summary compares of them) is in the record's
-# name: a log not kept is read without their payloads, the key's hundreds of
-# components, which were a quarter of the import's CPU.
-_STATE_IN_NAME = frozenset(
-    f"{layer}{state}" for layer in CACHE_LAYERS for state in ("hit", "miss", "bypass")
-)
+# Events stamped with torch's own clock (a tuple, not a union: one per event).
+_PHASES = (ev.PhaseStarted, ev.PhaseEnded)
 
 
 class _Stamped:
@@ -54,7 +50,7 @@ class _Stamped:
         self.compiling = False
 
     def emit(self, event: ev.Event) -> None:
-        if isinstance(event, ev.PhaseStarted | ev.PhaseEnded):
+        if isinstance(event, _PHASES):
             if event.compile_id is None and not self.compiling:
                 return
             self.compiling = self.compiling or event.compile_id is not None
@@ -103,15 +99,18 @@ def read_log(path: str, host: str, run_id: str | None = None) -> LogSummary:
     # A record is written at the time its glog prefix says, placed on the epoch
     # once a record has dated the log (the import's own clock is no compile's).
     dispatcher = TraceDispatcher(sink, rid, kernels, now=lambda: sink.clock + (offset or 0.0))
-    clock = (0.0, 0.0)
+    first_clock = 0.0
     torch_version = ""
     kind = LogKind()
-    for rec in read_records(path, damage):
+    # A log not kept is read without the payloads its summary does not read (a
+    # cache lookup's key, Inductor's code and graphs: most of a log's bytes),
+    # neither decoded nor checked against their md5; a log kept is read whole,
+    # every payload checked (its damage supersedes the summary's: job.py).
+    for rec in read_records(path, damage, None if run_id is not None else SUMMARY_PAYLOADS):
         md = rec.metadata
-        kind.feed(md, rec.line)
+        kind.feed(rec)
         if pid is None:
-            pid, clock = rec.pid, (rec.clock, rec.clock)
-        clock = (clock[0], rec.clock)
+            pid, first_clock = rec.pid, rec.clock
         if rank is None and isinstance(md.get("rank"), int):
             rank = md["rank"]
         if offset is None:
@@ -119,10 +118,10 @@ def read_log(path: str, host: str, run_id: str | None = None) -> LogSummary:
             if ts is not None:
                 offset = ts - rec.clock
         sink.clock = rec.clock
-        if not torch_version and (md.get("artifact") or {}).get("name") == "torch_version":
+        if rec.name == "torch_version" and not torch_version:
             torch_version = _torch_version(rec.payload)
-        stated = run_id is None and "artifact" in md and record_name(md) in _STATE_IN_NAME
-        dispatcher.feed(md, None if stated else rec.payload, rec.pid)
+        dispatcher.feed(md, rec.payload, rec.pid, rec.name)
+    clock = (first_clock, sink.clock)
     size = os.path.getsize(path)
     words = damage.words(os.path.basename(path))
     if pid is None:
@@ -132,11 +131,12 @@ def read_log(path: str, host: str, run_id: str | None = None) -> LogSummary:
     # does: the glog clock, undated.
     shift = offset or 0.0
     for e in sink.events:
-        if not isinstance(e, ev.PhaseStarted | ev.PhaseEnded):
+        if not isinstance(e, _PHASES):
             e.t += shift
     first, last = clock[0] + shift, clock[1] + shift
     open_ids = _spans_as_records(sink.events, rid)
-    run = Session.from_events(sink.events).run(rid)
+    # Its summary's session: a phase's start changes none of what it reads.
+    run = Session.from_events([e for e in sink.events if type(e) is not ev.PhaseStarted]).run(rid)
     summary = ProcessSummary(
         source=path,
         pid=pid,
@@ -166,17 +166,25 @@ def _spans_as_records(events: list[ev.Event], run_id: str) -> list[str]:
     finished: set[str] = set()
     open_ids: dict[str, None] = {}
     walls: list[ev.CompileFinished] = []  # records that hold no time of the compile
+    depth: dict[tuple[int, str], list[str | None]] = {}  # phases begun, by thread and name
     for e in events:
         if isinstance(e, ev.CompileFinished):
             finished.add(ev.backward_id(e.compile_id) if e.is_backward else e.compile_id)
             if not e.wall_s:
                 walls.append(e)
-        elif isinstance(e, ev.PhaseStarted) and e.compile_id is not None:
-            open_ids[e.compile_id] = None
-        elif isinstance(e, ev.PhaseEnded) and e.compile_id is not None:
-            a, b = spans.get(e.compile_id, (e.start_t, e.start_t + e.duration_s))
-            spans[e.compile_id] = (min(a, e.start_t), max(b, e.start_t + e.duration_s))
-    still = _still_open(events)
+        elif isinstance(e, ev.PhaseStarted):
+            depth.setdefault((e.thread, e.name), []).append(e.compile_id)
+            if e.compile_id is not None:
+                open_ids[e.compile_id] = None
+        elif isinstance(e, ev.PhaseEnded):
+            began = depth.get((e.thread, e.name))
+            if began:
+                began.pop()
+            if e.compile_id is not None:
+                a, b = spans.get(e.compile_id, (e.start_t, e.start_t + e.duration_s))
+                spans[e.compile_id] = (min(a, e.start_t), max(b, e.start_t + e.duration_s))
+    # Compile ids of phases begun and never ended.
+    still = {c for stack in depth.values() for c in stack if c is not None}
     for e in walls:
         a, b = spans.get(ev.backward_id(e.compile_id) if e.is_backward else e.compile_id, (0, 0))
         e.wall_s = b - a
@@ -201,17 +209,6 @@ def _spans_as_records(events: list[ev.Event], run_id: str) -> list[str]:
             )
         )
     return [c for c in open_ids if c in still and c not in finished]
-
-
-def _still_open(events: list[ev.Event]) -> set[str]:
-    """Compile ids of phases begun and never ended."""
-    depth: dict[tuple[int, str], list[str | None]] = {}
-    for e in events:
-        if isinstance(e, ev.PhaseStarted):
-            depth.setdefault((e.thread, e.name), []).append(e.compile_id)
-        elif isinstance(e, ev.PhaseEnded) and depth.get((e.thread, e.name)):
-            depth[(e.thread, e.name)].pop()
-    return {c for stack in depth.values() for c in stack if c is not None}
 
 
 def _ends(open_ids: list[str], damage: Damage) -> str:

@@ -155,8 +155,11 @@ class TraceDispatcher:
 
     # Public -------------------------------------------------------------------
 
-    def feed(self, metadata: dict[str, Any], payload: str | None, thread: int) -> None:
-        name = record_name(metadata)
+    def feed(
+        self, metadata: dict[str, Any], payload: str | None, thread: int, name: str | None = None
+    ) -> None:
+        """One record; ``name``: its ``record_name``, when the caller has it."""
+        name = record_name(metadata) if name is None else name
         if name not in CONSUMED:
             return
         with self._lock:
@@ -290,18 +293,22 @@ class TraceDispatcher:
 
     def _phase(self, d: dict[str, Any] | None, md: dict[str, Any], thread: int) -> None:
         """A phase began or ended (torch's chromium event); it may carry its own compile id."""
-        if d and d.get("ph") == "B" and d.get("name") == FRAME_PHASE:
-            # The record's metadata names the compile (some torch's args lag behind).
-            self._frame_begins(compile_id_of(md) or (d.get("args") or {}).get("compile_id"))
-        if d and d.get("ph") == "B" and d.get("name") == AOTI_PHASE and "ts" in d:
-            self._aoti = (f"{ev.AOTI}{self._aoti_count}", float(d["ts"]) / 1e6)
-            self._aoti_count += 1
-        if d and d.get("name") == BACKWARD_PHASE and d.get("ph") == "B":
-            raw = (d.get("args") or {}).get("compile_id") or compile_id_of(md)
-            if self._cid(raw) is not None:
-                self._backward.add(f"{self.prefix}{raw}")
+        d = d or {}
+        ph = d.get("ph")
+        if ph == "B":  # the commonest record of a log: each key looked up once
+            began = d.get("name")
+            if began == FRAME_PHASE:
+                # The record's metadata names the compile (some torch's args lag behind).
+                self._frame_begins(compile_id_of(md) or (d.get("args") or {}).get("compile_id"))
+            elif began == AOTI_PHASE and "ts" in d:
+                self._aoti = (f"{ev.AOTI}{self._aoti_count}", float(d["ts"]) / 1e6)
+                self._aoti_count += 1
+            elif began == BACKWARD_PHASE:
+                raw = (d.get("args") or {}).get("compile_id") or compile_id_of(md)
+                if self._cid(raw) is not None:
+                    self._backward.add(f"{self.prefix}{raw}")
         md_cid = self._record_cid(md)
-        if not d or d.get("ph") not in ("B", "E") or "name" not in d or "ts" not in d:
+        if ph not in ("B", "E") or "name" not in d or "ts" not in d:
             return
         name = str(d["name"])
         ts = float(d["ts"]) / 1e6  # µs since the epoch -> s
@@ -311,7 +318,7 @@ class TraceDispatcher:
         # they belong to the compile in flight.
         cid = md_cid or self._cid(args.get("compile_id")) or self._last_cid
         key = (thread, name)
-        if d["ph"] == "B":
+        if ph == "B":
             if self.autotune is not None:
                 self.autotune.phase_began(name)
             self._open.setdefault(key, []).append((ts, cid))
@@ -665,6 +672,10 @@ READERS: dict[str, Reader] = {
 }
 # Record names the dispatcher reads (also what the tee keeps for fixtures).
 CONSUMED = frozenset({"chromium_event", "dynamo_start", *READERS})
+# The records whose payload it reads with no kernel collector (a cache lookup's
+# state is in its name; its payload, the key, is only for a view of the lookup):
+# all a rank's summary needs (trace_import/process_log.py).
+SUMMARY_PAYLOADS = frozenset({"chromium_event", "recompile_reasons", "dynamo_graph_break_reason"})
 
 
 def _break_words(brk: ev.GraphBroken | None) -> str | None:

@@ -17,35 +17,62 @@ plain twin, streamed.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
-import json
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from dlcprof.trace_records.payloads import json_object, record_name
+
+# A record's first line up to its metadata's JSON, which runs to the line's end
+# (matched in bytes: a log is read undecoded).
 _HEADER_RE = re.compile(
-    r"^(?:\[rank\d+\]:)?[VIWEC](\d\d)(\d\d) (\d\d):(\d\d):(\d\d\.\d+) (\d+) [^\]]*\][^{]* (\{.*)$"
+    rb"(?:\[rank\d+\]:)?[VIWEC](\d\d)(\d\d) (\d\d):(\d\d):(\d\d\.\d+) (\d+) [^\]]*\][^{]* (?=\{)"
 )
 # A record's lines end where a line that does not begin with a tab begins.
-_BLOCK_END = re.compile(r"\n(?=[^\t])")
-_CHUNK = 1 << 22  # characters read at a time
+_BLOCK_END = re.compile(rb"\n(?=[^\t])")
+_CHUNK = 1 << 24  # bytes read at a time (a rank's log is most often one)
 # Where each kind of damage is named (Damage.words).
 NOT_JSON = "not a trace record"
 BAD_MD5 = "whose payload does not match its md5"
 CUT = "cut short at the end"
 
 
+class _Lines:
+    """Line numbers of places in a buffer of the log, counted when asked: a
+    damaged record's and an export issue's are, most records' never."""
+
+    def __init__(self, buf: bytes, first: int) -> None:
+        self.buf, self.first = buf, first
+        self._pos, self._line = 0, first  # counted so far (asked in order: once)
+
+    def at(self, pos: int) -> int:
+        if pos < self._pos:
+            self._pos, self._line = 0, self.first
+        self._line += self.buf.count(b"\n", self._pos, pos)
+        self._pos = pos
+        return self._line
+
+
 @dataclass
 class Record:
     metadata: dict[str, Any]
+    name: str  # payloads.record_name's
     payload: str | None
     pid: int
-    line: int  # of its metadata, from 1
     # When it was written, as the glog prefix says: seconds since the start of
     # the year in the writer's local time (its year and timezone are not written).
     clock: float
+    _at: tuple[_Lines, int]  # where its metadata is
+
+    @property
+    def line(self) -> int:
+        """Its metadata's line, from 1."""
+        lines, pos = self._at
+        return lines.at(pos)
 
 
 @dataclass
@@ -73,92 +100,142 @@ class Damage:
 
 def is_trace_log(head: str) -> bool:
     """Whether a file's first line is a trace record's (tells a log from any other file)."""
-    return _HEADER_RE.match(head.rstrip("\n")) is not None
+    return _HEADER_RE.match(head.rstrip("\n").encode(errors="replace")) is not None
 
 
-def open_log(path: str) -> IO[str]:
-    """The log as text, a ``.gz`` one decompressed as it is read."""
+def open_log(path: str, binary: bool = False) -> IO[Any]:
+    """The log, a ``.gz`` one decompressed as it is read: as text, or as bytes."""
     if path.endswith(".gz"):
+        if binary:
+            return gzip.open(path, "rb")
         return gzip.open(path, "rt", encoding="utf-8", errors="replace")
+    if binary:
+        return open(path, "rb")
     return open(path, encoding="utf-8", errors="replace")
 
 
-def read_records(path: str, damage: Damage) -> Iterator[Record]:
+def read_records(
+    path: str, damage: Damage, wanted: Collection[str] | None = None
+) -> Iterator[Record]:
     """Every readable record of the log at ``path``, in order; what is not
-    readable goes to ``damage``."""
-    with open_log(path) as f:
-        for n, text, last in _blocks(f):
-            nl = text.find("\n")
-            head, tail = (text, "") if nl < 0 else (text[:nl], text[nl + 1 :])
-            if last and tail.endswith("\n"):
-                tail = tail[:-1]
-            if head.startswith("\t"):  # the file's first lines: payload of no record
-                for k in range(text.count("\n") + 1 - text.endswith("\n")):
+    readable goes to ``damage``. ``wanted``: the names of the records whose
+    payload the reader uses (None: every record's); any other's payload is
+    neither checked against its md5 nor decoded (its ``payload`` None), but the
+    last record's, which tells a log cut short."""
+    with open_log(path, binary=True) as f:
+        for lines, buf, start, end, last in _blocks(f):
+            nl = buf.find(b"\n", start, end)
+            head_end = end if nl < 0 else nl
+            if buf.startswith(b"\t", start):  # the file's first lines: payload of no record
+                n = lines.at(start)
+                for k in range(
+                    buf.count(b"\n", start, end) + (not buf.endswith(b"\n", start, end))
+                ):
                     damage.add(NOT_JSON, n + k)
                 continue
-            m = _HEADER_RE.match(head)
-            metadata = _json_object(m.group(7)) if m else None
+            m = _HEADER_RE.match(buf, start, head_end)
+            metadata = json_object(buf[m.end() : head_end]) if m else None
             if m is None or metadata is None:
                 # Its payload lines are skipped with it. A last line with no
                 # newline that is no record: one cut mid-write.
-                if head.strip():
-                    damage.add(CUT if last and nl < 0 else NOT_JSON, n)
+                if buf[start:head_end].strip():
+                    damage.add(CUT if last and nl < 0 else NOT_JSON, lines.at(start))
                 continue
-            record = Record(metadata, None, int(m.group(6)), n, _clock(m))
-            # Each payload line's tab, removed: the payload as torch wrote it.
-            if _whole(record, tail[1:].replace("\n\t", "\n") if tail else None):
+            name = record_name(metadata)
+            record = Record(metadata, name, None, int(m.group(6)), _clock(m), (lines, start))
+            if not last and wanted is not None and name not in wanted:
+                yield record
+                continue
+            # The payload's lines, each one's tab removed: the payload as torch
+            # wrote it (a block ends with its newline, but the file's last may not).
+            stop = end - buf.endswith(b"\n", start, end)
+            payload = buf[nl + 2 : stop].replace(b"\n\t", b"\n") if 0 <= nl < stop else None
+            if _whole(record, payload):
                 yield record
             elif not last:
-                damage.add(BAD_MD5, n)
+                damage.add(BAD_MD5, record.line)
             else:
                 # A whole JSON payload was edited, not cut (a cut one does not parse).
-                whole = _json_object(record.payload or "") is not None
-                damage.add(BAD_MD5 if whole else CUT, n)
+                whole = json_object(record.payload or "") is not None
+                damage.add(BAD_MD5 if whole else CUT, record.line)
 
 
-def _blocks(f: IO[str]) -> Iterator[tuple[int, str, bool]]:
+def _blocks(f: IO[bytes]) -> Iterator[tuple[_Lines, bytes, int, int, bool]]:
     """The log's lines a record at a time, read in chunks: each line that does
     not begin with a tab with the tab-indented lines after it (the file's first
-    block may be tab lines only), as (its first line's number, its text without
-    the newline that ends it, whether it is the file's last). Splitting in
-    chunks, not lines, keeps the per-line work in C."""
-    n = 1
-    pending: list[str] = []  # the block read so far
-    while chunk := f.read(_CHUNK):
-        if pending and pending[-1].endswith("\n") and not chunk.startswith("\t"):
-            text = "".join(pending)[:-1]  # it ended where the chunk before did
-            yield n, text, False
-            n += text.count("\n") + 1
+    block may be tab lines only), as (the line numbers of a buffer, the buffer,
+    where in it the block begins and ends, whether it is the file's last); a
+    block holds the newline that ends it. Splitting in chunks, not lines, and
+    handing out places in a chunk, not copies, keeps the per-line work in C."""
+    lines = _Lines(b"", 1)
+    # The block read so far, from earlier chunks, and where it begins.
+    pending: list[bytes] = []
+    began = (lines, 0)
+
+    def joined(tail: bytes) -> tuple[_Lines, bytes]:
+        text = b"".join([*pending, tail])
+        return _Lines(text, began[0].at(began[1])), text
+
+    for chunk in _chunks(f):
+        # A chunk's lines are counted from the last one's end (when there is
+        # one: a log of one chunk counts only the lines asked for).
+        lines = _Lines(chunk, lines.at(len(lines.buf)))
+        if pending and pending[-1].endswith(b"\n") and not chunk.startswith(b"\t"):
+            at, text = joined(b"")  # it ended where the chunk before did
+            yield at, text, 0, len(text), False
             pending = []
         start = 0
         for m in _BLOCK_END.finditer(chunk):
-            pending.append(chunk[start : m.start()])
-            text = "".join(pending)
-            yield n, text, False
-            n += text.count("\n") + 1
-            pending, start = [], m.end()
+            if pending:
+                at, text = joined(chunk[: m.end()])
+                yield at, text, 0, len(text), False
+                pending = []
+            else:
+                yield lines, chunk, start, m.end(), False
+            start = m.end()
+        if not pending:
+            began = (lines, start)
         pending.append(chunk[start:])
-    if pending:
-        yield n, "".join(pending), True
+    if len(pending) == 1 and pending[0]:
+        yield began[0], began[0].buf, began[1], len(began[0].buf), True
+    elif pending:
+        at, text = joined(b"")
+        if text:
+            yield at, text, 0, len(text), True
 
 
-def _whole(record: Record, payload: str | None) -> bool:
+def _chunks(f: IO[bytes]) -> Iterator[bytes]:
+    """The file a chunk at a time, its line ends read as a text file reads
+    them ("\r\n" and "\r" as "\n": a log copied through Windows)."""
+    while chunk := f.read(_CHUNK):
+        if b"\r" in chunk:
+            if chunk.endswith(b"\r"):
+                chunk += f.read(1)
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        yield chunk
+
+
+def _whole(record: Record, payload: bytes | None) -> bool:
     """Whether the record is whole: its payload (None: no payload line) has the
     md5 its metadata names. A record whose metadata names none has no payload,
     or one from before torch wrote md5s: read as it is."""
     expected = record.metadata.get("has_payload")
-    joined = payload or ""
+    joined = payload or b""
     if payload is not None or expected is not None:
-        record.payload = joined
+        record.payload = joined.decode(errors="replace")
     if not isinstance(expected, str) or len(expected) != 32:
         return True
-    return hashlib.md5(joined.encode(errors="replace")).hexdigest() == expected.lower()
+    return hashlib.md5(joined).hexdigest() == expected.lower()
 
 
-def _clock(m: re.Match[str]) -> float:
+def _clock(m: re.Match[bytes]) -> float:
     month, day, hour, minute, second = m.group(1, 2, 3, 4, 5)
-    days = _DAYS[int(month) - 1] + int(day) - 1
-    return days * 86400.0 + int(hour) * 3600 + int(minute) * 60 + float(second)
+    return _day_s(month, day) + int(hour) * 3600 + int(minute) * 60 + float(second)
+
+
+@functools.cache
+def _day_s(month: bytes, day: bytes) -> float:
+    return (_DAYS[int(month) - 1] + int(day) - 1) * 86400.0
 
 
 def clock_words(clock: float) -> str:
@@ -172,11 +249,3 @@ def clock_words(clock: float) -> str:
 # Days before each month, leap days left out: the clock is placed on the epoch by
 # an offset read from the log itself, so only a log spanning Feb 29 would be off.
 _DAYS = (0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
-
-
-def _json_object(text: str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None

@@ -247,13 +247,26 @@ def parse_recompile_reasons(payload: str | None) -> list[str]:
 
 
 def parse_chromium(payload: str | None) -> dict[str, Any] | None:
-    if not payload:
-        return None
+    return json_object(payload) if payload else None
+
+
+def json_object(text: str | bytes) -> dict[str, Any] | None:
+    """The JSON object ``text`` holds (bytes read as UTF-8, as a text file
+    reads them), else None: ``json.loads`` without its Python-level steps (it
+    runs on every record of every log an import reads)."""
+    if isinstance(text, bytes):
+        text = text.decode(errors="replace")
     try:
-        d = json.loads(payload)
-    except ValueError:
+        value, end = _SCAN(text, 0 if text[:1] == "{" else _SPACE(text, 0).end())
+    except (StopIteration, ValueError):
         return None
-    return d if isinstance(d, dict) else None
+    if end != len(text) and _SPACE(text, end).end() != len(text):
+        return None  # more after the object
+    return value if isinstance(value, dict) else None
+
+
+_SCAN = json.JSONDecoder().scan_once  # the C scanner
+_SPACE = json.decoder.WHITESPACE.match
 
 
 def is_limit_failure(record: dict[str, Any]) -> bool:

@@ -20,6 +20,7 @@ from dlcprof.figures.job.groups import signature
 from dlcprof.figures.job.ranks import by_rank
 from dlcprof.report.load import load_session
 from dlcprof.trace_import.job import import_trace
+from dlcprof.trace_import.process_log import read_log
 
 TLPARSE_INPUTS = FIXTURES / "tlparse"
 
@@ -69,6 +70,25 @@ def test_a_payload_whose_md5_does_not_match_is_skipped_and_named_by_line():
     assert session.imported.skipped == (
         "skipped simple_corrupted_json.log: 1 record whose payload does not match its md5 (line 13)"
     )
+
+
+def test_a_damaged_payload_is_named_by_the_read_that_uses_it(tmp_path):
+    # A rank's summary is read without Inductor's code (nothing of it is
+    # compared): its damage there is not seen. A log the session keeps is read
+    # whole, every payload checked, and the import names what it skipped.
+    logs = trace_logs("ddp_odd_batch", tmp_path / "logs")
+    log = rank_logs(logs)[1]
+    lines = log.read_bytes().split(b"\n")
+    at = next(i for i, line in enumerate(lines) if b'"inductor_output_code"' in line)
+    assert lines[at + 1].startswith(b"\t")
+    lines[at + 1] += b" "  # its payload edited: the md5 no longer matches
+    log.write_bytes(b"\n".join(lines))
+    said = f"{log.name}: 1 record whose payload does not match its md5 (line {at + 1})"
+    assert read_log(str(log), "host").damage == []
+    assert read_log(str(log), "host", run_id="rank1").damage == [said]
+    session = import_trace([str(logs)], workers=1)  # 2 ranks: both kept
+    assert session.imported is not None and session.imported.skipped == f"skipped {said}"
+    assert session.imported.kept == [0, 1]
 
 
 def test_two_logs_of_one_pid_are_two_runs(tmp_path):
