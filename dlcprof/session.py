@@ -261,7 +261,7 @@ class Session:
         self.events.append(e)
         if self._of_eager_baseline(e):
             return
-        handler = _handler(type(e))
+        handler = _handler(type(e).__name__)
         if handler is not None:
             handler(self, e)
 
@@ -573,6 +573,6 @@ def _add(a: float | None, b: float | None) -> float | None:
 
 
 @functools.cache
-def _handler(kind: type[ev.Event]) -> Callable[[Session, Any], None] | None:
-    """``Session``'s ``_on_<event>`` of an event's class (looked up once a class)."""
-    return getattr(Session, f"_on_{kind.__name__}", None)
+def _handler(kind: str) -> Callable[[Session, Any], None] | None:
+    """``Session``'s ``_on_<event>`` of an event's class name (looked up once a class)."""
+    return getattr(Session, f"_on_{kind}", None)

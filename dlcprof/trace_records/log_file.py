@@ -23,7 +23,7 @@ import hashlib
 import re
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from dlcprof.trace_records.payloads import json_object, record_name
 
@@ -107,7 +107,7 @@ def open_log(path: str, binary: bool = False) -> IO[Any]:
     """The log, a ``.gz`` one decompressed as it is read: as text, or as bytes."""
     if path.endswith(".gz"):
         if binary:
-            return gzip.open(path, "rb")
+            return cast(IO[bytes], gzip.open(path, "rb"))
         return gzip.open(path, "rt", encoding="utf-8", errors="replace")
     if binary:
         return open(path, "rb")

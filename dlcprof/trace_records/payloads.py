@@ -10,8 +10,9 @@ import re
 import sysconfig
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from json.scanner import make_scanner
 from types import FrameType
-from typing import Any
+from typing import Any, cast
 
 from dlcprof import own_code
 from dlcprof.text import in_torch
@@ -257,16 +258,16 @@ def json_object(text: str | bytes) -> dict[str, Any] | None:
     if isinstance(text, bytes):
         text = text.decode(errors="replace")
     try:
-        value, end = _SCAN(text, 0 if text[:1] == "{" else _SPACE(text, 0).end())
+        value, end = _SCAN(text, 0 if text[:1] == "{" else len(text) - len(text.lstrip(_SPACE)))
     except (StopIteration, ValueError):
         return None
-    if end != len(text) and _SPACE(text, end).end() != len(text):
+    if end != len(text) and text[end:].strip(_SPACE):
         return None  # more after the object
     return value if isinstance(value, dict) else None
 
 
-_SCAN = json.JSONDecoder().scan_once  # the C scanner
-_SPACE = json.decoder.WHITESPACE.match
+_SCAN = make_scanner(cast(Any, json.JSONDecoder()))  # the C scanner json.loads runs
+_SPACE = " \t\n\r"  # json's whitespace
 
 
 def is_limit_failure(record: dict[str, Any]) -> bool:
