@@ -11,48 +11,35 @@ from dlcprof import events as ev
 from dlcprof.figures.job import program as fprog
 
 
+def _called(**fields: object) -> ev.CompileCalled:
+    """A torch.compile call with the defaults (mode, dynamic, backend, fullgraph)."""
+    base: dict = dict(
+        run_id="pid7", mode="default", dynamic="auto", backend="inductor", fullgraph=False
+    )
+    return ev.CompileCalled(**{**base, **fields})
+
+
 def test_every_view_states_the_compile_calls_of_an_attached_program():
     s = program_session()
     for e in (
-        ev.CompileCalled(
-            run_id="pid7",
+        _called(
             mode=None,
             dynamic="false",
-            backend="inductor",
-            fullgraph=False,
             caller="/venv/lib/python3.11/site-packages/accelerate/accelerator.py:1480",
             package="accelerate",
             t=1001.5,
         ),
-        ev.CompileCalled(
-            run_id="pid7",
-            mode="max-autotune",
-            dynamic="auto",
-            backend="inductor",
-            fullgraph=True,
-            caller="/home/u/train.py:40",
-            t=1001.6,
-        ),
+        _called(mode="max-autotune", fullgraph=True, caller="/home/u/train.py:40", t=1001.6),
         # Issue 41, 6: Lightning's wrapper compiling for litgpt's line, and a
         # call whose function never compiled, with its options.
-        ev.CompileCalled(
-            run_id="pid7",
-            mode="default",
-            dynamic="auto",
-            backend="inductor",
-            fullgraph=False,
+        _called(
             caller="/v/lib/python3.11/site-packages/lightning/fabric/wrappers.py:400",
             package="lightning",
             made_at="/v/lib/python3.11/site-packages/litgpt/pretrain.py:213",
             module_call=1,
             t=1001.7,
         ),
-        ev.CompileCalled(
-            run_id="pid7",
-            mode="default",
-            dynamic="auto",
-            backend="inductor",
-            fullgraph=False,
+        _called(
             caller="/home/u/attention.py:9",
             options="'max_autotune': True",
             target="/v/lib/python3.11/site-packages/torch/nn/attention/flex_attention.py",
@@ -60,12 +47,7 @@ def test_every_view_states_the_compile_calls_of_an_attached_program():
         ),
         # Lightning's Fabric compiles litgpt's module again (line 214) and drops
         # the first (213): only the second call's module ever ran.
-        ev.CompileCalled(
-            run_id="pid7",
-            mode="default",
-            dynamic="auto",
-            backend="inductor",
-            fullgraph=False,
+        _called(
             caller="/v/lib/python3.11/site-packages/lightning/fabric/wrappers.py:400",
             package="lightning",
             made_at="/v/lib/python3.11/site-packages/litgpt/pretrain.py:214",
