@@ -161,6 +161,8 @@ def test_the_cache_key_carries_the_programs_own_provenance_level(unset_provenanc
         assert provenance.enable_provenance(ProbeNotes(ListEmitter(), "r"))
         assert inductor_config.trace.provenance_tracking_level == 1
         details = codecache.FxGraphHashDetails(None, [torch.ones(2)], {}, [])
+        if not hasattr(details, "provenance_tracking_level"):  # torch 2.11
+            pytest.skip(f"torch {torch.__version__}'s FX graph cache key holds no provenance")
         assert details.provenance_tracking_level == level == 0
     finally:
         inductor_config.trace.provenance_tracking_level = level
