@@ -88,8 +88,14 @@ def test_the_raw_trace_is_what_torch_trace_writes(breaky, tmp_path):
     ours = records(Path(saved.path))
     (theirs_path,) = torch_dir.glob("*.log")
     theirs = records(theirs_path)
+    assert saved.records == len(ours) > 50
+    if not any('"torch_version"' in rec for rec in theirs):
+        # A torch before 2.13 writes no torch_version artifact: ours does, and
+        # the string it interns for that record's frame.
+        ours = [rec for rec in ours if '"torch_version"' not in rec]
+        ours = [rec for rec in ours if not rec.startswith('{"str"') or rec in theirs]
     # The same records (threads may interleave two handlers' lines differently).
-    assert sorted(ours) == sorted(theirs) and saved.records == len(ours) > 50
+    assert sorted(ours) == sorted(theirs)
     names = {next(iter(json.loads(rec.split("\n", 1)[0]))) for rec in ours}
     assert {"str", "dynamo_start", "compilation_metrics", "inductor_output_code"} <= names
 
