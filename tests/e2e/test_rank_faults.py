@@ -16,11 +16,10 @@ from pathlib import Path
 
 import psutil
 import pytest
+from helpers.eager_rank import eager_and_compiled
 from helpers.paths import PROGRAMS
 from helpers.proc import alive, dlcprof_run, tree, wait_gone
 
-from dlcprof.figures import outcome as fout
-from dlcprof.figures.job import ddp as fddp
 from dlcprof.report.load import load_session
 
 DDP = PROGRAMS / "ddp_train.py"
@@ -161,17 +160,5 @@ def test_a_rank_that_never_compiles_is_shown_as_such(tmp_path, run_job):
     proc = run_job("--eager-rank", "1", "--steps", "2")
     _, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 0, stderr
-    session = load_session(tmp_path / "s.json")
-    runs = {r.process.rank: r for r in session.runs.values() if r.process}
-    assert set(runs) == {0, 1}
-    eager, compiled = runs[1], runs[0]
-    assert not eager.compiles and eager.status == "ok" and eager.process.world_size == 2
-    assert fout.status(eager) == fout.NEVER_COMPILED
-    assert compiled.compiles and fout.status(compiled) == "ok"
+    eager, _ = eager_and_compiled(load_session(tmp_path / "s.json"))
     assert f"■ {eager.name}: never compiled" in stderr
-    # Its settings are read when it reports, at its end: no split, nothing compiled.
-    # Both built their DDP before the probes came in: the bootstrap marked it.
-    assert fddp.lines(eager) == [
-        "DDP compile settings: optimize_ddp ddp_optimizer, compiled autograd off"
-    ]
-    assert fddp.lines(compiled)[0].startswith("DDP compile settings: ")
