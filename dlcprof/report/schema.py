@@ -852,5 +852,12 @@ def build_report(model: rm.Report, extra: dict[str, Any] | None = None) -> dict[
 
 
 def dumps_report(report: dict[str, Any]) -> str:
+    """The summary indented for reading, then the events (most of a session's
+    bytes) one to a line by json's C encoder: an indent runs its pure-Python one."""
     # default=str: torch metrics may hold odd values; a report must always write.
-    return json.dumps(report, indent=1, default=str, ensure_ascii=False) + "\n"
+    head = {k: v for k, v in report.items() if k != "events"}
+    text = json.dumps(head, indent=1, default=str, ensure_ascii=False)
+    encode = json.JSONEncoder(default=str, ensure_ascii=False).encode
+    events = ",\n  ".join(map(encode, report.get("events", [])))
+    body = f"[\n  {events}\n ]" if events else "[]"
+    return f'{text.removesuffix("}").rstrip()},\n "events": {body}\n}}\n'

@@ -16,16 +16,24 @@ put back (one that switched it off keeps it off).
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
+from types import TracebackType
 
 
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
+class paused_gc:  # noqa: N801 - used as a function: `with paused_gc():`
+    """The collector off for the block, the program's setting put back after.
+    A class, not a generator: it wraps every trace record of every compile."""
+
+    __slots__ = ("_was",)
+
+    def __enter__(self) -> None:
+        self._was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._was:
             gc.enable()

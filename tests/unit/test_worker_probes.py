@@ -379,14 +379,42 @@ def test_stack_traces_become_the_line_of_each_op():
 # --- the torch adapters and the writer ---------------------------------------------------
 
 
-def test_trace_handler_sits_first_and_receives_records():
+@pytest.mark.parametrize("beside", [False, True], ids=["alone", "beside-another-handler"])
+def test_trace_handler_sits_first_and_receives_records(beside: bool, monkeypatch):
+    """Alone on torch's trace logger, the handler takes each record straight
+    from ``trace_log.debug`` (no LogRecord made); beside another handler,
+    through Logger as before, and both see it. Uninstalled, Logger's own
+    ``debug`` is back."""
+    import logging
+
     torch_logging = pytest.importorskip("torch._logging")
     from torch._logging._internal import trace_log
 
+    class Kept(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__(logging.DEBUG)
+            self.records: list[logging.LogRecord] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.records.append(record)
+
+    other = Kept()
+    made: list[str] = []
+    factory = logging.getLogRecordFactory()
+
+    def counting(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        made.append(args[0])
+        return factory(*args, **kwargs)
+
+    # Without torch's placeholder, which leaves at its first record (no TORCH_TRACE).
+    monkeypatch.setattr(trace_log, "handlers", [])
     sink = ListEmitter()
     d = TraceDispatcher(sink, "r")
     uninstall = T.install(d, ProbeNotes(sink, "r"))
     assert uninstall is not None
+    if beside:
+        trace_log.addHandler(other)
+    logging.setLogRecordFactory(counting)
     try:
         assert isinstance(trace_log.handlers[0], T._TraceHandler)
         torch_logging.trace_structured(
@@ -395,10 +423,15 @@ def test_trace_handler_sits_first_and_receives_records():
             payload_fn=lambda: "0/0: tensor 'x' size mismatch at index 0",
         )
     finally:
+        logging.setLogRecordFactory(factory)
+        trace_log.removeHandler(other)
         uninstall()
     assert not any(isinstance(h, T._TraceHandler) for h in trace_log.handlers)
+    assert "debug" not in vars(trace_log)
     (rc,) = of(sink.events, ev.RecompileTriggered)
     assert rc.reason.startswith("0/0: tensor 'x'")
+    assert made.count(trace_log.name) == (1 if beside else 0)
+    assert [r.payload for r in other.records] == ([rc.reason] if beside else [])
 
 
 def test_probes_degrade_when_torch_moved_things(monkeypatch):
