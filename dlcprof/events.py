@@ -843,6 +843,10 @@ class GraphSplitForDDP(Event):
     compile_id: str
     pieces: list[str]  # the split graph's submodules ("submod_0", ...)
     forward_graphs: int  # Inductor graphs compiled for the forward of this compile
+    # Its backward's, compiled within it ahead of the first backward (AOTAutograd
+    # does when the forward saves sizes for it: dynamic shapes), with no record
+    # of their own; a lazily compiled backward's have theirs.
+    backward_graphs: int = 0
     bucket_cap_bytes: int | None = None
     bucket_bytes: list[int] = field(default_factory=list)
     bucket_params: list[list[str]] = field(default_factory=list)

@@ -50,6 +50,9 @@ _KEEP = ("compile_id", "start_time", "stack_trace")
 # any thread, kernels, the cache state) belongs to the backward compile, though
 # torch stamps it with the forward's compile id.
 BACKWARD_PHASE = "entire_backward_compile"
+# Inductor's compile of a backward graph: inside a forward compile (not a lazy
+# backward's), AOTAutograd compiles the backward ahead, with the forward.
+BACKWARD_COMPILER_PHASE = "compile_fx.<locals>.bw_compiler"
 # Dynamo's outermost phase of a frame compile, and AOTInductor's of its compile
 # (which torch logs with no compile id).
 FRAME_PHASE, AOTI_PHASE = "dynamo", "compile_fx_aot"
@@ -146,9 +149,13 @@ class TraceDispatcher:
         self._aoti_count = 0
         self._aoti_record: ev.CompileFinished | None = None
         # DDPOptimizer: the pieces of each split compile, the Inductor graphs of
-        # each compile so far, and the buckets DDPOptimizer chose last (worker/probes/ddp.py).
+        # each compile so far (forward, and backward compiled ahead with it), the
+        # forward compiles compiling a backward now, and the buckets DDPOptimizer
+        # chose last (worker/probes/ddp.py).
         self._pieces: dict[str, list[str]] = {}
         self._inductor_graphs: dict[str, int] = {}
+        self._ahead_graphs: dict[str, int] = {}
+        self._ahead: set[str] = set()
         self._buckets: tuple[int | None, list[int], list[list[str]]] | None = None
         # Called with the function's file:line at each function's first limit hit.
         self.on_limit: Callable[[str], None] | None = None
@@ -206,6 +213,7 @@ class TraceDispatcher:
         self.prefix = prefix
         self._open.clear()
         self._backward.clear()
+        self._ahead.clear()
         self._finished.clear()
 
     def _frame_begins(self, raw: Any) -> None:
@@ -318,10 +326,15 @@ class TraceDispatcher:
         # they belong to the compile in flight.
         cid = md_cid or self._cid(args.get("compile_id")) or self._last_cid
         key = (thread, name)
+        # Inside a forward compile (a lazy backward's id is the backward's own).
+        forward = cid is not None and not cid.endswith(ev.BACKWARD)
+        ahead = cid if forward and name == BACKWARD_COMPILER_PHASE else None
         if ph == "B":
             if self.autotune is not None:
                 self.autotune.phase_began(name)
             self._open.setdefault(key, []).append((ts, cid))
+            if ahead:
+                self._ahead.add(ahead)
             self.sink.emit(
                 ev.PhaseStarted(run_id=self.run_id, compile_id=cid, name=name, thread=thread, t=ts)
             )
@@ -330,6 +343,8 @@ class TraceDispatcher:
         if not stack:
             return  # an End whose Begin came before the probe was installed
         start, begin_cid = stack.pop()
+        if ahead:
+            self._ahead.discard(ahead)
         cache_state = args.get("cache_state")
         if self.autotune is not None:
             self.autotune.phase_ended(name, thread, max(0.0, ts - start), cid or begin_cid)
@@ -416,7 +431,7 @@ class TraceDispatcher:
         graphs = self._inductor_graphs.pop(cid, 0)
         if not is_backward:
             self._finished.add(cid)
-            self._ddp_split(cid, graphs)
+            self._ddp_split(cid, graphs, self._ahead_graphs.pop(cid, 0))
             self._restarted_at_breaks(record, cid)
         if self._aoti is not None and cid == self._aoti[0]:
             self._aoti_record = finished  # emitted when its span ends
@@ -538,7 +553,8 @@ class TraceDispatcher:
         if cid is None:
             return
         # One per Inductor graph, hit or miss.
-        self._inductor_graphs[cid] = self._inductor_graphs.get(cid, 0) + 1
+        graphs = self._ahead_graphs if cid in self._ahead else self._inductor_graphs
+        graphs[cid] = graphs.get(cid, 0) + 1
         if self.kernels is not None:
             self.kernels.output_code(cid, payload, (md.get(name) or {}).get("filename"))
 
@@ -577,9 +593,10 @@ class TraceDispatcher:
         if cid is not None and self.kernels is not None:
             self.kernels.stack_traces(cid, payload)
 
-    def _ddp_split(self, cid: str, graphs: int) -> None:
+    def _ddp_split(self, cid: str, graphs: int, backward: int) -> None:
         """The split of this forward compile, if DDPOptimizer split it (before its
-        CompileFinished, so a view of the compile has it)."""
+        CompileFinished, so a view of the compile has it); ``backward``: its
+        backward's graphs compiled ahead, with it."""
         pieces = self._pieces.pop(cid, None)
         buckets, self._buckets = self._buckets, None
         if not pieces:
@@ -591,6 +608,7 @@ class TraceDispatcher:
                 compile_id=cid,
                 pieces=pieces,
                 forward_graphs=graphs,
+                backward_graphs=backward,
                 bucket_cap_bytes=cap,
                 bucket_bytes=sizes if len(sizes) == len(pieces) else [],
                 bucket_params=params if len(params) == len(pieces) else [],

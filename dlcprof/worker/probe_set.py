@@ -19,8 +19,9 @@ A host is a process whose compiles dlcprof watches; each builds one
 The shared set: Inductor's kernel provenance, the kernel collector (its
 source lines re-anchored on the files as they are now), the structured-trace
 dispatcher and its handler, torch's raw trace for tlparse, autotuning (fed
-torch's timers of each op by the dispatcher), and each compile's CPU seconds
-(``probes/compile_cpu.py``).
+torch's timers of each op by the dispatcher), each compile's CPU seconds
+(``probes/compile_cpu.py``), and each compile's record kept where torch could not
+write its config (``probes/metrics_record.py``).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from dlcprof import events as ev
 from dlcprof.trace_records.dispatcher import TraceDispatcher
 from dlcprof.trace_records.kernels import KernelCollector
 from dlcprof.worker.fresh_lines import FreshKernelLines, FreshLines
-from dlcprof.worker.probes import ProbeNotes, compile_cpu, provenance, rawtrace
+from dlcprof.worker.probes import ProbeNotes, compile_cpu, metrics_record, provenance, rawtrace
 from dlcprof.worker.probes import autotune as autotune_probe
 from dlcprof.worker.probes import trace as trace_probe
 from dlcprof.worker.probes.kernels import aten_op_exists
@@ -69,6 +70,7 @@ class ProbeSet:
         compile_cpu.install(
             compile_cpu.CompileCpu(sink, lambda: self.run_id, lambda: self.dispatcher.prefix), notes
         )
+        metrics_record.install()
 
     def follow(
         self,

@@ -5,7 +5,7 @@ tests/programs/compile_crash.py raises on every torch: its step's backend
 fails, and Dynamo raises ``BackendCompilerFailed`` at the first step.
 tests/programs/compile_crash_lightning.py is Lightning's ``self.log`` inside a
 compiled step, without Lightning: Dynamo raises InternalTorchDynamoError inside
-``inspect`` on torch 2.12 and 2.13 (2.14 fixed it). The probe
+``inspect`` on torch 2.12 and 2.13 only (2.11 runs it through; 2.14 fixed it). The probe
 (dlcprof/worker/probes/raised.py) sees the exception leave Dynamo's frame
 callback; every view says the crash first, at the user's line, with the fixes.
 """
@@ -38,12 +38,13 @@ from dlcprof.worker.probes import raised as raised_probe
 
 PROGRAM = PROGRAMS / "compile_crash.py"
 LIGHTNING = PROGRAMS / "compile_crash_lightning.py"
-# Dynamo's inspect bug that the Lightning-style program hits (pytorch-lightning#21836).
-FIXED_IN = (2, 14)
-LIGHTNING_FIXED = pytest.mark.skipif(
-    tuple(int(p) for p in torch.__version__.split(".")[:2]) >= FIXED_IN,
-    reason=f"torch {torch.__version__} has Dynamo's fix for inspect.getfullargspec of a "
-    "rebound step (2.14): compile_crash_lightning.py no longer crashes",
+# Dynamo's inspect bug that the Lightning-style program hits (pytorch-lightning#21836):
+# in torch from 2.12 (2.11 fits the program) until 2.14 fixed it.
+BUGGY = ((2, 12), (2, 14))
+LIGHTNING_CRASHES = pytest.mark.skipif(
+    not BUGGY[0] <= tuple(int(p) for p in torch.__version__.split(".")[:2]) < BUGGY[1],
+    reason=f"torch {torch.__version__} lacks Dynamo's inspect.getfullargspec bug of a "
+    "rebound step (2.12 and 2.13 only): compile_crash_lightning.py fits, it does not crash",
 )
 
 
@@ -88,7 +89,7 @@ def test_a_raised_compile_is_said_at_the_users_line(monkeypatch):
     assert raised.error.startswith(CRASH_ERROR)
 
 
-@LIGHTNING_FIXED
+@LIGHTNING_CRASHES
 def test_lightnings_log_in_a_compiled_step_is_said_at_its_line(monkeypatch):
     raised = _raised(monkeypatch, LIGHTNING)
     assert raised.location == f"{LIGHTNING}:{_line(LIGHTNING, 'inspect.getfullargspec')}"

@@ -88,6 +88,19 @@ def test_job_advice_ranks_the_solo_recompile_first_and_blames_no_torch_function(
     _check([_item_dict(i) for i in advice.items], advice.hidden, sum(solo.values()), RECORDED)
 
 
+def test_the_peers_advice_says_the_solo_recompile_first_without_a_saving():
+    """Which rank compiled the most is left to chance on a warm cache (the
+    recompile a cache hit: torch 2.11's run of the job advised rank 0): rank 0's
+    advice says rank 1's recompile first too, with no compile saving of its own."""
+    session = Session.from_events(load_fixture("programs/ddp_odd_batch"))
+    peer = next(r for r in session.runs.values() if r.process and r.process.rank == 0)
+    advice = far.advise(session, peer)
+    _check(
+        [_item_dict(i) for i in advice.items], advice.hidden, sum(_solo(session).values()), RECORDED
+    )
+    assert advice.items[0].predicted is None
+
+
 def test_a_break_in_the_users_own_code_is_still_advised():
     """Only breaks in frames of installed packages or the standard library leave
     the items: the same job's breaks, moved into the user's file, are advised."""

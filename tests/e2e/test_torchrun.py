@@ -150,9 +150,12 @@ def test_a_real_split_is_shown_per_rank_with_its_pieces_and_buckets(diverged_job
     for rank, r in runs.items():
         ddp = r["ddp"]
         assert (ddp["optimize_ddp"], ddp["compiled_autograd"]) == ("ddp_optimizer", False)
-        # Rank 1's recompile (step 2) is split in 4 again.
+        # Rank 1's recompile (step 2) is split in 4 again, its batch dynamic: each
+        # piece's backward compiled with the forward (tests/unit/test_ddp.py).
         split, *again = splits = ddp["splits"]
-        assert [s["pieces"] for s in again] == ([] if rank == 0 else [4]), splits
+        assert [(s["pieces"], s["forward_graphs"], s["backward_graphs"]) for s in again] == (
+            [] if rank == 0 else [(4, 4, 4)]
+        ), splits
         assert split["pieces"] == 4 and split["piece_names"][-1] == "submod_3"
         assert (split["forward_graphs"], split["backward_graphs"]) == (4, 4)
         assert split["bucket_cap_bytes"] == MIB and split["bucket_bytes"] == [BUCKET] * 4

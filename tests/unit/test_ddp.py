@@ -4,6 +4,10 @@ ends of an attached program's processes (figures/job/ddp.py, figures/outcome.py)
 tests/fixtures/trace/ddp_split.jsonl: rank 0 of `torchrun --nproc-per-node 2
 tests/programs/ddp_train.py --width 512 --depth 4 --bucket-cap-mb 1 --steps 2`
 on torch 2.13 (TORCH_TRACE, the records the dispatcher reads).
+tests/fixtures/trace/ddp_split_recompile.jsonl: rank 1's records of its recompile
+4/1 in the same job with ``--diverge-rank 1 --steps 3`` (a batch of 6 at step 2:
+Dynamo recompiles with a dynamic batch), payloads read only for kernels or a
+cache lookup's key left out.
 tests/fixtures/programs/ddp_eager_rank.jsonl: what dlcprof saw of `dlcprof run --
 torchrun --nproc-per-node 2 tests/programs/ddp_train.py --eager-rank 1 --steps 2`
 (scripts/record_program_fixture.py). The real jobs: tests/e2e/test_torchrun.py,
@@ -37,15 +41,16 @@ from dlcprof.trace_records.payloads import record_name
 from dlcprof.worker.emit import ListEmitter
 
 TRACE = FIXTURES / "trace" / "ddp_split.jsonl"
+RECOMPILE = FIXTURES / "trace" / "ddp_split_recompile.jsonl"
 MIB = 1024 * 1024
 # Linear(512, 512): weight and bias, 4-byte floats, as DDPOptimizer counts them.
 BUCKET = (512 * 512 + 512) * 4
 
 
-def replayed(buckets: bool = True) -> list[ev.Event]:
+def replayed(buckets: bool = True, trace=TRACE) -> list[ev.Event]:
     sink = ListEmitter()
     d = TraceDispatcher(sink, "pid7")
-    for line in TRACE.read_text().splitlines():
+    for line in trace.read_text().splitlines():
         rec = json.loads(line)
         if buckets and record_name(rec["metadata"]) == DDP_SPLIT:
             # What probes/ddp.py hands over when DDPOptimizer prints its buckets.
@@ -90,6 +95,31 @@ def test_the_split_in_every_view_counts_pieces_and_sums_the_backward():
     assert r["ddp"]["splits"][0]["pieces"] == 4 and r["ddp"]["inductor_graphs"] == 8
     assert r["ddp"]["splits"][0]["bucket_bytes"] == [BUCKET] * 4
     assert line in render_markdown(model)
+
+
+def test_a_backward_compiled_with_its_forward_is_counted_as_the_backward():
+    """A recompile with a dynamic batch: AOTAutograd compiles each piece's
+    backward inside the forward compile (Inductor's ``inductor_compile`` ends
+    with ``is_backward`` true there), so no backward record of its own follows.
+    Its 8 Inductor graphs are 4 forward and 4 backward, the backward compiled."""
+    ends = [json.loads(line) for line in RECOMPILE.read_text().splitlines()]
+    phases = [json.loads(e["payload"]) for e in ends if "chromium_event" in e["metadata"]]
+    inductor = [
+        p["args"]["is_backward"]
+        for p in phases
+        if p["name"] == "inductor_compile" and p["ph"] == "E"
+    ]
+    assert inductor == [False, True] * 4
+    session = Session.from_events([*program_started(rank=1)[1:], *replayed(trace=RECOMPILE)])
+    run = session.run("pid7")
+    assert ev.backward_id("4/1") not in run.compiles
+    (split,) = fddp.splits(run)
+    assert (split.event.compile_id, split.pieces) == ("4/1", 4)
+    assert (split.event.forward_graphs, split.backward_graphs) == (4, 4)
+    assert fddp.graphs(run) == 8
+    assert "4 forward + 4 backward Inductor graphs (the backward's compiled with the forward)" in (
+        split.line
+    )
 
 
 def test_without_the_bucket_hook_the_split_says_why_buckets_are_missing():

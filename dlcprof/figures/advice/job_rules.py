@@ -93,14 +93,9 @@ def _waited(session: Session, found: list[Divergence], rank: int, paid: float) -
     return head + f"up to {text.secs(paid)}, its recompiles' seconds ({text.na(wait.words)})"
 
 
-def solo_recompiles(session: Session, run: Run, calls: int) -> Advice | None:
-    """This rank's recompiles that no other rank made: their seconds (forward and
-    backward) are what its peers waited for."""
-    rank = run.process.rank if run.process is not None else None
-    if rank is None:
-        return None
-    every = divergences(session)
-    found = [
+def _solo(every: list[Divergence], rank: int, run: Run) -> list[Divergence]:
+    """``rank``'s recompiles that no other rank made."""
+    return [
         d
         for d in every
         if d.check == "compile_ids"
@@ -108,14 +103,32 @@ def solo_recompiles(session: Session, run: Run, calls: int) -> Advice | None:
         and d.subject in run.compiles
         and not d.subject.endswith("/0")
     ]
-    if not found:
+
+
+def solo_recompiles(session: Session, advised: Run, calls: int) -> Advice | None:
+    """A rank's recompiles that no other rank made: their seconds (forward and
+    backward) are what its peers waited for. The advised rank's own, else the
+    first other rank's: the job's cost, said whichever rank's advice is read (the
+    rank that compiled the most, which a warm cache leaves to chance); only the
+    advised rank's own has a predicted saving of its compile seconds."""
+    own = advised.process.rank if advised.process is not None else None
+    if own is None:
+        return None
+    every = divergences(session)
+    ranks = by_rank(session)
+    for rank in (own, *sorted(r for r in ranks if r != own)):
+        run = advised if rank == own else ranks[rank]
+        found = _solo(every, rank, run)
+        if found:
+            break
+    else:
         return None
     compiles = [run.compiles[d.subject] for d in found]
     yours = [c for d, c in zip(found, compiles, strict=True) if not d.in_torch] or compiles
     main = yours[0]
     reason = _reason(run, main)
     paid = sum(_seconds(run, c) for c in compiles)
-    others = sorted(r for r in by_rank(session) if r != rank)
+    others = sorted(r for r in ranks if r != rank)
     peers = rank_names(others)
     change, snippet = _fix(run, main, reason)
     file = str(main.record.metrics.get("co_filename") or "") if main.record else ""
@@ -150,7 +163,7 @@ def solo_recompiles(session: Session, run: Run, calls: int) -> Advice | None:
             total - paid,
             f"rank {rank}'s solo recompiles no longer happen",
         )
-        if 0 < paid < total
+        if rank == own and 0 < paid < total
         else None,
         snippet=snippet,
         where=f"{file}:{line}" if text.users_code(file) and line is not None else "",

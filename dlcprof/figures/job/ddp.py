@@ -32,7 +32,7 @@ class Split:
     """One compile DDPOptimizer split, with what Inductor made of its pieces."""
 
     event: ev.GraphSplitForDDP
-    backward_graphs: int  # backward pieces compiled so far (each its own record)
+    backward_graphs: int  # backward pieces compiled so far, lazily (each its own record) or ahead
 
     @property
     def pieces(self) -> int:
@@ -51,8 +51,9 @@ class Split:
     @property
     def line(self) -> str:
         e = self.event
+        ahead = " (the backward's compiled with the forward)" if e.backward_graphs else ""
         graphs = (
-            f"{e.forward_graphs} forward + {self.backward_graphs} backward Inductor graphs"
+            f"{e.forward_graphs} forward + {self.backward_graphs} backward Inductor graphs{ahead}"
             if self.backward_graphs
             else f"{e.forward_graphs} forward Inductor graphs (the backward not compiled yet)"
         )
@@ -68,16 +69,16 @@ def splits(run: Run) -> list[Split]:
     out = []
     for e in run.ddp_splits:
         bwd = run.compiles.get(ev.backward_id(e.compile_id))
-        out.append(Split(e, len(bwd.records) if bwd is not None else 0))
+        out.append(Split(e, e.backward_graphs + (len(bwd.records) if bwd is not None else 0)))
     return out
 
 
 def graphs(run: Run) -> int:
     """Graphs the process compiled (by Inductor, or the backend it used), each DDP
     piece counted (Dynamo's own count says one per split frame): a split's
-    forward Inductor graphs, each other forward compile that made a graph, and
-    every backward record."""
-    split = {e.compile_id: e.forward_graphs for e in run.ddp_splits}
+    forward Inductor graphs and those of its backward compiled with them, each
+    other forward compile that made a graph, and every backward record."""
+    split = {e.compile_id: e.forward_graphs + e.backward_graphs for e in run.ddp_splits}
     n = 0
     for c in run.compiles.values():
         r = c.record

@@ -135,6 +135,17 @@ def _fresh_lines() -> FreshLines:
     return fresh
 
 
+def _importing_torch() -> bool:
+    """A module of torch's other than Dynamo (whose import has just run, and
+    which the probes install from) is still executing its import."""
+    return any(
+        name.startswith("torch.")
+        and name != "torch._dynamo"
+        and getattr(getattr(module, "__spec__", None), "_initializing", False)
+        for name, module in list(sys.modules.items())
+    )
+
+
 def _cpu_count() -> int | None:
     """The cores this process may run on (its affinity, as Inductor's own count is)."""
     try:
@@ -272,16 +283,35 @@ class AttachedProcess:
         self._log(line, level)
 
     def cache_artifacts(self, path: str) -> None:
-        """`dlcprof try` of Mega-Cache: the artifacts file loaded now, before the
+        """`dlcprof try` of Mega-Cache: the artifacts file loaded before the
         program compiles, when it exists, and saved at exit; each said in the
-        process's log (a warning when torch refused: the program ran on)."""
-        load = os.path.exists(path)
+        process's log (a warning when torch refused: the program ran on).
+        Loaded now, or at the start of the first compile (before its cache
+        lookups) while one of torch's imports is still running: torch 2.11
+        imports Dynamo from inside ``torch._inductor``'s import, and the load's
+        own imports re-enter that half-run module and fail."""
+        if not os.path.exists(path):
+            atexit.register(self._save_artifacts, path)
+        handler = getattr(self.torch._dynamo, "callback_handler", None)
+        if handler is None or not _importing_torch():
+            self._load_artifacts(path)
+            return
+        loaded = False
+
+        def start(_args: Any) -> None:
+            nonlocal loaded
+            # Never removed from the handler: removing one while it runs the list skips the next.
+            if not loaded:
+                loaded = True
+                self._load_artifacts(path)
+
+        handler.register_start_callback(start)
+
+    def _load_artifacts(self, path: str) -> None:
         try:
             load_artifacts(self.torch, path, self._log)
         except Exception as e:  # noqa: BLE001 - torch's failure: never the program's
             self._log(f"cache artifacts: {path} not loaded: {e!r}", "warning")
-        if not load:
-            atexit.register(self._save_artifacts, path)
 
     def _save_artifacts(self, path: str) -> None:
         try:
