@@ -434,6 +434,54 @@ def test_trace_handler_sits_first_and_receives_records(beside: bool, monkeypatch
     assert [getattr(r, "payload", None) for r in other.records] == ([rc.reason] if beside else [])
 
 
+@pytest.mark.parametrize("beside", [False, True], ids=["alone", "beside-another-handler"])
+def test_records_nobody_reads_are_not_made_while_the_handler_listens_alone(
+    beside: bool, monkeypatch
+):
+    """torch builds a record's payload before any handler sees it: alone, the
+    probe has torch make only the records the dispatcher reads (an artifact
+    judged by the name its metadata gives); beside another handler, every one,
+    which that handler may want. Bound where torch's modules hold it by name."""
+    import logging
+
+    import torch._subclasses.meta_utils as meta_utils
+    import torch._logging as torch_logging
+    from torch._logging._internal import trace_log
+
+    built: list[str] = []
+
+    def payload(name: str):
+        return lambda: built.append(name) or f"{name} payload"
+
+    monkeypatch.setattr(trace_log, "handlers", [])
+    sink = ListEmitter()
+    uninstall = T.install(TraceDispatcher(sink, "r"), ProbeNotes(sink, "r"))
+    assert uninstall is not None
+    other = logging.NullHandler()
+    if beside:
+        trace_log.addHandler(other)
+    try:
+        assert meta_utils.trace_structured is torch_logging.trace_structured
+        meta_utils.trace_structured("describe_tensor", payload_fn=payload("describe_tensor"))
+        torch_logging.trace_structured(
+            "artifact",
+            metadata_fn=lambda: {"name": "fx_graph_runnable", "encoding": "string"},
+            payload_fn=payload("fx_graph_runnable"),
+        )
+        torch_logging.trace_structured(
+            "artifact",
+            lambda: {"name": "recompile_reasons", "encoding": "string"},
+            payload_fn=payload("recompile_reasons"),
+        )
+    finally:
+        trace_log.removeHandler(other)
+        uninstall()
+    wanted = ["recompile_reasons"]
+    assert built == (["describe_tensor", "fx_graph_runnable", *wanted] if beside else wanted)
+    (rc,) = of(sink.events, ev.RecompileTriggered)
+    assert rc.reason == "recompile_reasons payload"
+
+
 def test_probes_degrade_when_torch_moved_things(monkeypatch):
     # Imported first, so only the lookups below fail (no half-imported package).
     pytest.importorskip("torch._inductor.config")

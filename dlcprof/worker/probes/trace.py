@@ -12,17 +12,23 @@ build a ``LogRecord``, find the caller's frame and take the handler's lock for
 every record of every compile, at more cost than the handler's own work
 (benchmarks/RESULTS.md §15). torch calls ``trace_log.debug`` in one place
 (``trace_structured``), with the record in ``extra``; any other call, or a second
-handler, takes Logger's own path.
+handler, takes Logger's own path. At those times too, a record the dispatcher
+does not read (tensor descriptions, guards, AOT graphs, ``fx_graph_runnable``)
+is not made at all: torch would build its payload (a graph printed, JSON, an
+md5) only for the handler to drop it.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from dlcprof.trace_records.dispatcher import TraceDispatcher
+from dlcprof.trace_records.dispatcher import CONSUMED, TraceDispatcher
+from dlcprof.trace_records.payloads import record_name
 from dlcprof.worker.paused_gc import paused_gc
 from dlcprof.worker.probes import ProbeNotes
 
@@ -66,6 +72,44 @@ def _direct(trace_log: logging.Logger, handler: _TraceHandler) -> Callable[..., 
     return direct
 
 
+def _alone(trace_log: logging.Logger) -> bool:
+    handlers = trace_log.handlers
+    return len(handlers) == 1 and isinstance(handlers[0], _TraceHandler)
+
+
+_SKIPS = "_dlcprof_skips_unread"  # marks the wrapper below
+
+
+def _skip_unread(internal: Any) -> None:
+    """``trace_structured`` that makes no record the dispatcher would drop, while
+    its handler alone listens; bound wherever torch's modules hold the original
+    (they import it by name), once per process."""
+    original = getattr(internal, "trace_structured", None)
+    trace_log = internal.trace_log
+    if original is None or getattr(original, _SKIPS, False):
+        return
+
+    @functools.wraps(original)
+    def trace_structured(name: str, *args: Any, **kwargs: Any) -> None:
+        if _alone(trace_log):
+            if name == "artifact" and len(args) + ("metadata_fn" in kwargs) == 1:
+                # An artifact is named inside its metadata, cheap to make; made once.
+                made = (args[0] if args else kwargs.pop("metadata_fn"))()
+                if record_name({name: made}) not in CONSUMED:
+                    return
+                args, kwargs["metadata_fn"] = (), lambda: made
+            elif name != "artifact" and name not in CONSUMED:
+                return
+        original(name, *args, **kwargs)
+
+    setattr(trace_structured, _SKIPS, True)
+    for module in list(sys.modules.values()):
+        # The module's own names only: a lazy module's __getattr__ would import.
+        names = getattr(module, "__dict__", None)
+        if isinstance(names, dict) and names.get("trace_structured") is original:
+            names["trace_structured"] = trace_structured
+
+
 class _LimitWarningHandler(logging.Handler):
     def __init__(self, dispatcher: TraceDispatcher) -> None:
         super().__init__(logging.WARNING)
@@ -81,7 +125,9 @@ class _LimitWarningHandler(logging.Handler):
 def install(dispatcher: TraceDispatcher, notes: ProbeNotes) -> Callable[[], None] | None:
     """Attach the handlers; returns an uninstall function, or None when unavailable."""
     try:
-        from torch._logging._internal import trace_log
+        import torch._logging._internal as internal
+
+        trace_log = internal.trace_log
     except Exception as e:  # noqa: BLE001
         notes.unavailable(
             PROBE,
@@ -95,6 +141,7 @@ def install(dispatcher: TraceDispatcher, notes: ProbeNotes) -> Callable[[], None
     trace_log.handlers.insert(0, handler)
     direct = _direct(trace_log, handler)
     vars(trace_log)["debug"] = direct  # on the instance: Logger's own stays for the rest
+    _skip_unread(internal)
     if trace_log.level > logging.DEBUG or trace_log.level == logging.NOTSET:
         trace_log.setLevel(logging.DEBUG)
     warn_logger = logging.getLogger("torch._dynamo.convert_frame")
