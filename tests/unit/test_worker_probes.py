@@ -444,14 +444,18 @@ def test_records_nobody_reads_are_not_made_while_the_handler_listens_alone(
     which that handler may want. Bound where torch's modules hold it by name."""
     import logging
 
-    import torch._subclasses.meta_utils as meta_utils
     import torch._logging as torch_logging
+    import torch._subclasses.meta_utils as meta_utils
     from torch._logging._internal import trace_log
 
     built: list[str] = []
 
     def payload(name: str):
-        return lambda: built.append(name) or f"{name} payload"
+        def build() -> str:
+            built.append(name)
+            return f"{name} payload"
+
+        return build
 
     monkeypatch.setattr(trace_log, "handlers", [])
     sink = ListEmitter()
