@@ -24,7 +24,6 @@ import gc
 import os
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -56,6 +55,8 @@ def _parallel(fn: Callable[[T], LogSummary], jobs: list[T], workers: int) -> lis
     than a log or two: a large job's kept ranks are its groups' first few)."""
     if workers <= 1 or len(jobs) <= workers:
         return [fn(j) for j in jobs]
+    from concurrent.futures import ProcessPoolExecutor  # a tenth of the import's start
+
     # The forked workers' collections then skip this process's objects (every
     # module imported): walking them costs each worker CPU and copies their pages.
     gc.freeze()
