@@ -4,12 +4,13 @@ paper's findings, and two runs compared (``dlcprof compare``)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from dlcprof import text
-from dlcprof.figures import compare as fc
 from dlcprof.figures import device as fd
 from dlcprof.figures import modes as fm
 from dlcprof.figures import paper as fpa
@@ -18,6 +19,9 @@ from dlcprof.figures.job import divergence as fdiv
 from dlcprof.figures.job import groups as fgroups
 from dlcprof.figures.job import ranks as franks
 from dlcprof.session import Run, Session
+
+if TYPE_CHECKING:  # a comparison's module: only `dlcprof compare` needs it
+    from dlcprof.figures import compare as fc
 
 
 def autotune_table(run: Run) -> RenderableType | None:

@@ -85,11 +85,12 @@ def cmd_merge(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     from dlcprof.report.errors import ReportError
     from dlcprof.trace_import.job import import_trace
-    from dlcprof.trace_import.nodes import write_node_summary
 
     paths = [str(p) for p in args.paths]
     try:
         if args.node_summary is not None:
+            from dlcprof.trace_import.nodes import write_node_summary
+
             if args.run != -1:
                 raise LoadError(
                     "a node keeps every run of its logs: choose one at the merge "

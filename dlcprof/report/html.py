@@ -13,14 +13,13 @@ from __future__ import annotations
 import os
 import re
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 import dlcprof
 from dlcprof import text
-from dlcprof.figures import compare as fc
 from dlcprof.figures import device as fd
 from dlcprof.figures import paper_tables as fpt
 from dlcprof.figures import recompiles as fr
@@ -31,6 +30,9 @@ from dlcprof.report import svg
 from dlcprof.report.benchmark import BenchmarkBlock
 from dlcprof.report.run import RunModel
 from dlcprof.session import Run
+
+if TYPE_CHECKING:  # a comparison's module: only `dlcprof compare` needs it
+    from dlcprof.figures import compare as fc
 
 __all__ = ["CSP", "page", "render", "render_compare_html", "render_html"]
 

@@ -52,7 +52,8 @@ def find_logs(paths: list[str]) -> list[tuple[str, str]]:
                     f"{path} holds no TORCH_TRACE log (torch writes "
                     "dedicated_log_torch_trace_rank_N_*.log into the folder TORCH_TRACE names)"
                 )
-            out += [(path.resolve().name, str(p)) for p in logs]
+            host = path.resolve().name
+            out += [(host, str(p)) for p in logs]
         else:
             raise ReportError(f"{path}: no such file or folder")
     seen: set[str] = set()

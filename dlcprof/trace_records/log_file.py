@@ -27,10 +27,18 @@ from typing import IO, Any, cast
 
 from dlcprof.trace_records.payloads import json_object, record_name
 
+# CPython's own md5 (a module without stubs): half OpenSSL's cost on a chromium
+# event's few hundred bytes, which most payloads an import checks are.
+try:
+    from _md5 import md5 as _small_md5  # type: ignore[import-not-found]
+except ImportError:  # a Python built without it
+    _small_md5 = hashlib.md5
+_SMALL = 2048  # bytes below which it is the faster (OpenSSL's, above)
+
 # A record's first line up to its metadata's JSON, which runs to the line's end
 # (matched in bytes: a log is read undecoded).
 _HEADER_RE = re.compile(
-    rb"(?:\[rank\d+\]:)?[VIWEC](\d\d)(\d\d) (\d\d):(\d\d):(\d\d\.\d+) (\d+) [^\]]*\][^{]* (?=\{)"
+    rb"(?:\[rank\d+\]:)?[VIWEC](\d\d\d\d \d\d:\d\d):(\d\d\.\d+) (\d+) [^\]]*\][^{]* (?=\{)"
 )
 # A record's lines end where a line that does not begin with a tab begins.
 _BLOCK_END = re.compile(rb"\n(?=[^\t])")
@@ -142,7 +150,9 @@ def read_records(
                     damage.add(CUT if last and nl < 0 else NOT_JSON, lines.at(start))
                 continue
             name = record_name(metadata)
-            record = Record(metadata, name, None, int(m.group(6)), _clock(m), (lines, start))
+            record = Record(
+                metadata, name, None, int(m[3]), _minute_s(m[1]) + float(m[2]), (lines, start)
+            )
             if not last and wanted is not None and name not in wanted:
                 yield record
                 continue
@@ -225,17 +235,16 @@ def _whole(record: Record, payload: bytes | None) -> bool:
         record.payload = joined.decode(errors="replace")
     if not isinstance(expected, str) or len(expected) != 32:
         return True
-    return hashlib.md5(joined).hexdigest() == expected.lower()
-
-
-def _clock(m: re.Match[bytes]) -> float:
-    month, day, hour, minute, second = m.group(1, 2, 3, 4, 5)
-    return _day_s(month, day) + int(hour) * 3600 + int(minute) * 60 + float(second)
+    md5 = _small_md5 if len(joined) < _SMALL else hashlib.md5
+    return md5(joined).hexdigest() == expected.lower()
 
 
 @functools.cache
-def _day_s(month: bytes, day: bytes) -> float:
-    return (_DAYS[int(month) - 1] + int(day) - 1) * 86400.0
+def _minute_s(minute: bytes) -> float:
+    """b"MMDD HH:MM" of a glog prefix in seconds since the start of the year (a
+    log's records share a few minutes: each read once)."""
+    month, day, hour, mins = int(minute[:2]), int(minute[2:4]), int(minute[5:7]), int(minute[8:])
+    return (_DAYS[month - 1] + day - 1) * 86400.0 + hour * 3600 + mins * 60
 
 
 def clock_words(clock: float) -> str:

@@ -38,14 +38,17 @@ _RESETS_RE = re.compile(r"reset(\d+):")  # events.after_reset's prefix
 # it: the object ids Dynamo's guards compare (``___check_obj_id(x, 1404…)``,
 # ``id(x) == 1404…``, "with LHS value: {'id': 1404…}", "Object 1404… of type …
 # is weakref'd"), addresses in reprs, pids, temporary folders' random names.
+# Each with the texts it cannot match without: words that hold none are not
+# searched (most hold none; the pid's, any case, is always searched).
 _OBJ = r"(?:[^()]|\([^()]*\))*?"  # a guard's argument, one level of calls in it
-_PER_PROCESS = (
-    (re.compile(rf"(___check_\w*id\({_OBJ},\s*)-?\d+"), r"\g<1><id>"),
-    (re.compile(rf"(\bid\({_OBJ}\)\s*[!=]=\s*)-?\d+"), r"\g<1><id>"),
-    (re.compile(r"('id': |\bObject )\d+"), r"\g<1><id>"),  # a guard's value, a finalized object
-    (re.compile(r"\b0x[0-9a-fA-F]{4,}\b"), "0x<address>"),
-    (re.compile(r"\b(pid[ =:]\s*)\d+", re.IGNORECASE), r"\g<1><pid>"),
-    (re.compile(r"(?<=/)tmp[A-Za-z0-9_]{6,}\b"), "tmp<random>"),
+_PER_PROCESS: tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...] = (
+    (("___check_",), re.compile(rf"(___check_\w*id\({_OBJ},\s*)-?\d+"), r"\g<1><id>"),
+    (("id(",), re.compile(rf"(\bid\({_OBJ}\)\s*[!=]=\s*)-?\d+"), r"\g<1><id>"),
+    # A guard's value, a finalized object.
+    (("'id': ", "Object "), re.compile(r"('id': |\bObject )\d+"), r"\g<1><id>"),
+    (("0x",), re.compile(r"\b0x[0-9a-fA-F]{4,}\b"), "0x<address>"),
+    ((), re.compile(r"\b(pid[ =:]\s*)\d+", re.IGNORECASE), r"\g<1><pid>"),
+    (("/tmp",), re.compile(r"(?<=/)tmp[A-Za-z0-9_]{6,}\b"), "tmp<random>"),
 )
 CACHE_COLUMN = "cache hit/miss (fwd+bwd)"  # every Inductor graph's: forward and backward
 
@@ -75,8 +78,9 @@ def id_order(compile_id: str) -> tuple[int, ...]:
 def process_free(words: str) -> str:
     """``words`` with what each process has its own of (ids, addresses, pids,
     temporary folders) replaced by a placeholder."""
-    for pattern, stand_in in _PER_PROCESS:
-        words = pattern.sub(stand_in, words)
+    for needles, pattern, stand_in in _PER_PROCESS:
+        if not needles or any(n in words for n in needles):
+            words = pattern.sub(stand_in, words)
     return words
 
 
