@@ -35,8 +35,9 @@ from dlcprof.monitors.program import ProgramMonitors
 Emit = Callable[[ev.Event], None]
 # A process's run status when it ended without its exit hook (os._exit, a signal).
 ENDED = "ended"
-# After the program exits: how long its processes' last events may take to arrive.
-DRAIN_S = 3.0
+# After the program exits: how long its processes' streams may stay silent before
+# dlcprof stops reading them, and how long it reads them at most.
+DRAIN_S, DRAIN_CAP_S = 3.0, 30.0
 STOP_GRACE_S = 15.0
 # After a stop: how long the program's leftover processes get between SIGTERM and SIGKILL.
 LEFTOVER_GRACE_S = 3.0
@@ -150,8 +151,12 @@ class AttachedProgram:
                     swept = True
                     self._end_leftovers()
                     ended_at = time.monotonic()  # their streams' ends may follow
+                # Ended: drained once every stream closed, or when none has said
+                # anything for DRAIN_S (a reader behind on a busy machine catches up).
                 if ended_at is not None and (
-                    not streams.open or time.monotonic() - ended_at > DRAIN_S
+                    not streams.open
+                    or time.monotonic() - max(ended_at, streams.read_t) > DRAIN_S
+                    or time.monotonic() - ended_at > DRAIN_CAP_S
                 ):
                     break
                 for key, _ in sel.select(timeout=0.1):
@@ -263,6 +268,7 @@ class _Streams:
         self.open = 0
         self._ids: set[str] = set()
         self._socks: list[socket.socket] = []
+        self.read_t = 0.0  # when a stream last said something (monotonic)
 
     def read(self, sel: selectors.BaseSelector, sock: socket.socket) -> None:
         stream: _Stream = sel.get_key(sock).data
@@ -275,6 +281,8 @@ class _Streams:
             return
         except OSError:
             chunk = b""
+        if chunk:
+            self.read_t = time.monotonic()
         *lines, stream.partial = (stream.partial + chunk).split(b"\n")
         for line in lines:
             self._line(stream, line)

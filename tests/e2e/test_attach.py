@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -405,6 +406,37 @@ def test_channel_holds_events_until_a_compile_and_bounds_its_buffer(short_tmp, m
     channel.close(wait_s=0.1)
     conn.close()
     server.close()
+
+
+def test_channel_at_exit_delivers_all_while_dlcprof_keeps_reading(short_tmp):
+    """A reader slowed by a busy machine gets every event, the last ones (a
+    crash) included: the exit waits while it reads, not a fixed time."""
+    path = str(short_tmp / "s.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(1)
+    channel = Channel(path, lambda: [])
+    channel.emit(_event())
+    conn, _ = server.accept()
+    sent = 1 + 10000  # ~1 MB: far past what the socket holds
+    for _ in range(sent - 1):
+        channel.emit(_event())
+    assert channel._buffer  # what the socket did not take waits in the channel
+    got = bytearray()
+
+    def slow_reader() -> None:
+        conn.settimeout(10)
+        while chunk := conn.recv(1 << 15):
+            got.extend(chunk)
+            time.sleep(0.05)  # ~0.6 MB/s: the drain takes longer than wait_s
+
+    reader = threading.Thread(target=slow_reader)
+    reader.start()
+    channel.close(wait_s=0.5)
+    reader.join(15)
+    conn.close()
+    server.close()
+    assert got.count(b"\n") == sent
 
 
 def _sampler(graphs: list) -> tuple[KernelSampler, list[Any]]:

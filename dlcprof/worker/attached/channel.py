@@ -73,20 +73,26 @@ class Channel:
             self._queue(data)
             self._flush()
 
-    def close(self, wait_s: float = 2.0) -> None:
-        """Deliver what is buffered (at most ``wait_s``), then close: at exit."""
-        deadline = time.monotonic() + wait_s
+    def close(self, wait_s: float = 2.0, cap_s: float = 30.0) -> None:
+        """Deliver what is buffered, then close (at exit): while dlcprof keeps
+        reading, up to ``cap_s`` (a reader slowed by a busy machine still gets
+        the last events: a crash is among them); after ``wait_s`` in which it
+        read nothing (gone, or stuck), at once."""
+        start = idle = time.monotonic()
         with self._lock:
             sock = self._sock
             while sock is not None and self._buffer and not self.quiet:
-                left = deadline - time.monotonic()
+                left = min(idle + wait_s, start + cap_s) - time.monotonic()
                 if left <= 0:
                     break
                 try:
                     select.select([], [sock], [], left)
                 except (OSError, ValueError):
                     break
+                before = len(self._buffer)
                 self._flush()
+                if len(self._buffer) < before:
+                    idle = time.monotonic()
             self._go_quiet()
 
     # --- inside the lock -------------------------------------------------------
