@@ -20,17 +20,18 @@ from __future__ import annotations
 import functools
 import gzip
 import hashlib
+import importlib
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, cast
 
 from dlcprof.trace_records.payloads import json_object, record_name
 
-# CPython's own md5 (a module without stubs): half OpenSSL's cost on a chromium
-# event's few hundred bytes, which most payloads an import checks are.
+# CPython's own md5 (a module without stubs, so imported by name): half OpenSSL's
+# cost on a chromium event's few hundred bytes, which most payloads an import checks are.
 try:
-    from _md5 import md5 as _small_md5  # type: ignore[import-not-found]
+    _small_md5: Callable[[bytes], Any] = importlib.import_module("_md5").md5
 except ImportError:  # a Python built without it
     _small_md5 = hashlib.md5
 _SMALL = 2048  # bytes below which it is the faster (OpenSSL's, above)
