@@ -25,7 +25,7 @@ import logging
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from dlcprof.trace_records.dispatcher import CONSUMED, TraceDispatcher
 from dlcprof.trace_records.payloads import record_name
@@ -51,30 +51,30 @@ class _TraceHandler(logging.Handler):
                 self.dispatcher.feed(md, payload, thread or 0)
 
 
-def _direct(trace_log: logging.Logger, handler: _TraceHandler) -> Callable[..., None]:
-    """``trace_log.debug`` that skips Logger's record-making while ``handler`` alone listens."""
+def _alone(trace_log: logging.Logger) -> bool:
+    """Whether dlcprof's handler is the logger's only one (no TORCH_TRACE, no raw trace)."""
+    handlers = trace_log.handlers
+    return len(handlers) == 1 and isinstance(handlers[0], _TraceHandler)
+
+
+def _direct(trace_log: logging.Logger) -> Callable[..., None]:
+    """``trace_log.debug`` that skips Logger's record-making while our handler alone listens."""
     debug = logging.Logger.debug
 
     def direct(msg: object, *args: object, **kwargs: Any) -> None:
         extra = kwargs.get("extra")
-        handlers = trace_log.handlers
         if (
             isinstance(extra, dict)
-            and len(handlers) == 1
-            and handlers[0] is handler
+            and _alone(trace_log)
             and not trace_log.disabled
             and trace_log.isEnabledFor(logging.DEBUG)
         ):
+            handler = cast(_TraceHandler, trace_log.handlers[0])
             handler.take(extra.get("metadata"), extra.get("payload"), threading.get_ident())
         else:
             debug(trace_log, msg, *args, **kwargs)
 
     return direct
-
-
-def _alone(trace_log: logging.Logger) -> bool:
-    handlers = trace_log.handlers
-    return len(handlers) == 1 and isinstance(handlers[0], _TraceHandler)
 
 
 _SKIPS = "_dlcprof_skips_unread"  # marks the wrapper below
@@ -139,7 +139,7 @@ def install(dispatcher: TraceDispatcher, notes: ProbeNotes) -> Callable[[], None
     # Position 0: torch's lazy placeholder handler removes itself while the list
     # is iterated for the very first record; appended, we would miss `B dynamo`.
     trace_log.handlers.insert(0, handler)
-    direct = _direct(trace_log, handler)
+    direct = _direct(trace_log)
     vars(trace_log)["debug"] = direct  # on the instance: Logger's own stays for the rest
     _skip_unread(internal)
     if trace_log.level > logging.DEBUG or trace_log.level == logging.NOTSET:
