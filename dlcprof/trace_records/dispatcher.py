@@ -24,6 +24,7 @@ from dlcprof import events as ev
 from dlcprof.trace_records.kernels import AOT_KERNELS, AOT_WRAPPER
 from dlcprof.trace_records.payloads import (
     METRIC_FIELDS,
+    Payload,
     call_site,
     combine_cache_states,
     compile_id_of,
@@ -40,6 +41,8 @@ from dlcprof.trace_records.payloads import (
     restart_is_graph_break,
 )
 
+# The printed Dynamo graph: only the kernel profile replays it (worker/profile.py).
+DYNAMO_GRAPH = "dynamo_output_graph"
 # DDPOptimizer's split of one Dynamo graph at DDP's bucket boundaries.
 DDP_SPLIT = "optimize_ddp_split_graph"
 DDP_PIECE = "optimize_ddp_split_child"
@@ -112,8 +115,12 @@ class TraceDispatcher:
         autotune: PhaseTimers | None = None,
         live: bool = False,
         now: Callable[[], float] = ev.now,
+        unread: frozenset[str] = frozenset(),
     ) -> None:
         self.sink = sink
+        # The record names read; ``unread``: those this host has no use for,
+        # which torch need not make (worker/probes/trace.py).
+        self.reads = CONSUMED - unread
         self.live = live  # in the compiling process: its stack is the program's
         # When the current record was written: a record without a start time
         # was written as its compile ended.
@@ -163,11 +170,11 @@ class TraceDispatcher:
     # Public -------------------------------------------------------------------
 
     def feed(
-        self, metadata: dict[str, Any], payload: str | None, thread: int, name: str | None = None
+        self, metadata: dict[str, Any], payload: Payload, thread: int, name: str | None = None
     ) -> None:
         """One record; ``name``: its ``record_name``, when the caller has it."""
         name = record_name(metadata) if name is None else name
-        if name not in CONSUMED:
+        if name not in self.reads:
             return
         with self._lock:
             if self.tee is not None:
@@ -288,9 +295,11 @@ class TraceDispatcher:
             self._last_cid = cid
         return cid
 
-    def _dispatch(self, name: str, md: dict[str, Any], payload: str | None, thread: int) -> None:
+    def _dispatch(self, name: str, md: dict[str, Any], payload: Payload, thread: int) -> None:
         if name == "chromium_event":
             self._phase(parse_chromium(payload), md, thread)
+        elif isinstance(payload, dict):
+            raise TypeError(f"a {name} record's payload is not text")
         elif name == "dynamo_start":  # older torch's only sign that a frame compile begins
             self._frame_begins(compile_id_of(md))
             self._record_cid(md)
@@ -632,11 +641,11 @@ class TraceDispatcher:
             )
         )
 
-    def _tee(self, tee: IO[str], md: dict[str, Any], payload: str | None, thread: int) -> None:
+    def _tee(self, tee: IO[str], md: dict[str, Any], payload: Payload, thread: int) -> None:
         """Record what the dispatcher reads, minus bulk it never looks at."""
         name = record_name(md)
         if name == "chromium_event" and payload:
-            d = parse_chromium(payload) or {}
+            d = dict(parse_chromium(payload) or {})  # torch's own event, where it was handed
             # End events of `dynamo` carry the whole compile record (configs included).
             args = d.get("args") or {}
             d["args"] = {
@@ -644,7 +653,7 @@ class TraceDispatcher:
                 for k, v in args.items()
                 if v is None or isinstance(v, (int, float, bool)) or len(str(v)) <= 200
             }
-            payload = json.dumps(d, separators=(",", ":"))
+            payload = json.dumps(d, separators=(",", ":"), default=str)
         elif name in ("compilation_metrics", "bwd_compilation_metrics"):
             record = md.get(name) or {}
             md = dict(md)
@@ -684,7 +693,7 @@ READERS: dict[str, Reader] = {
     "graph_dump": TraceDispatcher._graph_dump,
     "inductor_post_grad_graph": TraceDispatcher._post_grad,
     AOT_POST_GRAD: TraceDispatcher._post_grad,
-    "dynamo_output_graph": TraceDispatcher._dynamo_graph,
+    DYNAMO_GRAPH: TraceDispatcher._dynamo_graph,
     "inductor_provenance_tracking_node_mappings": TraceDispatcher._node_mappings,
     "inductor_provenance_tracking_kernel_stack_traces": TraceDispatcher._kernel_stack_traces,
 }

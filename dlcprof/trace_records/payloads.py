@@ -247,7 +247,14 @@ def parse_recompile_reasons(payload: str | None) -> list[str]:
     return [str(data).strip()] if str(data).strip() else []
 
 
-def parse_chromium(payload: str | None) -> dict[str, Any] | None:
+# A record's payload: its text, or, for a phase's event handed over live, the
+# dict torch made (worker/probes/trace.py).
+Payload = str | dict[str, Any] | None
+
+
+def parse_chromium(payload: Payload) -> dict[str, Any] | None:
+    if isinstance(payload, dict):
+        return payload
     return json_object(payload) if payload else None
 
 
@@ -418,16 +425,38 @@ def key_parts(components: list[Any]) -> tuple[dict[str, str], int | None]:
     parts: dict[str, str] = {}
     ops = None
     for c in components:
-        m = _COMPONENT_RE.match(str(c))
-        if m is None:
-            continue
+        read = _READ.get(c) if isinstance(c, str) else None
+        if read is None:
+            read = _read_component(str(c))
+        if read:
+            part, text, count = read
+            parts[part] = text
+            ops = count if count is not None else ops
+    return parts, ops
+
+
+# Each short component read once per process: ~600 of a lookup's ~640 are
+# Inductor's config, the same in every lookup (bounded: an import reads many
+# processes'; a graph's own components are long, and kept apart).
+_READ: dict[str, tuple[str, str, int | None] | tuple[()]] = {}
+_READ_MAX, _READ_LEN = 20_000, 400
+
+
+def _read_component(c: str) -> tuple[str, str, int | None] | tuple[()]:
+    """(name, "hash value", the op count where it is the graph), () where it is no component."""
+    m = _COMPONENT_RE.match(c)
+    read: tuple[str, str, int | None] | tuple[()] = ()
+    if m is not None:
         digest, part, value = m.group(1)[:_HASH], m.group(2).strip(), m.group(3)
-        if part == "gm":
-            ops = value.count("torch.ops.")
+        ops = value.count("torch.ops.") if part == "gm" else None
         if part.startswith("example_inputs") and "TensorMetadata(" in value:
             fields = dict(_TENSOR_FIELD_RE.findall(value))
             value = " ".join(f"{f}={fields[f]}" for f in _TENSOR_FIELDS if f in fields)
         elif len(value) > _SHORT or not value.isprintable():
             value = ""
-        parts[part] = f"{digest} {value}"
-    return parts, ops
+        read = (part, f"{digest} {value}", ops)
+    if len(c) <= _READ_LEN:
+        if len(_READ) >= _READ_MAX:
+            _READ.clear()
+        _READ[c] = read
+    return read

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import IO
 
 from dlcprof import events as ev
-from dlcprof.trace_records.dispatcher import TraceDispatcher
+from dlcprof.trace_records.dispatcher import DYNAMO_GRAPH, TraceDispatcher
 from dlcprof.trace_records.kernels import KernelCollector
 from dlcprof.worker.fresh_lines import FreshKernelLines, FreshLines
 from dlcprof.worker.probes import ProbeNotes, compile_cpu, metrics_record, provenance, rawtrace
@@ -56,8 +56,12 @@ class ProbeSet:
         fresh: FreshLines,
         tee: IO[str] | None = None,
         rank: int | None = None,
+        replays_graphs: bool = False,
     ) -> None:
         self.sink = sink
+        # The worker's kernel profile replays each Dynamo graph from its printed
+        # text; elsewhere torch is spared printing it.
+        self.unread = frozenset() if replays_graphs else frozenset({DYNAMO_GRAPH})
         self.follow(run_id, notes, fresh, tee, rank)
         # A hook in torch's registry: once; it outlives a fork and stays with the
         # first process's dispatcher (a forked child's autotuning is not timed).
@@ -89,7 +93,9 @@ class ProbeSet:
         when_imported(INDUCTOR_CONFIG, lambda _: provenance.enable_provenance(notes))
         # Through FreshKernelLines: a cache hit's provenance cites the files as they were.
         self.kernels = KernelCollector(FreshKernelLines(self.sink, fresh), run_id, aten_op_exists())
-        self.dispatcher = TraceDispatcher(self.sink, run_id, self.kernels, tee, live=True)
+        self.dispatcher = TraceDispatcher(
+            self.sink, run_id, self.kernels, tee, live=True, unread=self.unread
+        )
         self._uninstall = trace_probe.install(self.dispatcher, notes)
         self._close_raw: Callable[[], None] | None = rawtrace.install(
             self.sink, run_id, notes, rank=rank

@@ -294,7 +294,7 @@ class WorkerRun:
         if tee_path:
             self._tee = open(tee_path, "w", encoding="utf-8")  # noqa: SIM115
         probes = self.probes = ProbeSet(
-            self.sink, self.run_id, self.notes, self.fresh_lines, self._tee
+            self.sink, self.run_id, self.notes, self.fresh_lines, self._tee, replays_graphs=True
         )
         self.kernels = probes.kernels
         dispatcher = probes.dispatcher

@@ -15,7 +15,9 @@ every record of every compile, at more cost than the handler's own work
 handler, takes Logger's own path. At those times too, a record the dispatcher
 does not read (tensor descriptions, guards, AOT graphs, ``fx_graph_runnable``)
 is not made at all: torch would build its payload (a graph printed, JSON, an
-md5) only for the handler to drop it.
+md5) only for the handler to drop it; and a phase's event (``chromium_event``,
+three records in four) reaches the dispatcher as the dict torch made, not
+JSON-encoded by Python's slow indenting encoder, hashed and parsed back.
 """
 
 from __future__ import annotations
@@ -27,12 +29,16 @@ import threading
 from collections.abc import Callable
 from typing import Any, cast
 
-from dlcprof.trace_records.dispatcher import CONSUMED, TraceDispatcher
-from dlcprof.trace_records.payloads import record_name
+from dlcprof.trace_records.dispatcher import TraceDispatcher
+from dlcprof.trace_records.payloads import Payload, record_name
 from dlcprof.worker.paused_gc import paused_gc
 from dlcprof.worker.probes import ProbeNotes
 
 PROBE = "trace"
+PHASE = "chromium_event"
+# A phase's event as torch made it, handed from trace_structured to the handler
+# past torch's encoding (one per thread: compiles may run on several).
+_made = threading.local()
 
 
 class _TraceHandler(logging.Handler):
@@ -45,7 +51,7 @@ class _TraceHandler(logging.Handler):
             getattr(record, "metadata", None), getattr(record, "payload", None), record.thread
         )
 
-    def take(self, md: object, payload: str | None, thread: int | None) -> None:
+    def take(self, md: object, payload: Payload, thread: int | None) -> None:
         if isinstance(md, dict):
             with paused_gc():
                 self.dispatcher.feed(md, payload, thread or 0)
@@ -70,7 +76,10 @@ def _direct(trace_log: logging.Logger) -> Callable[..., None]:
             and trace_log.isEnabledFor(logging.DEBUG)
         ):
             handler = cast(_TraceHandler, trace_log.handlers[0])
-            handler.take(extra.get("metadata"), extra.get("payload"), threading.get_ident())
+            payload = extra.get("payload")
+            if payload is None:
+                payload, _made.event = getattr(_made, "event", None), None
+            handler.take(extra.get("metadata"), payload, threading.get_ident())
         else:
             debug(trace_log, msg, *args, **kwargs)
 
@@ -92,13 +101,21 @@ def _skip_unread(internal: Any) -> None:
     @functools.wraps(original)
     def trace_structured(name: str, *args: Any, **kwargs: Any) -> None:
         if _alone(trace_log):
+            reads = cast(_TraceHandler, trace_log.handlers[0]).dispatcher.reads
             if name == "artifact" and len(args) + ("metadata_fn" in kwargs) == 1:
                 # An artifact is named inside its metadata, cheap to make; made once.
                 made = (args[0] if args else kwargs.pop("metadata_fn"))()
-                if record_name({name: made}) not in CONSUMED:
+                if record_name({name: made}) not in reads:
                     return
                 args, kwargs["metadata_fn"] = (), lambda: made
-            elif name != "artifact" and name not in CONSUMED:
+            elif name == PHASE and "payload_fn" in kwargs:
+                _made.event = kwargs.pop("payload_fn")()  # torch's record carries no payload
+                try:
+                    original(name, *args, **kwargs)
+                finally:
+                    _made.event = None
+                return
+            elif name != "artifact" and name not in reads:
                 return
         original(name, *args, **kwargs)
 
