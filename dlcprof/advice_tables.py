@@ -57,7 +57,7 @@ def module_tree_view(root: fc.ModuleNode) -> Tree:
     return view
 
 
-def advice_view(session: Session, run: Run, calls: int = fam.DEFAULT_CALLS) -> RenderableType:
+def advice_view(session: Session, run: Run, calls: int | None = None) -> RenderableType:
     advice = far.advise(session, run, calls)
     parts: list[RenderableType] = [Text("Advice", style="bold")]
     if advice.nothing:

@@ -113,6 +113,7 @@ class RunStarted(Event):
     mark_dynamic: str = ""  # "ARG:DIM" marked dynamic before each compiled call
     hatch: str = ""  # the graph-break hatch set in torch._dynamo.config (hatches.SETTINGS)
     cache_artifacts: str = ""  # the Mega-Cache artifacts file loaded and saved
+    calls: int | None = None  # the calls advice judges payback within (--calls); None: its default
 
 
 @event

@@ -172,6 +172,7 @@ class RunSettings:
     hatch: str = ""  # a graph-break hatch that is a setting (hatches.spec; the worker checks)
     cache_artifacts: str = ""  # a Mega-Cache artifacts file
     hotspots: bool = True  # py-spy samples the worker (parent side: monitors only)
+    calls: int | None = None  # the calls advice judges payback within (--calls); None: its default
 
     def validate(self) -> RunSettings:
         for o in OPTIONS:

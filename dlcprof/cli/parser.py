@@ -73,6 +73,7 @@ def settings_from(args: argparse.Namespace, target: str) -> RunSettings:
             value = not value
         if value is not None:
             setattr(s, o.name, value)
+    s.calls = getattr(args, "calls", None)  # kept with the run: every view of it judges alike
     return s.validate()
 
 
@@ -126,7 +127,12 @@ def build_parser() -> Parser:
     tr = sub.add_parser("try", help="run one advice item of a saved session and measure it")
     tr.add_argument("session", type=Path, help="a report JSON (dlcprof run ... --json)")
     tr.add_argument("n", type=_whole, help="the advice item's number, as the run listed it")
-    tr.add_argument("--calls", type=_whole, default=None, help=calls_help)
+    tr.add_argument(
+        "--calls",
+        type=_whole,
+        default=None,
+        help="calls the compile must pay back within (advice; default: the run's --calls, or 1000)",
+    )
     tr.add_argument(
         "--json",
         type=Path,

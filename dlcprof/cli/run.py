@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 def cmd_run(args: argparse.Namespace) -> int:
     from dlcprof.advice_tables import advice_view, compile_cost_view
     from dlcprof.console import run_summary
-    from dlcprof.figures.advice.model import DEFAULT_CALLS
     from dlcprof.figures.modes import mode_tables
     from dlcprof.session import Session
     from dlcprof.signals import stop_on_signals
@@ -48,7 +47,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 say(out, run_summary(run, session))
                 say(out, compile_cost_view(run))
                 if run.status == "ok":
-                    say(out, advice_view(session, run, args.calls or DEFAULT_CALLS))
+                    say(out, advice_view(session, run))
             if stops:
                 status = stops[0].exit_code
                 break
@@ -67,14 +66,13 @@ def cmd_try(args: argparse.Namespace) -> int:
     setting made by dlcprof's probes); the measured effect goes beside the
     prediction, in the JSON."""
     from dlcprof.figures.advice import trial as fa
-    from dlcprof.figures.advice.model import DEFAULT_CALLS
     from dlcprof.figures.advice.rules import advise
 
     session = load_report(args.session)
     run = fa.advised_run(session)
     if run is None:
         raise LoadError(f"{args.session}: no run to take advice from")
-    advice = advise(session, run, args.calls or DEFAULT_CALLS)
+    advice = advise(session, run, args.calls)
     if not 1 <= args.n <= len(advice.items):
         have = f"advice 1 to {len(advice.items)}" if advice.items else advice.nothing or "no advice"
         raise UsageError(f"no advice {args.n} in {args.session}: {have}")

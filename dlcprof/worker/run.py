@@ -213,6 +213,7 @@ class WorkerRun:
                 mark_dynamic=s.mark_dynamic,
                 hatch=s.hatch,
                 cache_artifacts=s.cache_artifacts,
+                calls=s.calls,
             )
         )
         if device == "cuda" and not torch.cuda.is_available():

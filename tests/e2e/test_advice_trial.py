@@ -136,6 +136,10 @@ def test_pointwise_chain_gets_nothing_to_change_and_its_cache_artifacts_load(tmp
     them, the second loads them and is advised that nothing is to change."""
     artifacts = tmp_path / "mega.bin"
     said = []
+    # Judged on a horizon any faster compiled call pays back: on torch 2.11 a hit
+    # still spends seconds loading its module, and whether 1,000 calls repay that
+    # is this machine's speed of the moment, not the cache's doing.
+    calls = 10**9
     for i, timed in enumerate((("--no-benchmark",), ("--reps", "3", "--iters", "5"))):
         path = tmp_path / f"c{i}.json"
         # The first is not the run advised: on a new TMPDIR it builds the
@@ -149,6 +153,8 @@ def test_pointwise_chain_gets_nothing_to_change_and_its_cache_artifacts_load(tmp
             "--quiet",
             "--cache-artifacts",
             str(artifacts),
+            "--calls",
+            str(calls),
             "--json",
             str(path),
         )
@@ -161,7 +167,7 @@ def test_pointwise_chain_gets_nothing_to_change_and_its_cache_artifacts_load(tmp
     assert run.settings.cache_artifacts == str(artifacts)
 
     session = load_session(path)
-    advice = far.advise(session, session.latest_run)
+    advice = far.advise(session, session.latest_run, calls)
     assert advice.items == [] and advice.nothing and advice.nothing.startswith("nothing to change")
     assert "nothing to change" in p.stdout
     assert json.loads(path.read_text())["advice"]["nothing"] == advice.nothing

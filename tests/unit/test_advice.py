@@ -9,10 +9,12 @@ import pytest
 from helpers.report import recorded_run
 
 from dlcprof import events as ev
+from dlcprof.figures import benchmark as fb
 from dlcprof.figures import graph_breaks as fgb
 from dlcprof.figures.advice import compile_rules as fcr
 from dlcprof.figures.advice import rules as far
 from dlcprof.figures.advice import trial as fat
+from dlcprof.report import build_model, build_report
 from dlcprof.settings import RunSettings, SettingsError, parse_mark_dynamic, repro_command
 from dlcprof.worker.probes.compile_cost import _module_path, node_location
 
@@ -173,3 +175,21 @@ def test_a_trial_against_a_run_that_built_the_precompiled_header_is_not_comparab
     )
     words = fat.tried_text(t)
     assert "not comparable: graph cache off + precompiled header (built once) before" in words
+
+
+def test_the_runs_payback_horizon_judges_its_advice_in_every_view():
+    """``--calls`` is kept with the run: the report, the TUI and ``try`` judge (and
+    number) its advice at the horizon the run printed it at; an explicit one
+    judges anew."""
+    session, run = recorded_run("pointwise_chain")
+    speed = fb.run_speed(run)
+    assert speed is not None and speed.break_even is not None  # ~346,000 calls
+    assert run.settings is not None and run.settings.calls is None
+    assert "no-payback" in [a.rule for a in far.advise(session, run).items]  # 1,000 calls
+    run.settings.calls = int(speed.break_even) + 1
+    assert far.advise(session, run).items == []
+    report = build_report(build_model(session))
+    assert report["advice"]["items"] == [] and "pays back" in report["advice"]["nothing"]
+    run.settings.calls = int(speed.break_even) - 1
+    assert [a.rule for a in far.advise(session, run).items] == ["no-payback"]
+    assert far.advise(session, run, 10**9).items == []

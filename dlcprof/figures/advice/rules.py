@@ -77,9 +77,11 @@ PROGRAM_UNCHECKED = (
 )
 
 
-def advise(session: Session, run: Run, calls: int = DEFAULT_CALLS) -> AdviceList:
+def advise(session: Session, run: Run, calls: int | None = None) -> AdviceList:
     """The advice for one run, or one attached program's process (no benchmark, so
-    no noise to compare with there: a saving must be positive)."""
+    no noise to compare with there: a saving must be positive). ``calls``: the
+    payback horizon, else the run's own (``--calls``), else the default."""
+    calls = calls or (run.settings.calls if run.settings else None) or DEFAULT_CALLS
     program = run.process is not None
     noise = 0.0 if program else compile_noise(run)
     items: list[Advice] = []
