@@ -204,6 +204,8 @@ class PySpySampler:
         self.windows: list[tuple[float, float, int]] = []  # (attached, stopped, ticks)
         self.cpu_s = 0.0  # what the py-spy processes burned
         self.watched = WatchClock()
+        self._empty: str | None = None  # why the last window gave no samples
+        self._failed = False  # an unavailable status was emitted
         self._stats = FrameStats()
         # (profile name, t, weight, frames): the timeline for the merged speedscope.
         self._timeline: list[tuple[str, float, float, tuple[Frame, ...]]] = []
@@ -316,6 +318,7 @@ class PySpySampler:
                     self._status(False, DENIED_MESSAGE)
                     return
                 if self._stop.is_set() or not self._worker_alive():
+                    self._empty = f"py-spy did not attach before {self._ended()}"
                     return
                 failures += 1
                 if failures >= 50:  # ~10 s of retries: not a start-up race
@@ -362,9 +365,11 @@ class PySpySampler:
         self._finish_window(w)
         profiles = w.profiles()
         if not profiles or w.t_attached is None or w.t_end is None:
+            self._empty = f"py-spy attached but wrote no profile: {w.error()}"
             return
         ticks = max(len(stacks) for _, stacks, _ in profiles)
         if ticks == 0:
+            self._empty = "py-spy attached but took no sample"
             return
         # Spread the window's ticks evenly over the time it sampled (py-spy falls
         # behind its nominal rate on a loaded machine, so 1/rate would drift).
@@ -398,9 +403,14 @@ class PySpySampler:
             )
         )
 
+    def _ended(self) -> str:
+        return "sampling ended" if self._stop.is_set() else f"process {self.pid} exited"
+
     def _finish(self) -> None:
         self.watched.watching(False)
         if self.ticks == 0:
+            if not self._failed:  # never silent: no hot frames, no profile, and why
+                self._status(False, self._empty or f"no sample taken before {self._ended()}")
             return
         self._emit_cost()
         if self.live_interval_s <= 0:
@@ -463,4 +473,5 @@ class PySpySampler:
         }
 
     def _status(self, available: bool, message: str, how: str = "") -> None:
+        self._failed = not available
         self.emit(MonitorStatus(monitor="py-spy", available=available, message=message, how=how))

@@ -502,13 +502,15 @@ def test_the_bootstrap_spells_the_contracts_environment_names():
     assert f'"{SOCKET_ENV}"' in source and f'"{ROOT_ENV}"' in source
 
 
-def test_an_uncaught_exception_ends_the_process_run_crashed(tmp_path):
+@pytest.mark.parametrize("mode", ["raise", "raise-past-the-hook"])
+def test_an_uncaught_exception_ends_the_process_run_crashed(tmp_path, mode):
     """What the crash check reads: a process that raised is "crashed" with its
-    exception, not "ok" (the exit hook runs after the exception, too)."""
+    exception, not "ok" (the exit hook runs after the exception, too), also when
+    dlcprof's excepthook never ran (torchrun's second SIGINT can interrupt it)."""
     out = tmp_path / "r.json"
     argv = [sys.executable, "-m", "dlcprof.cli", "run", "--json", str(out), "--"]
     proc = subprocess.run(
-        [*argv, sys.executable, str(FAULTS), "raise"], capture_output=True, text=True, timeout=300
+        [*argv, sys.executable, str(FAULTS), mode], capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 1
     assert "RuntimeError: boom after a compile" in proc.stderr  # the program's own traceback

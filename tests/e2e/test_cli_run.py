@@ -69,9 +69,9 @@ def test_run_prints_live_lines_and_tables_and_writes_the_report(graph_breaks_run
     # The folder: report, replayable session, trace, and the py-spy profile.
     files = {f.name for f in out.iterdir()}
     assert {"session.json", "report.html", "report.md", "trace.json"} <= files
-    assert PROFILE_NAME in files
     session = load_session(out / "session.json")
     run = session.latest_run
+    assert PROFILE_NAME in files, run.monitors.get("py-spy")
     assert run.status == "ok" and len(run.graph_breaks) == 2
     assert run.hot_frames is not None  # py-spy's aggregate belongs to the run it watched
     rows = run.hot_frames.rows
@@ -102,7 +102,7 @@ def test_a_real_run_pauses_every_monitor_while_it_times(graph_breaks_run) -> Non
     assert [t for t in device if t < window.start_t]  # it sampled the compile
 
     # py-spy: the saved profile has samples in the compile phases, none in the window.
-    assert run.profile is not None
+    assert run.profile is not None, run.monitors.get("py-spy")
     samples = load_samples(out / PROFILE_NAME)  # the run's profile, copied whole
     assert samples and not [s for s in samples if inside(s.t)]
     compiling = [p for c in run.compiles.values() for p in c.phases]

@@ -157,6 +157,24 @@ def test_denied_ptrace_says_how_to_fix(tmp_path: Path, sleeper) -> None:
         assert fix in DENIED_MESSAGE
 
 
+def test_a_profile_never_written_is_said(tmp_path: Path, sleeper) -> None:
+    # A py-spy that attaches, then exits on SIGINT without writing its file.
+    fake = tmp_path / "py-spy"
+    fake.write_text(
+        "#!/bin/sh\ntrap 'echo lost its output >&2; exit 1' INT\n"
+        "echo 'py-spy> Sampling process 25 times a second'\nwhile :; do sleep 0.01; done\n"
+    )
+    fake.chmod(0o755)
+    events: list = []
+    sampler = PySpySampler(sleeper.pid, events.append, tmp_path / "p.json", binary=str(fake))
+    sampler.start()
+    time.sleep(0.5)
+    sampler.stop()
+    said = [(e.available, e.message) for e in events if isinstance(e, MonitorStatus)]
+    assert said[-1] == (False, "py-spy attached but wrote no profile: lost its output"), said
+    assert not (tmp_path / "p.json").exists()
+
+
 def test_denied_for_real(tmp_path: Path, sleeper) -> None:
     """The real py-spy, run as nobody against a root-owned worker: the kernel refuses."""
     import shutil

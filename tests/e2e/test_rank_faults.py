@@ -136,7 +136,7 @@ def test_a_stop_sent_to_dlcprof_ends_every_rank(tmp_path, run_job, orphaned):
     # A rank still in an allreduce when its peer stops fails on the closed
     # connection before the stop reaches it: shown as the stop's doing.
     for run in report["runs"]:
-        assert run["status"] in ("ended", "cancelled", "crashed"), run["status"]
+        assert run["status"] in ("ended", "cancelled", "crashed"), (run["status"], stderr)
         if run["status"] == "crashed":
             stop = "SIGTERM" if orphaned else "Ctrl-C"
             assert any(

@@ -106,6 +106,11 @@ if __name__ == "__main__":
     elif mode == "raise":  # an uncaught exception after a compile
         compile_once()
         raise RuntimeError("boom after a compile")
+    elif mode == "raise-past-the-hook":  # dlcprof's excepthook never runs (replaced
+        # here; a second signal can interrupt it as it starts)
+        compile_once()
+        sys.excepthook = sys.__excepthook__
+        raise RuntimeError("boom after a compile")
     elif mode == "compile":
         compile_once(calls=int(sys.argv[2]) if len(sys.argv) > 2 else 1)
         print("compiled", flush=True)

@@ -89,6 +89,19 @@ def install(torch: Any) -> None:
     sys.excepthook = excepthook
 
 
+def _uncaught_unseen() -> tuple[type, BaseException, Any] | None:
+    """The exception that ended the main thread when the excepthook missed it (a
+    second signal, say torchrun passing on a Ctrl-C, can interrupt the hook before
+    it runs). Python keeps it in ``sys.last_value`` before calling the hook; its
+    traceback starts at the outermost frame, which one a test runner or a shell
+    kept for post-mortem debugging does not."""
+    value = getattr(sys, "last_exc", None) or getattr(sys, "last_value", None)
+    tb = getattr(value, "__traceback__", None)
+    if not isinstance(value, BaseException) or tb is None or tb.tb_frame.f_back is not None:
+        return None
+    return type(value), value, tb
+
+
 def _force_eager(torch: Any) -> None:
     """--eager-baseline: every torch.compile'd call runs eager."""
     try:
@@ -366,6 +379,8 @@ class AttachedProcess:
             return
         self.finished = True
         try:
+            if self.crash is None and (last := _uncaught_unseen()) is not None:
+                self.uncaught(*last)
             self.probes.dispatcher.flush()
             self.cost.flush()
             self.calls.report()
