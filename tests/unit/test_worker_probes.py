@@ -529,13 +529,15 @@ def _same(x: object) -> object:
 
 @pytest.mark.parametrize("beside", [False, True], ids=["alone", "beside-another-handler"])
 def test_a_phase_event_reaches_the_dispatcher_as_torch_made_it(beside: bool, monkeypatch):
-    """Alone, a phase's event is handed over as the dict torch made: not
-    JSON-encoded by Python's indenting encoder, hashed and parsed back; beside
-    another handler, torch's record (its JSON payload) as before. The same
-    phase either way, and torch's event is left as it was."""
+    """Alone, a phase's event is handed over as the dict torch made, past
+    trace_structured: not JSON-encoded by Python's indenting encoder, hashed and
+    parsed back; beside another handler, torch's record (its JSON payload) as
+    before. The same phase of the same compile either way, and torch's event is
+    left as it was."""
     import logging
 
     import torch._logging as torch_logging
+    from torch._guards import CompileContext, CompileId, compile_context
     from torch._logging._internal import trace_log
 
     class Kept(logging.Handler):
@@ -563,18 +565,24 @@ def test_a_phase_event_reaches_the_dispatcher_as_torch_made_it(beside: bool, mon
     if beside:
         trace_log.addHandler(other)
     events = [
-        {"name": "inductor_compile", "ph": ph, "ts": ts, "args": {"compile_id": "0/0"}, "pid": 1}
+        {"name": "inductor_compile", "ph": ph, "ts": ts, "args": {}, "pid": 1}
         for ph, ts in (("B", 1_000_000), ("E", 3_500_000))
     ]
     kept = json.dumps(events)
+    # The compile in progress names the phase (its event does not): the record's
+    # metadata as torch's trace_structured makes it, either way.
+    compiling = CompileContext(CompileId(frame_id=3, frame_compile_id=1))
     try:
-        for e in events:
-            torch_logging.trace_structured("chromium_event", payload_fn=functools.partial(_same, e))
+        with compile_context(compiling):
+            for e in events:
+                torch_logging.trace_structured(
+                    "chromium_event", payload_fn=functools.partial(_same, e)
+                )
     finally:
         trace_log.removeHandler(other)
         uninstall()
     (ended,) = of(sink.events, ev.PhaseEnded)
-    assert (ended.name, ended.compile_id, ended.duration_s) == ("inductor_compile", "0/0", 2.5)
+    assert (ended.name, ended.compile_id, ended.duration_s) == ("inductor_compile", "3/1", 2.5)
     if beside:
         assert [json.loads(str(p)) for p in fed] == events
         assert other.payloads == fed

@@ -16,8 +16,11 @@ handler, takes Logger's own path. At those times too, a record the dispatcher
 does not read (tensor descriptions, guards, AOT graphs, ``fx_graph_runnable``)
 is not made at all: torch would build its payload (a graph printed, JSON, an
 md5) only for the handler to drop it; and a phase's event (``chromium_event``,
-three records in four) reaches the dispatcher as the dict torch made, not
-JSON-encoded by Python's slow indenting encoder, hashed and parsed back.
+three records in four) goes to the handler as the dict torch made, with the
+compile it belongs to, past ``trace_structured``: not JSON-encoded by Python's
+slow indenting encoder, hashed and parsed back, nor timed into torch's own
+logging-overhead figure. Where this torch's ``CompileContext`` (torch._guards,
+private) is not what this module knows, phases take torch's path.
 """
 
 from __future__ import annotations
@@ -36,9 +39,6 @@ from dlcprof.worker.probes import ProbeNotes
 
 PROBE = "trace"
 PHASE = "chromium_event"
-# A phase's event as torch made it, handed from trace_structured to the handler
-# past torch's encoding (one per thread: compiles may run on several).
-_made = threading.local()
 
 
 class _TraceHandler(logging.Handler):
@@ -58,9 +58,15 @@ class _TraceHandler(logging.Handler):
 
 
 def _alone(trace_log: logging.Logger) -> bool:
-    """Whether dlcprof's handler is the logger's only one (no TORCH_TRACE, no raw trace)."""
+    """Whether dlcprof's handler is the logger's only one (no TORCH_TRACE, no raw
+    trace), and the logger passes torch's records on."""
     handlers = trace_log.handlers
-    return len(handlers) == 1 and isinstance(handlers[0], _TraceHandler)
+    return (
+        len(handlers) == 1
+        and isinstance(handlers[0], _TraceHandler)
+        and not trace_log.disabled
+        and trace_log.isEnabledFor(logging.DEBUG)
+    )
 
 
 def _direct(trace_log: logging.Logger) -> Callable[..., None]:
@@ -69,17 +75,9 @@ def _direct(trace_log: logging.Logger) -> Callable[..., None]:
 
     def direct(msg: object, *args: object, **kwargs: Any) -> None:
         extra = kwargs.get("extra")
-        if (
-            isinstance(extra, dict)
-            and _alone(trace_log)
-            and not trace_log.disabled
-            and trace_log.isEnabledFor(logging.DEBUG)
-        ):
+        if isinstance(extra, dict) and _alone(trace_log):
             handler = cast(_TraceHandler, trace_log.handlers[0])
-            payload = extra.get("payload")
-            if payload is None:
-                payload, _made.event = getattr(_made, "event", None), None
-            handler.take(extra.get("metadata"), payload, threading.get_ident())
+            handler.take(extra.get("metadata"), extra.get("payload"), threading.get_ident())
         else:
             debug(trace_log, msg, *args, **kwargs)
 
@@ -87,34 +85,65 @@ def _direct(trace_log: logging.Logger) -> Callable[..., None]:
 
 
 _SKIPS = "_dlcprof_skips_unread"  # marks the wrapper below
+Context = Callable[[dict[str, Any]], None]
+
+
+def _compile_context() -> Context | None:
+    """What ``trace_structured`` adds to a record: the compile (and attempt) in
+    progress, from torch._guards' CompileContext; None where it is not there."""
+    try:
+        from torch._guards import CompileContext
+
+        current = CompileContext.current_trace_id
+    except Exception:  # noqa: BLE001 - any torch: phases then take torch's path
+        return None
+
+    def add(md: dict[str, Any]) -> None:
+        trace_id = current()
+        if trace_id is None:
+            return
+        cid = trace_id.compile_id
+        for key in ("compiled_autograd_id", "frame_id", "frame_compile_id"):
+            value = getattr(cid, key)
+            if value is not None:
+                md[key] = value
+        md["attempt"] = trace_id.attempt
+
+    return add
 
 
 def _skip_unread(internal: Any) -> None:
-    """``trace_structured`` that makes no record the dispatcher would drop, while
-    its handler alone listens; bound wherever torch's modules hold the original
-    (they import it by name), once per process."""
+    """``trace_structured`` that makes no record the dispatcher would drop, and
+    hands a phase straight over, while its handler alone listens; bound wherever
+    torch's modules hold the original (they import it by name), once per process."""
     original = getattr(internal, "trace_structured", None)
     trace_log = internal.trace_log
     if original is None or getattr(original, _SKIPS, False):
         return
+    context = _compile_context()
 
     @functools.wraps(original)
     def trace_structured(name: str, *args: Any, **kwargs: Any) -> None:
+        nonlocal context
         if _alone(trace_log):
-            reads = cast(_TraceHandler, trace_log.handlers[0]).dispatcher.reads
+            handler = cast(_TraceHandler, trace_log.handlers[0])
+            reads = handler.dispatcher.reads
+            event_only = not args and "metadata_fn" not in kwargs and "payload_fn" in kwargs
+            if name == PHASE and context is not None and event_only:
+                md: dict[str, Any] = {PHASE: {}}
+                try:
+                    context(md)
+                except Exception:  # noqa: BLE001 - CompileContext changed: torch's path
+                    context = None
+                else:
+                    handler.take(md, kwargs["payload_fn"](), threading.get_ident())
+                    return
             if name == "artifact" and len(args) + ("metadata_fn" in kwargs) == 1:
                 # An artifact is named inside its metadata, cheap to make; made once.
                 made = (args[0] if args else kwargs.pop("metadata_fn"))()
                 if record_name({name: made}) not in reads:
                     return
                 args, kwargs["metadata_fn"] = (), lambda: made
-            elif name == PHASE and "payload_fn" in kwargs:
-                _made.event = kwargs.pop("payload_fn")()  # torch's record carries no payload
-                try:
-                    original(name, *args, **kwargs)
-                finally:
-                    _made.event = None
-                return
             elif name != "artifact" and name not in reads:
                 return
         original(name, *args, **kwargs)
