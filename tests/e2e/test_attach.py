@@ -517,3 +517,18 @@ def test_an_uncaught_exception_ends_the_process_run_crashed(tmp_path, mode):
     (run,) = json.loads(out.read_text())["runs"]
     assert run["status"] == "crashed"
     assert [e["message"] for e in run["errors"]] == ["uncaught RuntimeError: boom after a compile"]
+
+
+def test_an_exception_a_test_runner_kept_is_not_taken_for_a_crash(monkeypatch):
+    """pytest keeps a failed test's exception in sys.last_value for post-mortem
+    debugging; the process then exits normally: its traceback starts inside the
+    runner, not at the outermost frame, so the exit hook does not call it a crash."""
+    from dlcprof.worker.attached.probe import _uncaught_unseen
+
+    try:
+        raise ValueError("a test failed")
+    except ValueError as e:
+        kept = e
+    for name in ("last_value", "last_exc"):
+        monkeypatch.setattr(sys, name, kept, raising=False)
+    assert _uncaught_unseen() is None
