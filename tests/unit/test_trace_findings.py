@@ -357,8 +357,12 @@ def test_a_figure_over_100_percent_says_why_where_it_shows(fixture_events):
     console.print(kernels_table(run))
     assert f"of copy BW {fk.OVER_COPY}" in console.export_text()
     assert fk.OVER_COPY in render_markdown(build_model(session))
-    over = fk.kernel_coverage(55.6, 54.5, 55.6 / 54.5)
+    # Over 100% is noise only where the kernels' summed spread reaches back to the call.
+    over = fk.kernel_coverage(55.6, 54.5, 55.6 / 54.5, spread_ms=1.5)
     assert fk.OVER_CALL in over and "the rest is" not in over
+    starved = fk.kernel_coverage(96.6, 54.5, 96.6 / 54.5, spread_ms=4.0)
+    assert fk.OVER_CALL_BEYOND in starved and fk.OVER_CALL not in starved
+    assert fk.OVER_CALL_UNJUDGED in fk.kernel_coverage(55.6, 54.5, 55.6 / 54.5)
     assert "the rest is Python" in fk.kernel_coverage(2.7, 47.8, 2.7 / 47.8)
 
 
