@@ -503,11 +503,12 @@ def kernel_coverage(
     out += f" = {text.pct(coverage)} of the compiled call ({text.ms(compiled_ms)}, timed alongside)"
     if device_busy is not None:
         return out + f"; device busy {text.pct(device_busy)} of the call"
-    if coverage > 1 and kernel_ms is not None and compiled_ms is not None:
-        if spread_ms is None:
-            return out + f"; {OVER_CALL_UNJUDGED}"
-        return out + f"; {OVER_CALL if kernel_ms - spread_ms <= compiled_ms else OVER_CALL_BEYOND}"
-    return out + "; the rest is Python, guards, allocation and launches"
+    if coverage <= 1:
+        return out + "; the rest is Python, guards, allocation and launches"
+    if spread_ms is None or compiled_ms is None:
+        return out + f"; {OVER_CALL_UNJUDGED}"
+    within = kernel_ms - spread_ms <= compiled_ms
+    return out + f"; {OVER_CALL if within else OVER_CALL_BEYOND}"
 
 
 def eager_coverage(

@@ -127,7 +127,6 @@ def _skip_unread(internal: Any) -> None:
         nonlocal context
         if _alone(trace_log):
             handler = cast(_TraceHandler, trace_log.handlers[0])
-            reads = handler.dispatcher.reads
             event_only = not args and "metadata_fn" not in kwargs and "payload_fn" in kwargs
             if name == PHASE and context is not None and event_only:
                 md: dict[str, Any] = {PHASE: {}}
@@ -138,6 +137,7 @@ def _skip_unread(internal: Any) -> None:
                 else:
                     handler.take(md, kwargs["payload_fn"](), threading.get_ident())
                     return
+            reads = handler.dispatcher.reads
             if name == "artifact" and len(args) + ("metadata_fn" in kwargs) == 1:
                 # An artifact is named inside its metadata, cheap to make; made once.
                 made = (args[0] if args else kwargs.pop("metadata_fn"))()
