@@ -136,18 +136,24 @@ def test_missing_pyspy_is_one_status_line(tmp_path: Path, sleeper) -> None:
     assert pyspy_status(str(tmp_path / "no-py-spy")) == (False, NOT_FOUND_MESSAGE)
 
 
-def test_denied_ptrace_says_how_to_fix(tmp_path: Path, sleeper) -> None:
-    # What py-spy 0.4.3 prints when ptrace is refused (seen running it as nobody).
+def _sampler_with(script: str, tmp_path: Path, pid: int) -> tuple[PySpySampler, list]:
+    """A sampler of ``pid`` whose py-spy is the shell ``script``, and its events."""
     fake = tmp_path / "py-spy"
-    fake.write_text(
-        "#!/bin/sh\n"
-        "echo \"Permission Denied: Try running again with elevated permissions by going 'sudo "
-        'env "PATH=$PATH" !!\'" >&2\n'
-        "exit 1\n"
-    )
+    fake.write_text(f"#!/bin/sh\n{script}")
     fake.chmod(0o755)
     events: list = []
-    sampler = PySpySampler(sleeper.pid, events.append, tmp_path / "p.json", binary=str(fake))
+    return PySpySampler(pid, events.append, tmp_path / "p.json", binary=str(fake)), events
+
+
+def test_denied_ptrace_says_how_to_fix(tmp_path: Path, sleeper) -> None:
+    # What py-spy 0.4.3 prints when ptrace is refused (seen running it as nobody).
+    sampler, events = _sampler_with(
+        "echo \"Permission Denied: Try running again with elevated permissions by going 'sudo "
+        'env "PATH=$PATH" !!\'" >&2\n'
+        "exit 1\n",
+        tmp_path,
+        sleeper.pid,
+    )
     sampler.start()
     assert sampler.wait(10)  # gives up at once: no retries on a denial
     assert [(e.monitor, e.available, e.message) for e in events] == [
@@ -159,14 +165,12 @@ def test_denied_ptrace_says_how_to_fix(tmp_path: Path, sleeper) -> None:
 
 def test_a_profile_never_written_is_said(tmp_path: Path, sleeper) -> None:
     # A py-spy that attaches, then exits on SIGINT without writing its file.
-    fake = tmp_path / "py-spy"
-    fake.write_text(
-        "#!/bin/sh\ntrap 'echo lost its output >&2; exit 1' INT\n"
-        "echo 'py-spy> Sampling process 25 times a second'\nwhile :; do sleep 0.01; done\n"
+    sampler, events = _sampler_with(
+        "trap 'echo lost its output >&2; exit 1' INT\n"
+        "echo 'py-spy> Sampling process 25 times a second'\nwhile :; do sleep 0.01; done\n",
+        tmp_path,
+        sleeper.pid,
     )
-    fake.chmod(0o755)
-    events: list = []
-    sampler = PySpySampler(sleeper.pid, events.append, tmp_path / "p.json", binary=str(fake))
     sampler.start()
     time.sleep(0.5)
     sampler.stop()
