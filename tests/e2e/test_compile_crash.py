@@ -222,7 +222,8 @@ def test_the_crashing_program_reads_as_a_crash_at_its_line(tmp_path):
     assert p.returncode == 1, p.stderr  # the program's own status
     where = f"{PROGRAM}:{CRASH_LINE}"
     lines = p.stderr.splitlines()
-    crash = next(i for i, ln in enumerate(lines) if ln.startswith("✗ COMPILE CRASHED"))
+    crash = next((i for i, ln in enumerate(lines) if ln.startswith("✗ COMPILE CRASHED")), None)
+    assert crash is not None, p.stderr
     assert where in lines[crash] and "BackendCompilerFailed" in lines[crash]
     # Issue 41, 8: no live line inside the program's own traceback; its end says it.
     assert crash < next(i for i, ln in enumerate(lines) if "crashed: uncaught" in ln)
