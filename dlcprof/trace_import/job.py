@@ -150,7 +150,11 @@ def job_session(
     notes += _missing(sorted(s.rank for s in summaries))
     kept = _keep(summaries, rankless)
     read = [p for _, p in chosen] + ([] if runs else rankless[:FULL_RANKS])
-    notes += _ends(read) + list(dict.fromkeys(w for p in read for w in p.kind))[:_DAMAGE_SHOWN]
+    notes += (
+        _ends(read)
+        + _recordless(read)
+        + list(dict.fromkeys(w for p in read for w in p.kind))[:_DAMAGE_SHOWN]
+    )
     second = events_of(kept)  # before the damage is said: it rereads the kept logs'
     events: list[ev.Event] = [
         ev.TraceImported(
@@ -301,13 +305,32 @@ def _ends(procs: list[ProcessSummary]) -> list[str]:
     cut = [p for p in procs if p.ends]
     if not cut:
         return []
-    said = [
-        f"{f'rank {p.rank}' if p.rank is not None else os.path.basename(p.source)}'s log "
-        f"ends {p.ends}"
-        for p in cut[:_DAMAGE_SHOWN]
-    ]
+    said = [f"{_who(p)} ends {p.ends}" for p in cut[:_DAMAGE_SHOWN]]
     more = f"; and {len(cut) - _DAMAGE_SHOWN} more logs" if len(cut) > _DAMAGE_SHOWN else ""
     return ["; ".join(said) + more + " (killed, or still running)"]
+
+
+def _recordless(procs: list[ProcessSummary]) -> list[str]:
+    """The compiles records name with no compile record or span of them, one line
+    for all: tlparse lists them (a log of artifacts alone, or cut short)."""
+    named = [p for p in procs if p.recordless]
+    if not named:
+        return []
+    several = len(named) > 1 or len(named[0].recordless) > 1
+    said = [
+        f"{_who(p)} names compile{'s' if len(p.recordless) > 1 else ''} " + ", ".join(p.recordless)
+        for p in named[:_DAMAGE_SHOWN]
+    ]
+    more = f"; and {len(named) - _DAMAGE_SHOWN} more logs" if len(named) > _DAMAGE_SHOWN else ""
+    them = "them" if several else "it"
+    return [
+        "; ".join(said) + more + f" but holds no compile record or span of {them}: "
+        f"no time or cache state of {them} here"
+    ]
+
+
+def _who(p: ProcessSummary) -> str:
+    return f"rank {p.rank}'s log" if p.rank is not None else os.path.basename(p.source)
 
 
 def _summarized(host: str, p: ProcessSummary) -> ev.RankSummarized:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from dlcprof import events as ev
@@ -76,6 +77,9 @@ class ProcessSummary:
     clock: tuple[float, float]
     ends: str  # where the log ends, when that is inside a compile or a record ("")
     kind: list[str]  # what kind of log, when not torch.compile's (LogKind.words)
+    # Compile ids records name with no compile record or span of them (a log of
+    # artifacts alone, or cut in a compile without phases): tlparse lists them.
+    recordless: list[str] = field(default_factory=list)
     events: list[ev.Event] = field(default_factory=list)  # only when kept
 
 
@@ -102,6 +106,9 @@ def read_log(path: str, host: str, run_id: str | None = None) -> LogSummary:
     first_clock = 0.0
     torch_version = ""
     kind = LogKind()
+    reads = dispatcher.reads
+    # (prefix, frame id, frame compile id) of the records the dispatcher skips.
+    named: set[tuple[str, object, object]] = set()
     # A log not kept is read without the payloads its summary does not read (a
     # cache lookup's key, Inductor's code and graphs: most of a log's bytes),
     # neither decoded nor checked against their md5; a log kept is read whole,
@@ -120,7 +127,10 @@ def read_log(path: str, host: str, run_id: str | None = None) -> LogSummary:
         sink.clock = rec.clock
         if rec.name == "torch_version" and not torch_version:
             torch_version = _torch_version(rec.payload)
-        dispatcher.feed(md, rec.payload, rec.pid, rec.name)
+        if rec.name in reads:
+            dispatcher.feed(md, rec.payload, rec.pid, rec.name)
+        elif "frame_compile_id" in md:
+            named.add((dispatcher.prefix, md.get("frame_id"), md["frame_compile_id"]))
     clock = (first_clock, sink.clock)
     size = os.path.getsize(path)
     words = damage.words(os.path.basename(path))
@@ -149,6 +159,7 @@ def read_log(path: str, host: str, run_id: str | None = None) -> LogSummary:
         clock=clock,
         ends=_ends(open_ids, damage),
         kind=kind.words(os.path.basename(path)),
+        recordless=_recordless(named, dispatcher.named, [*run.compiles, *open_ids]),
     )
     if run_id is not None:
         summary.events = _framed(
@@ -209,6 +220,16 @@ def _spans_as_records(events: list[ev.Event], run_id: str) -> list[str]:
             )
         )
     return [c for c in open_ids if c in still and c not in finished]
+
+
+def _recordless(
+    unread: set[tuple[str, object, object]], read: set[str], compiles: Iterable[str]
+) -> list[str]:
+    """The compile ids records name (``unread``: those the dispatcher skips;
+    ``read``: the others') with no compile record or span among ``compiles``."""
+    named = read | {f"{p}{f}/{c}" for p, f, c in unread if f is not None and c is not None}
+    seen = {c.removesuffix(ev.BACKWARD) for c in compiles}
+    return sorted({c.removesuffix(ev.BACKWARD) for c in named} - seen)
 
 
 def _ends(open_ids: list[str], damage: Damage) -> str:

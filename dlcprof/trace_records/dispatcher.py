@@ -142,6 +142,7 @@ class TraceDispatcher:
         self._symbols: set[tuple[str | None, str, str]] = set()
         self._backward: set[str] = set()  # compile ids whose backward is compiling
         self._last_cid: str | None = None
+        self.named: set[str] = set()  # every compile id a record read named
         self._errors: set[str] = set()
         self._refusal: ev.CompileFinished | None = None  # the first frame Dynamo refused
         # "file:line" of the latest failed compile in the user's code, as torch names it.
@@ -293,6 +294,7 @@ class TraceDispatcher:
         cid = self._cid(compile_id_of(md)) or (self._aoti[0] if self._aoti else None)
         if cid is not None:
             self._last_cid = cid
+            self.named.add(cid)
         return cid
 
     def _dispatch(self, name: str, md: dict[str, Any], payload: Payload, thread: int) -> None:

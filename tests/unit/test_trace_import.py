@@ -161,6 +161,22 @@ def test_a_damaged_log_imports_what_is_readable_and_says_what_was_skipped(tmp_pa
         assert signature(by_rank(damaged)[rank]) == signature(run)  # nothing else lost
 
 
+def test_compiles_named_without_a_compile_record_are_said_once_for_all_logs(tmp_path):
+    """tlparse's subgraph_name.log holds compile 0/0's artifacts alone: two copies
+    of it and a complete log in one folder; the complete one is not named."""
+    tlparse = FIXTURES / "tlparse"
+    for name in ("a.log", "b.log"):
+        shutil.copy(tlparse / "subgraph_name.log", tmp_path / name)
+    shutil.copy(tlparse / "simple.log", tmp_path / "c.log")
+    session = import_trace([str(tmp_path)], workers=1)
+    assert session.imported is not None
+    (said,) = [n for n in session.imported.notes if "compile record" in n]
+    assert said == (
+        "a.log names compile 0/0; b.log names compile 0/0 but holds no compile record or "
+        "span of them: no time or cache state of them here"
+    )
+
+
 @pytest.mark.parametrize("kind", ["empty folder", "not a trace", "missing"])
 def test_input_without_a_trace_is_one_line_and_exit_2(tmp_path, capsys, kind):
     path = tmp_path / "in"
