@@ -32,7 +32,7 @@ from dlcprof.trace_import.job import NodeRead, job_session, node_kept, read_kept
 from dlcprof.trace_import.process_log import ProcessSummary
 
 FORMAT = "dlcprof node summary"
-VERSION = 3  # 2: damage by log; 3: compiles only figureless records name
+VERSION = 3  # 2: damage by log; 3: compiles named with no compile record
 SUFFIX = ".dlcnode.json"
 # The launcher's number of this node, first found: Slurm's (srun), torchrun's
 # (GROUP_RANK, with one process per node), then the NODE_RANK others set.

@@ -229,7 +229,8 @@ def _recordless(
     ``read``: the others') with no compile record or span among ``compiles``."""
     named = read | {f"{p}{f}/{c}" for p, f, c in unread if f is not None and c is not None}
     seen = {c.removesuffix(ev.BACKWARD) for c in compiles}
-    return sorted({c.removesuffix(ev.BACKWARD) for c in named} - seen)
+    # Shortest first: 2/0 before 10/0, a reset's ids after.
+    return sorted({c.removesuffix(ev.BACKWARD) for c in named} - seen, key=lambda c: (len(c), c))
 
 
 def _ends(open_ids: list[str], damage: Damage) -> str:
