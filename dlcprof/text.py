@@ -323,7 +323,8 @@ def short(text: str | None, limit: int = 140) -> str:
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
-    return f"{n} {word if n == 1 else (many or word + 's')}"
+    """"1 log", "1,024 logs": the count as ``count`` writes it."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
 
 
 def eager_calls(n: int | None) -> str:

@@ -16,6 +16,7 @@ from helpers.torch_trace import apart_rank, rank_logs, trace_logs, widen
 from dlcprof.figures.job import divergence as fdiv
 from dlcprof.figures.job import groups as fgroups
 from dlcprof.figures.job import ranks as fr
+from dlcprof.figures.job.imported import import_lines
 from dlcprof.figures.job.rank_runs import by_rank
 from dlcprof.trace_import.job import import_trace
 
@@ -59,6 +60,8 @@ def test_the_one_rank_apart_is_named_at_any_number_of_ranks(rank_apart_import, r
         for col in ("compiles", "recompiles", "graph breaks", fgroups.CACHE_COLUMN):
             assert mine[col] == theirs[col]
     assert f"rows: 2 of {ranks:,} ranks" in "\n".join(fr.notes(session, rows))
+    # The import's first line counts its logs as it counts its ranks.
+    assert import_lines(session)[0].startswith(f"imported from {ranks:,} TORCH_TRACE logs (")
 
 
 def test_two_ranks_that_did_the_same_work_are_alike_whatever_their_addresses(tmp_path):
