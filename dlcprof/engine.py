@@ -94,6 +94,9 @@ class LiveRun:
         return self._thread.is_alive()
 
 
+SPAWN_WAIT_S = 10.0  # the most take() waits for a standby worker's process to start
+
+
 class Standby:
     """Keeps one warm worker with torch already imported, so pressing compile
     starts compiling at once instead of paying the ~1.5 s import.
@@ -108,7 +111,9 @@ class Standby:
         self._worker: WorkerProcess | None = None
         self._importing: WorkerProcess | None = None  # spawned, torch not imported yet
         self._lock = threading.Lock()
+        self._spawned = threading.Condition(self._lock)
         self._preparing = self._closed = False
+        self._spawning = False  # its process started, not yet recorded as importing
 
     def prepare(self) -> ev.WorkerReady | None:
         """Spawn a worker and block until torch is imported there: its
@@ -119,13 +124,21 @@ class Standby:
             alive = self._worker is not None and self._worker.proc.poll() is None
             if self._closed or self._preparing or alive:
                 return None
-            self._preparing = True
-        worker = WorkerProcess(cache="warm")
+            self._preparing = self._spawning = True
+        try:
+            worker = WorkerProcess(cache="warm")
+        except BaseException:
+            with self._lock:
+                self._preparing = self._spawning = False
+                self._spawned.notify_all()
+            raise
         with self._lock:
             # close() kills it while it imports: a daemon thread dies with the
             # app, and a worker left waiting here would outlive it.
             closed = self._closed
             self._importing = None if closed else worker
+            self._spawning = False
+            self._spawned.notify_all()
         ready = None if closed else worker.wait_ready()
         with self._lock:
             taken = not closed and self._importing is not worker
@@ -139,8 +152,10 @@ class Standby:
         return None
 
     def take(self) -> WorkerProcess | None:
-        """The ready or importing worker (if alive), handing ownership to the caller."""
+        """The ready or importing worker (if alive), handing ownership to the
+        caller; one being spawned is waited for (moments), not doubled."""
         with self._lock:
+            self._spawned.wait_for(lambda: not self._spawning, timeout=SPAWN_WAIT_S)
             worker = self._worker or self._importing
             self._worker = self._importing = None
         if worker is not None and worker.proc.poll() is not None:

@@ -173,6 +173,43 @@ def test_the_standby_worker_is_handed_to_the_next_run(scripted) -> None:
     fold_until(c, inbox, lambda: not c.busy)
 
 
+def test_a_standby_worker_taken_while_its_process_starts_is_handed_out(monkeypatch) -> None:
+    """take() between the worker's spawn and its record as importing (a loaded
+    machine widens it) waits for it rather than leave the run to start a second
+    worker that imports torch again."""
+    import dlcprof.engine as engine
+
+    spawning, spawned, released = threading.Event(), threading.Event(), threading.Event()
+
+    class SlowSpawn:  # a stand-in for WorkerProcess: its process is slow to start
+        def __init__(self, cache: str) -> None:
+            spawning.set()
+            spawned.wait(10)
+            self.proc = type("Proc", (), {"poll": staticmethod(lambda: None)})()
+
+        def wait_ready(self) -> None:
+            released.wait(10)
+
+        def cancel(self, reason: str) -> None:
+            released.set()
+
+    monkeypatch.setattr(engine, "WorkerProcess", SlowSpawn)
+    standby = Standby()
+    preparing = threading.Thread(target=standby.prepare)
+    preparing.start()
+    assert spawning.wait(10)
+    took: list[object] = []
+    taking = threading.Thread(target=lambda: took.append(standby.take()))
+    taking.start()
+    taking.join(0.2)
+    assert taking.is_alive()  # waits for the spawn, not None
+    spawned.set()
+    taking.join(10)
+    released.set()
+    preparing.join(10)
+    assert len(took) == 1 and isinstance(took[0], SlowSpawn)
+
+
 # --- the next run's settings ------------------------------------------------------------------
 
 
