@@ -62,8 +62,6 @@ def test_mode_all_headless_runs_four_workers_into_one_table(tmp_path):
     header = next(ln for ln in p.stdout.splitlines() if "┃" in ln and "reduce-overhead" in ln)
     cols = [header.index(f" {m} ") for m in MODES[:3]]
     assert cols == sorted(cols) and "max-autotune-no-" in p.stdout
-    # Without --freezing nothing is autotuned on the CPU, and the run says why.
-    assert fm.nothing_autotuned(fm.CPU_NEEDS_FREEZING) in stdout
     # reduce-overhead (and max-autotune) skip CUDA graphs with torch's reason.
     assert "CUDA graphs: no: the graph runs on the CPU (torch:" in stdout
 
@@ -78,7 +76,11 @@ def test_mode_all_headless_runs_four_workers_into_one_table(tmp_path):
     # torch's own counter saw the skip (it moves on the CPU too).
     assert reduce.cudagraph_counts is not None and reduce.cudagraph_counts.skips >= 1
     assert not default.cudagraphs and default.cudagraph_counts is None
-    assert not autotune.autotuned and fm.autotune(autotune).why_none == fm.CPU_NEEDS_FREEZING
+    # Without --freezing torch 2.13 on autotunes nothing on the CPU, and the run
+    # says why; 2.11 benchmarks addmm's two choices: said as tuned.
+    tuned = fm.autotune(autotune)
+    why = None if autotune.autotuned else fm.CPU_NEEDS_FREEZING
+    assert tuned.why_none == why and tuned.line in stdout
     assert fm.cudagraphs(no_cg).verdict == "off"
     # The JSON holds the four runs and the table, worded as printed.
     report = json.loads(out.read_text())
