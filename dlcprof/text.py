@@ -323,7 +323,7 @@ def short(text: str | None, limit: int = 140) -> str:
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
-    """"1 log", "1,024 logs": the count as ``count`` writes it."""
+    """A count and its noun: "1 log", "1,024 logs" (the number as ``count`` writes it)."""
     return f"{n:,} {word if n == 1 else (many or word + 's')}"
 
 
