@@ -9,6 +9,7 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -39,6 +40,9 @@ def local_cluster(folder: Path, nodes: int) -> Iterator[dict[str, str]]:
     environment its commands read (``SLURM_CONF``)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "state").mkdir(exist_ok=True)
+    # slurmstepd's sockets live in the spool: a Unix socket's path has 107 bytes
+    # at most, which a test's tmp_path under pytest-xdist can pass.
+    spool = Path(tempfile.mkdtemp(prefix="slurm-", dir="/tmp"))
     user = getpass.getuser()
     lines = [
         "ClusterName=dlcprof",
@@ -49,7 +53,7 @@ def local_cluster(folder: Path, nodes: int) -> Iterator[dict[str, str]]:
         "AuthType=auth/none",
         "CredType=cred/none",
         f"StateSaveLocation={folder / 'state'}",
-        f"SlurmdSpoolDir={folder / 'spool-%n'}",
+        f"SlurmdSpoolDir={spool / '%n'}",
         f"SlurmctldPidFile={folder / 'slurmctld.pid'}",
         f"SlurmdPidFile={folder / 'slurmd-%n.pid'}",
         f"SlurmctldLogFile={folder / 'slurmctld.log'}",
@@ -102,3 +106,4 @@ def local_cluster(folder: Path, nodes: int) -> Iterator[dict[str, str]]:
             except subprocess.TimeoutExpired:
                 d.kill()
                 d.wait()
+        shutil.rmtree(spool, ignore_errors=True)
