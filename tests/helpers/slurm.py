@@ -1,6 +1,7 @@
 """A Slurm cluster of its own for a test: one slurmctld and one slurmd per
 node, all on this machine (each node its own name and port), no accounting,
-no munge. None where Slurm is not installed (``apt-get install slurm-wlm``)."""
+no munge; ``missing()`` says why none can be made (Slurm not installed:
+``apt-get install slurm-wlm``)."""
 
 from __future__ import annotations
 
