@@ -1,4 +1,4 @@
-"""Reports: the JSON report (schema "dlcprof.report/1"), HTML, Markdown,
+"""Reports: the JSON report (schema "dlcprof.report/2"), HTML, Markdown,
 Chrome trace and the comparison page. Never imports torch, Textual, Rich or
 the monitors.
 

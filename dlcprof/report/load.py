@@ -15,15 +15,17 @@ from typing import Any
 
 from dlcprof import events as ev
 from dlcprof.report import model as rm
+from dlcprof.report import shared_parts
 from dlcprof.report.atomic import os_reason
 from dlcprof.report.errors import ReportError
 from dlcprof.report.schema import REPORT_SCHEMA, REPORT_VERSION, SCHEMA_PREFIX
 from dlcprof.session import Session
 
 # Upgrades one schema version to the next: MIGRATIONS[n] turns a /n report
-# dict into a /n+1 one. /1 is the first public version, so this is empty; a
-# future /2 adds MIGRATIONS[1] and every older report still loads.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+# dict into a /n+1 one. /2 writes a cache lookup's key components against the
+# lookup before it (report/shared_parts.py): a /1 report, every lookup whole,
+# reads as it is.
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: lambda report: report}
 
 
 def _read_text(path: Path) -> str:
@@ -147,6 +149,10 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     data = migrate(p, data)
     if not isinstance(data.get("events"), list):
         raise ReportError(f"{p} is corrupted: no 'events' list")
+    try:
+        shared_parts.expand(data["events"])
+    except ValueError as e:
+        raise ReportError(f"{p} is corrupted: {e}") from None
     return data
 
 

@@ -2,7 +2,7 @@
 however long it grows: every JSON field's shape is here, read from the report
 model (``dlcprof.report.model``) and nothing else; the model holds no JSON.
 
-A report is self-describing (``"schema": "dlcprof.report/1"``). The summary is
+A report is self-describing (``"schema": "dlcprof.report/2"``). The summary is
 for people and other tools; its reader (``dlcprof.report.load``) ignores it and
 replays ``events``.
 """
@@ -27,6 +27,7 @@ from dlcprof.figures import phases as fp
 from dlcprof.figures.job import program as fprog
 from dlcprof.figures.job.steps import StepComparison
 from dlcprof.report import model as rm
+from dlcprof.report import shared_parts
 from dlcprof.report.advice import AdviceSection, CompileCostSection
 from dlcprof.report.benchmark import BenchmarkBlock
 from dlcprof.report.figure import iso as _iso
@@ -38,7 +39,7 @@ from dlcprof.report.run_tables import CompileRow, KernelTable
 from dlcprof.trace_records import gb_catalogue
 
 SCHEMA_PREFIX = "dlcprof.report/"
-REPORT_VERSION = 1
+REPORT_VERSION = 2
 REPORT_SCHEMA = f"{SCHEMA_PREFIX}{REPORT_VERSION}"
 
 
@@ -847,7 +848,7 @@ def build_report(model: rm.Report, extra: dict[str, Any] | None = None) -> dict[
             for x in session.worker_exits
         ],
         "extra": merged_extra,
-        "events": [ev.to_dict(e) for e in session.events],
+        "events": shared_parts.share([ev.to_dict(e) for e in session.events]),
     }
 
 

@@ -7,11 +7,13 @@ then the baseline of a run whose test recompiles anew."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
 from helpers.paths import PROGRAMS
 
+from dlcprof import events as ev
 from dlcprof.report.load import load_session
 
 pytest_plugins = ["pytester"]
@@ -58,6 +60,13 @@ def test_budgets_judged_and_unjudged_and_the_report(project):
     # still has its CPU seconds, the measure a budget judges compile time in.
     cpu = {r: [c.cpu_s is not None for c in session.runs[r].compiles.values()] for r in MODEL_TESTS}
     assert all(cpu.values()) and all(all(has) for has in cpu.values()), cpu
+    # Each FX-graph lookup's key is written against the one before it (the
+    # same Inductor settings in every one) and read back whole.
+    written = json.loads((project.path / "report" / "session.json").read_text())["events"]
+    assert sum("parts_from" in e for e in written) >= 2
+    lookups = [e for e in session.events if isinstance(e, ev.CacheLookedUp)]
+    keys = [e.parts for e in lookups if e.layer == "fx_graph"]
+    assert len(keys) >= 3 and all(len(k) > 100 and "gm" in k for k in keys)
 
     assert "FAILED check_unjudged.py::test_compiles_nothing" in out
     assert "dlcprof compile budget: FAILED, 1 violation (no compile seen: 1; 1 test judged)" in out

@@ -37,7 +37,7 @@ def _dlcprof(*args: str, **kw) -> subprocess.Popen:
 
 def _report(path: Path) -> dict:
     data = json.loads(path.read_text())
-    assert data["schema"] == "dlcprof.report/1"
+    assert data["schema"] == "dlcprof.report/2"
     return data
 
 

@@ -19,6 +19,7 @@ from helpers.paths import PROGRAMS
 
 from dlcprof import events as ev
 from dlcprof.figures import boot as fboot
+from dlcprof.report.load import load_report
 from dlcprof.session import Session
 
 pytest_plugins = ["pytester"]
@@ -91,7 +92,7 @@ def test_the_second_run_on_the_same_folder_hits_every_graph(runs):
     tmp, warm = runs["tmp"], runs["warm"]
     assert warm.returncode == 0, warm.stderr[-3000:]
     assert "cache misses 0 ≤ 0" in warm.stderr
-    events = json.loads((tmp / "warm.json").read_text())["events"]
+    events = load_report(tmp / "warm.json")["events"]
     lookups = [e for e in events if e["type"] == "CacheLookedUp"]
     assert sorted((e["compile_id"], e["layer"], e["state"]) for e in lookups) == [
         ("0/0", "aotautograd", "hit"),
@@ -105,7 +106,7 @@ def test_the_second_run_on_the_same_folder_hits_every_graph(runs):
 def test_the_warm_boot_is_split_and_says_what_the_hits_saved(runs):
     """The boot of the warm run (figures/boot.py): the import timed by the
     bootstrap, the pieces adding up, the hits' saving by torch's count."""
-    events = json.loads((runs["tmp"] / "warm.json").read_text())["events"]
+    events = load_report(runs["tmp"] / "warm.json")["events"]
     session = Session.from_events([ev.decode(json.dumps(e)) for e in events])
     (run,) = (r for r in session.runs.values() if r.process is not None)
     boot = fboot.boot(session, run)

@@ -286,12 +286,12 @@ def test_foreign_json(tmp_path: Path, payload, expected: str) -> None:
 
 def test_newer_schema(tmp_path: Path) -> None:
     p = tmp_path / "new.json"
-    p.write_text(json.dumps({"schema": "dlcprof.report/2", "events": []}))
+    p.write_text(json.dumps({"schema": "dlcprof.report/3", "events": []}))
     with pytest.raises(ReportError) as e:
         load_session(p)
     assert _one_line(e) == (
-        f"{p} was written by a newer dlcprof (schema dlcprof.report/2); "
-        "this one reads up to /1: upgrade dlcprof"
+        f"{p} was written by a newer dlcprof (schema dlcprof.report/3); "
+        "this one reads up to /2: upgrade dlcprof"
     )
 
 
