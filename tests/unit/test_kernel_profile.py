@@ -294,12 +294,12 @@ def test_no_profile_says_why_in_every_figure():
 
 # --- the GPU path, on a trace in kineto's format ---------------------------------------
 
-# Constructed, not recorded (no GPU on the machine this was written on): event
-# shapes as kineto's ChromeTraceLogger writes them (libkineto/src/output_json.cpp,
-# handleActivity: {"ph": "X", "cat": <ActivityType>, "name", "pid", "tid", "ts",
-# "dur", "args"}; category names from ActivityType.cpp; "correlation" in the
-# CUPTI kernel and runtime metadata). scripts/record_gpu_kernel_trace.py records
-# a real one on a GPU box into tests/fixtures/gpu/.
+# Constructed: event shapes as kineto's ChromeTraceLogger writes them
+# (libkineto/src/output_json.cpp, handleActivity: {"ph": "X", "cat": <ActivityType>,
+# "name", "pid", "tid", "ts", "dur", "args"}; category names from ActivityType.cpp;
+# "correlation" in the CUPTI kernel and runtime metadata), each case in one
+# trace. Real ones, recorded on an H200 by scripts/gpu_check.sh, are in
+# tests/fixtures/gpu/ (the test after this one).
 
 
 CONSTRUCTED_TRACE = {
@@ -372,9 +372,9 @@ def test_a_recorded_gpu_trace_times_every_launch(where):
     from dlcprof.worker.gpu_trace import device_times
 
     trace = json.loads((where / "trace.json").read_text())
-    launches = json.loads((where / "launches.json").read_text())
+    recorded = json.loads((where / "launches.json").read_text())
     times = device_times(trace, launches.RANGE_PREFIX)
-    for label, info in launches.items():
+    for label, info in recorded.items():
         if times.by_label.get(label, 0) == 0:
             # Only a launch CUDA graphs replay runs no range: its kernel ran by name.
             assert times.replayed_us, (label, info)
