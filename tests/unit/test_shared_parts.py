@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.program import process_attached
 
 from dlcprof import events as ev
 from dlcprof.report.errors import ReportError
@@ -27,18 +28,7 @@ def _lookup(cid: str, layer: str = "fx_graph", **parts: str) -> ev.CacheLookedUp
 
 def _session(*lookups: ev.CacheLookedUp) -> Session:
     s = Session()
-    s.apply(
-        ev.ProcessAttached(
-            run_id="t",
-            pid=1,
-            ppid=0,
-            argv=["t"],
-            host="h",
-            started_t=1.8e9,
-            torch_version="2.13.0",
-            python_version="3.11",
-        )
-    )
+    s.apply(process_attached(1, run_id="t"))
     for e in lookups:
         s.apply(e)
     return s
