@@ -3,7 +3,7 @@ from the lookup before it, read back whole.
 
 An FX-graph lookup's key holds ~640 components, ~600 of them Inductor's
 settings, the same in every lookup of a process; written whole, they were
-three quarters of a report's bytes (~28 KB a lookup, ~380 KB a test under the
+three quarters of a report's bytes (~28 KB a lookup, ~220 KB a test under the
 pytest plugin). So a lookup of a layer looked up before carries ``parts_from``
 (the index in ``events`` of that earlier lookup), ``parts`` (its components
 that are new or changed) and ``parts_dropped`` (the names it lacks), where that
