@@ -41,9 +41,11 @@ def load_report_or_trace(path: Path):
     """A saved session, or a TORCH_TRACE log or folder imported on the fly."""
     from dlcprof.report.errors import ReportError
     from dlcprof.trace_import.job import import_trace
-    from dlcprof.trace_import.sources import holds_trace
+    from dlcprof.trace_import.sources import holds_trace, no_log_in
 
     if not holds_trace(path):
+        if path.is_dir() and not (path / "session.json").exists():
+            raise LoadError(no_log_in(path, sessions=True))
         return load_report(path)
     try:
         return import_trace([str(path)])

@@ -46,12 +46,12 @@ def find_logs(paths: list[str]) -> list[tuple[str, str]]:
                 )
             out.append((path.resolve().parent.name, str(path)))
         elif path.is_dir():
-            logs = sorted(p for p in path.iterdir() if p.is_file() and is_trace_log(_head(p)))
+            try:
+                logs = sorted(p for p in path.iterdir() if _is_log(p))
+            except OSError as e:
+                raise ReportError(f"cannot read {path}: {e.strerror or e}") from e
             if not logs:
-                raise ReportError(
-                    f"{path} holds no TORCH_TRACE log (torch writes "
-                    "dedicated_log_torch_trace_rank_N_*.log into the folder TORCH_TRACE names)"
-                )
+                raise ReportError(no_log_in(path))
             host = path.resolve().name
             out += [(host, str(p)) for p in logs]
         else:
@@ -65,6 +65,48 @@ def find_logs(paths: list[str]) -> list[tuple[str, str]]:
     return out
 
 
+_SUBFOLDERS_LOOKED_AT = 64  # a folder given by mistake may be a home folder
+_NAMED = 8
+
+
+def no_log_in(folder: Path, sessions: bool = False) -> str:
+    """The line for a folder with no log in it (nor, with ``sessions``, a saved
+    session), naming its folders that hold one: a job's folder given for its
+    nodes', the folder reports are saved in for one of them."""
+    what = (
+        "no saved session (session.json) or TORCH_TRACE log" if sessions else "no TORCH_TRACE log"
+    )
+    try:
+        subfolders = sorted(p for p in folder.iterdir() if p.is_dir())[:_SUBFOLDERS_LOOKED_AT]
+    except OSError:
+        subfolders = []
+    holding = [
+        p for p in subfolders if _holds_log(p) or (sessions and (p / "session.json").is_file())
+    ]
+    if not holding:
+        return (
+            f"{folder} holds {what} (torch writes "
+            "dedicated_log_torch_trace_rank_N_*.log into the folder TORCH_TRACE names)"
+        )
+    if len(holding) == 1:
+        return f"{folder} holds {what}, but its folder {holding[0]} does: give that"
+    names = ", ".join(str(p) for p in holding[:_NAMED])
+    more = f" and {len(holding) - _NAMED} more" if len(holding) > _NAMED else ""
+    several = "" if sessions else ", or several for the nodes of one job"
+    return f"{folder} holds {what}, but its folders {names}{more} do: give one of them{several}"
+
+
+def _is_log(path: Path) -> bool:
+    return path.is_file() and is_trace_log(_head(path))
+
+
+def _holds_log(folder: Path) -> bool:
+    try:
+        return any(_is_log(p) for p in folder.iterdir())
+    except (OSError, ReportError):  # a folder the hint cannot read is not named
+        return False
+
+
 def holds_trace(path: Path) -> bool:
     """A TORCH_TRACE log, or a folder with one and no saved session (what
     ``dlcprof replay`` imports on the fly)."""
@@ -72,4 +114,4 @@ def holds_trace(path: Path) -> bool:
         return path.name != "session.json" and is_trace_log(_head(path))
     if not path.is_dir() or (path / "session.json").exists():
         return False
-    return any(p.is_file() and is_trace_log(_head(p)) for p in path.iterdir())
+    return any(_is_log(p) for p in path.iterdir())

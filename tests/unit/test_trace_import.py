@@ -190,6 +190,28 @@ def test_input_without_a_trace_is_one_line_and_exit_2(tmp_path, capsys, kind):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_folder_of_log_folders_names_the_ones_to_give(tmp_path, capsys):
+    """A job's folder given for its nodes' (or a reports folder for one of its
+    sessions): the one line names the folders that hold logs, and only those."""
+    from dlcprof.cli.loading import LoadError
+
+    job = tmp_path / "job"
+    for node in ("node0", "node1"):
+        (job / node).mkdir(parents=True)
+        shutil.copy(FIXTURES / "tlparse" / "simple.log", job / node / "rank0.log")
+    (job / "notes").mkdir()
+    shutil.copy(REPO / "README.md", job / "notes")
+    assert main(["import", str(job), "-o", str(tmp_path / "out")]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert f"its folders {job / 'node0'}, {job / 'node1'} do" in line
+    assert "notes" not in line and "nodes of one job" in line
+    with pytest.raises(LoadError, match="do: give one of them$"):
+        load_report_or_trace(job)  # replay's reading: a log folder or a session
+    shutil.rmtree(job / "node1")
+    with pytest.raises(LoadError, match=f"but its folder {job / 'node0'} does: give that"):
+        load_report_or_trace(job)
+
+
 def test_a_log_without_torch_version_says_why_its_torch_is_unknown():
     from helpers.program import process_attached
 
