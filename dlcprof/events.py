@@ -762,6 +762,9 @@ class ProcessAttached(Event):
     # When ``import torch`` returned, by dlcprof's bootstrap (None: unknown, or
     # a fork of a process that had torch already).
     torch_loaded_t: float | None = None
+    # A test of dlcprof's pytest plugin (its run id the test's node id): a run
+    # from the test's setup to its end, in a process that runs every test.
+    test: bool = False
 
 
 @event

@@ -207,6 +207,8 @@ def process_label(p: ev.ProcessAttached | None) -> str:
     """An attached process as people know it: "train.py (pid 4242, rank 1)"."""
     if p is None:
         return ""
+    if p.test:  # a pytest plugin's test: its node id, the process is every test's
+        return p.run_id
     rank = f", rank {p.rank}" if p.rank is not None else ""
     return f"{script_name(p)} (pid {p.pid}{rank})"
 

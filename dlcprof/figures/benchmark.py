@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.figures import runs as fruns
 from dlcprof.figures.cache import HEADER_BUILT
 from dlcprof.figures.outcome import NO_SPEEDUP, NOTHING_COMPILED
 from dlcprof.session import Run
@@ -331,6 +332,7 @@ _WHY_NONE = {
         "attached to a program: run with --eager-baseline to time eager",
         "attached",
     ),
+    "test": ("a test of the pytest plugin, which times no eager run", "test"),
     "imported": ("read from a TORCH_TRACE log, which holds no eager timing", "imported"),
 }
 
@@ -339,6 +341,8 @@ def why_none(run: Run, short: bool = False) -> str:
     """Why a run has no benchmark, in one wording for every view."""
     if run.status == ev.LOG_ENDED:
         key = "imported"
+    elif fruns.is_test(run):
+        key = "test"
     elif run.process is not None:
         key = "attached"
     elif run.sweep or run.sweep_done is not None:

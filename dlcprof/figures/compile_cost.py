@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dlcprof import text
+from dlcprof.figures import runs as fruns
 from dlcprof.session import Compile, Run
 
 LOWERING_PHASE = "GraphLowering.run"
@@ -141,6 +142,8 @@ def why_none(run: Run) -> str | None:
         return None
     if "compile_cost" in run.unavailable:
         return run.unavailable["compile_cost"]
+    if fruns.is_test(run):
+        return "the pytest plugin does not measure it"
     if run.process is not None:
         return (
             "an attached process sends it at its end: this one ended without its exit hook "

@@ -54,11 +54,28 @@ def workload_title(session: Session) -> str:
         ranks = len(session.rank_summaries)
         what = f"{ranks} ranks" if ranks else f"{imp.processes} processes"
         return f"TORCH_TRACE of {', '.join(imp.sources)} ({what})"
+    runs = list(session.runs.values())
+    if runs and all(is_test(r) for r in runs):  # never a title of a thousand test ids
+        files = list(dict.fromkeys(r.run_id.split("::")[0] for r in runs))
+        more = f" and {len(files) - _FILES_NAMED} more" if len(files) > _FILES_NAMED else ""
+        return (
+            f"pytest, {len(runs)} test{'' if len(runs) == 1 else 's'} of "
+            f"{', '.join(files[:_FILES_NAMED])}{more}"
+        )
     names = list(dict.fromkeys(_title_name(r) for r in session.runs.values()))
     processes = [r for r in session.runs.values() if not (r.workload or r.target) and r.process]
     if len(names) == 1 and len(processes) == len(session.runs) > 1:
         return f"{names[0]}, {len(processes)} processes"
     return ", ".join(names) if names else "empty session"
+
+
+_FILES_NAMED = 3
+
+
+def is_test(run: Run) -> bool:
+    """A test of dlcprof's pytest plugin: the run is the test (setup to its
+    end), one of the runs of a process that runs every test."""
+    return run.process is not None and run.process.test
 
 
 def _title_name(run: Run) -> str:

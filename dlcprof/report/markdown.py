@@ -13,6 +13,7 @@ from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import paper_tables as fpt
 from dlcprof.figures import recompiles as fr
+from dlcprof.figures import runs as fruns
 from dlcprof.figures.job import divergence as fdiv
 from dlcprof.figures.job import groups as fgroups
 from dlcprof.figures.job import ranks as franks
@@ -209,7 +210,8 @@ def _run_modes(r: RunModel) -> list[str]:
     a, cg = r.autotune, r.cudagraphs
     if not (r.shows_autotune or r.shows_cudagraphs):
         return []
-    out = [f"Mode {plain(r.mode_meaning)}", ""]
+    # An attached process has no mode of its own (its calls' are in its settings).
+    out = [f"Mode {plain(r.mode_meaning)}", ""] if r.mode_meaning else []
     if r.shows_autotune:
         out += ["### Autotuning", "", plain(a.line), ""]
         rows = [
@@ -379,6 +381,8 @@ def _run_section(r: RunModel, detail: int = FULL) -> list[str]:
     # An attached process's clock starts as torch is imported in it: the
     # program's wall also counts the start before it.
     since = " (from torch's import in the process on)" if r.run.process is not None else ""
+    if fruns.is_test(r.run):
+        since = " (the test, from its setup to its end)"
     out.append(
         f"Run id `{r.run_id}` · status **{r.status}**"
         + (f" · target `{r.target}`" if r.target else "")

@@ -56,6 +56,14 @@ def test_budgets_judged_and_unjudged_and_the_report(project):
     session = load_session(project.path / "report")
     assert list(session.runs)[:3] == MODEL_TESTS
     assert session.program_exit is not None and session.program_exit.returncode == 1
+    # Each test a run of its own, with the settings its torch.compile call passed.
+    test = session.runs[MODEL_TESTS[0]]
+    assert test.process is not None and test.process.test
+    assert [(c.mode, c.dynamic, c.backend) for c in test.compile_calls] == [
+        ("default", "auto", "inductor")
+    ]
+    title = (project.path / "report" / "report.md").read_text().splitlines()[0]
+    assert title == "# dlcprof report: pytest, 6 tests of check_model.py, check_unjudged.py"
     # The plugin resets Dynamo before each test: every compile of every test
     # still has its CPU seconds, the measure a budget judges compile time in.
     cpu = {r: [c.cpu_s is not None for c in session.runs[r].compiles.values()] for r in MODEL_TESTS}

@@ -18,6 +18,7 @@ from dlcprof.attach_contract import SAMPLE_AFTER_CALLS, SAMPLED_CALLS, SAMPLED_W
 from dlcprof.figures.benchmark import why_none
 from dlcprof.figures.job import nodes as fnodes
 from dlcprof.figures.job import steps as fsteps
+from dlcprof.figures.runs import is_test
 from dlcprof.session import Run, Session
 
 NO_CALLS = "no compiled call timed (another backend than Inductor, or none ran yet)"
@@ -253,13 +254,31 @@ def program_lines(session: Session, now: float | None = None) -> list[str]:
     if not runs:
         out.append(no_compile_seen(session))
     for run in runs:
+        if is_test(run):
+            out.append(test_line(run))
+            continue
         t = timeline(session, run, now)
         who = f"{run.name}: " if len(runs) > 1 else ""
         out.append(f"{who}{t.line}; {t.first_wait_line}")
         out += [f"  {g.line}" for g in graph_lives(run)]
         out.append(f"  {sampling(run).line}")
+    if any(is_test(r) for r in runs):
+        out.append(f"compiled calls and kernel times: {text.na(TESTS_UNTIMED)}")
     out.append(speedup_line(session))
     return out
+
+
+TESTS_UNTIMED = "the pytest plugin watches each test's compiles, not its calls"
+
+
+def test_line(run: Run) -> str:
+    """A pytest plugin's test: its compiles against the test's own wall (its
+    process's is every test's)."""
+    share = run.compile_wall_s / run.wall_s if run.wall_s else None
+    return (
+        f"{run.name}: compiles took {text.secs(run.compile_wall_s)} of the test's "
+        f"{text.secs(run.wall_s, 'still running')}, {text.pct(share, 'no wall time yet')}"
+    )
 
 
 @dataclass

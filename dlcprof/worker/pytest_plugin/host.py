@@ -19,7 +19,7 @@ from dlcprof import events as ev
 from dlcprof.session import Run, Session
 from dlcprof.worker.fresh_lines import FreshLines
 from dlcprof.worker.probe_set import ProbeSet
-from dlcprof.worker.probes import ProbeNotes
+from dlcprof.worker.probes import ProbeNotes, compile_calls
 from dlcprof.worker.probes import raised as raised_probe
 
 
@@ -64,6 +64,8 @@ class Host:
         if self.probes is None:
             self.probes = ProbeSet(self.sink, run_id, notes, _fresh())
             raised_probe.install(self.raised, notes)
+            # Each test's torch.compile calls: the mode, dynamic and backend it compiled with.
+            compile_calls.install(lambda: self.run_id, self.sink, notes)
         else:
             self.probes.close()
             self.probes.follow(run_id, notes, _fresh())
@@ -78,6 +80,7 @@ class Host:
                 started_t=self.started[run_id],
                 torch_version=str(torch.__version__),
                 python_version=platform.python_version(),
+                test=True,
             )
         )
         return self.session.run(run_id)
