@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.attach_contract import NOT_SAMPLED_YET
+from dlcprof.figures import runs as fruns
 from dlcprof.figures.outcome import NO_SPEEDUP
 from dlcprof.session import Run
 
@@ -245,6 +246,8 @@ def why_no_profile(run: Run) -> str:
         return "not profiled"
     if run.status == ev.LOG_ENDED:
         return NOT_IN_LOG
+    if fruns.is_test(run):
+        return fruns.TEST_UNTIMED
     if run.process is not None:
         return NOT_SAMPLED_YET
     if run.settings is not None and run.settings.backend != "inductor":

@@ -70,6 +70,8 @@ def workload_title(session: Session) -> str:
 
 
 _FILES_NAMED = 3
+# Why a test has no call, kernel time or speedup of its own.
+TEST_UNTIMED = "the pytest plugin watches each test's compiles, not its calls"
 
 
 def is_test(run: Run) -> bool:

@@ -10,6 +10,8 @@ from helpers.program import compile_finished, process_attached
 
 from dlcprof import events as ev
 from dlcprof.figures.job.program import program_lines
+from dlcprof.figures.kernels import why_no_profile
+from dlcprof.figures.runs import TEST_UNTIMED
 from dlcprof.report import model as rm
 from dlcprof.report.markdown import render_markdown
 from dlcprof.session import Session
@@ -49,6 +51,7 @@ def test_a_plugin_report_names_the_suite_once_and_says_the_tests_own_figures():
         "compiles, not its calls)"
     ) in lines
     assert "speedup: n/a (a test of the pytest plugin, which times no eager run)" in lines
+    assert why_no_profile(session.runs[TESTS[0]]) == TEST_UNTIMED  # the Kernels pane's n/a
 
 
 def test_an_attached_program_keeps_its_own_words():

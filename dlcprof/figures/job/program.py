@@ -18,7 +18,7 @@ from dlcprof.attach_contract import SAMPLE_AFTER_CALLS, SAMPLED_CALLS, SAMPLED_W
 from dlcprof.figures.benchmark import why_none
 from dlcprof.figures.job import nodes as fnodes
 from dlcprof.figures.job import steps as fsteps
-from dlcprof.figures.runs import is_test
+from dlcprof.figures.runs import TEST_UNTIMED, is_test
 from dlcprof.session import Run, Session
 
 NO_CALLS = "no compiled call timed (another backend than Inductor, or none ran yet)"
@@ -263,12 +263,9 @@ def program_lines(session: Session, now: float | None = None) -> list[str]:
         out += [f"  {g.line}" for g in graph_lives(run)]
         out.append(f"  {sampling(run).line}")
     if any(is_test(r) for r in runs):
-        out.append(f"compiled calls and kernel times: {text.na(TESTS_UNTIMED)}")
+        out.append(f"compiled calls and kernel times: {text.na(TEST_UNTIMED)}")
     out.append(speedup_line(session))
     return out
-
-
-TESTS_UNTIMED = "the pytest plugin watches each test's compiles, not its calls"
 
 
 def test_line(run: Run) -> str:

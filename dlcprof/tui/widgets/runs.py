@@ -10,7 +10,9 @@ from textual.widgets.option_list import Option
 
 from dlcprof.figures import outcome as fout
 from dlcprof.figures.job import lanes as rl
+from dlcprof.figures.job.program import compile_setting
 from dlcprof.figures.job.rank_runs import rank_runs
+from dlcprof.figures.runs import is_test
 from dlcprof.session import Run
 from dlcprof.settings import OPTION
 from dlcprof.tui import ordering
@@ -48,6 +50,9 @@ def run_prompt(run: Run) -> Text:
             out.append(f" · {s.backend}", style="dim")
     elif p is not None and p.rank is not None:
         out.append(f"pid {p.pid} on {p.host}", style="dim")
+    elif is_test(run):  # its name is its run id: the settings its compile calls passed
+        mode, dynamic = compile_setting(run, "mode"), compile_setting(run, "dynamic")
+        out.append(f"{mode or 'mode n/a'} · dyn={dynamic or 'n/a'}", style="dim")
     else:
         out.append(f"run {run.run_id}", style="dim")
     if run.sweep or run.sweep_done is not None:
