@@ -100,8 +100,8 @@ def main() -> None:
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         got = dict(zip(sides, pool.map(counted, sides), strict=True))
     if (new := _cache_entries(tmp / "cache") - entries) > 0:
-        # A key that changed between two runs of one suite (once: a graph's hash):
-        # that side compiled from scratch, and its count says so, not the plugin.
+        # A graph neither warm-up compiled (a key of this torch's that moved between
+        # runs): that side compiled from scratch, and its count says so, not the plugin.
         sys.exit(f"{new} new Inductor cache entries: a counted run compiled anew; run again")
     bare = got["bare"]
     for side, n in got.items():

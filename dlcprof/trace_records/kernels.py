@@ -44,7 +44,6 @@ original aten ops (``cpp_fused_expand_gelu_gelu_backward_0``).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import threading
@@ -610,7 +609,8 @@ class KernelCollector:
             kernels = build_kernels(payloads, self.is_op, code)
             for k in kernels:
                 self.sink.emit(
-                    ev.KernelGenerated(run_id=self.run_id, compile_id=cid, **dataclasses.asdict(k))
+                    # Its fields as they are: asdict would deep-copy every list of them.
+                    ev.KernelGenerated(run_id=self.run_id, compile_id=cid, **vars(k))
                 )
                 self.emitted += 1
             if not payloads.aot:  # the profiling stage loads a Python wrapper module

@@ -13,8 +13,8 @@ A host is a process whose compiles dlcprof watches; each builds one
   settings of each torch.compile call (``probes/compile_calls.py``), compile
   cost by the user's code;
 - the pytest plugin's test process (``pytest_plugin/host.py``): a compile
-  that raised into the test; a run per watched test (``follow`` again, after
-  ``close``).
+  that raised into the test, the settings of each torch.compile call; a run
+  per watched test (``follow`` again, after ``close``).
 
 The shared set: Inductor's kernel provenance, the kernel collector (its
 source lines re-anchored on the files as they are now), the structured-trace
