@@ -13,7 +13,6 @@ from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
 from dlcprof.figures import paper_tables as fpt
 from dlcprof.figures import recompiles as fr
-from dlcprof.figures import runs as fruns
 from dlcprof.figures.job import divergence as fdiv
 from dlcprof.figures.job import groups as fgroups
 from dlcprof.figures.job import ranks as franks
@@ -378,11 +377,7 @@ def _device_spans(dev: DeviceSummary) -> list[str]:
 
 def _run_section(r: RunModel, detail: int = FULL) -> list[str]:
     out = [f"## Run {r.number}: {plain(r.label)}", ""]
-    # An attached process's clock starts as torch is imported in it: the
-    # program's wall also counts the start before it.
-    since = " (from torch's import in the process on)" if r.run.process is not None else ""
-    if fruns.is_test(r.run):
-        since = " (the test, from its setup to its end)"
+    since = f" ({r.wall_since})" if r.wall_since else ""
     out.append(
         f"Run id `{r.run_id}` · status **{r.status}**"
         + (f" · target `{r.target}`" if r.target else "")
@@ -487,8 +482,7 @@ def _render(report: rm.Report, detail: int) -> str:
     if detail < FULL:
         out += ["> Shortened to fit a GitHub paste: report.html has every detail.", ""]
     out += [
-        f"dlcprof {report.version} · recorded {report.recorded or text.NA} · "
-        f"{text.plural(len(report.runs), 'run')}",
+        f"dlcprof {report.version} · recorded {report.recorded or text.NA} · {report.counted}",
         "",
         "## Environment",
         "",

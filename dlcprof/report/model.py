@@ -124,8 +124,14 @@ class Report:
         return whys.pop() if len(whys) == 1 else "no py-spy samples in this session"
 
     @property
+    def counted(self) -> str:
+        """ "12 runs"; a pytest plugin's session, "12 tests"."""
+        tests = self.runs and all(fruns.is_test(r.run) for r in self.runs)
+        return text.plural(len(self.runs), "test" if tests else "run")
+
+    @property
     def subtitle(self) -> str:
-        return f"{text.plural(len(self.runs), 'run')} · recorded {self.recorded or text.NA}"
+        return f"{self.counted} · recorded {self.recorded or text.NA}"
 
 
 def build(session: Session) -> Report:

@@ -120,6 +120,14 @@ class RunModel:
         return self.run.target
 
     @property
+    def wall_since(self) -> str:
+        """What the run's wall counts, where that is not the run itself: an
+        attached process's clock starts as torch is imported in it."""
+        if fruns.is_test(self.run):
+            return "the test, from its setup to its end"
+        return "from torch's import in the process on" if self.run.process is not None else ""
+
+    @property
     def description(self) -> str:
         return self.run.description
 

@@ -13,6 +13,7 @@ from dlcprof.figures.job.program import program_lines
 from dlcprof.figures.kernels import why_no_profile
 from dlcprof.figures.runs import TEST_UNTIMED
 from dlcprof.report import model as rm
+from dlcprof.report.html import render_html
 from dlcprof.report.markdown import render_markdown
 from dlcprof.session import Session
 
@@ -39,10 +40,13 @@ def test_a_plugin_report_names_the_suite_once_and_says_the_tests_own_figures():
     assert md.splitlines()[0] == (
         "# dlcprof report: pytest, 5 tests of tests/test_model.py, tests/test_other.py"
     )
+    assert md.splitlines()[2].endswith(" · 5 tests")
     assert "(pid 7)" not in md  # a test is its node id, not one of the process's
     assert "wall 1.00 s (the test, from its setup to its end)" in md
     assert "torch's import" not in md and "--eager-baseline" not in md
     assert "\nMode \n" not in md
+    html = render_html(rm.build(session))
+    assert "(the test, from its setup to its end)" in html and "· target <code></code>" not in html
     lines = program_lines(session)
     assert f"{TESTS[0]}: compiles took 500 ms of the test's 1.00 s, 50%" in lines
     assert not any("of this" in line or "first compiled call" in line for line in lines)
