@@ -41,7 +41,7 @@ CACHE_ARTIFACTS_ENV = "DLCPROF_ATTACH_CACHE_ARTIFACTS"
 SAMPLE_AFTER_CALLS = 1
 SAMPLED_CALLS = 3
 SAMPLED_WHICH = f"calls {SAMPLE_AFTER_CALLS + 1}-{SAMPLE_AFTER_CALLS + SAMPLED_CALLS} of each graph"
-NOT_SAMPLED_YET = f"not sampled yet ({SAMPLED_WHICH} are)"
+NOT_SAMPLED_YET = f"not sampled yet: {SAMPLED_WHICH} are"
 
 # Put on the program's PYTHONPATH: Python runs its sitecustomize.py at startup.
 BOOTSTRAP_DIR = Path(__file__).resolve().parent / "worker" / "attached" / "bootstrap"

@@ -471,7 +471,7 @@ def test_kernel_sampler_leaves_the_first_call_alone_and_says_why_not():
     why = "torch did not say where the wrapper module was written"
     by_graph = {k["compile_id"]: k["why"] for k in profiled.kernels}
     assert by_graph["0/0"]["time_ms"] == why
-    assert by_graph["1/0"]["time_ms"] == "not sampled yet (calls 2-4 of each graph are)"
+    assert by_graph["1/0"]["time_ms"] == "not sampled yet: calls 2-4 of each graph are"
     assert by_graph["0/0"]["eager_ms"].startswith("not replayed in an attached program")
     assert sampler.begin("0/0", ()) is None and len(sent) == 2  # given up: no more tries
     # At exit a graph called too few times says how many.

@@ -44,6 +44,8 @@ def test_a_plugin_report_names_the_suite_once_and_says_the_tests_own_figures():
     assert "(pid 7)" not in md  # a test is its node id, not one of the process's
     assert "wall 1.00 s (the test, from its setup to its end)" in md
     assert "torch's import" not in md and "--eager-baseline" not in md
+    advice = md.split("## Advice")[1].split("## Run 1")[0]
+    assert "not checked: a test of the pytest plugin has no benchmark" in advice
     assert "\nMode \n" not in md
     html = render_html(rm.build(session))
     assert "(the test, from its setup to its end)" in html and "· target <code></code>" not in html

@@ -27,6 +27,7 @@ from dlcprof.figures.advice import job_rules as jr
 from dlcprof.figures.advice import speed_rules as sr
 from dlcprof.figures.advice.model import DEFAULT_CALLS, Advice, AdviceList, compile_noise
 from dlcprof.figures.advice.trial import PROGRAM_TRY_WHY, rerunnable
+from dlcprof.figures.runs import is_test
 from dlcprof.session import Run, Session
 
 # What a rule finds: an item (a list of them), a line for ``AdviceList.hidden``, or None.
@@ -70,11 +71,12 @@ RULES = (
     Rule("compile threads", cr.compile_threads),
     Rule("no payback", sr.no_payback, benchmark=True),
 )
-# What an attached program's advice does not check.
+# What an attached program's advice does not check (a pytest plugin's test: the same).
 PROGRAM_UNCHECKED = (
     ", ".join(r.label for r in RULES if r.benchmark)
     + ": not checked: an attached program has no benchmark (no eager timing)"
 )
+TEST_UNCHECKED = PROGRAM_UNCHECKED.replace("an attached program", "a test of the pytest plugin")
 
 
 def advise(session: Session, run: Run, calls: int | None = None) -> AdviceList:
@@ -105,7 +107,7 @@ def advise(session: Session, run: Run, calls: int | None = None) -> AdviceList:
             else dataclasses.replace(i, options={}, try_why=PROGRAM_TRY_WHY)
             for i in items
         ]
-        hidden.append(PROGRAM_UNCHECKED)
+        hidden.append(TEST_UNCHECKED if is_test(run) else PROGRAM_UNCHECKED)
     return AdviceList(run.run_id, items, nothing, hidden)
 
 
