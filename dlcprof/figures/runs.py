@@ -55,7 +55,7 @@ def workload_title(session: Session) -> str:
         what = f"{ranks} ranks" if ranks else f"{imp.processes} processes"
         return f"TORCH_TRACE of {', '.join(imp.sources)} ({what})"
     runs = list(session.runs.values())
-    if runs and all(is_test(r) for r in runs):  # never a title of a thousand test ids
+    if of_tests(session):  # never a title of a thousand test ids
         files = list(dict.fromkeys(r.run_id.split("::")[0] for r in runs))
         more = f" and {len(files) - _FILES_NAMED} more" if len(files) > _FILES_NAMED else ""
         return (
@@ -78,6 +78,11 @@ def is_test(run: Run) -> bool:
     """A test of dlcprof's pytest plugin: the run is the test (setup to its
     end), one of the runs of a process that runs every test."""
     return run.process is not None and run.process.test
+
+
+def of_tests(session: Session) -> bool:
+    """A pytest plugin's session: it has runs, and every one is a test."""
+    return bool(session.runs) and all(is_test(r) for r in session.runs.values())
 
 
 def _title_name(run: Run) -> str:

@@ -126,8 +126,7 @@ class Report:
     @property
     def counted(self) -> str:
         """ "12 runs"; a pytest plugin's session, "12 tests"."""
-        tests = self.runs and all(fruns.is_test(r.run) for r in self.runs)
-        return text.plural(len(self.runs), "test" if tests else "run")
+        return text.plural(len(self.runs), "test" if fruns.of_tests(self.session) else "run")
 
     @property
     def subtitle(self) -> str:

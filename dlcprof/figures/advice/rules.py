@@ -71,12 +71,16 @@ RULES = (
     Rule("compile threads", cr.compile_threads),
     Rule("no payback", sr.no_payback, benchmark=True),
 )
-# What an attached program's advice does not check (a pytest plugin's test: the same).
-PROGRAM_UNCHECKED = (
-    ", ".join(r.label for r in RULES if r.benchmark)
-    + ": not checked: an attached program has no benchmark (no eager timing)"
-)
-TEST_UNCHECKED = PROGRAM_UNCHECKED.replace("an attached program", "a test of the pytest plugin")
+
+
+def _unchecked(who: str) -> str:
+    """What the advice of ``who`` (no benchmark) does not check."""
+    rules = ", ".join(r.label for r in RULES if r.benchmark)
+    return f"{rules}: not checked: {who} has no benchmark (no eager timing)"
+
+
+PROGRAM_UNCHECKED = _unchecked("an attached program")
+TEST_UNCHECKED = _unchecked("a test of the pytest plugin")
 
 
 def advise(session: Session, run: Run, calls: int | None = None) -> AdviceList:
