@@ -5,6 +5,7 @@ Anything else is one line for the user (``ReportError``), before any log is read
 from __future__ import annotations
 
 import gzip
+import itertools
 import os
 from pathlib import Path
 
@@ -65,7 +66,9 @@ def find_logs(paths: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-_SUBFOLDERS_LOOKED_AT = 64  # a folder given by mistake may be a home folder
+# A folder given by mistake may be a home folder: the hint looks so far, no further.
+_SUBFOLDERS_LOOKED_AT = 64
+_FILES_LOOKED_AT = 256  # in each subfolder
 _NAMED = 8
 
 
@@ -102,7 +105,7 @@ def _is_log(path: Path) -> bool:
 
 def _holds_log(folder: Path) -> bool:
     try:
-        return any(_is_log(p) for p in folder.iterdir())
+        return any(_is_log(p) for p in itertools.islice(folder.iterdir(), _FILES_LOOKED_AT))
     except (OSError, ReportError):  # a folder the hint cannot read is not named
         return False
 
