@@ -22,6 +22,7 @@ from dlcprof.settings import AUTOTUNE_MODES, CUDAGRAPH_MODES, RunSettings
 from dlcprof.trace_records.dispatcher import CompileCounts, TraceDispatcher
 from dlcprof.trace_records.kernels import KernelCollector
 from dlcprof.worker import bench, lifeline, steady
+from dlcprof.worker.cores import usable_cores
 from dlcprof.worker.fresh_lines import FreshLines
 from dlcprof.worker.oom import oom_hint
 from dlcprof.worker.probe_set import ProbeSet
@@ -92,7 +93,7 @@ def worker_ready(torch: Any) -> ev.WorkerReady:
         python_version=platform.python_version(),
         cuda_available=cuda,
         device_name=device_name(torch, "cuda" if cuda else "cpu"),
-        cpu_count=os.cpu_count() or 1,
+        cpu_count=usable_cores() or 1,
     )
 
 

@@ -8,6 +8,7 @@ then the baseline of a run whose test recompiles anew."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import pytest
@@ -59,6 +60,7 @@ def test_budgets_judged_and_unjudged_and_the_report(project):
     # Each test a run of its own, with the settings its torch.compile call passed.
     test = session.runs[MODEL_TESTS[0]]
     assert test.process is not None and test.process.test
+    assert test.process.cpu_count == len(os.sched_getaffinity(0))  # the report's Environment
     assert [(c.mode, c.dynamic, c.backend) for c in test.compile_calls] == [
         ("default", "auto", "inductor")
     ]

@@ -40,6 +40,7 @@ from dlcprof.attach_contract import (
 from dlcprof.worker.attached import graph_calls, kernel_sample, rendezvous
 from dlcprof.worker.attached.channel import Channel
 from dlcprof.worker.attached.steps import Steps
+from dlcprof.worker.cores import usable_cores
 from dlcprof.worker.fresh_lines import FreshLines
 from dlcprof.worker.probe_set import ProbeSet
 from dlcprof.worker.probes import ProbeNotes, compile_calls, compile_cost, compile_workers
@@ -159,14 +160,6 @@ def _importing_torch() -> bool:
     )
 
 
-def _cpu_count() -> int | None:
-    """The cores this process may run on (its affinity, as Inductor's own count is)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not on Linux
-        return os.cpu_count()
-
-
 def _inductor_cache_dir() -> str | None:
     """The Inductor cache folder this process uses (ranks on one host may share
     one): TORCHINDUCTOR_CACHE_DIR, else torch's default, read from the module
@@ -278,7 +271,7 @@ class AttachedProcess:
                 world_size=_int_env("WORLD_SIZE"),
                 cache_dir=self.cache_dir,
                 cache_dir_state=self.cache_dir_state,
-                cpu_count=_cpu_count(),
+                cpu_count=usable_cores(),
                 torch_loaded_t=self.loaded_t,
             ),
             ddp_probe.settings(self.run_id),

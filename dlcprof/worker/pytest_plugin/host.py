@@ -17,6 +17,7 @@ import torch
 
 from dlcprof import events as ev
 from dlcprof.session import Run, Session
+from dlcprof.worker.cores import usable_cores
 from dlcprof.worker.fresh_lines import FreshLines
 from dlcprof.worker.probe_set import ProbeSet
 from dlcprof.worker.probes import ProbeNotes, compile_calls
@@ -80,6 +81,7 @@ class Host:
                 started_t=self.started[run_id],
                 torch_version=str(torch.__version__),
                 python_version=platform.python_version(),
+                cpu_count=usable_cores(),
                 test=True,
             )
         )
