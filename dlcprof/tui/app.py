@@ -392,7 +392,7 @@ class DlcprofApp(App[None]):
         run = self.runs.live_run() or view.run
         watched = fo.short(run) if run is not None else None
         shown = self.runs.live_run() or self.session.runs.get(self._selected or "")
-        device = device_words(self.session, shown)
+        device = device_words(self.session, shown, self.replay)
         bar = self._home.query_one(StatusBar)
         bar.show(state, detail, device, self._message, watched, self.paused_words)
 

@@ -14,14 +14,17 @@ from pathlib import Path
 
 from helpers.engine import ScriptedLiveRun
 from helpers.events import of_run
+from helpers.program import process_attached
 from helpers.recorded import load_fixture
 from helpers.tui import SIZE, make_app, painted, wait_for
 
 from dlcprof import events as ev
 from dlcprof.report import load_session, save_session
+from dlcprof.session import Session
 from dlcprof.settings import RunSettings
 from dlcprof.tui.app import DlcprofApp
 from dlcprof.tui.widgets.log import LogPane
+from dlcprof.tui.widgets.status_bar import device_words
 
 # Real runs: one fused kernel; a static shape sweep with two recompiles.
 RECORDED = ["pointwise_chain", "variable_length_static"]
@@ -191,3 +194,15 @@ async def test_replay_renders_the_same_panes_as_live(
     for key, shown in live_shots.items():
         # One string per pane, so a failure prints a line diff of what differs.
         assert as_text(replay_shots[key]) == as_text(shown), f"replay differs from live: {key}"
+
+
+def test_the_status_bar_names_what_a_replay_holds_and_waits_for_no_worker() -> None:
+    """A replay has no worker to report its device: an attached program's
+    process says its host and torch; a report with neither says so."""
+    s = Session()
+    s.apply(process_attached(7, host="gpu-node-3", torch_version="2.15.0"))
+    assert device_words(s, s.runs["pid7"], replay=True) == "gpu-node-3 · torch 2.15.0"
+    s.apply(process_attached(8, host="", torch_version=""))  # an imported log without one
+    assert device_words(s, s.runs["pid8"], replay=True) == "torch n/a"
+    assert device_words(Session(), None, replay=True) == "device: not in this report"
+    assert device_words(Session(), None) == "device: known once a worker reports"

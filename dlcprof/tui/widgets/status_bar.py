@@ -26,8 +26,9 @@ STATE_STYLES = {
 }
 
 
-def device_words(session: Session, run: Run | None) -> str:
-    """The device and torch of ``run`` (else of the worker that reported)."""
+def device_words(session: Session, run: Run | None, replay: bool = False) -> str:
+    """The device and torch of ``run`` (else of the worker that reported); an
+    attached program's process, which picks its own device: its host and torch."""
     if run is not None and run.settings is not None:
         s = run.settings
         return f"{s.device}: {s.device_name} · torch {s.torch_version}"
@@ -35,7 +36,11 @@ def device_words(session: Session, run: Run | None) -> str:
     if w is not None:
         kind = "cuda" if w.cuda_available else "cpu"
         return f"{kind}: {w.device_name} · torch {w.torch_version}"
-    return "device: known once a worker reports"
+    p = run.process if run is not None else None
+    if p is not None:
+        # An imported log may name no torch (no torch_version record).
+        return " · ".join(w for w in (p.host, f"torch {p.torch_version or 'n/a'}") if w)
+    return "device: not in this report" if replay else "device: known once a worker reports"
 
 
 class StatusBar(Static):
