@@ -9,6 +9,12 @@ resets them itself, so both sides compile the same), run as pairs:
   the session saved: the plugin's heaviest use;
 - ``budgets``: every test under ``@pytest.mark.compile_budget``, judged.
 
+With ``--cold``, every run (warm-ups aside) starts from an empty Inductor
+cache, as a CI runner's first run does: each test's graphs compiled from
+scratch (the kernels the suite's tests share, once a run). Without it, the
+cache is warm (every graph a cache hit): the plugin's worst case, its work per
+compile beside the least work a compile does.
+
 With ``--before CHECKOUT`` (a folder holding another version's ``dlcprof``
 package, e.g. ``git archive`` of a commit, unpacked), a fourth side,
 ``report-before``: the same as ``report`` with that version's plugin.
@@ -23,7 +29,7 @@ range, and the median's bootstrap interval ("no measurable difference" where
 it holds 1).
 
     .venv/bin/python benchmarks/plugin_overhead.py [--rounds 5] [--tests 12]
-        [--sides report,budgets] [--before DIR]
+        [--sides report,budgets] [--before DIR] [--cold]
 """
 
 from __future__ import annotations
@@ -66,6 +72,7 @@ def main() -> None:
     p.add_argument("--tests", type=int, default=12)
     p.add_argument("--sides", default=",".join(SIDES), help=f"of {', '.join(SIDES)}")
     p.add_argument("--before", type=Path, default=None, metavar="CHECKOUT")
+    p.add_argument("--cold", action="store_true", help="each run from an empty Inductor cache")
     args = p.parse_args()
     sides = [x for x in args.sides.split(",") if x]
     if unknown := set(sides) - set(SIDES):
@@ -104,6 +111,8 @@ def main() -> None:
             got = {}
             for v in order:
                 shutil.rmtree(tmp / "REPORT", ignore_errors=True)
+                if args.cold:
+                    shutil.rmtree(tmp / "cache", ignore_errors=True)
                 got[v] = timed(argv[v], envs[v])
             (w, c), (bw, bc) = got[side], got["bare"]
             pairs[side].append((w, bw, c, bc))
