@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from helpers.paths import PROGRAMS
-from helpers.proc import dlcprof_run, gone, pyspy_on
+from helpers.proc import communicate, dlcprof_run, gone, pyspy_on
 
 from dlcprof import events as ev
 from dlcprof.cli import main
@@ -189,7 +189,7 @@ def test_stop_signal_reaches_the_program(tmp_path, signum):
     assert ready.startswith("ready "), proc.stderr.read()
     pid = int(ready.split()[1])
     proc.send_signal(signum)
-    stdout, stderr = proc.communicate(timeout=60)
+    stdout, stderr = communicate(proc, 60)
     name = "KeyboardInterrupt" if signum == signal.SIGINT else signal.Signals(signum).name
     assert f"{name} in the program" in stdout
     assert proc.returncode == 128 + signum, stderr

@@ -154,6 +154,29 @@ def tree(pid: int) -> list[int]:
         return []
 
 
+def communicate(proc: subprocess.Popen, timeout_s: float) -> tuple[str, str]:
+    """``proc.communicate``; past ``timeout_s``, a failure that says which of
+    its processes were still there and in what state (then the tree killed)
+    and the ends of its output: what a hang on a loaded machine leaves to read."""
+    try:
+        return proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        left = []
+        for pid in tree(proc.pid):
+            try:
+                p = psutil.Process(pid)
+                left.append(f"{pid} {p.status()} {' '.join(p.cmdline())[:160]}")
+                p.kill()
+            except psutil.NoSuchProcess:
+                pass
+        out, err = proc.communicate()
+        raise AssertionError(
+            f"still running after {timeout_s:.0f} s:\n"
+            + "\n".join(left)
+            + f"\nstdout: ...{out[-1500:]}\nstderr: ...{err[-3000:]}"
+        ) from None
+
+
 def dlcprof_run(
     json_path: Path, *command: str, options: tuple[str, ...] = (), **kwargs
 ) -> subprocess.Popen:
