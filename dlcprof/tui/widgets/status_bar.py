@@ -39,7 +39,7 @@ def device_words(session: Session, run: Run | None, replay: bool = False) -> str
     p = run.process if run is not None else None
     if p is not None:
         # An imported log may name no torch (no torch_version record).
-        return " · ".join(w for w in (p.host, f"torch {p.torch_version or 'n/a'}") if w)
+        return " · ".join(part for part in (p.host, f"torch {p.torch_version or 'n/a'}") if part)
     return "device: not in this report" if replay else "device: known once a worker reports"
 
 
