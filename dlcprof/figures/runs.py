@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dlcprof import text
 from dlcprof.session import Run, Session, script_name
 
 
@@ -83,6 +84,11 @@ def is_test(run: Run) -> bool:
 def of_tests(session: Session) -> bool:
     """A pytest plugin's session: it has runs, and every one is a test."""
     return bool(session.runs) and all(is_test(r) for r in session.runs.values())
+
+
+def runs_counted(session: Session) -> str:
+    """ "12 runs"; a pytest plugin's session, "12 tests"."""
+    return text.plural(len(session.runs), "test" if of_tests(session) else "run")
 
 
 def _title_name(run: Run) -> str:

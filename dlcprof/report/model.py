@@ -125,8 +125,7 @@ class Report:
 
     @property
     def counted(self) -> str:
-        """ "12 runs"; a pytest plugin's session, "12 tests"."""
-        return text.plural(len(self.runs), "test" if fruns.of_tests(self.session) else "run")
+        return fruns.runs_counted(self.session)
 
     @property
     def subtitle(self) -> str:

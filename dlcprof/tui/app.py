@@ -37,6 +37,7 @@ from dlcprof import text
 from dlcprof.figures import observer as fo
 from dlcprof.figures import outcome as fout
 from dlcprof.figures import recompiles as fr
+from dlcprof.figures import runs as fruns
 from dlcprof.figures.job import lanes as rl
 from dlcprof.figures.job.rank_runs import rank_runs
 from dlcprof.session import Session
@@ -380,7 +381,7 @@ class DlcprofApp(App[None]):
     def worker_state(self) -> tuple[str, str]:
         """(state, detail) for the status bar."""
         if self.replay:
-            return "replay", f"{len(self.session.runs)} run(s) from a saved session"
+            return "replay", f"{fruns.runs_counted(self.session)} from a saved session"
         now = None if self.deterministic else time.time()
         return self.program.state(now) if self.program is not None else self.runs.state(now)
 

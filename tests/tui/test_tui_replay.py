@@ -206,3 +206,10 @@ def test_the_status_bar_names_what_a_replay_holds_and_waits_for_no_worker() -> N
     assert device_words(s, s.runs["pid8"], replay=True) == "torch n/a"
     assert device_words(Session(), None, replay=True) == "device: not in this report"
     assert device_words(Session(), None) == "device: known once a worker reports"
+    app = DlcprofApp(session=s, replay=True, start_standby=False, deterministic=True)
+    assert app.worker_state() == ("replay", "2 runs from a saved session")
+    tests = Session()
+    for n in range(12):  # a pytest plugin's session: its runs are tests
+        tests.apply(process_attached(7, run_id=f"t.py::test_{n}", argv=["t.py"], test=True))
+    app = DlcprofApp(session=tests, replay=True, start_standby=False, deterministic=True)
+    assert app.worker_state() == ("replay", "12 tests from a saved session")
