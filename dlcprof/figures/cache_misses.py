@@ -117,7 +117,8 @@ def alone(run: Run) -> list[str]:
         return [f"a fresh cache folder (--cache {run.settings.cache})"]
     where = f" {folder}" if folder else ""
     return [
-        f"no entry for its key in the cache folder{where} (give --baseline to name what changed)"
+        f"no entry for its key in the cache folder{where} (dlcprof compare A B, A a session "
+        "that filled the cache, names what changed)"
     ]
 
 

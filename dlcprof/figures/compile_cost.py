@@ -144,6 +144,8 @@ def why_none(run: Run) -> str | None:
         return run.unavailable["compile_cost"]
     if fruns.is_test(run):
         return "the pytest plugin does not measure it"
+    if fruns.is_imported(run):
+        return fruns.NOT_IN_LOG
     if run.process is not None:
         return (
             "an attached process sends it at its end: this one ended without its exit hook "

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import scratch, text
+from dlcprof.figures import runs as fruns
 from dlcprof.figures.device import finite
 from dlcprof.session import Run
 
@@ -56,6 +57,8 @@ def share(value: object, samples: int) -> float | None:
 
 def why_none(run: Run) -> str | None:
     """Why a run shows no hot frames although py-spy may have sampled it."""
+    if fruns.is_imported(run):
+        return fruns.NOT_IN_LOG
     if not run.live and not run.compiles:
         return f"the run ended ({run.status}) before compiling: py-spy saw only its start-up"
     return None

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.figures import runs as fruns
 from dlcprof.session import Run
 
 PROBES = ("trace", "kernels")  # the worker's probes (worker/probes/), by ProbeUnavailable name
@@ -98,6 +99,8 @@ ATTACHED_WATCH = (
 def line(run: Run) -> str:
     """What watched the run and what it cost, for the reports and the headless summary:
     "observer: worker probes (...), py-spy ...; the monitors were paused while ..."."""
+    if fruns.is_imported(run):
+        return "observer: none (read from its TORCH_TRACE log after the run)"
     o = observer(run)
     where = "worker" if run.process is None else "program"
     parts = [f"{where} probes ({', '.join(o.probes)})"] if o.probes else []

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.session import Run, Session, script_name
+
+# Why an imported run has no figure that a live one would: said wherever it is n/a.
+NOT_IN_LOG = "not in a TORCH_TRACE log"
 
 
 def session_date(session: Session) -> float | None:
@@ -53,7 +57,7 @@ def workload_title(session: Session) -> str:
     a name per rank."""
     if (imp := session.imported) is not None:
         ranks = len(session.rank_summaries)
-        what = f"{ranks} ranks" if ranks else f"{imp.processes} processes"
+        what = f"{ranks} ranks" if ranks else text.plural(imp.processes, "process", "processes")
         return f"TORCH_TRACE of {', '.join(imp.sources)} ({what})"
     runs = list(session.runs.values())
     if of_tests(session):  # never a title of a thousand test ids
@@ -79,6 +83,11 @@ def is_test(run: Run) -> bool:
     """A test of dlcprof's pytest plugin: the run is the test (setup to its
     end), one of the runs of a process that runs every test."""
     return run.process is not None and run.process.test
+
+
+def is_imported(run: Run) -> bool:
+    """A process read from its TORCH_TRACE log by ``dlcprof import``."""
+    return run.status == ev.LOG_ENDED
 
 
 def of_tests(session: Session) -> bool:

@@ -7,13 +7,10 @@ import platform
 from dataclasses import dataclass
 from typing import Any
 
-from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import runs as fruns
 from dlcprof.report.figure import Row, iso
 from dlcprof.session import Session
-
-NOT_IN_LOG = "not in a TORCH_TRACE log"
 
 
 @dataclass
@@ -33,7 +30,7 @@ def environment(session: Session) -> Environment:
     # worker and no resolved settings: the program picks its own device and threads.
     proc = run.process if run else None
     attached = proc is not None and w is None and s is None
-    imported = run is not None and run.status == ev.LOG_ENDED
+    imported = run is not None and fruns.is_imported(run)
     values: dict[str, Any] = {
         "torch": (w.torch_version if w else None)
         or (s.torch_version if s else None)
@@ -60,7 +57,7 @@ def environment(session: Session) -> Environment:
     unset = text.na("an attached program sets its own") if attached else text.NA
     unset_n = text.na("the process did not report it") if attached else text.NA
     if imported:
-        unset = unset_n = text.na(NOT_IN_LOG)
+        unset = unset_n = text.na(fruns.NOT_IN_LOG)
     device = (
         f"{text.value(values['device'])} · {text.value(values['device_name'])}"
         if values["device"] or values["device_name"] or not attached
@@ -104,7 +101,10 @@ def environment(session: Session) -> Environment:
             recorded is None,
         ),
     ]
-    if attached and proc is not None:
+    if imported and proc is not None:
+        # A log does not name its host or command: its folder and its file.
+        rows += [Row("logs' folder", proc.host), Row("log", " ".join(proc.argv))]
+    elif attached and proc is not None:
         prog = session.program
         command = text.command_words(prog.argv, prog.cwd) if prog else " ".join(proc.argv)
         rows += [Row("host", proc.host), Row("command", command)]

@@ -515,7 +515,7 @@ def _render(report: rm.Report, detail: int) -> str:
     out += ["## Device", ""]
     dev = report.device
     if not dev.samples:
-        out += [text.na("no device samples: the monitor did not run or had no probe"), ""]
+        out += [text.na(report.device_why), ""]
     else:
         out += [
             f"{len(dev.samples)} samples over {dev.duration} from {', '.join(dev.sources)}.",

@@ -116,6 +116,13 @@ class Report:
         return [r for r in self.runs if r.hotspots.rows]
 
     @property
+    def device_why(self) -> str:
+        """Why the session holds no device samples."""
+        if self.session.imported is not None:
+            return "no device samples: a TORCH_TRACE log holds none"
+        return "no device samples: the monitor did not run or had no probe"
+
+    @property
     def hotspots_why(self) -> str:
         status = self.monitors.get("py-spy")
         if status is not None and not status.available:

@@ -125,6 +125,8 @@ class RunModel:
         attached process's clock starts as torch is imported in it."""
         if fruns.is_test(self.run):
             return "the test, from its setup to its end"
+        if fruns.is_imported(self.run):
+            return "from the log's first record to its last"
         return "from torch's import in the process on" if self.run.process is not None else ""
 
     @property
@@ -192,7 +194,7 @@ class RunModel:
 
         def setting(name: str) -> str:  # a run's own, or its torch.compile calls'
             value = fprog.compile_setting(self.run, name)
-            return value or (fprog.NO_SETTING if self.run.process else text.NA)
+            return value or fprog.no_setting(self.run)
 
         return [
             str(self.number),

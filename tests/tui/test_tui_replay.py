@@ -202,8 +202,9 @@ def test_the_status_bar_names_what_a_replay_holds_and_waits_for_no_worker() -> N
     s = Session()
     s.apply(process_attached(7, host="gpu-node-3", torch_version="2.15.0"))
     assert device_words(s, s.runs["pid7"], replay=True) == "gpu-node-3 · torch 2.15.0"
-    s.apply(process_attached(8, host="", torch_version=""))  # an imported log without one
-    assert device_words(s, s.runs["pid8"], replay=True) == "torch n/a"
+    s.apply(process_attached(8, host="trace", torch_version=""))  # an imported log without one
+    s.apply(ev.RunFinished(run_id="pid8", status=ev.LOG_ENDED, wall_s=1.0))
+    assert device_words(s, s.runs["pid8"], replay=True) == "logs' folder trace · torch n/a"
     assert device_words(Session(), None, replay=True) == "device: not in this report"
     assert device_words(Session(), None) == "device: known once a worker reports"
     app = DlcprofApp(session=s, replay=True, start_standby=False, deterministic=True)

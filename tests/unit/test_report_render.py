@@ -131,7 +131,7 @@ def test_html_static_vs_dynamic_chart() -> None:
 
 def test_html_no_samples_state() -> None:
     html = render_html(build_model(benchmark_session()))
-    assert "no samples" in html
+    assert "n/a (no device samples: the monitor did not run or had no probe)" in html
     assert render_html(build_model(Session())).startswith("<!DOCTYPE html>")
 
 

@@ -21,7 +21,9 @@ from dlcprof.figures.cache_misses import misses
 from dlcprof.figures.check.findings import cache_misses
 from dlcprof.figures.job.groups import rank_groups, signature, summary
 from dlcprof.figures.job.ranks import by_rank
+from dlcprof.report import model as rm
 from dlcprof.report.load import load_session
+from dlcprof.report.markdown import render_markdown
 from dlcprof.session import Session
 from dlcprof.trace_import.job import import_trace
 
@@ -278,3 +280,22 @@ def test_two_imported_logs_explain_a_miss_by_the_setting_and_the_graph_that_chan
     # Without a baseline a run knows only that the folder held no entry for the key.
     (miss,) = misses(graph)
     assert miss.causes[0].startswith("no entry for its key in the cache folder")
+
+
+def test_an_imported_process_is_worded_as_a_log_not_as_a_live_run():
+    """Each figure a TORCH_TRACE log does not hold says so, in the words of an
+    import: never an attached program's, a live run's or a missing option's."""
+    md = render_markdown(rm.build(import_trace([str(FIXTURES / "torch_trace" / "train")])))
+    assert md.splitlines()[0].endswith("(1 process)")
+    assert "| logs' folder | train |\n| log | dedicated_log_torch_trace_vta1382b.log.gz |" in md
+    assert "wall 13.37 s (from the log's first record to its last)" in md
+    assert "not checked: a process read from its TORCH_TRACE log has no benchmark" in md
+    assert "Compile cost by your code: n/a (not in a TORCH_TRACE log)" in md
+    assert "- observer: none (read from its TORCH_TRACE log after the run)" in md
+    assert "n/a (no device samples: a TORCH_TRACE log holds none)" in md
+    hot = md.split("## Compiler hotspots")[1]
+    assert hot.lstrip().startswith("n/a (not in a TORCH_TRACE log)")
+    summary = md.split("## Summary")[1].split("## ")[0]
+    assert summary.count("n/a (not in a TORCH_TRACE log)") == 2  # mode, dynamic
+    for live_words in ("attached", "torch's import", "--baseline", "no torch.compile call"):
+        assert live_words not in md, live_words

@@ -18,7 +18,7 @@ from dlcprof.attach_contract import SAMPLE_AFTER_CALLS, SAMPLED_CALLS, SAMPLED_W
 from dlcprof.figures.benchmark import why_none
 from dlcprof.figures.job import nodes as fnodes
 from dlcprof.figures.job import steps as fsteps
-from dlcprof.figures.runs import TEST_UNTIMED, is_test
+from dlcprof.figures.runs import NOT_IN_LOG, TEST_UNTIMED, is_imported, is_test
 from dlcprof.session import Run, Session
 
 NO_CALLS = "no compiled call timed (another backend than Inductor, or none ran yet)"
@@ -387,9 +387,15 @@ def compile_setting(run: Run, name: str) -> str | None:
     return ", ".join(values) or None
 
 
-# An attached process whose torch.compile calls were not seen (an older report,
-# or Dynamo entered another way): its settings are nobody's to say.
-NO_SETTING = text.na("no torch.compile call seen")
+def no_setting(run: Run) -> str:
+    """A mode, dynamic or backend ``compile_setting`` cannot say: an attached
+    process whose torch.compile calls were not seen (an older report, or Dynamo
+    entered another way) has nobody to say it; a TORCH_TRACE log holds none."""
+    if run.process is None:
+        return text.NA
+    if is_imported(run):
+        return text.na(NOT_IN_LOG)
+    return text.na("no torch.compile call seen")
 
 
 def compiled_with(run: Run) -> list[str]:

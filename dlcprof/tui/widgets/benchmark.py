@@ -121,7 +121,7 @@ def runs_table(view: View, width: int = 200) -> Table:
             value = fprog.compile_setting(r, name)
             if value:
                 return OPTION[name].label(value)
-            return Text(fprog.NO_SETTING, style="dim") if r.process else text.NA
+            return Text(fprog.no_setting(r), style="dim") if r.process else text.NA
 
         return cell
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from dlcprof.figures.runs import is_imported
 from dlcprof.session import Run, Session
 
 STATE_STYLES = {
@@ -38,8 +39,10 @@ def device_words(session: Session, run: Run | None, replay: bool = False) -> str
         return f"{kind}: {w.device_name} · torch {w.torch_version}"
     p = run.process if run is not None else None
     if p is not None:
-        # An imported log may name no torch (no torch_version record).
-        return " · ".join(part for part in (p.host, f"torch {p.torch_version or 'n/a'}") if part)
+        # An imported log names no host (its folder stands in) and may name no
+        # torch (no torch_version record).
+        where = f"logs' folder {p.host}" if is_imported(run) and p.host else p.host
+        return " · ".join(part for part in (where, f"torch {p.torch_version or 'n/a'}") if part)
     return "device: not in this report" if replay else "device: known once a worker reports"
 
 
