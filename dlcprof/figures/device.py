@@ -18,6 +18,8 @@ HEADLINE_KEYS = {
 }
 # A capacity shown beside its value ("3.1 GB / 80 GB"), not as a series of its own.
 TOTALS = {"mem_used_mb": "mem_total_mb"}
+# An imported session's: the logs were written by torch, no monitor ran.
+NONE_IN_LOG = "no device samples: a TORCH_TRACE log holds none"
 
 
 def finite(x: object) -> TypeGuard[float]:

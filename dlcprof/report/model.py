@@ -119,7 +119,7 @@ class Report:
     def device_why(self) -> str:
         """Why the session holds no device samples."""
         if self.session.imported is not None:
-            return "no device samples: a TORCH_TRACE log holds none"
+            return fd.NONE_IN_LOG
         return "no device samples: the monitor did not run or had no probe"
 
     @property

@@ -11,6 +11,7 @@ from textual.widgets import Static
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import device as fd
+from dlcprof.figures import runs as fruns
 from dlcprof.tui.view import View, sparkline
 
 _LABEL_W = 18
@@ -31,7 +32,9 @@ class DeviceCharts:
                 yield Text(f"{name}: {status.message}", style=style)
         samples = run.device_samples if run is not None else []
         if not samples:
-            if self.view.replay:
+            if run is not None and fruns.is_imported(run):
+                why = fd.NONE_IN_LOG
+            elif self.view.replay:
                 why = "this run holds no device samples"
             elif run is None:
                 why = "no device samples yet (the monitors start with a run)"
