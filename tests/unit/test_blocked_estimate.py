@@ -113,12 +113,13 @@ def test_no_estimate_without_the_peers_backward_record():
     row = _rows(s)[0]
     assert row.blocked_s is None
     assert row.blocked_why == (
-        "rank 1's backward of its solo recompile 4/1 has no CompileFinished: its span is not known"
+        "rank 1's backward of its solo recompile 4/1 has no compile record (its process or log "
+        "ended during it): its span is not known"
     )
     # The advice falls back to the bound, with the same why.
     advice = job_rules.solo_recompiles(s, s.runs[PEER], 0)
     assert advice is not None
-    assert any("up to" in e and "no CompileFinished" in e for e in advice.evidence)
+    assert any("up to" in e and "no compile record" in e for e in advice.evidence)
 
 
 def test_no_estimate_without_the_waiting_ranks_graph_calls():
@@ -126,8 +127,8 @@ def test_no_estimate_without_the_waiting_ranks_graph_calls():
     row = _rows(s)[0]
     assert row.blocked_s is None
     assert row.blocked_why == (
-        "rank 0's graph calls were not timed (no GraphCallsTimed): not known that rank 0 "
-        "reached the step rank 1's recompile 4/1 served"
+        "rank 0's graph calls were not timed (its process sent none at its end): not known "
+        "that rank 0 reached the step rank 1's recompile 4/1 served"
     )
 
 

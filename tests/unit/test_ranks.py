@@ -94,7 +94,7 @@ def test_rank_rows():
     assert r1.compile_s == pytest.approx(11.0)
     # No graph calls timed: no estimate of rank 0's wait on rank 1, and the why
     # (tests/unit/test_blocked_estimate.py).
-    assert r0.blocked_s is None and "no GraphCallsTimed" in (r0.blocked_why or "")
+    assert r0.blocked_s is None and "its process sent none at its end" in (r0.blocked_why or "")
     assert fr.row_cells(r1)[fr.COLUMNS.index("blocked")] == "n/a"
 
 

@@ -19,8 +19,9 @@ from dlcprof.cli import main
 from dlcprof.cli.loading import load_report_or_trace
 from dlcprof.figures.cache_misses import misses
 from dlcprof.figures.check.findings import cache_misses
+from dlcprof.figures.job.divergence import divergences
 from dlcprof.figures.job.groups import rank_groups, signature, summary
-from dlcprof.figures.job.ranks import by_rank
+from dlcprof.figures.job.ranks import by_rank, rank_rows
 from dlcprof.report import model as rm
 from dlcprof.report.load import load_session
 from dlcprof.report.markdown import render_markdown
@@ -112,6 +113,12 @@ def test_one_diverging_rank_of_256_is_the_named_outlier(tmp_path):
     assert sorted(r.process.rank for r in session.runs.values() if r.process) == [0, 137]
     assert len(session.rank_summaries) == 256
     assert session.imported is not None and session.imported.kept == [0, 137]
+    # Rank 0's wait on the lone recompile: the log holds no call times to tell it.
+    rows = {r.rank: r for r in rank_rows(session, divergences(session))}
+    assert rows[0].blocked_why is not None
+    assert (
+        "graph calls were not timed (a TORCH_TRACE log holds no call times)" in rows[0].blocked_why
+    )
 
 
 def test_a_log_without_ranks_takes_its_process_rank_and_is_said(tmp_path):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures.job.rank_runs import by_rank, rank_names
+from dlcprof.figures.runs import is_imported
 from dlcprof.session import Compile, Run, Session
 
 BLOCKED_WHY = (
@@ -97,23 +98,28 @@ def blocked(session: Session, solo_ids: list[tuple[int, str]], rank: int) -> Blo
         if c.record is None:  # a log cut short during it
             return Blocked(
                 None,
-                f"rank {peer}'s solo recompile {c.compile_id} has no CompileFinished: "
-                "its span is not known",
+                f"rank {peer}'s solo recompile {c.compile_id} has no compile record (its "
+                "process or log ended during it): its span is not known",
             )
         if bwd is not None and bwd.record is None:
             return Blocked(
                 None,
                 f"rank {peer}'s backward of its solo recompile {c.compile_id} has no "
-                "CompileFinished: its span is not known",
+                "compile record (its process or log ended during it): its span is not known",
             )
         spans += [_span(x) for x in (c, bwd) if x is not None]
         named.append(c.compile_id + (" + its backward" if bwd is not None else ""))
         calls = ranks[peer].graph_calls
         if calls is None or run.graph_calls is None:
             who = rank if calls is not None else peer
+            why = (
+                "a TORCH_TRACE log holds no call times"
+                if is_imported(ranks[who])
+                else "its process sent none at its end"
+            )
             return Blocked(
                 None,
-                f"rank {who}'s graph calls were not timed (no GraphCallsTimed): not known that "
+                f"rank {who}'s graph calls were not timed ({why}): not known that "
                 f"rank {rank} reached the step rank {peer}'s recompile {c.compile_id} served",
             )
         if c.compile_id not in calls.graphs:
