@@ -87,7 +87,7 @@ def environment(session: Session) -> Environment:
         ),
         Row(
             "load avg (1/5/15 min)",
-            text.load_avg(la) if la else text.na("no benchmark ran"),
+            text.load_avg(la) if la else unset if imported else text.na("no benchmark ran"),
             not la,
         ),
         Row(

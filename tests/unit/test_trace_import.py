@@ -294,6 +294,7 @@ def test_an_imported_process_is_worded_as_a_log_not_as_a_live_run():
     import: never an attached program's, a live run's or a missing option's."""
     md = render_markdown(rm.build(import_trace([str(FIXTURES / "torch_trace" / "train")])))
     assert md.splitlines()[0].endswith("(1 process)")
+    assert "| load avg (1/5/15 min) | n/a (not in a TORCH_TRACE log) |" in md
     assert "| logs' folder | train |\n| log | dedicated_log_torch_trace_vta1382b.log.gz |" in md
     assert "wall 13.37 s (from the log's first record to its last)" in md
     assert "not checked: a process read from its TORCH_TRACE log has no benchmark" in md
