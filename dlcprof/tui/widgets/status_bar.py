@@ -37,8 +37,7 @@ def device_words(session: Session, run: Run | None, replay: bool = False) -> str
     if w is not None:
         kind = "cuda" if w.cuda_available else "cpu"
         return f"{kind}: {w.device_name} · torch {w.torch_version}"
-    p = run.process if run is not None else None
-    if p is not None:
+    if run is not None and (p := run.process) is not None:
         # An imported log names no host (its folder stands in) and may name no
         # torch (no torch_version record).
         where = f"logs' folder {p.host}" if is_imported(run) and p.host else p.host
