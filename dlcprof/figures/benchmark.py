@@ -339,7 +339,7 @@ _WHY_NONE = {
 
 def why_none(run: Run, short: bool = False) -> str:
     """Why a run has no benchmark, in one wording for every view."""
-    if run.status == ev.LOG_ENDED:
+    if fruns.is_imported(run):
         key = "imported"
     elif fruns.is_test(run):
         key = "test"

@@ -244,7 +244,7 @@ def why_no_profile(run: Run) -> str:
     """Why a run has no per-kernel figures, in one wording for every view."""
     if run.kernel_profile is not None:
         return "not profiled"
-    if run.status == ev.LOG_ENDED:
+    if fruns.is_imported(run):
         return NOT_IN_LOG
     if fruns.is_test(run):
         return fruns.TEST_UNTIMED
