@@ -15,7 +15,7 @@ from dlcprof.figures.outcome import NO_SPEEDUP
 from dlcprof.session import Run
 
 # An imported run's kernels: their code is in its log, their times are not.
-NOT_IN_LOG = "a TORCH_TRACE log holds no kernel times"
+NO_TIMES_IN_LOG = "a TORCH_TRACE log holds no kernel times"
 
 _GRAPH_SHORT = {"forward": "fwd", "backward": "bwd", "inference": ""}
 _SOURCE_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?:\s+(?P<code>.*))?$")
@@ -245,7 +245,7 @@ def why_no_profile(run: Run) -> str:
     if run.kernel_profile is not None:
         return "not profiled"
     if fruns.is_imported(run):
-        return NOT_IN_LOG
+        return NO_TIMES_IN_LOG
     if fruns.is_test(run):
         return fruns.TEST_UNTIMED
     if run.process is not None:
