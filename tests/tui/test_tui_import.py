@@ -85,17 +85,24 @@ def test_the_phases_pane_shows_each_compiles_cache_layers_and_why_it_missed(tmp_
     assert "why it missed: no entry for its key in the cache folder" in out
 
 
-def test_the_device_tab_of_an_import_says_a_log_holds_no_samples(tmp_path: Path) -> None:
+def test_the_device_and_recompiles_tabs_of_an_import_say_what_a_log_holds(
+    tmp_path: Path,
+) -> None:
     from rich.console import Console
 
     from dlcprof.tui.view import View
     from dlcprof.tui.widgets.device import DeviceCharts
+    from dlcprof.tui.widgets.recompiles import RecompileReport
 
     session = import_trace([str(trace_logs("train", tmp_path))], workers=1)
     (run,) = session.runs.values()
     console = Console(width=120, record=True, file=io.StringIO())
     console.print(DeviceCharts(View(session, run, None, replay=True)))
     assert console.export_text().strip() == "n/a (no device samples: a TORCH_TRACE log holds none)"
+    # Its logs ran no shape sweep, and no key could run one: no static vs dynamic line.
+    console = Console(width=120, record=True, file=io.StringIO())
+    console.print(RecompileReport(View(session, run, None, replay=True), "head"))
+    assert run.recompiles and "static vs dynamic" not in console.export_text()
 
 
 async def test_a_job_whose_rank_log_was_cut_short_opens_and_says_where_it_ends(

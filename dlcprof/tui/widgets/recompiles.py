@@ -80,8 +80,9 @@ class RecompileReport:
             )
             return
         # The headline first: what new shapes cost, static vs dynamic (a sweep
-        # of a workload's sizes; an attached program decides its own shapes).
-        if self.view.session.program is None:
+        # of a workload's sizes; an attached program decides its own shapes,
+        # and an import's logs ran none).
+        if self.view.session.program is None and self.view.session.imported is None:
             yield self._comparison(width)
             yield Text()
         if run.sweep:
