@@ -328,24 +328,21 @@ _WHY_NONE = {
     "live": (text.NOT_MEASURED_YET, "running"),
     "compile only": ("compile only (--no-benchmark)", "compile only"),
     "other": ("not measured in this run", "not measured"),
-    "attached": (
+    fruns.ATTACHED: (
         "attached to a program: run with --eager-baseline to time eager",
         "attached",
     ),
-    "test": ("a test of the pytest plugin, which times no eager run", "test"),
-    "imported": ("read from a TORCH_TRACE log, which holds no eager timing", "imported"),
+    fruns.TEST: ("a test of the pytest plugin, which times no eager run", "test"),
+    fruns.IMPORTED: ("read from a TORCH_TRACE log, which holds no eager timing", "imported"),
 }
 
 
 def why_none(run: Run, short: bool = False) -> str:
     """Why a run has no benchmark, in one wording for every view."""
-    if fruns.is_imported(run):
-        key = "imported"
-    elif fruns.is_test(run):
-        key = "test"
-    elif run.process is not None:
-        key = "attached"
-    elif run.sweep or run.sweep_done is not None:
+    key = fruns.kind(run)
+    if key != fruns.WORKLOAD:
+        return _WHY_NONE[key][short]
+    if run.sweep or run.sweep_done is not None:
         key = "sweep"
     elif run.live:
         key = "live"

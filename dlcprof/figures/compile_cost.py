@@ -142,16 +142,18 @@ def why_none(run: Run) -> str | None:
         return None
     if "compile_cost" in run.unavailable:
         return run.unavailable["compile_cost"]
-    if fruns.is_test(run):
-        return "the pytest plugin does not measure it"
-    if fruns.is_imported(run):
-        return fruns.NOT_IN_LOG
-    if run.process is not None:
-        return (
-            "an attached process sends it at its end: this one ended without its exit hook "
-            "(os._exit, a signal), or was recorded by a dlcprof that did not measure it there"
-        )
-    return None
+    return _WHY_NONE.get(fruns.kind(run))
+
+
+# Why a program's process has none, by whose it is (a workload's: the probe says).
+_WHY_NONE = {
+    fruns.TEST: "the pytest plugin does not measure it",
+    fruns.IMPORTED: fruns.NOT_IN_LOG,
+    fruns.ATTACHED: (
+        "an attached process sends it at its end: this one ended without its exit hook "
+        "(os._exit, a signal), or was recorded by a dlcprof that did not measure it there"
+    ),
+}
 
 
 def compile_cost(run: Run) -> CompileCost | None:

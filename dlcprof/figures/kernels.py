@@ -16,6 +16,12 @@ from dlcprof.session import Run
 
 # An imported run's kernels: their code is in its log, their times are not.
 NO_TIMES_IN_LOG = "a TORCH_TRACE log holds no kernel times"
+# Why a program's process has no kernel times yet, by whose it is.
+_UNTIMED = {
+    fruns.IMPORTED: NO_TIMES_IN_LOG,
+    fruns.TEST: fruns.TEST_UNTIMED,
+    fruns.ATTACHED: NOT_SAMPLED_YET,
+}
 
 _GRAPH_SHORT = {"forward": "fwd", "backward": "bwd", "inference": ""}
 _SOURCE_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?:\s+(?P<code>.*))?$")
@@ -244,12 +250,8 @@ def why_no_profile(run: Run) -> str:
     """Why a run has no per-kernel figures, in one wording for every view."""
     if run.kernel_profile is not None:
         return "not profiled"
-    if fruns.is_imported(run):
-        return NO_TIMES_IN_LOG
-    if fruns.is_test(run):
-        return fruns.TEST_UNTIMED
-    if run.process is not None:
-        return NOT_SAMPLED_YET
+    if (whose := fruns.kind(run)) != fruns.WORKLOAD:
+        return _UNTIMED[whose]
     if run.settings is not None and run.settings.backend != "inductor":
         return f"backend {run.settings.backend} generates no kernels"
     if run.nothing_compiled is not None:

@@ -90,6 +90,20 @@ def is_imported(run: Run) -> bool:
     return run.status == ev.LOG_ENDED
 
 
+# Whose run it is, as the words of a figure it lacks depend on it.
+IMPORTED, TEST, ATTACHED, WORKLOAD = "imported", "test", "attached", "workload"
+
+
+def kind(run: Run) -> str:
+    """Whose run it is: a process read from its TORCH_TRACE log, a test of the
+    pytest plugin, an attached program's process, else a workload dlcprof ran."""
+    if is_imported(run):
+        return IMPORTED
+    if is_test(run):
+        return TEST
+    return ATTACHED if run.process is not None else WORKLOAD
+
+
 def of_tests(session: Session) -> bool:
     """A pytest plugin's session: it has runs, and every one is a test."""
     return bool(session.runs) and all(is_test(r) for r in session.runs.values())

@@ -55,6 +55,15 @@ def ddp_block(run: Run) -> DdpBlock | None:
     return DdpBlock(run.compile_settings, fddp.graphs(run), fddp.splits(run), fddp.lines(run))
 
 
+# What a run's wall counts, by whose run it is: a workload's is the run itself.
+_WALL_SINCE = {
+    fruns.TEST: "the test, from its setup to its end",
+    fruns.IMPORTED: "from the log's first record to its last",
+    fruns.ATTACHED: "from torch's import in the process on",
+    fruns.WORKLOAD: "",
+}
+
+
 @dataclass
 class RunModel:
     number: int
@@ -123,11 +132,7 @@ class RunModel:
     def wall_since(self) -> str:
         """What the run's wall counts, where that is not the run itself: an
         attached process's clock starts as torch is imported in it."""
-        if fruns.is_test(self.run):
-            return "the test, from its setup to its end"
-        if fruns.is_imported(self.run):
-            return "from the log's first record to its last"
-        return "from torch's import in the process on" if self.run.process is not None else ""
+        return _WALL_SINCE[fruns.kind(self.run)]
 
     @property
     def description(self) -> str:

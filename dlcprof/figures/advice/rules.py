@@ -27,7 +27,7 @@ from dlcprof.figures.advice import job_rules as jr
 from dlcprof.figures.advice import speed_rules as sr
 from dlcprof.figures.advice.model import DEFAULT_CALLS, Advice, AdviceList, compile_noise
 from dlcprof.figures.advice.trial import PROGRAM_TRY_WHY, rerunnable
-from dlcprof.figures.runs import is_imported, is_test
+from dlcprof.figures.runs import ATTACHED, IMPORTED, TEST, kind
 from dlcprof.session import Run, Session
 
 # What a rule finds: an item (a list of them), a line for ``AdviceList.hidden``, or None.
@@ -80,8 +80,12 @@ def _unchecked(who: str) -> str:
 
 
 PROGRAM_UNCHECKED = _unchecked("an attached program")
-TEST_UNCHECKED = _unchecked("a test of the pytest plugin")
-IMPORT_UNCHECKED = _unchecked("a process read from its TORCH_TRACE log")
+# A program's advice, by whose process it is (runs.kind).
+_UNCHECKED = {
+    ATTACHED: PROGRAM_UNCHECKED,
+    TEST: _unchecked("a test of the pytest plugin"),
+    IMPORTED: _unchecked("a process read from its TORCH_TRACE log"),
+}
 
 
 def advise(session: Session, run: Run, calls: int | None = None) -> AdviceList:
@@ -112,13 +116,7 @@ def advise(session: Session, run: Run, calls: int | None = None) -> AdviceList:
             else dataclasses.replace(i, options={}, try_why=PROGRAM_TRY_WHY)
             for i in items
         ]
-        hidden.append(
-            TEST_UNCHECKED
-            if is_test(run)
-            else IMPORT_UNCHECKED
-            if is_imported(run)
-            else PROGRAM_UNCHECKED
-        )
+        hidden.append(_UNCHECKED[kind(run)])
     return AdviceList(run.run_id, items, nothing, hidden)
 
 

@@ -18,7 +18,7 @@ from dlcprof.attach_contract import SAMPLE_AFTER_CALLS, SAMPLED_CALLS, SAMPLED_W
 from dlcprof.figures.benchmark import why_none
 from dlcprof.figures.job import nodes as fnodes
 from dlcprof.figures.job import steps as fsteps
-from dlcprof.figures.runs import NOT_IN_LOG, TEST_UNTIMED, is_imported, is_test
+from dlcprof.figures.runs import IMPORTED, NOT_IN_LOG, TEST_UNTIMED, WORKLOAD, is_test, kind
 from dlcprof.session import Run, Session
 
 NO_CALLS = "no compiled call timed (another backend than Inductor, or none ran yet)"
@@ -391,11 +391,10 @@ def no_setting(run: Run) -> str:
     """A mode, dynamic or backend ``compile_setting`` cannot say: an attached
     process whose torch.compile calls were not seen (an older report, or Dynamo
     entered another way) has nobody to say it; a TORCH_TRACE log holds none."""
-    if run.process is None:
+    whose = kind(run)
+    if whose == WORKLOAD:
         return text.NA
-    if is_imported(run):
-        return text.na(NOT_IN_LOG)
-    return text.na("no torch.compile call seen")
+    return text.na(NOT_IN_LOG if whose == IMPORTED else "no torch.compile call seen")
 
 
 def compiled_with(run: Run) -> list[str]:
