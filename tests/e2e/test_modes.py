@@ -26,6 +26,12 @@ from dlcprof.report import load_session
 from dlcprof.settings import MODES, RunSettings
 from dlcprof.tui.app import DlcprofApp
 
+# One worker of the suite runs both: torch rewrites its autotune cache (one
+# file per machine, in the shared Inductor cache) whole, from what it read
+# before it benchmarked, without a lock, so two runs tuning at once drop each
+# other's timings (torch 2.11 tunes the headless run's addmm without freezing).
+pytestmark = pytest.mark.xdist_group("test_modes")
+
 # No py-spy: these runs are about the modes, not where the compile spends its time.
 SMALL = ["--size", "small", "--iters", "3", "--reps", "3", "--no-hotspots"]
 
