@@ -193,3 +193,21 @@ def test_the_runs_payback_horizon_judges_its_advice_in_every_view():
     run.settings.calls = int(speed.break_even) - 1
     assert [a.rule for a in far.advise(session, run).items] == ["no-payback"]
     assert far.advise(session, run, 10**9).items == []
+
+
+def test_no_payback_words_a_speedup_inside_the_spread_as_no_difference_not_as_a_ratio():
+    """A speedup inside the measured spread is no result: the evidence says so
+    first, never "compiled is 0.87x (...) eager"; a measured slowdown is a ratio."""
+    session, run = recorded_run("variable_length_static")
+    speed = fb.run_speed(run)
+    assert speed is not None and speed.verdict == fb.SAME
+    (advice,) = [a for a in far.advise(session, run).items if a.rule == "no-payback"]
+    assert advice.evidence[0] == (
+        f"compiled and eager: no measurable difference ({fb.speedup_short(speed)}, inside "
+        "the measured spread): no gain measured pays the compile back"
+    )
+    session, run = recorded_run("graph_breaks")
+    speed = fb.run_speed(run)
+    assert speed is not None and speed.verdict == fb.SLOWER
+    (advice,) = [a for a in far.advise(session, run).items if a.rule == "no-payback"]
+    assert advice.evidence[0] == f"compiled is {fb.speedup_text(speed)} eager: it never pays back"

@@ -209,8 +209,13 @@ def no_payback(session: Session, run: Run, calls: int) -> Advice | None:
         if speed.break_even <= calls:
             return None
         why = f"it pays back after {text.runs(speed.break_even)}, beyond your {text.runs(calls)}"
-    elif speed.verdict in (fb.SLOWER, fb.SAME):
+    elif speed.verdict == fb.SLOWER:
         why = f"compiled is {fb.speedup_text(speed)} eager: it never pays back"
+    elif speed.verdict == fb.SAME:
+        why = (
+            f"compiled and eager: {text.NO_DIFFERENCE} ({fb.speedup_short(speed)}, inside "
+            "the measured spread): no gain measured pays the compile back"
+        )
     else:
         return None
     return Advice(
