@@ -216,36 +216,32 @@ def _memory_cgroup(name: str, limit: int) -> Path | None:
         return None
 
 
-def test_the_kernels_oom_killer_is_named(tmp_path):
-    cg = _memory_cgroup(f"dlcprof-oom-test-{os.getpid()}", 1 << 30)
+def _kernel_oom_kills() -> int:
+    """The kernel's count of out-of-memory kills since boot (/proc/vmstat)."""
+    for line in Path("/proc/vmstat").read_text().splitlines():
+        if line.startswith("oom_kill "):
+            return int(line.split()[1])
+    return 0
+
+
+def _run_in_memory_cgroup(tmp_path: Path, limit: int) -> subprocess.CompletedProcess[str] | None:
+    """``dlcprof run`` of a workload that outgrows ``limit``, every process it
+    starts in a memory cgroup of that limit (the worker its largest); None
+    where no memory cgroup can be made."""
+    cg = _memory_cgroup(f"dlcprof-oom-test-{os.getpid()}", limit)
     if cg is None:
-        pytest.skip("no writable memory cgroup here: cannot run the kernel's OOM killer safely")
+        return None
     try:
         model = tmp_path / "huge.py"
         model.write_text("def build(device, dtype):\n    return bytearray(3 << 30)\n")
-        out = tmp_path / "out.json"
-        # Everything dlcprof starts lives in the cgroup: the worker is its largest process.
-        p = subprocess.Popen(
-            [
-                "sh",
-                "-c",
-                'echo $$ > "$0/cgroup.procs" && exec "$@"',
-                str(cg),
-                sys.executable,
-                "-m",
-                "dlcprof.cli",
-                "run",
-                str(model),
-                "--json",
-                str(out),
-                "--quiet",
-                *NO_PYSPY,
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+        run = ["run", str(model), "--json", str(tmp_path / "out.json"), "--quiet", *NO_PYSPY]
+        return subprocess.run(
+            ["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(cg)]
+            + [sys.executable, "-m", "dlcprof.cli", *run],
+            capture_output=True,
             text=True,
+            timeout=180,
         )
-        stdout, stderr = p.communicate(timeout=180)
     finally:
         for _ in range(50):
             try:
@@ -253,9 +249,23 @@ def test_the_kernels_oom_killer_is_named(tmp_path):
                 break
             except OSError:
                 time.sleep(0.1)
-    assert p.returncode == 1, stderr
-    assert "worker killed by the kernel's out-of-memory killer (SIGKILL)" in stdout
-    (exit_,) = _report(out)["worker_exits"]
+
+
+def test_the_kernels_oom_killer_is_named(tmp_path):
+    for _ in range(2):
+        kills = _kernel_oom_kills()
+        p = _run_in_memory_cgroup(tmp_path, 1 << 30)
+        if p is None:
+            pytest.skip("no writable memory cgroup here: cannot run the kernel's OOM killer safely")
+        # The kernel can kill a second process of the cgroup, dlcprof itself, while
+        # the worker it killed still holds its memory (seen on cgroup v1: two kills
+        # 2 ms apart, the second on dlcprof's openat). Then dlcprof is gone and has
+        # nothing to say: that run is no test of it, and it runs once more.
+        if not (p.returncode == -signal.SIGKILL and _kernel_oom_kills() - kills >= 2):
+            break
+    assert p.returncode == 1, p.stderr
+    assert "worker killed by the kernel's out-of-memory killer (SIGKILL)" in p.stdout
+    (exit_,) = _report(tmp_path / "out.json")["worker_exits"]
     assert exit_["signal"] == "SIGKILL"
 
 
