@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -22,8 +23,14 @@ from dlcprof.report import load_session
 GRAPH_CACHES_OFF = {"TORCHINDUCTOR_FX_GRAPH_CACHE": "0", "TORCHINDUCTOR_AUTOGRAD_CACHE": "0"}
 
 
-def _dlcprof(*argv: str, caches_off: bool = False) -> subprocess.CompletedProcess[str]:
+def _dlcprof(
+    *argv: str, caches_off: bool = False, tmp: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``tmp``: the runs' TMPDIR, where Inductor keeps its precompiled headers."""
     env = {**os.environ, **(GRAPH_CACHES_OFF if caches_off else {}), "COLUMNS": "200"}
+    if tmp is not None:
+        tmp.mkdir(exist_ok=True)
+        env["TMPDIR"] = str(tmp)
     return subprocess.run(
         [sys.executable, "-m", "dlcprof.cli", *argv],
         capture_output=True,
@@ -41,12 +48,22 @@ def test_stacked_blocks_regional_advice_is_tried_and_measured(tmp_path):
     # On a new TMPDIR a compile also builds Inductor's precompiled header, once
     # per set of compiler flags, which the kernels compiled decide: a run of the
     # advised model first builds the headers that it, and the trial compiling
-    # its blocks alone, need, so that both compile alike whatever ran before.
+    # its blocks alone, need, so that both compile alike whatever ran before. A
+    # TMPDIR of this test's own: a header another test builds meanwhile in a
+    # shared one would read as built by the run it appeared during.
+    tmp = tmp_path / "tmp"
     warm = _dlcprof(
-        "run", "stacked-blocks", "--size", "small", "--no-benchmark", "--no-hotspots", "--quiet"
+        "run",
+        "stacked-blocks",
+        "--size",
+        "small",
+        "--no-benchmark",
+        "--no-hotspots",
+        "--quiet",
+        tmp=tmp,
     )
     assert warm.returncode == 0, warm.stderr
-    p = _dlcprof("run", "stacked-blocks", *common, "--json", str(path), caches_off=True)
+    p = _dlcprof("run", "stacked-blocks", *common, "--json", str(path), caches_off=True, tmp=tmp)
     assert p.returncode == 0, p.stderr
     assert "Compile cost by your code" in p.stdout and "Block.forward" in p.stdout
     session = load_session(path)
@@ -69,7 +86,7 @@ def test_stacked_blocks_regional_advice_is_tried_and_measured(tmp_path):
     report = json.loads(path.read_text())
     assert report["advice"]["items"][n - 1]["rule"] == "regional"
 
-    t = _dlcprof("try", str(path), str(n), "--quiet", caches_off=True)
+    t = _dlcprof("try", str(path), str(n), "--quiet", caches_off=True, tmp=tmp)
     assert t.returncode == 0, t.stderr
     assert "predicted -" in t.stdout and "measured" in t.stdout
     tried = load_session(path).tried
