@@ -60,9 +60,14 @@ def test_stacked_blocks_regional_advice_is_tried_and_measured(tmp_path):
         "--no-benchmark",
         "--no-hotspots",
         "--quiet",
+        "--json",
+        str(tmp_path / "warm.json"),
         tmp=tmp,
     )
     assert warm.returncode == 0, warm.stderr
+    # torch's own build of them, seen in this process, in the new TMPDIR.
+    built = load_session(tmp_path / "warm.json").latest_run.header_built
+    assert built is not None and built.path.startswith(str(tmp)), built
     p = _dlcprof("run", "stacked-blocks", *common, "--json", str(path), caches_off=True, tmp=tmp)
     assert p.returncode == 0, p.stderr
     assert "Compile cost by your code" in p.stdout and "Block.forward" in p.stdout

@@ -8,12 +8,14 @@ through the pure dispatcher must give the same events the live worker gave.
 from __future__ import annotations
 
 import functools
+import getpass
 import json
 import os
 import re
 import sys
 import threading
 import traceback
+import types
 from pathlib import Path
 from typing import Any
 
@@ -769,19 +771,73 @@ def test_fresh_lines_follow_code_that_moved_and_prefer_the_workloads_file(tmp_pa
     assert fresh.line(f"{old / 'm.py'}:2 z = g(y)") == f"{old / 'm.py'}:2 z = g(y)"  # no match
 
 
-def test_a_header_built_by_the_first_compile_is_seen(tmp_path, monkeypatch):
+def _fake_codecache(folder: Path, with_builder: bool = True) -> types.ModuleType:
+    """A stand-in for torch's codecache: ``_precompile_header`` builds each
+    header's .gch once (torch caches the call), in ``folder``."""
+    codecache = types.ModuleType("torch._inductor.codecache")
+
+    @functools.cache
+    def _precompile_header(header: str, cmd_line: str) -> str:
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{header}-{cmd_line}.h"
+        Path(f"{path}.gch").write_bytes(b"")
+        return str(path)
+
+    if with_builder:
+        setattr(codecache, "_precompile_header", _precompile_header)  # noqa: B010 - a module
+    return codecache
+
+
+def test_a_header_is_the_compiles_when_this_process_built_it(tmp_path, monkeypatch):
+    """The header folder is the user's, shared: one another process builds
+    meanwhile (a rank beside this one, a second dlcprof) is not this compile's."""
     import tempfile
+
+    from torch._inductor.runtime import cache_dir_utils  # noqa: F401 - before the stand-in
 
     from dlcprof.worker.probes.caches import HeaderWatch
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    folder = tmp_path / f"torchinductor_{getpass.getuser()}" / "precompiled_headers"
+    codecache = _fake_codecache(folder)
+    monkeypatch.setitem(sys.modules, "torch._inductor.codecache", codecache)
     sink = ListEmitter()
     watch = HeaderWatch(ProbeNotes(sink, "r"))
-    folder = Path(watch.folder)
-    assert folder.parent.parent == tmp_path and watch.built() == []  # torch's folder too
+    assert watch.folder == str(folder) and watch.built() == []
+    folder.mkdir(parents=True)
+    (folder / "other.h.gch").write_bytes(b"")  # another process's, meanwhile
+    # As torch's callers call it: by name, from the module.
+    built = codecache._precompile_header("cpp_prefix", "O3")
+    assert codecache._precompile_header("cpp_prefix", "O3") == built  # cached: built once
+    assert watch.built() == [f"{built}.gch"] and not sink.events
+    # A later compile of the process: that header is no longer new.
+    later = HeaderWatch(ProbeNotes(sink, "r2"))
+    codecache._precompile_header("cpp_prefix", "O3")
+    assert later.built() == []
+
+
+def test_without_torchs_header_builder_any_new_header_counts_and_a_note_says_so(
+    tmp_path, monkeypatch
+):
+    import tempfile
+
+    from torch._inductor.runtime import cache_dir_utils  # noqa: F401 - before the stand-in
+
+    from dlcprof.worker.probes.caches import HeaderWatch
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    folder = tmp_path / f"torchinductor_{getpass.getuser()}" / "precompiled_headers"
+    monkeypatch.setitem(
+        sys.modules, "torch._inductor.codecache", _fake_codecache(folder, with_builder=False)
+    )
+    sink = ListEmitter()
+    watch = HeaderWatch(ProbeNotes(sink, "r"))
     folder.mkdir(parents=True)
     (folder / "abc.h.gch").write_bytes(b"")
-    assert watch.built() == [str(folder / "abc.h.gch")] and not sink.events
+    assert watch.built() == [str(folder / "abc.h.gch")]
+    (note,) = sink.events
+    assert isinstance(note, ev.ProbeUnavailable)
+    assert note.probe == "caches.precompiled_headers.owner" and "another process" in note.reason
 
 
 def test_the_raw_trace_starts_with_torch_version_and_imports_with_it(tmp_path):

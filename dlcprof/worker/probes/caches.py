@@ -13,11 +13,13 @@ from __future__ import annotations
 import getpass
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
-from dlcprof.worker.probes import ProbeNotes
+from dlcprof.worker.probes import ProbeNotes, lazy
 
 _SWITCHES = (
     ("torch._inductor.config", "fx_graph_cache"),
@@ -57,17 +59,20 @@ class HeaderWatch:
     TORCHINDUCTOR_CACHE_DIR): seconds no graph cache saves. The folder is
     listed before the compile by torch's rule for it, without importing
     torch._inductor (that import belongs to the compile being measured), and
-    checked against torch's own ``default_cache_dir()`` after."""
+    checked against torch's own ``default_cache_dir()`` after.
+
+    The folder is shared by every process of the user (a second dlcprof, the
+    rank beside this one, a test beside this test): a header is this compile's
+    when this process built it, as torch's ``_precompile_header`` says (wrapped
+    once torch imports its codecache); where torch has no such function, any
+    header new in the folder is, and a note says so."""
 
     def __init__(self, notes: ProbeNotes) -> None:
         self.notes = notes
-        try:
-            user = getpass.getuser()
-        except (KeyError, ModuleNotFoundError, OSError):
-            user = f"uid_{os.getuid()}"
-        user = re.sub(r'[\\/:*?"<>|]', "_", user)
-        self.folder = os.path.join(tempfile.gettempdir(), f"torchinductor_{user}", HEADERS)
+        self.folder = header_folder()
         self.before = _headers(self.folder)
+        self._mine = len(_BUILT)
+        lazy.when_imported(_CODECACHE, _watch_builds)
 
     def built(self) -> list[str]:
         """The headers that appeared since: call after the compile."""
@@ -83,7 +88,53 @@ class HeaderWatch:
             why = f"torch keeps them in {folder}, not {self.folder} where dlcprof looked"
             self.notes.unavailable("caches.precompiled_headers", why)
             return []
+        codecache = sys.modules.get(_CODECACHE)
+        if getattr(getattr(codecache, _BUILDER, None), _WATCHED, False):
+            return list(_BUILT)[self._mine :]
+        if codecache is not None:
+            why = (
+                f"{_CODECACHE}.{_BUILDER} is missing: a header another process "
+                "built in the folder meanwhile counts as this compile's"
+            )
+            self.notes.unavailable("caches.precompiled_headers.owner", why)
         return sorted(_headers(folder) - self.before)
+
+
+_CODECACHE, _BUILDER = "torch._inductor.codecache", "_precompile_header"
+_WATCHED = "_dlcprof_watched"
+# The headers this process built (.gch paths), in the order torch built them.
+_BUILT: dict[str, None] = {}
+
+
+def _watch_builds(codecache: ModuleType) -> None:
+    """Wrap torch's ``_precompile_header`` (once a process; torch's callers look
+    it up by name): a header whose .gch was not in its folder before the call
+    and is after was built by this process, or waited for under torch's lock."""
+    original = getattr(codecache, _BUILDER, None)
+    if not callable(original) or getattr(original, _WATCHED, False):
+        return
+
+    def precompile_header(*args: Any, **kwargs: Any) -> Any:
+        before = _headers(header_folder())
+        path = original(*args, **kwargs)
+        gch = f"{path}.gch"
+        if gch not in before and os.path.isfile(gch):
+            _BUILT[gch] = None
+        return path
+
+    setattr(precompile_header, _WATCHED, True)
+    setattr(codecache, _BUILDER, precompile_header)
+
+
+def header_folder() -> str:
+    """Where torch keeps its precompiled headers, by its rule for the default
+    cache folder (``default_cache_dir``), read without importing torch."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, ModuleNotFoundError, OSError):
+        user = f"uid_{os.getuid()}"
+    user = re.sub(r'[\\/:*?"<>|]', "_", user)
+    return os.path.join(tempfile.gettempdir(), f"torchinductor_{user}", HEADERS)
 
 
 HEADERS = "precompiled_headers"
