@@ -771,9 +771,22 @@ def test_fresh_lines_follow_code_that_moved_and_prefer_the_workloads_file(tmp_pa
     assert fresh.line(f"{old / 'm.py'}:2 z = g(y)") == f"{old / 'm.py'}:2 z = g(y)"  # no match
 
 
-def _fake_codecache(folder: Path, with_builder: bool = True) -> types.ModuleType:
-    """A stand-in for torch's codecache: ``_precompile_header`` builds each
-    header's .gch once (torch caches the call), in ``folder``."""
+@pytest.fixture
+def header_folder(tmp_path, monkeypatch) -> Path:
+    """Torch's precompiled-header folder under a TMPDIR of the test's own."""
+    import tempfile
+
+    from torch._inductor.runtime import cache_dir_utils  # noqa: F401 - before a stand-in codecache
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    return tmp_path / f"torchinductor_{getpass.getuser()}" / "precompiled_headers"
+
+
+def _stand_in_codecache(
+    monkeypatch: pytest.MonkeyPatch, folder: Path, with_builder: bool = True
+) -> types.ModuleType:
+    """A stand-in for torch's codecache, imported: ``_precompile_header`` builds
+    each header's .gch once (torch caches the call), in ``folder``."""
     codecache = types.ModuleType("torch._inductor.codecache")
 
     @functools.cache
@@ -785,22 +798,17 @@ def _fake_codecache(folder: Path, with_builder: bool = True) -> types.ModuleType
 
     if with_builder:
         setattr(codecache, "_precompile_header", _precompile_header)  # noqa: B010 - a module
+    monkeypatch.setitem(sys.modules, "torch._inductor.codecache", codecache)
     return codecache
 
 
-def test_a_header_is_the_compiles_when_this_process_built_it(tmp_path, monkeypatch):
+def test_a_header_is_the_compiles_when_this_process_built_it(header_folder, monkeypatch):
     """The header folder is the user's, shared: one another process builds
     meanwhile (a rank beside this one, a second dlcprof) is not this compile's."""
-    import tempfile
-
-    from torch._inductor.runtime import cache_dir_utils  # noqa: F401 - before the stand-in
-
     from dlcprof.worker.probes.caches import HeaderWatch
 
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    folder = tmp_path / f"torchinductor_{getpass.getuser()}" / "precompiled_headers"
-    codecache = _fake_codecache(folder)
-    monkeypatch.setitem(sys.modules, "torch._inductor.codecache", codecache)
+    folder = header_folder
+    codecache = _stand_in_codecache(monkeypatch, folder)
     sink = ListEmitter()
     watch = HeaderWatch(ProbeNotes(sink, "r"))
     assert watch.folder == str(folder) and watch.built() == []
@@ -817,19 +825,12 @@ def test_a_header_is_the_compiles_when_this_process_built_it(tmp_path, monkeypat
 
 
 def test_without_torchs_header_builder_any_new_header_counts_and_a_note_says_so(
-    tmp_path, monkeypatch
+    header_folder, monkeypatch
 ):
-    import tempfile
-
-    from torch._inductor.runtime import cache_dir_utils  # noqa: F401 - before the stand-in
-
     from dlcprof.worker.probes.caches import HeaderWatch
 
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    folder = tmp_path / f"torchinductor_{getpass.getuser()}" / "precompiled_headers"
-    monkeypatch.setitem(
-        sys.modules, "torch._inductor.codecache", _fake_codecache(folder, with_builder=False)
-    )
+    folder = header_folder
+    _stand_in_codecache(monkeypatch, folder, with_builder=False)
     sink = ListEmitter()
     watch = HeaderWatch(ProbeNotes(sink, "r"))
     folder.mkdir(parents=True)

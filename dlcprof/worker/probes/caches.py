@@ -114,8 +114,10 @@ def _watch_builds(codecache: ModuleType) -> None:
     if not callable(original) or getattr(original, _WATCHED, False):
         return
 
+    folder = header_folder()  # torch's rule: fixed for the process
+
     def precompile_header(*args: Any, **kwargs: Any) -> Any:
-        before = _headers(header_folder())
+        before = _headers(folder)
         path = original(*args, **kwargs)
         gch = f"{path}.gch"
         if gch not in before and os.path.isfile(gch):
