@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from helpers.paths import PROGRAMS
+from helpers.proc import failure
 
 from dlcprof.figures import outcome as fout
 from dlcprof.figures.job.rank_runs import forward_compiles
@@ -92,7 +93,7 @@ def diverged_job(tmp_path_factory) -> tuple[subprocess.CompletedProcess[str], Pa
 def test_torchrun_two_ranks_one_diverges(diverged_job):
     """The job as ``dlcprof run`` shows it (check follows it alike, then judges)."""
     proc, out, trace, folder = diverged_job
-    assert out.exists(), proc.stderr[-3000:]
+    assert out.exists(), failure(proc.stderr)
     report = json.loads(out.read_text())
     rows = report["ranks"]["rows"]
     assert [r["rank"] for r in rows] == [0, 1]
@@ -135,7 +136,7 @@ def test_torchrun_two_ranks_one_diverges(diverged_job):
 
 def test_the_rank_over_its_recompile_budget_fails_the_check_and_is_named(diverged_job):
     proc = diverged_job[0]
-    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert proc.returncode == 1, failure(proc.stderr)
     bad = [ln for ln in proc.stderr.splitlines() if ln.startswith("✗")]
     assert bad and all(ln.endswith(", rank 1)]") for ln in bad), bad
     assert "recompile:" in bad[0] and "expected 4, actual 6" in bad[0]
@@ -174,7 +175,7 @@ def test_a_real_split_is_shown_per_rank_with_its_pieces_and_buckets(diverged_job
 def test_a_ddp_model_that_captured_nothing_says_so_loudly_per_rank(tmp_path):
     out = tmp_path / "s.json"
     proc = dlcprof_torchrun(out, PROGRAMS / "ddp_nothing.py")
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.returncode == 0, failure(proc.stderr)
     report, stdout, stderr = json.loads(out.read_text()), proc.stdout, proc.stderr
     assert "rank 0 unique_graphs 0" in stdout and "rank 1 unique_graphs 0" in stdout
     assert sorted(r["process"]["rank"] for r in report["runs"]) == [0, 1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import select
 import struct
 import subprocess
@@ -226,3 +227,15 @@ def pyspy_on(pid: int, within_s: float = 10.0) -> list[int]:
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.1)
+
+
+# A line of a job's stderr that says why a process of it failed.
+_FAILED_RE = re.compile(r"Traceback|Error\b|exitcode|terminate called|Signal \d+")
+
+
+def failure(stderr: str, tail: int = 2000) -> str:
+    """A job's stderr for a failed assert: the lines that say why a rank or
+    torchrun failed (amid the tables dlcprof prints), then its last ``tail``
+    characters."""
+    said = [ln for ln in stderr.splitlines() if _FAILED_RE.search(ln)]
+    return "\n".join(said[:40]) + "\n[...]\n" + stderr[-tail:]

@@ -3,6 +3,7 @@ DDP's own frames and no graph of the model, so every step runs eager (the
 fix dlcprof's hint names, ``DDP(torch.compile(model))``, compiles it). Run
 under torchrun (gloo)."""
 
+import gc
 import sys
 
 import torch
@@ -17,6 +18,11 @@ def main() -> int:
         model(torch.randn(4, 8)).sum().backward()
     graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
     print(f"rank {dist.get_rank()} unique_graphs {graphs}", flush=True)
+    # DDP holds the process group, and Dynamo's frames hold DDP in a cycle: freed
+    # only as Python exits, gloo's work then aborts the rank ("terminate called
+    # without an active exception": torch 2.13-2.15, most runs under load). Freed here.
+    del model
+    gc.collect()
     dist.destroy_process_group()
     return 0
 
