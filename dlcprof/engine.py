@@ -94,7 +94,7 @@ class LiveRun:
         return self._thread.is_alive()
 
 
-SPAWN_WAIT_S = 10.0  # the most take() waits for a standby worker's process to start
+SPAWN_WAIT_S = 10.0  # the most take() and close() wait for a standby worker's process to start
 
 
 class Standby:
@@ -137,6 +137,9 @@ class Standby:
             # app, and a worker left waiting here would outlive it.
             closed = self._closed
             self._importing = None if closed else worker
+        if closed:  # close() came during the spawn: it waits for this kill
+            worker.cancel("standby closed")
+        with self._lock:
             self._spawning = False
             self._spawned.notify_all()
         ready = None if closed else worker.wait_ready()
@@ -163,8 +166,11 @@ class Standby:
         return worker
 
     def close(self) -> None:
+        """Kill the standby's worker; one whose process is starting is waited
+        for (moments), so none is alive once this returns."""
         with self._lock:
             self._closed = True
+            self._spawned.wait_for(lambda: not self._spawning, timeout=SPAWN_WAIT_S)
             worker, self._worker = self._worker, None
             importing = self._importing
         if importing is not None:

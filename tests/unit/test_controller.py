@@ -210,6 +210,43 @@ def test_a_standby_worker_taken_while_its_process_starts_is_handed_out(monkeypat
     assert len(took) == 1 and isinstance(took[0], SlowSpawn)
 
 
+def test_a_standby_closed_while_its_worker_starts_kills_it_itself(monkeypatch) -> None:
+    """close() between the worker's spawn and its record as importing returns
+    only once it is killed: prepare()'s thread, a daemon, may die with the app
+    right after (a loaded machine widens the window)."""
+    import dlcprof.engine as engine
+
+    spawning, spawned = threading.Event(), threading.Event()
+    killed: list[bool] = []
+
+    class SlowSpawn:  # a stand-in for WorkerProcess: its process is slow to start
+        def __init__(self, cache: str) -> None:
+            spawning.set()
+            spawned.wait(10)
+            self.proc = type("Proc", (), {"poll": staticmethod(lambda: None)})()
+
+        def wait_ready(self) -> None:
+            return None
+
+        def cancel(self, reason: str) -> None:
+            killed.append(True)
+
+    monkeypatch.setattr(engine, "WorkerProcess", SlowSpawn)
+    standby = Standby()
+    preparing = threading.Thread(target=standby.prepare, daemon=True)
+    preparing.start()
+    assert spawning.wait(10)
+    closing = threading.Thread(target=standby.close)
+    closing.start()
+    closing.join(0.2)
+    assert closing.is_alive()  # waits for the spawn
+    spawned.set()
+    closing.join(10)
+    assert killed  # by the time close() returned
+    preparing.join(10)
+    assert standby.take() is None
+
+
 # --- the next run's settings ------------------------------------------------------------------
 
 
