@@ -173,76 +173,68 @@ def test_the_standby_worker_is_handed_to_the_next_run(scripted) -> None:
     fold_until(c, inbox, lambda: not c.busy)
 
 
-def test_a_standby_worker_taken_while_its_process_starts_is_handed_out(monkeypatch) -> None:
-    """take() between the worker's spawn and its record as importing (a loaded
-    machine widens it) waits for it rather than leave the run to start a second
-    worker that imports torch again."""
+@pytest.fixture
+def slow_spawn(monkeypatch) -> type:
+    """WorkerProcess replaced by a stand-in whose process is slow to start: it
+    sets ``spawning``, then starts once ``spawned`` is set; ``wait_ready`` waits
+    for ``released``, which ``cancel`` sets (``cancelled`` counts the calls)."""
     import dlcprof.engine as engine
 
-    spawning, spawned, released = threading.Event(), threading.Event(), threading.Event()
+    class SlowSpawn:
+        spawning, spawned, released = threading.Event(), threading.Event(), threading.Event()
+        cancelled = 0
 
-    class SlowSpawn:  # a stand-in for WorkerProcess: its process is slow to start
         def __init__(self, cache: str) -> None:
-            spawning.set()
-            spawned.wait(10)
+            self.spawning.set()
+            self.spawned.wait(10)
             self.proc = type("Proc", (), {"poll": staticmethod(lambda: None)})()
 
         def wait_ready(self) -> None:
-            released.wait(10)
+            self.released.wait(10)
 
         def cancel(self, reason: str) -> None:
-            released.set()
+            type(self).cancelled += 1
+            self.released.set()
 
     monkeypatch.setattr(engine, "WorkerProcess", SlowSpawn)
+    return SlowSpawn
+
+
+def test_a_standby_worker_taken_while_its_process_starts_is_handed_out(slow_spawn) -> None:
+    """take() between the worker's spawn and its record as importing (a loaded
+    machine widens it) waits for it rather than leave the run to start a second
+    worker that imports torch again."""
     standby = Standby()
     preparing = threading.Thread(target=standby.prepare)
     preparing.start()
-    assert spawning.wait(10)
+    assert slow_spawn.spawning.wait(10)
     took: list[object] = []
     taking = threading.Thread(target=lambda: took.append(standby.take()))
     taking.start()
     taking.join(0.2)
     assert taking.is_alive()  # waits for the spawn, not None
-    spawned.set()
+    slow_spawn.spawned.set()
     taking.join(10)
-    released.set()
+    slow_spawn.released.set()
     preparing.join(10)
-    assert len(took) == 1 and isinstance(took[0], SlowSpawn)
+    assert len(took) == 1 and isinstance(took[0], slow_spawn)
 
 
-def test_a_standby_closed_while_its_worker_starts_kills_it_itself(monkeypatch) -> None:
+def test_a_standby_closed_while_its_worker_starts_kills_it_itself(slow_spawn) -> None:
     """close() between the worker's spawn and its record as importing returns
     only once it is killed: prepare()'s thread, a daemon, may die with the app
     right after (a loaded machine widens the window)."""
-    import dlcprof.engine as engine
-
-    spawning, spawned = threading.Event(), threading.Event()
-    killed: list[bool] = []
-
-    class SlowSpawn:  # a stand-in for WorkerProcess: its process is slow to start
-        def __init__(self, cache: str) -> None:
-            spawning.set()
-            spawned.wait(10)
-            self.proc = type("Proc", (), {"poll": staticmethod(lambda: None)})()
-
-        def wait_ready(self) -> None:
-            return None
-
-        def cancel(self, reason: str) -> None:
-            killed.append(True)
-
-    monkeypatch.setattr(engine, "WorkerProcess", SlowSpawn)
     standby = Standby()
     preparing = threading.Thread(target=standby.prepare, daemon=True)
     preparing.start()
-    assert spawning.wait(10)
+    assert slow_spawn.spawning.wait(10)
     closing = threading.Thread(target=standby.close)
     closing.start()
     closing.join(0.2)
     assert closing.is_alive()  # waits for the spawn
-    spawned.set()
+    slow_spawn.spawned.set()
     closing.join(10)
-    assert killed  # by the time close() returned
+    assert slow_spawn.cancelled  # by the time close() returned
     preparing.join(10)
     assert standby.take() is None
 
