@@ -20,7 +20,7 @@ def main() -> int:
     print(f"rank {dist.get_rank()} unique_graphs {graphs}", flush=True)
     # DDP holds the process group, and Dynamo's frames hold DDP in a cycle: freed
     # only as Python exits, gloo's work then aborts the rank ("terminate called
-    # without an active exception": torch 2.13-2.15, most runs under load). Freed here.
+    # without an active exception", torch 2.13-2.15, under load). Freed here.
     del model
     gc.collect()
     dist.destroy_process_group()
