@@ -110,7 +110,7 @@ class WorkerProcess:
         # One reader at a time: a standby worker handed to a run while torch still
         # imports is read by the standby's wait_ready first, then by the run.
         self._reader = threading.Lock()
-        self._oom_kills = _oom_kills()
+        self._oom_kills = oom_kills()
 
     @property
     def pid(self) -> int:
@@ -288,7 +288,7 @@ class WorkerProcess:
                 returncode=rc, signal=sig, message=self._cancel_reason, cancelled=True
             )
         if sig == "SIGKILL":
-            if _oom_kills() > self._oom_kills:
+            if oom_kills() > self._oom_kills:
                 message = (
                     "worker killed by the kernel's out-of-memory killer (SIGKILL): the "
                     "workload needs more memory than this machine allows; try --size small"
@@ -327,7 +327,7 @@ def _kill_stragglers(proc: subprocess.Popen) -> None:
         pass
 
 
-def _oom_kills() -> int:
+def oom_kills() -> int:
     """The kernel's count of out-of-memory kills (Linux /proc/vmstat; 0 elsewhere)."""
     try:
         with open("/proc/vmstat") as f:

@@ -17,6 +17,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from dlcprof.runner import oom_kills
+
 # Runs that end before anything compiles have nothing for py-spy to see: a
 # process the less for each (py-spy on a run that fails: test_signals.py).
 NO_PYSPY = ("--no-hotspots",)
@@ -216,14 +218,6 @@ def _memory_cgroup(name: str, limit: int) -> Path | None:
         return None
 
 
-def _kernel_oom_kills() -> int:
-    """The kernel's count of out-of-memory kills since boot (/proc/vmstat)."""
-    for line in Path("/proc/vmstat").read_text().splitlines():
-        if line.startswith("oom_kill "):
-            return int(line.split()[1])
-    return 0
-
-
 def _run_in_memory_cgroup(tmp_path: Path, limit: int) -> subprocess.CompletedProcess[str] | None:
     """``dlcprof run`` of a workload that outgrows ``limit``, every process it
     starts in a memory cgroup of that limit (the worker its largest); None
@@ -253,7 +247,7 @@ def _run_in_memory_cgroup(tmp_path: Path, limit: int) -> subprocess.CompletedPro
 
 def test_the_kernels_oom_killer_is_named(tmp_path):
     for _ in range(2):
-        kills = _kernel_oom_kills()
+        kills = oom_kills()
         p = _run_in_memory_cgroup(tmp_path, 1 << 30)
         if p is None:
             pytest.skip("no writable memory cgroup here: cannot run the kernel's OOM killer safely")
@@ -261,7 +255,7 @@ def test_the_kernels_oom_killer_is_named(tmp_path):
         # the worker it killed still holds its memory (seen on cgroup v1: two kills
         # 2 ms apart, the second on dlcprof's openat). Then dlcprof is gone and has
         # nothing to say: that run is no test of it, and it runs once more.
-        if not (p.returncode == -signal.SIGKILL and _kernel_oom_kills() - kills >= 2):
+        if not (p.returncode == -signal.SIGKILL and oom_kills() - kills >= 2):
             break
     assert p.returncode == 1, p.stderr
     assert "worker killed by the kernel's out-of-memory killer (SIGKILL)" in p.stdout
