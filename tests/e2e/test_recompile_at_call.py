@@ -5,7 +5,10 @@ own call that reached the compiled code, never at a library's local variable.
   installed in a site-packages folder: the item names the loop's line;
 - (``slow``) tests/programs/hf_varlen.py, a real HF ``Trainer`` whose batches change
   length: the item offers the collator's ``pad_to_multiple_of`` and names the
-  program's ``trainer.train()`` line.
+  program's ``trainer.train()`` line;
+- (``slow``) tests/programs/hf_generate.py, ``generate()`` on prompts of several
+  lengths: the item offers padding the prompts, not a collator, at the program's
+  ``generate`` line, and counts no recompile from the prompt to one-token steps.
 """
 
 from __future__ import annotations
@@ -73,3 +76,18 @@ def test_an_hf_trainers_changing_lengths_get_the_collators_padding(tmp_path):
     assert item["change"].startswith("pad_to_multiple_of on the data collator")
     call = f"{program}:{line_of(program, 'trainer.train()')}"
     assert item["where"] == call and call in item["change"]
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("transformers") is None, reason="transformers not installed"
+)
+@pytest.mark.slow
+def test_hf_generates_prompt_lengths_get_the_prompts_padding(tmp_path):
+    program = PROGRAMS / "hf_generate.py"
+    (item,) = [i for i in _advice(program, tmp_path) if i["rule"] == "mark-dynamic"]
+    assert item["change"].startswith("pad the prompts to a few lengths")
+    call = f"{program}:{line_of(program, 'the user')}"
+    assert item["where"] == call and call in item["change"]
+    # The prompt's entry behind a one-token step's: not the step's size of 1.
+    assert item["evidence"][0].startswith("1 recompile on input_ids dim 1 (")
+    assert "expected 1," not in item["evidence"][0]

@@ -29,6 +29,11 @@ BUILD_PHASES = (fp.COMPILE_FILE, "async_compile.wait", "PyCodeCache.load_by_key_
 _SIZE_MISMATCH = re.compile(r"tensor '(\S+?)' size mismatch at index (\d+)")
 _KEYED = re.compile(r"[A-Za-z_]*\['([^']+)'\]")
 _EXPECTED = re.compile(r"size mismatch at index \d+\. expected (\d+)")
+# One cache entry's size guard in a recompile's reason, which names every entry
+# tried, newest first ("0/1: tensor 'x' size mismatch ...; 0/0: ..."), with its sizes.
+_ENTRY_SIZE = re.compile(
+    r"(?:\S+: )?tensor '(\S+?)' size mismatch at index (\d+)(?:\. expected (\d+), actual (\d+))?"
+)
 # A dynamic compile against a static one of the same code, where the session has no
 # dynamic sweep to measure it (benchmarks/RESULTS.md §7).
 DYNAMIC_PREMIUM = 2.0
@@ -126,10 +131,26 @@ def size_mismatch(reason: str) -> tuple[str, int] | None:
     "tensor 'batch[0]' size mismatch at index 0 ...", ("input_ids", 0) from
     "tensor 'kwargs['input_ids']' ..."."""
     m = _SIZE_MISMATCH.search(reason)
-    if m is None:
-        return None
-    keyed = _KEYED.fullmatch(m.group(1))
-    return (keyed.group(1) if keyed else m.group(1)), int(m.group(2))
+    return None if m is None else (_input_name(m.group(1)), int(m.group(2)))
+
+
+def _input_name(guarded: str) -> str:
+    keyed = _KEYED.fullmatch(guarded)
+    return keyed.group(1) if keyed else guarded
+
+
+def avoidable_sizes(reason: str) -> dict[tuple[str, int], str]:
+    """Each input's dim whose size guard failed in a cache entry the recompile
+    tried, and the entry's words, where that dim marked dynamic would have let the
+    entry serve: neither size 0 or 1, which torch specializes whatever mark_dynamic
+    says (a ``generate()``'s prompt, then its one-token steps). The first size
+    guard is not enough: the newest entry may be one of another size of 1."""
+    found: dict[tuple[str, int], str] = {}
+    for m in _ENTRY_SIZE.finditer(reason):
+        sizes = {int(n) for n in m.group(3, 4) if n is not None}
+        if not sizes & {0, 1}:
+            found.setdefault((_input_name(m.group(1)), int(m.group(2))), m.group(0))
+    return found
 
 
 def _most_paid(paid_by: list[tuple[tuple[str, int], float]]) -> tuple[str, int]:
@@ -212,12 +233,13 @@ def mark_dynamic_sweep(session: Session, run: Run, calls: int) -> Advice | None:
 def mark_dynamic_recompiles(session: Session, run: Run, calls: int) -> Advice | None:
     """An attached process's recompiles on an input's size: what they cost, from torch's
     wall time of each compile they triggered, against what one dynamic compile adds."""
-    found = [(rc, size_mismatch(rc.reason)) for rc in run.recompiles]
-    paid_by = [(d, rc.cost_s or 0.0) for rc, d in found if d is not None]
+    found = [(rc, avoidable_sizes(rc.reason)) for rc in run.recompiles]
+    paid_by = [(d, rc.cost_s or 0.0) for rc, dims in found for d in dims]
     if not paid_by:
         return None
     name, dim = _most_paid(paid_by)
-    paid = [rc for rc, d in found if d == (name, dim)]
+    paid = [rc for rc, dims in found if (name, dim) in dims]
+    words = next(dims[name, dim] for _, dims in found if (name, dim) in dims)
     priced = [rc for rc in paid if rc.cost_s is not None]
     # A training step compiles each graph's backward too: a recompile's goes with it.
     backward = sum(_backward_s(run, rc.compile_id) for rc in priced if rc.compile_id)
@@ -243,26 +265,34 @@ def mark_dynamic_recompiles(session: Session, run: Run, calls: int) -> Advice | 
     dynamic = any(rc.compile_id in made_dynamic for rc in priced)
     extra = graph * (premium - 1)
     unpriced = len(paid) - len(priced)
-    how = (
+    gone = (
         f"the {text.plural(len(priced), 'recompile')} on {name}'s dim {dim} "
         f"({text.secs(paid_s)}, torch's wall time of each"
         + (f", {text.secs(backward)} of it their backward" if backward else "")
-        + f") no longer happen; the first compile, now dynamic, costs more: its graph's "
+        + (") no longer happens" if len(priced) == 1 else ") no longer happen")
+    )
+    unfinished = f"; {unpriced} not finished yet, not counted" if unpriced else ""
+    how = (
+        f"{gone}; the first compile, now dynamic, costs more: its graph's "
         f"work, {text.secs(graph)} as a recompile of it took"
         + (" (÷ the premium where that recompile made the dim dynamic)" if dynamic else "")
         + f" (the first compile's {text.secs(first)} also did the process's one-time work), "
-        f"× ({premium:.1f} - 1), the dynamic premium {source}"
-        + (f"; {unpriced} not finished yet, not counted" if unpriced else "")
+        f"× ({premium:.1f} - 1), the dynamic premium {source}{unfinished}"
     )
     evidence = [
         f"{text.plural(len(paid), 'recompile')} on {name} dim {dim} "
-        f"({text.secs(paid_s)}): {text.short(paid[0].reason, 200)}"
+        f"({text.secs(paid_s)}): {text.short(words, 200)}"
     ]
-    predicted = Prediction("compile", first + paid_s, first + extra, how) if priced else None
+    predicted = None
+    static = None  # a change that keeps the compile static: no premium to pay
+    if priced:
+        predicted = Prediction("compile", first + paid_s, first + extra, how)
+        kept = f"{gone}; the compiles stay static, each costing what it did{unfinished}"
+        static = Prediction("compile", first + paid_s, first, kept)
     call = next((rc for rc in paid if rc.called_at or rc.through), None)
     if call is None:  # an imported log: no stack says who called
         return _mark_dynamic_item(name, dim, evidence, predicted)
-    return _at_the_call(run, call, name, dim, evidence, predicted)
+    return _at_the_call(run, call, name, dim, evidence, (predicted, static))
 
 
 # Frameworks whose own option bounds the sizes a batch comes in, by the installed
@@ -283,6 +313,24 @@ PADDING = {
     ),
 }
 PADDING["trl"] = PADDING["transformers"]
+# transformers' generate() calls the compiled forward with a prompt's length, then
+# one token at a time over a KV cache that grows: a data collator is not in it.
+# (the option, its cost, whether the compiles stay static)
+GENERATE = "transformers/generation/"
+PROMPT_PADDING = (
+    "pad the prompts to a few lengths: tokenizer(prompts, padding=True, pad_to_multiple_of=8, "
+    'return_tensors="pt") with padding_side="left" (a decoder-only model), its attention_mask '
+    "passed to generate(): each length compiled once",
+    "padding computes tokens for nothing",
+    False,
+)
+STATIC_CACHE = (
+    'a static KV cache: generate(..., cache_implementation="static", max_cache_len=N), N at '
+    "least the longest prompt plus max_new_tokens: one cache size for every prompt and step",
+    "the cache holds N positions from the first step, and each step attends over them all",
+    True,
+)
+_KV_CACHE = re.compile(r"cache|past_key_values")
 
 
 def _package(where: str) -> str:
@@ -296,15 +344,15 @@ def _at_the_call(
     name: str,
     dim: int,
     evidence: list[str],
-    predicted: Prediction | None,
+    predicted: tuple[Prediction | None, Prediction | None],
 ) -> Advice:
     """The item at the program's call that reached the recompiled code: mark the
     size dynamic there, or the framework's own option where the call went
-    through one that has it."""
+    through one that has it. ``predicted``: with the dim dynamic, and with the
+    compiles kept static (an option that gives the dim fewer sizes)."""
     frame = run.compiles.get(f"{(call.compile_id or '').split('/')[0]}/0")
     compiled = str(frame.record.metrics.get("co_filename") or "") if frame and frame.record else ""
-    packages = [_package(call.through), _package(compiled)]
-    option = next((PADDING[p] for p in packages if p in PADDING), None)
+    option = _option(call.through, compiled, name, dim)
     at = f" at {call.called_at}" if call.called_at else ""
     if not call.through:
         mark = f"call torch._dynamo.mark_dynamic({name}, {dim}) before the compiled call{at}"
@@ -316,20 +364,36 @@ def _at_the_call(
         via = text.in_package(call.through) or call.through
         evidence = [*evidence, f"the compiled code is called by {via}, not by your code"]
     change = f"{mark} (or compile with dynamic=True): one compile serves every size"
-    item = _mark_dynamic_item(name, dim, evidence, predicted)
+    item = _mark_dynamic_item(name, dim, evidence, predicted[0])
     # Through a library the compiled code's name for the tensor is not the program's.
     item = dataclasses.replace(
         item, change=change, where=call.called_at, snippet="" if call.through else item.snippet
     )
     if option is None:
         return item
-    own, cost = option[0] if dim == 0 else option[1]
+    own, cost, static = option
     return dataclasses.replace(
         item,
         title=f"fewer sizes of {name}'s dim {dim}",
         change=f"{own}; or {change}",
         cost=f"{cost}; {item.cost}",
+        predicted=predicted[1] if static else item.predicted,
     )
+
+
+def _option(through: str, compiled: str, name: str, dim: int) -> tuple[str, str, bool] | None:
+    """The framework's own way to give the dim fewer sizes, by the package the
+    call went through or the compiled code is in: None where none has one."""
+    if (text.in_package(through) or "").startswith(GENERATE):
+        if _KV_CACHE.search(name):
+            return STATIC_CACHE
+        return PROMPT_PADDING if dim > 0 else None
+    packages = [_package(through), _package(compiled)]
+    found = next((PADDING[p] for p in packages if p in PADDING), None)
+    if found is None:
+        return None
+    own, cost = found[0] if dim == 0 else found[1]
+    return own, cost, False
 
 
 def _backward_s(run: Run, compile_id: str) -> float:
