@@ -126,14 +126,18 @@ def test_a_wrappers_call_is_credited_to_the_line_that_made_it(probed, tmp_path, 
     monkeypatch.syspath_prepend(str(lib.parent))
     import wraplib
 
-    wraplib.setup(torch.nn.functional.silu)
+    silu = wraplib.setup(torch.nn.functional.silu)
     line = sys._getframe().f_lineno - 1
     wraplib.setup(torch.nn.Linear(2, 2))
     fn, module = [e for e in probed if isinstance(e, ev.CompileCalled)]
     assert fn.package == "wraplib" and fn.caller.startswith(str(lib / "__init__.py"))
     assert fn.made_at == f"{__file__}:{line}"
     assert fn.options == "'trace.enabled': False"
-    assert fn.target == torch.nn.functional.silu.__code__.co_filename
+    # The file of the frame Dynamo compiles, by torch's own record of the compile.
+    torch._dynamo.utils.clear_compilation_metrics()
+    silu(torch.ones(2))
+    (compiled,) = torch._dynamo.utils.get_compilation_metrics()
+    assert fn.target == compiled.co_filename
     # A module compiles in Dynamo's own wrapper frame: no file to match it by.
     assert module.target == ""
 
@@ -180,3 +184,34 @@ def test_a_call_made_at_a_packages_import_is_credited_to_the_line_that_imported_
     line = sys._getframe().f_lineno - 2
     (call,) = [e for e in probed if isinstance(e, ev.CompileCalled)]
     assert call.package == "importlib_lib" and call.made_at == f"{__file__}:{line}"
+
+
+def test_a_function_is_matched_by_the_file_of_the_frame_dynamo_compiles(
+    probed, tmp_path, monkeypatch
+):
+    """transformers wraps every model's forward (``functools.wraps``): Dynamo
+    compiles the wrapper's frame, inlining the forward, so the wrapper's file is
+    the one its compiles name; a ``torch.no_grad()`` function torch puts in a
+    frame of its own (``external_utils``). Either was once said to have
+    "nothing compiled from it"."""
+    lib = tmp_path / "site-packages" / "wrapping_lib"
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text(
+        "import functools\n\n\ndef wraps_it(fn):\n"
+        "    @functools.wraps(fn)\n    def wrapped_func(*args, **kwargs):\n"
+        "        return fn(*args, **kwargs)\n\n    return wrapped_func\n"
+    )
+    monkeypatch.syspath_prepend(str(lib.parent))
+    import wrapping_lib
+
+    def step(x):
+        return torch.relu(x) * 2
+
+    torch._dynamo.utils.clear_compilation_metrics()
+    for fn in (wrapping_lib.wraps_it(step), torch.no_grad()(step)):
+        torch.compile(fn, backend="eager")(torch.ones(2))
+    # What Dynamo compiled, by torch's own record of each compile.
+    frames = [m.co_filename for m in torch._dynamo.utils.get_compilation_metrics()]
+    calls = [e for e in probed if isinstance(e, ev.CompileCalled)]
+    assert [c.target for c in calls] == frames
+    assert frames[0] == str(lib / "__init__.py") and frames[1] != __file__

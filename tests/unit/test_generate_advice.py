@@ -16,6 +16,7 @@ from helpers.recorded import load_fixture
 
 from dlcprof import events as ev
 from dlcprof.figures.advice import compile_rules as cr
+from dlcprof.figures.job import program as fprog
 from dlcprof.session import Session
 
 PROGRAM = PROGRAMS / "hf_generate.py"
@@ -50,6 +51,14 @@ def test_the_recompile_from_the_prompt_to_one_token_steps_is_not_counted():
     )
     assert item.cost.startswith("padding computes tokens for nothing")
     assert "no longer happens;" in item.predicted.how
+
+
+def test_the_compiled_forward_is_said_to_have_compiled():
+    """transformers wraps the forward (``functools.wraps``): Dynamo compiles the
+    wrapper's frame, and the call was once said to have compiled nothing."""
+    (run,) = Session.from_events(load_fixture("programs/hf_generate")).runs.values()
+    (line,) = fprog.compiled_with(run)
+    assert line.endswith("backend=aot_eager") and len(run.compiles) == 4
 
 
 def _generated(reason: str) -> Session:

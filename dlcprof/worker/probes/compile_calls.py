@@ -49,17 +49,29 @@ def install(
         try:
             frame = sys._getframe(1)
             call = called(run_id(), frame, kwargs, modules)
-            sink.emit(call)
         except Exception:  # noqa: BLE001 - never break the program's compile
             notes.unavailable(PROBE, "torch.compile's arguments could not be read on this torch")
-        context = original(*args, **kwargs)
         if call is None or not _in_compile(frame.f_code):
-            return context
+            if call is not None:
+                sink.emit(call)
+            return original(*args, **kwargs)
+        try:
+            context = original(*args, **kwargs)
+        except BaseException:
+            sink.emit(call)
+            raise
         number = call.module_call
 
-        # torch.compile calls what optimize returns on the model at once.
+        # torch.compile calls what optimize returns on the model at once; the
+        # call is said then, with the file of the frame Dynamo will compile.
         def apply(model: Any) -> Any:
-            compiled = context(model)
+            try:
+                compiled = context(model)
+            except BaseException:
+                sink.emit(call)
+                raise
+            call.target = _started_in(compiled, call.target)
+            sink.emit(call)
             if number:
                 _on_first_run(
                     compiled, lambda: sink.emit(ev.ModuleCompileRan(run_id=run_id(), number=number))
@@ -145,10 +157,11 @@ def _is_module(given: dict[str, Any]) -> bool:
 
 
 def _target_file(model: Any) -> str:
-    """The file of the function torch.compile compiles (under its wrappers), whose
-    frames Dynamo compiles in that file; "" for a module (Dynamo compiles it in
-    a wrapper of its own) or when not found. ``module.compile()`` compiles the
-    module's ``_call_impl``, whose frame Dynamo skips: its forward's file."""
+    """The file of the function torch.compile is given, where Dynamo compiles
+    its frames (under its wrappers: a guess, until ``_started_in`` reads what
+    torch did); "" for a module (Dynamo compiles it in a wrapper of its own) or
+    when not found. ``module.compile()`` compiles the module's ``_call_impl``,
+    whose frame Dynamo skips: its forward's file."""
     if hasattr(model, "forward"):
         return ""
     forward = getattr(getattr(model, "__self__", None), "forward", None)
@@ -159,3 +172,17 @@ def _target_file(model: Any) -> str:
         fn = fn.__wrapped__
     code = getattr(fn, "__code__", None)
     return str(code.co_filename) if code is not None else ""
+
+
+def _started_in(compiled: Any, guess: str) -> str:
+    """The file of the frame Dynamo starts at in what torch.compile returned for
+    a function: the function its wrapper holds (``__wrapped__``), not what that
+    wraps. A package's wrapper is that frame (transformers wraps every model's
+    forward), and one Dynamo would skip torch put in a frame of its own
+    (``external_utils``: a ``torch.no_grad()`` function); ``_call_impl`` and
+    a module, or a torch without the attribute: ``guess``."""
+    started = getattr(compiled, "__wrapped__", None)
+    code = getattr(started, "__code__", None)
+    if not guess or code is None or code.co_name == "_call_impl":
+        return guess
+    return str(code.co_filename)
