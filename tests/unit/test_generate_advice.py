@@ -94,6 +94,14 @@ def test_a_kv_caches_length_gets_a_static_cache_and_a_static_prediction():
     assert item.predicted.how.endswith("the compiles stay static, each costing what it did")
 
 
+def test_the_cache_positions_are_a_prompts_length_not_the_caches():
+    s = _generated(
+        "0/0: tensor 'kwargs['cache_position']' size mismatch at index 0. expected 5, actual 9"
+    )
+    item = cr.mark_dynamic_recompiles(s, s.run("pid7"), 1000)
+    assert item is not None and item.change.startswith("pad the prompts to a few lengths")
+
+
 def test_generates_batch_of_prompts_gets_no_framework_option():
     s = _generated(
         "0/0: tensor 'kwargs['input_ids']' size mismatch at index 0. expected 4, actual 3"

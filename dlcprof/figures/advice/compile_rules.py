@@ -330,7 +330,8 @@ STATIC_CACHE = (
     "the cache holds N positions from the first step, and each step attends over them all",
     True,
 )
-_KV_CACHE = re.compile(r"cache|past_key_values")
+# The KV cache's tensors, not the positions of the tokens in it (a prompt's length).
+_KV_CACHE = re.compile(r"past_key_values|cache(?!_position)")
 
 
 def _package(where: str) -> str:
@@ -387,7 +388,7 @@ def _option(through: str, compiled: str, name: str, dim: int) -> tuple[str, str,
     if (text.in_package(through) or "").startswith(GENERATE):
         if _KV_CACHE.search(name):
             return STATIC_CACHE
-        return PROMPT_PADDING if dim > 0 else None
+        return PROMPT_PADDING if dim > 0 or name == "cache_position" else None
     packages = [_package(through), _package(compiled)]
     found = next((PADDING[p] for p in packages if p in PADDING), None)
     if found is None:
