@@ -7,8 +7,9 @@ own call that reached the compiled code, never at a library's local variable.
   length: the item offers the collator's ``pad_to_multiple_of`` and names the
   program's ``trainer.train()`` line;
 - (``slow``) tests/programs/hf_generate.py, ``generate()`` on prompts of several
-  lengths: the item offers padding the prompts, not a collator, at the program's
-  ``generate`` line, and counts no recompile from the prompt to one-token steps.
+  lengths: the item offers generation's own option (padding the prompts, or a
+  static KV cache), not a collator's, at the program's ``generate`` line, and
+  counts no recompile from the prompt to one-token steps.
 """
 
 from __future__ import annotations
@@ -82,12 +83,14 @@ def test_an_hf_trainers_changing_lengths_get_the_collators_padding(tmp_path):
     importlib.util.find_spec("transformers") is None, reason="transformers not installed"
 )
 @pytest.mark.slow
-def test_hf_generates_prompt_lengths_get_the_prompts_padding(tmp_path):
+def test_hf_generate_gets_generations_own_option_at_the_users_call(tmp_path):
     program = PROGRAMS / "hf_generate.py"
     (item,) = [i for i in _advice(program, tmp_path) if i["rule"] == "mark-dynamic"]
-    assert item["change"].startswith("pad the prompts to a few lengths")
+    # The prompt's length or the KV cache's, whichever cost more on this torch
+    # (one recompile each on 2.13: their seconds decide).
+    assert item["change"].startswith(("pad the prompts to a few lengths", "a static KV cache"))
     call = f"{program}:{line_of(program, 'the user')}"
     assert item["where"] == call and call in item["change"]
-    # The prompt's entry behind a one-token step's: not the step's size of 1.
-    assert item["evidence"][0].startswith("1 recompile on input_ids dim 1 (")
-    assert "expected 1," not in item["evidence"][0]
+    # Never the prompt-to-one-token recompile (a size of 1: no change removes it).
+    assert item["evidence"][0].startswith("1 recompile on ")
+    assert "expected 1," not in item["evidence"][0] and "actual 1" not in item["evidence"][0]
