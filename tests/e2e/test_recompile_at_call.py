@@ -47,6 +47,11 @@ print("done")
 """
 
 
+hugging_face = pytest.mark.skipif(
+    importlib.util.find_spec("transformers") is None, reason="transformers not installed"
+)
+
+
 def _advice(program, tmp_path) -> list[dict]:
     p, report = run_attached(program, tmp_path)
     assert p.returncode == 0, p.stderr[-2000:]
@@ -66,9 +71,7 @@ def test_a_recompile_through_a_library_is_advised_at_the_users_call(tmp_path):
     assert any("called by" in e and "steplib.py" in e for e in item["evidence"])
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("transformers") is None, reason="transformers not installed"
-)
+@hugging_face
 @pytest.mark.slow
 def test_an_hf_trainers_changing_lengths_get_the_collators_padding(tmp_path):
     program = PROGRAMS / "hf_varlen.py"
@@ -79,9 +82,7 @@ def test_an_hf_trainers_changing_lengths_get_the_collators_padding(tmp_path):
     assert item["where"] == call and call in item["change"]
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("transformers") is None, reason="transformers not installed"
-)
+@hugging_face
 @pytest.mark.slow
 def test_hf_generate_gets_generations_own_option_at_the_users_call(tmp_path):
     program = PROGRAMS / "hf_generate.py"
