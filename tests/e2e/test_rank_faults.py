@@ -80,9 +80,15 @@ def test_a_rank_that_crashes_is_shown_with_the_others_fate_and_torchruns_status(
     assert not wait_gone([program["pid"], *rank_pids(report).values()], 10)
 
 
-def _runs_the_job(p: psutil.Process) -> bool:
+def _runs_the_job(p: psutil.Process, forked: list[str]) -> bool:
+    """``p`` runs the job: not py-spy, nor a child dlcprof has just forked for
+    py-spy that has not run it yet (``forked``: dlcprof's own command line, which
+    names the job's script too)."""
     try:
-        return "py-spy" not in p.name() and any("ddp_train.py" in a for a in p.cmdline())
+        argv = p.cmdline()
+        return (
+            "py-spy" not in p.name() and argv != forked and any("ddp_train.py" in a for a in argv)
+        )
     except psutil.Error:  # gone since it was listed
         return False
 
@@ -93,9 +99,10 @@ def _agent_and_ranks(proc, stdout: Path) -> tuple[int, list[int]]:
     while time.monotonic() < deadline:
         text = stdout.read_text()
         if "rank 0 step 3 " in text and "rank 1 step 3 " in text:
-            # dlcprof's children: torchrun's agent, and py-spy on each rank (one
-            # just forked still runs as python: the agent is the one running the job).
-            (agent,) = [c for c in psutil.Process(proc.pid).children() if _runs_the_job(c)]
+            # dlcprof's children: torchrun's agent, and py-spy on each rank.
+            dlcprof = psutil.Process(proc.pid)
+            forked = dlcprof.cmdline()
+            (agent,) = [c for c in dlcprof.children() if _runs_the_job(c, forked)]
             ranks = tree(agent.pid)[1:]
             assert len(ranks) >= 2, ranks
             return agent.pid, ranks
