@@ -26,14 +26,13 @@ BUILD_PHASES = (fp.COMPILE_FILE, "async_compile.wait", "PyCodeCache.load_by_key_
 # "tensor 'x' size mismatch at index 1. expected 4, actual 6"; a keyword argument
 # reads "tensor 'kwargs['input_ids']'", an element "tensor 'batch[0]'" (a Lightning
 # batch, a positional argument "args[0]"): kept whole, it is the program's own name.
-_SIZE_MISMATCH = re.compile(r"tensor '(\S+?)' size mismatch at index (\d+)")
-_KEYED = re.compile(r"[A-Za-z_]*\['([^']+)'\]")
-_EXPECTED = re.compile(r"size mismatch at index \d+\. expected (\d+)")
-# One cache entry's size guard in a recompile's reason, which names every entry
-# tried, newest first ("0/1: tensor 'x' size mismatch ...; 0/0: ..."), with its sizes.
-_ENTRY_SIZE = re.compile(
+# A recompile's reason names every cache entry tried, newest first ("0/1: tensor 'x'
+# size mismatch ...; 0/0: ..."): each match is one entry's, with its sizes.
+_SIZE_MISMATCH = re.compile(
     r"(?:\S+: )?tensor '(\S+?)' size mismatch at index (\d+)(?:\. expected (\d+), actual (\d+))?"
 )
+_KEYED = re.compile(r"[A-Za-z_]*\['([^']+)'\]")
+_EXPECTED = re.compile(r"size mismatch at index \d+\. expected (\d+)")
 # A dynamic compile against a static one of the same code, where the session has no
 # dynamic sweep to measure it (benchmarks/RESULTS.md §7).
 DYNAMIC_PREMIUM = 2.0
@@ -146,7 +145,7 @@ def avoidable_sizes(reason: str) -> dict[tuple[str, int], str]:
     says (a ``generate()``'s prompt, then its one-token steps). The first size
     guard is not enough: the newest entry may be one of another size of 1."""
     found: dict[tuple[str, int], str] = {}
-    for m in _ENTRY_SIZE.finditer(reason):
+    for m in _SIZE_MISMATCH.finditer(reason):
         sizes = {int(n) for n in m.group(3, 4) if n is not None}
         if not sizes & {0, 1}:
             found.setdefault((_input_name(m.group(1)), int(m.group(2))), m.group(0))

@@ -67,11 +67,9 @@ def install(
         def apply(model: Any) -> Any:
             try:
                 compiled = context(model)
-            except BaseException:
+                call.target = _started_in(compiled, call.target)
+            finally:
                 sink.emit(call)
-                raise
-            call.target = _started_in(compiled, call.target)
-            sink.emit(call)
             if number:
                 _on_first_run(
                     compiled, lambda: sink.emit(ev.ModuleCompileRan(run_id=run_id(), number=number))
