@@ -327,13 +327,16 @@ class RecompileTriggered(Event):
     """``called_at``: the program's own file:line whose call reached the
     recompiled code, from the live stack ("" in an imported log, or when no
     frame on it is the program's); ``through``: the library's file:line that
-    called the compiled code when the program did not call it directly."""
+    called the compiled code when the program did not call it directly;
+    ``call``: the source of the program's call at ``called_at`` when it called
+    the compiled code directly ("" unknown), which says what the program passed."""
 
     run_id: str
     compile_id: str | None
     reason: str
     called_at: str = ""
     through: str = ""
+    call: str = ""
 
 
 @event

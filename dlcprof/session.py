@@ -30,6 +30,7 @@ class Recompile:
     cost_s: float | None = None  # wall time of the compile it triggered, once known
     called_at: str = ""  # the program's file:line whose call reached it ("" unknown)
     through: str = ""  # the library's file:line that made the call, when not the program
+    call: str = ""  # the program's call at called_at, its source (events.RecompileTriggered)
 
 
 @dataclass
@@ -403,7 +404,9 @@ class Session:
 
     def _on_RecompileTriggered(self, e: ev.RecompileTriggered) -> None:
         self.run(e.run_id).recompiles.append(
-            Recompile(e.compile_id, e.reason, e.t, called_at=e.called_at, through=e.through)
+            Recompile(
+                e.compile_id, e.reason, e.t, called_at=e.called_at, through=e.through, call=e.call
+            )
         )
 
     def _on_RecompileLimitHit(self, e: ev.RecompileLimitHit) -> None:

@@ -486,7 +486,9 @@ class TraceDispatcher:
         if reasons:
             self.counts.reasons.append(reasons[0])
             # Live, the record is logged on the stack of the call that recompiles.
-            called_at, through = call_site(sys._getframe()) if self.live else ("", "")
+            called_at, through, call = (
+                call_site(sys._getframe(), with_call=True) if self.live else ("", "", "")
+            )
             self.sink.emit(
                 ev.RecompileTriggered(
                     run_id=self.run_id,
@@ -494,6 +496,7 @@ class TraceDispatcher:
                     reason="; ".join(reasons),
                     called_at=called_at,
                     through=through,
+                    call=call,
                 )
             )
 

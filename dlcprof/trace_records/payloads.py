@@ -3,8 +3,11 @@ metadata and payload string, tested on payloads recorded from real runs."""
 
 from __future__ import annotations
 
+import ast
 import functools
+import itertools
 import json
+import linecache
 import os
 import re
 import sysconfig
@@ -148,12 +151,13 @@ def frame_owner(path: str) -> str:
     return "library" if real.startswith(_LIBRARY_DIRS) or _LIBRARY_RE.search(real) else "user"
 
 
-def call_site(frame: FrameType | None) -> tuple[str, str]:
-    """(the program's file:line, the library's file:line) of the call that
-    reached ``frame``'s compile, walking out past dlcprof and the logging
-    inside torch, then past torch: the first frame left called the compiled
-    code; when it is a library's, the program's innermost frame further out is
-    the call the user can change."""
+def call_site(frame: FrameType | None, with_call: bool = False) -> tuple[str, str, str]:
+    """(the program's file:line, the library's file:line, the program's call)
+    of the call that reached ``frame``'s compile, walking out past dlcprof and
+    the logging inside torch, then past torch: the first frame left called the
+    compiled code; when it is a library's, the program's innermost frame further
+    out is the call the user can change. The call (``with_call``; "" through a
+    library) is its source, as ``call_source`` reads it."""
     while frame is not None and frame_owner(frame.f_code.co_filename) != "torch":
         frame = frame.f_back
     through = ""
@@ -162,11 +166,38 @@ def call_site(frame: FrameType | None) -> tuple[str, str]:
         owner = frame_owner(code.co_filename)
         where = f"{code.co_filename}:{frame.f_lineno}"
         if owner == "user":
-            return where, through
+            return where, through, call_source(frame) if with_call and not through else ""
         if owner == "library" and not through:
             through = where
         frame = frame.f_back
-    return "", through
+    return "", through, ""
+
+
+def call_source(frame: FrameType) -> str:
+    """The source of the call ``frame`` is making (``model(batch["x"])`` of
+    ``loss = f(model(batch["x"]))``): its current instruction's span, which
+    Python 3.11 and later keep; "" where the span or the file is not there, or
+    the span is no call."""
+    positions = getattr(frame.f_code, "co_positions", None)
+    if positions is None:
+        return ""
+    span = next(itertools.islice(positions(), frame.f_lasti // 2, None), None)
+    if span is None or None in span:
+        return ""
+    first, last, start, end = span
+    path = frame.f_code.co_filename
+    # Columns count UTF-8 bytes.
+    lines = [linecache.getline(path, n).encode() for n in range(first, last + 1)]
+    if not all(lines):
+        return ""
+    lines[-1] = lines[-1][:end]
+    lines[0] = lines[0][start:]
+    source = b"".join(lines).decode(errors="replace")
+    try:
+        node = ast.parse(source, mode="eval").body
+    except SyntaxError:
+        return ""
+    return source if isinstance(node, ast.Call) else ""
 
 
 def parse_graph_break(

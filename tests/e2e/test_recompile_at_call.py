@@ -3,6 +3,9 @@ own call that reached the compiled code, never at a library's local variable.
 
 - a plain-torch loop that calls a compiled module through a "library" module
   installed in a site-packages folder: the item names the loop's line;
+- a loop that calls the compiled code itself, passing a dict's item to a
+  ``*args`` wrapper (the compiled code's ``args[0]``): the snippet names the
+  item, and pasted above the call it leaves one compile;
 - (``slow``) tests/programs/hf_varlen.py, a real HF ``Trainer`` whose batches change
   length: the item offers the collator's ``pad_to_multiple_of`` and names the
   program's ``trainer.train()`` line;
@@ -15,6 +18,8 @@ own call that reached the compiled code, never at a library's local variable.
 from __future__ import annotations
 
 import importlib.util
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -47,6 +52,38 @@ print("done")
 """
 
 
+# A wrapper that takes ``*args`` (as accelerate's and many others' do): the compiled
+# code names the tensor ``args[0]``, the program's line ``batch["pixels"]``.
+DIRECT = """
+import functools
+import sys
+
+import torch
+
+compiles = []
+
+
+def count(gm, example_inputs):
+    compiles.append(gm)
+    return gm.forward
+
+
+def wrapped(fn):
+    @functools.wraps(fn)
+    def forward(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    return forward
+
+
+head = torch.compile(wrapped(lambda x: (x * 2).sum(-1)), backend=count)
+for length in (4, 6, 8, 10):
+    batch = {{"pixels": torch.ones(2, length)}}
+    out = head(batch["pixels"]).sum()  # the user's call
+print(f"compiles {{len(compiles)}}")
+"""
+
+
 hugging_face = pytest.mark.skipif(
     importlib.util.find_spec("transformers") is None, reason="transformers not installed"
 )
@@ -69,6 +106,25 @@ def test_a_recompile_through_a_library_is_advised_at_the_users_call(tmp_path):
     assert item["where"] == call and f"before your call at {call}" in item["change"]
     assert "dim 1 dynamic" in item["change"] and "steplib" not in item["change"]
     assert any("called by" in e and "steplib.py" in e for e in item["evidence"])
+
+
+def test_the_snippet_names_what_the_call_passed_and_runs_there(tmp_path):
+    loop = tmp_path / "direct.py"
+    loop.write_text(DIRECT.format())
+    (item,) = [i for i in _advice(loop, tmp_path) if i["rule"] == "mark-dynamic"]
+    at = line_of(loop, "the user")
+    assert item["where"] == f"{loop}:{at}"
+    assert item["snippet"] == 'torch._dynamo.mark_dynamic(batch["pixels"], 1)'
+    assert item["title"] == 'mark batch["pixels"]\'s dim 1 dynamic'
+    assert "tensor 'args[0]' size mismatch" in item["evidence"][0]
+    # Pasted above the call, as the item says: it runs there, and one compile serves.
+    lines = loop.read_text().splitlines()
+    indent = lines[at - 1][: len(lines[at - 1]) - len(lines[at - 1].lstrip())]
+    lines.insert(at - 1, indent + item["snippet"])
+    loop.write_text("\n".join(lines))
+    p = subprocess.run([sys.executable, str(loop)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.split() == ["compiles", "1"]
 
 
 @hugging_face

@@ -201,10 +201,15 @@ def test_an_attached_program_keeps_a_break_setting_to_try():
 
 
 def _recompiled_at(
-    called_at: str, through: str, frame_file: str = "/home/u/train.py", reason: str = SIZE
+    called_at: str,
+    through: str,
+    frame_file: str = "/home/u/train.py",
+    reason: str = SIZE,
+    call: str = "",
 ) -> Session:
     """A process whose frame 0 (in ``frame_file``) recompiled once on x's dim 1,
-    reached from the program's ``called_at`` (through a library's ``through``)."""
+    reached from the program's ``called_at`` (its ``call``; through a library's
+    ``through``)."""
     return Session.from_events(
         [
             *program_started(),
@@ -215,6 +220,7 @@ def _recompiled_at(
                 reason=reason,
                 called_at=called_at,
                 through=through,
+                call=call,
                 t=1010.0,
             ),
             compile_finished("0/1", 1010.0, 4.0, reason=reason),
@@ -224,12 +230,21 @@ def _recompiled_at(
 
 def test_a_recompile_is_advised_at_the_programs_own_call():
     """Issue 41, 4: the item names the user's call that reached the compiled code."""
+    s = _recompiled_at("/home/u/train.py:30", "", call="model(batch['ids'])")
+    (dyn,) = [i for i in far.advise(s, s.run("pid7")).items if i.rule == "mark-dynamic"]
+    # The snippet names what the call passed, not the compiled code's own x.
+    snippet = "torch._dynamo.mark_dynamic(batch['ids'], 1)"
+    assert dyn.where == "/home/u/train.py:30" and dyn.snippet == snippet
+    assert dyn.change.startswith(f"call {snippet} before the compiled call at /home/u/train.py:30")
+    # The call not known (an older session, Python 3.10): the compiled code's name
+    # in words, no snippet that may not run at the program's line.
     s = _recompiled_at("/home/u/train.py:30", "")
     (dyn,) = [i for i in far.advise(s, s.run("pid7")).items if i.rule == "mark-dynamic"]
-    assert dyn.where == "/home/u/train.py:30" and dyn.snippet == "torch._dynamo.mark_dynamic(x, 1)"
-    assert dyn.change.startswith(
-        "call torch._dynamo.mark_dynamic(x, 1) before the compiled call at /home/u/train.py:30"
-    )
+    assert dyn.snippet == "" and "as the compiled code's x dynamic" in dyn.change
+    # A new tensor at each call: bound to a name first, which the snippet cannot do.
+    s = _recompiled_at("/home/u/train.py:30", "", call="model(torch.randn(4, n))")
+    (dyn,) = [i for i in far.advise(s, s.run("pid7")).items if i.rule == "mark-dynamic"]
+    assert dyn.snippet == "" and "passes torch.randn(4, n) as the compiled code's x" in dyn.change
     # Called by a framework that pads: its own option first, the library named as
     # evidence only, and no snippet naming the compiled code's own variable.
     hf = "/v/lib/python3.11/site-packages/transformers/models/gpt2/modeling_gpt2.py"

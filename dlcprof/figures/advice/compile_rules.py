@@ -14,6 +14,7 @@ from dlcprof import hatches, text
 from dlcprof.figures import compile_cost as fc
 from dlcprof.figures import graph_breaks as fgb
 from dlcprof.figures import phases as fp
+from dlcprof.figures.advice.call_args import passed_as
 from dlcprof.figures.advice.model import Advice, Prediction, compile_seconds
 from dlcprof.session import Recompile, Run, Session
 from dlcprof.trace_records import gb_catalogue
@@ -291,7 +292,8 @@ def mark_dynamic_recompiles(session: Session, run: Run, calls: int) -> Advice | 
     call = next((rc for rc in paid if rc.called_at or rc.through), None)
     if call is None:  # an imported log: no stack says who called
         return _mark_dynamic_item(name, dim, evidence, predicted)
-    return _at_the_call(run, call, name, dim, evidence, (predicted, static))
+    guarded = m.group(1) if (m := _SIZE_MISMATCH.match(words)) else name
+    return _at_the_call(run, call, (name, guarded), dim, evidence, (predicted, static))
 
 
 # Frameworks whose own option bounds the sizes a batch comes in, by the installed
@@ -341,33 +343,53 @@ def _package(where: str) -> str:
 def _at_the_call(
     run: Run,
     call: Recompile,
-    name: str,
+    names: tuple[str, str],
     dim: int,
     evidence: list[str],
     predicted: tuple[Prediction | None, Prediction | None],
 ) -> Advice:
     """The item at the program's call that reached the recompiled code: mark the
     size dynamic there, or the framework's own option where the call went
-    through one that has it. ``predicted``: with the dim dynamic, and with the
-    compiles kept static (an option that gives the dim fewer sizes)."""
+    through one that has it. ``names``: the input's, and its size guard's
+    (``kwargs['x']`` for ``x``). ``predicted``: with the dim dynamic, and with
+    the compiles kept static (an option that gives the dim fewer sizes)."""
+    name, guarded = names
     frame = run.compiles.get(f"{(call.compile_id or '').split('/')[0]}/0")
     compiled = str(frame.record.metrics.get("co_filename") or "") if frame and frame.record else ""
     option = _option(call.through, compiled, name, dim)
     at = f" at {call.called_at}" if call.called_at else ""
-    if not call.through:
-        mark = f"call torch._dynamo.mark_dynamic({name}, {dim}) before the compiled call{at}"
-    else:
+    item = _mark_dynamic_item(name, dim, evidence, predicted[0])
+    # The compiled code's name for the tensor is not the program's (its ``args[0]``,
+    # or ``x`` where the program passes ``inputs``): the snippet names what the call passed.
+    passed = passed_as(call.call, guarded) if call.call and not call.through else None
+    title, snippet = item.title, ""
+    if call.through:
         mark = (
             f"if the tensor is one your code passes in, mark its dim {dim} dynamic before "
             f"your call{at} (torch._dynamo.mark_dynamic; the compiled code names it {name})"
         )
         via = text.in_package(call.through) or call.through
-        evidence = [*evidence, f"the compiled code is called by {via}, not by your code"]
+        item = dataclasses.replace(
+            item, evidence=[*evidence, f"the compiled code is called by {via}, not by your code"]
+        )
+    elif passed is None:
+        mark = (
+            f"mark dim {dim} of the tensor your call{at} passes as the compiled code's {name} "
+            f"dynamic before the call (torch._dynamo.mark_dynamic)"
+        )
+    elif passed.same_tensor:
+        snippet = f"torch._dynamo.mark_dynamic({passed.expression}, {dim})"
+        mark = f"call {snippet} before the compiled call{at}"
+        title = f"mark {passed.expression}'s dim {dim} dynamic"
+    else:
+        mark = (
+            f"your call{at} passes {passed.expression} as the compiled code's {name}: bind it "
+            f"to a name before the call, mark that tensor's dim {dim} dynamic "
+            f"(torch._dynamo.mark_dynamic) and pass the name"
+        )
     change = f"{mark} (or compile with dynamic=True): one compile serves every size"
-    item = _mark_dynamic_item(name, dim, evidence, predicted[0])
-    # Through a library the compiled code's name for the tensor is not the program's.
     item = dataclasses.replace(
-        item, change=change, where=call.called_at, snippet="" if call.through else item.snippet
+        item, title=title, change=change, where=call.called_at, snippet=snippet
     )
     if option is None:
         return item
