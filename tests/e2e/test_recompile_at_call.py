@@ -53,7 +53,8 @@ print("done")
 
 
 # A wrapper that takes ``*args`` (as accelerate's and many others' do): the compiled
-# code names the tensor ``args[0]``, the program's line ``batch["pixels"]``.
+# code names the tensors ``args[0]`` and ``kwargs['mask']``, the program's line
+# ``batch["pixels"]`` and ``batch["mask"]``; one's length is the other's.
 DIRECT = """
 import functools
 import sys
@@ -76,10 +77,10 @@ def wrapped(fn):
     return forward
 
 
-head = torch.compile(wrapped(lambda x: (x * 2).sum(-1)), backend=count)
+head = torch.compile(wrapped(lambda x, mask: (x * mask).sum(-1)), backend=count)
 for length in (4, 6, 8, 10):
-    batch = {{"pixels": torch.ones(2, length)}}
-    out = head(batch["pixels"]).sum()  # the user's call
+    batch = {{"pixels": torch.ones(2, length), "mask": torch.ones(2, length)}}
+    out = head(batch["pixels"], mask=batch["mask"]).sum()  # the user's call
 print(f"compiles {{len(compiles)}}")
 """
 
@@ -114,13 +115,17 @@ def test_the_snippet_names_what_the_call_passed_and_runs_there(tmp_path):
     (item,) = [i for i in _advice(loop, tmp_path) if i["rule"] == "mark-dynamic"]
     at = line_of(loop, "the user")
     assert item["where"] == f"{loop}:{at}"
-    assert item["snippet"] == 'torch._dynamo.mark_dynamic(batch["pixels"], 1)'
+    # Both: torch made them dynamic together, and one marked alone raises.
+    assert item["snippet"].splitlines() == [
+        'torch._dynamo.mark_dynamic(batch["pixels"], 1)',
+        'torch._dynamo.mark_dynamic(batch["mask"], 1)',
+    ]
     assert item["title"] == 'mark batch["pixels"]\'s dim 1 dynamic'
     assert "tensor 'args[0]' size mismatch" in item["evidence"][0]
     # Pasted above the call, as the item says: it runs there, and one compile serves.
     lines = loop.read_text().splitlines()
     indent = lines[at - 1][: len(lines[at - 1]) - len(lines[at - 1].lstrip())]
-    lines.insert(at - 1, indent + item["snippet"])
+    lines[at - 1 : at - 1] = [indent + line for line in item["snippet"].splitlines()]
     loop.write_text("\n".join(lines))
     p = subprocess.run([sys.executable, str(loop)], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]

@@ -241,6 +241,18 @@ def test_a_recompile_is_advised_at_the_programs_own_call():
     s = _recompiled_at("/home/u/train.py:30", "")
     (dyn,) = [i for i in far.advise(s, s.run("pid7")).items if i.rule == "mark-dynamic"]
     assert dyn.snippet == "" and "as the compiled code's x dynamic" in dyn.change
+    # The ids' length is the mask's: torch made both dynamic in the recompile, and
+    # both are marked (one alone is specialized to the other's size: torch raises).
+    kw = "tensor 'kwargs['input_ids']' size mismatch at index 1. expected 5, actual 9"
+    s = _recompiled_at("/home/u/train.py:30", "", reason=kw, call="model(**enc)")
+    for source in ("L['kwargs']['attention_mask'].size()[1]", "L['kwargs']['input_ids'].size()[1]"):
+        s.apply(ev.DimMadeDynamic(run_id="pid7", compile_id="0/1", symbol="s0", source=source))
+    (dyn,) = [i for i in far.advise(s, s.run("pid7")).items if i.rule == "mark-dynamic"]
+    assert dyn.snippet.splitlines() == [
+        "torch._dynamo.mark_dynamic(enc['input_ids'], 1)",
+        "torch._dynamo.mark_dynamic(enc['attention_mask'], 1)",
+    ]
+    assert "together: input_ids dim 1, attention_mask dim 1" in dyn.evidence[-1]
     # A new tensor at each call: bound to a name first, which the snippet cannot do.
     s = _recompiled_at("/home/u/train.py:30", "", call="model(torch.randn(4, n))")
     (dyn,) = [i for i in far.advise(s, s.run("pid7")).items if i.rule == "mark-dynamic"]

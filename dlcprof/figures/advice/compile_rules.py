@@ -293,7 +293,10 @@ def mark_dynamic_recompiles(session: Session, run: Run, calls: int) -> Advice | 
     if call is None:  # an imported log: no stack says who called
         return _mark_dynamic_item(name, dim, evidence, predicted)
     guarded = m.group(1) if (m := _SIZE_MISMATCH.match(words)) else name
-    return _at_the_call(run, call, (name, guarded), dim, evidence, (predicted, static))
+    ids = {rc.compile_id for rc in paid}
+    made = [d.source for d in run.dynamic_dims if d.compile_id in ids]
+    together = _made_dynamic_with((guarded, dim), made)
+    return _at_the_call(run, call, (name, together), evidence, (predicted, static))
 
 
 # Frameworks whose own option bounds the sizes a batch comes in, by the installed
@@ -340,20 +343,38 @@ def _package(where: str) -> str:
     return inside.split("/", 1)[0]
 
 
+# A dim torch made dynamic, as its records name it: L['kwargs']['mask'].size()[1].
+_MADE_DYNAMIC = re.compile(r"L\['(\w+)'\]((?:\[[^\]]+\])*)\.size\(\)\[(\d+)\]")
+
+
+def _made_dynamic_with(first: tuple[str, int], made: list[str]) -> list[tuple[str, int]]:
+    """The input's dim (its size guard's name) and the inputs' dims torch made
+    dynamic in the same recompiles (``made``: their sources): an attention mask
+    whose length is the ids' own. Marking one of them alone, torch specializes
+    it to the other's static size and raises (ConstraintViolationError)."""
+    out = [first]
+    for source in made:
+        m = _MADE_DYNAMIC.fullmatch(source)
+        if m and m[1] != "self" and (d := (m[1] + m[2], int(m[3]))) not in out:
+            out.append(d)
+    return out
+
+
 def _at_the_call(
     run: Run,
     call: Recompile,
-    names: tuple[str, str],
-    dim: int,
+    names: tuple[str, list[tuple[str, int]]],
     evidence: list[str],
     predicted: tuple[Prediction | None, Prediction | None],
 ) -> Advice:
     """The item at the program's call that reached the recompiled code: mark the
     size dynamic there, or the framework's own option where the call went
-    through one that has it. ``names``: the input's, and its size guard's
-    (``kwargs['x']`` for ``x``). ``predicted``: with the dim dynamic, and with
-    the compiles kept static (an option that gives the dim fewer sizes)."""
-    name, guarded = names
+    through one that has it. ``names``: the input's, and its size guard's name
+    and dim with those torch made dynamic with it (``_made_dynamic_with``).
+    ``predicted``: with the dim dynamic, and with the compiles kept static (an
+    option that gives the dim fewer sizes)."""
+    name, together = names
+    dim = together[0][1]
     frame = run.compiles.get(f"{(call.compile_id or '').split('/')[0]}/0")
     compiled = str(frame.record.metrics.get("co_filename") or "") if frame and frame.record else ""
     option = _option(call.through, compiled, name, dim)
@@ -361,8 +382,20 @@ def _at_the_call(
     item = _mark_dynamic_item(name, dim, evidence, predicted[0])
     # The compiled code's name for the tensor is not the program's (its ``args[0]``,
     # or ``x`` where the program passes ``inputs``): the snippet names what the call passed.
-    passed = passed_as(call.call, guarded) if call.call and not call.through else None
+    known = call.call and not call.through
+    passes = [passed_as(call.call, g) if known else None for g, _ in together]
+    passed = passes[0]
     title, snippet = item.title, ""
+    if len(together) > 1:
+        item = dataclasses.replace(
+            item,
+            evidence=[
+                *evidence,
+                "torch made these dynamic together: "
+                + ", ".join(f"{_input_name(g)} dim {d}" for g, d in together)
+                + " (one marked alone is specialized to the others' size: torch raises)",
+            ],
+        )
     if call.through:
         mark = (
             f"if the tensor is one your code passes in, mark its dim {dim} dynamic before "
@@ -377,10 +410,21 @@ def _at_the_call(
             f"mark dim {dim} of the tensor your call{at} passes as the compiled code's {name} "
             f"dynamic before the call (torch._dynamo.mark_dynamic)"
         )
-    elif passed.same_tensor:
-        snippet = f"torch._dynamo.mark_dynamic({passed.expression}, {dim})"
-        mark = f"call {snippet} before the compiled call{at}"
+    elif all(p is not None and p.same_tensor for p in passes):
+        calls = [
+            f"torch._dynamo.mark_dynamic({p.expression}, {d})"
+            for p, (_, d) in zip(passes, together, strict=True)
+            if p is not None
+        ]
+        snippet = "\n".join(calls)
+        mark = f"call {' and '.join(calls)} before the compiled call{at}"
         title = f"mark {passed.expression}'s dim {dim} dynamic"
+    elif len(together) > 1:
+        mark = (
+            f"mark dim {dim} of what your call{at} passes as the compiled code's {name}, "
+            f"and each dim torch made dynamic with it, dynamic before the call "
+            f"(torch._dynamo.mark_dynamic)"
+        )
     else:
         mark = (
             f"your call{at} passes {passed.expression} as the compiled code's {name}: bind it "
