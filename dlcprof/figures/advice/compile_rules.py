@@ -134,6 +134,17 @@ def size_mismatch(reason: str) -> tuple[str, int] | None:
     return None if m is None else (_input_name(m.group(1)), int(m.group(2)))
 
 
+def passed_tensor(call: Recompile | None, reason: str) -> str | None:
+    """The program's expression for the tensor of ``reason``'s first size guard,
+    read from the recompile's ``call`` (``call_args.passed_as``), where writing
+    it again gives the same tensor; None where the call does not say."""
+    m = _SIZE_MISMATCH.search(reason)
+    if call is None or not call.call or call.through or m is None:
+        return None
+    passed = passed_as(call.call, m.group(1))
+    return passed.expression if passed is not None and passed.same_tensor else None
+
+
 def _input_name(guarded: str) -> str:
     keyed = _KEYED.fullmatch(guarded)
     return keyed.group(1) if keyed else guarded

@@ -10,7 +10,7 @@ import re
 
 from dlcprof import events as ev
 from dlcprof import text
-from dlcprof.figures.advice.compile_rules import size_mismatch
+from dlcprof.figures.advice.compile_rules import passed_tensor, size_mismatch
 from dlcprof.figures.advice.model import Advice, Prediction
 from dlcprof.figures.job import ddp as fddp
 from dlcprof.figures.job import hosts as fhosts
@@ -39,6 +39,10 @@ def _fix(run: Run, c: Compile, reason: str) -> tuple[str, str]:
     dim = size_mismatch(reason)
     if dim is not None:
         name, index = dim
+        # What the program's call passed, not the compiled code's name for it.
+        call = next((rc for rc in run.recompiles if rc.compile_id == c.compile_id), None)
+        passed = passed_tensor(call, reason)
+        mark = f"torch._dynamo.mark_dynamic({passed}, {index})" if passed else ""
         sizes = _SIZES.search(reason)
         expected, actual = (int(x) for x in sizes.groups()) if sizes else (None, None)
         static = not any(d.compile_id == c.compile_id for d in run.dynamic_dims)
@@ -55,13 +59,13 @@ def _fix(run: Run, c: Compile, reason: str) -> tuple[str, str]:
                 f"partial last batch; {why}give every rank full batches: drop_last=True on "
                 f"the DataLoader (or the DistributedSampler), or pad the last batch to "
                 f"{expected}; or mark the dim dynamic so one compile serves both sizes",
-                f"DataLoader(dataset, batch_size={expected}, drop_last=True)\n"
-                f"# or, before the compiled call: torch._dynamo.mark_dynamic({name}, 0)",
+                f"DataLoader(dataset, batch_size={expected}, drop_last=True)"
+                + (f"\n# or, before the compiled call: {mark}" if mark else ""),
             )
         return (
             f"{why}feed every rank the same shapes: pad {name}'s dim {index} to a fixed "
             f"size, or mark it dynamic so one compile serves every size",
-            f"torch._dynamo.mark_dynamic({name}, {index})",
+            mark,
         )
     if "grad_mode" in reason:
         return (
