@@ -155,6 +155,34 @@ def tree(pid: int) -> list[int]:
         return []
 
 
+_PYSPY = Path(sys.executable).parent / "py-spy"
+_SIGNALS = ("SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt")
+
+
+def _threads(pid: int) -> list[str]:
+    """Where each thread of a hung process waits and which signals it holds
+    pending or blocked (a stop signal taken by a thread that is not the main
+    one never wakes a main thread asleep in a system call), and, for Python,
+    py-spy's stacks."""
+    out = []
+    for tid in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
+        try:
+            task = Path(f"/proc/{pid}/task/{tid}")
+            status = dict(
+                line.split(":\t", 1) for line in (task / "status").read_text().splitlines()
+            )
+            masks = " ".join(f"{k}={status[k].strip()}" for k in _SIGNALS if k in status)
+            out.append(f"  thread {tid} {(task / 'wchan').read_text()} {masks}")
+        except (OSError, ValueError):
+            pass
+    if _PYSPY.exists():
+        dump = subprocess.run(
+            [str(_PYSPY), "dump", "--pid", str(pid)], capture_output=True, text=True, timeout=30
+        )
+        out += ["  " + line for line in (dump.stdout or dump.stderr).splitlines()[:60]]
+    return out
+
+
 def communicate(proc: subprocess.Popen, timeout_s: float) -> tuple[str, str]:
     """``proc.communicate``; past ``timeout_s``, a failure that says which of
     its processes were still there and in what state (then the tree killed)
@@ -163,11 +191,17 @@ def communicate(proc: subprocess.Popen, timeout_s: float) -> tuple[str, str]:
         return proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         left = []
-        for pid in tree(proc.pid):
+        pids = tree(proc.pid)
+        for pid in pids:
             try:
                 p = psutil.Process(pid)
                 left.append(f"{pid} {p.status()} {' '.join(p.cmdline())[:160]}")
-                p.kill()
+                left += _threads(pid)
+            except psutil.NoSuchProcess:
+                pass
+        for pid in pids:
+            try:
+                psutil.Process(pid).kill()
             except psutil.NoSuchProcess:
                 pass
         out, err = proc.communicate()
