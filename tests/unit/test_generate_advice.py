@@ -43,7 +43,9 @@ def test_the_recompile_from_the_prompt_to_one_token_steps_is_not_counted():
     assert item is not None and item.predicted is not None
     assert item.evidence[0].startswith("1 recompile on input_ids dim 1 (")
     assert item.evidence[0].endswith("expected 5, actual 9")
-    assert "transformers/generation/utils.py" in item.evidence[1]
+    assert any("called by transformers/generation/utils.py" in e for e in item.evidence)
+    # The prompt's length is its positions' too: torch made both dynamic.
+    assert any("together: input_ids dim 1, position_ids dim 1" in e for e in item.evidence)
     # A generate() call's prompts, not a data collator's batches.
     assert item.change.startswith("pad the prompts to a few lengths: tokenizer(")
     assert "collator" not in item.change and item.where.endswith(

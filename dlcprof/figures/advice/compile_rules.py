@@ -390,36 +390,32 @@ def _at_the_call(
     compiled = str(frame.record.metrics.get("co_filename") or "") if frame and frame.record else ""
     option = _option(call.through, compiled, name, dim)
     at = f" at {call.called_at}" if call.called_at else ""
-    item = _mark_dynamic_item(name, dim, evidence, predicted[0])
     # The compiled code's name for the tensor is not the program's (its ``args[0]``,
     # or ``x`` where the program passes ``inputs``): the snippet names what the call passed.
     known = call.call and not call.through
     passes = [passed_as(call.call, g) if known else None for g, _ in together]
     passed = passes[0]
+    item = _mark_dynamic_item(name, dim, evidence, predicted[0])
     title, snippet = item.title, ""
     if len(together) > 1:
-        item = dataclasses.replace(
-            item,
-            evidence=[
-                *evidence,
-                "torch made these dynamic together: "
-                + ", ".join(f"{_input_name(g)} dim {d}" for g, d in together)
-                + " (one marked alone is specialized to the others' size: torch raises)",
-            ],
-        )
+        evidence = [
+            *evidence,
+            "torch made these dynamic together: "
+            + ", ".join(f"{_input_name(g)} dim {d}" for g, d in together)
+            + " (one marked alone is specialized to the others' size: torch raises)",
+        ]
+    others = " (and each dim torch made dynamic with it)" if len(together) > 1 else ""
     if call.through:
         mark = (
-            f"if the tensor is one your code passes in, mark its dim {dim} dynamic before "
-            f"your call{at} (torch._dynamo.mark_dynamic; the compiled code names it {name})"
+            f"if the tensor is one your code passes in, mark its dim {dim}{others} dynamic "
+            f"before your call{at} (torch._dynamo.mark_dynamic; the compiled code names it {name})"
         )
         via = text.in_package(call.through) or call.through
-        item = dataclasses.replace(
-            item, evidence=[*evidence, f"the compiled code is called by {via}, not by your code"]
-        )
+        evidence = [*evidence, f"the compiled code is called by {via}, not by your code"]
     elif passed is None:
         mark = (
-            f"mark dim {dim} of the tensor your call{at} passes as the compiled code's {name} "
-            f"dynamic before the call (torch._dynamo.mark_dynamic)"
+            f"mark dim {dim} of the tensor your call{at} passes as the compiled code's "
+            f"{name}{others} dynamic before the call (torch._dynamo.mark_dynamic)"
         )
     elif all(p is not None and p.same_tensor for p in passes):
         calls = [
@@ -430,21 +426,20 @@ def _at_the_call(
         snippet = "\n".join(calls)
         mark = f"call {' and '.join(calls)} before the compiled call{at}"
         title = f"mark {passed.expression}'s dim {dim} dynamic"
-    elif len(together) > 1:
+    elif passed.same_tensor:  # what another of them is, the call does not say
         mark = (
-            f"mark dim {dim} of what your call{at} passes as the compiled code's {name}, "
-            f"and each dim torch made dynamic with it, dynamic before the call "
-            f"(torch._dynamo.mark_dynamic)"
+            f"call torch._dynamo.mark_dynamic({passed.expression}, {dim}){others} before "
+            f"the compiled call{at}"
         )
     else:
         mark = (
             f"your call{at} passes {passed.expression} as the compiled code's {name}: bind it "
-            f"to a name before the call, mark that tensor's dim {dim} dynamic "
+            f"to a name before the call, mark that tensor's dim {dim}{others} dynamic "
             f"(torch._dynamo.mark_dynamic) and pass the name"
         )
     change = f"{mark} (or compile with dynamic=True): one compile serves every size"
     item = dataclasses.replace(
-        item, title=title, change=change, where=call.called_at, snippet=snippet
+        item, title=title, change=change, evidence=evidence, where=call.called_at, snippet=snippet
     )
     if option is None:
         return item
