@@ -138,7 +138,7 @@ def test_an_hf_trainers_changing_lengths_get_the_collators_padding(tmp_path):
     program = PROGRAMS / "hf_varlen.py"
     (item,) = [i for i in _advice(program, tmp_path) if i["rule"] == "mark-dynamic"]
     assert item["title"] == "fewer sizes of input_ids's dim 1"
-    assert item["change"].startswith("pad_to_multiple_of on the data collator")
+    assert item["change"].startswith("pad_to_multiple_of where the batch is padded: the data")
     call = f"{program}:{line_of(program, 'trainer.train()')}"
     assert item["where"] == call and call in item["change"]
 

@@ -263,7 +263,7 @@ def test_a_recompile_is_advised_at_the_programs_own_call():
     s = _recompiled_at("/home/u/train.py:40", "/v/site-packages/accelerate/ops.py:9", hf)
     (dyn,) = [i for i in far.advise(s, s.run("pid7")).items if i.rule == "mark-dynamic"]
     assert dyn.where == "/home/u/train.py:40" and dyn.snippet == ""
-    assert dyn.change.startswith("pad_to_multiple_of on the data collator")
+    assert dyn.change.startswith("pad_to_multiple_of where the batch is padded: the data collator")
     assert "before your call at /home/u/train.py:40" in dyn.change
     assert "accelerate" not in dyn.change and "accelerate/ops.py:9" in dyn.evidence[-1]
     assert dyn.cost.startswith("padding computes tokens for nothing")

@@ -320,9 +320,11 @@ PADDING = {
             "the partial last batch's examples are left out of each epoch",
         ),
         (
-            "pad_to_multiple_of on the data collator (DataCollatorWithPadding, "
-            "DataCollatorForLanguageModeling; TRL: SFTConfig(pad_to_multiple_of=...)): "
-            "the lengths fall into a few sizes, each compiled once",
+            "pad_to_multiple_of where the batch is padded: the data collator "
+            "(DataCollatorWithPadding, DataCollatorForLanguageModeling; TRL: "
+            "SFTConfig(pad_to_multiple_of=...)), or the tokenizer (tokenizer(texts, "
+            "padding=True, pad_to_multiple_of=8)): the lengths fall into a few sizes, each "
+            "compiled once",
             "padding computes tokens for nothing",
         ),
     ),
