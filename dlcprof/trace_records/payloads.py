@@ -195,7 +195,7 @@ def call_source(frame: FrameType) -> str:
     source = b"".join(lines).decode(errors="replace")
     try:
         node = ast.parse(source, mode="eval").body
-    except SyntaxError:
+    except (SyntaxError, ValueError):  # a NUL byte: ValueError on older Pythons
         return ""
     return source if isinstance(node, ast.Call) else ""
 

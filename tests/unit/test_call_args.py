@@ -88,6 +88,7 @@ def test_an_argument_that_is_a_new_tensor_each_time_is_said_so(call, guarded, ex
         ("model(**a, **b)", "x"),
         ("model(x)", "self._modules['lin']"),  # the module's state, not an input
         ("model(", "x"),
+        ("model(x\0)", "x"),
         ("x + y", "x"),
     ],
 )

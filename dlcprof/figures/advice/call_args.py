@@ -35,7 +35,7 @@ def passed_as(call: str, guarded: str) -> Passed | None:
     parameter among several passed by position, an unpacked ``*args``."""
     try:
         node = ast.parse(call, mode="eval").body
-    except SyntaxError:
+    except (SyntaxError, ValueError):  # a NUL byte: ValueError on older Pythons
         return None
     m = _GUARDED.fullmatch(guarded)
     if not isinstance(node, ast.Call) or m is None:
