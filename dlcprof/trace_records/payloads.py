@@ -179,7 +179,7 @@ def call_source(frame: FrameType) -> str:
     Python 3.11 and later keep; "" where the span or the file is not there, or
     the span is no call."""
     positions = getattr(frame.f_code, "co_positions", None)
-    if positions is None:
+    if positions is None or frame.f_lasti < 0:  # Python 3.10; a frame not started
         return ""
     span = next(itertools.islice(positions(), frame.f_lasti // 2, None), None)
     if span is None or None in span:
