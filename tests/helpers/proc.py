@@ -164,8 +164,12 @@ def _threads(pid: int) -> list[str]:
     pending or blocked (a stop signal taken by a thread that is not the main
     one never wakes a main thread asleep in a system call), and, for Python,
     py-spy's stacks."""
-    out = []
-    for tid in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
+    out: list[str] = []
+    try:
+        tids = sorted(os.listdir(f"/proc/{pid}/task"), key=int)
+    except OSError:  # gone since
+        return out
+    for tid in tids:
         try:
             task = Path(f"/proc/{pid}/task/{tid}")
             status = dict(
@@ -176,9 +180,12 @@ def _threads(pid: int) -> list[str]:
         except (OSError, ValueError):
             pass
     if _PYSPY.exists():
-        dump = subprocess.run(
-            [str(_PYSPY), "dump", "--pid", str(pid)], capture_output=True, text=True, timeout=30
-        )
+        try:
+            dump = subprocess.run(
+                [str(_PYSPY), "dump", "--pid", str(pid)], capture_output=True, text=True, timeout=30
+            )
+        except subprocess.TimeoutExpired:
+            return [*out, "  py-spy dump: no answer in 30 s"]
         out += ["  " + line for line in (dump.stdout or dump.stderr).splitlines()[:60]]
     return out
 
