@@ -14,7 +14,7 @@ from dlcprof import hatches, text
 from dlcprof.figures import compile_cost as fc
 from dlcprof.figures import graph_breaks as fgb
 from dlcprof.figures import phases as fp
-from dlcprof.figures.advice.call_args import passed_as
+from dlcprof.figures.advice.call_args import Passed, passed_as
 from dlcprof.figures.advice.model import Advice, Prediction, compile_seconds
 from dlcprof.session import Recompile, Run, Session
 from dlcprof.trace_records import gb_catalogue
@@ -134,14 +134,18 @@ def size_mismatch(reason: str) -> tuple[str, int] | None:
     return None if m is None else (_input_name(m.group(1)), int(m.group(2)))
 
 
+def _passed(call: Recompile, guarded: str) -> Passed | None:
+    """What the program's own call passed as the compiled code's ``guarded``
+    (``call_args.passed_as``); None through a library, or where the call is
+    not known or does not say."""
+    return passed_as(call.call, guarded) if call.call and not call.through else None
+
+
 def passed_tensor(call: Recompile | None, reason: str) -> str | None:
     """The program's expression for the tensor of ``reason``'s first size guard,
-    read from the recompile's ``call`` (``call_args.passed_as``), where writing
-    it again gives the same tensor; None where the call does not say."""
+    where writing it again gives the same tensor; None where the call does not say."""
     m = _SIZE_MISMATCH.search(reason)
-    if call is None or not call.call or call.through or m is None:
-        return None
-    passed = passed_as(call.call, m.group(1))
+    passed = _passed(call, m.group(1)) if call is not None and m is not None else None
     return passed.expression if passed is not None and passed.same_tensor else None
 
 
@@ -394,9 +398,9 @@ def _at_the_call(
     at = f" at {call.called_at}" if call.called_at else ""
     # The compiled code's name for the tensor is not the program's (its ``args[0]``,
     # or ``x`` where the program passes ``inputs``): the snippet names what the call passed.
-    known = call.call and not call.through
-    passes = [passed_as(call.call, g) if known else None for g, _ in together]
+    passes = [_passed(call, g) for g, _ in together]
     passed = passes[0]
+    same = [p for p in passes if p is not None and p.same_tensor]
     item = _mark_dynamic_item(name, dim, evidence, predicted[0])
     title, snippet = item.title, ""
     if len(together) > 1:
@@ -419,11 +423,10 @@ def _at_the_call(
             f"mark dim {dim} of the tensor your call{at} passes as the compiled code's "
             f"{name}{others} dynamic before the call (torch._dynamo.mark_dynamic)"
         )
-    elif all(p is not None and p.same_tensor for p in passes):
+    elif len(same) == len(passes):
         calls = [
             f"torch._dynamo.mark_dynamic({p.expression}, {d})"
-            for p, (_, d) in zip(passes, together, strict=True)
-            if p is not None
+            for p, (_, d) in zip(same, together, strict=True)
         ]
         snippet = "\n".join(calls)
         mark = f"call {' and '.join(calls)} before the compiled call{at}"
