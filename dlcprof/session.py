@@ -250,6 +250,8 @@ class Session:
         # rank's summary by rank (the ranks whose events it holds are runs too).
         self.imported: ev.TraceImported | None = None
         self.rank_summaries: dict[int, ev.RankSummarized] = {}
+        # Where each event folded is also written while dlcprof records (journal.py).
+        self.journal: ev.Sink | None = None
 
     # --- folding -----------------------------------------------------------------
 
@@ -262,6 +264,8 @@ class Session:
 
     def apply(self, e: ev.Event) -> None:
         self.events.append(e)
+        if self.journal is not None:
+            self.journal.emit(e)
         if self._of_eager_baseline(e):
             return
         handler = _handler(type(e).__name__)

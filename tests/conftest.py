@@ -75,6 +75,16 @@ vars(textual_constants)["TEXTUAL_ANIMATIONS"] = "none"  # a Final to mypy
 Pilot._wait_for_screen.__defaults__ = (HANG_S,)
 
 
+@pytest.fixture(autouse=True)
+def state_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's own journals (dlcprof/journal.py), beside its tmp_path: a
+    dlcprof a test killed is recovered by no other test, and nothing is written
+    to the user's ~/.local/state."""
+    folder = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("XDG_STATE_HOME", str(folder))
+    return folder / "dlcprof"
+
+
 @pytest.fixture
 def fixture_events():
     return load_fixture

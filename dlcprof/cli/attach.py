@@ -79,23 +79,27 @@ def follow_program(
         from dlcprof.cli.headless import Printer
         from dlcprof.console import DivergenceWatch, attach_line, program_summary
         from dlcprof.engine import follow
+        from dlcprof.journal import journaled
         from dlcprof.session import Session
 
         session = Session()
         inbox: queue.Queue[ev.Event] = queue.Queue()
         printer = Printer(session, console(stderr=True), args.quiet, attach_line, DivergenceWatch())
         import_writers(args)
-        for eager in (False, True) if args.eager_baseline else (False,):
-            if eager:
-                if stops or launched[-1].proc.returncode != 0:
-                    break  # stopped, or failed: no baseline to compare with
-                say(printer.out, "eager baseline: the same command, torch.compile forced eager…")
-                launched.append(launch(eager=True))  # the same command: it was found before
-            AttachedProgram(launched[-1], inbox.put, hotspots=args.hotspots)
-            follow(inbox, printer, ev.ProgramExited, poll_s=POLL_S)
-        if summary:
-            say(printer.out, program_summary(session))
-        return then(session, printer.out)
+        with journaled(session, note):
+            for eager in (False, True) if args.eager_baseline else (False,):
+                if eager:
+                    if stops or launched[-1].proc.returncode != 0:
+                        break  # stopped, or failed: no baseline to compare with
+                    say(
+                        printer.out, "eager baseline: the same command, torch.compile forced eager…"
+                    )
+                    launched.append(launch(eager=True))  # the same command: it was found before
+                AttachedProgram(launched[-1], inbox.put, hotspots=args.hotspots)
+                follow(inbox, printer, ev.ProgramExited, poll_s=POLL_S)
+            if summary:
+                say(printer.out, program_summary(session))
+            return then(session, printer.out)
 
 
 def cmd_attach_tui(args: argparse.Namespace, command: list[str]) -> int:

@@ -6,7 +6,7 @@ import argparse
 
 from dlcprof.cli.headless import follow_run, stopping
 from dlcprof.cli.loading import LoadError
-from dlcprof.cli.output import console, error, say, write_outputs
+from dlcprof.cli.output import console, error, note, say, write_outputs
 from dlcprof.exit_codes import EXIT_FAILED, EXIT_OK, exit_code
 
 
@@ -16,6 +16,7 @@ def cmd_paper(args: argparse.Namespace) -> int:
     the tables; every run is an ordinary run of the session."""
     from dlcprof.console import paper_line
     from dlcprof.figures.paper import findings
+    from dlcprof.journal import journaled
     from dlcprof.paper import PlanError, make_plan
     from dlcprof.session import Session
     from dlcprof.signals import stop_on_signals
@@ -36,7 +37,7 @@ def cmd_paper(args: argparse.Namespace) -> int:
     session.apply(plan.event)
     say(out, paper_line(plan.event, session))
     status = EXIT_OK
-    with stop_on_signals(stopping(out)) as stops:
+    with stop_on_signals(stopping(out)) as stops, journaled(session, note):
         for settings in plan.runs:
             run_id, bad = follow_run(settings, session, out, args, stops, paper_line, False)
             if bad is not None:

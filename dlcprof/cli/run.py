@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from dlcprof.cli.headless import follow_run, stopping
 from dlcprof.cli.loading import LoadError, load_report, resolve_target
-from dlcprof.cli.output import console, error, say, write_outputs
+from dlcprof.cli.output import console, error, note, say, write_outputs
 from dlcprof.cli.parser import UsageError, run_queue
 from dlcprof.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE, exit_code
 from dlcprof.settings import RunSettings
@@ -25,6 +25,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from dlcprof.advice_tables import advice_view, compile_cost_view
     from dlcprof.console import run_summary
     from dlcprof.figures.modes import mode_tables
+    from dlcprof.journal import journaled
     from dlcprof.session import Session
     from dlcprof.signals import stop_on_signals
     from dlcprof.tables import modes_table
@@ -34,7 +35,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = console()
     session = Session()
     status = EXIT_OK
-    with stop_on_signals(stopping(out)) as stops:
+    with stop_on_signals(stopping(out)) as stops, journaled(session, note):
         # `--mode all`: one worker per mode, one after another, into one session.
         for settings in runs:
             run_id, bad = follow_run(settings, session, out, args, stops)
@@ -67,6 +68,7 @@ def cmd_try(args: argparse.Namespace) -> int:
     prediction, in the JSON."""
     from dlcprof.figures.advice import trial as fa
     from dlcprof.figures.advice.rules import advise
+    from dlcprof.journal import journaled
 
     session = load_report(args.session)
     run = fa.advised_run(session)
@@ -80,18 +82,19 @@ def cmd_try(args: argparse.Namespace) -> int:
     if not item.options:
         raise UsageError(f"advice {args.n} ({item.title}) cannot be tried for you: {item.try_why}")
     out = console()
-    if "cache" in item.options:
-        status, tried = _try_cache(args, session, run, item, out)
-    elif run.process is not None:
-        status, tried = _try_program(args, session, run, item)
-    else:
-        status, tried = _try_workload(args, session, run, item, out)
-    if tried is not None:
-        session.apply(tried)
-        say(out, f"{item.title}: {fa.tried_text(tried)}")
-    args.json, args.report = args.json or args.session, None
-    if not write_outputs(session, args):
-        status = status or EXIT_FAILED
+    with journaled(session, note):
+        if "cache" in item.options:
+            status, tried = _try_cache(args, session, run, item, out)
+        elif run.process is not None:
+            status, tried = _try_program(args, session, run, item)
+        else:
+            status, tried = _try_workload(args, session, run, item, out)
+        if tried is not None:
+            session.apply(tried)
+            say(out, f"{item.title}: {fa.tried_text(tried)}")
+        args.json, args.report = args.json or args.session, None
+        if not write_outputs(session, args):
+            status = status or EXIT_FAILED
     return status
 
 

@@ -5,6 +5,7 @@ the stop signals."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 from typing import TYPE_CHECKING
 
 from dlcprof.cli.loading import default_target, load_report_or_trace, resolve_target
@@ -43,11 +44,18 @@ def run_app(app: DlcprofApp) -> int:
     """Run the TUI. A stop signal (SIGTERM, SIGHUP when the terminal closes)
     closes it like q does, and then the session is saved, not lost; on an
     attached program its controller ends the program and says the rest."""
+    from dlcprof.journal import journaled
     from dlcprof.signals import HANGUP, stop_on_signals
-    from dlcprof.tui.controller import save_after_stop
+    from dlcprof.tui.controller import Notice, save_after_stop
+
+    def said(line: str) -> None:
+        note(line)  # on the terminal once the TUI has closed
+        app.runs.notices.append(Notice("warning", line.removeprefix("dlcprof: ")))
 
     # SIGHUP even under nohup: a TUI whose terminal hung up has nothing to show.
-    with stop_on_signals(even_if_ignored=(HANGUP,)) as stops:
+    # A replay records nothing: its session is on disk already.
+    journal = contextlib.nullcontext() if app.replay else journaled(app.session, said)
+    with stop_on_signals(even_if_ignored=(HANGUP,)) as stops, journal:
         app.stops = stops
         app.run()  # closing stops the live run and waits for its last events
         stop = stops[0] if stops else None

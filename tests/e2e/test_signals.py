@@ -28,6 +28,7 @@ from helpers.proc import (
 )
 
 from dlcprof import events as ev
+from dlcprof import journal
 from dlcprof.report import load_session
 
 
@@ -75,7 +76,9 @@ def test_run_stops_the_worker_and_writes_the_json_on(sig, slow, tmp_path) -> Non
     assert list(scratch.iterdir()) == [], "files left in TMPDIR"
 
 
-def test_the_worker_dies_with_a_killed_dlcprof(slow, tmp_path) -> None:
+def test_the_worker_dies_with_a_killed_dlcprof_and_its_session_is_recovered(
+    slow, tmp_path, state_folder
+) -> None:
     path, mark, env = slow
     p = spawn(dlcprof_argv("run", str(path), "--quiet"), env=env)
     worker, child = map(int, wait_for_file(mark, p).split())
@@ -84,6 +87,24 @@ def test_the_worker_dies_with_a_killed_dlcprof(slow, tmp_path) -> None:
     p.communicate(timeout=30)
     assert not wait_gone([worker, child], 5), "the worker outlived dlcprof"
     assert not wait_gone(everyone, 10), "py-spy outlived the worker"
+    # What it had folded is on disk; the next dlcprof that records recovers it.
+    (left,) = (state_folder / journal.LIVE).iterdir()
+    assert left.name.startswith(f"{p.pid}-")
+    (line,) = journal.recover()
+    kept = state_folder / journal.RECOVERED / left.name
+    assert f"the session of dlcprof {p.pid}, which ended without saving" in line
+    assert line.endswith(f"dlcprof replay {kept}")
+    session = load_session(kept)
+    run = session.latest_run
+    assert run is not None and run.status == "cancelled"  # not "running"
+    assert any(isinstance(e, ev.PhaseStarted) for e in session.events)  # it was compiling
+    (exit_,) = session.worker_exits
+    assert exit_.message.startswith("dlcprof ended at ")
+    assert exit_.message.endswith(
+        "without saving (SIGKILL, the out-of-memory killer, or the "
+        "machine went down): the run stopped with it"
+    )
+    assert [e.message for e in session.errors] == [exit_.message.split(": the run")[0]]
 
 
 # SIGHUP with its default handler at start takes the path nohup's takes (the TUI
