@@ -31,6 +31,12 @@ STEPS_ENV = "DLCPROF_ATTACH_STEPS"
 HATCH_ENV = "DLCPROF_ATTACH_HATCH"
 # What a process's warning that the hatch could not be set starts with.
 HATCH_UNSET = "dlcprof try's hatch"
+# Set by `dlcprof try` on a mark_dynamic advice: the compiled code's input dims
+# to make dynamic, by torch's names of them ("L['x']:1,L['kwargs']['mask']:1"),
+# set by the probes as torch.compiler.config.dynamic_sources before the
+# program's first compile (worker/remedies.py: set_dynamic_sources).
+DYNAMIC_ENV = "DLCPROF_ATTACH_DYNAMIC"
+DYNAMIC_UNSET = "dlcprof try's dynamic sources"
 # Set by `dlcprof try` on a Mega-Cache advice: a file of compile artifacts the
 # probes load before the program compiles when it exists and save at its exit
 # (worker/remedies.py: load_artifacts, save_artifacts), as --cache-artifacts does.

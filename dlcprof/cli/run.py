@@ -167,17 +167,22 @@ def _try_program(
     args: argparse.Namespace, session: Session, run: Run, item: Advice
 ) -> tuple[int, AdviceTried | None]:
     """The attached program's trial: its recorded command run again where it ran,
-    attached, with the item's hatch; its own session is compared, not kept (the
-    session keeps the measured effect). (exit status, its AdviceTried or None)."""
-    from dlcprof.attach_contract import HATCH_UNSET
+    attached, with the item's change (a hatch, or dims made dynamic); its own
+    session is compared, not kept (the session keeps the measured effect). (exit
+    status, its AdviceTried or None)."""
+    from dlcprof.attach_contract import DYNAMIC_ENV, DYNAMIC_UNSET, HATCH_UNSET
     from dlcprof.figures.advice import trial as fa
 
-    status, again, trial = _follow_again(
-        args, session, run, f"the trial of {item.title}", hatch=item.options["hatch"]
-    )
+    hatch = item.options.get("hatch")
+    how = {"hatch": hatch} if hatch else {"env": {DYNAMIC_ENV: item.options["dynamic_sources"]}}
+    status, again, trial = _follow_again(args, session, run, f"the trial of {item.title}", **how)
     if again is None or trial is None:
         return status, None
-    unset = [g.message for g in trial.logs if g.level == "warning" and HATCH_UNSET in g.message]
+    unset = [
+        g.message
+        for g in trial.logs
+        if g.level == "warning" and (HATCH_UNSET in g.message or DYNAMIC_UNSET in g.message)
+    ]
     if unset:
         error(unset[0])
         return EXIT_FAILED, None

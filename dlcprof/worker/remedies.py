@@ -129,6 +129,35 @@ def save_artifacts(torch: Any, path: str, log: Callable[..., None]) -> None:
     log(f"cache artifacts saved to {path} ({len(data):,} bytes, {_count(info)} artifacts)")
 
 
+def set_dynamic_sources(torch: Any, sources: str, said: str) -> str:
+    """Make the input dims ``sources`` names ("L['x']:1,...": torch's names of a
+    compiled frame's inputs, each with a dim) dynamic from the first compile, as
+    ``mark_dynamic`` on each does, through torch.compiler.config.dynamic_sources
+    (every frame whose input has that name). The line that says so, or
+    BadRemedy (``said``: how the user gave it) where this torch cannot mark one
+    dim alone: its entries before the ":N" suffix mark every dim of a tensor."""
+    config = getattr(getattr(torch, "compiler", None), "config", None)
+    if config is None or not hasattr(config, "dynamic_sources"):
+        raise BadRemedy(
+            f"{said} {sources}: this torch has no torch.compiler.config.dynamic_sources"
+        )
+    from torch._dynamo.variables.builder import is_dynamic_source
+
+    name, _, dim = sources.split(",")[0].rpartition(":")
+    before, config.dynamic_sources = config.dynamic_sources, sources
+    try:
+        one_dim = is_dynamic_source(name, int(dim)) and not is_dynamic_source(name, int(dim) + 1)
+    except TypeError:  # no dim to ask about: every dim of an entry's tensor
+        one_dim = False
+    if not one_dim:
+        config.dynamic_sources = before
+        raise BadRemedy(
+            f"{said} {sources}: this torch's dynamic_sources cannot mark one dim of a tensor "
+            "(no ':N' suffix), only all of them"
+        )
+    return f"mark_dynamic's trial: torch.compiler.config.dynamic_sources set ({sources})"
+
+
 def set_hatch(torch: Any, hatch: str, said: str) -> str:
     """Set the setting of torch._dynamo.config that graph-break hatch ``hatch``
     names ("name", or "name=dotted.function": hatches.spec), before the first

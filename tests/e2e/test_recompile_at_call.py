@@ -5,7 +5,8 @@ own call that reached the compiled code, never at a library's local variable.
   installed in a site-packages folder: the item names the loop's line;
 - a loop that calls the compiled code itself, passing a dict's item to a
   ``*args`` wrapper (the compiled code's ``args[0]``): the snippet names the
-  item, and pasted above the call it leaves one compile;
+  item, and pasted above the call it leaves one compile; ``dlcprof try`` makes
+  the same change by torch's names of the dims, and measures one compile;
 - (``slow``) tests/programs/hf_varlen.py, a real HF ``Trainer`` whose batches change
   length: the item offers the collator's ``pad_to_multiple_of`` and names the
   program's ``trainer.train()`` line;
@@ -18,13 +19,18 @@ own call that reached the compiled code, never at a library's local variable.
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 import textwrap
 
 import pytest
+import torch
 from helpers.attached_run import line_of, run_attached
 from helpers.paths import PROGRAMS
+
+from dlcprof.attach_contract import DYNAMIC_UNSET
+from dlcprof.worker.remedies import BadRemedy, set_dynamic_sources
 
 LIBRARY = """
 def step(model, batch):
@@ -109,10 +115,37 @@ def test_a_recompile_through_a_library_is_advised_at_the_users_call(tmp_path):
     assert any("called by" in e and "steplib.py" in e for e in item["evidence"])
 
 
-def test_the_snippet_names_what_the_call_passed_and_runs_there(tmp_path):
+def test_the_snippet_names_what_the_call_passed_runs_there_and_try_measures_it(tmp_path):
     loop = tmp_path / "direct.py"
     loop.write_text(DIRECT.format())
-    (item,) = [i for i in _advice(loop, tmp_path) if i["rule"] == "mark-dynamic"]
+    items = _advice(loop, tmp_path)
+    (n,) = [k for k, i in enumerate(items, 1) if i["rule"] == "mark-dynamic"]
+    item = items[n - 1]
+    # `dlcprof try` makes the change without an edit: the dims by torch's names.
+    assert item["options"] == {"dynamic_sources": "L['args'][0]:1,L['kwargs']['mask']:1"}
+    tried = subprocess.run(
+        [sys.executable, "-m", "dlcprof.cli", "try", "r.json", str(n)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    try:
+        set_dynamic_sources(torch, item["options"]["dynamic_sources"], DYNAMIC_UNSET)
+    except BadRemedy:  # a torch whose dynamic_sources marks every dim: refused, said
+        assert tried.returncode != 0 and "cannot mark one dim of a tensor" in tried.stderr
+    else:
+        assert tried.returncode == 0, tried.stderr[-2000:]
+        (done,) = [
+            e
+            for e in json.loads((tmp_path / "r.json").read_text())["events"]
+            if e["type"] == "AdviceTried"
+        ]
+        assert (done["graphs_before"], done["graphs_after"]) == (2, 1)
+        assert done["measured_after_s"] < done["measured_before_s"]
+        assert "graphs 2 → 1" in tried.stdout
+    finally:
+        torch.compiler.config.dynamic_sources = ""
     at = line_of(loop, "the user")
     assert item["where"] == f"{loop}:{at}"
     # Both: torch made them dynamic together, and one marked alone raises.

@@ -141,6 +141,7 @@ def test_an_attached_process_warns_when_its_torch_lacks_the_setting():
 
     from dlcprof.attach_contract import HATCH_UNSET
     from dlcprof.worker.attached.probe import AttachedProcess
+    from dlcprof.worker.remedies import set_hatch
 
     sent: list[Any] = []  # the events, read by their fields
     old = SimpleNamespace(_dynamo=SimpleNamespace(config=SimpleNamespace()))
@@ -148,12 +149,12 @@ def test_an_attached_process_warns_when_its_torch_lacks_the_setting():
         torch=old, run_id="pid7", channel=SimpleNamespace(emit=sent.append)
     )
     process._log = lambda message, level="info": AttachedProcess._log(process, message, level)
-    AttachedProcess.hatch(process, "capture_scalar_outputs")
+    AttachedProcess.change(process, set_hatch, "capture_scalar_outputs", HATCH_UNSET)
     (log,) = sent
     assert log.level == "warning" and log.message.startswith(HATCH_UNSET)
     assert "no dynamo config capture_scalar_outputs: the program ran without it" in log.message
     old._dynamo.config.capture_scalar_outputs = False
-    AttachedProcess.hatch(process, "capture_scalar_outputs")
+    AttachedProcess.change(process, set_hatch, "capture_scalar_outputs", HATCH_UNSET)
     assert old._dynamo.config.capture_scalar_outputs is True and sent[1].level == "info"
 
 

@@ -33,6 +33,7 @@ _SIZE_MISMATCH = re.compile(
     r"(?:\S+: )?tensor '(\S+?)' size mismatch at index (\d+)(?:\. expected (\d+), actual (\d+))?"
 )
 _KEYED = re.compile(r"[A-Za-z_]*\['([^']+)'\]")
+_GUARDED = re.compile(r"([A-Za-z_]\w*)((?:\[[^\]]+\])*)")  # a local, then its items
 _EXPECTED = re.compile(r"size mismatch at index \d+\. expected (\d+)")
 # A dynamic compile against a static one of the same code, where the session has no
 # dynamic sweep to measure it (benchmarks/RESULTS.md §7).
@@ -443,8 +444,17 @@ def _at_the_call(
             f"(torch._dynamo.mark_dynamic) and pass the name"
         )
     change = f"{mark} (or compile with dynamic=True): one compile serves every size"
+    sources = [_torch_source(g) for g, _ in together]
+    # `dlcprof try` marks the dims by torch's names of them: no edit of the program.
+    tried = ",".join(f"{s}:{d}" for s, (_, d) in zip(sources, together, strict=True))
     item = dataclasses.replace(
-        item, title=title, change=change, evidence=evidence, where=call.called_at, snippet=snippet
+        item,
+        title=title,
+        change=change,
+        evidence=evidence,
+        where=call.called_at,
+        snippet=snippet,
+        options={"dynamic_sources": tried} if None not in sources else {},
     )
     if option is None:
         return item
@@ -455,7 +465,15 @@ def _at_the_call(
         change=f"{own}; or {change}",
         cost=f"{cost}; {item.cost}",
         predicted=predicted[1] if static else item.predicted,
+        options={},  # the framework's option is an edit of the program: none to try
     )
+
+
+def _torch_source(guarded: str) -> str | None:
+    """torch's name of a compiled frame's input, from its size guard's ("args[0]"
+    → "L['args'][0]"); None for what is no local's (a module's attribute)."""
+    m = _GUARDED.fullmatch(guarded)
+    return f"L['{m[1]}']{m[2]}" if m and m[1] != "self" else None
 
 
 def _option(through: str, compiled: str, name: str, dim: int) -> tuple[str, str, bool] | None:

@@ -112,7 +112,7 @@ def advise(session: Session, run: Run, calls: int | None = None) -> AdviceList:
         rerun = rerunnable(session)
         items = [
             i
-            if rerun and ("hatch" in i.options or "cache" in i.options)
+            if rerun and i.options.keys() & {"hatch", "cache", "dynamic_sources"}
             else dataclasses.replace(i, options={}, try_why=PROGRAM_TRY_WHY)
             for i in items
         ]

@@ -1,10 +1,12 @@
 """``dlcprof try``: an item of advice applied to the advised run's settings, run,
 and measured beside its prediction (``AdviceTried``); for an attached program,
-its recorded command run again with the item's graph-break hatch set by
-dlcprof's probes (``options["hatch"]``), the only change made for it, or for
-a cache item (``options["cache"]``) run twice on a new cache folder: the cold
-fill, then the warm start measured against it (for Mega-Cache, the warm start
-on another new folder with the fill's artifacts loaded)."""
+its recorded command run again with the item's change made by dlcprof's
+probes, the only change made for it: a graph break's hatch (``options["hatch"]``)
+or an input's dims made dynamic by torch's names of them
+(``options["dynamic_sources"]``); or, for a cache item (``options["cache"]``),
+run twice on a new cache folder: the cold fill, then the warm start measured
+against it (for Mega-Cache, the warm start on another new folder with the
+fill's artifacts loaded)."""
 
 from __future__ import annotations
 
@@ -20,20 +22,20 @@ from dlcprof.figures.advice.model import CALLS_TOTAL, LATENCY, Advice, Predictio
 from dlcprof.figures.cache import HEADER_BUILT
 from dlcprof.session import Run, Session
 
-# Why an attached program's item that is no graph break's setting (or whose
+# Why an attached program's item that dlcprof cannot make for it (or whose
 # command cannot run again here: a merged job, imported logs) cannot be tried for you.
 PROGRAM_TRY_WHY = (
     "dlcprof re-runs your program only with a graph break's setting (a hatch of "
-    "torch._dynamo.config) or twice on a new cache folder (a cache item), on a command "
-    "it started: edit your code as shown (at the "
-    "file:line given), run it again under dlcprof (dlcprof run -- CMD) and compare the two "
-    "sessions with dlcprof compare"
+    "torch._dynamo.config), with an input's dims made dynamic (mark_dynamic's item), or "
+    "twice on a new cache folder (a cache item), on a command it started: edit your code as "
+    "shown (at the file:line given), run it again under dlcprof (dlcprof run -- CMD) and "
+    "compare the two sessions with dlcprof compare"
 )
 
-# The TUI follows one program: a hatch or cache item is tried on a saved session from the shell.
+# The TUI follows one program: a program's item is tried on a saved session from the shell.
 PROGRAM_TRY_FROM_SHELL = (
     "save the session, then run dlcprof try SESSION N in a shell: it runs your command again "
-    "with the hatch (a cache item: twice, on a new cache folder)"
+    "with the item's change (a cache item: twice, on a new cache folder)"
 )
 
 

@@ -26,11 +26,14 @@ import socket
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 from dlcprof import events as ev
 from dlcprof.attach_contract import (
     CACHE_ARTIFACTS_ENV,
+    DYNAMIC_ENV,
+    DYNAMIC_UNSET,
     EAGER_ENV,
     HATCH_ENV,
     HATCH_UNSET,
@@ -48,7 +51,13 @@ from dlcprof.worker.probes import cudagraphs as cudagraphs_probe
 from dlcprof.worker.probes import ddp as ddp_probe
 from dlcprof.worker.probes import guards as guards_probe
 from dlcprof.worker.probes import raised as raised_probe
-from dlcprof.worker.remedies import BadRemedy, load_artifacts, save_artifacts, set_hatch
+from dlcprof.worker.remedies import (
+    BadRemedy,
+    load_artifacts,
+    save_artifacts,
+    set_dynamic_sources,
+    set_hatch,
+)
 
 # Events that open the channel: the process compiles (or has compiled code run).
 # --eager-baseline's run compiles nothing: its timed steps open it.
@@ -75,7 +84,10 @@ def install(torch: Any) -> None:
     _process = AttachedProcess(torch, path)
     hatch = os.environ.get(HATCH_ENV)
     if hatch:
-        _process.hatch(hatch)
+        _process.change(set_hatch, hatch, HATCH_UNSET)
+    dynamic = os.environ.get(DYNAMIC_ENV)
+    if dynamic:
+        _process.change(set_dynamic_sources, dynamic, DYNAMIC_UNSET)
     os.register_at_fork(after_in_child=_process.forked)
     atexit.register(_process.finish)
     artifacts = os.environ.get(CACHE_ARTIFACTS_ENV)
@@ -277,15 +289,16 @@ class AttachedProcess:
             ddp_probe.settings(self.run_id),
         ]
 
-    def hatch(self, hatch: str) -> None:
-        """`dlcprof try`: the graph break's setting, made before the program
-        compiles; said in the process's log (a warning when this torch lacks it)."""
+    def change(self, make: Callable[[Any, str, str], str], value: str, said: str) -> None:
+        """`dlcprof try`: the item's change (a graph break's setting, dims made
+        dynamic) made by ``make`` before the program compiles; said in the
+        process's log (a warning, starting with ``said``, when this torch lacks it)."""
         try:
-            line, level = set_hatch(self.torch, hatch, HATCH_UNSET), "info"
+            line, level = make(self.torch, value, said), "info"
         except BadRemedy as e:
             line, level = f"{e}: the program ran without it", "warning"
         except Exception as e:  # noqa: BLE001 - the setting's own failure: never the program's
-            line, level = f"{HATCH_UNSET} {hatch}: {e!r}: the program ran without it", "warning"
+            line, level = f"{said} {value}: {e!r}: the program ran without it", "warning"
         self._log(line, level)
 
     def cache_artifacts(self, path: str) -> None:
