@@ -70,7 +70,10 @@ def advice_view(session: Session, run: Run, calls: int | None = None) -> Rendera
             parts.append(Text(where, style="dim"))
             from rich.syntax import Syntax  # Pygments: only once a snippet is shown
 
-            parts.append(Syntax(item.snippet, "python", theme="ansi_dark", padding=(0, 0, 0, 6)))
+            # Highlighted text, not a Syntax block: that pads each line to the
+            # console's width, spaces a copy of the code would carry.
+            code = Syntax(item.snippet, "python", theme="ansi_dark").highlight(item.snippet)
+            parts += [Text("      ").append_text(line) for line in code.split()]
         for e in item.evidence:
             parts.append(Text(f"   evidence: {e}", style="dim"))
         parts.append(
