@@ -9,12 +9,17 @@ by an error is recovered at once.
 One JSON line per event, the worker's own wire format (``events.encode``),
 each written unbuffered: what the kernel holds outlives the process. Where:
 ``$XDG_STATE_HOME/dlcprof`` (``~/.local/state/dlcprof``), as the XDG spec
-places what a program keeps between its runs but is no user's document.
+places what a program keeps between its runs but is no user's document. A
+journal's dlcprof holds a lock on it, which the kernel lets go with the
+process: a journal no one holds is a killed one's, whatever its pid means here
+(a home shared by the nodes of a cluster, or by containers, each with pids of
+its own).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -22,7 +27,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 from dlcprof import events as ev
-from dlcprof.scratch import alive
 from dlcprof.session import Session
 
 LIVE, RECOVERED = "journals", "recovered"
@@ -48,7 +52,9 @@ class Journal:
         folder = state_folder() / LIVE
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{os.getpid()}-{time.strftime('%Y%m%dT%H%M%S')}.jsonl"
-        return cls(path, open(path, "ab", buffering=0))
+        file = open(path, "ab", buffering=0)
+        fcntl.flock(file, fcntl.LOCK_EX)  # held until this process closes it, or dies
+        return cls(path, file)
 
     def emit(self, event: ev.Event) -> None:
         if self.lost:
@@ -103,9 +109,8 @@ def recover() -> list[str]:
     lines = []
     for path in sorted((state_folder() / LIVE).glob("*.jsonl")):
         pid = path.name.split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and alive(int(pid)):
-            continue
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError), open(path, "rb") as held:
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # OSError: its dlcprof runs
             last = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(path.stat().st_mtime))
             kept = _recovered(path)
             if kept is not None:

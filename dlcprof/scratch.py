@@ -44,11 +44,11 @@ def _remove_orphans() -> None:
     root = Path(tempfile.gettempdir())
     for path in root.glob(PREFIX + "*"):
         pid = path.name[len(PREFIX) :].split("-", 1)[0]
-        if pid.isdigit() and not alive(int(pid)):
+        if pid.isdigit() and not _alive(int(pid)):
             shutil.rmtree(path, ignore_errors=True)
 
 
-def alive(pid: int) -> bool:
+def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -5,8 +5,7 @@ The killed dlcprof itself: tests/e2e/test_signals.py."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import os
 from pathlib import Path
 
 import pytest
@@ -15,12 +14,6 @@ from dlcprof import events as ev
 from dlcprof import journal
 from dlcprof.report import load_session
 from dlcprof.session import Session
-
-
-def _dead_pid() -> int:
-    """The pid of a process that has exited (and been reaped)."""
-    p = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True)
-    return int(p.stdout)
 
 
 def _left(folder: Path, events: list[ev.Event], pid: int) -> Path:
@@ -76,20 +69,30 @@ def test_a_killed_programs_session_is_recovered_by_the_next_dlcprof(
 ) -> None:
     events = fixture_events("programs/attached_train")
     cut = next(i for i, e in enumerate(events) if isinstance(e, ev.CompileFinished)) + 1
-    pid = _dead_pid()
+    # Its pid is this process's: what tells a killed dlcprof is the lock no one
+    # holds, not a pid (another node's or container's, sharing this home).
+    pid = os.getpid()
     left = _left(state_folder, events[:cut], pid)
-    empty = _left(state_folder, [], _dead_pid())
-    alive = _left(state_folder, events[:cut], 1)  # a process still running: its own
-    (line,) = journal.recover()
+    empty = _left(state_folder, [], 12345)
+    running = journal.Journal.open()  # a dlcprof that records now: its lock held
+    running.emit(events[0])
+    try:
+        (line,) = journal.recover()
+        assert running.path.exists()
+    finally:
+        running.close()
     kept = state_folder / journal.RECOVERED / left.name
     assert line.startswith(f"dlcprof: the session of dlcprof {pid}, which ended without saving")
     assert line.endswith(f"is recovered: dlcprof replay {kept}")
-    assert not left.exists() and not empty.exists() and alive.exists()
+    assert not left.exists() and not empty.exists()
     session = load_session(kept)
     assert session.events[:cut] == events[:cut]
     assert session.program_exit is not None and session.program_exit.detached
     assert "the program went on without it" in session.program_exit.message
     assert all(r.status == "cancelled" for r in session.runs.values())
+    assert [p.name for p in (state_folder / journal.LIVE).iterdir()] == [running.path.name]
+    (again,) = journal.recover()  # closed without its block's end: as a killed one's
+    assert again.endswith(f"dlcprof replay {state_folder / journal.RECOVERED / running.path.name}")
     assert journal.recover() == []  # once
 
 
