@@ -42,7 +42,9 @@ def compile_cost_view(run: Run, limit: int = 8, tree: bool = False) -> Renderabl
             table.add_row(*row)
         parts.append(table)
     if tree:
-        parts += [Text(fc.lowering_line(cost)), module_tree_view(fc.module_tree(cost))]
+        parts.append(Text(fc.lowering_line(cost)))
+        if fc.module_rows(cost, 1):  # none lowered: the line says why, no empty tree
+            parts.append(module_tree_view(fc.module_tree(cost)))
     parts.append(Text(fc.probe_line(cost), style="dim"))
     return Group(*parts)
 

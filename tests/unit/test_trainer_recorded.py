@@ -10,8 +10,12 @@ transformers', torch's or Python's."""
 
 from __future__ import annotations
 
-from helpers.recorded import load_fixture
+import io
 
+from helpers.recorded import load_fixture
+from rich.console import Console
+
+from dlcprof.advice_tables import compile_cost_view
 from dlcprof.figures import compile_cost as fc
 from dlcprof.figures.check.budgets import Budgets, judge
 from dlcprof.figures.job import program as fprog
@@ -83,6 +87,11 @@ def test_no_lowering_is_said_in_a_line_not_an_empty_table():
     assert fc.lowering_line(cost).startswith("Inductor lowered no FX node")
     md = render_markdown(build_model(s))
     assert "Inductor lowered no FX node" in md and "| module |" not in md
+    # The TUI's view: the line, and no tree of nothing under it.
+    console = Console(width=120, record=True, file=io.StringIO())
+    console.print(compile_cost_view(run, tree=True))
+    shown = console.export_text()
+    assert "Inductor lowered no FX node" in shown and "(top level)" not in shown
 
 
 def test_the_trainers_compile_call_is_in_the_runs_table_and_compiled():
