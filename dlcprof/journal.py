@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -51,10 +52,13 @@ class Journal:
         """A new journal of this process (OSError when its folder cannot be written)."""
         folder = state_folder() / LIVE
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{os.getpid()}-{time.strftime('%Y%m%dT%H%M%S')}.jsonl"
-        file = open(path, "ab", buffering=0)
-        fcntl.flock(file, fcntl.LOCK_EX)  # held until this process closes it, or dies
-        return cls(path, file)
+        # Unique: a trial's session journals inside the session that tries it.
+        fd, path = tempfile.mkstemp(
+            ".jsonl", f"{os.getpid()}-{time.strftime('%Y%m%dT%H%M%S')}-", folder
+        )
+        file = os.fdopen(fd, "ab", buffering=0)
+        fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held until closed, or the process dies
+        return cls(Path(path), file)
 
     def emit(self, event: ev.Event) -> None:
         if self.lost:

@@ -44,6 +44,19 @@ def test_each_event_is_on_disk_as_it_folds_and_gone_when_the_session_ends(
     assert said == []
 
 
+def test_a_trials_session_journals_inside_the_session_that_tries_it(
+    fixture_events, state_folder: Path
+) -> None:
+    events = fixture_events("pointwise_chain")
+    tried, trial = Session(), Session()
+    with journal.journaled(tried, print), journal.journaled(trial, print):
+        tried.apply(events[0])
+        trial.apply(events[1])
+        assert load_session(_path(tried)).events == events[:1]
+        assert load_session(_path(trial)).events == events[1:2]
+    assert list((state_folder / journal.LIVE).iterdir()) == []
+
+
 def test_an_error_keeps_it_and_names_it(fixture_events, state_folder: Path) -> None:
     events = fixture_events("pointwise_chain")
     session = Session()

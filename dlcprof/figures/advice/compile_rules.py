@@ -465,7 +465,9 @@ def _at_the_call(
         change=f"{own}; or {change}",
         cost=f"{cost}; {item.cost}",
         predicted=predicted[1] if static else item.predicted,
-        options={},  # the framework's option is an edit of the program: none to try
+        # The framework's option is an edit of the program; `try` makes the other
+        # change, the dims dynamic, which the prediction is of unless it is static's.
+        options={} if static else item.options,
     )
 
 

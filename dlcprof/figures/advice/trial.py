@@ -186,6 +186,8 @@ def tried_text(t: ev.AdviceTried) -> str:
         f"{said}, measured {text.signed_pct(measured)} ({text.secs(t.measured_before_s)} "
         f"→ {text.secs(t.measured_after_s)})"
     )
+    if t.options.get("dynamic_sources"):  # what the trial changed, by torch's names
+        words += f"; made dynamic: {t.options['dynamic_sources'].replace(',', ', ')}"
     if t.breaks_before is not None and t.breaks_after is not None:
         words += f"; graph breaks {t.breaks_before} → {t.breaks_after}"
     if t.graphs_before is not None and t.graphs_after is not None:
