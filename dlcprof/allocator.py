@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import ctypes
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from dlcprof.data import data
 
 PIN_BYTES = 1 << 30
 STEADY_MIN_BYTES = 32 << 20  # glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit
@@ -40,7 +41,7 @@ class CannotPin(Exception):
     """The thresholds cannot be pinned in this process; str() says why."""
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Malloc:
     """The malloc a process runs with."""
 

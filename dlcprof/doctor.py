@@ -15,7 +15,6 @@ import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +22,12 @@ from rich.table import Table
 from rich.text import Text
 
 from dlcprof import allocator
+from dlcprof.data import data
 from dlcprof.monitors import nvml
 from dlcprof.monitors.pyspy import find_pyspy, ptrace_check, pyspy_status
 
 
-@dataclass
+@data
 class Check:
     name: str
     status: str  # "ok" | "missing" | "warn"

@@ -11,11 +11,11 @@ import queue
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from dlcprof import events as ev
 from dlcprof.attach.program import AttachedProgram, start_program
+from dlcprof.data import data
 from dlcprof.monitors.process import Monitor, ProcessMonitors, monitors_on
 from dlcprof.runner import DEFAULT_IDLE_TIMEOUT_S, WorkerProcess
 from dlcprof.session import Session
@@ -261,7 +261,7 @@ def elsewhere(session: Session) -> Path:
     return default_report_dir(session, Path(tempfile.gettempdir()) / "dlcprof-reports")
 
 
-@dataclass
+@data
 class Engine:
     """What the TUI's controllers work with: real ones by default, scripted in tests."""
 

@@ -18,8 +18,10 @@ import json
 import time
 import types
 import typing
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, TypeVar
+from dataclasses import field
+from typing import Any, ClassVar, Protocol
+
+from dlcprof.data import data
 
 SCHEMA_VERSION = 1
 
@@ -29,21 +31,7 @@ def now() -> float:
     return time.time()
 
 
-_E = TypeVar("_E")
-
-if typing.TYPE_CHECKING:  # a dataclass to checkers (typing.dataclass_transform is 3.11+)
-    from dataclasses import dataclass as event
-else:
-
-    def event(cls: type[_E]) -> type[_E]:
-        """A dataclass whose ``__repr__`` and ``__eq__`` are Event's own, one pair
-        for all: generating them for each class was half of importing this
-        module, which every process of an attached program pays on its own
-        thread (the program's Python may be 3.10: nothing newer here)."""
-        return dataclass(repr=False, eq=False)(cls)
-
-
-@event
+@data
 class Event:
     """Base class; ``type`` on the wire is the class name."""
 
@@ -53,15 +41,6 @@ class Event:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         Event.registry[cls.__name__] = cls
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
-        return f"{type(self).__qualname__}({shown})"
-
-    def __eq__(self, other: object) -> bool:  # and so, mutable, unhashable (as a dataclass with eq)
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return vars(self) == vars(other)
 
 
 class Sink(Protocol):
@@ -73,7 +52,7 @@ class Sink(Protocol):
 # --- worker lifecycle ---------------------------------------------------------
 
 
-@event
+@data
 class WorkerReady(Event):
     """Torch is imported; the worker waits for a RunRequest on stdin."""
 
@@ -86,7 +65,7 @@ class WorkerReady(Event):
     cpu_count: int
 
 
-@event
+@data
 class RunStarted(Event):
     """The worker accepted a run; echoes the resolved settings."""
 
@@ -116,7 +95,7 @@ class RunStarted(Event):
     calls: int | None = None  # the calls advice judges payback within (--calls); None: its default
 
 
-@event
+@data
 class WorkloadLoaded(Event):
     run_id: str
     name: str
@@ -125,7 +104,7 @@ class WorkloadLoaded(Event):
     has_inputs_for: bool
 
 
-@event
+@data
 class RunFinished(Event):
     run_id: str
     status: str  # "ok" | "error" | "cancelled" | LOG_ENDED
@@ -137,7 +116,7 @@ class RunFinished(Event):
 LOG_ENDED = "log ended"
 
 
-@event
+@data
 class WorkerExited(Event):
     """Emitted by the parent, not the worker: how the process ended."""
 
@@ -147,7 +126,7 @@ class WorkerExited(Event):
     cancelled: bool = False  # the user (or a hang timeout) stopped it
 
 
-@event
+@data
 class ErrorRaised(Event):
     """A failure the user must see: one-line ``message``, full ``traceback``."""
 
@@ -158,7 +137,7 @@ class ErrorRaised(Event):
     bad_input: bool = False  # the user's input was wrong (a workload, a setting): CLI exit 2
 
 
-@event
+@data
 class LogEmitted(Event):
     """Warnings, the workload's own prints, probe notes."""
 
@@ -168,7 +147,7 @@ class LogEmitted(Event):
     message: str
 
 
-@event
+@data
 class ProbeUnavailable(Event):
     """A torch private API this probe needs is missing: degrade, say why."""
 
@@ -203,7 +182,7 @@ def after_reset(resets: int) -> str:
 AOTI = "aoti/"
 
 
-@event
+@data
 class PhaseStarted(Event):
     run_id: str
     compile_id: str | None  # None until the End event names it
@@ -211,7 +190,7 @@ class PhaseStarted(Event):
     thread: int
 
 
-@event
+@data
 class PhaseEnded(Event):
     run_id: str
     compile_id: str | None
@@ -226,7 +205,7 @@ class PhaseEnded(Event):
         return self.start_t + self.duration_s
 
 
-@event
+@data
 class CompileFinished(Event):
     """One record per frame compile (torch's compilation_metrics)."""
 
@@ -244,7 +223,7 @@ class CompileFinished(Event):
     metrics: dict[str, Any]  # the selected raw fields, as torch named them
 
 
-@event
+@data
 class CompileCpuMeasured(Event):
     """CPU seconds of one compile (worker/probes/compile_cpu.py): the compiling
     process's CPU time (all its threads) and that of the compiler children it
@@ -263,7 +242,7 @@ class CompileCpuMeasured(Event):
     workers_s: float | None = None
 
 
-@event
+@data
 class CacheLookedUp(Event):
     """One lookup in one of torch's compile caches, as torch logged it
     (``aotautograd_cache_*``, ``fx_graph_cache_*``). ``parts``: what the key was
@@ -284,7 +263,7 @@ class CacheLookedUp(Event):
     graph_ops: int | None = None
 
 
-@event
+@data
 class HeaderPrecompiled(Event):
     """The first compile also built Inductor's precompiled header (once per
     TMPDIR and torch install): its seconds are in that compile's time, cache
@@ -294,7 +273,7 @@ class HeaderPrecompiled(Event):
     path: str
 
 
-@event
+@data
 class NothingCompiled(Event):
     """The first call made no graph: Dynamo refused every frame it was given (or
     found no tensor op in it), so every call runs eagerly and no speedup exists
@@ -309,7 +288,7 @@ class NothingCompiled(Event):
     hints: list[str] = field(default_factory=list)
 
 
-@event
+@data
 class KernelGenerated(Event):
     run_id: str
     compile_id: str
@@ -322,7 +301,7 @@ class KernelGenerated(Event):
     graph: str | None = None  # "inference" | "forward" | "backward": names repeat across them
 
 
-@event
+@data
 class RecompileTriggered(Event):
     """``called_at``: the program's own file:line whose call reached the
     recompiled code, from the live stack ("" in an imported log, or when no
@@ -339,7 +318,7 @@ class RecompileTriggered(Event):
     call: str = ""
 
 
-@event
+@data
 class RecompileLimitHit(Event):
     """Dynamo gave up recompiling: new shapes now run EAGER, silently."""
 
@@ -350,7 +329,7 @@ class RecompileLimitHit(Event):
     location: str = ""  # "file:line" of the function, as torch's warning names it
 
 
-@event
+@data
 class CompileRaised(Event):
     """A compile raised into the program instead of falling back to eager
     (Dynamo does so for an internal error, a backend's failure, a graph break
@@ -364,7 +343,7 @@ class CompileRaised(Event):
     gb_id: str = ""  # a graph break raised (fullgraph=True): its id in torch's catalogue
 
 
-@event
+@data
 class EagerCallsCounted(Event):
     """After a recompile limit hit: the calls that then ran eager (Dynamo's guard
     hook), and the wall of the first few of them (worker/probes/guards.py)."""
@@ -375,7 +354,7 @@ class EagerCallsCounted(Event):
     untimed: str | None = None  # why call_s is empty
 
 
-@event
+@data
 class DimMadeDynamic(Event):
     run_id: str
     compile_id: str | None
@@ -383,7 +362,7 @@ class DimMadeDynamic(Event):
     source: str  # e.g. "L['x'].size()[0]"
 
 
-@event
+@data
 class GraphBroken(Event):
     run_id: str
     compile_id: str | None
@@ -396,7 +375,7 @@ class GraphBroken(Event):
     context: str = ""  # Dynamo's debug context: the call that broke
 
 
-@event
+@data
 class CompileCostMeasured(Event):
     """Compile seconds by the user's code, for one compile (worker/probes/compile_cost.py).
 
@@ -421,7 +400,7 @@ class CompileCostMeasured(Event):
 # --- what a mode does: autotuning, CUDA graphs ---------------------------------------
 
 
-@event
+@data
 class OpAutotuned(Event):
     """Inductor picked an implementation for one op (a matmul, a convolution) by
     benchmarking its choices; ``cached``: the timings came from Inductor's
@@ -438,7 +417,7 @@ class OpAutotuned(Event):
     cached: bool | None  # None: unknown (the trace probe, which times it, was unavailable)
 
 
-@event
+@data
 class CudagraphDecided(Event):
     """Whether Inductor wrapped one compiled graph in CUDA graphs, and if not, why."""
 
@@ -449,7 +428,7 @@ class CudagraphDecided(Event):
     reason: str | None  # torch's words, "skipping cudagraphs due to ..."
 
 
-@event
+@data
 class CudagraphSkipped(Event):
     """A CUDA-graph skip torch announced at run time (a mutated input, too many
     re-recordings): the graph runs without CUDA graphs from then on."""
@@ -459,7 +438,7 @@ class CudagraphSkipped(Event):
     reason: str
 
 
-@event
+@data
 class CudagraphsCounted(Event):
     """CUDA-graph activity of the run, per compile id: recordings, re-recordings
     (a recording of a function already recorded) and replays; ``skips`` is
@@ -473,7 +452,7 @@ class CudagraphsCounted(Event):
 # --- measurement ------------------------------------------------------------------
 
 
-@dataclass(kw_only=True, repr=False, eq=False)  # Event's, in the classes that mix it in
+@data(kw_only=True)  # in the events that mix it in
 class Repetitions:
     """Per repetition: ms per call and minor page faults per call (empty where
     not counted, and in reports written before they were)."""
@@ -484,7 +463,7 @@ class Repetitions:
     compiled_faults: list[float] = field(default_factory=list)
 
 
-@event
+@data
 class BenchmarkMeasured(Repetitions, Event):
     run_id: str
     eager_ms: float
@@ -501,7 +480,7 @@ class BenchmarkMeasured(Repetitions, Event):
     allocator: str = ""  # the malloc the timed calls ran with ("" when not recorded)
 
 
-@event
+@data
 class SteadyAllocatorMeasured(Repetitions, Event):
     """The benchmark again in the same worker, after pinning the allocator
     (dlcprof/allocator.py); ProbeUnavailable("steady_allocator") where it cannot."""
@@ -518,7 +497,7 @@ class SteadyAllocatorMeasured(Repetitions, Event):
     wall_s: float  # what this second measurement added to the run
 
 
-@event
+@data
 class ProfilingStarted(Event):
     """The kernel profiling stage began: after the benchmark, apart from it."""
 
@@ -526,7 +505,7 @@ class ProfilingStarted(Event):
     method: str  # how kernels are timed (words for people)
 
 
-@event
+@data
 class KernelsProfiled(Event):
     """What the profiling stage measured inside the compiled code.
 
@@ -556,7 +535,7 @@ class KernelsProfiled(Event):
     notes: list[str] = field(default_factory=list)
 
 
-@event
+@data
 class TimingStarted(Event):
     """The worker is about to time repetitions and asks the monitors to pause
     (dlcprof/worker/quiet.py)."""
@@ -565,7 +544,7 @@ class TimingStarted(Event):
     what: str  # "benchmark"
 
 
-@event
+@data
 class TimingEnded(Event):
     run_id: str
     what: str
@@ -573,7 +552,7 @@ class TimingEnded(Event):
     quiet: bool  # the parent confirmed its monitors paused before the first timed call
 
 
-@event
+@data
 class ShapeStepMeasured(Event):
     run_id: str
     size: int
@@ -587,14 +566,14 @@ class ShapeStepMeasured(Event):
     latency_spread_ms: float | None = None
 
 
-@event
+@data
 class SweepFinished(Event):
     run_id: str
     cumulative_transition_s: float
     compiles: int
 
 
-@event
+@data
 class AdviceTried(Event):
     """``dlcprof try``: one advice item run in a fresh worker (run ``run_id``) with
     the same cache setting as the run it advised, measured beside its prediction.
@@ -636,7 +615,7 @@ class AdviceTried(Event):
 # reports written before they did; the Session then places them by time).
 
 
-@event
+@data
 class DeviceSampled(Event):
     """One utilization sample; a value is None where the probe has none."""
 
@@ -645,7 +624,7 @@ class DeviceSampled(Event):
     run_id: str | None = None
 
 
-@event
+@data
 class MonitorStatus(Event):
     monitor: str  # "nvml" | "cpu" | "py-spy"
     available: bool
@@ -654,7 +633,7 @@ class MonitorStatus(Event):
     how: str = ""  # how it samples, when available: "25 Hz, non-blocking"
 
 
-@event
+@data
 class MonitorCostMeasured(Event):
     """What a monitor itself used so far: its CPU over the time it watched."""
 
@@ -664,7 +643,7 @@ class MonitorCostMeasured(Event):
     run_id: str | None = None
 
 
-@event
+@data
 class HotFramesSampled(Event):
     """A rolling py-spy aggregate: rows of frame stats, largest first."""
 
@@ -674,7 +653,7 @@ class HotFramesSampled(Event):
     threads: dict[str, int] = field(default_factory=dict)  # samples of each thread
 
 
-@event
+@data
 class ProfileSaved(Event):
     """A profile file written beside the session (e.g. py-spy speedscope)."""
 
@@ -690,7 +669,7 @@ class ProfileSaved(Event):
 RANK_TRACE_PREFIX = "dedicated_log_torch_trace_rank_"
 
 
-@event
+@data
 class TraceSaved(Event):
     """The worker wrote torch's raw structured trace of a run (what TORCH_TRACE
     writes; tlparse reads it)."""
@@ -701,7 +680,7 @@ class TraceSaved(Event):
     run_id: str | None = None
 
 
-@event
+@data
 class PaperPlanned(Event):
     """Emitted by the parent when ``dlcprof paper`` (or the TUI's paper screen)
     starts: the runs that follow reproduce the findings of arXiv 2611.04273."""
@@ -718,7 +697,7 @@ class PaperPlanned(Event):
 # --- an attached program (dlcprof/attach, dlcprof/worker/attached) ------------------
 
 
-@event
+@data
 class ProgramStarted(Event):
     """Emitted by the parent: ``dlcprof [run] -- CMD`` started the user's command."""
 
@@ -728,7 +707,7 @@ class ProgramStarted(Event):
     eager: bool = False  # --eager-baseline's second run: torch.compile forced eager
 
 
-@event
+@data
 class ProgramExited(Event):
     """Emitted by the parent: how the user's command ended (or that dlcprof let go of it)."""
 
@@ -742,7 +721,7 @@ class ProgramExited(Event):
     eager: bool = False  # the --eager-baseline run's end
 
 
-@event
+@data
 class ProcessAttached(Event):
     """The first event of each process of the program that compiles: who it is.
     Its ``run_id`` keys the process's run in the Session."""
@@ -770,7 +749,7 @@ class ProcessAttached(Event):
     test: bool = False
 
 
-@event
+@data
 class StepsTimed(Event):
     """At a process's end: the calls of one callable torch.compile returned,
     each timed around the whole call (worker/attached/steps.py): when each
@@ -784,7 +763,7 @@ class StepsTimed(Event):
     eager: bool = False  # --eager-baseline's run: torch.compile forced eager
 
 
-@event
+@data
 class CompileThreadsRead(Event):
     """At a process's end: Inductor's compile_threads, its pool of kernel-build
     workers (worker/probes/compile_workers.py); 0 where Inductor never loaded."""
@@ -794,7 +773,7 @@ class CompileThreadsRead(Event):
     why: str = ""
 
 
-@event
+@data
 class GraphCallsTimed(Event):
     """Calls of each compiled graph so far in an attached process, timed around
     the compiled callable: ``graphs[compile_id]`` = {"calls" (all), "inside_s"
@@ -806,7 +785,7 @@ class GraphCallsTimed(Event):
     graphs: dict[str, dict[str, float]]
 
 
-@event
+@data
 class ProcessGroupJoined(Event):
     """An attached process's ``torch.distributed.init_process_group`` returned
     (``t``: then, by this host's clock). ``waited``: the call waited for every
@@ -821,7 +800,7 @@ class ProcessGroupJoined(Event):
     waited: bool
 
 
-@event
+@data
 class NodeMerged(Event):
     """Emitted by ``dlcprof merge`` before one node's events: that node's
     session, joined into this one. Its run ids are as renamed here where
@@ -839,7 +818,7 @@ class NodeMerged(Event):
     backend: str = ""  # the process group's, as its ranks reported it
 
 
-@event
+@data
 class GraphSplitForDDP(Event):
     """DDPOptimizer split one Dynamo graph at DDP's bucket boundaries: each piece
     is compiled (forward and backward) as an Inductor graph of its own, under the
@@ -859,7 +838,7 @@ class GraphSplitForDDP(Event):
     bucket_params: list[list[str]] = field(default_factory=list)
 
 
-@event
+@data
 class CompileSettingsRead(Event):
     """Settings that decide how a distributed program compiles, read once when the
     process first reports: at its first compile (a rank that never compiled: at
@@ -874,7 +853,7 @@ class CompileSettingsRead(Event):
     wrappers: list[str] = field(default_factory=list)
 
 
-@event
+@data
 class CompileCalled(Event):
     """An attached program called ``torch.compile`` (worker/probes/compile_calls.py):
     the settings it passed, as torch resolved them. ``dynamic``: "auto" | "true" |
@@ -902,7 +881,7 @@ class CompileCalled(Event):
     module_call: int = 0
 
 
-@event
+@data
 class ModuleCompileRan(Event):
     """The module that the process's torch.compile call ``number``
     (``CompileCalled.module_call``) returned ran for the first time: a module's
@@ -912,7 +891,7 @@ class ModuleCompileRan(Event):
     number: int
 
 
-@event
+@data
 class TraceImported(Event):
     """``dlcprof import``: this session was read from torch's own structured-trace
     logs (``TORCH_TRACE``), not watched live. ``kept``: the ranks whose events
@@ -939,7 +918,7 @@ class TraceImported(Event):
     nodes: int = 0
 
 
-@event
+@data
 class RankSummarized(Event):
     """``dlcprof import``: what one rank's log held, reduced to what grouping
     compares (figures/job/groups.py's ``RankSignature``) and the Ranks table

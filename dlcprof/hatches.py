@@ -8,10 +8,11 @@ docs/graph-breaks.md lists them."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from dlcprof.data import data
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Hatch:
     name: str
     change: str  # what to change, in words

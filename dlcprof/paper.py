@@ -10,11 +10,11 @@ the findings back from it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from dlcprof import events as ev
 from dlcprof import workloads as wl
+from dlcprof.data import data
 from dlcprof.settings import RunSettings
 
 SWEEP_WORKLOAD = "variable-length"
@@ -30,7 +30,7 @@ class PlanError(Exception):
     """A plan that cannot be made (an unknown workload, one that cannot sweep): one line."""
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Plan:
     event: ev.PaperPlanned
     runs: list[RunSettings]

@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from dlcprof import events as ev
+from dlcprof.data import data
 
 # Events the Session reads nothing from: kept in ``events`` (and so in every
 # saved report), folded into no state.
 IGNORED: frozenset[type[ev.Event]] = frozenset()
 
 
-@dataclass
+@data
 class Recompile:
     compile_id: str | None
     reason: str
@@ -33,7 +34,7 @@ class Recompile:
     call: str = ""  # the program's call at called_at, its source (events.RecompileTriggered)
 
 
-@dataclass
+@data
 class Compile:
     compile_id: str
     phases: list[ev.PhaseEnded] = field(default_factory=list)
@@ -73,7 +74,7 @@ class Compile:
         return (self.record.cache if self.record else None) or self.cache_state
 
 
-@dataclass
+@data
 class Run:
     run_id: str
     settings: ev.RunStarted | None = None  # what the worker resolved and ran with
@@ -188,7 +189,7 @@ class Run:
         return c
 
 
-@dataclass
+@data
 class Node:
     """One node of a job, in a session ``dlcprof merge`` joined: where it came
     from and how its own program started and ended."""

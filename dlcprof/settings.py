@@ -11,8 +11,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol
+
+from dlcprof.data import data
 
 MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 DYNAMIC = ("auto", "true", "false")
@@ -38,7 +40,7 @@ def default_threads() -> int:
     return max(1, (os.cpu_count() or 2) - 1)
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Option:
     """One run setting as the CLI, the TUI, the repro line and docs/cli.md show it."""
 
@@ -150,7 +152,7 @@ OPTIONS: tuple[Option, ...] = (
 OPTION = {o.name: o for o in OPTIONS}
 
 
-@dataclass
+@data
 class RunSettings:
     target: str
     mode: str = "default"

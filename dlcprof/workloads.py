@@ -36,9 +36,10 @@ import os
 import re
 import sys
 import traceback as traceback_mod
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from dlcprof.data import data
 
 DEFAULT_WORKLOAD = "pointwise-chain"
 BUNDLED_PACKAGE = "dlcprof.bundled"
@@ -82,7 +83,7 @@ class WorkloadError(Exception):
         return self.message
 
 
-@dataclass
+@data
 class WorkloadInfo:
     """A bundled workload as `dlcprof list` shows it (read with ast, not run)."""
 
@@ -94,7 +95,7 @@ class WorkloadInfo:
     has_inputs_for: bool = False
 
 
-@dataclass
+@data
 class WorkloadSpec:
     """A resolved target: where the code is and which function builds it.
 
@@ -349,7 +350,7 @@ def _search_path() -> list[str]:
     return [cwd, *rest]
 
 
-@dataclass
+@data
 class _Facts:
     functions: list[str]
     names: set[str]  # every top-level name bound (defs, assignments, imports)

@@ -12,9 +12,9 @@ allocator never pays: both figures are true, for different deployments.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
 
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures.benchmark import (
     Speed,
     Timed,
@@ -33,7 +33,7 @@ NOT_SENSITIVE = "not allocator-sensitive"
 NOT_ALLOCATOR = "the speedups differ, but not by the allocator"
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Faults:
     """Minor page faults per call over the timed repetitions (None: not counted)."""
 
@@ -48,7 +48,7 @@ def faults_per_call(b: Timed) -> Faults:
     return Faults(mean(b.eager_faults), mean(b.compiled_faults))
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class AllocatorContrast:
     default: Speed  # the headline: the allocator the worker's process ran with
     steady: Speed | None  # the allocator held steady; None with ``steady_why``

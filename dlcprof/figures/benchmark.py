@@ -10,10 +10,10 @@ from __future__ import annotations
 import dataclasses
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import runs as fruns
 from dlcprof.figures.cache import HEADER_BUILT
 from dlcprof.figures.outcome import NO_SPEEDUP, NOTHING_COMPILED
@@ -42,7 +42,7 @@ SPLIT_BALANCED = 1 / 3
 SAME_PHASES = 3 / 4
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Clusters:
     """Repetitions that split into two groups: a median of all describes neither."""
 
@@ -111,7 +111,7 @@ def break_even(compile_s: float, eager_ms: float, compiled_ms: float) -> float |
     return compile_s / saved_s
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class CacheState:
     """Inductor's FX graph cache over the compiles a compile time covers: a hit
     loads a compiled graph in a fraction of a full compile's time."""
@@ -149,7 +149,7 @@ def cache_text(c: CacheState | None) -> str:
     return f"{words} {HEADER_BUILT}" if c is not None and c.header else words
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Speed:
     """The figures of one benchmark, as every view states them.
 

@@ -13,9 +13,9 @@ install. What a warm cache saved is torch's own account of its hits
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import cache_misses as fcm
 from dlcprof.figures import phases as fph
 from dlcprof.figures.job import program as fprog
@@ -62,7 +62,7 @@ SHARED = (
 )
 
 
-@dataclass
+@data
 class Piece:
     label: str
     seconds: float | None  # None: not known (why says)
@@ -73,7 +73,7 @@ class Piece:
         return f"{self.label} {text.secs(self.seconds, self.why)}"
 
 
-@dataclass
+@data
 class Span:
     """The process's start to one mark, split into pieces."""
 
@@ -90,7 +90,7 @@ class Span:
         return f"to {self.mark} {text.secs(self.seconds)}: {parts}"
 
 
-@dataclass
+@data
 class Boot:
     run: Run
     start: str  # what the start is

@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import phases as fp
 from dlcprof.session import Run
 
@@ -29,7 +29,7 @@ FOLDER_STATES = {
 _INPUT_SPLIT_RE = re.compile(r" (?=(?:dtype|shape|stride|device|requires_grad)=)")
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Miss:
     """One compile whose cache lookups missed, and why."""
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import cache_misses as fcm
 from dlcprof.figures import phases as fp
@@ -36,7 +37,7 @@ class CompareError(ValueError):
     """A run to compare that a session does not have (one line, for the CLI)."""
 
 
-@dataclass
+@data
 class PhaseDelta:
     name: str
     a_s: float | None  # None: the phase did not run on that side
@@ -70,7 +71,7 @@ class PhaseDelta:
         return "worse" if d > 0.005 else "better" if d < -0.005 else "same"
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class HeadlineRow:
     """A row of the headline table, worded: what both renderers place."""
 
@@ -81,7 +82,7 @@ class HeadlineRow:
     verdict: str  # "better" | "worse" | "same" | ""
 
 
-@dataclass
+@data
 class RanksSide:
     """One side's session ran many ranks: its divergence checks, as its report says them."""
 
@@ -97,7 +98,7 @@ def ranks_side(session: Session, side: str) -> RanksSide | None:
     return RanksSide(side, fdiv.verdict(session, found), found)
 
 
-@dataclass
+@data
 class Comparison:
     a_label: str
     b_label: str

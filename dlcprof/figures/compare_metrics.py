@@ -6,10 +6,10 @@ words both sides, the change and its verdict.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import modes as fm
@@ -17,7 +17,7 @@ from dlcprof.figures import recompiles as fr
 from dlcprof.session import Run
 
 
-@dataclass
+@data
 class MetricDelta:
     name: str
     a: float | None

@@ -17,9 +17,10 @@ only drives a trainer still sees which of its calls paid for the compile.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import runs as fruns
 from dlcprof.session import Compile, Run
 
@@ -28,7 +29,7 @@ GUARDS_PHASE = "build_guards"
 TOP_LEVEL = "(top level)"
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class FunctionCost:
     function: str  # "Block.forward"
     location: str  # "file:line" of its def
@@ -37,7 +38,7 @@ class FunctionCost:
     total_s: float  # with the functions it called
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class LibraryCost:
     """The library functions Dynamo traced in the compiles one line of the
     program reached: their own tracing seconds together."""
@@ -49,7 +50,7 @@ class LibraryCost:
     self_s: float
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class ModuleCost:
     module: str  # "blocks.0.ln1"; "" for the top-level function
     cls: str
@@ -63,7 +64,7 @@ class ModuleCost:
         return f"{self.module} ({self.cls})" if self.module else TOP_LEVEL
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class CompileCost:
     functions: list[FunctionCost]  # largest own time first
     modules: list[ModuleCost]
@@ -83,7 +84,7 @@ class CompileCost:
         return sum(m.self_s for m in self.modules)
 
 
-@dataclass
+@data
 class ModuleNode:
     """One module in the lowering tree: its own nodes' lowering and its submodules'."""
 
@@ -118,7 +119,7 @@ def module_tree(cost: CompileCost) -> ModuleNode:
     return root
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Repeated:
     """A module class with several instances in one compiled graph."""
 
@@ -220,7 +221,7 @@ def library(file: str) -> str | None:
     return (text.in_package(file) or "python").split("/", 1)[0]
 
 
-@dataclass
+@data
 class _Library:
     functions: set[tuple[str, str]] = field(default_factory=set)
     by_package: dict[str, float] = field(default_factory=dict)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TypeGuard
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.session import Run, Session
 
 # What the headless summary and the reports show of each source, in order.
@@ -71,7 +71,7 @@ def summarize(
     return out
 
 
-@dataclass
+@data
 class SpanTable:
     """Mean / max of the headline metrics during the compiles vs after them: the
     one table the console, the TUI's report and both reports place."""
@@ -145,7 +145,7 @@ def groups(metrics: Iterable[str]) -> list[tuple[str, list[str]]]:
     return list(out.items())
 
 
-@dataclass
+@data
 class MetricStats:
     count: int
     min: float | None

@@ -11,9 +11,9 @@ broken frame then resumes in a frame of its own
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures.phases import restarts
 from dlcprof.session import Compile, Run
 from dlcprof.trace_records import gb_catalogue
@@ -26,7 +26,7 @@ _LOGGING_CALL = re.compile(r"method: <(?P<cls>\w+) (?P<logger>\S+) \([A-Z]+\)>\.
 _LOGGING_HINT = re.compile(r"ignore_logg(?:ing_functions|er_methods)")
 
 
-@dataclass
+@data
 class Break:
     """One graph break: its reason at one line of the user's code, and every frame that hit it."""
 
@@ -69,7 +69,7 @@ def breaks(run: Run) -> list[Break]:
     return list(out.values())
 
 
-@dataclass
+@data
 class Kind:
     """One type of break (torch's id) across runs: the frames that hit it and the lines."""
 
@@ -98,7 +98,7 @@ def kinds(runs: list[Run]) -> list[Kind]:
     return sorted(out.values(), key=lambda k: -k.frames)
 
 
-@dataclass
+@data
 class Added:
     """What a break added to the compile: the graphs compiled because of it (the
     nested frames compiled on their own, the frames the broken ones resumed in),

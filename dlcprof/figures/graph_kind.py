@@ -7,10 +7,9 @@ it (``figures.paper``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import kernels as fk
 from dlcprof.session import Run
 
@@ -33,7 +32,7 @@ NO_KERNEL_TIMES = "not profiled"
 NO_FUSED_KERNEL = "no fused kernel"
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Character:
     """What kind of graph a workload is, and the evidence."""
 
@@ -41,7 +40,7 @@ class Character:
     evidence: str
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class KernelTimes:
     """Per-kernel times of a run, summed by kind of kernel (ms per compiled call)."""
 

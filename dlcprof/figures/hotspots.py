@@ -9,10 +9,9 @@ its own thread, so one thread's shares never add up past 100%.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from dlcprof import events as ev
 from dlcprof import scratch, text
+from dlcprof.data import data
 from dlcprof.figures import runs as fruns
 from dlcprof.figures.device import finite
 from dlcprof.session import Run
@@ -29,7 +28,7 @@ PROGRAM_WORK = (
 )
 
 
-@dataclass
+@data
 class HotRow:
     function: str  # or what the thread waits on (text.WAITING_*)
     file: str

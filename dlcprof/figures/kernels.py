@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.attach_contract import NOT_SAMPLED_YET
+from dlcprof.data import data
 from dlcprof.figures import runs as fruns
 from dlcprof.figures.outcome import NO_SPEEDUP
 from dlcprof.session import Run
@@ -46,7 +46,7 @@ def compile_label(k: ev.KernelGenerated) -> str:
     return f"{k.compile_id} {short}".strip()
 
 
-@dataclass
+@data
 class KernelGroup:
     """One kernel and every compile that generated it at the same place: the
     same frame, graph and position in the call, the same name and fused ops (a
@@ -89,7 +89,7 @@ def is_library_call(k: ev.KernelGenerated) -> bool:
     return k.kind == "extern"
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class KernelCount:
     """What a run generated, as each compile's output code has it: fused kernels
     and library calls summed over the compiles (a recompile's own kernels count),
@@ -191,7 +191,7 @@ def short_ops(k: ev.KernelGenerated) -> list[str]:
 # --- time, fusion gain and bandwidth (the profiling stage) ------------------------------
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class KernelTiming:
     """One kernel's figures per compiled call; a None figure has its reason in ``why``."""
 
@@ -223,7 +223,7 @@ _MADE_OF = {
 }
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class ProfileSummary:
     """The profiling stage as a whole: how much of each call its parts explain."""
 
@@ -396,7 +396,7 @@ def profile_summary(run: Run) -> ProfileSummary | None:
 TIMING_COLUMNS = ("time", "share", "eager ops", "fusion gain", "bytes", "GB/s", "of copy BW")
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class TimingCells:
     """A kernel's figures worded for a table row ("n/a¹" where not known)."""
 

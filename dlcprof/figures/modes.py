@@ -13,10 +13,10 @@ modes of one workload side by side.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import kernels as fk
 from dlcprof.session import Compile, Run, Session
@@ -66,14 +66,14 @@ def config_label(description: str) -> str:
     return ", ".join(parts)
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Choice:
     name: str
     ms: float | None  # None: it failed to compile or run
     config: str  # a Triton config's label; "" for a C++ template or an extern kernel
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class TunedOp:
     event: ev.OpAutotuned
     choices: list[Choice]  # fastest first
@@ -101,7 +101,7 @@ class TunedOp:
         return self.event.cached
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Autotune:
     ops: list[TunedOp]
     op_seconds: float | None  # sum of the ops' timers
@@ -217,7 +217,7 @@ def skip_reason(message: str) -> str:
     return body or full
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class GraphStatus:
     event: ev.CudagraphDecided
     reason: str | None  # short (skip_reason)
@@ -226,7 +226,7 @@ class GraphStatus:
     replays: int | None
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Cudagraphs:
     verdict: str | None  # "yes" | "no" | "partly (1 of 2 graphs)" | "off" | graphed, then
     # skipped at run time; None: not known
@@ -314,7 +314,7 @@ def _cudagraph_verdict(
 # --- every mode side by side --------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class ModeRow:
     run: Run
     mode: str
@@ -351,7 +351,7 @@ class ModeRow:
         ]
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class ModeTable:
     workload: str
     cache: str

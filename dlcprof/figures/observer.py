@@ -10,10 +10,9 @@ compile.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import runs as fruns
 from dlcprof.session import Run
 
@@ -23,14 +22,14 @@ _NAMES = {"device": "device sampler", "py-spy": "py-spy"}
 _STATUS_OF = {"cpu": "device", "nvml": "device", "py-spy": "py-spy"}
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Watcher:
     name: str  # "py-spy", "device sampler"
     how: str  # "25 Hz, non-blocking"
     cpu_share: float | None  # of one core while it watched; None until measured
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Observer:
     probes: list[str]  # worker probes that ran
     watchers: list[Watcher]  # monitors that ran

@@ -23,11 +23,11 @@ from ``figures.graph_kind``, the rows every view places from
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import recompiles as fr
@@ -116,7 +116,7 @@ def _not_run(runs: list[Run]) -> str:
     return f"not run: the paper run {ended[-1].status}" if ended else "not run"
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class WorkloadFigures:
     """One workload's row: its warm benchmark and its compile on a fresh cache."""
 
@@ -173,7 +173,7 @@ def _workload(target: str, runs: list[Run], planned_fresh: bool) -> WorkloadFigu
     )
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Findings:
     plan: ev.PaperPlanned
     workloads: list[WorkloadFigures]

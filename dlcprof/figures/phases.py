@@ -9,14 +9,14 @@ fragments for the many short passes and what later releases add.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.session import Compile, Run
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Stage:
     name: str
     style: str  # a Rich colour, for the terminal
@@ -36,7 +36,7 @@ STAGES = (DYNAMO, AOT, INDUCTOR, BUILD, AUTOTUNE, OTHER)
 COMPILE_FILE = "compile_file"
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class PhaseKind:
     stage: Stage
     label: str | None = None  # a key phase's name for people ("Inductor: fusion")
@@ -182,7 +182,7 @@ def phase_span(phases: list[ev.PhaseEnded]) -> float:
     return max(p.end_t for p in phases) - min(p.start_t for p in phases)
 
 
-@dataclass
+@data
 class PhaseTotal:
     name: str
     total_s: float
@@ -280,7 +280,7 @@ def split_minor(totals: list[PhaseTotal], base: float) -> tuple[list[PhaseTotal]
     return major, [t for t in totals if t not in major]
 
 
-@dataclass
+@data
 class KeyPhase:
     label: str
     name: str
@@ -318,7 +318,7 @@ def attempt(name: str) -> int | None:
 _EXC_CLASS = re.compile(r"^<class '(?:[\w.]+\.)?(\w+)'>$")
 
 
-@dataclass
+@data
 class Restarts:
     """Dynamo restarted its analysis of a frame: each discarded attempt, why, what it cost."""
 

@@ -4,10 +4,10 @@ what dynamic shapes saved over static ones (the paper's finding 3)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures.benchmark import within_spread
 from dlcprof.session import Run, Session
 from dlcprof.stats import median_iqr
@@ -28,7 +28,7 @@ def normalize_reason(reason: str) -> str:
     return "; ".join(_CID_PREFIX.sub("", p) for p in reason_parts(reason))
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Reason:
     guard: str  # the guard that failed against the newest cache entry, one line
     at: str  # "file:line" in the user's code that installed it, "" when not said
@@ -122,7 +122,7 @@ def eager_cost(run: Run) -> str:
     return f"{calls}; {eager_each(run.eager_call_s, run.eager_untimed)}"
 
 
-@dataclass
+@data
 class RecompileRow:
     compile_id: str | None
     reason: str
@@ -262,7 +262,7 @@ def sweep_runs(session: Session) -> list[Run]:
     return [r for r in session.runs.values() if r.sweep]
 
 
-@dataclass
+@data
 class SweepPair:
     """The latest static and dynamic sweeps of one target: static vs dynamic shapes."""
 

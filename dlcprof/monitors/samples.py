@@ -9,16 +9,16 @@ import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dlcprof import own_code, text
+from dlcprof.data import data
 
 Frame = tuple[str, str, int]  # (function, file, line)
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Sample:
     """One sampled stack of one thread (``count`` identical ones when aggregated)."""
 

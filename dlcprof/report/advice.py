@@ -4,9 +4,8 @@ Figures and words come from figures/advice/ and figures/compile_cost.py."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from dlcprof import events as ev
+from dlcprof.data import data
 from dlcprof.figures import compile_cost as fcc
 from dlcprof.figures.advice import model as fam
 from dlcprof.figures.advice import rules as far
@@ -17,7 +16,7 @@ from dlcprof.session import Run, Session
 COST_ROWS = 8
 
 
-@dataclass
+@data
 class CompileCostSection:
     cost: fcc.CompileCost
     dynamo_line: str
@@ -43,21 +42,21 @@ def compile_cost_section(run: Run) -> CompileCostSection | None:
     )
 
 
-@dataclass
+@data
 class AdviceItem:
     number: int
     advice: fam.Advice
     predicted: str  # fam.predicted_text
 
 
-@dataclass
+@data
 class Tried:
     event: ev.AdviceTried
     text: str  # fat.tried_text
     prediction_error: float | None
 
 
-@dataclass
+@data
 class AdviceSection:
     advice: fam.AdviceList
     items: list[AdviceItem]

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.session import Run
 
 
-@dataclass
+@data
 class BenchmarkBlock:
     """Eager vs compiled, worded once for every format."""
 

@@ -4,16 +4,16 @@ from (``Session.provenance``), else this machine (the one probe of it)."""
 from __future__ import annotations
 
 import platform
-from dataclasses import dataclass
 from typing import Any
 
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import runs as fruns
 from dlcprof.report.figure import Row, iso
 from dlcprof.session import Session
 
 
-@dataclass
+@data
 class Environment:
     values: dict[str, Any]  # raw, null when not known: the JSON report's "environment"
     rows: list[Row]  # worded, for people

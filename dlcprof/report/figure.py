@@ -4,9 +4,9 @@ recompile reason as every view words it, an event time as people read it."""
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass
 
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import recompiles as fr
 
 
@@ -19,7 +19,7 @@ def iso(t: float | None) -> str | None:
     )
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Figure:
     """One figure as every format states it: the number (None when not known)
     and its words ("1.93 s", or "n/a (not finished)" with ``na`` set)."""
@@ -41,14 +41,14 @@ def seconds(x: float | None, why: str) -> Figure:
     return Figure(x, text.secs(x)) if x is not None else unknown(why)
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Row:
     label: str
     text: str
     na: bool = False
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Kpi:
     value: str
     label: str
@@ -56,7 +56,7 @@ class Kpi:
     na: bool = False
 
 
-@dataclass
+@data
 class ReasonText:
     """A guard-failure reason: the newest failed guard (as every view words
     it), and the whole of it for a hover or the JSON."""

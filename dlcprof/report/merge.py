@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dlcprof import events as ev
+from dlcprof.data import data
 from dlcprof.figures.job import nodes as fnodes
 from dlcprof.report.errors import ReportError
 from dlcprof.report.folder import trace_names
@@ -32,7 +32,7 @@ USAGE = "dlcprof merge A/ B/ ... -o DIR"
 _RUN_FIELDS = ("run_id", "advised_run")
 
 
-@dataclass
+@data
 class _Node:
     source: Path
     session: Session

@@ -14,11 +14,12 @@ this module holds the session's own sections.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import dlcprof
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import device as fd
 from dlcprof.figures import kernels as fk
 from dlcprof.figures import modes as fm
@@ -53,7 +54,7 @@ SUMMARY_COLUMNS = (
 )
 
 
-@dataclass
+@data
 class SweepContrast:
     """Static vs dynamic shapes over one target (the paper's finding 3)."""
 
@@ -65,7 +66,7 @@ class SweepContrast:
         return self.pair.workload
 
 
-@dataclass
+@data
 class PaperSection:
     """The paper's findings beside this machine's, for a session ``dlcprof paper`` made."""
 
@@ -82,13 +83,13 @@ def paper_section(session: Session) -> PaperSection | None:
     return PaperSection(f, fpt.summary_rows(f), fpt.workload_rows(f), fpt.notes(f))
 
 
-@dataclass
+@data
 class SessionError:
     stage: str
     message: str
 
 
-@dataclass
+@data
 class Report:
     """One session, as every report format states it."""
 

@@ -3,10 +3,9 @@ run or the session, py-spy's hot frames, and what watching cost."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import device as fd
 from dlcprof.figures import hotspots as fh
 from dlcprof.figures import observer as fo
@@ -15,7 +14,7 @@ from dlcprof.session import Run
 HOTSPOT_LIMIT = 20
 
 
-@dataclass
+@data
 class MetricRow:
     key: str
     label: str
@@ -25,7 +24,7 @@ class MetricRow:
     max: str
 
 
-@dataclass
+@data
 class DeviceSummary:
     """What the device monitor saw, over a run or the whole session."""
 
@@ -79,7 +78,7 @@ def device_summary(
     )
 
 
-@dataclass
+@data
 class HotspotRow:
     row: fh.HotRow
     own: str
@@ -94,7 +93,7 @@ class HotspotRow:
         return self.row.phase or "(not compiling)"
 
 
-@dataclass
+@data
 class Hotspots:
     samples: int  # of the thread shown (every tick when all are)
     rows: list[HotspotRow]
@@ -123,7 +122,7 @@ def hotspot_table(run: Run) -> Hotspots:
     )
 
 
-@dataclass
+@data
 class Observer:
     """What watched the run and what it cost (figures/observer.py)."""
 

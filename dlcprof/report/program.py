@@ -5,16 +5,15 @@ figures/job/program.py and figures/boot.py."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from dlcprof import events as ev
+from dlcprof.data import data
 from dlcprof.figures import boot as fboot
 from dlcprof.figures.job import nodes as fnodes
 from dlcprof.figures.job import program as fprog
 from dlcprof.session import Node, Session
 
 
-@dataclass
+@data
 class Process:
     timeline: fprog.Timeline
     lives: list[fprog.GraphLife]
@@ -26,7 +25,7 @@ class Process:
         return self.timeline.run.run_id
 
 
-@dataclass
+@data
 class ProgramNode:
     """One node of a merged session (dlcprof merge) and how its clock was aligned."""
 
@@ -34,7 +33,7 @@ class ProgramNode:
     clock: str  # fnodes.clock_line
 
 
-@dataclass
+@data
 class ProgramSection:
     program: ev.ProgramStarted
     end: ev.ProgramExited | None

@@ -5,8 +5,7 @@ Figures and words come from figures/job/ranks.py and figures/job/divergence.py."
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from dlcprof.data import data
 from dlcprof.figures import graph_breaks as fgb
 from dlcprof.figures.job import divergence as fdiv
 from dlcprof.figures.job import groups as fgroups
@@ -15,7 +14,7 @@ from dlcprof.figures.job.rank_runs import by_rank
 from dlcprof.session import Session
 
 
-@dataclass
+@data
 class RanksSection:
     rows: list[fr.RankRow]
     divergences: list[fdiv.Divergence]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import compile_cost as fcc
@@ -29,7 +30,7 @@ from dlcprof.session import Run, Session
 from dlcprof.settings import OPTIONS, repro_command
 
 
-@dataclass
+@data
 class LimitAlert:
     limit: str
     function: str
@@ -38,7 +39,7 @@ class LimitAlert:
     line: str  # where, and what it means (figures.recompiles.limit_line)
 
 
-@dataclass
+@data
 class DdpBlock:
     """What DDP did to a rank's compiles (figures/job/ddp.py)."""
 
@@ -64,7 +65,7 @@ _WALL_SINCE = {
 }
 
 
-@dataclass
+@data
 class RunModel:
     number: int
     run: Run

@@ -3,10 +3,11 @@ fused kernels, recompiles and the shape sweep."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import cache as fc
 from dlcprof.figures import cache_misses as fcm
 from dlcprof.figures import kernels as fk
@@ -16,7 +17,7 @@ from dlcprof.report.figure import Figure, ReasonText, reason_text, seconds
 from dlcprof.session import Compile, Run
 
 
-@dataclass
+@data
 class PhaseRow:
     name: str
     depth: int
@@ -39,7 +40,7 @@ class PhaseRow:
         return fp.pool_words(self.threads)
 
 
-@dataclass
+@data
 class PhaseTable:
     base_s: float
     major: list[PhaseRow]
@@ -78,7 +79,7 @@ def phase_table(run: Run) -> PhaseTable:
     return PhaseTable(base, [row(t) for t in major], [row(t) for t in minor])
 
 
-@dataclass
+@data
 class CompileRow:
     compile_id: str
     backward: bool
@@ -131,14 +132,14 @@ def compile_rows(run: Run) -> list[CompileRow]:
     return out
 
 
-@dataclass
+@data
 class SourceLine:
     location: str  # "file.py:13"
     code: str
     raw: str  # the whole "path/file.py:13 code" line
 
 
-@dataclass
+@data
 class KernelRow:
     number: int
     kernel: ev.KernelGenerated
@@ -166,7 +167,7 @@ class KernelRow:
         return "cpp" if 'extern "C"' in src or "#include" in src else "python"
 
 
-@dataclass
+@data
 class KernelTable:
     rows: list[KernelRow]  # slowest first once profiled
     summary: list[str]  # the profiling stage in sentences (figures.kernels.summary_lines)
@@ -221,7 +222,7 @@ def kernel_table(run: Run) -> KernelTable:
     )
 
 
-@dataclass
+@data
 class RecompileRow:
     number: int
     compile_id: str | None
@@ -247,7 +248,7 @@ def recompile_rows(run: Run) -> list[RecompileRow]:
     return out
 
 
-@dataclass
+@data
 class SweepStep:
     size: int
     flag: str  # compiled | recompiled | reused | ran EAGER
@@ -259,7 +260,7 @@ class SweepStep:
     step: ev.ShapeStepMeasured
 
 
-@dataclass
+@data
 class SweepTable:
     dynamic: str
     steps: list[SweepStep]

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from html import escape
 
 from markupsafe import Markup
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import cache as fc
 from dlcprof.figures import phases as fp
 from dlcprof.figures.runs import run_label, run_origin
@@ -243,7 +243,7 @@ def phase_timeline(run: Run, width: int = 1100, max_compiles: int = 30) -> Marku
 # --- line charts ----------------------------------------------------------------------
 
 
-@dataclass
+@data
 class Series:
     label: str
     color: str

@@ -24,11 +24,11 @@ import gc
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TypeVar
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures.job.groups import rank_groups, rank_span
 from dlcprof.report.errors import ReportError
 from dlcprof.session import Session
@@ -82,7 +82,7 @@ def import_trace(paths: Iterable[str], workers: int | None = None, run: int = -1
     return job_session([node], events_of, run, started)
 
 
-@dataclass
+@data
 class NodeRead:
     """The logs at some paths (a job's, or one node's of it), each read once
     for its summary: what the job's session is reduced from."""

@@ -6,10 +6,11 @@ id (the dispatcher names them). Each is said in one line."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from dlcprof import events as ev
+from dlcprof.data import data
 from dlcprof.trace_records.dispatcher import AOTI_PHASE
 from dlcprof.trace_records.kernels import AOT_WRAPPER
 from dlcprof.trace_records.log_file import Record
@@ -28,7 +29,7 @@ _KINDS = frozenset(
 )
 
 
-@dataclass
+@data
 class LogKind:
     export: bool = False
     aot: int = 0  # AOTInductor compiles (one wrapper each)

@@ -24,9 +24,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from dlcprof import events as ev
+from dlcprof.data import data
 from dlcprof.figures.job.groups import RankSignature, signature
 from dlcprof.session import Session
 from dlcprof.trace_import.log_kind import LogKind
@@ -60,7 +61,7 @@ class _Stamped:
         self.events.append(event)
 
 
-@dataclass
+@data
 class ProcessSummary:
     """What one log's process did, reduced to what the import compares."""
 
@@ -83,7 +84,7 @@ class ProcessSummary:
     events: list[ev.Event] = field(default_factory=list)  # only when kept
 
 
-@dataclass
+@data
 class LogSummary:
     source: str
     bytes: int

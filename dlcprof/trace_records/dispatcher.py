@@ -17,10 +17,11 @@ import re
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import IO, Any, Protocol
 
 from dlcprof import events as ev
+from dlcprof.data import data
 from dlcprof.trace_records.kernels import AOT_KERNELS, AOT_WRAPPER
 from dlcprof.trace_records.payloads import (
     METRIC_FIELDS,
@@ -89,7 +90,7 @@ class PhaseTimers(Protocol):
     ) -> None: ...
 
 
-@dataclass
+@data
 class CompileCounts:
     """What the sweep asks between calls."""
 

@@ -11,8 +11,9 @@ import functools
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from dlcprof.data import data
 from dlcprof.trace_records.torch_dir import TORCH_DIR
 
 REGISTRY = os.path.join("_dynamo", "graph_break_registry.json")
@@ -23,7 +24,7 @@ _ID_RE = re.compile(r"^GB\d{4}$")
 _LINK_RE = re.compile(r"(https?://\S+/gb/gb(\d{4})\.html)")
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Entry:
     gb_id: str
     title: str
@@ -35,7 +36,7 @@ class Entry:
         return link(self.gb_id)
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Catalogue:
     entries: dict[str, Entry] = field(default_factory=dict)
     titles: dict[str, str] = field(default_factory=dict)  # every wording, old ones too -> id

@@ -48,10 +48,11 @@ import json
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from dlcprof import events as ev
+from dlcprof.data import data
 
 _DEF_RE = re.compile(r"^(\w+) = async_compile\.(\w+)\(", re.M)
 _TRIPLE_RE = re.compile(r"r?('''|\"\"\")(.*?)\1", re.S)
@@ -132,7 +133,7 @@ REDUCTION_OPS = frozenset(
 # --- pure parsing -----------------------------------------------------------------
 
 
-@dataclass
+@data
 class KernelCall:
     name: str  # kernel name, or the extern call target ("extern_kernels.mm")
     extern: bool
@@ -140,7 +141,7 @@ class KernelCall:
     aten_comment: list[str] = field(default_factory=list)  # "Original ATen: [...]"
 
 
-@dataclass
+@data
 class OutputCode:
     graph: str | None  # "inference" | "forward" | "backward" (from the AOT ID)
     definitions: dict[str, tuple[str, str]]  # name -> (async_compile kind, source)
@@ -408,7 +409,7 @@ def kernel_kind(name: str, source: str, fused_ops: list[str], extern: bool) -> s
     return "unknown"
 
 
-@dataclass
+@data
 class GraphPayloads:
     """The payloads of one compiled graph (a compile id may have a forward and a backward)."""
 
@@ -421,7 +422,7 @@ class GraphPayloads:
     aot: bool = False  # output_code is AOTInductor's C++ wrapper
 
 
-@dataclass
+@data
 class CompiledGraph:
     """A compiled graph as the profiling stage needs it, kept after its kernels
     are emitted: the wrapper module's file, its launches, its kernels and the
@@ -434,7 +435,7 @@ class CompiledGraph:
     mappings: str | None
 
 
-@dataclass
+@data
 class KernelInfo:
     name: str
     kind: str

@@ -23,9 +23,10 @@ import hashlib
 import importlib
 import re
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import IO, Any, cast
 
+from dlcprof.data import data
 from dlcprof.trace_records.payloads import json_object, record_name
 
 # CPython's own md5 (a module without stubs, so imported by name): half OpenSSL's
@@ -66,7 +67,7 @@ class _Lines:
         return self._line
 
 
-@dataclass
+@data
 class Record:
     metadata: dict[str, Any]
     name: str  # payloads.record_name's
@@ -84,7 +85,7 @@ class Record:
         return lines.at(pos)
 
 
-@dataclass
+@data
 class Damage:
     """What a log lost: lines skipped by kind, and the first place of each."""
 

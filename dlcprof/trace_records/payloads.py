@@ -12,12 +12,13 @@ import os
 import re
 import sysconfig
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from json.scanner import make_scanner
 from types import FrameType
 from typing import Any, cast
 
 from dlcprof import own_code
+from dlcprof.data import data
 from dlcprof.text import in_torch
 from dlcprof.trace_records import gb_catalogue
 from dlcprof.trace_records.torch_dir import TORCH_DIR
@@ -107,7 +108,7 @@ def compile_id_of(metadata: dict[str, Any]) -> str | None:
     return f"{frame}/{comp}"
 
 
-@dataclass
+@data
 class GraphBreakInfo:
     reason: str
     location: str  # the innermost frame in the user's own code
@@ -317,7 +318,7 @@ _WARN_FN_RE = re.compile(r"function: '([^']+)'(?: \(([^)]*)\))?")
 _WARN_LIMIT_RE = re.compile(r"recompile_limit \((\d+)\)|cache_size_limit \((\d+)\)")
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class LimitWarning:
     """Dynamo's "hit config.recompile_limit" warning, read."""
 
@@ -393,7 +394,7 @@ def first_line(text: Any) -> str | None:
     return lines[0]
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class CacheLookup:
     """One ``aotautograd_cache_*`` / ``fx_graph_cache_*`` record read."""
 

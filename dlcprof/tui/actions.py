@@ -4,17 +4,16 @@ all read from ``ACTIONS``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.table import Table
 from rich.text import Text
 from textual.actions import parse
 from textual.binding import Binding, BindingType
 
+from dlcprof.data import data
 from dlcprof.tui.panes import FOCUSABLE
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Action:
     key: str  # Textual's key name
     action: str  # the app action it runs, with its arguments

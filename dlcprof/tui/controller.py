@@ -13,12 +13,12 @@ import dataclasses
 import threading
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from dlcprof import events as ev
 from dlcprof import text, workloads
+from dlcprof.data import data
 from dlcprof.session import Run, Session
 from dlcprof.settings import RunSettings, SettingsError
 
@@ -29,7 +29,7 @@ Emit = Callable[[ev.Event], None]
 Severity = Literal["information", "warning", "error"]  # Textual's notify's
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Notice:
     severity: Severity
     message: str

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
 
 from rich.text import Text
+
+from dlcprof.data import data
 
 REGEX = "re:"  # a filter that starts with this is a regular expression
 R = TypeVar("R", bound=Sequence[object])
@@ -28,7 +29,7 @@ class Figured(NamedTuple):
     figure: Figure
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Order:
     """A pane's sort column (None: the pane's own order), direction, and filter."""
 

@@ -11,11 +11,10 @@ on an attached program), only on an attached program (``program``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from textual.widget import Widget
 
 from dlcprof import events as ev
+from dlcprof.data import data
 from dlcprof.tui.widgets.alarm import AlarmBanner
 from dlcprof.tui.widgets.benchmark import BenchmarkPane
 from dlcprof.tui.widgets.device import DevicePane
@@ -33,7 +32,7 @@ from dlcprof.tui.widgets.settings_panel import SettingsPanel
 from dlcprof.tui.widgets.workloads import WorkloadPicker
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Pane:
     name: str  # the widget's id, and what AFFECTS names
     widget: type[Widget]

@@ -6,7 +6,7 @@ mode (tests, snapshots) and in replays, so no wall-clock figure can leak in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Protocol
 
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -14,6 +14,7 @@ from rich.measure import Measurement
 from rich.text import Text
 
 from dlcprof import events as ev
+from dlcprof.data import data
 from dlcprof.figures.job.program import no_run_yet
 from dlcprof.session import Run, Session
 
@@ -21,7 +22,7 @@ _SPARKS = "▁▂▃▄▅▆▇█"
 _EIGHTHS = " ▏▎▍▌▋▊▉█"
 
 
-@dataclass
+@data
 class View:
     session: Session
     run: Run | None

@@ -14,10 +14,10 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from dlcprof.data import data
 from dlcprof.stats import median_iqr
 
 resource: ModuleType | None
@@ -40,7 +40,7 @@ class LastOutput:
         self.value: Any = None
 
 
-@dataclass
+@data
 class Timer:
     """perf_counter on CPU; CUDA events plus a synchronize on CUDA."""
 

@@ -26,15 +26,17 @@ tested on constructed and recorded traces.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from dlcprof.data import data
 
 LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
 DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 GRAPH_LAUNCHES = ("cudaGraphLaunch", "cuGraphLaunch")
 
 
-@dataclass
+@data
 class DeviceTimes:
     by_label: dict[str, float] = field(default_factory=dict)  # µs per range label
     names: dict[str, list[str]] = field(default_factory=dict)  # device activities per label

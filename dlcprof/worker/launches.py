@@ -25,9 +25,10 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from dlcprof.data import data
 from dlcprof.stats import median_iqr
 from dlcprof.trace_records.kernels import CompiledGraph
 from dlcprof.worker.gpu_trace import DeviceTimes
@@ -175,7 +176,7 @@ def _launch_bytes(
 # --- the plan: which graphs can be timed, and how launches map to kernels -----------------
 
 
-@dataclass
+@data
 class GraphPlan:
     graph: CompiledGraph
     owner: list[int] = field(default_factory=list)  # launch -> index in graph.kernels
@@ -242,7 +243,7 @@ def instrumented(plans: list[GraphPlan]) -> Iterator[None]:
 # --- what the launches add up to, per kernel ---------------------------------------------
 
 
-@dataclass
+@data
 class KernelResult:
     time_ms: float | None = None  # median over repetitions
     spread_ms: float | None = None  # their IQR (None from one window)
@@ -252,7 +253,7 @@ class KernelResult:
     why: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
+@data
 class Timed:
     """What the launch timing measured, per compiled call."""
 

@@ -17,10 +17,11 @@ import re
 import sys
 import traceback as traceback_mod
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from dlcprof.data import data
 from dlcprof.worker.oom import oom_hint
 from dlcprof.workloads import (
     TARGET_HINT,
@@ -36,7 +37,7 @@ from dlcprof.workloads import (
 )
 
 
-@dataclass
+@data
 class LoadedWorkload:
     """An imported workload (worker only)."""
 

@@ -29,11 +29,12 @@ import shutil
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.trace_records.kernels import KernelCollector, parse_node_mappings
 from dlcprof.worker import bench
 from dlcprof.worker.gpu_trace import device_times
@@ -166,7 +167,7 @@ class NodeClock:
 # --- the stage --------------------------------------------------------------------------
 
 
-@dataclass
+@data
 class Replay:
     """One graph's Dynamo forward, ready to run node by node."""
 

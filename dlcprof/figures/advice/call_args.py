@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+
+from dlcprof.data import data
 
 # A size guard's name: its root (a parameter, ``args``, ``kwargs``), then what
 # indexes it or reads an attribute of it.
@@ -19,7 +20,7 @@ _KEY = re.compile(r"\[(['\"])(\w+)\1\]")
 _LINE_BREAK = re.compile(r"\s*\n\s*")
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Passed:
     """What the call passed as the input the compiled code names."""
 

@@ -5,11 +5,12 @@ change itself (``try_why`` says why)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.session import Run
 
 # `--calls N`: how many calls the compile must pay back within (the paper's "thousands").
@@ -18,7 +19,7 @@ CALLS_TOTAL = "compile and calls"
 LATENCY = "steady latency"
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Prediction:
     what: str  # "compile" | "recompiles" (the sweep's transitions) | CALLS_TOTAL | LATENCY
     before_s: float
@@ -36,7 +37,7 @@ class Prediction:
         return self.after_s / self.before_s - 1.0 if self.before_s > 0 else None
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Advice:
     rule: str  # "regional" | "mark-dynamic" | "graph-break" | "cache" | "no-payback" | ...
     title: str
@@ -51,7 +52,7 @@ class Advice:
     predicted_why: str = ""  # why there is no prediction, when predicted is None
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class AdviceList:
     run_id: str
     items: list[Advice]

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import compile_cost as fc
 from dlcprof.figures.advice import cache_rules as cacher
@@ -35,7 +35,7 @@ Found = Advice | list[Advice] | str | None
 Reader = Callable[[Session, Run, int], Found]
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Rule:
     label: str  # the remedy in words
     run: Reader | None  # on a workload's run; None: not applied (a job's rule)

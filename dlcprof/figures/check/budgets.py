@@ -4,16 +4,15 @@ compile time one violation of its own."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import cache_misses as fcm
 from dlcprof.figures.check import places
 from dlcprof.figures.check.findings import CompileTime, Finding, compile_time, findings_of
 from dlcprof.session import Run
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Budgets:
     """None: not budgeted. ``tolerance``: how far a compile time may exceed its
     baseline's before it counts as regressed (a share of the baseline's)."""
@@ -48,7 +47,7 @@ TITLES = {
 }
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Violation:
     check: str  # a key of TITLES
     where: str  # "file:line" in the user's code; "" when none is known
@@ -72,7 +71,7 @@ def run_tag(run: str) -> str:
     return f" [{run}]" if run else ""
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Count:
     """One budgeted figure of one run: what it came to, and its budget."""
 

@@ -5,17 +5,16 @@ a compile id: ids move when anything before them changes)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures.cache_misses import misses
 from dlcprof.figures.graph_breaks import breaks, function_name
 from dlcprof.figures.recompiles import newest_reason, normalize_reason, recompile_rows
 from dlcprof.session import Compile, Run
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Finding:
     kind: str  # "graph break" | "recompile" | "compiled frame"
     where: str  # "file:line" in the user's code; "" when torch named none
@@ -194,7 +193,7 @@ def findings_of(run: Run, base: Run | None = None) -> dict[str, list[Finding]]:
     }
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class CompileTime:
     seconds: float
     measure: str  # "cpu" | "wall"

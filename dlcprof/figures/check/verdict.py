@@ -3,10 +3,11 @@ the verdict in words (``said``), the one shape every writer places."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures.check import baseline as fb
 from dlcprof.figures.check import places
 from dlcprof.figures.check.budgets import TITLES, Budgets, Count, Violation, judge
@@ -15,7 +16,7 @@ from dlcprof.figures.check.unjudged import unjudged, unseen
 from dlcprof.session import Run, Session, process_label
 
 
-@dataclass
+@data
 class RunVerdict:
     label: str  # "" when the session has one run
     counts: list[Count]
@@ -25,7 +26,7 @@ class RunVerdict:
     unmatched: bool = False  # a baseline was given, but it has no run for this one
 
 
-@dataclass
+@data
 class Verdict:
     runs: list[RunVerdict]
     checks: list[str]  # what was judged: the budgets set, then the baseline's checks
@@ -133,7 +134,7 @@ def measure_line(v: Verdict) -> str:
     return MEASURE_SAID[v.measure] + least
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Said:
     """A verdict in words. Every writer (``dlcprof check``'s lines, the pytest
     plugin's failure, GitHub's step summary, JUnit XML) places these, styled

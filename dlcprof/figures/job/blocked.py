@@ -6,10 +6,9 @@ checks' evidence word the estimate."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures.job.rank_runs import by_rank, rank_names
 from dlcprof.figures.runs import is_imported
 from dlcprof.session import Compile, Run, Session
@@ -24,7 +23,7 @@ def blocked_words(s: float | None, words: str | None) -> str:
     return text.na(words) if s is None else f"≈{text.secs(s)}, estimated: {words}"
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Blocked:
     """A rank's wait on its peers' solo recompiles: ``s`` estimated (None: not),
     ``words`` how, or why not."""

@@ -13,10 +13,9 @@ never compiled: at its end).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.session import Run, Session
 
 # DDP's bucket_cap_mb counts mebibytes.
@@ -27,7 +26,7 @@ def _mib(n: float) -> str:
     return f"{n / _MIB:.3g}"
 
 
-@dataclass
+@data
 class Split:
     """One compile DDPOptimizer split, with what Inductor made of its pieces."""
 

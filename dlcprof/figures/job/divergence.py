@@ -17,10 +17,10 @@ runs, and is named by its group.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import outcome
 from dlcprof.figures.cache_misses import miss_of
 from dlcprof.figures.job.blocked import blocked
@@ -47,7 +47,7 @@ SHARED_CACHE = "shared cache: hit pattern may differ harmlessly"
 EVIDENCE_SHOWN = 8
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Compared:
     """The ranks the checks compare: each one's run, by rank, and the job's
     ranks it stands for (itself; past an import's bound, its whole group)."""
@@ -104,7 +104,7 @@ def compared(session: Session) -> Compared:
     return Compared(runs, stands)
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Check:
     """One divergence check: its name (``Divergence.check``), what it compares in
     words, and what it finds among the ranks (``now``: a live session's clock)."""
@@ -114,7 +114,7 @@ class Check:
     find: Callable[[Compared, Session, float | None], list[Divergence]]
 
 
-@dataclass
+@data
 class Divergence:
     """One check that found ranks disagreeing."""
 

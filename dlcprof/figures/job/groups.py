@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import re
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures.job.rank_runs import by_rank, rank_of, rank_runs
 from dlcprof.session import Run, Session
 
@@ -53,7 +54,7 @@ _PER_PROCESS: tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...] = (
 CACHE_COLUMN = "cache hit/miss (fwd+bwd)"  # every Inductor graph's: forward and backward
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class RankSignature:
     """What grouping compares of a rank (each a sorted tuple of words)."""
 
@@ -120,7 +121,7 @@ def summary_signature(s: ev.RankSummarized) -> RankSignature:
     )
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class RankRecord:
     """One rank: what it did (its signature), its compile seconds and where it
     ran; every count of it either table shows comes from here."""
@@ -183,7 +184,7 @@ def run_record(rank: int, run: Run) -> RankRecord:
     )
 
 
-@dataclass
+@data
 class RankGroup:
     """Ranks alike. ``run_id``: the run of its first rank whose events the
     session holds (None: an imported group none of whose ranks' events it keeps)."""

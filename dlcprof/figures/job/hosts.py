@@ -7,15 +7,14 @@ affinity) and CompileThreadsRead (its workers, at its end)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.session import Run, Session
 
 COMPILE_THREADS = "Inductor's compile_threads"
 
 
-@dataclass
+@data
 class HostWorkers:
     host: str
     runs: list[Run]  # its processes that compiled

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import phases as fp
 from dlcprof.figures.job.groups import shown_runs
 from dlcprof.figures.job.rank_runs import rank_runs
@@ -29,14 +30,14 @@ WHOLE = "compile"  # a compile too narrow to show its stages
 RUNNING = "running"  # a compile in progress
 
 
-@dataclass(frozen=True)
+@data(frozen=True)
 class Segment:
     stage: str  # fp.Stage.name: the innermost stage at that time
     start: float  # fractions of the axis
     end: float
 
 
-@dataclass
+@data
 class Bar:
     compile_id: str
     start: float  # fractions of the axis
@@ -46,7 +47,7 @@ class Bar:
     segments: list[Segment] = field(default_factory=list)
 
 
-@dataclass
+@data
 class Lane:
     rank: int
     run_id: str
@@ -89,7 +90,7 @@ class Lane:
         return "".join(line).rstrip()
 
 
-@dataclass
+@data
 class Lanes:
     start_t: float  # the axis, epoch seconds
     end_t: float

@@ -12,10 +12,10 @@ offset is only as good as the ranks' arrival spread, and the sentence says so.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.session import Node, Run, Session
 
 REFERENCE = "the reference clock (it holds the lowest rank)"
@@ -25,7 +25,7 @@ NOT_WAITED = (
 )
 
 
-@dataclass
+@data
 class Offset:
     """What to add to a node's timestamps to put them on the reference clock."""
 

@@ -11,10 +11,10 @@ process (compilation_metrics, forward and backward).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from dlcprof import text
 from dlcprof.attach_contract import SAMPLE_AFTER_CALLS, SAMPLED_CALLS, SAMPLED_WHICH
+from dlcprof.data import data
 from dlcprof.figures.benchmark import why_none
 from dlcprof.figures.job import nodes as fnodes
 from dlcprof.figures.job import steps as fsteps
@@ -43,7 +43,7 @@ def program_wall_s(session: Session, now: float | None = None) -> float | None:
     return None if now is None else max(0.0, now - session.program.t)
 
 
-@dataclass
+@data
 class GraphLife:
     compile_id: str
     calls: int  # every call so far, sampled ones included
@@ -130,7 +130,7 @@ def graph_lives(run: Run) -> list[GraphLife]:
     return sorted(out, key=lambda g: g.first_t)
 
 
-@dataclass
+@data
 class Timeline:
     """One process's compiling against its program's wall time."""
 
@@ -278,7 +278,7 @@ def test_line(run: Run) -> str:
     )
 
 
-@dataclass
+@data
 class Sampling:
     """The kernel sampler's cost to one process: its sampled calls against as
     many unsampled ones (the observer's cost; docs/attach.md)."""
@@ -319,7 +319,7 @@ def sampling(run: Run) -> Sampling:
     )
 
 
-@dataclass
+@data
 class EagerBaseline:
     """The whole job's wall time, compiled (compiles included) against the same
     command with torch.compile forced eager: one run each; and the steady

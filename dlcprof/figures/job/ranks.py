@@ -8,9 +8,9 @@ in notes under it. Its counts are each rank's ``RankRecord``
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures.job import hosts as fhosts
 from dlcprof.figures.job.blocked import blocked, blocked_words
 from dlcprof.figures.job.divergence import Divergence, solo_ids
@@ -32,7 +32,7 @@ from dlcprof.figures.job.rank_runs import (
 from dlcprof.session import Session
 
 
-@dataclass
+@data
 class RankRow:
     """One rank's row of the Ranks table."""
 

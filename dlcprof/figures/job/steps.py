@@ -13,11 +13,10 @@ measurable difference"."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.attach_contract import SAMPLE_AFTER_CALLS, SAMPLED_CALLS
+from dlcprof.data import data
 from dlcprof.figures.benchmark import within_spread
 from dlcprof.session import Run, Session
 from dlcprof.stats import median_iqr
@@ -25,7 +24,7 @@ from dlcprof.stats import median_iqr
 HEAD = "per step past the compiles"
 
 
-@dataclass
+@data
 class StepComparison:
     caller: str  # the torch.compile call whose callable the steps are
     warmup: int  # first calls left out of both

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -14,6 +13,7 @@ from textual.widgets import Static
 
 from dlcprof import events as ev
 from dlcprof import text
+from dlcprof.data import data
 from dlcprof.figures import cache as fc
 from dlcprof.figures import phases as fp
 from dlcprof.figures.cache_misses import cache_lines
@@ -25,7 +25,7 @@ _RUNNING = "bold black on yellow"
 _MAX_INDENT = 8  # torch nests ~12 deep; deeper rows keep this indent
 
 
-@dataclass
+@data
 class _Row:
     name: str
     depth: int

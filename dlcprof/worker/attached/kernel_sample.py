@@ -30,7 +30,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from dlcprof import events as ev
@@ -40,6 +40,7 @@ from dlcprof.attach_contract import (
     SAMPLED_CALLS,
     SAMPLED_WHICH,
 )
+from dlcprof.data import data
 from dlcprof.trace_records.kernels import CompiledGraph, KernelCollector
 from dlcprof.worker.paused_gc import paused_gc
 from dlcprof.worker.probes import ProbeNotes
@@ -55,7 +56,7 @@ COPY_WHY = "not measured in an attached program: it would cost the program a lar
 WAIT_CALLS = 50
 
 
-@dataclass
+@data
 class _Graph:
     """One compile id's sampling."""
 
@@ -72,7 +73,7 @@ class _Graph:
         return self.kernels is not None or self.why is not None
 
 
-@dataclass
+@data
 class Window:
     """One sampled call in flight."""
 

@@ -27,10 +27,10 @@ import math
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from dlcprof import events as ev
+from dlcprof.data import data
 from dlcprof.worker.probes import ProbeNotes
 from dlcprof.worker.probes.lazy import when_imported
 
@@ -59,7 +59,7 @@ def choice_rows(timings: list[tuple[str, float | None, str]]) -> list[dict[str, 
     return sorted(rows, key=lambda r: (r["ms"] is None, r["ms"] or 0.0))
 
 
-@dataclass
+@data
 class _Timers:
     compile_id: str | None = None
     precompile_s: float | None = None

@@ -28,10 +28,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from dlcprof import events as ev
+from dlcprof.data import data
 from dlcprof.trace_records.payloads import call_site
 from dlcprof.worker.probes import ProbeNotes, lazy
 
@@ -45,7 +46,7 @@ _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
 _BACKEND = "(backend compile)"  # time inside Dynamo's tracing that is the backend's
 
 
-@dataclass
+@data
 class _Open:
     key: Any  # what the time is charged to; _BACKEND is charged to no function
     resumed: float
@@ -53,7 +54,7 @@ class _Open:
     callees_s: float = 0.0
 
 
-@dataclass
+@data
 class _Totals:
     called_at: str  # the program's line whose call reached the compile
     functions: dict[tuple[str, str, int], list[float]] = field(default_factory=dict)

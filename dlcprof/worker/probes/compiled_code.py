@@ -33,9 +33,9 @@ import textwrap
 import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
+from dlcprof.data import data
 from dlcprof.trace_records.kernels import launch_target
 
 PROBE = "kernels.profile"
@@ -50,7 +50,7 @@ class CodeUnavailable(Exception):
 # --- the wrapper's call(): pure source transforms -------------------------------------
 
 
-@dataclass
+@data
 class Launch:
     line: int  # in the wrapper's source
     target: str  # what is called: "cpp_fused_sin_0", "extern_kernels.mm", "triton_x.run"
@@ -158,7 +158,7 @@ def instrument_source(source: str, definitions: dict[str, Any]) -> tuple[ast.Mod
 # --- printed FX graphs: pure source transforms ------------------------------------------
 
 
-@dataclass
+@data
 class Placeholder:
     name: str
     annotation: str  # "f32[4, 1024][1024, 1]cpu", "Sym(s0)", or ""
