@@ -488,6 +488,10 @@ OVER_CALL_BEYOND = (
 )
 OVER_CALL_UNJUDGED = "over 100%: medians summed, with no spread to judge it by"
 OVER_COPY = "over 100%: the kernel's bytes sat in cache, the copy's in memory"
+OVER_EAGER = (
+    "over 100%: timed one by one, the ops took longer than in the call that runs them "
+    "together: read the fusion gains as upper bounds"
+)
 
 
 def kernel_coverage(
@@ -532,6 +536,8 @@ def eager_coverage(
         out += f" = {text.pct(coverage)} of the eager call ({text.ms(eager_ms)}, timed alongside)"
     if in_kernels_ms is not None:
         out += f"; the kernels fused {text.ms(in_kernels_ms)} of them"
+    if coverage is not None and coverage > 1:
+        out += f"; {OVER_EAGER}"
     return out
 
 

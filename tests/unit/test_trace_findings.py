@@ -364,6 +364,9 @@ def test_a_figure_over_100_percent_says_why_where_it_shows(fixture_events):
     assert fk.OVER_CALL_BEYOND in starved and fk.OVER_CALL not in starved
     assert fk.OVER_CALL_UNJUDGED in fk.kernel_coverage(55.6, 54.5, 55.6 / 54.5)
     assert "the rest is Python" in fk.kernel_coverage(2.7, 47.8, 2.7 / 47.8)
+    # The eager ops one by one over the call they come from: said, not left bare.
+    assert fk.OVER_EAGER in fk.eager_coverage(14.6, 13.0, 14.6 / 13.0, None)
+    assert fk.OVER_EAGER not in fk.eager_coverage(12.0, 13.0, 12.0 / 13.0, None)
 
 
 def test_the_limits_last_guard_is_the_newest_entrys_once():
