@@ -253,6 +253,40 @@ def test_a_recompile_is_advised_at_the_programs_own_call():
         "torch._dynamo.mark_dynamic(enc['attention_mask'], 1)",
     ]
     assert "together: input_ids dim 1, attention_mask dim 1" in dyn.evidence[-1]
+    # One tensor passed as two arguments and on to a frame after a graph break
+    # (GPT-2's ``model(input_ids=ids, labels=ids)``): one dim, marked once.
+    s = _recompiled_at(
+        "/home/u/train.py:30", "", reason=kw, call="model(input_ids=ids, labels=ids)"
+    )
+    after = "tensor 'input_ids' size mismatch at index 1. expected 5, actual 9"
+    for e in (
+        ev.DimMadeDynamic(
+            run_id="pid7",
+            compile_id="0/1",
+            symbol="s0",
+            source="L['kwargs']['input_ids'].size()[1]",
+        ),
+        compile_finished("2/0", 1003.0, 1.0, frame=("forward", "/v/modeling_gpt2.py", 9)),
+        ev.RecompileTriggered(
+            run_id="pid7",
+            compile_id="2/1",
+            reason=after,
+            called_at="/home/u/train.py:30",
+            call="model(input_ids=ids, labels=ids)",
+            t=1020.0,
+        ),
+        compile_finished("2/1", 1020.0, 4.0, reason=after),
+        ev.DimMadeDynamic(
+            run_id="pid7", compile_id="2/1", symbol="s1", source="L['input_ids'].size()[1]"
+        ),
+    ):
+        s.apply(e)
+    (dyn,) = [i for i in far.advise(s, s.run("pid7")).items if i.rule == "mark-dynamic"]
+    assert dyn.snippet == "torch._dynamo.mark_dynamic(ids, 1)"
+    assert dyn.change.startswith(f"call {dyn.snippet} before the compiled call")
+    assert not any("together" in line for line in dyn.evidence)
+    # `dlcprof try` still names both frames' sources: torch's names differ.
+    assert dyn.options == {"dynamic_sources": "L['kwargs']['input_ids']:1,L['input_ids']:1"}
     # A new tensor at each call: bound to a name first, which the snippet cannot do.
     s = _recompiled_at("/home/u/train.py:30", "", call="model(torch.randn(4, n))")
     (dyn,) = [i for i in far.advise(s, s.run("pid7")).items if i.rule == "mark-dynamic"]

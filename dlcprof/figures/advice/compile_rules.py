@@ -404,14 +404,16 @@ def _at_the_call(
     same = [p for p in passes if p is not None and p.same_tensor]
     item = _mark_dynamic_item(name, dim, evidence, predicted[0])
     title, snippet = item.title, ""
-    if len(together) > 1:
+    # One input may be named by two frames (a graph break passes it on): one dim.
+    shown = list(dict.fromkeys(f"{_input_name(g)} dim {d}" for g, d in together))
+    if len(shown) > 1:
         evidence = [
             *evidence,
             "torch made these dynamic together: "
-            + ", ".join(f"{_input_name(g)} dim {d}" for g, d in together)
+            + ", ".join(shown)
             + " (one marked alone is specialized to the others' size: torch raises)",
         ]
-    others = " (and each dim torch made dynamic with it)" if len(together) > 1 else ""
+    others = " (and each dim torch made dynamic with it)" if len(shown) > 1 else ""
     if call.through:
         mark = (
             f"if the tensor is one your code passes in, mark its dim {dim}{others} dynamic "
@@ -425,10 +427,13 @@ def _at_the_call(
             f"{name}{others} dynamic before the call (torch._dynamo.mark_dynamic)"
         )
     elif len(same) == len(passes):
-        calls = [
-            f"torch._dynamo.mark_dynamic({p.expression}, {d})"
-            for p, (_, d) in zip(same, together, strict=True)
-        ]
+        # The same tensor passed twice (``input_ids=ids, labels=ids``) is marked once.
+        calls = list(
+            dict.fromkeys(
+                f"torch._dynamo.mark_dynamic({p.expression}, {d})"
+                for p, (_, d) in zip(same, together, strict=True)
+            )
+        )
         snippet = "\n".join(calls)
         mark = f"call {' and '.join(calls)} before the compiled call{at}"
         title = f"mark {passed.expression}'s dim {dim} dynamic"
