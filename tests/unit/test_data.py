@@ -84,3 +84,23 @@ def test_one_field_compares_as_a_tuple_of_one():
     nan = math.nan
     assert One(nan) == One(nan)  # one object: equal, as the tuples (nan,) are
     assert One(nan) != One(float("nan"))
+
+
+def test_every_dataclass_of_dlcprof_is_made_by_data():
+    """A ``@dataclass`` left in the package compiles its methods at every start."""
+    import ast
+    from pathlib import Path
+
+    import dlcprof
+
+    package = Path(dlcprof.__file__).parent
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for dec in node.decorator_list:
+                name = ast.unparse(dec.func if isinstance(dec, ast.Call) else dec)
+                if name in ("dataclass", "dataclasses.dataclass"):
+                    found.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert found == []
