@@ -9,6 +9,7 @@ import pytest
 from helpers.report import recorded_run
 
 from dlcprof import events as ev
+from dlcprof import text
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import graph_breaks as fgb
 from dlcprof.figures.advice import compile_rules as fcr
@@ -175,6 +176,45 @@ def test_a_trial_against_a_run_that_built_the_precompiled_header_is_not_comparab
     )
     words = fat.tried_text(t)
     assert "not comparable: graph cache off + precompiled header (built once) before" in words
+
+
+def test_a_trial_measured_once_a_side_says_no_difference_inside_what_runs_differ_by():
+    """Compile seconds and a program's wall, one run each: a change under 25% or
+    0.25 s is what two runs of one command differ by, not a result."""
+
+    def tried(before: float, after: float, wall: tuple[float, float]) -> ev.AdviceTried:
+        return ev.AdviceTried(
+            run_id="t",
+            advised_run="a",
+            rule="mark-dynamic",
+            title="mark x's dim 1 dynamic",
+            options={},
+            what="compile",
+            predicted_before_s=before,
+            predicted_after_s=before * 0.76,
+            measured_before_s=before,
+            measured_after_s=after,
+            steady_before_ms=None,
+            steady_after_ms=None,
+            steady_spread_ms=None,
+            cache_before="miss",
+            cache_after="miss",
+            graphs_before=2,
+            graphs_after=1,
+            wall_before_s=wall[0],
+            wall_after_s=wall[1],
+        )
+
+    small = tried(0.157, 0.113, (2.82, 2.50))  # -28%, but 44 ms; the wall -11%
+    words = fat.tried_text(small)
+    assert f"measured {text.NO_DIFFERENCE} (157 ms → 113 ms)" in words
+    assert f"program wall {text.NO_DIFFERENCE} (2.82 s → 2.50 s)" in words
+    assert "graphs 2 → 1" in words and words.endswith(f"({fat.ONE_RUN_EACH})")
+    assert fat.prediction_error(small) is None
+    large = tried(5.20, 2.22, (10.53, 7.50))
+    words = fat.tried_text(large)
+    assert "measured -57% (5.20 s → 2.22 s)" in words and "program wall -29%" in words
+    assert fat.ONE_RUN_EACH not in words and fat.prediction_error(large) is not None
 
 
 def test_the_runs_payback_horizon_judges_its_advice_in_every_view():

@@ -20,6 +20,8 @@ from dlcprof.figures import boot as fboot
 from dlcprof.figures import graph_breaks as fgb
 from dlcprof.figures.advice.model import CALLS_TOTAL, LATENCY, Advice, Prediction, compile_seconds
 from dlcprof.figures.cache import HEADER_BUILT
+from dlcprof.figures.check.baseline import FLOOR_S, beyond_noise
+from dlcprof.figures.check.budgets import COMPILE_TOLERANCE
 from dlcprof.session import Run, Session
 
 # Why an attached program's item that dlcprof cannot make for it (or whose
@@ -164,6 +166,8 @@ def prediction_error(t: ev.AdviceTried) -> float | None:
     )
     if p0 is None or p1 is None or m0 is None or m1 is None:
         return None
+    if t.what != LATENCY and _within_noise(m0, m1):
+        return None  # no measured saving to be wrong about
     predicted = p0 - p1
     measured = m0 - m1
     return abs(predicted - measured) / abs(measured) if measured else None
@@ -182,8 +186,12 @@ def tried_text(t: ev.AdviceTried) -> str:
         if predicted is not None
         else f"no prediction; {t.what}"
     )
+    # A latency's repetitions have a spread (the steady part below); seconds
+    # measured once a side, none: what two runs differ by is the noise.
+    noisy = t.what != LATENCY and _within_noise(t.measured_before_s, t.measured_after_s)
+    shown = text.NO_DIFFERENCE if noisy else text.signed_pct(measured)
     words = (
-        f"{said}, measured {text.signed_pct(measured)} ({text.secs(t.measured_before_s)} "
+        f"{said}, measured {shown} ({text.secs(t.measured_before_s)} "
         f"→ {text.secs(t.measured_after_s)})"
     )
     if t.options.get("dynamic_sources"):  # what the trial changed, by torch's names
@@ -202,17 +210,15 @@ def tried_text(t: ev.AdviceTried) -> str:
                 f"; steady latency {steady} ({text.ms(t.steady_before_ms)} → "
                 f"{text.ms(t.steady_after_ms)})"
             )
-    if t.wall_before_s is not None and t.wall_after_s is not None:
-        words += (
-            f"; program wall {text.signed_pct(_change(t.wall_before_s, t.wall_after_s))} "
-            f"({text.secs(t.wall_before_s)} → {text.secs(t.wall_after_s)})"
-        )
-    if t.boot_before_s is not None and t.boot_after_s is not None:
-        boot = text.signed_pct(_change(t.boot_before_s, t.boot_after_s))
-        words += (
-            f"; boot to the first compiled call {boot} "
-            f"({text.secs(t.boot_before_s)} → {text.secs(t.boot_after_s)})"
-        )
+    for label, before, after in (
+        ("program wall", t.wall_before_s, t.wall_after_s),
+        ("boot to the first compiled call", t.boot_before_s, t.boot_after_s),
+    ):
+        if before is not None and after is not None:
+            within = _within_noise(before, after)
+            noisy = noisy or within
+            change = text.NO_DIFFERENCE if within else text.signed_pct(_change(before, after))
+            words += f"; {label} {change} ({text.secs(before)} → {text.secs(after)})"
     if "cache" in t.options:  # the two caches' states are what was tried
         words += f"; {_cache_words(t.cache_before)} (fill) → {_cache_words(t.cache_after)}"
     elif t.cache_before != t.cache_after:
@@ -220,7 +226,19 @@ def tried_text(t: ev.AdviceTried) -> str:
             f"; not comparable: {_cache_words(t.cache_before)} before, "
             f"{_cache_words(t.cache_after)} in the trial"
         )
+    if noisy:
+        words += f" ({ONE_RUN_EACH})"
     return words
+
+
+ONE_RUN_EACH = (
+    f"one run each: two runs of one command differ by up to {text.pct(COMPILE_TOLERANCE)} "
+    f"or {text.secs(FLOOR_S)} with nothing changed"
+)
+
+
+def _within_noise(before: float | None, after: float | None) -> bool:
+    return before is not None and after is not None and not beyond_noise(before, after)
 
 
 # A run whose first compile also built Inductor's precompiled header paid a

@@ -10,7 +10,7 @@ compare in one measure: CPU seconds when both runs have them, else wall."""
 from __future__ import annotations
 
 from dlcprof import text
-from dlcprof.figures.check.budgets import Violation, placed
+from dlcprof.figures.check.budgets import COMPILE_TOLERANCE, Violation, placed
 from dlcprof.figures.check.findings import CompileTime, compile_time, findings_of
 from dlcprof.session import Run, Session
 
@@ -51,8 +51,15 @@ def times(run: Run, base: Run) -> tuple[CompileTime, CompileTime]:
     return now, then
 
 
+def beyond_noise(a: float, b: float, tolerance: float = COMPILE_TOLERANCE) -> bool:
+    """Whether two compile times of one command differ by more than two runs of
+    it do with nothing changed: by more than ``tolerance`` and FLOOR_S."""
+    low, high = sorted((a, b))
+    return high > low * (1 + tolerance) and high - low > FLOOR_S
+
+
 def regressed(now: CompileTime, then: CompileTime, tolerance: float) -> bool:
-    return now.seconds > then.seconds * (1 + tolerance) and now.seconds - then.seconds > FLOOR_S
+    return now.seconds > then.seconds and beyond_noise(now.seconds, then.seconds, tolerance)
 
 
 def change_words(now: CompileTime, then: CompileTime, tolerance: float) -> str:
