@@ -25,6 +25,7 @@ from dlcprof.figures import phases as fp
 from dlcprof.figures import recompiles as fr
 from dlcprof.figures.advice import cache_rules as cacher
 from dlcprof.figures.advice.model import predicted_text
+from dlcprof.figures.check.baseline import beyond_noise
 from dlcprof.figures.compare_kernels import KernelDiff, diff_kernels
 from dlcprof.figures.compare_metrics import MetricDelta, metrics
 from dlcprof.figures.job import divergence as fdiv
@@ -66,8 +67,11 @@ class PhaseDelta:
 
     @property
     def verdict(self) -> str:
-        """ "worse" (slower), "better" or "same", beyond a few milliseconds."""
+        """ "worse" (slower), "better" or "same": a phase both ran, beyond what two
+        runs differ by; one only one side ran, beyond a few milliseconds."""
         d = self.delta
+        if self.a_s is not None and self.b_s is not None and not beyond_noise(self.a_s, self.b_s):
+            return "same"
         return "worse" if d > 0.005 else "better" if d < -0.005 else "same"
 
 

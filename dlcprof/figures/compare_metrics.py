@@ -14,6 +14,7 @@ from dlcprof.figures import allocator as fa
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import modes as fm
 from dlcprof.figures import recompiles as fr
+from dlcprof.figures.check.baseline import beyond_noise
 from dlcprof.session import Run
 
 
@@ -53,6 +54,8 @@ class MetricDelta:
                 return "worse" if self.b is None else "better"
         if d is None or self.neutral:
             return "" if d is None or d else "same"
+        if self.unit == "s" and not beyond_noise(self.a or 0.0, self.b or 0.0):
+            return "same"  # compile seconds, measured once a side: what two runs differ by
         base = max(abs(self.a or 0.0), abs(self.b or 0.0), 1e-12)
         if abs(d) / base < 0.02:  # within 2%: noise for timings
             return "same"
@@ -90,7 +93,11 @@ class MetricDelta:
     @property
     def delta_text(self) -> str:
         words = self._delta_words()
-        return f"{words} ({self.caveat})" if self.caveat else words
+        if self.caveat:
+            return f"{words} ({self.caveat})"
+        if self.unit == "s" and self.delta and self.verdict == "same":
+            return f"{words}: {text.NO_DIFFERENCE}"
+        return words
 
     def _delta_words(self) -> str:
         d = self.delta

@@ -19,7 +19,9 @@ from dlcprof import events as ev
 from dlcprof import text
 from dlcprof.figures import benchmark as fb
 from dlcprof.figures import kernels as fk
-from dlcprof.figures.compare import CompareError, compare
+from dlcprof.figures.check.baseline import beyond_noise
+from dlcprof.figures.compare import CompareError, PhaseDelta, compare
+from dlcprof.figures.compare_metrics import MetricDelta
 from dlcprof.report.html import render_compare_html
 from dlcprof.session import Session
 from dlcprof.tables import compare_table as render_compare_table
@@ -47,16 +49,28 @@ def test_static_vs_dynamic_sweeps() -> None:
     sweep = cmp.metric("sweep transition cost")
     assert sweep.a is not None and sweep.b is not None
     # Over only a few shapes dynamic can cost more (its first compile is
-    # dearer): the verdict follows the measured sign, whichever it is.
-    assert sweep.verdict == (
-        "better" if sweep.b < sweep.a * 0.98 else "worse" if sweep.b > sweep.a * 1.02 else "same"
-    )
+    # dearer): the verdict follows the measured sign, whichever it is, past
+    # what two runs differ by.
+    moved = beyond_noise(sweep.a, sweep.b)
+    assert sweep.verdict == ("same" if not moved else "better" if sweep.b < sweep.a else "worse")
 
     text = _text(render_compare_table(cmp))
     assert "recompile" in text and "gone" in text and "compile time by phase" in text
     html = render_compare_html(cmp)
     assert html.startswith("<!DOCTYPE html>") and "Cumulative shape-transition cost" in html
     assert "<script" not in html and "http://" not in html.replace("http://www.w3.org/2000/svg", "")
+
+
+def test_compile_seconds_differ_only_past_what_two_runs_differ_by() -> None:
+    """Compile seconds are one run a side: under 25% or 0.25 s apart, the same."""
+    near = MetricDelta("compile wall", 10.0, 9.0, "s")
+    assert near.verdict == "same" and near.delta_text == f"-1.00 s (-10%): {text.NO_DIFFERENCE}"
+    assert MetricDelta("compile wall", 0.1, 0.3, "s").verdict == "same"  # 3x, but 0.2 s
+    assert MetricDelta("compile wall", 10.0, 5.0, "s").verdict == "better"
+    assert MetricDelta("compiled", 10.0, 9.0, "ms").verdict == "better"  # repetitions' medians
+    assert PhaseDelta("inductor_compile", 1.0, 1.2).verdict == "same"
+    assert PhaseDelta("inductor_compile", 1.0, 2.0).verdict == "worse"
+    assert PhaseDelta("autotune", None, 0.1).verdict == "worse"  # a phase only B ran
 
 
 def test_same_session_has_no_changes() -> None:
