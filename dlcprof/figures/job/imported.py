@@ -34,7 +34,7 @@ def import_lines(session: Session) -> list[str]:
     )
     lines = [
         f"imported from {text.plural(e.files, 'TORCH_TRACE log')} ({text.nbytes(e.bytes)}) "
-        f"of {who}, in {text.secs(e.wall_s)}{where}"
+        f"of {who}, read in {text.secs(e.wall_s)}{where}"
     ]
     if ranks and len(e.kept) < ranks:
         lines.append(
