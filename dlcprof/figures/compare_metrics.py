@@ -31,6 +31,7 @@ class MetricDelta:
     a_measurable: bool = True  # False: eager and compiled within their spread on that side
     b_measurable: bool = True
     caveat: str = ""  # why the two sides are not like for like (no better/worse then)
+    spread: float | None = None  # the wider side's interquartile range, in the unit
 
     @property
     def delta(self) -> float | None:
@@ -56,6 +57,8 @@ class MetricDelta:
             return "" if d is None or d else "same"
         if self.unit == "s" and not beyond_noise(self.a or 0.0, self.b or 0.0):
             return "same"  # compile seconds, measured once a side: what two runs differ by
+        if self.spread is not None and abs(d) <= self.spread:
+            return "same"  # inside what the repetitions spread over
         base = max(abs(self.a or 0.0), abs(self.b or 0.0), 1e-12)
         if abs(d) / base < 0.02:  # within 2%: noise for timings
             return "same"
@@ -95,7 +98,8 @@ class MetricDelta:
         words = self._delta_words()
         if self.caveat:
             return f"{words} ({self.caveat})"
-        if self.unit == "s" and self.delta and self.verdict == "same":
+        judged = self.unit == "s" or self.spread is not None
+        if judged and self.delta and self.verdict == "same":
             return f"{words}: {text.NO_DIFFERENCE}"
         return words
 
@@ -145,9 +149,10 @@ def _bench_metrics(a: Run, b: Run) -> list[MetricDelta]:
             m.a, m.a_why = None, text.TWO_CLUSTERS
         if sb is not None and sb.modes:
             m.b, m.b_why = None, text.TWO_CLUSTERS
+    spreads = [s.compiled_spread_ms for s in (sa, sb) if s is not None]
     return [
         pair("eager", "eager_ms", "ms", neutral=True),
-        pair("compiled", "compiled_ms", "ms"),
+        pair("compiled", "compiled_ms", "ms", spread=max(spreads) if len(spreads) == 2 else None),
         speedup,
         pair("compile_s (benchmark)", "compile_s", "s"),
         be,

@@ -67,7 +67,11 @@ def test_compile_seconds_differ_only_past_what_two_runs_differ_by() -> None:
     assert near.verdict == "same" and near.delta_text == f"-1.00 s (-10%): {text.NO_DIFFERENCE}"
     assert MetricDelta("compile wall", 0.1, 0.3, "s").verdict == "same"  # 3x, but 0.2 s
     assert MetricDelta("compile wall", 10.0, 5.0, "s").verdict == "better"
-    assert MetricDelta("compiled", 10.0, 9.0, "ms").verdict == "better"  # repetitions' medians
+    assert MetricDelta("compiled", 10.0, 9.0, "ms").verdict == "better"
+    # Repetitions' medians: the same inside the wider side's spread.
+    spread = MetricDelta("compiled", 10.0, 9.0, "ms", spread=1.5)
+    assert spread.verdict == "same" and spread.delta_text.endswith(f": {text.NO_DIFFERENCE}")
+    assert MetricDelta("compiled", 10.0, 8.0, "ms", spread=1.5).verdict == "better"
     assert PhaseDelta("inductor_compile", 1.0, 1.2).verdict == "same"
     assert PhaseDelta("inductor_compile", 1.0, 2.0).verdict == "worse"
     assert PhaseDelta("autotune", None, 0.1).verdict == "worse"  # a phase only B ran
