@@ -129,24 +129,30 @@ def _recovered(path: Path, why: str = "") -> Path | None:
     """``path`` moved to ``recovered/`` (None: it held no event, removed), its
     live runs ended as its session could not end them; ``why``: how dlcprof
     ended (by default, at the journal's last write, without saving)."""
-    if path.stat().st_size == 0:
+    t = path.stat().st_mtime  # the last event's write: read before the ends are added
+    data = path.read_bytes()
+    # A last line cut mid-write (a short write on a full disk, the machine going
+    # down) holds no event: the journal ends at the line before it.
+    whole = data[: data.rfind(b"\n") + 1]
+    if not whole:
         path.unlink()
         return None
-    _end(path, why)
+    with open(path, "r+b") as f:
+        f.truncate(len(whole))
+        f.seek(len(whole))
+        f.writelines(ev.encode(e) for e in _ends(whole, t, why))
     folder = state_folder() / RECOVERED
     folder.mkdir(parents=True, exist_ok=True)
     return path.replace(folder / path.name)
 
 
-def _end(path: Path, why: str) -> None:
-    """Append how the runs still live in the journal ended: with dlcprof (a
-    run's worker stops with it), at its last event, not as "running"."""
+def _ends(journal: bytes, t: float, why: str) -> list[ev.Event]:
+    """How the runs still live in ``journal`` ended: with dlcprof (a run's worker
+    stops with it), at its last event (``t``), not as "running"."""
     session = Session()
-    with open(path, "rb") as f:
-        for line in f:
-            with contextlib.suppress(ev.ProtocolError):  # a last line cut mid-write
-                session.apply(ev.decode(line))
-    t = path.stat().st_mtime
+    for line in journal.splitlines():
+        with contextlib.suppress(ev.ProtocolError):  # a line no write of ours made
+            session.apply(ev.decode(line))
     when = time.strftime("%H:%M:%S", time.localtime(t))
     why = why or (
         f"dlcprof ended at {when} without saving (SIGKILL, the out-of-memory killer, or the "
@@ -176,5 +182,4 @@ def _end(path: Path, why: str) -> None:
         )
     if ends:  # said where the report lists what went wrong, not only in a run's status
         ends.insert(0, ev.ErrorRaised(run_id=None, stage="worker", message=why, t=t))
-    with open(path, "ab") as f:
-        f.writelines(ev.encode(e) for e in ends)
+    return ends

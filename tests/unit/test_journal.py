@@ -109,6 +109,26 @@ def test_a_killed_programs_session_is_recovered_by_the_next_dlcprof(
     assert journal.recover() == []  # once
 
 
+def test_a_last_line_cut_mid_write_is_left_out_of_the_recovered_journal(
+    fixture_events, state_folder: Path
+) -> None:
+    """The machine went down mid-write: the events before the cut replay, the
+    runs ended after them; a journal of a cut line alone held no event."""
+    events = fixture_events("pointwise_chain")[:40]
+    left = _left(state_folder, events, 4242)
+    with open(left, "ab") as f:
+        f.write(ev.encode(events[-1])[:25])
+    cut_alone = _left(state_folder, [], 4343)
+    cut_alone.write_bytes(ev.encode(events[0])[:25])
+    (line,) = journal.recover()
+    kept = state_folder / journal.RECOVERED / left.name
+    assert line.endswith(f"dlcprof replay {kept}") and not cut_alone.exists()
+    session = load_session(kept)
+    assert session.events[:40] == events
+    (run,) = session.runs.values()
+    assert run.status == "cancelled"
+
+
 def test_no_journal_where_none_can_be_written_and_the_session_goes_on(
     fixture_events, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
