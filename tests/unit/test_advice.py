@@ -5,6 +5,8 @@ applied, the trial measured beside its prediction."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from helpers.report import recorded_run
 
@@ -154,23 +156,37 @@ def test_builds_at_once_counts_overlapping_spans():
     assert fcr._most_at_once([]) == 0
 
 
+def _tried(before: float, after: float, **kw: Any) -> ev.AdviceTried:
+    """A trial of a compile prediction: ``before`` → ``after`` predicted and
+    measured alike, both runs on one cache state unless ``kw`` says otherwise."""
+    fields: dict[str, Any] = {
+        "run_id": "t",
+        "advised_run": "a",
+        "rule": "regional",
+        "title": "compile each Block on its own",
+        "options": {},
+        "what": "compile",
+        "predicted_before_s": before,
+        "predicted_after_s": after,
+        "measured_before_s": before,
+        "measured_after_s": after,
+        "steady_before_ms": None,
+        "steady_after_ms": None,
+        "steady_spread_ms": None,
+        "cache_before": "miss",
+        "cache_after": "miss",
+    }
+    return ev.AdviceTried(**{**fields, **kw})
+
+
 def test_a_trial_against_a_run_that_built_the_precompiled_header_is_not_comparable():
     """The advised run's first compile also built Inductor's precompiled header
     (once per cache): its compile seconds hold a cost the trial does not pay."""
-    t = ev.AdviceTried(
-        run_id="t",
-        advised_run="a",
-        rule="regional",
-        title="compile each Block on its own",
+    t = _tried(
+        30.0,
+        6.0,
         options={"regional": "Block"},
-        what="compile",
         predicted_before_s=10.0,
-        predicted_after_s=6.0,
-        measured_before_s=30.0,
-        measured_after_s=6.0,
-        steady_before_ms=None,
-        steady_after_ms=None,
-        steady_spread_ms=None,
         cache_before="off+header",
         cache_after="off",
     )
@@ -183,22 +199,10 @@ def test_a_trial_measured_once_a_side_says_no_difference_inside_what_runs_differ
     0.25 s is what two runs of one command differ by, not a result."""
 
     def tried(before: float, after: float, wall: tuple[float, float]) -> ev.AdviceTried:
-        return ev.AdviceTried(
-            run_id="t",
-            advised_run="a",
-            rule="mark-dynamic",
-            title="mark x's dim 1 dynamic",
-            options={},
-            what="compile",
-            predicted_before_s=before,
+        return _tried(
+            before,
+            after,
             predicted_after_s=before * 0.76,
-            measured_before_s=before,
-            measured_after_s=after,
-            steady_before_ms=None,
-            steady_after_ms=None,
-            steady_spread_ms=None,
-            cache_before="miss",
-            cache_after="miss",
             graphs_before=2,
             graphs_after=1,
             wall_before_s=wall[0],
