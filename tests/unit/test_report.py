@@ -221,6 +221,32 @@ def test_a_save_builds_the_model_once(tmp_path: Path, monkeypatch) -> None:
     assert len(runs) == len(session.runs)
 
 
+def test_session_json_summary_reads_as_json_writes_it() -> None:
+    """The summary, indented down to its flat objects (one a line), holds what
+    json's own indenting writes: odd keys, tuples, values only str() can write."""
+    from dlcprof.report.schema import dumps_report
+
+    odd = Path("/x")
+    summary = {
+        "runs": [{"kernels": [{"name": "k", "why": {"t": "n/a"}, "ops": ("a", "b")}]}],
+        "by_int": {1: [{"a": 1}], None: {"b": [2]}, 2.5: "x"},
+        "empty": {"list": [], "dict": {}, "nested": [[], [{}]]},
+        "odd": [{"path": odd}, float("nan")],
+        "events": [{"type": "RunStarted", "run_id": "r"}],
+    }
+    text = dumps_report(summary)
+    want = json.loads(json.dumps(summary, indent=1, default=str))
+    assert _nan_free(json.loads(text)) == _nan_free(want)
+    lines = text.splitlines()
+    assert '    {"name": "k", "why": {"t": "n/a"}, "ops": ["a", "b"]}' in lines
+    assert ' "events": [' in lines
+
+
+def _nan_free(value: Any) -> Any:
+    """NaN, which equals nothing, as a string: two decoded reports compare."""
+    return json.loads(json.dumps(value).replace("NaN", '"NaN"'))
+
+
 def test_loaded_report_carries_its_provenance(tmp_path: Path) -> None:
     """Where a loaded report was recorded is a field of its Session; a session
     recorded here has none."""
