@@ -120,6 +120,11 @@ def _imported(session: Session, folder: Path) -> int:
 
     for line in import_lines(session):
         print(line)
+    if not session.rank_summaries:  # a job's ranks are its groups' table below
+        from dlcprof.report.run import kpi_line
+
+        for run in session.runs.values():
+            print(f"{run.name}: {kpi_line(run)}")
     table = group_table(session)
     if table is not None:
         console().print(table)

@@ -241,6 +241,19 @@ def _compile_wall(run: Run) -> Figure:
     return seconds(run.compile_wall_s, text.NOT_FINISHED)
 
 
+def kpi_line(run: Run) -> str:
+    """What a run compiled in one line (an import says it of each process): its
+    report's head tiles, "30.29 s compile wall, 5 compiles · 44 fused kernels, …
+    · 4 recompiles · 0 graph breaks", with the compiles that failed."""
+    if not run.compiles:
+        return "no compile"
+    tiles = [f"{k.value} {k.label}" for k in _kpis(run, _compile_wall(run), None, None)]
+    failed = [c.record.fail_type for c in run.compiles.values() if c.record and c.record.fail_type]
+    if failed:
+        tiles[0] += f" ({len(failed)} failed: {', '.join(dict.fromkeys(failed))})"
+    return " · ".join(tiles)
+
+
 def _kpis(
     run: Run, wall: Figure, bench: BenchmarkBlock | None, sweep: rt.SweepTable | None
 ) -> list[Kpi]:

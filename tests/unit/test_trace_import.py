@@ -186,6 +186,24 @@ def test_compiles_named_without_a_compile_record_are_said_once_for_all_logs(tmp_
     )
 
 
+@pytest.mark.parametrize(
+    ("log", "said"),
+    [
+        (
+            "comp_failure.log",
+            "comp_failure.log (pid 1543231): 157 ms compile wall, 1 compile (1 failed: "
+            "BackendCompilerFailed) · 0 fused kernels · 0 recompiles · 0 graph breaks",
+        ),
+        ("export.log", "export.log (pid 2313073): no compile"),
+    ],
+)
+def test_a_process_without_a_rank_is_said_in_a_line(tmp_path, capsys, log, said):
+    """What each process compiled, as its report's head says it (a job's ranks
+    are its groups' table instead)."""
+    assert main(["import", str(FIXTURES / "tlparse" / log), "-o", str(tmp_path / "out")]) == 0
+    assert said in capsys.readouterr().out.splitlines()
+
+
 @pytest.mark.parametrize("kind", ["empty folder", "not a trace", "missing"])
 def test_input_without_a_trace_is_one_line_and_exit_2(tmp_path, capsys, kind):
     path = tmp_path / "in"
