@@ -870,19 +870,21 @@ _NESTS = (dict, list, tuple)
 
 
 def _indented(value: Any, pad: str, encode: Callable[[Any], str]) -> str:
-    """``value`` as JSON, a level of indent a level of nesting, down to the
-    objects and arrays that hold no nested ones (a kernel, a phase): each of
-    those on one line."""
-    items = value.values() if isinstance(value, dict) else value
-    if not isinstance(value, _NESTS) or not any(_nested(v) for v in items):
-        return encode(value)
+    """``value`` as JSON, a level of indent a level of nesting, an array of
+    objects one to a line, down to the objects that hold no nested ones (a
+    kernel, a phase): each of those on one line."""
     inner = pad + " "
-    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+    if isinstance(value, list | tuple) and any(isinstance(v, _NESTS) for v in value):
+        return "[\n" + ",\n".join(inner + _indented(v, inner, encode) for v in value) + f"\n{pad}]"
+    # An object whose keys json would convert (not str): its own conversion.
+    if (
+        isinstance(value, dict)
+        and any(_nested(v) for v in value.values())
+        and all(isinstance(k, str) for k in value)
+    ):
         lines = [f"{inner}{encode(k)}: {_indented(v, inner, encode)}" for k, v in value.items()]
         return "{\n" + ",\n".join(lines) + f"\n{pad}}}"
-    if isinstance(value, dict):  # keys json would convert: its own conversion
-        return encode(value)
-    return "[\n" + ",\n".join(inner + _indented(v, inner, encode) for v in value) + f"\n{pad}]"
+    return encode(value)
 
 
 def _nested(value: Any) -> bool:

@@ -228,7 +228,12 @@ def test_session_json_summary_reads_as_json_writes_it() -> None:
 
     odd = Path("/x")
     summary = {
-        "runs": [{"kernels": [{"name": "k", "why": {"t": "n/a"}, "ops": ("a", "b")}]}],
+        "runs": [
+            {
+                "kernels": [{"name": "k", "why": {"t": "n/a"}, "ops": ("a", "b")}],
+                "phases": [{"name": "dynamo"}, {"name": "inductor"}],
+            }
+        ],
         "by_int": {1: [{"a": 1}], None: {"b": [2]}, 2.5: "x"},
         "empty": {"list": [], "dict": {}, "nested": [[], [{}]]},
         "odd": [{"path": odd}, float("nan")],
@@ -239,6 +244,10 @@ def test_session_json_summary_reads_as_json_writes_it() -> None:
     assert _nan_free(json.loads(text)) == _nan_free(want)
     lines = text.splitlines()
     assert '    {"name": "k", "why": {"t": "n/a"}, "ops": ["a", "b"]}' in lines
+    assert lines[lines.index('   "phases": [') + 1 : lines.index('   "phases": [') + 3] == [
+        '    {"name": "dynamo"},',
+        '    {"name": "inductor"}',
+    ]
     assert ' "events": [' in lines
 
 
