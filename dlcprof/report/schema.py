@@ -876,7 +876,7 @@ def _indented(value: Any, pad: str, encode: Callable[[Any], str]) -> str:
     inner = pad + " "
     if isinstance(value, list | tuple) and any(isinstance(v, _NESTS) for v in value):
         return "[\n" + ",\n".join(inner + _indented(v, inner, encode) for v in value) + f"\n{pad}]"
-    # An object whose keys json would convert (not str): its own conversion.
+    # An object with keys json converts (not str) is left to its encoder whole.
     if (
         isinstance(value, dict)
         and any(_nested(v) for v in value.values())
