@@ -874,7 +874,7 @@ def _indented(value: Any, pad: str, encode: Callable[[Any], str]) -> str:
     objects one to a line, down to the objects that hold no nested ones (a
     kernel, a phase): each of those on one line."""
     inner = pad + " "
-    if isinstance(value, list | tuple) and any(isinstance(v, _NESTS) for v in value):
+    if isinstance(value, list | tuple) and _nested(value):
         return "[\n" + ",\n".join(inner + _indented(v, inner, encode) for v in value) + f"\n{pad}]"
     # An object with keys json converts (not str) is left to its encoder whole.
     if (
