@@ -254,6 +254,13 @@ def kpi_line(run: Run) -> str:
     return " · ".join(tiles)
 
 
+def _counted(words: str, tone: str = "") -> Kpi:
+    """A count's tile from its words: "1,024 graph breaks" is "1,024" over "graph
+    breaks", "1 recompile" is "1" over "recompile"."""
+    value, label = words.split(" ", 1)
+    return Kpi(value, label, tone)
+
+
 def _kpis(
     run: Run, wall: Figure, bench: BenchmarkBlock | None, sweep: rt.SweepTable | None
 ) -> list[Kpi]:
@@ -261,9 +268,13 @@ def _kpis(
     kernels = fk.kernel_count(run)
     items = [
         Kpi(wall.text, f"compile wall, {text.plural(n, 'compile')}", na=wall.na),
-        Kpi(str(kernels.fused), kernels.words.removeprefix(f"{kernels.fused} ")),
-        Kpi(str(len(run.recompiles)), "recompiles", "bad" if run.recompile_limit else ""),
-        Kpi(str(len(fgb.breaks(run))), "graph breaks", "bad" if run.graph_breaks else ""),
+        _counted(kernels.words),
+        _counted(
+            text.plural(len(run.recompiles), "recompile"), "bad" if run.recompile_limit else ""
+        ),
+        _counted(
+            text.plural(len(fgb.breaks(run)), "graph break"), "bad" if run.graph_breaks else ""
+        ),
     ]
     if bench is not None:
         s = bench.speed

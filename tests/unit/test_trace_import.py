@@ -195,11 +195,17 @@ def test_compiles_named_without_a_compile_record_are_said_once_for_all_logs(tmp_
             "BackendCompilerFailed) · 0 fused kernels · 0 recompiles · 0 graph breaks",
         ),
         ("export.log", "export.log (pid 2313073): no compile"),
+        (
+            "../torch_trace/train",
+            "dedicated_log_torch_trace_vta1382b.log.gz (pid 4984): 13.33 s compile wall, "
+            "7 compiles · 12 fused kernels, 4 library calls (in 6 compiles) · 3 recompiles "
+            "· 1 graph break",
+        ),
     ],
 )
 def test_a_process_without_a_rank_is_said_in_a_line(tmp_path, capsys, log, said):
-    """What each process compiled, as its report's head says it (a job's ranks
-    are its groups' table instead)."""
+    """What each process compiled, as its report's head says it, one or many of
+    each (a job's ranks are its groups' table instead)."""
     assert main(["import", str(FIXTURES / "tlparse" / log), "-o", str(tmp_path / "out")]) == 0
     assert said in capsys.readouterr().out.splitlines()
 
