@@ -29,7 +29,9 @@ import torch
 from helpers.attached_run import line_of, run_attached
 from helpers.paths import PROGRAMS
 
+from dlcprof import text
 from dlcprof.attach_contract import DYNAMIC_UNSET
+from dlcprof.figures.check.baseline import beyond_noise
 from dlcprof.worker.remedies import BadRemedy, set_dynamic_sources
 
 LIBRARY = """
@@ -142,7 +144,13 @@ def test_the_snippet_names_what_the_call_passed_runs_there_and_try_measures_it(t
             if e["type"] == "AdviceTried"
         ]
         assert (done["graphs_before"], done["graphs_after"]) == (2, 1)
-        assert done["measured_after_s"] < done["measured_before_s"]
+        # One compile fewer is the change; its seconds are a speed figure, a
+        # result only past what two runs of one command differ by.
+        before, after = done["measured_before_s"], done["measured_after_s"]
+        if beyond_noise(before, after):
+            assert after < before
+        else:
+            assert text.NO_DIFFERENCE in tried.stdout
         assert "graphs 2 → 1" in tried.stdout
     finally:
         torch.compiler.config.dynamic_sources = ""
