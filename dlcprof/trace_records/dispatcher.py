@@ -301,8 +301,10 @@ class TraceDispatcher:
     def _dispatch(self, name: str, md: dict[str, Any], payload: Payload, thread: int) -> None:
         if name == "chromium_event":
             self._phase(parse_chromium(payload), md, thread)
-        elif isinstance(payload, dict):
-            raise TypeError(f"a {name} record's payload is not text")
+        elif isinstance(payload, dict):  # handed over live: a cache lookup's, else none
+            if READERS.get(name) is not TraceDispatcher._cache_state:
+                raise TypeError(f"a {name} record's payload is not text")
+            self._cache_state(name, md, payload, self._record_cid(md))
         elif name == "dynamo_start":  # older torch's only sign that a frame compile begins
             self._frame_begins(compile_id_of(md))
             self._record_cid(md)
@@ -540,7 +542,7 @@ class TraceDispatcher:
             pieces.append(str((md.get(name) or {}).get("name") or f"submod_{len(pieces)}"))
 
     def _cache_state(
-        self, name: str, md: dict[str, Any], payload: str | None, cid: str | None
+        self, name: str, md: dict[str, Any], payload: Payload, cid: str | None
     ) -> None:
         lookup = parse_cache_lookup(name, payload)
         if lookup is None:

@@ -279,8 +279,8 @@ def parse_recompile_reasons(payload: str | None) -> list[str]:
     return [str(data).strip()] if str(data).strip() else []
 
 
-# A record's payload: its text, or, for a phase's event handed over live, the
-# dict torch made (worker/probes/trace.py).
+# A record's payload: its text, or, handed over live, the dict torch made (a
+# phase's event) or would JSON-encode (a cache lookup's; worker/probes/trace.py).
 Payload = str | dict[str, Any] | None
 
 
@@ -419,14 +419,15 @@ _TENSOR_FIELD_RE = re.compile(
 )
 
 
-def parse_cache_lookup(name: str, payload: str | None) -> CacheLookup | None:
+def parse_cache_lookup(name: str, payload: Payload) -> CacheLookup | None:
     """The layer, state, key, what a hit saved and the key's components of one
-    cache record; None for a name that is no cache lookup."""
+    cache record (its JSON, or, handed over live, the dict torch encodes);
+    None for a name that is no cache lookup."""
     layer = next((v for k, v in CACHE_LAYERS.items() if name.startswith(k)), None)
     if layer is None:
         return None
     try:
-        d = json.loads(payload) if payload else {}
+        d = payload if isinstance(payload, dict) else json.loads(payload) if payload else {}
     except ValueError:
         d = {}
     d = d if isinstance(d, dict) else {}

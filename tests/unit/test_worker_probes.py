@@ -593,6 +593,110 @@ def test_a_phase_event_reaches_the_dispatcher_as_torch_made_it(beside: bool, mon
     assert json.dumps(events) == kept
 
 
+def _log_cache_lookup(cache_info: dict[str, Any], shape: str) -> None:
+    """A cache layer's record, its payload_fn as torch's three cache sites write
+    it ("lambda"), or of another shape."""
+    import torch._logging as torch_logging
+
+    payload_fn = (
+        (lambda: json.dumps(cache_info))
+        if shape == "lambda"
+        else functools.partial(json.dumps, cache_info)
+    )
+    torch_logging.trace_structured(
+        "artifact",
+        metadata_fn=lambda: {"name": "fx_graph_cache_hit", "encoding": "json"},
+        payload_fn=payload_fn,
+    )
+
+
+@pytest.mark.parametrize(
+    ("beside", "shape"),
+    [(False, "lambda"), (True, "lambda"), (False, "other")],
+    ids=["alone", "beside-another-handler", "another-payload-fn"],
+)
+def test_a_cache_lookup_reaches_the_dispatcher_as_the_dict_torch_would_encode(
+    beside: bool, shape: str, monkeypatch
+):
+    """Alone, a cache lookup's record is handed over as the dict its payload_fn
+    JSON-encodes (~75 KB of key components in a real lookup), which is then not
+    encoded, hashed and parsed back; beside another handler, or from a
+    payload_fn of another shape, torch's record as before. The same lookup is
+    read either way."""
+    import logging
+
+    from torch._guards import CompileContext, CompileId, compile_context
+    from torch._logging._internal import trace_log
+
+    fed: list[object] = []
+    monkeypatch.setattr(trace_log, "handlers", [])
+    sink = ListEmitter()
+    dispatcher = TraceDispatcher(sink, "r")
+    feed = dispatcher.feed
+
+    def feeding(md: dict[str, Any], payload: payloads.Payload, *rest: Any) -> None:
+        fed.append(payload)
+        feed(md, payload, *rest)
+
+    monkeypatch.setattr(dispatcher, "feed", feeding)
+    uninstall = T.install(dispatcher, ProbeNotes(sink, "r"))
+    assert uninstall is not None
+    other = logging.NullHandler()
+    if beside:
+        trace_log.addHandler(other)
+    cache_info = {
+        "key": "fabc",
+        "cache_state": "hit",
+        "time_saved_ns": 2_000_000,
+        "components": [
+            "[pq2ozyh5hn] gm: torch.ops.aten.mm(x, y)",
+            "[kxd3wlam3z] fx_kwargs[cpp_wrapper]: False",
+        ],
+    }
+    try:
+        with compile_context(CompileContext(CompileId(frame_id=2, frame_compile_id=0))):
+            _log_cache_lookup(cache_info, shape)
+    finally:
+        trace_log.removeHandler(other)
+        uninstall()
+    (lookup,) = of(sink.events, ev.CacheLookedUp)
+    assert (lookup.compile_id, lookup.layer, lookup.state, lookup.key) == (
+        "2/0",
+        "fx_graph",
+        "hit",
+        "fabc",
+    )
+    assert (lookup.saved_s, lookup.graph_ops) == (0.002, 1)
+    assert lookup.parts == {
+        "gm": "pq2ozyh5hn torch.ops.aten.mm(x, y)",
+        "fx_kwargs[cpp_wrapper]": "kxd3wlam3z False",
+    }
+    (payload,) = fed
+    assert payload is cache_info if not beside and shape == "lambda" else isinstance(payload, str)
+
+
+def test_torchs_cache_layers_log_their_lookups_as_the_trace_probe_reads_them():
+    """The shape the probe reads a lookup's dict from (``lambda:
+    json.dumps(cache_info)``), in each of this torch's cache sites: where torch
+    changes it, lookups still arrive (JSON, torch's path), at that cost."""
+    import importlib
+
+    def lambdas(code: types.CodeType) -> list[types.CodeType]:
+        inner = [c for c in code.co_consts if isinstance(c, types.CodeType)]
+        return [code, *(x for c in inner for x in lambdas(c))]
+
+    for module in (
+        "torch._inductor.compile_fx",
+        "torch._functorch._aot_autograd.autograd_cache",
+        "torch._functorch._aot_autograd.aot_autograd_result",
+    ):
+        source = Path(importlib.import_module(module).__file__ or "").read_text()
+        codes = lambdas(compile(source, module, "exec"))
+        cells = [tuple(types.CellType({}) for _ in c.co_freevars) for c in codes]
+        fns = [types.FunctionType(c, {}, closure=cs) for c, cs in zip(codes, cells, strict=True)]
+        assert any(T._encoded_dict(fn) == {} for fn in fns), module
+
+
 def test_probes_degrade_when_torch_moved_things(monkeypatch):
     # Imported first, so only the lookups below fail (no half-imported package).
     pytest.importorskip("torch._inductor.config")

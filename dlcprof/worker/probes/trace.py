@@ -19,8 +19,10 @@ md5) only for the handler to drop it; and a phase's event (``chromium_event``,
 three records in four) goes to the handler as the dict torch made, with the
 compile it belongs to, past ``trace_structured``: not JSON-encoded by Python's
 slow indenting encoder, hashed and parsed back, nor timed into torch's own
-logging-overhead figure. Where this torch's ``CompileContext`` (torch._guards,
-private) is not what this module knows, phases take torch's path.
+logging-overhead figure. So does a cache lookup's record: the dict torch would
+JSON-encode for it (~640 key components, ~75 KB), read from its ``payload_fn``.
+Where this torch's ``CompileContext`` (torch._guards, private) or a lookup's
+``payload_fn`` is not what this module knows, those take torch's path.
 """
 
 from __future__ import annotations
@@ -112,10 +114,25 @@ def _compile_context() -> Context | None:
     return add
 
 
+def _encoded_dict(payload_fn: object) -> dict[str, Any] | None:
+    """The dict a cache lookup's ``payload_fn`` JSON-encodes (torch's ``lambda:
+    json.dumps(cache_info)``, in each cache layer), read from its closure; None
+    for any other payload_fn, which is then called."""
+    code = getattr(payload_fn, "__code__", None)
+    cells = getattr(payload_fn, "__closure__", None)
+    if code is None or not cells or code.co_freevars != ("cache_info",):
+        return None
+    if code.co_names != ("json", "dumps"):
+        return None
+    value = cells[0].cell_contents
+    return value if isinstance(value, dict) else None
+
+
 def _skip_unread(internal: Any) -> None:
     """``trace_structured`` that makes no record the dispatcher would drop, and
-    hands a phase straight over, while its handler alone listens; bound wherever
-    torch's modules hold the original (they import it by name), once per process."""
+    hands a phase's event and a cache lookup's dict straight over, while its
+    handler alone listens; bound wherever torch's modules hold the original
+    (they import it by name), once per process."""
     original = getattr(internal, "trace_structured", None)
     trace_log = internal.trace_log
     if original is None or getattr(original, _SKIPS, False):
@@ -127,25 +144,33 @@ def _skip_unread(internal: Any) -> None:
         nonlocal context
         if _alone(trace_log):
             handler = cast(_TraceHandler, trace_log.handlers[0])
-            event_only = not args and "metadata_fn" not in kwargs and "payload_fn" in kwargs
-            if name == PHASE and context is not None and event_only:
-                md: dict[str, Any] = {PHASE: {}}
-                try:
-                    context(md)
-                except Exception:  # noqa: BLE001 - CompileContext changed: torch's path
-                    context = None
-                else:
-                    handler.take(md, kwargs["payload_fn"](), threading.get_ident())
-                    return
             reads = handler.dispatcher.reads
+            md: dict[str, Any] | None = None
             if name == "artifact" and len(args) + ("metadata_fn" in kwargs) == 1:
                 # An artifact is named inside its metadata, cheap to make; made once.
                 made = (args[0] if args else kwargs.pop("metadata_fn"))()
                 if record_name({name: made}) not in reads:
                     return
                 args, kwargs["metadata_fn"] = (), lambda: made
+                md = {name: made}
             elif name != "artifact" and name not in reads:
                 return
+            elif name == PHASE and not args and "metadata_fn" not in kwargs:
+                md = {PHASE: {}}
+            if md is not None and context is not None and "compile_id" not in kwargs:
+                # Handed over past torch's encoding: a phase's event, a cache lookup's dict.
+                payload_fn = kwargs.get("payload_fn")
+                payload = (
+                    _encoded_dict(payload_fn) if name != PHASE else payload_fn and payload_fn()
+                )
+                if payload is not None:
+                    try:
+                        context(md)
+                    except Exception:  # noqa: BLE001 - CompileContext changed: torch's path
+                        context = None
+                    else:
+                        handler.take(md, payload, threading.get_ident())
+                        return
         original(name, *args, **kwargs)
 
     setattr(trace_structured, _SKIPS, True)
