@@ -529,6 +529,27 @@ def _same(x: object) -> object:
     return x
 
 
+def _installed_feeding(monkeypatch) -> tuple[ListEmitter, list[object], Any]:
+    """The trace probe alone on torch's logger (no placeholder), its
+    dispatcher's sink, each payload fed to it, and the uninstall."""
+    from torch._logging._internal import trace_log
+
+    fed: list[object] = []
+    monkeypatch.setattr(trace_log, "handlers", [])
+    sink = ListEmitter()
+    dispatcher = TraceDispatcher(sink, "r")
+    feed = dispatcher.feed
+
+    def feeding(md: dict[str, Any], payload: payloads.Payload, *rest: Any) -> None:
+        fed.append(payload)
+        feed(md, payload, *rest)
+
+    monkeypatch.setattr(dispatcher, "feed", feeding)
+    uninstall = T.install(dispatcher, ProbeNotes(sink, "r"))
+    assert uninstall is not None
+    return sink, fed, uninstall
+
+
 @pytest.mark.parametrize("beside", [False, True], ids=["alone", "beside-another-handler"])
 def test_a_phase_event_reaches_the_dispatcher_as_torch_made_it(beside: bool, monkeypatch):
     """Alone, a phase's event is handed over as the dict torch made, past
@@ -550,19 +571,7 @@ def test_a_phase_event_reaches_the_dispatcher_as_torch_made_it(beside: bool, mon
         def emit(self, record: logging.LogRecord) -> None:
             self.payloads.append(getattr(record, "payload", None))
 
-    fed: list[object] = []
-    monkeypatch.setattr(trace_log, "handlers", [])
-    sink = ListEmitter()
-    dispatcher = TraceDispatcher(sink, "r")
-    feed = dispatcher.feed
-
-    def feeding(md: dict[str, Any], payload: payloads.Payload, *rest: Any) -> None:
-        fed.append(payload)
-        feed(md, payload, *rest)
-
-    monkeypatch.setattr(dispatcher, "feed", feeding)
-    uninstall = T.install(dispatcher, ProbeNotes(sink, "r"))
-    assert uninstall is not None
+    sink, fed, uninstall = _installed_feeding(monkeypatch)
     other = Kept()
     if beside:
         trace_log.addHandler(other)
@@ -628,19 +637,7 @@ def test_a_cache_lookup_reaches_the_dispatcher_as_the_dict_torch_would_encode(
     from torch._guards import CompileContext, CompileId, compile_context
     from torch._logging._internal import trace_log
 
-    fed: list[object] = []
-    monkeypatch.setattr(trace_log, "handlers", [])
-    sink = ListEmitter()
-    dispatcher = TraceDispatcher(sink, "r")
-    feed = dispatcher.feed
-
-    def feeding(md: dict[str, Any], payload: payloads.Payload, *rest: Any) -> None:
-        fed.append(payload)
-        feed(md, payload, *rest)
-
-    monkeypatch.setattr(dispatcher, "feed", feeding)
-    uninstall = T.install(dispatcher, ProbeNotes(sink, "r"))
-    assert uninstall is not None
+    sink, fed, uninstall = _installed_feeding(monkeypatch)
     other = logging.NullHandler()
     if beside:
         trace_log.addHandler(other)
