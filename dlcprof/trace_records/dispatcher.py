@@ -301,7 +301,7 @@ class TraceDispatcher:
     def _dispatch(self, name: str, md: dict[str, Any], payload: Payload, thread: int) -> None:
         if name == "chromium_event":
             self._phase(parse_chromium(payload), md, thread)
-        elif isinstance(payload, dict):  # handed over live: a cache lookup's, else none
+        elif isinstance(payload, dict):  # handed over live for a cache lookup only
             if READERS.get(name) is not TraceDispatcher._cache_state:
                 raise TypeError(f"a {name} record's payload is not text")
             self._cache_state(name, md, payload, self._record_cid(md))

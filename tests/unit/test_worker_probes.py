@@ -678,9 +678,9 @@ def test_torchs_cache_layers_log_their_lookups_as_the_trace_probe_reads_them():
     changes it, lookups still arrive (JSON, torch's path), at that cost."""
     import importlib
 
-    def lambdas(code: types.CodeType) -> list[types.CodeType]:
+    def nested(code: types.CodeType) -> list[types.CodeType]:
         inner = [c for c in code.co_consts if isinstance(c, types.CodeType)]
-        return [code, *(x for c in inner for x in lambdas(c))]
+        return [code, *(x for c in inner for x in nested(c))]
 
     for module in (
         "torch._inductor.compile_fx",
@@ -688,7 +688,7 @@ def test_torchs_cache_layers_log_their_lookups_as_the_trace_probe_reads_them():
         "torch._functorch._aot_autograd.aot_autograd_result",
     ):
         source = Path(importlib.import_module(module).__file__ or "").read_text()
-        codes = lambdas(compile(source, module, "exec"))
+        codes = nested(compile(source, module, "exec"))
         cells = [tuple(types.CellType({}) for _ in c.co_freevars) for c in codes]
         fns = [types.FunctionType(c, {}, closure=cs) for c, cs in zip(codes, cells, strict=True)]
         assert any(T._encoded_dict(fn) == {} for fn in fns), module
