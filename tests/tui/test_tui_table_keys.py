@@ -7,6 +7,7 @@ says when a run is over; the help lists the keys from the one actions table."""
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -186,6 +187,33 @@ async def test_a_long_name_loses_its_middle_where_its_column_is_full() -> None:
         hidden = long[0][len(long[0]) // 2 - 3 :][:6]  # a piece of the cut middle
         await pilot.press("slash", *hidden, "enter")
         assert [plain(r[1]) for r in table.shown] == [n for n in drawn if hidden in n]
+
+
+async def test_the_fused_ops_take_the_width_the_pane_leaves_cut_at_an_op() -> None:
+    """Where the kernels table fits its pane, the fused ops take the width the
+    other columns leave (nothing runs off the pane's edge): the list whole
+    where that is room enough, else cut after a whole op ("sin, cos, … (+9)"),
+    drawn again as the terminal is resized."""
+    app = replay("pointwise_chain")
+    async with app.run_test(size=(240, 48)) as pilot:
+        await pilot.pause()
+        table = app.query_one("#kernels-table", SortedTable)
+        wide = table.ordered_columns[-1].width
+        whole = {r.key: plain(r[-1]) for r in table.shown}
+        assert table.max_scroll_x == 0 and wide > 40
+        assert {r.key: plain(table.get_row(r.key)[-1]) for r in table.shown} == whole
+        await pilot.resize_terminal(190, 48)
+        await pilot.pause()
+        narrow = table.ordered_columns[-1].width
+        assert narrow < wide and table.max_scroll_x == 0
+        cut = {k: plain(table.get_row(k)[-1]) for k, ops in whole.items() if len(ops) > narrow}
+        assert cut
+        for key, cell in cut.items():
+            m = re.fullmatch(r"((?:\w+, )+)… \(\+(\d+)\)", cell)
+            assert m and len(cell) <= narrow, cell
+            shown = m.group(1).rstrip(", ").split(", ")
+            assert whole[key].split(", ")[: len(shown)] == shown
+            assert len(shown) + int(m.group(2)) == len(whole[key].split(", "))
 
 
 async def test_the_recompiles_sort_and_filter_the_same_way() -> None:

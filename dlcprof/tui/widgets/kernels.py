@@ -3,6 +3,7 @@ profiled, with what each costs inside the compiled call; Enter opens its source.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from textual.app import ComposeResult
@@ -17,11 +18,11 @@ from dlcprof.tui import editor
 from dlcprof.tui.messages import KernelChosen
 from dlcprof.tui.ordering import Figured
 from dlcprof.tui.view import View
-from dlcprof.tui.widgets.sorted_table import Row, SortedTable
+from dlcprof.tui.widgets.sorted_table import Cut, Row, SortedTable
 
 # Fixed widths: auto-sized columns reflow as rows stream in and make
 # snapshots flaky (docs/design.md). The figures come before the fused ops,
-# which may run off to the right (the table scrolls).
+# which take what width the pane leaves (their middle cut where it is short).
 _COLUMNS: list[tuple[str, int | None]] = [
     ("compile", 7),
     ("kernel", 30),
@@ -46,7 +47,7 @@ class KernelsPane(Vertical):
         self._timings: dict[str, fk.KernelTiming] = {}
 
     def compose(self) -> ComposeResult:
-        yield SortedTable(_COLUMNS, id="kernels-table")
+        yield SortedTable(_COLUMNS, flex=len(_COLUMNS) - 1, id="kernels-table")
         yield Static(id="kernels-hint")
 
     def on_mount(self) -> None:
@@ -72,7 +73,8 @@ class KernelsPane(Vertical):
             none = (None,) * len(words)
             figures = (t.time_ms, t.share, t.eager_ms, t.gain, t.gbps, t.bw_share) if t else none
             timed = [Figured(w, f) for w, f in zip(words, figures, strict=True)]
-            ops = Figured(fk.ops_whole(k), ", ".join(fk.short_ops(k)) or None)
+            ops_words = ", ".join(fk.short_ops(k)) or None
+            ops = Figured(Cut(fk.ops_whole(k), partial(fk.ops_cell, k)), ops_words)
             cells = (fk.compile_label(k), k.name, k.kind, *timed, ops)
             place = editor.place(k.source_lines[0]) if k.source_lines else None
             rows.append(Row(cells, key, place))

@@ -8,7 +8,7 @@ table keeps the cursor on the same row when rows arrive or reorder.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from rich.text import Text
@@ -42,6 +42,18 @@ class Row(tuple[object, ...]):
             c.figure if isinstance(c, ordering.Figured) else ordering.words_figure(c) for c in given
         )
         return row
+
+
+class Cut(str):
+    """A cell's words and how they are cut to a narrower column, where their
+    middle is not the part to lose (a list: "sub, add, … (+9)")."""
+
+    cut: Callable[[int], str]
+
+    def __new__(cls, words: str, cut: Callable[[int], str]) -> Cut:
+        made = super().__new__(cls, words)
+        made.cut = cut
+        return made
 
 
 class OrderChanged(Message):
@@ -112,10 +124,15 @@ class Ordered(_Mixed):
 class SortedTable(Ordered, DataTable[object]):
     BINDINGS = [Ordered.ESCAPE]
 
-    def __init__(self, columns: Sequence[tuple[str, int | None]], **kwargs: Any) -> None:
-        """``columns``: (label, width) each; a width of None fits the cells."""
+    def __init__(
+        self, columns: Sequence[tuple[str, int | None]], flex: int | None = None, **kwargs: Any
+    ) -> None:
+        """``columns``: (label, width) each; a width of None fits the cells.
+        ``flex``: the column that takes the pane's width the others leave, so
+        its cells lose their middle rather than run off the pane's edge."""
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self.spec = list(columns)
+        self.flex = flex
         self.rows_given: list[Row] = []
         self.shown: list[Row] = []
         self._applied: ordering.Order | None = None
@@ -166,18 +183,37 @@ class SortedTable(Ordered, DataTable[object]):
                 self.remove_row(key)
         else:
             self.clear(columns=True)
-            self._widths = []
-            for i, (label, width) in enumerate(self.spec):
-                # Room for the mark: a fixed width never crops it.
-                fits = max(width, len(label) + 2) if width is not None else None
-                self.add_column(ordering.marked(label, i, order), width=fits, key=str(i))
-                self._widths.append(fits)
+            self._widths = self._fitted()
+            for i, (label, _) in enumerate(self.spec):
+                self.add_column(ordering.marked(label, i, order), width=self._widths[i], key=str(i))
             for row in shown:
                 self.add_row(*_cells(row, self._widths), key=row.key)
         self._applied, self.shown = order, shown
         keys = [r.key for r in shown]
         if at in keys and keys.index(at) != self.cursor_row:
             self.move_cursor(row=keys.index(at), animate=False)
+
+    def _fitted(self) -> list[int | None]:
+        """Each column's width as drawn: room for the sort mark (a fixed width
+        never crops it); the flex column's, what the pane leaves it where that
+        holds its header."""
+        widths = [max(w, len(label) + 2) if w is not None else None for label, w in self.spec]
+        # The vertical scrollbar's room kept whether or not rows fill the pane yet.
+        room = self.content_region.width - self.styles.scrollbar_size_vertical
+        flex = self.flex
+        if flex is None or room <= 0 or None in widths:
+            return widths
+        pad = 2 * self.cell_padding
+        others = sum(cast(int, w) + pad for i, w in enumerate(widths) if i != flex)
+        left = room - others - pad
+        if left >= len(self.spec[flex][0]) + 2:  # else the table scrolls: cut nothing more
+            widths[flex] = left
+        return widths
+
+    def on_resize(self) -> None:
+        if self.flex is not None and self._fitted() != self._widths:
+            self._applied = None  # drawn again at the new widths
+            self.fill(self.rows_given)
 
     def _reorder(self, shown: list[Row], order: ordering.Order) -> None:
         """The rows in ``shown``'s order, the sort mark on its column."""
@@ -201,16 +237,20 @@ def _within(shown: list[Row], before: list[Row]) -> bool:
 
 def _cells(row: Row, widths: Sequence[int | None]) -> list[object]:
     """Plain strings as Text: a "[" in a guard or a path is not markup; a cell
-    wider than its column loses its middle ("cpp_fused_add_…_0"), not its end.
-    The first cell a new object, whatever it was: the row's own (``_reorder``)."""
-    cells = [Text(c) if isinstance(c, str) else c for c in row]
-    cells = [_fit(c, widths[i] if i < len(widths) else None) for i, c in enumerate(cells)]
+    wider than its column loses its middle ("cpp_fused_add_…_0"), not its end,
+    or is cut as it says (``Cut``). The first cell a new object, whatever it
+    was: the row's own (``_reorder``)."""
+    cells = [_fit(c, widths[i] if i < len(widths) else None) for i, c in enumerate(row)]
     if cells and isinstance(cells[0], Text) and cells[0] is row[0]:
         cells[0] = cells[0].copy()
     return cells
 
 
 def _fit(cell: object, width: int | None) -> object:
+    if isinstance(cell, Cut) and width is not None and len(cell) > width:
+        return Text(cell.cut(width))
+    if isinstance(cell, str):
+        cell = Text(cell)
     if width is None or not isinstance(cell, Text) or cell.cell_len <= width:
         return cell
     cut = text.middle(cell.plain, width)
