@@ -15,8 +15,8 @@ import pytest
 from helpers.engine import ScriptedLiveRun
 from helpers.recorded import load_fixture, pyspy_hot_frames
 from helpers.scripted_program import ScriptedProgram, launcher
-from helpers.tui import SIZE, make_app, painted, paste, record_notes, said, text, wait_for
-from textual.widgets import Input, TabbedContent
+from helpers.tui import SIZE, make_app, painted, paste, record_notes, said, shown, text, wait_for
+from textual.widgets import Input, Static, TabbedContent
 
 from dlcprof import events as ev
 from dlcprof.engine import Engine
@@ -304,10 +304,17 @@ async def test_the_status_bar_says_a_run_is_complete_and_the_panes_stay() -> Non
         await pilot.press("r")
         await wait_for(pilot, lambda: app.session.latest_run and not app.runs.busy)
         await painted(pilot)
-        assert "● run complete" in text(app.query_one("#status"))
+        status = app.query_one("#status", Static)
+        assert "● run complete" in text(status)
         await pilot.press("3", "o")
         assert app.focused is app.query_one("#kernels-table")
         assert app.orders["kernels-table"].column == 0
+        # Narrower than its words: the line ends in an ellipsis, not mid-word.
+        whole = shown(status, width=1000).strip()
+        await pilot.resize_terminal(60, SIZE[1])
+        await painted(pilot)
+        line = text(status).rstrip()
+        assert len(whole) > 60 and line.endswith("…") and whole.startswith(line[:-1].strip())
 
 
 @pytest.fixture
