@@ -9,6 +9,7 @@ back, a replay app opens on it, and the panes are compared as drawn on screen.
 
 from __future__ import annotations
 
+import io
 from functools import partial
 from pathlib import Path
 
@@ -17,13 +18,16 @@ from helpers.events import of_run
 from helpers.program import process_attached
 from helpers.recorded import load_fixture
 from helpers.tui import SIZE, make_app, painted, wait_for
+from rich.console import Console
 
 from dlcprof import events as ev
 from dlcprof.report import load_session, save_session
 from dlcprof.session import Session
 from dlcprof.settings import RunSettings
 from dlcprof.tui.app import DlcprofApp
+from dlcprof.tui.view import View
 from dlcprof.tui.widgets.log import LogPane
+from dlcprof.tui.widgets.modes import ModesReport
 from dlcprof.tui.widgets.status_bar import device_words
 
 # Real runs: one fused kernel; a static shape sweep with two recompiles.
@@ -214,3 +218,21 @@ def test_the_status_bar_names_what_a_replay_holds_and_waits_for_no_worker() -> N
         tests.apply(process_attached(7, run_id=f"t.py::test_{n}", argv=["t.py"], test=True))
     app = DlcprofApp(session=tests, replay=True, start_standby=False, deterministic=True)
     assert app.worker_state() == ("replay", "12 tests from a saved session")
+
+
+def test_a_replays_modes_pane_offers_no_key_it_has_no_worker_for() -> None:
+    """Live, the Modes pane offers `a` (every mode, side by side); a replay has
+    no worker to run them, and says what the session holds instead."""
+    session = Session.from_events(load_fixture("pointwise_chain"))
+    run = session.latest_run
+    console = Console(width=120, file=io.StringIO(), color_system=None)
+    said = {}
+    for replay in (False, True):
+        with console.capture() as out:
+            console.print(ModesReport(View(session=session, run=run, now=None, replay=replay)))
+        said[replay] = out.get()
+    assert "a runs all four" in said[False]
+    assert (
+        "a runs" not in said[True]
+        and "no other mode of this workload in this session" in said[True]
+    )

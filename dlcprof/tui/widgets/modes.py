@@ -14,6 +14,7 @@ from dlcprof.tables import autotune_table, cudagraphs_table, modes_table
 from dlcprof.tui.view import View
 
 NO_TABLE = "no other mode of this workload yet: a runs all four, side by side"
+NO_TABLE_REPLAY = "no other mode of this workload in this session"
 
 
 class ModesReport:
@@ -32,7 +33,7 @@ class ModesReport:
         if table is not None:
             yield modes_table(table)
         else:
-            yield Text(NO_TABLE, style="dim")
+            yield Text(NO_TABLE_REPLAY if self.view.replay else NO_TABLE, style="dim")
         mode = run.settings.mode
         yield Text()
         yield Text.assemble((f"this run, {mode}: ", "bold"), fm.MODE_MEANINGS.get(mode, ""))
