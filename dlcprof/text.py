@@ -31,6 +31,7 @@ TWO_CLUSTERS = "repetitions in two clusters"
 WAITING_COMPILER = "waiting on the C++ compiler"
 WAITING_WORKERS = "waiting on compile workers"
 WAITING_PROCESS = "waiting on a subprocess"
+WAITING_QUIET = "waiting on dlcprof to pause its monitors"
 # A sampled stack that is the program's work, not the compiler's (monitors/samples.py).
 RUNNING_COMPILED = "running compiled code"
 RUNNING_OPTIMIZER = "running the optimizer (eager)"

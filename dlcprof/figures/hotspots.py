@@ -18,7 +18,7 @@ from dlcprof.session import Run
 
 KEYS = ("function", "file", "line", "thread", "own", "total", "phase")
 COMPILING_THREAD = "main"
-WAITING = (text.WAITING_COMPILER, text.WAITING_WORKERS, text.WAITING_PROCESS)
+WAITING = (text.WAITING_COMPILER, text.WAITING_WORKERS, text.WAITING_PROCESS, text.WAITING_QUIET)
 # The program's own work, named apart from the compiler's frames (monitors/samples.py).
 PROGRAM_WORK = (
     text.RUNNING_COMPILED,

@@ -50,12 +50,20 @@ _WAITS = (
 )
 
 
+# Where the worker waits, before it times a workload, for dlcprof to stop
+# sampling it (worker/quiet.py): samples py-spy takes until it stops.
+_QUIET = ("worker/quiet.py", "QuietWindow._wait_for_parent")
+
+
 def waiting(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
     """The stack with its waiting tail replaced by one frame that names what it
     waits on (text.WAITING_*): Popen.communicate under Inductor's C++ builder
-    is the C++ compiler, Future.result under Inductor is its compile workers.
-    Stacks that do not wait come back as they are."""
+    is the C++ compiler, Future.result under Inductor is its compile workers,
+    the worker's quiet window is dlcprof pausing its monitors. Stacks that do
+    not wait come back as they are."""
     for i, (func, file, _) in enumerate(frames):
+        if func == _QUIET[1] and own_code.module(file) == _QUIET[0]:
+            return (*frames[:i], (text.WAITING_QUIET, file, frames[i][2]))
         for suffix, funcs in _WAITS:
             if func in funcs and file.endswith(suffix):
                 callers = "".join(f for _, f, _ in frames[:i])

@@ -75,3 +75,19 @@ def test_dlcprofs_own_files_are_shown_from_its_package_on(rows) -> None:
     assert not [
         r for r in rows if "/dlcprof/" in r["file"] and not r["file"].startswith("dlcprof/")
     ]
+
+
+def test_the_workers_quiet_window_is_a_wait_on_dlcprof() -> None:
+    """Before it times a workload the worker waits for dlcprof to stop sampling
+    it: the samples py-spy takes meanwhile are that wait, not a hot function."""
+    from dlcprof.monitors.samples import waiting
+    from dlcprof.worker import quiet
+
+    stack = (
+        ("main", "/x/dlcprof/worker/__main__.py", 3),
+        ("QuietWindow.__call__", quiet.__file__, 45),
+        ("QuietWindow._wait_for_parent", quiet.__file__, 60),
+    )
+    assert waiting(stack) == (*stack[:2], (text.WAITING_QUIET, quiet.__file__, 60))
+    other = (("main", "train.py", 1), ("_wait_for_parent", "train.py", 9))
+    assert waiting(other) == other

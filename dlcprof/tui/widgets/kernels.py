@@ -22,7 +22,7 @@ from dlcprof.tui.widgets.sorted_table import Cut, Row, SortedTable
 
 # Fixed widths: auto-sized columns reflow as rows stream in and make
 # snapshots flaky (docs/design.md). The figures come before the fused ops,
-# which take what width the pane leaves (their middle cut where it is short).
+# which take what width the pane leaves (cut after a whole op where it is short).
 _COLUMNS: list[tuple[str, int | None]] = [
     ("compile", 7),
     ("kernel", 30),
