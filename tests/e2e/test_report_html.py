@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 from helpers.paths import REPO
+from helpers.recorded import load_fixture
 from helpers.report import full_session, sweep_sessions
 
 from dlcprof import events as ev
+from dlcprof.session import Session
 
 sys.path.insert(0, str(REPO / "scripts"))
 from check_html import find_chromium  # noqa: E402
@@ -91,3 +93,21 @@ def test_kernels_table_stays_inside_its_card_at_1400_px() -> None:
         1,
     )
     assert any("past its card" in p for p in overflowing(chromium, wide, 1400))
+
+
+@pytest.mark.skipif(
+    find_chromium() is None, reason="chromium not installed (apt-get install -y chromium)"
+)
+def test_the_compiles_table_with_its_cpu_columns_fits_its_card_at_1400_px() -> None:
+    """A run whose compiles were timed in CPU seconds has three more columns
+    under long headers: the last one stuck out of its card until they wrap."""
+    from check_html import overflowing
+
+    from dlcprof.report.html import render_html
+    from dlcprof.report.model import build
+
+    chromium = find_chromium()
+    assert chromium is not None
+    page = render_html(build(Session.from_events(load_fixture("programs/hf_trainer"))))
+    assert "of it: compiler subprocesses" in page
+    assert overflowing(chromium, page, 1400) == []
