@@ -53,7 +53,7 @@ def test_console_rows_and_report_columns_agree() -> None:
     assert f"compile workers' CPU (apart) n/a: {fp.NO_WORKERS}." in md
 
     html = render_html(build_model(s)).replace("\xa0", " ")  # no-break units
-    assert '<th class="n">of it: compiler subprocesses</th>' in html
+    assert '<th class="n wrap">of it: compiler subprocesses</th>' in html
     cells = re.findall(r'<td class="n">([^<]*)</td>', html)
     assert ["12.31 s", "8.21 s", "n/a"] == cells[cells.index("12.31 s") :][:3]
     assert fp.NO_WORKERS in html
