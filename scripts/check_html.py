@@ -121,7 +121,10 @@ _PROBE = """<script>
 addEventListener('load', () => {
   const out = [];
   for (const card of document.querySelectorAll('section.card')) {
-    const edge = card.getBoundingClientRect().right;
+    // The card's content box: a child over its padding already makes it scroll.
+    const style = getComputedStyle(card);
+    const edge = card.getBoundingClientRect().right - parseFloat(style.paddingRight)
+                 - parseFloat(style.borderRightWidth);
     for (const el of card.querySelectorAll(':scope > *')) {
       const over = el.getBoundingClientRect().right - edge;
       const h = card.querySelector('h2');

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.paths import REPO
+from helpers.paths import FIXTURES, REPO
 from helpers.recorded import load_fixture
 from helpers.report import full_session, sweep_sessions
 
@@ -110,4 +110,25 @@ def test_the_compiles_table_with_its_cpu_columns_fits_its_card_at_1400_px() -> N
     assert chromium is not None
     page = render_html(build(Session.from_events(load_fixture("programs/hf_trainer"))))
     assert "of it: compiler subprocesses" in page
+    assert overflowing(chromium, page, 1400) == []
+
+
+@pytest.mark.skipif(
+    find_chromium() is None, reason="chromium not installed (apt-get install -y chromium)"
+)
+def test_an_imported_jobs_runs_table_fits_its_card_at_1400_px() -> None:
+    """tlparse's multi-rank input imported: its runs are named by their logs'
+    files and say n/a where a log holds no setting; the table stuck out of its
+    card by 94 px until those cells could wrap."""
+    from check_html import overflowing
+
+    from dlcprof.report.html import render_html
+    from dlcprof.report.model import build
+    from dlcprof.trace_import.job import import_trace
+
+    chromium = find_chromium()
+    assert chromium is not None
+    session = import_trace([str(FIXTURES / "tlparse" / "multi_rank_logs")])
+    page = render_html(build(session))
+    assert "dedicated_log_torch_trace_rank_" in page
     assert overflowing(chromium, page, 1400) == []
