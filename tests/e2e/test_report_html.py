@@ -98,9 +98,16 @@ def test_kernels_table_stays_inside_its_card_at_1400_px() -> None:
 @pytest.mark.skipif(
     find_chromium() is None, reason="chromium not installed (apt-get install -y chromium)"
 )
-def test_the_compiles_table_with_its_cpu_columns_fits_its_card_at_1400_px() -> None:
-    """A run whose compiles were timed in CPU seconds has three more columns
-    under long headers: the last one stuck out of its card until they wrap."""
+@pytest.mark.parametrize(
+    ("fixture", "table"),
+    [
+        # Timed in CPU seconds: three more compile columns under long headers.
+        ("programs/hf_trainer", "of it: compiler subprocesses"),
+        # Hot frames whose functions and locations hold no break (135 px past).
+        ("programs/attached_train", "Compiler hotspots"),
+    ],
+)
+def test_an_attached_programs_tables_fit_their_cards_at_1400_px(fixture: str, table: str) -> None:
     from check_html import overflowing
 
     from dlcprof.report.html import render_html
@@ -108,8 +115,8 @@ def test_the_compiles_table_with_its_cpu_columns_fits_its_card_at_1400_px() -> N
 
     chromium = find_chromium()
     assert chromium is not None
-    page = render_html(build(Session.from_events(load_fixture("programs/hf_trainer"))))
-    assert "of it: compiler subprocesses" in page
+    page = render_html(build(Session.from_events(load_fixture(fixture))))
+    assert table in page
     assert overflowing(chromium, page, 1400) == []
 
 
