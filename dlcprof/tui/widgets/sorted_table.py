@@ -129,7 +129,7 @@ class SortedTable(Ordered, DataTable[object]):
     ) -> None:
         """``columns``: (label, width) each; a width of None fits the cells.
         ``flex``: the column that takes the pane's width the others leave, so
-        its cells lose their middle rather than run off the pane's edge."""
+        its long cells are cut (``_fit``) rather than run off the pane's edge."""
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self.spec = list(columns)
         self.flex = flex
