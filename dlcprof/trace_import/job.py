@@ -107,6 +107,7 @@ def read_node(paths: Iterable[str], workers: int) -> NodeRead:
     host_of = {path: host for host, path in logs}
     procs = [(host_of[s.source], s.process) for s in first if s.process is not None]
     unread: list[str] = []
+    procs = _one_log_a_process(procs, unread)
     ranked = _ranked(procs, unread)
     return NodeRead(
         sources=given,
@@ -215,6 +216,24 @@ def _unique(name: str, taken: Iterable[str]) -> str:
         n += 1
         out = f"{name}_{n}"
     return out
+
+
+def _one_log_a_process(procs: list[Placed], unread: list[str]) -> list[Placed]:
+    """Each process's log once: logs whose first records match (pid, rank and
+    time, to the microsecond) are copies of one process's log (a folder gathered
+    twice, a log copied under another name), not two runs; the one that reaches
+    furthest is read, the others said in ``unread``."""
+    kept: dict[tuple[int, int | None, float], Placed] = {}
+    for hp in sorted(procs, key=lambda hp: (-hp[1].clock[1], hp[1].source)):
+        p = hp[1]
+        first = kept.setdefault((p.pid, p.rank, p.clock[0]), hp)[1]
+        if first is not p:
+            name, of = os.path.basename(p.source), os.path.basename(first.source)
+            unread.append(
+                f"{name}: a copy of {of} (one process's log: its pid, rank and first record)"
+            )
+    read = {id(hp) for hp in kept.values()}
+    return [hp for hp in procs if id(hp) in read]
 
 
 def _ranked(procs: list[Placed], unread: list[str]) -> list[Placed]:

@@ -203,3 +203,14 @@ def one_rank_apart(out: Path, ranks: int, odd: int) -> Path:
 def apart_rank(ranks: int) -> int:
     """The odd rank of ``one_rank_apart``'s job of ``ranks`` ranks: neither end."""
     return ranks * 2 // 3
+
+
+def later(text: str, hours: int) -> str:
+    """A log's text as if written ``hours`` later (its glog clock moved): the
+    same process's records, another run of it."""
+    return re.sub(
+        r"^([VIWEC]\d{4} )(\d\d)",
+        lambda m: f"{m.group(1)}{int(m.group(2)) + hours:02}",
+        text,
+        flags=re.M,
+    )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from helpers.paths import FIXTURES, PROGRAMS, REPO
-from helpers.torch_trace import RECORDED_CHECKOUT, rank_logs, trace_logs, widen
+from helpers.torch_trace import RECORDED_CHECKOUT, later, rank_logs, trace_logs, widen
 
 from dlcprof import events as ev
 from dlcprof.cli import main
@@ -171,11 +171,12 @@ def test_a_damaged_log_imports_what_is_readable_and_says_what_was_skipped(tmp_pa
 
 
 def test_compiles_named_without_a_compile_record_are_said_once_for_all_logs(tmp_path):
-    """tlparse's subgraph_name.log holds compile 0/0's artifacts alone: two copies
-    of it and a complete log in one folder; the complete one is not named."""
+    """tlparse's subgraph_name.log holds compile 0/0's artifacts alone: it, its
+    process run again an hour later, and a complete log in one folder; the
+    complete one is not named."""
     tlparse = FIXTURES / "tlparse"
-    for name in ("a.log", "b.log"):
-        shutil.copy(tlparse / "subgraph_name.log", tmp_path / name)
+    shutil.copy(tlparse / "subgraph_name.log", tmp_path / "a.log")
+    (tmp_path / "b.log").write_text(later((tlparse / "subgraph_name.log").read_text(), 1))
     shutil.copy(tlparse / "simple.log", tmp_path / "c.log")
     session = import_trace([str(tmp_path)], workers=1)
     assert session.imported is not None

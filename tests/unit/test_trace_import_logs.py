@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 from helpers.paths import FIXTURES
-from helpers.torch_trace import rank_logs, trace_logs, widen
+from helpers.torch_trace import later, rank_logs, trace_logs, widen
 
 from dlcprof.cli import main
 from dlcprof.cli.loading import load_report_or_trace
@@ -94,7 +94,8 @@ def test_a_damaged_payload_is_named_by_the_read_that_uses_it(tmp_path):
 def test_two_logs_of_one_pid_are_two_runs(tmp_path):
     logs = trace_logs("train", tmp_path / "logs")
     (log,) = logs.iterdir()
-    shutil.copy(log, logs / "again.log")  # the same pid: a container's re-run, another host
+    # The same pid an hour later: a container's re-run, or another host's process.
+    (logs / "again.log").write_text(later(log.read_text(), 1))
     session = import_trace([str(logs)], workers=1)
     assert len(session.runs) == 2
     a, b = session.runs.values()
@@ -103,21 +104,41 @@ def test_two_logs_of_one_pid_are_two_runs(tmp_path):
     assert len(a.kernels) == len(b.kernels) > 0  # each its own, not listed twice in one
 
 
-def _later(text: str, hours: int) -> str:
-    """The log as if written ``hours`` later (its glog clock moved)."""
-    return re.sub(
-        r"^([VIWEC]\d{4} )(\d\d)",
-        lambda m: f"{m.group(1)}{int(m.group(2)) + hours:02}",
-        text,
-        flags=re.M,
+def test_a_copy_of_a_log_is_one_process_read_once_and_named(tmp_path, capsys):
+    """A folder gathered twice, a log copied under another name: the same pid,
+    rank and first record are one process's log, not a second run; so is a
+    copy taken while the process still wrote (the one that reaches further is
+    read)."""
+    logs = trace_logs("train", tmp_path / "logs")
+    (log,) = logs.iterdir()
+    shutil.copy(log, logs / "again.log")
+    data = log.read_bytes()
+    (logs / "early.log").write_bytes(data[: data.index(b"\n", len(data) // 2) + 1])
+    session = import_trace([str(logs)], workers=1)
+    assert len(session.runs) == 1
+    (run,) = session.runs.values()
+    assert run.process is not None and run.process.argv == ["again.log"]
+    assert session.imported is not None
+    assert session.imported.skipped == (
+        f"skipped {log.name}: a copy of again.log (one process's log: its pid, rank and first "
+        "record); early.log: a copy of again.log (one process's log: its pid, rank and first "
+        "record)"
     )
+    ranks = trace_logs("ddp_odd_batch", tmp_path / "ranks")
+    rank1 = rank_logs(ranks)[1]
+    shutil.copy(rank1, ranks / "copy_of_rank_1.log")
+    assert main(["import", str(ranks), "-o", str(tmp_path / "out")]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "runs of the job" not in printed
+    assert f"a copy of {rank1.name}" in printed or f"{rank1.name}: a copy of" in printed
+    assert sorted(by_rank(load_session(tmp_path / "out"))) == [0, 1]
 
 
 def test_two_runs_of_a_job_in_one_folder_the_newest_imported_and_the_other_named(tmp_path, capsys):
     logs = trace_logs("ddp_odd_batch", tmp_path / "logs")
     for rank, path in rank_logs(logs).items():
         (logs / f"dedicated_log_torch_trace_rank_{rank}_rerun.log").write_text(
-            _later(path.read_text(), 2)
+            later(path.read_text(), 2)
         )
     assert main(["import", str(logs), "-o", str(tmp_path / "new")]) == 0
     printed = " ".join(capsys.readouterr().out.split())
