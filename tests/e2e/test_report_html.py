@@ -126,7 +126,7 @@ def test_an_attached_programs_tables_fit_their_cards_at_1400_px(fixture: str, ta
 def test_an_imported_jobs_runs_table_fits_its_card_at_1400_px() -> None:
     """tlparse's multi-rank input imported: its runs are named by their logs'
     files and say n/a where a log holds no setting; the table stuck out of its
-    card by 94 px until those cells could wrap."""
+    card by 117 px until those cells could wrap."""
     from check_html import overflowing
 
     from dlcprof.report.html import render_html

@@ -211,9 +211,9 @@ async def test_the_fused_ops_take_the_width_the_pane_leaves_cut_at_an_op() -> No
         for key, cell in cut.items():
             m = re.fullmatch(r"((?:\w+, )+)… \(\+(\d+)\)", cell)
             assert m and len(cell) <= narrow, cell
-            shown = m.group(1).rstrip(", ").split(", ")
-            assert whole[key].split(", ")[: len(shown)] == shown
-            assert len(shown) + int(m.group(2)) == len(whole[key].split(", "))
+            listed = m.group(1).rstrip(", ").split(", ")
+            assert whole[key].split(", ")[: len(listed)] == listed
+            assert len(listed) + int(m.group(2)) == len(whole[key].split(", "))
 
 
 async def test_the_recompiles_sort_and_filter_the_same_way() -> None:
