@@ -52,7 +52,7 @@ _WAITS = (
 
 # Where the worker waits, before it times a workload, for dlcprof to stop
 # sampling it (worker/quiet.py): samples py-spy takes until it stops.
-_QUIET = ("worker/quiet.py", "QuietWindow._wait_for_parent")
+_QUIET_FILE, _QUIET_WAIT = "worker/quiet.py", "QuietWindow._wait_for_parent"
 
 
 def waiting(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
@@ -62,7 +62,7 @@ def waiting(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
     the worker's quiet window is dlcprof pausing its monitors. Stacks that do
     not wait come back as they are."""
     for i, (func, file, _) in enumerate(frames):
-        if func == _QUIET[1] and own_code.module(file) == _QUIET[0]:
+        if func == _QUIET_WAIT and own_code.module(file) == _QUIET_FILE:
             return (*frames[:i], (text.WAITING_QUIET, file, frames[i][2]))
         for suffix, funcs in _WAITS:
             if func in funcs and file.endswith(suffix):

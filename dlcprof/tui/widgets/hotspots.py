@@ -35,9 +35,6 @@ def frames_title(run: Run, all_threads: bool = False) -> str:
     return f"py-spy on the worker: {scope} · own = in the function itself · t: {other}"
 
 
-FILE_COLUMN = 3  # file:line: the width the pane leaves it, a long path cut in its middle
-
-
 def frame_columns(rows: list[fh.HotRow]) -> list[tuple[str, int | None]]:
     columns: list[tuple[str, int | None]] = [
         ("own", 5),
@@ -113,7 +110,10 @@ class HotspotsPane(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         yield Static(id="hotspots-body")
-        yield SortedTable(frame_columns([]), flex=FILE_COLUMN, id="hotspots-table")
+        columns = frame_columns([])
+        # file:line takes the width the pane leaves it, a long path cut in its middle.
+        flex = [label for label, _ in columns].index("file:line")
+        yield SortedTable(columns, flex=flex, id="hotspots-table")
         yield Static(id="hotspots-tail")
 
     def show(self, view: View) -> None:

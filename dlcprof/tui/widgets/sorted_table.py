@@ -247,10 +247,11 @@ def _cells(row: Row, widths: Sequence[int | None]) -> list[object]:
 
 
 def _fit(cell: object, width: int | None) -> object:
-    if isinstance(cell, Cut) and width is not None and len(cell) > width:
-        return Text(cell.cut(width))
     if isinstance(cell, str):
-        cell = Text(cell)
+        words = Text(cell)
+        if isinstance(cell, Cut) and width is not None and words.cell_len > width:
+            return Text(cell.cut(width))
+        cell = words
     if width is None or not isinstance(cell, Text) or cell.cell_len <= width:
         return cell
     cut = text.middle(cell.plain, width)
